@@ -1,0 +1,96 @@
+"""Generation settings form: mode, dtype, max new tokens, greedy or sampling (temperature, top-k/p, seed).
+
+Plain data in and out: :meth:`GenerationForm.values` returns a dict with the field names of
+``app.core.settings.GenerationSettings`` plus ``dtype``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
+
+
+class GenerationForm(QWidget):
+    """The form. Signals (GUI thread): ``dtypeChanged(dtype)`` — a reload is needed to apply it."""
+
+    dtypeChanged = Signal(str)
+
+    def __init__(self, modes: tuple[str, ...], mode_help: dict[str, str], dtypes: tuple[str, ...],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.mode = QComboBox()
+        self.mode.setObjectName("modeCombo")
+        for i, mode in enumerate(modes):
+            self.mode.addItem(mode)
+            self.mode.setItemData(i, mode_help.get(mode, ""), 3)  # Qt.ToolTipRole
+        self.mode.currentTextChanged.connect(self._on_mode)
+        self._help = mode_help
+        self.dtype = QComboBox()
+        self.dtype.setObjectName("dtypeCombo")
+        self.dtype.addItems(list(dtypes))
+        self.dtype.setToolTip("float32 is the fast choice on CPU (bfloat16 on XLA:CPU is ~10x slower)")
+        self.dtype.currentTextChanged.connect(self.dtypeChanged)
+        self.max_new_tokens = QSpinBox(minimum=1, maximum=4096, value=64)
+        self.max_new_tokens.setObjectName("maxTokensSpin")
+        self.sample = QCheckBox("sample (unchecked = greedy)")
+        self.sample.setObjectName("sampleCheck")
+        self.temperature = QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.05, value=0.8, decimals=2)
+        self.top_k = QSpinBox(minimum=0, maximum=100000, value=50, toolTip="0 disables top-k")
+        self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, value=0.95, decimals=2)
+        self.top_p.setToolTip("1.0 disables nucleus sampling")
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow("Mode", self.mode)
+        form.addRow("dtype", self.dtype)
+        form.addRow("Max new tokens", self.max_new_tokens)
+        form.addRow("", self.sample)
+        form.addRow("Temperature", self.temperature)
+        form.addRow("Top-k", self.top_k)
+        form.addRow("Top-p", self.top_p)
+        form.addRow("Seed", self.seed)
+        self.sample.toggled.connect(self._on_sample)
+        self.mode.setCurrentText("jit-static")
+        self._on_mode(self.mode.currentText())
+        self._on_sample(False)
+
+    @Slot(str)
+    def _on_mode(self, mode: str) -> None:
+        self.mode.setToolTip(self._help.get(mode, ""))
+
+    @Slot(bool)
+    def _on_sample(self, on: bool) -> None:
+        for w in (self.temperature, self.top_k, self.top_p, self.seed):
+            w.setEnabled(on)
+
+    def values(self) -> dict[str, Any]:
+        """``mode, max_new_tokens, temperature (0 = greedy), top_k, top_p, seed, dtype``."""
+        sampling = self.sample.isChecked()
+        return {
+            "mode": self.mode.currentText(),
+            "max_new_tokens": self.max_new_tokens.value(),
+            "temperature": round(self.temperature.value(), 4) if sampling else 0.0,
+            "top_k": self.top_k.value() if sampling else 0,
+            "top_p": round(self.top_p.value(), 4) if sampling else 1.0,
+            "seed": self.seed.value(),
+            "dtype": self.dtype.currentText(),
+        }
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Restore from :meth:`values` output; unknown keys are ignored, missing keys keep their value."""
+        if values.get("mode") and self.mode.findText(values["mode"]) >= 0:
+            self.mode.setCurrentText(values["mode"])
+        if values.get("dtype") and self.dtype.findText(values["dtype"]) >= 0:
+            self.dtype.setCurrentText(values["dtype"])
+        if "max_new_tokens" in values:
+            self.max_new_tokens.setValue(int(values["max_new_tokens"]))
+        temperature = float(values.get("temperature", 0.0) or 0.0)
+        self.sample.setChecked(temperature > 0)
+        if temperature > 0:
+            self.temperature.setValue(temperature)
+            self.top_k.setValue(int(values.get("top_k", self.top_k.value())))
+            self.top_p.setValue(float(values.get("top_p", self.top_p.value())))
+        if "seed" in values:
+            self.seed.setValue(int(values["seed"]))

@@ -1,0 +1,90 @@
+"""One IR text (jaxpr, StableHLO or optimized HLO) with a find bar, Copy and Save as…."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from widgets.code_view import CodeView
+from widgets.find_bar import FindBar
+
+NOT_AVAILABLE = "not available on this backend"
+
+
+class IRPanel(QWidget):
+    """A :class:`CodeView` named ``view_name`` plus its toolbar.
+
+    ``title`` names the IR ("jaxpr", "StableHLO", "optimized HLO"); ``suffix`` is the default file
+    extension for Save as….
+    """
+
+    def __init__(self, title: str, view_name: str, suffix: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self._suffix = suffix
+        self._text: str | None = None
+        self._step = "decode"
+        self.view = CodeView()
+        self.view.setObjectName(view_name)
+        self.find_bar = FindBar(self.view)
+        self.info = QLabel("")
+        self.info.setObjectName("irInfo")
+        copy_btn = QToolButton(text="Copy", toolTip="Copy the whole text", autoRaise=True)
+        save_btn = QToolButton(text="Save as…", toolTip="Save the text to a file", autoRaise=True)
+        copy_btn.clicked.connect(self.copy_all)
+        save_btn.clicked.connect(self.save_as)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 2)
+        bar.addWidget(self.info, 1)
+        bar.addWidget(self.find_bar)
+        bar.addWidget(copy_btn)
+        bar.addWidget(save_btn)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view, 1)
+        find = QShortcut(QKeySequence.StandardKey.Find, self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(self.find_bar.focus)
+        self.set_placeholder(f"Run the model in a jit mode to see its {title}.")
+
+    def set_placeholder(self, message: str) -> None:
+        """Show a grey message instead of IR text (nothing to copy or save)."""
+        self._text = None
+        self.view.set_code(message, highlight=False)
+        self.info.setText("")
+
+    def set_text(self, text: str | None, step: str) -> None:
+        """Show ``text`` for ``step`` ('prefill' | 'decode'); ``None`` means the backend cannot produce it."""
+        self._step = step
+        if text is None:
+            self.set_placeholder(f"{self.title} of the {step} step: {NOT_AVAILABLE}.")
+            return
+        self._text = text
+        self.view.set_code(text)
+        lines = text.count("\n") + 1
+        self.info.setText(f"{step} step · {lines:,} lines · {len(text) / 1024:,.0f} kB")
+
+    def text(self) -> str | None:
+        """The IR text shown, or None when a placeholder is shown."""
+        return self._text
+
+    @Slot()
+    def copy_all(self) -> None:
+        if self._text is not None:
+            QGuiApplication.clipboard().setText(self._text)
+
+    @Slot()
+    def save_as(self) -> None:
+        if self._text is None:
+            return
+        default = f"{self._step}.{self._suffix}"
+        path, _ = QFileDialog.getSaveFileName(self, f"Save {self.title}", default)
+        if path:
+            self.save_to(Path(path))
+
+    def save_to(self, path: Path) -> None:
+        path.write_text(self._text or "", encoding="utf-8")

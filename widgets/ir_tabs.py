@@ -1,0 +1,128 @@
+"""Tabs for jaxpr / StableHLO / optimized HLO with a prefill|decode switch and a cost summary above."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+
+from widgets.format import nbytes, si
+from widgets.ir_panel import IRPanel
+
+STEPS = ("prefill", "decode")
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _pick(d: dict | None, *needles: str) -> float | None:
+    """First value of ``d`` whose key contains every needle (cost/memory dict keys vary by backend)."""
+    for key, value in (d or {}).items():
+        if all(n in key.lower() for n in needles) and isinstance(value, (int, float)):
+            return float(value)
+    return None
+
+
+def summary_text(ir: Any) -> str:
+    """One line of figures from a StepIR-like object (attributes or dict keys ``cost``, ``memory``, …)."""
+    cost, memory = _get(ir, "cost"), _get(ir, "memory")
+    parts = [
+        f"FLOPs <b>{si(_pick(cost, 'flops'))}</b>",
+        f"bytes accessed <b>{nbytes(_pick(cost, 'bytes accessed'))}</b>",
+        f"args <b>{nbytes(_pick(memory, 'argument'))}</b>",
+        f"outputs <b>{nbytes(_pick(memory, 'output'))}</b>",
+        f"temp <b>{nbytes(_pick(memory, 'temp'))}</b>",
+    ]
+    counts = [
+        ("equations", _get(ir, "n_equations")),
+        ("StableHLO ops", _get(ir, "n_stablehlo_ops")),
+        ("HLO instructions", _get(ir, "n_hlo_instructions")),
+    ]
+    parts += [f"{name} <b>{n:,}</b>" for name, n in counts if n is not None]
+    return " · ".join(parts)
+
+
+class IRTabs(QWidget):
+    """Shows the IR captured for each step; call :meth:`set_ir` from a GUI-thread slot.
+
+    The views are named ``jaxprView``, ``stablehloView`` and ``hloView``.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._irs: dict[str, Any] = {}
+        self._step = "prefill"
+        self.panels = {
+            "jaxpr": IRPanel("jaxpr", "jaxprView", "jaxpr.txt"),
+            "stablehlo": IRPanel("StableHLO", "stablehloView", "mlir"),
+            "hlo": IRPanel("optimized HLO", "hloView", "hlo.txt"),
+        }
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for key, panel in self.panels.items():
+            self.tabs.addTab(panel, panel.title)
+        self.step_buttons: dict[str, QPushButton] = {}
+        group = QButtonGroup(self)
+        group.setExclusive(True)
+        header = QHBoxLayout()
+        header.setContentsMargins(6, 4, 6, 4)
+        header.addWidget(QLabel("Step"))
+        for step in STEPS:
+            btn = QPushButton(step, checkable=True)
+            btn.setObjectName(f"{step}StepButton")
+            btn.setProperty("segment", True)
+            btn.setEnabled(False)
+            group.addButton(btn)
+            header.addWidget(btn)
+            self.step_buttons[step] = btn
+        group.buttonClicked.connect(self._on_step_clicked)
+        self.summary = QLabel("")
+        self.summary.setObjectName("irSummary")
+        self.summary.setWordWrap(True)
+        header.addSpacing(10)
+        header.addWidget(self.summary, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(header)
+        layout.addWidget(self.tabs, 1)
+
+    def clear(self, message: str | None = None) -> None:
+        """Forget every step's IR and show ``message`` (or the default hint) in each view."""
+        self._irs.clear()
+        for btn in self.step_buttons.values():
+            btn.setEnabled(False)
+            btn.setChecked(False)
+        self.summary.setText("")
+        for panel in self.panels.values():
+            panel.set_placeholder(message or f"Run the model in a jit mode to see its {panel.title}.")
+
+    def set_ir(self, step: str, ir: Any) -> None:
+        """Store the StepIR-like ``ir`` of ``step``; shows it if it is the first one or the current step."""
+        self._irs[step] = ir
+        self.step_buttons[step].setEnabled(True)
+        if len(self._irs) == 1 or step == self._step:
+            self.show_step(step)
+
+    def show_step(self, step: str) -> None:
+        """Switch every tab to ``step`` ('prefill' | 'decode')."""
+        self._step = step
+        self.step_buttons[step].setChecked(True)
+        ir = self._irs.get(step)
+        if ir is None:
+            return
+        self.panels["jaxpr"].set_text(_get(ir, "jaxpr"), step)
+        self.panels["stablehlo"].set_text(_get(ir, "stablehlo"), step)
+        self.panels["hlo"].set_text(_get(ir, "hlo"), step)
+        self.summary.setText(summary_text(ir))
+
+    def current_step(self) -> str:
+        return self._step
+
+    @Slot(object)
+    def _on_step_clicked(self, button: QPushButton) -> None:
+        self.show_step(button.text())

@@ -1,0 +1,267 @@
+"""Per-call latency plot: one point per model call, log-scale wall time, compiling calls starred.
+
+Successive runs overlay in distinct colours (the last :data:`MAX_RUNS`); the newest run's compiling calls
+are annotated with their trace / lower / compile split and a dashed line marks its steady decode median.
+Records are buffered and drawn by a 30 Hz timer; each run's curves are created once and fed with
+``setData``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from widgets.format import ms
+
+MAX_RUNS = 5
+MAX_ANNOTATIONS = 3
+RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
+COMPILE_COLOUR = "#ea580c"
+REDRAW_INTERVAL_MS = 33
+
+
+@dataclass
+class PlotPoint:
+    """One plotted call; ``record`` is the original record object (read by attribute)."""
+
+    x: int
+    wall_ms: float
+    step: str
+    compiled: bool
+    record: Any
+
+
+@dataclass
+class _Run:
+    run_id: int
+    label: str
+    colour: str
+    line: pg.PlotDataItem
+    dots: pg.PlotDataItem
+    points: list[PlotPoint] = field(default_factory=list)
+    notes: list[pg.TextItem] = field(default_factory=list)
+    dirty: bool = False
+
+
+def describe(record: Any) -> str:
+    """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`)."""
+    g = lambda name: getattr(record, name, None)  # noqa: E731
+    lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", f"wall {ms(g('wall_ms'))}"]
+    if g("execute_ms") is not None:
+        lines[-1] += f" · execute {ms(g('execute_ms'))}"
+    if g("compiled"):
+        lines.append(
+            f"<span style='color:{COMPILE_COLOUR}'>compiled: trace {ms(g('trace_ms'))} · "
+            f"lower {ms(g('lower_ms'))} · compile {ms(g('compile_ms'))}</span>"
+        )
+        if g("compile_reason"):
+            lines.append(f"why: {g('compile_reason')}")
+        if g("persistent_cache_hit"):
+            lines.append("served by the persistent compilation cache")
+    shapes = g("input_shapes")
+    if shapes:
+        lines.append(", ".join(f"{k} {tuple(v)}" for k, v in shapes.items()))
+    return "<br>".join(lines)
+
+
+class LatencyPlot(pg.PlotWidget):
+    """Wall time per call (log y) for the last few runs. Feed it from GUI-thread slots only.
+
+    Signals (GUI thread): ``pointHovered(call_index)`` for the newest run's point under the mouse, -1
+    when the mouse leaves every point.
+    """
+
+    pointHovered = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, background="w")
+        self.setObjectName("latencyPlot")
+        item = self.getPlotItem()
+        item.setLogMode(x=False, y=True)
+        item.showGrid(x=True, y=True, alpha=0.15)
+        item.setLabel("bottom", "call index")
+        item.setLabel("left", "wall time per call", units="ms")
+        item.getAxis("left").enableAutoSIPrefix(False)
+        item.setMenuEnabled(False)
+        self.setTitle(
+            f"<span style='color:#374151;font-size:9pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
+            "compiling call &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
+        )
+        self.legend = item.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self._runs: list[_Run] = []
+        self._next_id = 1
+        self._median = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine))
+        self._median.setVisible(False)
+        self._median_label = pg.TextItem("", color="#4b5563", anchor=(1, 1))
+        self._median_label.setVisible(False)
+        self._hover = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#111827", width=2), brush=None)
+        for extra in (self._median, self._median_label, self._hover):
+            item.addItem(extra, ignoreBounds=True)
+        self._hovered = -1
+        self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
+        self._timer.timeout.connect(self.redraw)
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+    # -- feeding ----------------------------------------------------------------------------------
+    def start_run(self, label: str) -> int:
+        """Begin a new overlaid run named ``label`` in the legend; returns its id."""
+        self.redraw()
+        if len(self._runs) >= MAX_RUNS:
+            self._drop(self._runs[0])
+        for old in self._runs:
+            for note in old.notes:
+                self.removeItem(note)
+            old.notes.clear()
+            old.line.setOpacity(0.45)
+            old.dots.setOpacity(0.45)
+        colour = RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
+        line = pg.PlotDataItem(pen=pg.mkPen(colour, width=1.5), name=f"run {self._next_id} · {label}")
+        dots = pg.PlotDataItem(pen=None, symbol="o")
+        self.addItem(line)
+        self.addItem(dots)
+        run = _Run(self._next_id, label, colour, line, dots)
+        self._runs.append(run)
+        self._next_id += 1
+        self._median.setVisible(False)
+        self._median_label.setVisible(False)
+        self._hover.setData([], [])
+        return run.run_id
+
+    def add_record(self, record: Any) -> None:
+        """Append one call record (``index``, ``step``, ``wall_ms``, ``compiled``, …) to the newest run."""
+        if not self._runs:
+            self.start_run("run")
+        run = self._runs[-1]
+        run.points.append(
+            PlotPoint(int(record.index), float(record.wall_ms), str(record.step), bool(record.compiled), record)
+        )
+        run.dirty = True
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def clear_runs(self) -> None:
+        for run in list(self._runs):
+            self._drop(run)
+        self._median.setVisible(False)
+        self._median_label.setVisible(False)
+
+    # -- queries ----------------------------------------------------------------------------------
+    def run_count(self) -> int:
+        return len(self._runs)
+
+    def points(self, run: int = -1) -> list[PlotPoint]:
+        """Points of a run (``-1`` = newest), flushed or not."""
+        return list(self._runs[run].points) if self._runs else []
+
+    def plotted_count(self, run: int = -1) -> int:
+        """Number of points actually handed to pyqtgraph for a run (after the throttled redraw)."""
+        if not self._runs:
+            return 0
+        xs, _ = self._runs[run].dots.getData()
+        return 0 if xs is None else len(xs)
+
+    def steady_median_ms(self) -> float | None:
+        """Median wall time of the newest run's non-compiling decode calls."""
+        if not self._runs:
+            return None
+        steady = [p.wall_ms for p in self._runs[-1].points if p.step == "decode" and not p.compiled]
+        return statistics.median(steady) if steady else None
+
+    # -- drawing ----------------------------------------------------------------------------------
+    @Slot()
+    def redraw(self) -> None:
+        """Push buffered points to the curves (called by the 30 Hz timer)."""
+        dirty = [run for run in self._runs if run.dirty]
+        if not dirty:
+            self._timer.stop()
+            return
+        for run in dirty:
+            self._draw_run(run)
+            run.dirty = False
+        if dirty[-1] is self._runs[-1]:
+            self._draw_median()
+
+    def _draw_run(self, run: _Run) -> None:
+        xs = [p.x for p in run.points]
+        ys = [max(p.wall_ms, 1e-3) for p in run.points]
+        run.line.setData(xs, ys)
+        symbols = ["star" if p.compiled else ("s" if p.step == "prefill" else "o") for p in run.points]
+        sizes = [17 if p.compiled else 8 for p in run.points]
+        brushes = [pg.mkBrush(COMPILE_COLOUR if p.compiled else run.colour) for p in run.points]
+        pens = [pg.mkPen("#7c2d12" if p.compiled else "w", width=1) for p in run.points]
+        run.dots.setData(xs, ys, symbol=symbols, symbolSize=sizes, symbolBrush=brushes, symbolPen=pens)
+        if run is self._runs[-1]:
+            self._annotate(run)
+
+    def _annotate(self, run: _Run) -> None:
+        compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS]
+        for p in compiled[len(run.notes) :]:
+            r = p.record
+            text = (
+                f"{p.step}: {ms(p.wall_ms)}\ntrace {ms(getattr(r, 'trace_ms', None))} · "
+                f"lower {ms(getattr(r, 'lower_ms', None))}\ncompile {ms(getattr(r, 'compile_ms', None))}"
+            )
+            note = pg.TextItem(text, color=COMPILE_COLOUR, anchor=(-0.08, 0.5 if not run.notes else -0.1))
+            note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
+            self.addItem(note, ignoreBounds=True)
+            run.notes.append(note)
+
+    def _draw_median(self) -> None:
+        median = self.steady_median_ms()
+        self._median.setVisible(median is not None)
+        self._median_label.setVisible(median is not None)
+        if median is not None:
+            y = math.log10(median)
+            self._median.setPos(QPointF(0, y))
+            last_x = max(p.x for p in self._runs[-1].points)
+            self._median_label.setText(f"steady {ms(median)}  ({1000 / median:.0f} tok/s)")
+            self._median_label.setPos(last_x, y)
+
+    def _drop(self, run: _Run) -> None:
+        for it in (run.line, run.dots, *run.notes):
+            self.removeItem(it)
+        self.legend.removeItem(run.line)
+        self._runs.remove(run)
+
+    # -- hover ------------------------------------------------------------------------------------
+    def nearest_point(self, scene_pos: QPointF, max_px: float = 12.0) -> PlotPoint | None:
+        """The newest run's point within ``max_px`` pixels of ``scene_pos``, if any."""
+        if not self._runs or not self._runs[-1].points:
+            return None
+        vb = self.getPlotItem().getViewBox()
+        best, best_d = None, max_px
+        for p in self._runs[-1].points:
+            sp = vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3))))
+            d = math.hypot(sp.x() - scene_pos.x(), sp.y() - scene_pos.y())
+            if d <= best_d:
+                best, best_d = p, d
+        return best
+
+    def highlight_call(self, call_index: int) -> None:
+        """Ring the newest run's point of ``call_index`` (-1 removes the ring)."""
+        match = [p for p in self._runs[-1].points if p.x == call_index] if self._runs else []
+        if match:
+            p = match[0]
+            self._hover.setData([p.x], [math.log10(max(p.wall_ms, 1e-3))])
+        else:
+            self._hover.setData([], [])
+
+    @Slot(object)
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        point = self.nearest_point(scene_pos)
+        index = point.x if point else -1
+        if point is not None:
+            QToolTip.showText(QCursor.pos(), describe(point.record), self)
+        elif self._hovered != -1:
+            QToolTip.hideText()
+        if index != self._hovered:
+            self._hovered = index
+            self.highlight_call(index)
+            self.pointHovered.emit(index)

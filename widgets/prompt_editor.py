@@ -1,0 +1,69 @@
+"""Prompt editor with example prompts and the Run / Stop buttons."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+
+class PromptEditor(QWidget):
+    """``promptEdit`` + ``runButton`` (Ctrl+Enter) + ``stopButton`` (Esc); shortcuts are set by the window.
+
+    Signals (GUI thread): ``runRequested()``, ``stopRequested()``.
+    """
+
+    runRequested = Signal()
+    stopRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.examples = QComboBox()
+        self.examples.setObjectName("examplesCombo")
+        self.examples.addItem("Example prompts…")
+        self.examples.activated.connect(self._on_example)
+        self.edit = QPlainTextEdit()
+        self.edit.setObjectName("promptEdit")
+        self.edit.setPlaceholderText("Type a prompt, then Ctrl+Enter")
+        self.edit.setTabChangesFocus(True)
+        self.run_button = QPushButton("▶  Run")
+        self.run_button.setObjectName("runButton")
+        self.run_button.setToolTip("Generate (Ctrl+Enter)")
+        self.run_button.setDefault(True)
+        self.stop_button = QPushButton("■  Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop after the current step, keeping the text so far (Esc)")
+        self.stop_button.setEnabled(False)
+        self.run_button.clicked.connect(self.runRequested)
+        self.stop_button.clicked.connect(self.stopRequested)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.examples, 1)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.stop_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addLayout(buttons)
+
+    def set_examples(self, examples: list[dict[str, str]]) -> None:
+        """``examples``: ``[{"title": …, "prompt": …}, …]``."""
+        while self.examples.count() > 1:
+            self.examples.removeItem(1)
+        for ex in examples:
+            self.examples.addItem(ex["title"], ex["prompt"])
+
+    def prompt(self) -> str:
+        return self.edit.toPlainText()
+
+    def set_prompt(self, text: str) -> None:
+        self.edit.setPlainText(text)
+
+    def set_running(self, running: bool) -> None:
+        """Enable Stop and disable Run while a generation runs."""
+        self.run_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+
+    @Slot(int)
+    def _on_example(self, index: int) -> None:
+        if index > 0:
+            self.set_prompt(str(self.examples.itemData(index)))
+        self.examples.setCurrentIndex(0)

@@ -1,0 +1,64 @@
+"""The live figures above the token stream: TTFT, tokens/s, tokens, compiles, steady ms/token."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from widgets.format import ms
+
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("ttft", "TTFT"),
+    ("tps", "tokens/s"),
+    ("tokens", "tokens"),
+    ("compiles", "compiles"),
+    ("steady", "ms/token"),
+)
+
+
+class StatsStrip(QFrame):
+    """Five small figure cards; :meth:`set_stats` takes plain numbers (None shows "–")."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statsStrip")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        self.values: dict[str, QLabel] = {}
+        for key, title in FIELDS:
+            card = QFrame()
+            card.setObjectName("statCard")
+            box = QVBoxLayout(card)
+            box.setContentsMargins(8, 3, 8, 3)
+            box.setSpacing(0)
+            value = QLabel("–")
+            value.setObjectName("statValue")
+            caption = QLabel(title)
+            caption.setObjectName("statCaption")
+            box.addWidget(value)
+            box.addWidget(caption)
+            layout.addWidget(card)
+            self.values[key] = value
+        layout.addStretch(1)
+
+    def reset(self) -> None:
+        for label in self.values.values():
+            label.setText("–")
+
+    def set_stats(
+        self,
+        ttft_ms: float | None,
+        tokens_per_s: float | None,
+        n_tokens: int,
+        n_compiles: int,
+        steady_ms: float | None,
+    ) -> None:
+        """Update every card. ``steady_ms`` is the median wall time of non-compiling decode calls."""
+        self.values["ttft"].setText(ms(ttft_ms))
+        self.values["tps"].setText("–" if tokens_per_s is None else f"{tokens_per_s:.1f}")
+        self.values["tokens"].setText(str(n_tokens))
+        self.values["compiles"].setText(str(n_compiles))
+        self.values["steady"].setText("–" if steady_ms is None else f"{steady_ms:.1f}")
+
+    def text(self, key: str) -> str:
+        return self.values[key].text()
