@@ -1,0 +1,168 @@
+"""A jitted model step with its own ahead-of-time executable cache, so every phase is timed.
+
+``jax.jit`` hides when it traces and compiles. :class:`CompiledStep` calls the stages API explicitly —
+``jit(f).trace(*args)`` → ``.lower()`` → ``.compile()`` — on a cache miss, times each phase, records why
+it compiled (first call, which input changed shape), notices persistent-cache hits through
+``jax.monitoring``, and keeps the stage objects for IR capture. A hit calls the cached ``Compiled``
+directly, so no Python tracing happens on the steady path.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import jax
+
+from app.core.events import PhaseEvent
+
+_CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+_counts = threading.local()
+_listener_installed = False
+_listener_lock = threading.Lock()
+
+
+def _on_event(event: str, **kwargs: Any) -> None:
+    if event == _CACHE_HIT_EVENT:
+        _counts.hits = getattr(_counts, "hits", 0) + 1
+
+
+def _install_listener() -> None:
+    """Count persistent-cache hits per thread (listeners run in the compiling thread, CONTEXT.md)."""
+    global _listener_installed
+    with _listener_lock:
+        if not _listener_installed:
+            jax.monitoring.register_event_listener(_on_event)
+            _listener_installed = True
+
+
+def _leaf_sig(x: Any) -> tuple:
+    shape = tuple(getattr(x, "shape", ()))
+    dtype = str(getattr(x, "dtype", type(x).__name__))
+    return shape, dtype, bool(getattr(x, "weak_type", False))
+
+
+@dataclass
+class CallTiming:
+    """Timings of one call in ms; compile-phase fields are None when the call hit the cache."""
+
+    compiled: bool
+    execute_ms: float
+    trace_ms: float | None = None
+    lower_ms: float | None = None
+    compile_ms: float | None = None
+    persistent_cache_hit: bool | None = None
+    compile_reason: str | None = None
+    stages: tuple[Any, Any, Any] | None = None  # (traced, lowered, compiled) of a compiling call
+
+
+class CompiledStep:
+    """A jitted function of pytrees with an explicit executable cache keyed by input signature.
+
+    ``fn(*args)`` must be a pure JAX function; ``donate_argnums`` as in ``jax.jit``. ``arg_names`` name the
+    positional arguments (for compile reasons and IR labels); ``watched`` lists the names whose shapes are
+    reported in compile reasons.
+    """
+
+    def __init__(self, fn: Callable, name: str, arg_names: tuple[str, ...], donate_argnums: tuple[int, ...] = ()):
+        _install_listener()
+        self.name = name
+        self.arg_names = arg_names
+        self._jitted = jax.jit(fn, donate_argnums=donate_argnums)
+        self._executables: dict[Any, Any] = {}
+        self._last_shapes: dict[str, tuple] | None = None
+        self.n_compiles = 0
+
+    def clear(self) -> None:
+        """Forget every compiled executable (the next call traces and compiles again)."""
+        self._executables.clear()
+        self._last_shapes = None
+
+    def _key(self, args: tuple) -> Any:
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        return treedef, tuple(_leaf_sig(x) for x in leaves)
+
+    def _shapes(self, args: tuple) -> dict[str, tuple]:
+        out = {}
+        for name, arg in zip(self.arg_names, args):
+            leaves = jax.tree_util.tree_leaves(arg)
+            if len(leaves) == 1:
+                out[name] = tuple(getattr(leaves[0], "shape", ()))
+            else:
+                out[name] = tuple(_leaf_sig(x)[0] for x in leaves)
+        return out
+
+    def _reason(self, shapes: dict[str, tuple]) -> str:
+        if self._last_shapes is None:
+            return "first call"
+        changed = [
+            _describe_change(name, self._last_shapes[name], shape)
+            for name, shape in shapes.items()
+            if name in self._last_shapes and self._last_shapes[name] != shape
+        ]
+        return ("new input shape: " + "; ".join(changed)) if changed else "new input structure or dtype"
+
+    def input_labels(self, args: tuple) -> list[str]:
+        """One readable label per flattened input leaf, e.g. ``weights['model.embed_tokens.weight']``."""
+        labels = []
+        for name, arg in zip(self.arg_names, args):
+            for path, _ in jax.tree_util.tree_flatten_with_path(arg)[0]:
+                labels.append(name + jax.tree_util.keystr(path))
+        return labels
+
+    def __call__(self, *args: Any) -> Iterator[PhaseEvent | tuple[Any, CallTiming]]:
+        """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
+        ``(outputs, CallTiming)`` tuple. Outputs are ready (``jax.block_until_ready``) when yielded."""
+        key = self._key(args)
+        executable = self._executables.get(key)
+        timing = CallTiming(compiled=executable is None, execute_ms=0.0)
+        if executable is None:
+            shapes = self._shapes(args)
+            timing.compile_reason = self._reason(shapes)
+            detail = f"{self.name} step"
+            yield PhaseEvent("tracing", True, detail)
+            t0 = time.perf_counter()
+            traced = self._jitted.trace(*args)
+            timing.trace_ms = (time.perf_counter() - t0) * 1000
+            yield PhaseEvent("tracing", False, detail, timing.trace_ms)
+            yield PhaseEvent("lowering", True, detail)
+            t0 = time.perf_counter()
+            lowered = traced.lower()
+            timing.lower_ms = (time.perf_counter() - t0) * 1000
+            yield PhaseEvent("lowering", False, detail, timing.lower_ms)
+            yield PhaseEvent("compiling", True, detail)
+            hits_before = getattr(_counts, "hits", 0)
+            t0 = time.perf_counter()
+            executable = lowered.compile()
+            timing.compile_ms = (time.perf_counter() - t0) * 1000
+            timing.persistent_cache_hit = getattr(_counts, "hits", 0) > hits_before
+            yield PhaseEvent("compiling", False, detail, timing.compile_ms)
+            timing.stages = (traced, lowered, executable)
+            self._executables[key] = executable
+            self._last_shapes = shapes
+            self.n_compiles += 1
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(executable(*args))
+        timing.execute_ms = (time.perf_counter() - t0) * 1000
+        yield out, timing
+
+
+def _describe_change(name: str, old: tuple, new: tuple) -> str:
+    """``input_ids (1, 5) → (1, 6)``; for a pytree argument, the first changed leaf and how many changed."""
+    is_tree = any(isinstance(d, tuple) for d in old + new)
+    if is_tree and len(old) == len(new):
+        diffs = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+        more = f" (+{len(diffs) - 1} more leaves)" if len(diffs) > 1 else ""
+        i = diffs[0]
+        return f"{name} leaf {i} {_fmt(old[i])} → {_fmt(new[i])}{more}"
+    if is_tree:
+        return f"{name} {len(old)} → {len(new)} leaves"
+    return f"{name} {_fmt(old)} → {_fmt(new)}"
+
+
+def _fmt(shape: Any) -> str:
+    if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape):
+        return "(" + ", ".join(map(str, shape)) + ")"
+    return str(shape)

@@ -1,0 +1,349 @@
+"""The engine: a loaded model, its JAX weights, compiled steps, and the streamed generation loop.
+
+Use from a script, the CLI or the GUI's worker thread (all calls of one engine on one thread)::
+
+    engine = load_engine("pydoc-llama")
+    for event in engine.generate("The jit function", GenerationSettings(max_new_tokens=20)):
+        ...
+
+Compiled executables live on the engine, so a second run with the same shapes compiles nothing: the
+spike vanishes on the second Run.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterator
+
+from app.core.compiled_step import CallTiming, CompiledStep
+from app.core.detok import IncrementalDetokenizer
+from app.core.errors import InvalidSettingsError, PromptTooLongError, UnsupportedModelError
+from app.core.events import CallRecord, Event, FinishedEvent, IREvent, PhaseEvent, Summary, TokenEvent
+from app.core.models import LoadedModel, ModelSpec, load_model, parse_model
+from app.core.settings import GenerationSettings
+
+
+def _never() -> bool:
+    return False
+
+
+def load_engine(
+    model: str | ModelSpec, dtype: str = "float32", on_event: Callable[[PhaseEvent], None] | None = None
+) -> Engine:
+    """Resolve and load ``model`` (built-in name, hub id, folder or ``random:…``) into an :class:`Engine`.
+
+    ``on_event`` receives ``loading`` phase events (start/end with ``elapsed_ms``). Raises the
+    :class:`app.core.errors.PlaygroundError` subclasses of :func:`app.core.models.load_model`.
+    """
+    spec = model if isinstance(model, ModelSpec) else parse_model(model, dtype)
+    emit = on_event or (lambda e: None)
+    emit(PhaseEvent("loading", True, spec.label))
+    t0 = time.perf_counter()
+    loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)))
+    emit(PhaseEvent("loading", False, spec.label, (time.perf_counter() - t0) * 1000))
+    return Engine(loaded)
+
+
+class Engine:
+    """A loaded causal LM ready to run in any mode. Not thread-safe: use it from one thread."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        from app.core.pytrees import register_cache_pytrees
+
+        register_cache_pytrees()
+        self.loaded = loaded
+        self.model = loaded.model
+        self.config = loaded.model.config
+        self.tokenizer = loaded.tokenizer
+        self._jax: tuple[Any, Any] | None = None
+        self._steps: dict[tuple, CompiledStep] = {}
+        self._static_templates: dict[int, Any] = {}
+        self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR of the latest compile
+        self._pending_ir: list[tuple[str, str, CompiledStep, tuple, CallTiming]] = []
+        self.pending_events: list[PhaseEvent] = []
+        self.eos_ids = _eos_ids(loaded)
+        self.pad_id = self.eos_ids[0] if self.eos_ids else 0
+
+    # -- identity ---------------------------------------------------------------------------------------
+    @property
+    def spec(self) -> ModelSpec:
+        return self.loaded.spec
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def model_id(self) -> str:
+        return self.spec.source
+
+    @property
+    def max_positions(self) -> int | None:
+        cfg = self.config.get_text_config(decoder=True) if hasattr(self.config, "get_text_config") else self.config
+        for name in ("max_position_embeddings", "n_positions"):
+            value = getattr(cfg, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
+    # -- JAX state --------------------------------------------------------------------------------------
+    def jax_state(self) -> tuple[Any, Any]:
+        """``(weights, fn)`` from ``torchax.extract_jax`` (converted once, on first use).
+
+        ``weights`` is a dict of jax arrays keyed by parameter name; ``fn(weights, args, kwargs)`` runs the
+        module on jax arrays. Weights are passed as arguments, never closed over (a closure would embed them
+        as constants in the lowered module)."""
+        if self._jax is None:
+            import torchax
+
+            self.pending_events.append(PhaseEvent("converting", True, "weights to JAX arrays"))
+            t0 = time.perf_counter()
+            self._jax = torchax.extract_jax(self.model)
+            self.pending_events.append(
+                PhaseEvent("converting", False, "weights to JAX arrays", (time.perf_counter() - t0) * 1000)
+            )
+        return self._jax
+
+    def compiled_step(self, mode: str, kind: str, greedy: bool) -> CompiledStep:
+        """The :class:`CompiledStep` for ``(mode, kind, greedy)``, created once and kept across runs."""
+        from app.core import runners
+
+        key = (mode, kind, greedy)
+        if key not in self._steps:
+            _, fn = self.jax_state()
+            if mode == "jit-static" and kind == "prefill":
+                step_fn, names = runners._make_static_prefill_fn(fn, greedy), runners.PREFILL_ARGS
+            else:
+                step_fn, names = runners._make_step_fn(fn, greedy), runners.STEP_ARGS
+            donate = (1,) if mode == "jit-static" else ()
+            self._steps[key] = CompiledStep(step_fn, kind, names, donate_argnums=donate)
+        return self._steps[key]
+
+    def clear_compiled(self) -> None:
+        """Drop every compiled executable of this engine (the next run compiles again)."""
+        for step in self._steps.values():
+            step.clear()
+
+    def dynamic_cache(self) -> Any:
+        """An empty ``DynamicCache`` whose tensors (if any) are jax arrays."""
+        import torchax
+        from transformers import DynamicCache
+
+        return _to_jax(torchax.default_env(), DynamicCache(config=self.config))
+
+    def static_cache(self, max_cache_len: int) -> Any:
+        """A zeroed ``StaticCache`` of ``max_cache_len`` positions as a pytree of jax arrays.
+
+        Recipe of CONTEXT.md: sliding-window layers become full-length ``StaticLayer`` s (HF masks use
+        absolute positions, so the window is still enforced); shapes are materialised by one eager 1-token
+        forward, then ``reset()``. Per layer: keys/values ``(1, kv_heads, max_cache_len, head_dim)``."""
+        import jax
+        import jax.numpy as jnp
+
+        if max_cache_len not in self._static_templates:
+            import torch
+            import torchax
+            from transformers import StaticCache
+            from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+
+            cache = StaticCache(config=self.config, max_cache_len=max_cache_len)
+            for i, layer in enumerate(cache.layers):
+                if isinstance(layer, StaticSlidingWindowLayer):
+                    cache.layers[i] = StaticLayer(max_cache_len=max_cache_len)
+            with torch.no_grad():
+                self.model(
+                    input_ids=torch.tensor([[self.pad_id]]),
+                    position_ids=torch.tensor([[0]]),
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+            cache.reset()
+            self._static_templates[max_cache_len] = _to_jax(torchax.default_env(), cache)
+        return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
+
+    def remember_stages(self, mode: str, kind: str, step: CompiledStep, args: tuple, timing: CallTiming) -> None:
+        """Called by runners after a compiling call; IR text is built later, outside the timed region."""
+        self._pending_ir.append((mode, kind, step, args, timing))
+
+    # -- generation -------------------------------------------------------------------------------------
+    def encode(self, prompt: str) -> list[int]:
+        ids = list(self.tokenizer.encode(prompt))
+        if not ids:
+            if not self.eos_ids:
+                raise InvalidSettingsError("The prompt is empty: type a few words.")
+            ids = [self.eos_ids[0]]
+        return ids
+
+    def cache_len_for(self, n_prompt: int, settings: GenerationSettings) -> int:
+        """Static KV-cache length: ``settings.max_cache_len`` or the prompt bucket + ``max_new_tokens``
+        rounded up to a multiple of 64, capped at the model's maximum positions."""
+        from app.core.runners import prompt_bucket
+
+        if settings.max_cache_len is not None:
+            length = settings.max_cache_len
+        else:
+            length = -(-(prompt_bucket(n_prompt, 1 << 30) + settings.max_new_tokens) // 64) * 64
+        cap = self.max_positions
+        if cap is not None:
+            if settings.max_cache_len is not None and settings.max_cache_len > cap:
+                raise InvalidSettingsError(
+                    f"max_cache_len {settings.max_cache_len} exceeds the model's {cap} positions: use at most {cap}."
+                )
+            length = min(length, cap)
+        return length
+
+    def generate(
+        self, prompt: str, settings: GenerationSettings, should_stop: Callable[[], bool] = _never
+    ) -> Iterator[Event]:
+        """Stream one generation as events (see :mod:`app.core.events`).
+
+        Yields phase events, one :class:`CallRecord` per model call, one :class:`TokenEvent` per token,
+        :class:`IREvent` s for newly compiled steps, and finally one :class:`FinishedEvent`. ``should_stop``
+        is polled between steps (Stop lands within one decode step). Raises
+        :class:`InvalidSettingsError` or :class:`PromptTooLongError` before any event when the input is bad,
+        and :class:`UnsupportedModelError` when torchax has no lowering for an ATen op of the model.
+        """
+        import torch
+
+        from app.core.runners import RUNNERS
+
+        settings = settings.validated()
+        prompt_ids = self.encode(prompt)
+        max_cache_len = self.cache_len_for(len(prompt_ids), settings)
+        if len(prompt_ids) >= max_cache_len:
+            raise PromptTooLongError(
+                f"The prompt is {len(prompt_ids)} tokens but the KV cache holds {max_cache_len} positions: "
+                "shorten the prompt or raise max_cache_len."
+            )
+        runner = RUNNERS[settings.mode](self, settings, max_cache_len)
+        with torch.no_grad():
+            try:
+                yield from self._loop(runner, prompt_ids, settings, max_cache_len, should_stop)
+            except Exception as exc:
+                _raise_friendly(exc)
+                raise
+
+    def _loop(self, runner, prompt_ids, settings, max_cache_len, should_stop) -> Iterator[Event]:
+        mode = settings.mode
+        detok = IncrementalDetokenizer(self.tokenizer)
+        records: list[CallRecord] = []
+        t_start = time.perf_counter()
+        ttft_ms = None
+        captured: set[tuple[str, str]] = set()
+        position = len(prompt_ids)
+        reason = "max_new_tokens"
+        step_gen = runner.prefill(prompt_ids)
+        kind = "prefill"
+        while True:
+            result = yield from self._drain(step_gen)
+            record = _record(len(records), kind, mode, result)
+            records.append(record)
+            yield record
+            yield from self._flush_ir(settings, captured)
+            index = len(detok.ids)
+            text = detok.push(result.token)
+            if ttft_ms is None:
+                ttft_ms = (time.perf_counter() - t_start) * 1000
+            yield TokenEvent(index, result.token, text, record.index)
+            if result.token in self.eos_ids:
+                reason = "eos"
+                break
+            if len(detok.ids) >= settings.max_new_tokens:
+                break
+            if should_stop():
+                reason = "stopped"
+                break
+            if position >= max_cache_len:
+                reason = "cache_full"
+                break
+            step_gen = runner.decode(result.token, position)
+            kind = "decode"
+            position += 1
+        tail = detok.flush()
+        if tail:
+            yield TokenEvent(len(detok.ids) - 1, detok.ids[-1], tail, records[-1].index)
+        total_ms = (time.perf_counter() - t_start) * 1000
+        summary = Summary.from_records(mode, records, len(detok.ids), ttft_ms, total_ms)
+        text = self.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        yield FinishedEvent(reason, summary, list(detok.ids), text)
+
+    def _drain(self, step_gen):
+        """Forward a step's phase events (plus any pending conversion events) and return its result."""
+        while True:
+            yield from self._take_pending()
+            try:
+                event = next(step_gen)
+            except StopIteration as stop:
+                yield from self._take_pending()
+                return stop.value
+            yield event
+
+    def _take_pending(self):
+        while self.pending_events:
+            yield self.pending_events.pop(0)
+
+    def _flush_ir(self, settings: GenerationSettings, captured: set[tuple[str, str]]):
+        """Build IR for steps compiled since the last call: the first compile of each step kind per run
+        (jit-dynamic compiles every decode step; one decode IR per run is enough)."""
+        from app.core import ir
+
+        while self._pending_ir:
+            mode, kind, step, args, timing = self._pending_ir.pop(0)
+            traced, lowered, compiled = timing.stages
+            timing.stages = None
+            if not settings.capture_ir or (mode, kind) in captured:
+                continue
+            captured.add((mode, kind))
+            step_ir = ir.capture(traced, lowered, compiled, step.input_labels(args))
+            self.ir[(mode, kind)] = step_ir
+            yield IREvent(kind, mode, step_ir)
+
+
+def _record(index: int, kind: str, mode: str, result: Any) -> CallRecord:
+    t = result.timing
+    return CallRecord(
+        index=index,
+        step=kind,
+        mode=mode,
+        input_shapes=result.input_shapes,
+        wall_ms=result.wall_ms,
+        execute_ms=t.execute_ms,
+        compiled=t.compiled,
+        trace_ms=t.trace_ms,
+        lower_ms=t.lower_ms,
+        compile_ms=t.compile_ms,
+        persistent_cache_hit=t.persistent_cache_hit,
+        compile_reason=t.compile_reason,
+        timestamp=time.time(),
+    )
+
+
+def _to_jax(env: Any, cache: Any) -> Any:
+    """Copy a cache's torch tensors to jax arrays and mark its layers as living on the ``jax`` device
+    (torchax keeps tensors created with ``device='cpu'`` as plain torch tensors)."""
+    import torch
+
+    cache = env.t2j_copy(cache)
+    for layer in getattr(cache, "layers", []):
+        if hasattr(layer, "device"):
+            layer.device = torch.device("jax")
+    return cache
+
+
+def _eos_ids(loaded: LoadedModel) -> list[int]:
+    found: list[int] = []
+    for source in (getattr(loaded.model, "generation_config", None), loaded.model.config, loaded.tokenizer):
+        value = getattr(source, "eos_token_id", None)
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, int) and v not in found:
+                found.append(v)
+    return found
+
+
+def _raise_friendly(exc: BaseException) -> None:
+    """Turn torchax's ``OperatorNotFound`` into :class:`UnsupportedModelError` naming the ATen op."""
+    if type(exc).__name__ == "OperatorNotFound":
+        raise UnsupportedModelError(
+            f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in 'torch' mode, or "
+            "register a lowering with torchax.ops.ops_registry."
+        ) from exc

@@ -1,0 +1,35 @@
+"""Errors raised by the engine. Each message says what happened and what to do next.
+
+Every error derives from :class:`PlaygroundError`, so the CLI and the GUI catch one type and show
+``str(error)`` as one clear line. Raising one never changes engine state: a loaded model stays loaded.
+"""
+
+from __future__ import annotations
+
+
+class PlaygroundError(Exception):
+    """Base class of every error the engine reports to a user."""
+
+
+class ModelNotFoundError(PlaygroundError):
+    """A model id, built-in name or folder could not be resolved or loaded (unknown id, offline, bad path)."""
+
+
+class UnsupportedModelError(PlaygroundError):
+    """The architecture cannot run here: not a causal LM, or an ATen op without a torchax lowering."""
+
+
+class PromptTooLongError(PlaygroundError):
+    """The tokenised prompt does not fit in the static KV cache (``max_cache_len``)."""
+
+
+class InvalidSettingsError(PlaygroundError):
+    """A generation setting is out of range (negative temperature, top-p outside (0, 1], unknown mode, …)."""
+
+
+class InsufficientMemoryError(PlaygroundError):
+    """The estimated parameter bytes (times the copies the engine keeps) exceed the free memory."""
+
+
+class GenerationStopped(PlaygroundError):
+    """Raised inside the engine only to unwind a cancelled compile; never reaches a user."""

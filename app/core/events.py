@@ -1,0 +1,153 @@
+"""Typed events yielded by :func:`app.core.engine.Engine.generate` (plain data: no Qt, no JAX objects).
+
+The GUI's worker forwards each event over a Qt signal unchanged; the CLI prints them; ``--json`` writes
+``event.to_json()`` per line. Times are wall-clock milliseconds from ``time.perf_counter`` unless named
+otherwise; ``timestamp`` fields are Unix seconds (``time.time()``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running"]
+StepKind = Literal["prefill", "decode"]
+FinishReason = Literal["eos", "max_new_tokens", "cache_full", "stopped"]
+
+
+class _Event:
+    kind: str = "event"
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-serialisable dict with an ``event`` key naming the event type."""
+        return {"event": self.kind, **asdict(self)}  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class PhaseEvent(_Event):
+    """A phase started (``elapsed_ms`` is None) or ended (``elapsed_ms`` set).
+
+    ``detail`` names what the phase works on, e.g. ``"decode step (1, 1)"``.
+    """
+
+    phase: Phase
+    started: bool
+    detail: str = ""
+    elapsed_ms: float | None = None
+    kind = "phase"
+
+
+@dataclass(frozen=True)
+class TokenEvent(_Event):
+    """One generated token.
+
+    ``index`` counts generated tokens from 0; ``text`` is the text delta made printable by this token
+    (may be ``""`` while a multi-byte character is incomplete); ``call_index`` points at the
+    :class:`CallRecord` of the model call that produced it.
+    """
+
+    index: int
+    token_id: int
+    text: str
+    call_index: int
+    kind = "token"
+
+
+@dataclass(frozen=True)
+class CallRecord(_Event):
+    """One call of a model step (prefill or decode step).
+
+    ``wall_ms`` = trace + lower + compile + execute (+ host work such as sampling on the host).
+    ``compiled`` is True when this call traced and compiled a new executable; then ``trace_ms``,
+    ``lower_ms`` and ``compile_ms`` are set. ``execute_ms`` is measured around
+    ``jax.block_until_ready`` (or, in ``torch`` mode, around the eager forward). ``persistent_cache_hit``
+    is True when XLA's compile was served by the persistent compilation cache, None if not compiled.
+    ``compile_reason`` says why it compiled ("first call", "new input shape (1, 5) → (1, 6)", …).
+    ``input_shapes`` maps argument names to shapes, e.g. ``{"input_ids": [1, 16]}``.
+    """
+
+    index: int
+    step: StepKind
+    mode: str
+    input_shapes: dict[str, list[int]]
+    wall_ms: float
+    execute_ms: float
+    compiled: bool = False
+    trace_ms: float | None = None
+    lower_ms: float | None = None
+    compile_ms: float | None = None
+    persistent_cache_hit: bool | None = None
+    compile_reason: str | None = None
+    timestamp: float = 0.0
+    kind = "call"
+
+
+@dataclass(frozen=True)
+class IREvent(_Event):
+    """IR captured at the first compile of a step kind; see :class:`app.core.ir.StepIR` for fields."""
+
+    step: StepKind
+    mode: str
+    ir: Any  # app.core.ir.StepIR (kept Any so events.py stays free of heavy imports)
+    kind = "ir"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.kind, "step": self.step, "mode": self.mode, **self.ir.summary()}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Figures of one generation run.
+
+    ``ttft_ms``: time to first token, from the start of generation (after loading) to the first token,
+    compile included. ``steady_decode_ms``: median ``wall_ms`` of decode calls that did not compile (None
+    if there were none). ``decode_tokens_per_s`` = 1000 / ``steady_decode_ms``. ``tokens_per_s``: generated
+    tokens / ``total_ms`` (everything included). ``compile_ms``: sum over compiling calls of trace + lower +
+    compile.
+    """
+
+    mode: str
+    n_tokens: int
+    ttft_ms: float | None
+    steady_decode_ms: float | None
+    decode_tokens_per_s: float | None
+    tokens_per_s: float
+    total_ms: float
+    compile_ms: float
+    n_compiles: int
+    n_calls: int
+
+    @staticmethod
+    def from_records(
+        mode: str, records: list[CallRecord], n_tokens: int, ttft_ms: float | None, total_ms: float
+    ) -> Summary:
+        steady = [r.wall_ms for r in records if r.step == "decode" and not r.compiled]
+        steady_ms = statistics.median(steady) if steady else None
+        compiles = [r for r in records if r.compiled]
+        return Summary(
+            mode=mode,
+            n_tokens=n_tokens,
+            ttft_ms=ttft_ms,
+            steady_decode_ms=steady_ms,
+            decode_tokens_per_s=(1000.0 / steady_ms) if steady_ms else None,
+            tokens_per_s=(n_tokens / (total_ms / 1000.0)) if total_ms > 0 else 0.0,
+            total_ms=total_ms,
+            compile_ms=sum((r.trace_ms or 0) + (r.lower_ms or 0) + (r.compile_ms or 0) for r in compiles),
+            n_compiles=len(compiles),
+            n_calls=len(records),
+        )
+
+
+@dataclass(frozen=True)
+class FinishedEvent(_Event):
+    """Generation ended. ``reason`` is why; ``token_ids`` are all generated ids; ``text`` the decoded text."""
+
+    reason: FinishReason
+    summary: Summary
+    token_ids: list[int] = field(default_factory=list)
+    text: str = ""
+    kind = "finished"
+
+
+Event = PhaseEvent | TokenEvent | CallRecord | IREvent | FinishedEvent

@@ -1,0 +1,264 @@
+"""The four execution modes as step runners: one prefill call, then one decode step per token.
+
+Each runner method is a generator that yields :class:`PhaseEvent` s (tracing, lowering, compiling) and
+returns a :class:`StepResult`; :mod:`app.core.engine` drives them with the shared decode loop. Token ids
+cross to the host after every step (``int(token)``): that sync lets Stop act within one decode step
+(CONTEXT.md, Threads).
+
+Shapes: ``input_ids`` and ``position_ids`` are ``(1, seq_len)`` int32; the attention mask is
+``(1, kv_len)`` int32 of ones; logits are ``(1, seq_len, vocab)``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Generator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from app.core.compiled_step import CallTiming, CompiledStep
+from app.core.events import PhaseEvent
+from app.core.sampling import jitted_select_token, sampling_args, select_token
+
+
+@dataclass
+class StepResult:
+    token: int
+    timing: CallTiming
+    input_shapes: dict[str, list[int]]
+    wall_ms: float
+
+
+StepGen = Generator[PhaseEvent, None, StepResult]
+
+
+def _ids(tokens: list[int]) -> jax.Array:
+    return jnp.asarray(np.asarray(tokens, dtype=np.int32)[None, :])
+
+
+def _positions(start: int, length: int) -> jax.Array:
+    return jnp.arange(start, start + length, dtype=jnp.int32)[None, :]
+
+
+def forward(fn, weights, cache, input_ids, position_ids, attention_mask):
+    """Run the HF module (through ``torchax.extract_jax``'s function) → ``(logits, new_cache)``."""
+    out = fn(
+        weights,
+        (),
+        {
+            "input_ids": input_ids,
+            "position_ids": position_ids,
+            "attention_mask": attention_mask,
+            "past_key_values": cache,
+            "use_cache": True,
+        },
+    )
+    return out.logits, out.past_key_values
+
+
+class Runner:
+    """Per-run state of one mode. ``engine`` owns the model, the JAX weights and the compiled steps."""
+
+    mode = "?"
+
+    def __init__(self, engine: Any, settings: Any, max_cache_len: int) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.max_cache_len = max_cache_len
+        self.key = jax.random.key(settings.seed)
+        self.sampling = sampling_args(settings.temperature, settings.top_k, settings.top_p)
+
+    def prefill(self, prompt_ids: list[int]) -> StepGen:
+        raise NotImplementedError
+
+    def decode(self, token: int, position: int) -> StepGen:
+        raise NotImplementedError
+
+    def _sample_host(self, logits_last) -> int:
+        """Select on the host for the un-jitted modes; greedy is a plain argmax (first maximum, as
+        ``jnp.argmax``), so the PyTorch reference timing contains no JAX compile."""
+        if self.settings.greedy:
+            return int(np.argmax(np.asarray(logits_last)[0]))
+        select = jitted_select_token(False)
+        tok, self.key = select(jnp.asarray(logits_last), self.key, *self.sampling)
+        return int(tok[0])
+
+
+class TorchRunner(Runner):
+    """PyTorch eager reference: our own loop over the HF module with a ``DynamicCache``."""
+
+    mode = "torch"
+
+    def _call(self, tokens: list[int], start: int) -> StepGen:
+        import torch
+        from transformers import DynamicCache
+
+        if start == 0:
+            self.cache = DynamicCache(config=self.engine.config)
+        t_wall = time.perf_counter()
+        ids = torch.tensor([tokens], dtype=torch.long)
+        kwargs = dict(
+            input_ids=ids,
+            position_ids=torch.arange(start, start + len(tokens))[None, :],
+            attention_mask=torch.ones((1, start + len(tokens)), dtype=torch.long),
+            past_key_values=self.cache,
+            use_cache=True,
+        )
+        yield PhaseEvent("running", True, "torch forward")
+        t0 = time.perf_counter()
+        out = self.engine.model(**kwargs)
+        logits = out.logits[:, -1].float().numpy()
+        execute_ms = (time.perf_counter() - t0) * 1000
+        token = self._sample_host(logits)
+        shapes = {"input_ids": list(ids.shape), "attention_mask": [1, start + len(tokens)]}
+        return StepResult(token, CallTiming(False, execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
+
+    def prefill(self, prompt_ids):
+        return (yield from self._call(prompt_ids, 0))
+
+    def decode(self, token, position):
+        return (yield from self._call([token], position))
+
+
+class TorchaxEagerRunner(Runner):
+    """torchax without jit: each ATen op is dispatched to JAX eagerly, one by one."""
+
+    mode = "torchax-eager"
+
+    def _call(self, tokens: list[int], start: int) -> StepGen:
+        weights, fn = self.engine.jax_state()
+        if start == 0:
+            self.cache = self.engine.dynamic_cache()
+        t_wall = time.perf_counter()
+        ids = _ids(tokens)
+        mask = jnp.ones((1, start + len(tokens)), jnp.int32)
+        yield PhaseEvent("running", True, "torchax eager forward")
+        t0 = time.perf_counter()
+        logits, self.cache = forward(fn, weights, self.cache, ids, _positions(start, len(tokens)), mask)
+        logits = jax.block_until_ready(logits[:, -1])
+        execute_ms = (time.perf_counter() - t0) * 1000
+        token = self._sample_host(logits)
+        shapes = {"input_ids": list(ids.shape), "attention_mask": list(mask.shape)}
+        return StepResult(token, CallTiming(False, execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
+
+    def prefill(self, prompt_ids):
+        return (yield from self._call(prompt_ids, 0))
+
+    def decode(self, token, position):
+        return (yield from self._call([token], position))
+
+
+def _make_step_fn(fn, greedy: bool):
+    """Decode step (also jit-dynamic's prefill): forward, then select from the last position's logits."""
+
+    def step(weights, cache, input_ids, position_ids, attention_mask, key, temperature, top_k, top_p):
+        logits, cache = forward(fn, weights, cache, input_ids, position_ids, attention_mask)
+        token, key = select_token(logits[:, -1], key, temperature, top_k, top_p, greedy=greedy)
+        return token, cache, key
+
+    return step
+
+
+def _make_static_prefill_fn(fn, greedy: bool):
+    """Prefill of a right-padded prompt: logits at ``true_len - 1``; cache lengths reset to ``true_len``."""
+
+    def prefill(weights, cache, input_ids, position_ids, attention_mask, true_len, key, temperature, top_k, top_p):
+        logits, cache = forward(fn, weights, cache, input_ids, position_ids, attention_mask)
+        last = jax.lax.dynamic_index_in_dim(logits, true_len - 1, axis=1, keepdims=False)
+        token, key = select_token(last, key, temperature, top_k, top_p, greedy=greedy)
+        for layer in cache.layers:
+            if hasattr(layer, "cumulative_length") and not isinstance(layer.cumulative_length, int):
+                layer.cumulative_length = jnp.asarray(true_len, jnp.asarray(layer.cumulative_length).dtype)
+        return token, cache, key
+
+    return prefill
+
+
+STEP_ARGS = ("weights", "kv_cache", "input_ids", "position_ids", "attention_mask", "PRNG key",
+             "temperature", "top_k", "top_p")
+PREFILL_ARGS = STEP_ARGS[:5] + ("true_len",) + STEP_ARGS[5:]
+
+
+class _JitRunner(Runner):
+    def _run(self, step: CompiledStep, args: tuple, kind: str, shapes: dict) -> StepGen:
+        t_wall = time.perf_counter()
+        result = None
+        for item in step(*args):
+            if isinstance(item, PhaseEvent):
+                yield item
+            else:
+                result = item
+        (token, self.cache, self.key), timing = result
+        tok = int(token[0])
+        wall = (time.perf_counter() - t_wall) * 1000
+        if timing.stages is not None:
+            self.engine.remember_stages(self.mode, kind, step, args, timing)
+        return StepResult(tok, timing, shapes, wall)
+
+
+class JitDynamicRunner(_JitRunner):
+    """``jax.jit`` with a growing ``DynamicCache``: every step has new shapes, so every step recompiles."""
+
+    mode = "jit-dynamic"
+
+    def prefill(self, prompt_ids):
+        self.cache = self.engine.dynamic_cache()
+        return (yield from self._call(prompt_ids, 0, "prefill"))
+
+    def decode(self, token, position):
+        return (yield from self._call([token], position, "decode"))
+
+    def _call(self, tokens, start, kind):
+        weights, _ = self.engine.jax_state()
+        step = self.engine.compiled_step(self.mode, kind, self.settings.greedy)
+        ids = _ids(tokens)
+        mask = jnp.ones((1, start + len(tokens)), jnp.int32)
+        args = (weights, self.cache, ids, _positions(start, len(tokens)), mask, self.key, *self.sampling)
+        shapes = {"input_ids": list(ids.shape), "attention_mask": list(mask.shape), "kv_cache_len": [start]}
+        return (yield from self._run(step, args, kind, shapes))
+
+
+class JitStaticRunner(_JitRunner):
+    """Jitted prefill (prompt padded to a length bucket) and decode step over a ``StaticCache``, weights
+    passed as arguments and the cache donated: two compiles, then every step reuses them."""
+
+    mode = "jit-static"
+
+    def prefill(self, prompt_ids):
+        weights, _ = self.engine.jax_state()
+        self.cache = self.engine.static_cache(self.max_cache_len)
+        n = len(prompt_ids)
+        bucket = prompt_bucket(n, self.max_cache_len)
+        ids = _ids(list(prompt_ids) + [self.engine.pad_id] * (bucket - n))
+        self.mask = jnp.ones((1, self.max_cache_len), jnp.int32)
+        step = self.engine.compiled_step(self.mode, "prefill", self.settings.greedy)
+        args = (weights, self.cache, ids, _positions(0, bucket), self.mask, jnp.int32(n), self.key, *self.sampling)
+        shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
+        return (yield from self._run(step, args, "prefill", shapes))
+
+    def decode(self, token, position):
+        weights, _ = self.engine.jax_state()
+        step = self.engine.compiled_step(self.mode, "decode", self.settings.greedy)
+        args = (weights, self.cache, _ids([token]), _positions(position, 1), self.mask, self.key, *self.sampling)
+        self.cache = None  # donated: the old buffers are invalid after the call
+        shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
+        return (yield from self._run(step, args, "decode", shapes))
+
+
+def prompt_bucket(n: int, max_cache_len: int) -> int:
+    """Padded prefill length: the next power of two >= max(n, 16), capped at ``max_cache_len``.
+
+    Prompts whose lengths fall in one bucket share one prefill executable (the padding-to-buckets idea of
+    seed post 002)."""
+    bucket = 16
+    while bucket < n:
+        bucket *= 2
+    return min(bucket, max_cache_len)
+
+
+RUNNERS: dict[str, type[Runner]] = {
+    r.mode: r for r in (TorchRunner, TorchaxEagerRunner, JitDynamicRunner, JitStaticRunner)
+}

@@ -1,0 +1,62 @@
+"""Next-token selection in JAX: greedy, temperature, top-k and top-p (nucleus) sampling.
+
+The same function runs inside the jitted prefill/decode steps and, jitted on its own, on the logits of
+the ``torch`` and ``torchax-eager`` modes, so one seed gives the same tokens in every mode (up to the
+last-ulp differences in logits between backends).
+
+Top-p follows Holtzman et al. 2019, "The Curious Case of Neural Text Degeneration": keep the smallest
+set of most likely tokens whose cumulative probability reaches ``top_p``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+
+def select_token(logits, key, temperature, top_k, top_p, *, greedy: bool):
+    """Pick the next token for each batch row.
+
+    Parameters
+    ----------
+    logits : ``(batch, vocab)`` float array, the last position's logits.
+    key : JAX PRNG key (typed key array or uint32[2]).
+    temperature : scalar float32 > 0 (ignored when ``greedy``).
+    top_k : scalar int32; 0 keeps every token.
+    top_p : scalar float32 in (0, 1]; 1.0 keeps every token.
+    greedy : static flag; ``True`` takes ``argmax`` and leaves ``key`` unchanged.
+
+    Returns
+    -------
+    tokens : ``(batch,)`` int32.
+    key : the key to use for the next step.
+    """
+    logits = logits.astype(jnp.float32)
+    if greedy:
+        return jnp.argmax(logits, axis=-1).astype(jnp.int32), key
+    vocab = logits.shape[-1]
+    logits = logits / jnp.maximum(temperature, 1e-6)
+    sorted_logits = -jnp.sort(-logits, axis=-1)  # descending
+    k = jnp.where(top_k > 0, jnp.minimum(top_k, vocab), vocab)
+    ranks = jnp.arange(vocab)
+    sorted_logits = jnp.where(ranks[None, :] < k, sorted_logits, -jnp.inf)
+    probs = jax.nn.softmax(sorted_logits, axis=-1)
+    mass_before = jnp.cumsum(probs, axis=-1) - probs
+    keep = (mass_before < top_p) & (ranks[None, :] < k)
+    threshold = jnp.min(jnp.where(keep, sorted_logits, jnp.inf), axis=-1, keepdims=True)
+    masked = jnp.where(logits >= threshold, logits, -jnp.inf)
+    key, sub = jax.random.split(key)
+    return jax.random.categorical(sub, masked, axis=-1).astype(jnp.int32), key
+
+
+@functools.lru_cache(maxsize=2)
+def jitted_select_token(greedy: bool):
+    """``select_token`` jitted on its own, for the modes whose model call is not jitted."""
+    return jax.jit(functools.partial(select_token, greedy=greedy))
+
+
+def sampling_args(temperature: float, top_k: int, top_p: float) -> tuple:
+    """The traced scalar arguments of :func:`select_token` (fixed dtypes, so changing them never recompiles)."""
+    return (jnp.float32(temperature), jnp.int32(top_k), jnp.float32(top_p))

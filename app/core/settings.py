@@ -1,0 +1,77 @@
+"""Typed generation settings shared by the CLI, the GUI and the benchmarks (no Qt, no JAX)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from app.core.errors import InvalidSettingsError
+
+#: Execution modes, from the PyTorch reference to the fully jitted static-cache path.
+MODES: tuple[str, ...] = ("torch", "torchax-eager", "jit-dynamic", "jit-static")
+MODE_HELP: dict[str, str] = {
+    "torch": "PyTorch eager reference: our own loop over the HF module with a DynamicCache",
+    "torchax-eager": "torchax without jit: every ATen op dispatched to JAX one by one",
+    "jit-dynamic": "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
+    "jit-static": "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
+}
+DTYPES: tuple[str, ...] = ("float32", "bfloat16")
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """What to generate and how.
+
+    Attributes
+    ----------
+    mode : one of :data:`MODES`.
+    max_new_tokens : number of tokens to generate at most (>= 1).
+    temperature : 0 means greedy (argmax); > 0 samples from ``softmax(logits / temperature)``.
+    top_k : keep the k most likely tokens before sampling; 0 disables.
+    top_p : nucleus sampling, keep the smallest set whose probability mass reaches ``top_p``; 1.0 disables.
+    seed : seed of the JAX PRNG key (``jax.random.key(seed)``) used for sampling, in every mode.
+    max_cache_len : static KV-cache length in tokens (prompt + generated), ``None`` = prompt bucket +
+        ``max_new_tokens`` rounded up to a multiple of 64.
+    capture_ir : capture jaxpr / StableHLO / HLO texts for the first compile of each step kind.
+    """
+
+    mode: str = "jit-static"
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+    max_cache_len: int | None = None
+    capture_ir: bool = True
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def validated(self) -> GenerationSettings:
+        """Return ``self`` if every field is in range. Raises :class:`InvalidSettingsError` naming the field."""
+        if self.mode not in MODES:
+            raise InvalidSettingsError(f"Unknown mode {self.mode!r}: choose one of {', '.join(MODES)}.")
+        if not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
+            raise InvalidSettingsError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}.")
+        if not self.temperature >= 0.0:
+            raise InvalidSettingsError(
+                f"temperature must be >= 0 (0 = greedy), got {self.temperature!r}."
+            )
+        if not isinstance(self.top_k, int) or self.top_k < 0:
+            raise InvalidSettingsError(f"top_k must be an integer >= 0 (0 disables it), got {self.top_k!r}.")
+        if not 0.0 < self.top_p <= 1.0:
+            raise InvalidSettingsError(f"top_p must be in (0, 1] (1 disables it), got {self.top_p!r}.")
+        if self.max_cache_len is not None and (
+            not isinstance(self.max_cache_len, int) or self.max_cache_len < 2
+        ):
+            raise InvalidSettingsError(f"max_cache_len must be an integer >= 2, got {self.max_cache_len!r}.")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise InvalidSettingsError(f"seed must be an integer >= 0, got {self.seed!r}.")
+        return self
+
+    def with_(self, **changes: Any) -> GenerationSettings:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
