@@ -1,0 +1,162 @@
+"""The compute thread: one long-lived QThread that owns every JAX / torchax / torch call.
+
+:class:`EngineWorker` lives on that thread and executes requests (load a model, run a generation) one at a
+time, in order, from its event queue. Engine events cross to the GUI as signals carrying the event objects
+of :mod:`app.core.events`; errors cross as text. :class:`ComputeThread` is the GUI-side handle: it
+queues requests, stops a run (``threading.Event`` polled by the engine between steps) and shuts the
+thread down cleanly (interrupt, quit, wait — a destroyed running QThread would abort the process).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+
+class EngineWorker(QObject):
+    """Executes requests on the compute thread. Every signal below is emitted from the compute thread.
+
+    Signals
+    -------
+    phase(PhaseEvent): a loading / converting / tracing / lowering / compiling / running phase.
+    call(CallRecord): one model call finished.
+    token(TokenEvent): one generated token.
+    ir(IREvent): IR captured for a newly compiled step.
+    finished(FinishedEvent): a run ended (eos, max_new_tokens, cache_full or stopped).
+    loaded(label, model_id, seconds): a model is ready.
+    runStarted(): a run request began executing.
+    failed(message, details): a request failed; ``message`` is one line, ``details`` a traceback.
+    idle(kind): a request (``'load'`` or ``'run'``) is done, successfully or not.
+    """
+
+    phase = Signal(object)
+    call = Signal(object)
+    token = Signal(object)
+    ir = Signal(object)
+    finished = Signal(object)
+    loaded = Signal(str, str, float)
+    runStarted = Signal()
+    failed = Signal(str, str)
+    idle = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._engine: Any = None
+        self._key: tuple[str, str] | None = None
+
+    def _interrupted(self) -> bool:
+        return QThread.currentThread().isInterruptionRequested()
+
+    @Slot(str, str)
+    def load(self, model: str, dtype: str) -> None:
+        """Load ``model`` (built-in, ``random:…``, hub id or folder) unless it is already loaded."""
+        if self._interrupted():
+            return
+        try:
+            if self._key != (model, dtype) or self._engine is None:
+                from app.core.engine import load_engine
+
+                t0 = time.perf_counter()
+                engine = load_engine(model, dtype, on_event=self.phase.emit)
+                self._engine, self._key = engine, (model, dtype)
+                self.loaded.emit(engine.label, engine.model_id, time.perf_counter() - t0)
+            else:
+                self.loaded.emit(self._engine.label, self._engine.model_id, 0.0)
+        except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
+            self._report(exc)
+        finally:
+            self.idle.emit("load")
+
+    @Slot(str, object, object)
+    def run(self, prompt: str, settings: Any, stop: threading.Event) -> None:
+        """Stream one generation of the loaded engine; ``stop`` ends it within one decode step."""
+        if self._interrupted():
+            return
+        try:
+            if self._engine is None:
+                from app.core.errors import PlaygroundError
+
+                raise PlaygroundError("No model is loaded: pick one and press Load.")
+            self.runStarted.emit()
+            should_stop = lambda: stop.is_set() or self._interrupted()  # noqa: E731 (not a signal)
+            for event in self._engine.generate(prompt, settings, should_stop=should_stop):
+                self._dispatch(event)
+        except Exception as exc:  # noqa: BLE001
+            self._report(exc)
+        finally:
+            self.idle.emit("run")
+
+    def _dispatch(self, event: Any) -> None:
+        from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
+
+        if isinstance(event, TokenEvent):
+            self.token.emit(event)
+        elif isinstance(event, CallRecord):
+            self.call.emit(event)
+        elif isinstance(event, PhaseEvent):
+            self.phase.emit(event)
+        elif isinstance(event, IREvent):
+            self.ir.emit(event)
+        elif isinstance(event, FinishedEvent):
+            self.finished.emit(event)
+
+    def _report(self, exc: BaseException) -> None:
+        from app.core.errors import PlaygroundError
+
+        details = "".join(traceback.format_exception(exc))
+        if isinstance(exc, PlaygroundError):
+            message = str(exc)
+        else:
+            message = f"Unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
+        self.failed.emit(message, details)
+
+
+class ComputeThread(QObject):
+    """GUI-side owner of the compute thread and its :class:`EngineWorker`. Use from the GUI thread.
+
+    Connect to ``self.worker``'s signals with bound-method slots. Call :meth:`shutdown` before the
+    application quits (the window does it in ``closeEvent``).
+    """
+
+    _load = Signal(str, str)
+    _run = Signal(str, object, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.thread = QThread()
+        self.thread.setObjectName("computeThread")
+        self.worker = EngineWorker()
+        self.worker.moveToThread(self.thread)
+        self._load.connect(self.worker.load)
+        self._run.connect(self.worker.run)
+        self._stop: threading.Event | None = None
+        self.thread.start()
+
+    def request_load(self, model: str, dtype: str) -> None:
+        """Queue a model load (runs after any request already queued)."""
+        self._load.emit(model, dtype)
+
+    def request_run(self, prompt: str, settings: Any) -> None:
+        """Queue a generation with ``settings`` (an ``app.core.settings.GenerationSettings``)."""
+        self._stop = threading.Event()
+        self._run.emit(prompt, settings, self._stop)
+
+    def stop(self) -> None:
+        """Ask the current run to stop after its current step (a running compile finishes first)."""
+        if self._stop is not None:
+            self._stop.set()
+
+    def is_running(self) -> bool:
+        return self.thread.isRunning()
+
+    def shutdown(self) -> None:
+        """Stop the current run, drop queued requests, and wait for the thread to finish (never abort)."""
+        self.stop()
+        if self.thread.isRunning():
+            self.thread.requestInterruption()
+            self.thread.quit()
+            self.thread.wait()
