@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+import weakref
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
@@ -124,9 +125,11 @@ class ComputeThread(QObject):
 
     _load = Signal(str, str)
     _run = Signal(str, object, object)
+    _instances: weakref.WeakSet[ComputeThread] = weakref.WeakSet()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        ComputeThread._instances.add(self)
         self.thread = QThread()
         self.thread.setObjectName("computeThread")
         self.worker = EngineWorker()
@@ -149,6 +152,11 @@ class ComputeThread(QObject):
         """Ask the current run to stop after its current step (a running compile finishes first)."""
         if self._stop is not None:
             self._stop.set()
+
+    @classmethod
+    def live(cls) -> list[ComputeThread]:
+        """Every ComputeThread still referenced (tests use it to find threads left running)."""
+        return list(cls._instances)
 
     def is_running(self) -> bool:
         return self.thread.isRunning()

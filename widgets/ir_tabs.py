@@ -70,7 +70,8 @@ class IRTabs(QWidget):
         group.setExclusive(True)
         header = QHBoxLayout()
         header.setContentsMargins(6, 4, 6, 4)
-        header.addWidget(QLabel("Step"))
+        header.setSpacing(4)
+        header.addWidget(QLabel("Step "))
         for step in STEPS:
             btn = QPushButton(step, checkable=True)
             btn.setObjectName(f"{step}StepButton")

@@ -90,6 +90,7 @@ class LatencyPlot(pg.PlotWidget):
         item.setLabel("left", "wall time per call", units="ms")
         item.getAxis("left").enableAutoSIPrefix(False)
         item.setMenuEnabled(False)
+        item.getViewBox().setDefaultPadding(0.15)
         self.setTitle(
             f"<span style='color:#374151;font-size:9pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
             "compiling call &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
@@ -201,14 +202,16 @@ class LatencyPlot(pg.PlotWidget):
             self._annotate(run)
 
     def _annotate(self, run: _Run) -> None:
+        """Label the first compiling calls with their split, alternately above and below the point."""
         compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS]
         for p in compiled[len(run.notes) :]:
             r = p.record
             text = (
-                f"{p.step}: {ms(p.wall_ms)}\ntrace {ms(getattr(r, 'trace_ms', None))} · "
-                f"lower {ms(getattr(r, 'lower_ms', None))}\ncompile {ms(getattr(r, 'compile_ms', None))}"
+                f"{p.step} {ms(p.wall_ms)}: trace {ms(getattr(r, 'trace_ms', None))} · "
+                f"lower {ms(getattr(r, 'lower_ms', None))} · compile {ms(getattr(r, 'compile_ms', None))}"
             )
-            note = pg.TextItem(text, color=COMPILE_COLOUR, anchor=(-0.08, 0.5 if not run.notes else -0.1))
+            above = len(run.notes) % 2 == 0
+            note = pg.TextItem(text, color=COMPILE_COLOUR, anchor=(-0.02, 1.15 if above else -0.15))
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
             self.addItem(note, ignoreBounds=True)
             run.notes.append(note)

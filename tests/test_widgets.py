@@ -1,0 +1,251 @@
+"""Widget tests with synthetic data (no engine): highlighting, find, IR tabs, plot, token view, forms."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import json  # noqa: E402
+import time  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QPointF, Qt  # noqa: E402
+from PySide6.QtGui import QTextCharFormat  # noqa: E402
+from qt_helpers import call_record, config_dir, no_dialogs, synthetic_run  # noqa: E402, F401
+
+from widgets.busy_indicator import BusyIndicator  # noqa: E402
+from widgets.code_view import CodeView  # noqa: E402
+from widgets.find_bar import FindBar, find_all  # noqa: E402
+from widgets.generation_form import GenerationForm  # noqa: E402
+from widgets.ir_lexer import lex_line  # noqa: E402
+from widgets.ir_tabs import IRTabs  # noqa: E402
+from widgets.latency_plot import MAX_RUNS, LatencyPlot, describe  # noqa: E402
+from widgets.model_picker import ModelPicker  # noqa: E402
+from widgets.stats_strip import StatsStrip  # noqa: E402
+from widgets.token_view import CallInfo, TokenView  # noqa: E402
+
+HLO_LINE = (
+    "  ROOT %fusion.1 = f32[1,5,768]{2,1,0} fusion(f32[1,5]{1,0} %p0), kind=kLoop, calls=%fused, "
+    'metadata={op_name="jit(decode)/aten::mm/dot_general" source_file="modeling_llama.py" source_line=12}\n'
+)
+JAXPR = "{ lambda ; a:f32[1,5] b:f32[5,7]. let\n    c:f32[1,7] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b\n  in (c,) }\n"
+
+
+def test_lexer_finds_ops_types_and_keywords():
+    kinds = {JAXPR.splitlines()[1][s : s + n]: k for s, n, k in lex_line(JAXPR.splitlines()[1])}
+    assert kinds["dot_general"] == "op"
+    assert kinds["f32[1,7]"] == "type"
+    hlo = {HLO_LINE[s : s + n]: k for s, n, k in lex_line(HLO_LINE)}
+    assert hlo["ROOT"] == "keyword" and hlo["fusion"] == "op" and hlo["%fusion.1"] == "var"
+
+
+def test_code_view_highlights_visible_lines(qtbot):
+    view = CodeView()
+    qtbot.addWidget(view)
+    view.resize(800, 400)
+    view.show()
+    view.set_code(JAXPR * 50)
+    assert view.highlighted_blocks() > 0
+    formats = view.document().findBlockByNumber(1).layout().formats()
+    assert any(f.format.foreground().color().name() != "#000000" for f in formats)
+
+
+def test_code_view_opens_one_megabyte_under_a_second(qtbot):
+    view = CodeView()
+    qtbot.addWidget(view)
+    view.resize(1000, 700)
+    view.show()
+    text = HLO_LINE * (1_000_000 // len(HLO_LINE) + 1)
+    t0 = time.perf_counter()
+    view.set_code(text)
+    qtbot.wait(1)
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum() // 2)
+    qtbot.wait(1)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 1.0, f"1 MB took {elapsed:.2f} s"
+    assert view.highlighted_blocks() < 500  # lazy: only what was on screen
+
+
+def test_find_bar_counts_and_cycles(qtbot):
+    view = CodeView()
+    qtbot.addWidget(view)
+    view.set_code(JAXPR * 3)
+    bar = FindBar(view)
+    qtbot.addWidget(bar)
+    bar.set_query("DOT_GENERAL")
+    assert bar.match_count() == 3
+    assert bar.count_label.text() == "1 / 3"
+    assert view.textCursor().selectedText() == "dot_general"
+    bar.find_next()
+    bar.find_next()
+    assert bar.count_label.text() == "3 / 3"
+    bar.find_next()
+    assert bar.current_index() == 0
+    bar.find_previous()
+    assert bar.current_index() == 2
+    bar.set_query("no such thing")
+    assert bar.match_count() == 0 and bar.count_label.text() == "no match"
+    assert find_all("aaaa", "aa") == [0, 2]
+
+
+def _ir(step: str, hlo: str | None = "HloModule jit_step\n" + HLO_LINE):
+    return SimpleNamespace(
+        jaxpr=JAXPR, jaxpr_source=None, stablehlo="module @jit_step {\n}\n", hlo=hlo,
+        cost={"flops": 2.5e9, "bytes accessed": 3.0 * 2**20}, memory={"argument": 1024, "output": 2048, "temp": 0},
+        n_equations=1, n_stablehlo_ops=2, n_hlo_instructions=3, input_labels=["weights", "cache"],
+    )
+
+
+def test_ir_tabs_show_steps_summary_and_missing_text(qtbot, tmp_path):
+    tabs = IRTabs()
+    qtbot.addWidget(tabs)
+    tabs.set_ir("prefill", _ir("prefill"))
+    assert "dot_general" in tabs.panels["jaxpr"].view.toPlainText()
+    assert "HloModule" in tabs.panels["hlo"].view.toPlainText()
+    assert "FLOPs <b>2.50 G</b>" in tabs.summary.text() and "equations <b>1</b>" in tabs.summary.text()
+    assert tabs.current_step() == "prefill"
+    tabs.set_ir("decode", _ir("decode", hlo=None))
+    tabs.show_step("decode")
+    assert "not available on this backend" in tabs.panels["hlo"].view.toPlainText()
+    assert tabs.panels["hlo"].text() is None
+    tabs.step_buttons["prefill"].click()
+    assert tabs.current_step() == "prefill"
+    tabs.panels["jaxpr"].save_to(tmp_path / "x.jaxpr")
+    assert "dot_general" in (tmp_path / "x.jaxpr").read_text()
+    assert tabs.findChild(CodeView, "jaxprView") is tabs.panels["jaxpr"].view
+
+
+def test_latency_plot_points_flags_and_median(qtbot):
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(800, 400)
+    plot.show()
+    plot.start_run("jit-static")
+    for rec in synthetic_run(20):
+        plot.add_record(rec)
+    qtbot.waitUntil(lambda: plot.plotted_count() == 20, timeout=2000)
+    points = plot.points()
+    assert points[0].compiled and points[0].step == "prefill" and not points[5].compiled
+    assert plot.steady_median_ms() == pytest.approx(9.7, abs=0.2)
+    assert "compile 760 ms" in describe(points[0].record)
+    assert len(plot._runs[-1].notes) == 2  # the two compiling calls are annotated
+    # hovering: the scene position of point 5 maps back to it
+    vb = plot.getPlotItem().getViewBox()
+    import math
+
+    scene = vb.mapViewToScene(QPointF(5, math.log10(points[5].wall_ms)))
+    assert plot.nearest_point(scene).x == 5
+    hovered = []
+    plot.pointHovered.connect(hovered.append)
+    plot._on_mouse_moved(scene)
+    assert hovered == [5]
+
+
+def test_latency_plot_overlays_last_runs(qtbot):
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    for run in range(MAX_RUNS + 2):
+        plot.start_run(f"run {run}")
+        for rec in synthetic_run(5):
+            plot.add_record(rec)
+        plot.redraw()
+    assert plot.run_count() == MAX_RUNS
+    assert len(plot.legend.items) == MAX_RUNS
+
+
+def test_token_view_hover_data_and_compiled_marks(qtbot):
+    view = TokenView()
+    qtbot.addWidget(view)
+    view.start("Prompt:")
+    view.add_call(CallInfo(0, "prefill", 1200.0, True, 760.0))
+    view.add_call(CallInfo(1, "decode", 9.8, False))
+    view.add_token(0, 101, " hello", 0)
+    view.add_token(1, 102, " world", 1)
+    with qtbot.waitSignal(view.tokensFlushed, timeout=1000):
+        pass
+    assert view.toPlainText() == "Prompt: hello world"
+    tok = view.token_at(len("Prompt: he"))
+    assert tok.token_id == 101 and tok.call_index == 0
+    tip = view.tooltip_for(tok)
+    assert "id 101" in tip and "1.20 s" in tip and "compiled" in tip
+    assert "9.8 ms" in view.tooltip_for(view.token_at(len("Prompt: hello w")))
+    cursor = view.textCursor()
+    cursor.setPosition(len("Prompt: h") + 1)
+    assert cursor.charFormat().underlineStyle() == QTextCharFormat.UnderlineStyle.SingleUnderline
+    cursor.setPosition(len("Prompt: hello w") + 1)
+    assert cursor.charFormat().underlineStyle() == QTextCharFormat.UnderlineStyle.NoUnderline
+    view.highlight_call(1)
+    assert len(view.extraSelections()) == 1
+
+
+def test_token_view_batches_inserts(qtbot):
+    view = TokenView()
+    qtbot.addWidget(view)
+    view.start("")
+    flushes = []
+    view.tokensFlushed.connect(flushes.append)
+    for i in range(200):
+        view.add_token(i, i, "x", i)
+    qtbot.waitUntil(lambda: view.toPlainText() == "x" * 200, timeout=1000)
+    assert len(flushes) <= 2
+
+
+def test_busy_indicator_phase_elapsed_and_stopping(qtbot):
+    busy = BusyIndicator()
+    qtbot.addWidget(busy)
+    busy.start("compiling", "decode step")
+    qtbot.wait(250)
+    assert busy.text().startswith("compiling decode step… 0.")
+    assert busy.is_uninterruptible()
+    busy.set_stopping()
+    assert busy.text().startswith("stopping after compile…")
+    busy.stop()
+    assert not busy.isVisible()
+
+
+def test_stats_strip(qtbot):
+    strip = StatsStrip()
+    qtbot.addWidget(strip)
+    strip.set_stats(1234.0, 98.7, 12, 2, 10.1)
+    assert strip.text("ttft") == "1.23 s" and strip.text("tps") == "98.7" and strip.text("compiles") == "2"
+
+
+def test_model_picker_and_generation_form(qtbot):
+    picker = ModelPicker()
+    qtbot.addWidget(picker)
+    picker.set_models({"pydoc-llama": "built-in"}, ["random:gpt2-small-shape"], ["org/recent"])
+    picker.set_current_model("pydoc-llama")
+    assert picker.current_model() == "pydoc-llama"
+    picker.combo.setEditText("some-org/some-model")
+    with qtbot.waitSignal(picker.loadRequested) as blocker:
+        picker.load_button.click()
+    assert blocker.args == ["some-org/some-model"]
+    form = GenerationForm(("torch", "jit-static"), {}, ("float32", "bfloat16"))
+    qtbot.addWidget(form)
+    assert form.values()["mode"] == "jit-static" and form.values()["temperature"] == 0.0
+    form.set_values({"mode": "torch", "temperature": 0.7, "top_k": 5, "top_p": 0.9, "seed": 3,
+                     "max_new_tokens": 9, "dtype": "bfloat16"})
+    v = form.values()
+    assert (v["mode"], v["temperature"], v["top_k"], v["seed"], v["dtype"]) == ("torch", 0.7, 5, 3, "bfloat16")
+    assert form.temperature.isEnabled()
+
+
+def test_user_settings_round_trip(config_dir):
+    from app.user_settings import UserSettings
+
+    s = UserSettings.load()
+    assert s.model == "" and s.recent_models == []
+    s.prompt = "hi"
+    s.generation = {"mode": "torch"}
+    for m in ["a", "b", "a"]:
+        s.remember_model(m)
+    path = s.save()
+    assert path.parent == config_dir
+    again = UserSettings.load()
+    assert (again.prompt, again.model, again.recent_models, again.generation) == ("hi", "a", ["a", "b"], {"mode": "torch"})
+    path.write_text("{not json")
+    assert UserSettings.load().prompt == ""
+    path.write_text(json.dumps({"prompt": 3, "model": "x"}))
+    assert UserSettings.load().model == "x" and UserSettings.load().prompt == ""
