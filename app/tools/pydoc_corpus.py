@@ -6,7 +6,9 @@ Every machine with the project installed has the same text: the Python standard 
 
 * module, class and function docstrings, and
 * string literals passed to docstring-attaching calls (``torch._C._add_docstr``, ``numpy``'s
-  ``add_newdoc``), where torch and numpy keep most of their reference documentation.
+  ``add_newdoc``), where torch and numpy keep most of their reference documentation, and
+* module-level dicts of long documentation strings: ``pydoc_data/topics.py``, the language reference
+  that ``help()`` shows.
 
 Cleaning keeps prose and drops code: doctest blocks (``>>>`` and their output), literal blocks after
 ``::``, reST directives, section underlines and headers, numpy parameter-type lines, tables, lines that
@@ -65,7 +67,7 @@ _SINGLE_BT = re.compile(r"`([^`]+)`_{0,2}")
 _EMPH = re.compile(r"(\*\*|\*)(?=\S)([^*]+?)(?<=\S)\1")
 _SUBST = re.compile(r"\|([\w -]+)\|")
 _PLACEHOLDER = re.compile(r"\{[\w.]*\}")
-_SYMBOLS = set("()[]{}=<>*/\\#@$%^&|~;+_`")
+_SYMBOLS = set("[]{}=<>*/\\#@$%^&|~;+`")
 _ASCII_MAP = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-",
                             "\u2014": " - ", "\u2026": "...", "\u00a0": " ", "\u00d7": "x"})
 
@@ -120,6 +122,15 @@ def _call_name(func: ast.expr) -> str:
     return ""
 
 
+def _is_topic_dict(node: ast.Dict) -> bool:
+    """A module-level dict of long documentation strings, like ``pydoc_data.topics.topics``."""
+    return len(node.keys) >= 10 and all(
+        isinstance(k, ast.Constant) and isinstance(k.value, str)
+        and isinstance(v, ast.Constant) and isinstance(v.value, str) and len(v.value) >= 200
+        for k, v in zip(node.keys, node.values)
+    )
+
+
 def extract_docstrings(source: str) -> list[tuple[str, str]]:
     """Return ``(qualname, raw docstring)`` pairs of one Python file, in source order."""
     with warnings.catch_warnings():
@@ -141,7 +152,11 @@ def extract_docstrings(source: str) -> list[tuple[str, str]]:
                 visit(child.body, qual + ".")
                 continue
             value = getattr(child, "value", None)
-            if isinstance(value, ast.Call) and _call_name(value.func) in _DOC_CALLS:
+            if isinstance(child, ast.Assign) and isinstance(value, ast.Dict) and _is_topic_dict(value):
+                target = ast.unparse(child.targets[0])
+                for key, val in zip(value.keys, value.values):
+                    out.append((f"{prefix}{target}[{key.value!r}]", val.value))  # type: ignore[union-attr]
+            elif isinstance(value, ast.Call) and _call_name(value.func) in _DOC_CALLS:
                 for i, sub in enumerate(ast.walk(value)):
                     if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) >= 80:
                         out.append((f"{prefix}<doc-call {child.lineno}.{i}>", sub.value))
@@ -187,8 +202,8 @@ def _is_code_line(line: str) -> bool:
         return True
     n = len(line)
     symbols = sum(ch in _SYMBOLS for ch in line)
-    letters = sum(ch.isalpha() or ch == " " for ch in line)
-    return symbols > 0.08 * n or letters < 0.75 * n or "==" in line or "->" in line or "()" in line
+    letters = sum(ch.isalpha() or ch in " _" for ch in line)
+    return symbols > 0.08 * n or letters < 0.7 * n or "==" in line or "->" in line
 
 
 def _good_paragraph(text: str) -> bool:
@@ -207,6 +222,7 @@ def clean_docstring(raw: str) -> list[str]:
     current: list[str] = []
     skip_indent: int | None = None  # inside a literal block / directive / doctest: skip deeper lines
     in_doctest = False
+    after_code = False  # the previous line was code: skip until a new sentence starts
 
     def flush() -> None:
         if current:
@@ -219,7 +235,7 @@ def clean_docstring(raw: str) -> list[str]:
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if not stripped:
-            in_doctest = False
+            in_doctest = after_code = False
             flush()
             continue
         if in_doctest:
@@ -252,8 +268,15 @@ def clean_docstring(raw: str) -> list[str]:
             continue
         clean = " ".join(_unmarkup(stripped).split())
         if not clean or _is_code_line(clean):
-            flush()
+            # Keep what came before only if it ends a sentence; do not splice text around code.
+            if current and current[-1][-1] in ".:!?":
+                flush()
+            current.clear()
+            after_code = True
             continue
+        if after_code and not (clean[0].isupper() or clean.startswith("- ")):
+            continue  # the rest of a sentence interrupted by code
+        after_code = False
         current.append(clean)
     flush()
     return paragraphs
