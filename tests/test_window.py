@@ -1,0 +1,151 @@
+"""Window tests with the real engine on the built-in model (a tiny saved Llama until it is committed).
+
+Each test builds a window whose compute thread loads the model, waits on state with ``qtbot.waitUntil``,
+and the ``no_thread_left`` fixture fails a test that leaves the compute thread running.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton  # noqa: E402
+from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: E402, F401
+
+from app.core.models import DEFAULT_MODEL, MODELS_DIR  # noqa: E402
+
+LOAD_TIMEOUT_MS = 120_000
+RUN_TIMEOUT_MS = 240_000
+PROMPT = "The jit function"
+
+
+@pytest.fixture(scope="module")
+def gui_model(request):
+    """The built-in default model if its files are present, else a tiny saved Llama (conftest)."""
+    if (MODELS_DIR / DEFAULT_MODEL / "config.json").exists():
+        return DEFAULT_MODEL
+    return request.getfixturevalue("model_dirs")("llama")
+
+
+@pytest.fixture
+def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
+    from app.user_settings import UserSettings
+    from app.window import MainWindow
+
+    win = MainWindow(settings=UserSettings(model=gui_model, prompt=PROMPT,
+                                           generation={"max_new_tokens": 12}))
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitUntil(lambda: win._loaded is not None, timeout=LOAD_TIMEOUT_MS)
+    yield win
+    win.close()
+
+
+def run_and_wait(qtbot, win) -> None:
+    qtbot.mouseClick(win.findChild(QPushButton, "runButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.is_busy(), timeout=2000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+
+
+def test_run_shows_tokens_plot_and_ir(qtbot, window):
+    run_and_wait(qtbot, window)
+    status = window.findChild(QLabel, "statusLabel").text()
+    assert status.startswith("Done"), status
+    token_view = window.findChild(QPlainTextEdit, "tokenView")
+    assert token_view.toPlainText().startswith(PROMPT)
+    assert len(token_view.toPlainText()) > len(PROMPT)
+    tokens = window.ui.tokens.tokens()
+    assert tokens and window.ui.tokens.tooltip_for(tokens[0]).count("id ") == 1
+    points = window.ui.plot.points()
+    assert len(points) >= 2 and points[0].compiled and window.ui.plot.plotted_count() == len(points)
+    assert window.findChild(QPlainTextEdit, "jaxprView").toPlainText().count("dot_general") > 0
+    assert "HloModule" in window.findChild(QPlainTextEdit, "hloView").toPlainText()
+    assert "stablehlo" in window.findChild(QPlainTextEdit, "stablehloView").toPlainText()
+    window.ui.ir_tabs.show_step("decode")
+    assert "decode step" in window.ui.ir_tabs.panels["hlo"].info.text()
+    assert window.ui.stats.text("tokens") == str(len({t.index for t in tokens}))
+
+
+def test_second_run_has_no_compile_spike(qtbot, window):
+    run_and_wait(qtbot, window)
+    run_and_wait(qtbot, window)
+    plot = window.ui.plot
+    assert plot.run_count() == 2
+    assert any(p.compiled for p in plot.points(0))
+    assert not any(p.compiled for p in plot.points(-1))
+
+
+def test_ctrl_enter_runs_and_settings_persist(qtbot, window, config_dir):  # noqa: F811
+    prompt_edit = window.findChild(QPlainTextEdit, "promptEdit")
+    prompt_edit.setPlainText("def main():")
+    prompt_edit.setFocus()
+    qtbot.keyClick(prompt_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.is_busy(), timeout=2000)
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=RUN_TIMEOUT_MS)
+    assert prompt_edit.toPlainText() == "def main():"  # Ctrl+Enter did not insert a newline
+    window.close()
+    from app.user_settings import UserSettings
+
+    saved = UserSettings.load()
+    assert saved.prompt == "def main():" and saved.generation["max_new_tokens"] == 12
+    assert saved.model and saved.geometry
+
+
+def test_stop_mid_run_keeps_partial_text(qtbot, window):
+    # PyTorch mode: steps of a few ms to tens of ms on small models, through the same worker loop. (The
+    # first torchax-eager run compiles every op for every new shape: ~1-2 s per step, too slow to time.)
+    window.ui.form.set_values({"mode": "torch", "max_new_tokens": 200})
+    window.findChild(QPushButton, "runButton").click()
+    qtbot.waitUntil(lambda: len(window.ui.tokens.tokens()) >= 3, timeout=RUN_TIMEOUT_MS)
+    t0 = time.perf_counter()
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=5000)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 1.0, f"stop took {elapsed:.2f} s"
+    n = len(window.ui.tokens.tokens())
+    assert 3 <= n < 200
+    assert "stopped" in window.findChild(QLabel, "statusLabel").text()
+    assert window.findChild(QPushButton, "runButton").isEnabled()
+
+
+def test_stop_during_compile_says_so(qtbot, window):
+    window.ui.form.set_values({"max_new_tokens": 50})
+    window.findChild(QPushButton, "runButton").click()
+    qtbot.waitUntil(lambda: window.ui.busy.is_uninterruptible(), timeout=RUN_TIMEOUT_MS)
+    window.findChild(QPushButton, "stopButton").click()
+    assert window.findChild(QLabel, "statusLabel").text() == "stopping after compile…"
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=RUN_TIMEOUT_MS)
+    assert "stopped" in window.findChild(QLabel, "statusLabel").text()
+    assert len(window.ui.tokens.tokens()) < 50
+
+
+def test_bad_hub_id_shows_error_then_builtin_runs(qtbot, window, no_dialogs, gui_model):  # noqa: F811
+    picker = window.ui.model_picker
+    picker.combo.setEditText("no-such-org/no-such-model-xyz")
+    picker.load_button.click()
+    label = window.findChild(QLabel, "statusLabel")
+    qtbot.waitUntil(lambda: label.property("error") is True, timeout=LOAD_TIMEOUT_MS)
+    assert "no-such-org/no-such-model-xyz" in label.text()
+    assert window.ui.details_button.isVisible()
+    window.ui.details_button.click()
+    assert no_dialogs and "Traceback" in no_dialogs[0][1]
+    picker.set_current_model(gui_model)
+    run_and_wait(qtbot, window)
+    assert label.text().startswith("Done") and label.property("error") is False
+    assert window.ui.tokens.tokens()
+
+
+def test_close_during_run_exits_cleanly(qtbot, window):
+    window.ui.form.set_values({"mode": "jit-dynamic", "max_new_tokens": 40})
+    window.findChild(QPushButton, "runButton").click()
+    qtbot.waitUntil(lambda: window.ui.busy.phase() not in ("", "loading"), timeout=RUN_TIMEOUT_MS)
+    t0 = time.perf_counter()
+    window.close()
+    assert not window.compute.thread.isRunning()
+    assert time.perf_counter() - t0 < 30
