@@ -48,9 +48,11 @@ class Engine:
     """A loaded causal LM ready to run in any mode. Not thread-safe: use it from one thread."""
 
     def __init__(self, loaded: LoadedModel) -> None:
+        from app.core.ir import attribute_to_model_source
         from app.core.pytrees import register_cache_pytrees
 
         register_cache_pytrees()
+        attribute_to_model_source()
         self.loaded = loaded
         self.model = loaded.model
         self.config = loaded.model.config
@@ -120,9 +122,9 @@ class Engine:
         return self._steps[key]
 
     def clear_compiled(self) -> None:
-        """Drop every compiled executable of this engine (the next run compiles again)."""
-        for step in self._steps.values():
-            step.clear()
+        """Drop every compiled step of this engine: the next run traces, lowers and compiles again (new
+        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too)."""
+        self._steps.clear()
 
     def dynamic_cache(self) -> Any:
         """An empty ``DynamicCache`` whose tensors (if any) are jax arrays."""

@@ -61,6 +61,31 @@ class StepIR:
         }
 
 
+_excluded = False
+
+
+def attribute_to_model_source() -> None:
+    """Make JAX's source attribution skip torchax and torch frames (idempotent).
+
+    JAX summarises an equation's traceback as its first frame outside JAX itself; under torchax that frame
+    is torchax's ATen lowering (``torchax/ops/jaten.py``). Excluding the torchax and torch directories
+    (``jax._src.source_info_util.register_exclusion``) makes the summary land on the model's own line,
+    e.g. ``transformers/models/llama/modeling_llama.py:245 (forward)``.
+    """
+    global _excluded
+    if _excluded:
+        return
+    import os
+
+    import torch
+    import torchax
+    from jax._src import source_info_util
+
+    for module in (torchax, torch):
+        source_info_util.register_exclusion(os.path.dirname(module.__file__) + os.sep)
+    _excluded = True
+
+
 def _safe(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)

@@ -1,0 +1,197 @@
+"""Command line: ``torchax-playground generate|inspect …``; no subcommand launches the GUI.
+
+Errors exit with status 2 and one clear line on stderr (a traceback only with ``--debug``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from typing import Any, TextIO
+
+from app.core.errors import PlaygroundError
+from app.core.models import DEFAULT_MODEL
+from app.core.settings import DTYPES, MODES, GenerationSettings
+
+WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory")
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help="built-in name, hub id, folder, or random:<preset|config.json|hub id> "
+                        f"(default: {DEFAULT_MODEL})")
+    p.add_argument("--dtype", choices=DTYPES, default="float32",
+                   help="weights dtype (bfloat16 is ~10x slower on XLA:CPU)")
+    p.add_argument("--mode", choices=MODES, default="jit-static")
+    p.add_argument("--prompt", default="The jit function")
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    p.add_argument("--top-k", type=int, default=0, help="0 disables")
+    p.add_argument("--top-p", type=float, default=1.0, help="1.0 disables")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-cache-len", type=int, default=None,
+                   help="static KV-cache positions (default: prompt bucket + max new tokens, rounded to 64)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchax-playground",
+        description="Run a Hugging Face causal LM on JAX through torchax. No subcommand opens the window.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command")
+    gen = sub.add_parser("generate", help="stream text to stdout, then a timing table")
+    _add_model_args(gen)
+    gen.add_argument("--json", action="store_true",
+                     help="one JSON object per line: tokens, call records, then a summary")
+    gen.add_argument("--no-ir", action="store_true", help="skip IR capture (faster first calls)")
+    ins = sub.add_parser("inspect", help="print the jaxpr / StableHLO / HLO / cost / memory of a step")
+    _add_model_args(ins)
+    ins.add_argument("--step", choices=("prefill", "decode"), default="decode")
+    ins.add_argument("--what", choices=WHAT, default="jaxpr")
+    ins.add_argument("-o", "--output", help="write to this file instead of stdout")
+    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui.add_argument("--model", default=None)
+    return parser
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> GenerationSettings:
+    values = dict(
+        mode=args.mode, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
+        top_p=args.top_p, seed=args.seed, max_cache_len=args.max_cache_len,
+    )
+    values.update(overrides)
+    return GenerationSettings(**values).validated()
+
+
+def _quiet_libraries() -> None:
+    import warnings
+
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    import logging
+
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def _phase_printer(err: TextIO):
+    def on_event(event) -> None:
+        if event.started:
+            print(f"[{event.phase}] {event.detail}…", file=err, flush=True)
+        elif event.elapsed_ms is not None:
+            print(f"[{event.phase}] {event.detail}: {event.elapsed_ms:,.0f} ms", file=err, flush=True)
+
+    return on_event
+
+
+def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.engine import load_engine
+    from app.core.events import CallRecord, FinishedEvent, PhaseEvent, TokenEvent
+    from app.core.report import format_call_table, format_summary
+
+    settings = _settings(args, capture_ir=not args.no_ir)
+    on_phase = _phase_printer(err) if not args.json else None
+    engine = load_engine(args.model, args.dtype, on_event=on_phase)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if _main_thread() else None
+    records: list[CallRecord] = []
+    try:
+        if not args.json:
+            print(args.prompt, end="", file=out, flush=True)
+        for event in engine.generate(args.prompt, settings, should_stop=stop.is_set):
+            if args.json:
+                if isinstance(event, TokenEvent):
+                    out.write(json.dumps({"event": "token", "index": event.index, "token_id": event.token_id,
+                                          "text": event.text, "call_index": event.call_index}) + "\n")
+                elif isinstance(event, CallRecord):
+                    out.write(json.dumps(event.to_json()) + "\n")
+                elif isinstance(event, FinishedEvent):
+                    out.write(json.dumps({"event": "summary", "reason": event.reason,
+                                          "model": engine.label, **vars(event.summary),
+                                          "token_ids": event.token_ids, "text": event.text}) + "\n")
+                out.flush()
+            elif isinstance(event, TokenEvent):
+                print(event.text, end="", file=out, flush=True)
+            elif isinstance(event, CallRecord):
+                records.append(event)
+            elif isinstance(event, PhaseEvent) and on_phase and event.phase != "running":
+                on_phase(event)
+            elif isinstance(event, FinishedEvent):
+                print("\n", file=out)
+                print(format_call_table(records), file=out)
+                print(format_summary(engine.label, event), file=out)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.engine import load_engine
+    from app.core.errors import InvalidSettingsError
+
+    if not args.mode.startswith("jit-"):
+        raise InvalidSettingsError(f"Mode {args.mode!r} compiles nothing to inspect: use jit-static or jit-dynamic.")
+    max_new = 2 if args.step == "decode" else 1
+    settings = _settings(args, max_new_tokens=max(max_new, 1) if args.max_cache_len is None else max_new)
+    engine = load_engine(args.model, args.dtype, on_event=_phase_printer(err))
+    engine.clear_compiled()
+    for _ in engine.generate(args.prompt, settings.with_(max_new_tokens=max_new)):
+        pass
+    step_ir = engine.ir.get((args.mode, args.step))
+    if step_ir is None:
+        raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
+    text = _inspect_text(step_ir, args.what)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {len(text):,} characters to {args.output}", file=err)
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _inspect_text(step_ir: Any, what: str) -> str:
+    from app.core.ir import NOT_AVAILABLE
+
+    if what in ("cost", "memory"):
+        data = step_ir.cost if what == "cost" else step_ir.memory
+        return json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
+    text = step_ir.text(what.replace("-", "_"))
+    return text if text is not None else NOT_AVAILABLE
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Entry point of ``torchax-playground`` and ``python -m app``. Returns the exit status."""
+    out, err = out or sys.stdout, err or sys.stderr
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in (None, "gui"):
+        from app.gui import main as gui_main
+
+        return gui_main([] if getattr(args, "model", None) is None else ["--model", args.model])
+    try:
+        _quiet_libraries()
+        if args.command == "generate":
+            return cmd_generate(args, out, err)
+        return cmd_inspect(args, out, err)
+    except PlaygroundError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=err)
+        return 2
+    except Exception as exc:  # an unexpected failure still exits with one line
+        if args.debug:
+            raise
+        print(f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=err)
+        return 1
