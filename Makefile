@@ -1,0 +1,28 @@
+# Two commands on a fresh machine: `make run` opens the app on the built-in model, `make test` runs the tests.
+# Both create .venv and install the pinned dependencies (pyproject.toml) when missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/torchax-playground
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/decode.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
