@@ -34,6 +34,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-cache-len", type=int, default=None,
                    help="static KV-cache positions (default: prompt bucket + max new tokens, rounded to 64)")
+    p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
+                   help="use JAX's persistent compilation cache (default dir: the platform cache dir)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--step", choices=("prefill", "decode"), default="decode")
     ins.add_argument("--what", choices=WHAT, default="jaxpr")
     ins.add_argument("-o", "--output", help="write to this file instead of stdout")
+    race = sub.add_parser("race", help="run one prompt through several modes and compare them")
+    _add_model_args(race)
+    race.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    race.add_argument("--warm", action="store_true", help="keep compiled steps between modes (default: cold)")
+    race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("--model", default=None)
     return parser
@@ -132,6 +139,40 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
+    from app.core.compilation_cache import default_cache_dir, set_persistent_cache
+
+    if getattr(args, "persistent_cache", None):
+        path = default_cache_dir() if args.persistent_cache == "default" else args.persistent_cache
+        print(f"[cache] persistent compilation cache: {set_persistent_cache(path)}", file=err)
+
+
+def cmd_race(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.engine import load_engine
+    from app.core.events import FinishedEvent
+    from app.core.race import format_race_table, race, summary_rows
+
+    settings = _settings(args, capture_ir=False)
+    engine = load_engine(args.model, args.dtype, on_event=_phase_printer(err) if not args.json else None)
+    finished: dict[str, FinishedEvent] = {}
+    for tagged in race(engine, args.prompt, args.modes, settings, cold=not args.warm):
+        if isinstance(tagged.event, FinishedEvent):
+            finished[tagged.mode] = tagged.event
+            if not args.json:
+                print(f"[race] {tagged.mode}: {tagged.event.summary.n_tokens} tokens in "
+                      f"{tagged.event.summary.total_ms:,.0f} ms", file=err, flush=True)
+    rows = summary_rows(finished)
+    if args.json:
+        for row in rows:
+            out.write(json.dumps({"event": "race", **row, "token_ids": finished[row["mode"]].token_ids}) + "\n")
+    else:
+        print(f"model {engine.label} | prompt {args.prompt!r}", file=out)
+        print(format_race_table(rows), file=out)
+        same = len({tuple(f.token_ids) for f in finished.values()}) == 1
+        print(f"identical tokens across modes: {'yes' if same else 'no'}", file=out)
+    return 0
+
+
 def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.engine import load_engine
     from app.core.errors import InvalidSettingsError
@@ -182,9 +223,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         return gui_main([] if getattr(args, "model", None) is None else ["--model", args.model])
     try:
         _quiet_libraries()
-        if args.command == "generate":
-            return cmd_generate(args, out, err)
-        return cmd_inspect(args, out, err)
+        _use_persistent_cache(args, err)
+        command = {"generate": cmd_generate, "race": cmd_race, "inspect": cmd_inspect}[args.command]
+        return command(args, out, err)
     except PlaygroundError as exc:
         if args.debug:
             raise

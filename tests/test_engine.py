@@ -25,7 +25,7 @@ def test_jit_static_compiles_exactly_twice_for_30_tokens(llama_engine):
     calls = of(events, CallRecord)
     assert len(calls) == 30
     assert [c.index for c in calls if c.compiled] == [0, 1]
-    assert calls[0].step == "prefill" and calls[0].compile_reason == "first call"
+    assert calls[0].step == "prefill" and calls[0].compile_reason.startswith("first call")
     assert all(c.trace_ms > 0 and c.lower_ms > 0 and c.compile_ms > 0 for c in calls[:2])
     assert all(c.execute_ms > 0 and c.wall_ms >= c.execute_ms for c in calls)
     finished = events[-1]

@@ -74,6 +74,7 @@ class CompiledStep:
         self._executables: dict[Any, Any] = {}
         self._last_shapes: dict[str, tuple] | None = None
         self.n_compiles = 0
+        self.first_reason = "first call"
 
     def clear(self) -> None:
         """Forget every compiled executable (the next call traces and compiles again)."""
@@ -96,7 +97,7 @@ class CompiledStep:
 
     def _reason(self, shapes: dict[str, tuple]) -> str:
         if self._last_shapes is None:
-            return "first call"
+            return self.first_reason
         changed = [
             _describe_change(name, self._last_shapes[name], shape)
             for name, shape in shapes.items()

@@ -63,6 +63,7 @@ class Engine:
         self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR of the latest compile
         self._pending_ir: list[tuple[str, str, CompiledStep, tuple, CallTiming]] = []
         self.pending_events: list[PhaseEvent] = []
+        self._cleared = False
         self.eos_ids = _eos_ids(loaded)
         self.pad_id = self.eos_ids[0] if self.eos_ids else 0
 
@@ -118,13 +119,22 @@ class Engine:
             else:
                 step_fn, names = runners._make_step_fn(fn, greedy), runners.STEP_ARGS
             donate = (1,) if mode == "jit-static" else ()
-            self._steps[key] = CompiledStep(step_fn, kind, names, donate_argnums=donate)
+            step = CompiledStep(step_fn, kind, names, donate_argnums=donate)
+            if (mode, kind, not greedy) in self._steps:
+                step.first_reason = f"new static argument: greedy={greedy}"
+            elif self._cleared:
+                step.first_reason = "first call after caches were cleared"
+            self._steps[key] = step
         return self._steps[key]
 
     def clear_compiled(self) -> None:
         """Drop every compiled step of this engine: the next run traces, lowers and compiles again (new
-        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too)."""
+        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well."""
+        from app.core.compilation_cache import clear_in_memory_caches
+
         self._steps.clear()
+        self._cleared = True
+        clear_in_memory_caches()
 
     def dynamic_cache(self) -> Any:
         """An empty ``DynamicCache`` whose tensors (if any) are jax arrays."""
