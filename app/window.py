@@ -66,8 +66,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         ui, w = self.ui, self.compute.worker
         w.phase.connect(self.on_phase)
-        w.call.connect(self.on_call)
-        w.token.connect(self.on_token)
+        w.batch.connect(self.on_batch)
         w.ir.connect(self.on_ir)
         w.finished.connect(self.on_finished)
         w.loaded.connect(self.on_loaded)
@@ -190,6 +189,14 @@ class MainWindow(QMainWindow):
         self.ui.busy.start("running")
 
     @Slot(object)
+    def on_batch(self, events: list[Any]) -> None:
+        """CallRecords and TokenEvents, in engine order (see :class:`app.worker.EngineWorker`)."""
+        for event in events:
+            if hasattr(event, "token_id"):
+                self.on_token(event)
+            else:
+                self.on_call(event)
+
     def on_call(self, record: Any) -> None:
         self.ui.plot.add_record(record)
         self.ui.tokens.add_call(CallInfo(record.index, record.step, record.wall_ms, record.compiled,
@@ -197,7 +204,6 @@ class MainWindow(QMainWindow):
         if record.compiled:
             self._n_compiles += 1
 
-    @Slot(object)
     def on_token(self, event: Any) -> None:
         if self._t_first is None:
             self._t_first = time.perf_counter()

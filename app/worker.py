@@ -17,6 +17,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+#: Calls and tokens are sent to the GUI at most this often while steps are fast (seconds).
+BATCH_INTERVAL_S = 0.016
+#: A token that arrives this long after the previous one is sent at once (slow steps are not delayed).
+SLOW_STEP_S = 0.008
+
 
 class EngineWorker(QObject):
     """Executes requests on the compute thread. Every signal below is emitted from the compute thread.
@@ -24,8 +29,9 @@ class EngineWorker(QObject):
     Signals
     -------
     phase(PhaseEvent): a loading / converting / tracing / lowering / compiling / running phase.
-    call(CallRecord): one model call finished.
-    token(TokenEvent): one generated token.
+    batch(list): CallRecord and TokenEvent objects in order, emitted at most every ~16 ms while steps
+        are fast (one signal per step when a step takes longer than :data:`SLOW_STEP_S`), so a 1 ms/token
+        model does not hand the GIL to the GUI thousands of times per second.
     ir(IREvent): IR captured for a newly compiled step.
     finished(FinishedEvent): a run ended (eos, max_new_tokens, cache_full or stopped).
     loaded(label, model_id, seconds): a model is ready.
@@ -35,8 +41,7 @@ class EngineWorker(QObject):
     """
 
     phase = Signal(object)
-    call = Signal(object)
-    token = Signal(object)
+    batch = Signal(object)
     ir = Signal(object)
     finished = Signal(object)
     loaded = Signal(str, str, float)
@@ -84,26 +89,43 @@ class EngineWorker(QObject):
                 raise PlaygroundError("No model is loaded: pick one and press Load.")
             self.runStarted.emit()
             should_stop = lambda: stop.is_set() or self._interrupted()  # noqa: E731 (not a signal)
-            for event in self._engine.generate(prompt, settings, should_stop=should_stop):
-                self._dispatch(event)
+            self._stream(self._engine.generate(prompt, settings, should_stop=should_stop))
         except Exception as exc:  # noqa: BLE001
             self._report(exc)
         finally:
             self.idle.emit("run")
 
-    def _dispatch(self, event: Any) -> None:
+    def _stream(self, events: Any) -> None:
+        """Forward engine events: calls and tokens batched (≤ ~60 signals/s), everything else at once."""
         from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
 
-        if isinstance(event, TokenEvent):
-            self.token.emit(event)
-        elif isinstance(event, CallRecord):
-            self.call.emit(event)
-        elif isinstance(event, PhaseEvent):
-            self.phase.emit(event)
-        elif isinstance(event, IREvent):
-            self.ir.emit(event)
-        elif isinstance(event, FinishedEvent):
-            self.finished.emit(event)
+        pending: list[Any] = []
+        last_flush = last_token = time.perf_counter()
+
+        def flush() -> None:
+            nonlocal last_flush
+            if pending:
+                self.batch.emit(list(pending))
+                pending.clear()
+            last_flush = time.perf_counter()
+
+        for event in events:
+            if isinstance(event, (CallRecord, TokenEvent)):
+                pending.append(event)
+                if isinstance(event, TokenEvent):
+                    now = time.perf_counter()
+                    if now - last_flush >= BATCH_INTERVAL_S or now - last_token >= SLOW_STEP_S:
+                        flush()
+                    last_token = now
+                continue
+            flush()
+            if isinstance(event, PhaseEvent):
+                self.phase.emit(event)
+            elif isinstance(event, IREvent):
+                self.ir.emit(event)
+            elif isinstance(event, FinishedEvent):
+                self.finished.emit(event)
+        flush()
 
     def _report(self, exc: BaseException) -> None:
         from app.core.errors import PlaygroundError

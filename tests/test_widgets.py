@@ -102,12 +102,15 @@ def test_ir_tabs_show_steps_summary_and_missing_text(qtbot, tmp_path):
     tabs = IRTabs()
     qtbot.addWidget(tabs)
     tabs.set_ir("prefill", _ir("prefill"))
-    assert "dot_general" in tabs.panels["jaxpr"].view.toPlainText()
+    assert "dot_general" in tabs.panels["jaxpr"].view.toPlainText()  # the visible tab: at once
+    assert tabs.pending()  # hidden tabs: a few event-loop turns later
+    qtbot.waitUntil(lambda: not tabs.pending(), timeout=1000)
     assert "HloModule" in tabs.panels["hlo"].view.toPlainText()
     assert "FLOPs <b>2.50 G</b>" in tabs.summary.text() and "equations <b>1</b>" in tabs.summary.text()
     assert tabs.current_step() == "prefill"
     tabs.set_ir("decode", _ir("decode", hlo=None))
     tabs.show_step("decode")
+    tabs.tabs.setCurrentIndex(2)  # switching to a tab applies its pending text at once
     assert "not available on this backend" in tabs.panels["hlo"].view.toPlainText()
     assert tabs.panels["hlo"].text() is None
     tabs.step_buttons["prefill"].click()

@@ -64,10 +64,12 @@ def test_run_shows_tokens_plot_and_ir(qtbot, window):
     assert tokens and window.ui.tokens.tooltip_for(tokens[0]).count("id ") == 1
     points = window.ui.plot.points()
     assert len(points) >= 2 and points[0].compiled and window.ui.plot.plotted_count() == len(points)
+    qtbot.waitUntil(lambda: not window.ui.ir_tabs.pending(), timeout=2000)
     assert window.findChild(QPlainTextEdit, "jaxprView").toPlainText().count("dot_general") > 0
     assert "HloModule" in window.findChild(QPlainTextEdit, "hloView").toPlainText()
     assert "stablehlo" in window.findChild(QPlainTextEdit, "stablehloView").toPlainText()
     window.ui.ir_tabs.show_step("decode")
+    qtbot.waitUntil(lambda: not window.ui.ir_tabs.pending(), timeout=2000)
     assert "decode step" in window.ui.ir_tabs.panels["hlo"].info.text()
     assert window.ui.stats.text("tokens") == str(len({t.index for t in tokens}))
 

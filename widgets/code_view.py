@@ -67,6 +67,7 @@ class CodeView(QPlainTextEdit):
         self._fmt = _formats()
         self._done: set[int] = set()
         self._highlight = True
+        self._in_highlight = False
         self._numbers = _LineNumberArea(self)
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
@@ -97,22 +98,35 @@ class CodeView(QPlainTextEdit):
             block = block.next()
 
     def _highlight_visible(self) -> None:
-        if not self._highlight:
+        """Colour the on-screen lines not coloured yet, then re-lay them out with one dirty-mark."""
+        if not self._highlight or self._in_highlight:
             return
-        doc = self.document()
-        for block in self._visible_blocks():
-            number = block.blockNumber()
-            if number in self._done:
-                continue
-            self._done.add(number)
-            ranges = []
-            for start, length, kind in lex_line(block.text()):
-                rng = QTextLayout.FormatRange()
-                rng.start, rng.length, rng.format = start, length, self._fmt[kind]
-                ranges.append(rng)
-            if ranges:
-                block.layout().setFormats(ranges)
-                doc.markContentsDirty(block.position(), block.length())
+        first = self.firstVisibleBlock().blockNumber()
+        rows = self.viewport().height() // max(1, self.fontMetrics().lineSpacing()) + 2
+        todo = [n for n in range(max(first, 0), min(first + rows, self.blockCount())) if n not in self._done]
+        if not todo:
+            return
+        self._in_highlight = True
+        try:
+            doc = self.document()
+            block = doc.findBlockByNumber(todo[0])
+            start = end = block.position()
+            while block.isValid() and block.blockNumber() <= todo[-1]:
+                number = block.blockNumber()
+                if number not in self._done:
+                    self._done.add(number)
+                    ranges = []
+                    for pos, length, kind in lex_line(block.text()):
+                        rng = QTextLayout.FormatRange()
+                        rng.start, rng.length, rng.format = pos, length, self._fmt[kind]
+                        ranges.append(rng)
+                    if ranges:
+                        block.layout().setFormats(ranges)
+                end = block.position() + block.length()
+                block = block.next()
+            doc.markContentsDirty(start, end - start)
+        finally:
+            self._in_highlight = False
 
     @Slot(QRect, int)
     def _on_update_request(self, rect: QRect, dy: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
@@ -27,6 +27,9 @@ class IRPanel(QWidget):
         self._suffix = suffix
         self._text: str | None = None
         self._step = "decode"
+        self._pending: tuple[str | None, str] | None = None
+        self._pending_timer = QTimer(self, singleShot=True)
+        self._pending_timer.timeout.connect(self.apply_pending)
         self.view = CodeView()
         self.view.setObjectName(view_name)
         self.find_bar = FindBar(self.view)
@@ -53,12 +56,33 @@ class IRPanel(QWidget):
 
     def set_placeholder(self, message: str) -> None:
         """Show a grey message instead of IR text (nothing to copy or save)."""
+        self._pending = None
         self._text = None
         self.view.set_code(message, highlight=False)
         self.info.setText("")
 
-    def set_text(self, text: str | None, step: str) -> None:
-        """Show ``text`` for ``step`` ('prefill' | 'decode'); ``None`` means the backend cannot produce it."""
+    def set_text(self, text: str | None, step: str, delay_ms: int | None = None) -> None:
+        """Show ``text`` for ``step`` ('prefill' | 'decode'); ``None`` means the backend cannot produce it.
+
+        With ``delay_ms`` the text is put in the view by a single-shot timer, so several large texts are
+        loaded in separate event-loop turns instead of one long GUI-thread stall.
+        """
+        self._pending = (text, step)
+        if delay_ms is None:
+            self.apply_pending()
+        else:
+            self._pending_timer.start(delay_ms)
+
+    def has_pending(self) -> bool:
+        return self._pending is not None
+
+    @Slot()
+    def apply_pending(self) -> None:
+        self._pending_timer.stop()
+        if self._pending is None:
+            return
+        text, step = self._pending
+        self._pending = None
         self._step = step
         if text is None:
             self.set_placeholder(f"{self.title} of the {step} step: {NOT_AVAILABLE}.")

@@ -63,8 +63,9 @@ class IRTabs(QWidget):
         }
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for key, panel in self.panels.items():
+        for panel in self.panels.values():
             self.tabs.addTab(panel, panel.title)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.step_buttons: dict[str, QPushButton] = {}
         group = QButtonGroup(self)
         group.setExclusive(True)
@@ -116,13 +117,30 @@ class IRTabs(QWidget):
         ir = self._irs.get(step)
         if ir is None:
             return
-        self.panels["jaxpr"].set_text(_get(ir, "jaxpr"), step)
-        self.panels["stablehlo"].set_text(_get(ir, "stablehlo"), step)
-        self.panels["hlo"].set_text(_get(ir, "hlo"), step)
+        # The visible tab now; the hidden ones in later event-loop turns (each text can be megabytes).
+        current = self.tabs.currentWidget()
+        delay = 0
+        for key, panel in self.panels.items():
+            text = _get(ir, key)
+            if panel is current:
+                panel.set_text(text, step)
+            else:
+                delay += 40
+                panel.set_text(text, step, delay_ms=delay)
         self.summary.setText(summary_text(ir))
+
+    def pending(self) -> bool:
+        """True while a hidden tab still waits for its text (see :meth:`IRPanel.set_text`)."""
+        return any(p.has_pending() for p in self.panels.values())
 
     def current_step(self) -> str:
         return self._step
+
+    @Slot(int)
+    def _on_tab_changed(self, _index: int) -> None:
+        panel = self.tabs.currentWidget()
+        if isinstance(panel, IRPanel) and panel.has_pending():
+            panel.apply_pending()
 
     @Slot(object)
     def _on_step_clicked(self, button: QPushButton) -> None:

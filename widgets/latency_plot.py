@@ -24,7 +24,8 @@ MAX_RUNS = 5
 MAX_ANNOTATIONS = 3
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 COMPILE_COLOUR = "#ea580c"
-REDRAW_INTERVAL_MS = 33
+REDRAW_INTERVAL_MS = 50
+X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 
 
 @dataclass
@@ -44,10 +45,14 @@ class _Run:
     label: str
     colour: str
     line: pg.PlotDataItem
-    dots: pg.PlotDataItem
+    dots: dict[str, pg.PlotDataItem]
     points: list[PlotPoint] = field(default_factory=list)
     notes: list[pg.TextItem] = field(default_factory=list)
     dirty: bool = False
+
+
+def _kind(p: PlotPoint) -> str:
+    return "compiled" if p.compiled else p.step
 
 
 def describe(record: Any) -> str:
@@ -106,6 +111,7 @@ class LatencyPlot(pg.PlotWidget):
         for extra in (self._median, self._median_label, self._hover):
             item.addItem(extra, ignoreBounds=True)
         self._hovered = -1
+        self._x_right = 0
         self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
         self._timer.timeout.connect(self.redraw)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -120,19 +126,28 @@ class LatencyPlot(pg.PlotWidget):
             for note in old.notes:
                 self.removeItem(note)
             old.notes.clear()
-            old.line.setOpacity(0.45)
-            old.dots.setOpacity(0.45)
+            for it in (old.line, *old.dots.values()):
+                it.setOpacity(0.45)
         colour = RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
         line = pg.PlotDataItem(pen=pg.mkPen(colour, width=1.5), name=f"run {self._next_id} · {label}")
-        dots = pg.PlotDataItem(pen=None, symbol="o")
+        # One item per marker kind with a uniform style: pyqtgraph's fast path (no per-point pens).
+        white = pg.mkPen("w", width=1)
+        dots = {
+            "prefill": pg.PlotDataItem(pen=None, symbol="s", symbolSize=9, symbolBrush=colour, symbolPen=white),
+            "decode": pg.PlotDataItem(pen=None, symbol="o", symbolSize=8, symbolBrush=colour, symbolPen=white),
+            "compiled": pg.PlotDataItem(pen=None, symbol="star", symbolSize=18, symbolBrush=COMPILE_COLOUR,
+                                        symbolPen=pg.mkPen("#7c2d12", width=1)),
+        }
         self.addItem(line)
-        self.addItem(dots)
+        for item in dots.values():
+            self.addItem(item)
         run = _Run(self._next_id, label, colour, line, dots)
         self._runs.append(run)
         self._next_id += 1
         self._median.setVisible(False)
         self._median_label.setVisible(False)
         self._hover.setData([], [])
+        self._x_right = max(self._x_right, 0)
         return run.run_id
 
     def add_record(self, record: Any) -> None:
@@ -165,7 +180,7 @@ class LatencyPlot(pg.PlotWidget):
         """Number of points actually handed to pyqtgraph for a run (after the throttled redraw)."""
         if not self._runs:
             return 0
-        xs, _ = self._runs[run].dots.getData()
+        xs, _ = self._runs[run].line.getData()
         return 0 if xs is None else len(xs)
 
     def steady_median_ms(self) -> float | None:
@@ -193,13 +208,18 @@ class LatencyPlot(pg.PlotWidget):
         xs = [p.x for p in run.points]
         ys = [max(p.wall_ms, 1e-3) for p in run.points]
         run.line.setData(xs, ys)
-        symbols = ["star" if p.compiled else ("s" if p.step == "prefill" else "o") for p in run.points]
-        sizes = [17 if p.compiled else 8 for p in run.points]
-        brushes = [pg.mkBrush(COMPILE_COLOUR if p.compiled else run.colour) for p in run.points]
-        pens = [pg.mkPen("#7c2d12" if p.compiled else "w", width=1) for p in run.points]
-        run.dots.setData(xs, ys, symbol=symbols, symbolSize=sizes, symbolBrush=brushes, symbolPen=pens)
+        for kind, item in run.dots.items():
+            chosen = [p for p in run.points if _kind(p) == kind]
+            item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
         if run is self._runs[-1]:
             self._annotate(run)
+            self._grow_x_range(max((p.x for r in self._runs for p in r.points), default=0))
+
+    def _grow_x_range(self, last_x: int) -> None:
+        right = (last_x // X_STEP + 1) * X_STEP
+        if right != self._x_right:
+            self._x_right = right
+            self.getPlotItem().setXRange(-1, right, padding=0.02)
 
     def _annotate(self, run: _Run) -> None:
         """Label the first compiling calls with their split, alternately above and below the point."""
@@ -228,7 +248,7 @@ class LatencyPlot(pg.PlotWidget):
             self._median_label.setPos(last_x, y)
 
     def _drop(self, run: _Run) -> None:
-        for it in (run.line, run.dots, *run.notes):
+        for it in (run.line, *run.dots.values(), *run.notes):
             self.removeItem(it)
         self.legend.removeItem(run.line)
         self._runs.remove(run)
