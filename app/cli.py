@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--step", choices=("prefill", "decode"), default="decode")
     ins.add_argument("--what", choices=WHAT, default="jaxpr")
     ins.add_argument("-o", "--output", help="write to this file instead of stdout")
+    ins.add_argument("--source-map", action="store_true",
+                     help="print the source map instead (source line / ATen op → jaxpr equations, StableHLO "
+                          "ops, HLO instructions, flops) as CSV, or JSON with -o file.json or --json")
+    ins.add_argument("--json", action="store_true", help="with --source-map: JSON instead of CSV")
+    ins.add_argument("--fold-layers", action="store_true",
+                     help="with --source-map: merge repeated layers (model.layers.*.mlp)")
     race = sub.add_parser("race", help="run one prompt through several modes and compare them")
     _add_model_args(race)
     race.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
@@ -188,7 +194,10 @@ def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     step_ir = engine.ir.get((args.mode, args.step))
     if step_ir is None:
         raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
-    text = _inspect_text(step_ir, args.what)
+    if args.source_map:
+        text = _source_map_text(engine, step_ir, args)
+    else:
+        text = _inspect_text(step_ir, args.what)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -196,6 +205,17 @@ def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(text if text.endswith("\n") else text + "\n")
     return 0
+
+
+def _source_map_text(engine: Any, step_ir: Any, args: argparse.Namespace) -> str:
+    from app.core import source_map_io
+    from app.core.source_map import build_source_map
+
+    sm = build_source_map(step_ir, args.step, getattr(getattr(engine, "loaded", None), "model", None))
+    if args.fold_layers:
+        sm = sm.fold_layers()
+    as_json = args.json or (args.output or "").lower().endswith(".json")
+    return source_map_io.to_json(sm, indent=1) if as_json else source_map_io.to_csv(sm)
 
 
 def _inspect_text(step_ir: Any, what: str) -> str:

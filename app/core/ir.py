@@ -22,7 +22,10 @@ class StepIR:
 
     ``jaxpr`` is the closed jaxpr pretty-printed with name stacks (torchax's ``aten::`` scopes);
     ``jaxpr_source`` adds each equation's source location. ``stablehlo`` is the lowered module
-    (``Lowered.as_text()``), ``hlo`` the optimized HLO after XLA's passes (``Compiled.as_text()``).
+    (``Lowered.as_text()``); ``stablehlo_debug`` the same module with source locations
+    (``as_text(debug_info=True)``: each op line gains ``loc(#locN)`` and ``#loc`` alias lines surround the
+    module; the other lines are those of ``stablehlo``, in order — see ``app/core/ir_text_index.py``).
+    ``hlo`` is the optimized HLO after XLA's passes (``Compiled.as_text()``).
     ``cost``: ``Compiled.cost_analysis()`` (keys such as ``flops``, ``bytes accessed``, float values).
     ``memory``: ``Compiled.memory_analysis()`` as bytes: ``argument``, ``output``, ``temp``,
     ``generated_code``, ``alias``. ``input_labels``: one readable name per flattened input of the jaxpr,
@@ -32,6 +35,7 @@ class StepIR:
     jaxpr: str | None = None
     jaxpr_source: str | None = None
     stablehlo: str | None = None
+    stablehlo_debug: str | None = None
     hlo: str | None = None
     cost: dict[str, float] | None = None
     memory: dict[str, int] | None = None
@@ -132,11 +136,13 @@ def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -
         _safe(lambda: closed.pretty_print(name_stack=True, source_info=True)) if closed is not None else None
     )
     stablehlo = _safe(lowered.as_text)
+    stablehlo_debug = _safe(lowered.as_text, debug_info=True)
     hlo = _safe(compiled.as_text)
     return StepIR(
         jaxpr=jaxpr,
         jaxpr_source=jaxpr_src,
         stablehlo=stablehlo,
+        stablehlo_debug=stablehlo_debug,
         hlo=hlo,
         cost=cost_dict(_safe(compiled.cost_analysis)),
         memory=memory_dict(_safe(compiled.memory_analysis)),

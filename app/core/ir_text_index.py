@@ -1,0 +1,264 @@
+"""Line indexes over the IR texts of a step: which lines of the jaxpr, StableHLO and optimized HLO texts
+belong to which equation or source location. Pure text parsing; no JAX import.
+
+Formats parsed (jax 0.10.2, XLA bundled with jaxlib 0.10.2):
+
+- jaxpr (``ClosedJaxpr.pretty_print``): shared sub-jaxprs first (``let name = { lambda … } in``), then the
+  main ``{ lambda ; binders. let`` block whose top-level equations start at a 4-space indent; continuation
+  lines are indented deeper or start with ``]`` (closing parameters). ``in (…) }`` ends the block.
+- StableHLO with ``as_text(debug_info=True)``: every op line ends with ``loc(#locN)``; ``#locN = loc(…)``
+  alias lines (name locations ``"jit(step)/<name stack>/<primitive>"(#child)``, ``callsite(#callee at
+  #caller)``, file locations ``"file":line:col``) come before and after the module. Removing them leaves
+  the lines of the plain ``as_text()`` in order, so a line number maps across the two texts.
+- optimized HLO: instructions carry ``metadata={op_name="…" stack_frame_id=K}`` (or the older
+  ``source_file="…" source_line=N``); the module header holds ``FileNames``, ``FunctionNames``,
+  ``FileLocations`` and ``StackFrames`` tables; a frame's ``file_location_id`` is the innermost user frame.
+
+All line numbers are 1-based.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_EQN_START = re.compile(r"^    [^ \])}#]")
+_LOC_DEF = re.compile(r"^#loc(\d*) = loc\((.*)\)\s*$")
+_LOC_REF = re.compile(r"loc\(#loc(\d*)\)\s*$")
+_NAME_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\(#loc(\d*)\))?$')
+_FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):\d+')
+_CALLSITE = re.compile(r"^callsite\(#loc(\d*) at #loc(\d*)\)$")
+_FUNC = re.compile(r"^\s*func\.func (?:public |private )?@([\w.$\-]+)\(")
+_CALL = re.compile(r"\bcall @([\w.$\-]+)\(")
+_STABLE_OP = re.compile(r"^\s*(?:%[\w#:, ]+ = )?\"?((?:stablehlo|chlo|func|sdy|mhlo)\.[\w.]+|call)\b")
+
+_HLO_COMP = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\) -> .*\{\s*$")
+_HLO_INSTR = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = (.*?) ([a-z][\w\-]*)\(")
+_HLO_META = re.compile(r"metadata=\{([^}]*)\}")
+_META_FIELD = re.compile(r'(\w+)=(?:"((?:[^"\\]|\\.)*)"|(\S+))')
+_HLO_CALLS = re.compile(r"calls=%?([\w.\-]+)")
+_TABLE_ROW = re.compile(r"^(\d+) (.*)$")
+
+
+def split_loc_name(name: str) -> tuple[str, str]:
+    """``"jit(step)/scaled_dot_product_attention/aten::bmm/dot_general"`` → (scope, primitive)
+    = ``("scaled_dot_product_attention/aten::bmm", "dot_general")``; the leading ``jit(…)`` is dropped."""
+    parts = name.split("/")
+    if parts and parts[0].startswith("jit"):
+        parts = parts[1:]
+    if not parts:
+        return "", ""
+    return "/".join(parts[:-1]), parts[-1]
+
+
+# ---------------------------------------------------------------------------------------------- jaxpr
+def jaxpr_equation_lines(text: str | None, n_eqns: int) -> list[tuple[int, int]] | None:
+    """(first, last) line of each top-level equation of the main jaxpr, in equation order.
+
+    ``None`` when the text cannot be parsed into exactly ``n_eqns`` equations (an unexpected format).
+    """
+    if not text:
+        return None
+    lines = text.split("\n")
+    main = max((i for i, s in enumerate(lines) if s.startswith("{ lambda")), default=None)
+    if main is None:
+        return None
+    i = main
+    while i < len(lines) and not lines[i].rstrip().endswith("let"):
+        i += 1
+    starts: list[int] = []
+    end = len(lines)
+    for j in range(i + 1, len(lines)):
+        s = lines[j]
+        if s.startswith("  in ") or s.startswith("  in("):
+            end = j
+            break
+        if _EQN_START.match(s):
+            starts.append(j)
+    if len(starts) != n_eqns:
+        return None
+    bounds = starts[1:] + [end]
+    return [(a + 1, b) for a, b in zip(starts, bounds)]
+
+
+# ------------------------------------------------------------------------------------------ StableHLO
+@dataclass
+class StableOp:
+    """One StableHLO op line: ``line`` in the plain text, its function, and where it came from."""
+
+    line: int
+    func: str
+    op: str
+    scope: str = ""
+    primitive: str = ""
+    file: str = ""
+    src_line: int = 0
+    callee: str | None = None
+
+
+class _LocTable:
+    def __init__(self, defs: dict[str, str]):
+        self.defs = defs
+        self.memo: dict[str, tuple[str, str, int]] = {}
+
+    def resolve(self, ref: str, depth: int = 0) -> tuple[str, str, int]:
+        """(name, file, line) of ``#loc<ref>``: the outermost name and the innermost (callee) file."""
+        if ref in self.memo:
+            return self.memo[ref]
+        body = self.defs.get(ref, "unknown")
+        out = ("", "", 0)
+        if depth < 64:
+            if m := _CALLSITE.match(body):
+                callee = self.resolve(m.group(1), depth + 1)
+                out = callee if callee[1] else (callee[0], *self.resolve(m.group(2), depth + 1)[1:])
+            elif m := _NAME_LOC.match(body):
+                child = self.resolve(m.group(2), depth + 1) if m.group(2) is not None else ("", "", 0)
+                out = (m.group(1), child[1], child[2])
+            elif m := _FILE_LOC.match(body):
+                out = ("", m.group(1), int(m.group(2)))
+        self.memo[ref] = out
+        return out
+
+
+def stablehlo_ops(debug_text: str | None, plain_text: str | None) -> list[StableOp] | None:
+    """Every op of the module with its source, numbered by lines of ``plain_text``.
+
+    ``None`` when the debug text is missing or its non-``#loc`` lines do not line up with ``plain_text``.
+    """
+    if not debug_text or not plain_text:
+        return None
+    defs: dict[str, str] = {}
+    body: list[str] = []
+    for s in debug_text.split("\n"):
+        if s.startswith("#loc"):
+            if m := _LOC_DEF.match(s):
+                defs[m.group(1)] = m.group(2)
+        else:
+            body.append(s)
+    plain = plain_text.split("\n")
+    while body and not body[-1].strip():
+        body.pop()
+    while plain and not plain[-1].strip():
+        plain.pop()
+    if len(body) != len(plain):
+        return None
+    table = _LocTable(defs)
+    ops: list[StableOp] = []
+    func = ""
+    for i, s in enumerate(body):
+        if m := _FUNC.match(s):
+            func = m.group(1)
+            continue
+        m = _STABLE_OP.match(s)
+        if not m or m.group(1).startswith("func.return"):
+            continue
+        op = StableOp(line=i + 1, func=func, op=m.group(1))
+        if c := _CALL.search(s):
+            op.callee = c.group(1)
+        if r := _LOC_REF.search(s):
+            name, op.file, op.src_line = table.resolve(r.group(1))
+            op.scope, op.primitive = split_loc_name(name)
+        ops.append(op)
+    return ops
+
+
+def function_lines(plain_text: str | None) -> dict[str, tuple[int, int]]:
+    """``{function name: (first, last) line}`` of each ``func.func`` in a StableHLO text."""
+    out: dict[str, tuple[int, int]] = {}
+    if not plain_text:
+        return out
+    lines = plain_text.split("\n")
+    for i, s in enumerate(lines):
+        if m := _FUNC.match(s):
+            indent = len(s) - len(s.lstrip())
+            j = i + 1
+            while j < len(lines) and not (lines[j].startswith(" " * indent + "}") and
+                                          len(lines[j]) - len(lines[j].lstrip()) == indent):
+                j += 1
+            out[m.group(1)] = (i + 1, min(j + 1, len(lines)))
+    return out
+
+
+# ------------------------------------------------------------------------------------- optimized HLO
+@dataclass
+class HloInstruction:
+    """One optimized-HLO instruction: ``line`` in the HLO text, its computation and the fusion instruction
+    that calls that computation (``None`` outside fusions); source from its metadata."""
+
+    line: int
+    name: str
+    opcode: str
+    computation: str
+    fusion: str | None = None
+    scope: str = ""
+    primitive: str = ""
+    file: str = ""
+    src_line: int = 0
+    function: str = ""
+
+
+def _tables(lines: list[str]) -> tuple[dict[str, dict[int, str]], int]:
+    """The header tables (``FileNames`` …) as ``{table: {id: row text}}`` and the first line after them."""
+    tables: dict[str, dict[int, str]] = {}
+    current: dict[int, str] | None = None
+    i = 0
+    for i, s in enumerate(lines):
+        if s in ("FileNames", "FunctionNames", "FileLocations", "StackFrames"):
+            current = tables.setdefault(s, {})
+        elif current is not None and (m := _TABLE_ROW.match(s)):
+            current[int(m.group(1))] = m.group(2)
+        elif s.startswith("%") or s.startswith("ENTRY"):
+            break
+    return tables, i
+
+
+def _fields(row: str) -> dict[str, str]:
+    return {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _META_FIELD.finditer(row)}
+
+
+def _frame_resolver(tables: dict[str, dict[int, str]]):
+    files = {k: v.strip('"') for k, v in tables.get("FileNames", {}).items()}
+    funcs = {k: v.strip('"') for k, v in tables.get("FunctionNames", {}).items()}
+    locs = {k: _fields(v) for k, v in tables.get("FileLocations", {}).items()}
+    frames = {k: _fields(v) for k, v in tables.get("StackFrames", {}).items()}
+
+    def resolve(frame_id: int) -> tuple[str, int, str]:
+        loc = locs.get(int(frames.get(frame_id, {}).get("file_location_id", -1)), {})
+        return (files.get(int(loc.get("file_name_id", -1)), ""), int(loc.get("line", 0)),
+                funcs.get(int(loc.get("function_name_id", -1)), ""))
+
+    return resolve
+
+
+def hlo_instructions(text: str | None) -> list[HloInstruction]:
+    """Every instruction of an optimized HLO module with the source recorded in its metadata."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    tables, start = _tables(lines)
+    resolve = _frame_resolver(tables)
+    out: list[HloInstruction] = []
+    comp = ""
+    fusion_of: dict[str, str] = {}
+    for i in range(start, len(lines)):
+        s = lines[i]
+        if m := _HLO_COMP.match(s):
+            comp = m.group(2)
+            continue
+        m = _HLO_INSTR.match(s)
+        if not m:
+            continue
+        ins = HloInstruction(line=i + 1, name=m.group(1), opcode=m.group(3), computation=comp)
+        if ins.opcode == "fusion" and (c := _HLO_CALLS.search(s)):
+            fusion_of[c.group(1)] = ins.name
+        if meta := _HLO_META.search(s):
+            f = _fields(meta.group(1))
+            ins.scope, ins.primitive = split_loc_name(f.get("op_name", ""))
+            if "stack_frame_id" in f:
+                ins.file, ins.src_line, ins.function = resolve(int(f["stack_frame_id"]))
+            if "source_file" in f:
+                ins.file, ins.src_line = f["source_file"], int(f.get("source_line", 0))
+        out.append(ins)
+    for ins in out:  # fused computations are printed before the fusion that calls them
+        ins.fusion = fusion_of.get(ins.computation)
+    return out
