@@ -57,6 +57,8 @@ class MainWindow(QMainWindow):
         self._n_compiles = 0
         self._error_details = ""
         self._closing = False
+        self._model_label = ""
+        self._ir_key: tuple | None = None  # (loaded model, mode) whose IR the tabs show
         self._connect()
         self._restore()
         if autoload:
@@ -152,8 +154,13 @@ class MainWindow(QMainWindow):
         ui = self.ui
         ui.tokens.start(prompt)
         ui.stats.reset()
-        ui.plot.start_run(f"{self._pending_settings.mode} · {self._loaded[0] if self._loaded else ''}")
-        ui.ir_tabs.clear("Waiting for the first compile…")
+        mode = self._pending_settings.mode
+        ui.plot.start_run(f"{mode} · {self._model_label}")
+        ir_key = (self._loaded, mode)
+        if ir_key != self._ir_key:  # same model and mode: the IR shown is still what runs, keep it
+            self._ir_key = ir_key
+            ui.ir_tabs.clear("Waiting for the first compile…" if mode.startswith("jit")
+                             else f"No jit in {mode} mode: pick jit-static or jit-dynamic to see the IR.")
         self._clear_error()
         self._set_status("Running…")
         self.compute.request_run(prompt, self._pending_settings)
@@ -220,8 +227,6 @@ class MainWindow(QMainWindow):
         ui.plot.redraw()
         ui.stats.set_stats(s.ttft_ms, s.decode_tokens_per_s or s.tokens_per_s, s.n_tokens, s.n_compiles,
                            s.steady_decode_ms)
-        if not s.n_compiles and ui.ir_tabs.current_step() and self._n_compiles == 0:
-            ui.ir_tabs.clear("Nothing compiled in this run (executables reused, or an eager mode).")
         decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
         self._set_status(
             f"Done ({REASONS.get(event.reason, event.reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
@@ -234,6 +239,7 @@ class MainWindow(QMainWindow):
         model = self._loaded[0] if self._loaded else model_id
         self.ui.model_label.setText(f"<b>{label}</b> · {self._loaded[1] if self._loaded else ''}")
         self.setWindowTitle(f"torchax playground — {label}")
+        self._model_label = label
         self.settings.remember_model(model)
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
         self.ui.model_picker.set_models(BUILTIN_MODELS, presets, self.settings.recent_models)

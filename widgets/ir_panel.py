@@ -58,7 +58,8 @@ class IRPanel(QWidget):
         """Show a grey message instead of IR text (nothing to copy or save)."""
         self._pending = None
         self._text = None
-        self.view.set_code(message, highlight=False)
+        self.view.set_code("", highlight=False)
+        self.view.setPlaceholderText(message)
         self.info.setText("")
 
     def set_text(self, text: str | None, step: str, delay_ms: int | None = None) -> None:
@@ -85,7 +86,9 @@ class IRPanel(QWidget):
         self._pending = None
         self._step = step
         if text is None:
-            self.set_placeholder(f"{self.title} of the {step} step: {NOT_AVAILABLE}.")
+            self._text = None
+            self.view.set_code(f"{self.title} of the {step} step: {NOT_AVAILABLE}.", highlight=False)
+            self.info.setText(f"{step} step")
             return
         self._text = text
         self.view.set_code(text)

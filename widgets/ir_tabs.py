@@ -20,8 +20,13 @@ def _get(obj: Any, name: str) -> Any:
 
 
 def _pick(d: dict | None, *needles: str) -> float | None:
-    """First value of ``d`` whose key contains every needle (cost/memory dict keys vary by backend)."""
-    for key, value in (d or {}).items():
+    """The value of key ``needles[0]`` if present, else the first key containing every needle.
+
+    Cost/memory dict keys vary by backend (XLA also reports per-operand ``"bytes accessed0{}"``)."""
+    d = d or {}
+    if isinstance(d.get(needles[0]), (int, float)):
+        return float(d[needles[0]])
+    for key, value in d.items():
         if all(n in key.lower() for n in needles) and isinstance(value, (int, float)):
             return float(value)
     return None

@@ -96,6 +96,8 @@ class LatencyPlot(pg.PlotWidget):
         item.getAxis("left").enableAutoSIPrefix(False)
         item.setMenuEnabled(False)
         item.getViewBox().setDefaultPadding(0.15)
+        item.setXRange(-1, X_STEP, padding=0.02)
+        item.setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
         self.setTitle(
             f"<span style='color:#374151;font-size:9pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
             "compiling call &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
@@ -123,11 +125,8 @@ class LatencyPlot(pg.PlotWidget):
         if len(self._runs) >= MAX_RUNS:
             self._drop(self._runs[0])
         for old in self._runs:
-            for note in old.notes:
-                self.removeItem(note)
-            old.notes.clear()
-            for it in (old.line, *old.dots.values()):
-                it.setOpacity(0.45)
+            for it in (old.line, *old.dots.values(), *old.notes):
+                it.setOpacity(0.4)
         colour = RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
         line = pg.PlotDataItem(pen=pg.mkPen(colour, width=1.5), name=f"run {self._next_id} · {label}")
         # One item per marker kind with a uniform style: pyqtgraph's fast path (no per-point pens).
@@ -208,6 +207,7 @@ class LatencyPlot(pg.PlotWidget):
         xs = [p.x for p in run.points]
         ys = [max(p.wall_ms, 1e-3) for p in run.points]
         run.line.setData(xs, ys)
+        self.getPlotItem().enableAutoRange(y=True)
         for kind, item in run.dots.items():
             chosen = [p for p in run.points if _kind(p) == kind]
             item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
@@ -243,9 +243,8 @@ class LatencyPlot(pg.PlotWidget):
         if median is not None:
             y = math.log10(median)
             self._median.setPos(QPointF(0, y))
-            last_x = max(p.x for p in self._runs[-1].points)
-            self._median_label.setText(f"steady {ms(median)}  ({1000 / median:.0f} tok/s)")
-            self._median_label.setPos(last_x, y)
+            self._median_label.setText(f"steady decode {ms(median)} ({1000 / median:.0f} tok/s)")
+            self._median_label.setPos(self._x_right, y)
 
     def _drop(self, run: _Run) -> None:
         for it in (run.line, *run.dots.values(), *run.notes):
