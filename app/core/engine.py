@@ -271,9 +271,6 @@ class Engine:
             step_gen = runner.decode(result.token, position)
             kind = "decode"
             position += 1
-        tail = detok.flush()
-        if tail:
-            yield TokenEvent(len(detok.ids) - 1, detok.ids[-1], tail, records[-1].index)
         total_ms = (time.perf_counter() - t_start) * 1000
         summary = Summary.from_records(mode, records, len(detok.ids), ttft_ms, total_ms)
         text = self.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)

@@ -141,7 +141,9 @@ class Summary:
 
 @dataclass(frozen=True)
 class FinishedEvent(_Event):
-    """Generation ended. ``reason`` is why; ``token_ids`` are all generated ids; ``text`` the decoded text."""
+    """Generation ended. ``reason`` is why; ``token_ids`` are all generated ids; ``text`` the decoded text
+    (authoritative: it also holds a character cut by the end of generation, which token deltas never
+    emit half-way)."""
 
     reason: FinishReason
     summary: Summary

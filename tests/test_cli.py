@@ -1,0 +1,59 @@
+"""The command line: streamed text, --json lines, inspect, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from app.cli import main
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_generate_streams_text_then_a_timing_table(model_dirs):
+    code, out, err = run_cli("generate", "--model", model_dirs("llama"), "--prompt", "The jit",
+                             "--max-new-tokens", "5")
+    assert code == 0, err
+    assert out.startswith("The jit")
+    assert "compiled: first call" in out and "time to first token" in out and "compiles 2" in out
+    assert "[compiling] decode step" in err
+
+
+def test_generate_json_lines(model_dirs):
+    code, out, _ = run_cli("generate", "--model", model_dirs("llama"), "--prompt", "The jit",
+                           "--max-new-tokens", "5", "--json", "--mode", "jit-static")
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    tokens = [x for x in lines if x["event"] == "token"]
+    calls = [x for x in lines if x["event"] == "call"]
+    summary = lines[-1]
+    assert summary["event"] == "summary" and summary["n_tokens"] == 5
+    assert [t["token_id"] for t in tokens] == summary["token_ids"]
+    assert len(calls) == 5 and calls[0]["step"] == "prefill"
+    assert summary["text"].startswith("".join(t["text"] for t in tokens))
+
+
+def test_inspect_prints_jaxpr_and_writes_hlo(model_dirs, tmp_path):
+    code, out, _ = run_cli("inspect", "--model", model_dirs("llama"), "--step", "decode", "--what", "jaxpr")
+    assert code == 0 and "dot_general" in out
+    target = tmp_path / "decode.hlo"
+    code, _, err = run_cli("inspect", "--model", model_dirs("llama"), "--step", "prefill", "--what", "hlo",
+                           "-o", str(target))
+    assert code == 0 and target.read_text().startswith("HloModule") and "wrote" in err
+    code, out, _ = run_cli("inspect", "--model", model_dirs("llama"), "--what", "cost")
+    assert code == 0 and json.loads(out)["flops"] > 0
+
+
+def test_errors_are_one_line_with_status_2(model_dirs):
+    code, out, err = run_cli("generate", "--model", "no-such-org/no-such-model-xyz")
+    error_lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert code == 2 and len(error_lines) == 1 and "no-such-org/no-such-model-xyz" in error_lines[0]
+    assert "Traceback" not in err
+    code, _, err = run_cli("generate", "--model", model_dirs("llama"), "--top-p", "1.5")
+    assert code == 2 and "top_p" in err
+    code, _, err = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch")
+    assert code == 2 and "compiles nothing" in err

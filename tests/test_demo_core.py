@@ -1,0 +1,97 @@
+"""Demo-kit core: mode race, persistent compilation cache, compile reasons, exports, CLI race."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from app.cli import main
+from app.core import compilation_cache as cc
+from app.core.events import CallRecord, FinishedEvent
+from app.core.export import markdown_report, write_records_csv, write_records_json
+from app.core.race import format_race_table, race, summary_rows
+from app.core.settings import GenerationSettings
+
+
+def test_race_gives_identical_greedy_tokens_and_expected_compiles(llama_engine):
+    finished, records = {}, {}
+    settings = GenerationSettings(max_new_tokens=6)
+    for tagged in race(llama_engine, "The jit function", ["torch", "jit-dynamic", "jit-static"], settings):
+        if isinstance(tagged.event, FinishedEvent):
+            finished[tagged.mode] = tagged.event
+        elif isinstance(tagged.event, CallRecord):
+            records.setdefault(tagged.mode, []).append(tagged.event)
+    assert len({tuple(f.token_ids) for f in finished.values()}) == 1
+    assert all(r.compiled for r in records["jit-dynamic"])
+    assert sum(r.compiled for r in records["jit-static"]) == 2
+    assert not any(r.compiled for r in records["torch"])
+    rows = summary_rows(finished)
+    assert [r["mode"] for r in rows] == ["torch", "jit-dynamic", "jit-static"]
+    assert rows[0]["speedup_vs_torch"] == pytest.approx(1.0)
+    table = format_race_table(rows)
+    assert "jit-static" in table and "TTFT ms" in table
+
+
+def test_race_rejects_unknown_modes(llama_engine):
+    from app.core.errors import InvalidSettingsError
+
+    with pytest.raises(InvalidSettingsError, match="Race modes"):
+        list(race(llama_engine, "x", ["torch", "nope"], GenerationSettings()))
+
+
+def test_cleared_caches_and_static_arguments_are_named(llama_engine):
+    llama_engine.clear_compiled()
+    first = [e for e in llama_engine.generate("The jit", GenerationSettings(max_new_tokens=2))
+             if isinstance(e, CallRecord)]
+    assert first[0].compile_reason == "first call after caches were cleared"
+    sampled = [e for e in llama_engine.generate("The jit", GenerationSettings(max_new_tokens=2, temperature=0.7))
+               if isinstance(e, CallRecord)]
+    assert sampled[0].compile_reason == "new static argument: greedy=False"
+
+
+def test_persistent_cache_serves_a_cleared_engine(llama_engine, tmp_path):
+    try:
+        cc.set_persistent_cache(tmp_path / "jax-cache")
+        llama_engine.clear_compiled()
+        cold = [e for e in llama_engine.generate("The jit", GenerationSettings(max_new_tokens=3))
+                if isinstance(e, CallRecord) and e.compiled]
+        assert cold and not any(r.persistent_cache_hit for r in cold)
+        n_files, n_bytes = cc.disk_cache_size(tmp_path / "jax-cache")
+        assert n_files >= 2 and n_bytes > 0
+        llama_engine.clear_compiled()  # cold in memory, warm on disk: "Replay cold start"
+        warm = [e for e in llama_engine.generate("The jit", GenerationSettings(max_new_tokens=3))
+                if isinstance(e, CallRecord) and e.compiled]
+        assert len(warm) == 2 and all(r.persistent_cache_hit for r in warm)
+        assert cc.clear_disk_cache(tmp_path / "jax-cache") == n_bytes
+        assert cc.disk_cache_size(tmp_path / "jax-cache") == (0, 0)
+    finally:
+        cc.set_persistent_cache(None)
+    assert cc.persistent_cache_dir() is None
+
+
+def test_exports_round_trip(llama_engine, tmp_path):
+    events = list(llama_engine.generate("The jit", GenerationSettings(max_new_tokens=4)))
+    records = [e for e in events if isinstance(e, CallRecord)]
+    assert write_records_csv(tmp_path / "calls.csv", {"run 1": records}) == 4
+    with open(tmp_path / "calls.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[0]["run"] == "run 1" and rows[0]["step"] == "prefill" and float(rows[1]["wall_ms"]) > 0
+    assert write_records_json(tmp_path / "calls.json", {"run 1": records}) == 4
+    data = json.loads((tmp_path / "calls.json").read_text())
+    assert data["run 1"][0]["input_shapes"]["input_ids"] == [1, 16]
+    report = markdown_report("Run", "tiny", "The jit", summary_rows({"jit-static": events[-1]}),
+                             images=["plot.png"], text=events[-1].text)
+    assert "| jit-static |" in report and "![plot](plot.png)" in report
+
+
+def test_cli_race_json(model_dirs):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["race", "--model", model_dirs("llama"), "--modes", "torch", "jit-static",
+                 "--max-new-tokens", "4", "--json"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["mode"] for r in rows] == ["torch", "jit-static"]
+    assert rows[0]["token_ids"] == rows[1]["token_ids"] and rows[1]["n_compiles"] == 2
