@@ -111,6 +111,8 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = _settings(args, capture_ir=not args.no_ir)
     on_phase = _phase_printer(err) if not args.json else None
     engine = load_engine(args.model, args.dtype, on_event=on_phase)
+    for warning in engine.warnings:
+        print(f"warning: {warning}", file=err)
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if _main_thread() else None
     records: list[CallRecord] = []

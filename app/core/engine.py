@@ -64,6 +64,7 @@ class Engine:
         self._pending_ir: list[tuple[str, str, CompiledStep, tuple, CallTiming]] = []
         self.pending_events: list[PhaseEvent] = []
         self._cleared = False
+        self.warnings: list[str] = _warnings(loaded)
         self.eos_ids = _eos_ids(loaded)
         self.pad_id = self.eos_ids[0] if self.eos_ids else 0
 
@@ -337,6 +338,20 @@ def _to_jax(env: Any, cache: Any) -> Any:
         if hasattr(layer, "device"):
             layer.device = torch.device("jax")
     return cache
+
+
+def _warnings(loaded: LoadedModel) -> list[str]:
+    """Things a user should know before running: bfloat16 on XLA:CPU is ~10x slower than float32
+    (every weight is converted to f32 each step; CONTEXT.md, "Speed on this machine")."""
+    import jax
+
+    found = []
+    if loaded.spec.dtype == "bfloat16" and jax.default_backend() == "cpu":
+        found.append("bfloat16 on XLA:CPU is about 10x slower than float32 (each weight is converted to "
+                     "float32 every step); use float32 on CPU.")
+    if loaded.spec.random_weights:
+        found.append(f"{loaded.spec.label}: random weights, so the text is noise; timings are real.")
+    return found
 
 
 def _eos_ids(loaded: LoadedModel) -> list[int]:
