@@ -120,6 +120,8 @@ class MainWindow(QMainWindow):
     def request_load(self, model: str) -> None:
         """Queue a load of ``model`` with the form's dtype (no-op if it is already loaded or loading)."""
         key = (model.strip(), self.ui.form.values()["dtype"])
+        if key == self._loaded:
+            self.ui.model_error.setVisible(False)  # back on the loaded model: an old load error is moot
         if not key[0] or key in (self._loaded, self._loading):
             return
         self._loading = key
@@ -240,6 +242,7 @@ class MainWindow(QMainWindow):
         self.ui.model_label.setText(f"<b>{label}</b> · {self._loaded[1] if self._loaded else ''}")
         self.setWindowTitle(f"torchax playground — {label}")
         self._model_label = label
+        self.ui.model_error.setVisible(False)
         self.settings.remember_model(model)
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
         self.ui.model_picker.set_models(BUILTIN_MODELS, presets, self.settings.recent_models)
@@ -251,6 +254,8 @@ class MainWindow(QMainWindow):
     @Slot(str, str)
     def on_failed(self, message: str, details: str) -> None:
         if self._loading is not None:
+            self.ui.model_error.setText(message)
+            self.ui.model_error.setVisible(True)
             self._loading = None
             self._pending_run = False
         self._error_details = details or message

@@ -92,7 +92,7 @@ def test_find_bar_counts_and_cycles(qtbot):
 
 def _ir(step: str, hlo: str | None = "HloModule jit_step\n" + HLO_LINE):
     return SimpleNamespace(
-        jaxpr=JAXPR, jaxpr_source=None, stablehlo="module @jit_step {\n}\n", hlo=hlo,
+        jaxpr=JAXPR, jaxpr_source=JAXPR.replace("a b\n", "a b  # modeling_llama.py:377\n"), stablehlo="module @jit_step {\n}\n", hlo=hlo,
         cost={"flops": 2.5e9, "bytes accessed": 3.0 * 2**20}, memory={"argument": 1024, "output": 2048, "temp": 0},
         n_equations=1, n_stablehlo_ops=2, n_hlo_instructions=3, input_labels=["weights", "cache"],
     )
@@ -115,6 +115,9 @@ def test_ir_tabs_show_steps_summary_and_missing_text(qtbot, tmp_path):
     assert tabs.panels["hlo"].text() is None
     tabs.step_buttons["prefill"].click()
     assert tabs.current_step() == "prefill"
+    tabs.tabs.setCurrentIndex(0)
+    tabs.source_check.setChecked(True)
+    assert "modeling_llama.py:377" in tabs.panels["jaxpr"].view.toPlainText()
     tabs.panels["jaxpr"].save_to(tmp_path / "x.jaxpr")
     assert "dot_general" in (tmp_path / "x.jaxpr").read_text()
     assert tabs.findChild(CodeView, "jaxprView") is tabs.panels["jaxpr"].view

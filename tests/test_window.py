@@ -134,12 +134,14 @@ def test_bad_hub_id_shows_error_then_builtin_runs(qtbot, window, no_dialogs, gui
     label = window.findChild(QLabel, "statusLabel")
     qtbot.waitUntil(lambda: label.property("error") is True, timeout=LOAD_TIMEOUT_MS)
     assert "no-such-org/no-such-model-xyz" in label.text()
+    assert window.ui.model_error.isVisible() and "no-such-org" in window.ui.model_error.text()
     assert window.ui.details_button.isVisible()
     window.ui.details_button.click()
     assert no_dialogs and "Traceback" in no_dialogs[0][1]
     picker.set_current_model(gui_model)
     run_and_wait(qtbot, window)
     assert label.text().startswith("Done") and label.property("error") is False
+    assert not window.ui.model_error.isVisible()  # hidden again once a model is (re)loaded
     assert window.ui.tokens.tokens()
 
 

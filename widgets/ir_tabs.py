@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from widgets.format import nbytes, si
 from widgets.ir_panel import IRPanel
@@ -92,6 +92,11 @@ class IRTabs(QWidget):
         self.summary.setWordWrap(True)
         header.addSpacing(10)
         header.addWidget(self.summary, 1)
+        self.source_check = QCheckBox("jaxpr source lines")
+        self.source_check.setObjectName("sourceInfoCheck")
+        self.source_check.setToolTip("Show each jaxpr equation with the PyTorch / transformers line it came from")
+        self.source_check.toggled.connect(self._on_source_toggled)
+        header.addWidget(self.source_check)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -127,12 +132,16 @@ class IRTabs(QWidget):
         delay = 0
         for key, panel in self.panels.items():
             text = _get(ir, key)
+            if key == "jaxpr" and self.source_check.isChecked():
+                text = _get(ir, "jaxpr_source") or text
             if panel is current:
                 panel.set_text(text, step)
             else:
                 delay += 40
                 panel.set_text(text, step, delay_ms=delay)
         self.summary.setText(summary_text(ir))
+        labels = _get(ir, "input_labels") or []
+        self.summary.setToolTip("inputs: " + ", ".join(labels) if labels else "")
 
     def pending(self) -> bool:
         """True while a hidden tab still waits for its text (see :meth:`IRPanel.set_text`)."""
@@ -140,6 +149,11 @@ class IRTabs(QWidget):
 
     def current_step(self) -> str:
         return self._step
+
+    @Slot(bool)
+    def _on_source_toggled(self, _on: bool) -> None:
+        if self._step in self._irs:
+            self.show_step(self._step)
 
     @Slot(int)
     def _on_tab_changed(self, _index: int) -> None:
