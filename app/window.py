@@ -235,14 +235,16 @@ class MainWindow(QMainWindow):
             f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)})"
         )
 
-    @Slot(str, str, float)
-    def on_loaded(self, label: str, model_id: str, seconds: float) -> None:
+    @Slot(str, str, float, object)
+    def on_loaded(self, label: str, model_id: str, seconds: float, warnings: list[str]) -> None:
         self._loaded, self._loading = self._loading, None
         model = self._loaded[0] if self._loaded else model_id
         self.ui.model_label.setText(f"<b>{label}</b> · {self._loaded[1] if self._loaded else ''}")
         self.setWindowTitle(f"torchax playground — {label}")
         self._model_label = label
         self.ui.model_error.setVisible(False)
+        self.ui.model_warning.setText("\n".join(f"⚠ {w}" for w in warnings))
+        self.ui.model_warning.setVisible(bool(warnings))
         self.settings.remember_model(model)
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
         self.ui.model_picker.set_models(BUILTIN_MODELS, presets, self.settings.recent_models)

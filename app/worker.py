@@ -23,6 +23,10 @@ BATCH_INTERVAL_S = 0.016
 SLOW_STEP_S = 0.008
 
 
+def _warnings(engine: Any) -> list[str]:
+    return [str(w) for w in getattr(engine, "warnings", None) or []]
+
+
 class EngineWorker(QObject):
     """Executes requests on the compute thread. Every signal below is emitted from the compute thread.
 
@@ -34,7 +38,8 @@ class EngineWorker(QObject):
         model does not hand the GIL to the GUI thousands of times per second.
     ir(IREvent): IR captured for a newly compiled step.
     finished(FinishedEvent): a run ended (eos, max_new_tokens, cache_full or stopped).
-    loaded(label, model_id, seconds): a model is ready.
+    loaded(label, model_id, seconds, warnings): a model is ready; ``warnings`` is a list of one-line
+        notes (bfloat16 on CPU, random weights, …).
     runStarted(): a run request began executing.
     failed(message, details): a request failed; ``message`` is one line, ``details`` a traceback.
     idle(kind): a request (``'load'`` or ``'run'``) is done, successfully or not.
@@ -44,7 +49,7 @@ class EngineWorker(QObject):
     batch = Signal(object)
     ir = Signal(object)
     finished = Signal(object)
-    loaded = Signal(str, str, float)
+    loaded = Signal(str, str, float, object)
     runStarted = Signal()
     failed = Signal(str, str)
     idle = Signal(str)
@@ -69,9 +74,9 @@ class EngineWorker(QObject):
                 t0 = time.perf_counter()
                 engine = load_engine(model, dtype, on_event=self.phase.emit)
                 self._engine, self._key = engine, (model, dtype)
-                self.loaded.emit(engine.label, engine.model_id, time.perf_counter() - t0)
+                self.loaded.emit(engine.label, engine.model_id, time.perf_counter() - t0, _warnings(engine))
             else:
-                self.loaded.emit(self._engine.label, self._engine.model_id, 0.0)
+                self.loaded.emit(self._engine.label, self._engine.model_id, 0.0, _warnings(self._engine))
         except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
             self._report(exc)
         finally:
