@@ -10,9 +10,8 @@ STYLE = Path(__file__).resolve().parents[1] / "assets" / "style.qss"
 
 def main(argv: list[str] | None = None) -> int:
     """Create the QApplication, show the window on the remembered (or built-in) model, run the loop."""
-    from PySide6.QtWidgets import QApplication
-
     import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
 
     argv = list(sys.argv if argv is None else [sys.argv[0], *argv])
     app = QApplication.instance() or QApplication(argv)

@@ -67,7 +67,7 @@ class UserSettings:
         return out
 
     def save(self) -> Path:
-        """Write atomically (temp file + rename); returns the path. Raises OSError if the dir is unwritable."""
+        """Write atomically (temp file + rename) and return the path. Raises OSError if unwritable."""
         path = self.path()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")

@@ -26,9 +26,13 @@ from widgets.format import ms
 from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-DEFAULT_PROMPT = "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n"
-REASONS = {"eos": "end of text", "max_new_tokens": "max new tokens", "cache_full": "KV cache full",
-           "stopped": "stopped"}
+DEFAULT_PROMPT = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n'
+REASONS = {
+    "eos": "end of text",
+    "max_new_tokens": "max new tokens",
+    "cache_full": "KV cache full",
+    "stopped": "stopped",
+}
 
 
 def load_examples() -> list[dict[str, str]]:
@@ -41,14 +45,15 @@ def load_examples() -> list[dict[str, str]]:
 class MainWindow(QMainWindow):
     """torchax playground's window. ``autoload`` loads the remembered (or default) model at start-up."""
 
-    def __init__(self, settings: UserSettings | None = None, autoload: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: UserSettings | None = None, autoload: bool = True, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("torchax playground")
         self.settings = settings or UserSettings.load()
         self.ui = WindowParts(self)
         self.compute = ComputeThread(self)
-        self._loaded: tuple[str, str] | None = None   # (model, dtype) loaded on the worker
+        self._loaded: tuple[str, str] | None = None  # (model, dtype) loaded on the worker
         self._loading: tuple[str, str] | None = None
         self._pending_run = False
         self._running = False
@@ -109,7 +114,9 @@ class MainWindow(QMainWindow):
         s.prompt = ui.prompt.prompt()
         s.generation = ui.form.values()
         s.geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
-        s.splitters = {n: base64.b64encode(bytes(sp.saveState())).decode() for n, sp in ui.splitters().items()}
+        s.splitters = {
+            n: base64.b64encode(bytes(sp.saveState())).decode() for n, sp in ui.splitters().items()
+        }
         try:
             s.save()
         except OSError as exc:
@@ -161,8 +168,11 @@ class MainWindow(QMainWindow):
         ir_key = (self._loaded, mode)
         if ir_key != self._ir_key:  # same model and mode: the IR shown is still what runs, keep it
             self._ir_key = ir_key
-            ui.ir_tabs.clear("Waiting for the first compile…" if mode.startswith("jit")
-                             else f"No jit in {mode} mode: pick jit-static or jit-dynamic to see the IR.")
+            ui.ir_tabs.clear(
+                "Waiting for the first compile…"
+                if mode.startswith("jit")
+                else f"No jit in {mode} mode: pick jit-static or jit-dynamic to see the IR."
+            )
         self._clear_error()
         self._set_status("Running…")
         self.compute.request_run(prompt, self._pending_settings)
@@ -208,8 +218,9 @@ class MainWindow(QMainWindow):
 
     def on_call(self, record: Any) -> None:
         self.ui.plot.add_record(record)
-        self.ui.tokens.add_call(CallInfo(record.index, record.step, record.wall_ms, record.compiled,
-                                         record.compile_ms))
+        self.ui.tokens.add_call(
+            CallInfo(record.index, record.step, record.wall_ms, record.compiled, record.compile_ms)
+        )
         if record.compiled:
             self._n_compiles += 1
 
@@ -227,8 +238,9 @@ class MainWindow(QMainWindow):
         ui, s = self.ui, event.summary
         ui.tokens.flush()
         ui.plot.redraw()
-        ui.stats.set_stats(s.ttft_ms, s.decode_tokens_per_s or s.tokens_per_s, s.n_tokens, s.n_compiles,
-                           s.steady_decode_ms)
+        ui.stats.set_stats(
+            s.ttft_ms, s.decode_tokens_per_s or s.tokens_per_s, s.n_tokens, s.n_compiles, s.steady_decode_ms
+        )
         decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
         self._set_status(
             f"Done ({REASONS.get(event.reason, event.reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
@@ -249,7 +261,9 @@ class MainWindow(QMainWindow):
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
         self.ui.model_picker.set_models(BUILTIN_MODELS, presets, self.settings.recent_models)
         self.ui.model_picker.set_current_model(model)
-        self._set_status(f"Loaded {label}" + (f" in {seconds:.1f} s" if seconds else "") + ". Ctrl+Enter runs.")
+        self._set_status(
+            f"Loaded {label}" + (f" in {seconds:.1f} s" if seconds else "") + ". Ctrl+Enter runs."
+        )
         if self._pending_run:
             self._start_run()
 
@@ -281,8 +295,13 @@ class MainWindow(QMainWindow):
     # -- small helpers ----------------------------------------------------------------------------
     @Slot()
     def show_error_details(self) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Error details", self.ui.status_label.text(),
-                          QMessageBox.StandardButton.Close, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Error details",
+            self.ui.status_label.text(),
+            QMessageBox.StandardButton.Close,
+            self,
+        )
         box.setDetailedText(self._error_details)
         box.exec()
 
@@ -308,7 +327,11 @@ class MainWindow(QMainWindow):
     def _refresh_stats(self, n_tokens: int) -> None:
         now = time.perf_counter()
         ttft = (self._t_first - self._t0) * 1000 if self._t_first else None
-        tps = (n_tokens - 1) / (now - self._t_first) if self._t_first and n_tokens > 1 and now > self._t_first else None
+        tps = (
+            (n_tokens - 1) / (now - self._t_first)
+            if self._t_first and n_tokens > 1 and now > self._t_first
+            else None
+        )
         self.ui.stats.set_stats(ttft, tps, n_tokens, self._n_compiles, self.ui.plot.steady_median_ms())
 
     @Slot(int)

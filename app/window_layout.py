@@ -84,7 +84,9 @@ class WindowParts:
         title = QLabel("torchax <b>playground</b>")
         title.setObjectName("appTitle")
         side.addWidget(title)
-        side.addWidget(_card(self.model_picker, self.model_label, self.model_warning, self.model_error, title="Model"))
+        side.addWidget(
+            _card(self.model_picker, self.model_label, self.model_warning, self.model_error, title="Model")
+        )
         side.addWidget(_card(self.form, title="Generation"))
         side.addWidget(_card(self.prompt, title="Prompt", stretch_last=True), 1)
         sidebar.setMinimumWidth(330)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-PROMPT = "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n"
+PROMPT = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n'
 
 
 def parse_args() -> argparse.Namespace:
@@ -92,8 +92,9 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
     app = QApplication.instance() or QApplication([])
     app.setStyle("Fusion")
     os.environ["TORCHAX_PLAYGROUND_CONFIG_DIR"] = tempfile.mkdtemp()
-    settings = UserSettings(model=args.model, prompt=PROMPT,
-                            generation={"mode": args.mode, "max_new_tokens": args.tokens})
+    settings = UserSettings(
+        model=args.model, prompt=PROMPT, generation={"mode": args.mode, "max_new_tokens": args.tokens}
+    )
     win = MainWindow(settings=settings)
     win.resize(1600, 980)
     if not os.environ.get("HIDE"):
@@ -133,19 +134,23 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
         t = probe.token_times
         gui_tps = (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else float("nan")
         s = probe.summary
-        results.append({
-            "label": label,
-            "max_gap_ms": max(probe.gaps),
-            "p99_gap_ms": statistics.quantiles(probe.gaps, n=100)[98] if len(probe.gaps) > 100 else max(probe.gaps),
-            "ticks": len(probe.gaps),
-            "gui_decode_tps": gui_tps,
-            "engine_decode_tps": s.decode_tokens_per_s,
-            "engine_tps": s.tokens_per_s,
-            "ttft_ms": s.ttft_ms,
-            "n_tokens": s.n_tokens,
-            "n_compiles": s.n_compiles,
-            "worst_during": probe.worst[1],
-        })
+        results.append(
+            {
+                "label": label,
+                "max_gap_ms": max(probe.gaps),
+                "p99_gap_ms": statistics.quantiles(probe.gaps, n=100)[98]
+                if len(probe.gaps) > 100
+                else max(probe.gaps),
+                "ticks": len(probe.gaps),
+                "gui_decode_tps": gui_tps,
+                "engine_decode_tps": s.decode_tokens_per_s,
+                "engine_tps": s.tokens_per_s,
+                "ttft_ms": s.ttft_ms,
+                "n_tokens": s.n_tokens,
+                "n_compiles": s.n_compiles,
+                "worst_during": probe.worst[1],
+            }
+        )
     win.close()
     return results
 
@@ -165,14 +170,18 @@ def direct_bench(args: argparse.Namespace) -> list[dict]:
                 times.append(time.perf_counter())
             elif isinstance(event, FinishedEvent):
                 summary = event.summary
-        out.append({
-            "label": label,
-            "decode_tps_arrivals": (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else float("nan"),
-            "engine_decode_tps": summary.decode_tokens_per_s,
-            "engine_tps": summary.tokens_per_s,
-            "ttft_ms": summary.ttft_ms,
-            "n_tokens": summary.n_tokens,
-        })
+        out.append(
+            {
+                "label": label,
+                "decode_tps_arrivals": (len(times) - 1) / (times[-1] - times[0])
+                if len(times) > 1
+                else float("nan"),
+                "engine_decode_tps": summary.decode_tokens_per_s,
+                "engine_tps": summary.tokens_per_s,
+                "ttft_ms": summary.ttft_ms,
+                "n_tokens": summary.n_tokens,
+            }
+        )
     return out
 
 
@@ -187,21 +196,29 @@ def main() -> None:
     direct = direct_bench(args)
     print("\nGUI (engine on the compute thread, 5 ms QTimer on the GUI thread)")
     for r in gui:
-        print(f"  {r['label']:<22} max stall {r['max_gap_ms']:6.1f} ms · p99 {r['p99_gap_ms']:5.1f} ms "
-              f"({r['ticks']} ticks) · {r['n_tokens']} tokens, {r['n_compiles']} compiles · "
-              f"TTFT {r['ttft_ms']:.0f} ms · decode {r['gui_decode_tps']:.1f} tok/s as seen by the GUI, "
-              f"{r['engine_decode_tps'] or float('nan'):.1f} tok/s steady (engine) · {r['engine_tps']:.1f} tok/s overall"
-              f" · longest stall during: {r['worst_during']}")
+        print(
+            f"  {r['label']:<22} max stall {r['max_gap_ms']:6.1f} ms · p99 {r['p99_gap_ms']:5.1f} ms "
+            f"({r['ticks']} ticks) · {r['n_tokens']} tokens, {r['n_compiles']} compiles · "
+            f"TTFT {r['ttft_ms']:.0f} ms · decode {r['gui_decode_tps']:.1f} tok/s as seen by the GUI, "
+            f"{r['engine_decode_tps'] or float('nan'):.1f} tok/s steady (engine) · "
+            f"{r['engine_tps']:.1f} tok/s overall"
+            f" · longest stall during: {r['worst_during']}"
+        )
     print("\nDirect (engine on the main thread, no Qt: what the CLI does)")
     for r in direct:
-        print(f"  {r['label']:<22} TTFT {r['ttft_ms']:.0f} ms · decode {r['decode_tps_arrivals']:.1f} tok/s "
-              f"(arrivals), {r['engine_decode_tps'] or float('nan'):.1f} tok/s steady (engine) · "
-              f"{r['engine_tps']:.1f} tok/s overall")
+        print(
+            f"  {r['label']:<22} TTFT {r['ttft_ms']:.0f} ms · decode {r['decode_tps_arrivals']:.1f} tok/s "
+            f"(arrivals), {r['engine_decode_tps'] or float('nan'):.1f} tok/s steady (engine) · "
+            f"{r['engine_tps']:.1f} tok/s overall"
+        )
     warm_gui, warm_direct = gui[-1], direct[-1]
     ratio = warm_gui["engine_tps"] / warm_direct["engine_tps"] if warm_direct["engine_tps"] else float("nan")
     print(f"\nwarm overall tokens/s, GUI / direct: {ratio:.2f}")
     stalls = max(r["max_gap_ms"] for r in gui)
-    print(f"longest GUI stall during runs: {stalls:.1f} ms ({'OK' if stalls <= 100 else 'OVER'} the 100 ms budget)")
+    print(
+        f"longest GUI stall during runs: {stalls:.1f} ms "
+        f"({'OK' if stalls <= 100 else 'OVER'} the 100 ms budget)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,13 +48,23 @@ def no_dialogs(monkeypatch):
     return shown
 
 
-def call_record(index: int, step: str = "decode", wall_ms: float = 10.0, compiled: bool = False) -> SimpleNamespace:
+def call_record(
+    index: int, step: str = "decode", wall_ms: float = 10.0, compiled: bool = False
+) -> SimpleNamespace:
     """A synthetic stand-in for ``app.core.events.CallRecord``."""
     return SimpleNamespace(
-        index=index, step=step, mode="jit-static", input_shapes={"input_ids": [1, 1]}, wall_ms=wall_ms,
-        execute_ms=wall_ms * 0.9, compiled=compiled, trace_ms=210.0 if compiled else None,
-        lower_ms=40.0 if compiled else None, compile_ms=760.0 if compiled else None,
-        persistent_cache_hit=False if compiled else None, compile_reason="first call" if compiled else None,
+        index=index,
+        step=step,
+        mode="jit-static",
+        input_shapes={"input_ids": [1, 1]},
+        wall_ms=wall_ms,
+        execute_ms=wall_ms * 0.9,
+        compiled=compiled,
+        trace_ms=210.0 if compiled else None,
+        lower_ms=40.0 if compiled else None,
+        compile_ms=760.0 if compiled else None,
+        persistent_cache_hit=False if compiled else None,
+        compile_reason="first call" if compiled else None,
         timestamp=0.0,
     )
 

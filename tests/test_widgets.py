@@ -11,7 +11,7 @@ import time  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QPointF, Qt  # noqa: E402
+from PySide6.QtCore import QPointF  # noqa: E402
 from PySide6.QtGui import QTextCharFormat  # noqa: E402
 from qt_helpers import call_record, config_dir, no_dialogs, synthetic_run  # noqa: E402, F401
 
@@ -30,7 +30,11 @@ HLO_LINE = (
     "  ROOT %fusion.1 = f32[1,5,768]{2,1,0} fusion(f32[1,5]{1,0} %p0), kind=kLoop, calls=%fused, "
     'metadata={op_name="jit(decode)/aten::mm/dot_general" source_file="modeling_llama.py" source_line=12}\n'
 )
-JAXPR = "{ lambda ; a:f32[1,5] b:f32[5,7]. let\n    c:f32[1,7] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b\n  in (c,) }\n"
+JAXPR = (
+    "{ lambda ; a:f32[1,5] b:f32[5,7]. let\n"
+    "    c:f32[1,7] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b\n"
+    "  in (c,) }\n"
+)
 
 
 def test_lexer_finds_ops_types_and_keywords():
@@ -92,9 +96,16 @@ def test_find_bar_counts_and_cycles(qtbot):
 
 def _ir(step: str, hlo: str | None = "HloModule jit_step\n" + HLO_LINE):
     return SimpleNamespace(
-        jaxpr=JAXPR, jaxpr_source=JAXPR.replace("a b\n", "a b  # modeling_llama.py:377\n"), stablehlo="module @jit_step {\n}\n", hlo=hlo,
-        cost={"flops": 2.5e9, "bytes accessed": 3.0 * 2**20}, memory={"argument": 1024, "output": 2048, "temp": 0},
-        n_equations=1, n_stablehlo_ops=2, n_hlo_instructions=3, input_labels=["weights", "cache"],
+        jaxpr=JAXPR,
+        jaxpr_source=JAXPR.replace("a b\n", "a b  # modeling_llama.py:377\n"),
+        stablehlo="module @jit_step {\n}\n",
+        hlo=hlo,
+        cost={"flops": 2.5e9, "bytes accessed": 3.0 * 2**20},
+        memory={"argument": 1024, "output": 2048, "temp": 0},
+        n_equations=1,
+        n_stablehlo_ops=2,
+        n_hlo_instructions=3,
+        input_labels=["weights", "cache"],
     )
 
 
@@ -231,14 +242,29 @@ def test_model_picker_and_generation_form(qtbot):
     form = GenerationForm(("torch", "jit-static"), {}, ("float32", "bfloat16"))
     qtbot.addWidget(form)
     assert form.values()["mode"] == "jit-static" and form.values()["temperature"] == 0.0
-    form.set_values({"mode": "torch", "temperature": 0.7, "top_k": 5, "top_p": 0.9, "seed": 3,
-                     "max_new_tokens": 9, "dtype": "bfloat16"})
+    form.set_values(
+        {
+            "mode": "torch",
+            "temperature": 0.7,
+            "top_k": 5,
+            "top_p": 0.9,
+            "seed": 3,
+            "max_new_tokens": 9,
+            "dtype": "bfloat16",
+        }
+    )
     v = form.values()
-    assert (v["mode"], v["temperature"], v["top_k"], v["seed"], v["dtype"]) == ("torch", 0.7, 5, 3, "bfloat16")
+    assert (v["mode"], v["temperature"], v["top_k"], v["seed"], v["dtype"]) == (
+        "torch",
+        0.7,
+        5,
+        3,
+        "bfloat16",
+    )
     assert form.temperature.isEnabled()
 
 
-def test_user_settings_round_trip(config_dir):
+def test_user_settings_round_trip(config_dir):  # noqa: F811 (fixture imported from qt_helpers)
     from app.user_settings import UserSettings
 
     s = UserSettings.load()
@@ -250,7 +276,12 @@ def test_user_settings_round_trip(config_dir):
     path = s.save()
     assert path.parent == config_dir
     again = UserSettings.load()
-    assert (again.prompt, again.model, again.recent_models, again.generation) == ("hi", "a", ["a", "b"], {"mode": "torch"})
+    assert (again.prompt, again.model, again.recent_models, again.generation) == (
+        "hi",
+        "a",
+        ["a", "b"],
+        {"mode": "torch"},
+    )
     path.write_text("{not json")
     assert UserSettings.load().prompt == ""
     path.write_text(json.dumps({"prompt": 3, "model": "x"}))

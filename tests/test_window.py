@@ -37,8 +37,7 @@ def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F
     from app.user_settings import UserSettings
     from app.window import MainWindow
 
-    win = MainWindow(settings=UserSettings(model=gui_model, prompt=PROMPT,
-                                           generation={"max_new_tokens": 12}))
+    win = MainWindow(settings=UserSettings(model=gui_model, prompt=PROMPT, generation={"max_new_tokens": 12}))
     qtbot.addWidget(win)
     win.resize(1400, 900)
     win.show()

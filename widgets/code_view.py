@@ -160,5 +160,7 @@ class CodeView(QPlainTextEdit):
         for block in self._visible_blocks():
             top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
             if top + height >= event.rect().top():
-                painter.drawText(0, top, width, height, Qt.AlignmentFlag.AlignRight, str(block.blockNumber() + 1))
+                painter.drawText(
+                    0, top, width, height, Qt.AlignmentFlag.AlignRight, str(block.blockNumber() + 1)
+                )
         painter.end()

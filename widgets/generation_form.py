@@ -17,8 +17,13 @@ class GenerationForm(QWidget):
 
     dtypeChanged = Signal(str)
 
-    def __init__(self, modes: tuple[str, ...], mode_help: dict[str, str], dtypes: tuple[str, ...],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        modes: tuple[str, ...],
+        mode_help: dict[str, str],
+        dtypes: tuple[str, ...],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.mode = QComboBox()
         self.mode.setObjectName("modeCombo")

@@ -26,7 +26,10 @@ _RULES: list[tuple[str, str]] = [
         r"\b(?:[fsu]\d+|bf16|pred|i\d+|ui\d+|token)\[[^\]]*\](?:\{[\d,]*\})?"
         r"|\btensor<[^>]*>|\b(?:[fsu]\d+|bf16|pred|i\d+)\b(?=[\[\s,)>:]|$)",
     ),
-    ("op", r"\bstablehlo\.[a-z_]+\b|\bchlo\.[a-z_]+\b|\b[a-z_][a-z_0-9]*(?=\[|\()|(?<==\s)[a-z_]+[a-z_0-9-]*\b"),
+    (
+        "op",
+        r"\bstablehlo\.[a-z_]+\b|\bchlo\.[a-z_]+\b|\b[a-z_][a-z_0-9]*(?=\[|\()|(?<==\s)[a-z_]+[a-z_0-9-]*\b",
+    ),
     ("var", r"%[\w.\-#]+|\#loc\d+|\b[a-z]{1,3}\b(?=:)"),
     ("number", r"(?<![\w.%])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"),
 ]

@@ -50,7 +50,9 @@ class IRPanel(QWidget):
         layout.setSpacing(0)
         layout.addLayout(bar)
         layout.addWidget(self.view, 1)
-        find = QShortcut(QKeySequence.StandardKey.Find, self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find = QShortcut(
+            QKeySequence.StandardKey.Find, self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut
+        )
         find.activated.connect(self.find_bar.focus)
         self.set_placeholder(f"Run the model in a jit mode to see its {title}.")
 

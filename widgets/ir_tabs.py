@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from widgets.format import nbytes, si
 from widgets.ir_panel import IRPanel
@@ -94,7 +103,9 @@ class IRTabs(QWidget):
         header.addWidget(self.summary, 1)
         self.source_check = QCheckBox("jaxpr source lines")
         self.source_check.setObjectName("sourceInfoCheck")
-        self.source_check.setToolTip("Show each jaxpr equation with the PyTorch / transformers line it came from")
+        self.source_check.setToolTip(
+            "Show each jaxpr equation with the PyTorch / transformers line it came from"
+        )
         self.source_check.toggled.connect(self._on_source_toggled)
         header.addWidget(self.source_check)
         layout = QVBoxLayout(self)

@@ -105,7 +105,9 @@ class LatencyPlot(pg.PlotWidget):
         self.legend = item.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self._runs: list[_Run] = []
         self._next_id = 1
-        self._median = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine))
+        self._median = pg.InfiniteLine(
+            angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine)
+        )
         self._median.setVisible(False)
         self._median_label = pg.TextItem("", color="#4b5563", anchor=(1, 1))
         self._median_label.setVisible(False)
@@ -132,10 +134,19 @@ class LatencyPlot(pg.PlotWidget):
         # One item per marker kind with a uniform style: pyqtgraph's fast path (no per-point pens).
         white = pg.mkPen("w", width=1)
         dots = {
-            "prefill": pg.PlotDataItem(pen=None, symbol="s", symbolSize=9, symbolBrush=colour, symbolPen=white),
-            "decode": pg.PlotDataItem(pen=None, symbol="o", symbolSize=8, symbolBrush=colour, symbolPen=white),
-            "compiled": pg.PlotDataItem(pen=None, symbol="star", symbolSize=18, symbolBrush=COMPILE_COLOUR,
-                                        symbolPen=pg.mkPen("#7c2d12", width=1)),
+            "prefill": pg.PlotDataItem(
+                pen=None, symbol="s", symbolSize=9, symbolBrush=colour, symbolPen=white
+            ),
+            "decode": pg.PlotDataItem(
+                pen=None, symbol="o", symbolSize=8, symbolBrush=colour, symbolPen=white
+            ),
+            "compiled": pg.PlotDataItem(
+                pen=None,
+                symbol="star",
+                symbolSize=18,
+                symbolBrush=COMPILE_COLOUR,
+                symbolPen=pg.mkPen("#7c2d12", width=1),
+            ),
         }
         self.addItem(line)
         for item in dots.values():
@@ -155,7 +166,9 @@ class LatencyPlot(pg.PlotWidget):
             self.start_run("run")
         run = self._runs[-1]
         run.points.append(
-            PlotPoint(int(record.index), float(record.wall_ms), str(record.step), bool(record.compiled), record)
+            PlotPoint(
+                int(record.index), float(record.wall_ms), str(record.step), bool(record.compiled), record
+            )
         )
         run.dirty = True
         if not self._timer.isActive():
