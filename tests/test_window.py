@@ -152,3 +152,32 @@ def test_close_during_run_exits_cleanly(qtbot, window):
     window.close()
     assert not window.compute.thread.isRunning()
     assert time.perf_counter() - t0 < 30
+
+
+def test_unexpected_error_mid_run_keeps_window_usable(qtbot, window, monkeypatch):
+    engine = window.compute.worker._engine
+    real_generate = engine.generate
+
+    def broken(prompt, settings, should_stop):
+        for event in real_generate(prompt, settings, should_stop):
+            yield event
+            if type(event).__name__ == "TokenEvent":
+                raise RuntimeError("boom after the first token")
+
+    monkeypatch.setattr(engine, "generate", broken)
+    run_and_wait(qtbot, window)
+    label = window.findChild(QLabel, "statusLabel")
+    assert label.property("error") is True and "RuntimeError: boom" in label.text()
+    assert window.ui.tokens.tokens()  # the partial output stays
+    monkeypatch.setattr(engine, "generate", real_generate)
+    run_and_wait(qtbot, window)
+    assert label.text().startswith("Done")
+
+
+def test_engine_warnings_are_shown(qtbot, window):
+    window._loading = window._loaded
+    window.on_loaded("tiny (random weights)", "tiny", 0.0, ["random weights: the text is noise"])
+    assert window.ui.model_warning.isVisible() and "noise" in window.ui.model_warning.text()
+    window._loading = window._loaded
+    window.on_loaded("tiny", "tiny", 0.0, [])
+    assert not window.ui.model_warning.isVisible()
