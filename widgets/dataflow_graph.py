@@ -1,0 +1,179 @@
+"""Dataflow graph view: a laid-out graph (``app.core.dataflow.Dataflow``-shaped plain data: ``nodes`` with
+``id, label, kind, eqns, x, y, w, h``; ``edges`` with ``src, dst, label, points``) drawn in a
+QGraphicsView. Wheel zooms around the cursor, dragging pans, clicking a node emits its equations.
+Export to SVG (``QSvgGenerator``, in PySide6-Essentials' QtSvg) and PNG. No JAX.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
+from PySide6.QtWidgets import (
+    QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem,
+    QGraphicsView, QWidget,
+)
+
+FILL = {"eqn": "#e8f0fe", "input": "#f1f3f4", "layer": "#fef7e0"}
+BORDER = {"eqn": "#4a6fa5", "input": "#9aa0a6", "layer": "#b06000"}
+HIGHLIGHT = "#d93025"
+DOT_PRIMS = ("dot_general", "conv_general_dilated")
+
+
+class _NodeItem(QGraphicsRectItem):
+    def __init__(self, node: Any) -> None:
+        super().__init__(QRectF(-node.w / 2, -node.h / 2, node.w, node.h))
+        self.node = node
+        self.setPos(node.x, node.y)
+        fill = "#d2e3fc" if node.kind == "eqn" and node.label.split("\n")[0] in DOT_PRIMS else FILL[node.kind]
+        self.setBrush(QBrush(QColor(fill)))
+        self.setPen(QPen(QColor(BORDER[node.kind]), 1.2))
+        self.setFlag(QGraphicsItem.ItemIsSelectable, True)
+        self.setToolTip(node.label.replace("\n", "  ") + (f"\nequations {node.eqns[:8]}" if node.eqns else ""))
+        text = QGraphicsSimpleTextItem(node.label, self)
+        text.setFont(QFont("monospace", 8))
+        r = text.boundingRect()
+        text.setPos(-r.width() / 2, -r.height() / 2)
+
+    def set_highlighted(self, on: bool) -> None:
+        color = QColor(HIGHLIGHT) if on else QColor(BORDER[self.node.kind])
+        self.setPen(QPen(color, 3.0 if on else 1.2))
+
+
+class DataflowGraph(QGraphicsView):
+    """``nodeClicked(list)``: equation indexes of the clicked node (emitted on the GUI thread)."""
+
+    nodeClicked = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("dataflowGraph")
+        self._scene = QGraphicsScene(self)
+        self.setScene(self._scene)
+        self.setRenderHint(QPainter.Antialiasing)
+        self.setDragMode(QGraphicsView.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setBackgroundBrush(QBrush(QColor("white")))
+        self.node_items: dict[str, _NodeItem] = {}
+        self.graph: Any = None
+        self._message = self._scene.addSimpleText("Select a node in the explorer to draw its dataflow graph")
+
+    def clear_graph(self, message: str = "") -> None:
+        self._scene.clear()
+        self.node_items.clear()
+        self.graph = None
+        self._message = self._scene.addSimpleText(message) if message else None
+
+    def set_graph(self, graph: Any) -> None:
+        """Draw a laid-out graph (replaces the previous one) and fit it in the view."""
+        self.clear_graph()
+        self.graph = graph
+        pen = QPen(QColor("#80868b"), 1.0)
+        by_id = {n.id: n for n in graph.nodes}
+        for e in graph.edges:
+            if len(e.points) < 2:
+                continue
+            path = QPainterPath(QPointF(*e.points[0]))
+            for p in e.points[1:]:
+                path.lineTo(QPointF(*p))
+            item = QGraphicsPathItem(path)
+            item.setPen(pen)
+            item.setZValue(-1)
+            self._scene.addItem(item)
+            self._arrow(e.points[-2], e.points[-1], by_id.get(e.dst))
+        for n in graph.nodes:
+            item = _NodeItem(n)
+            self._scene.addItem(item)
+            self.node_items[n.id] = item
+        if getattr(graph, "truncated", 0):
+            note = self._scene.addSimpleText(f"{graph.truncated} equations not drawn (too many nodes)")
+            note.setPos(0, graph.height + 20)
+        self._scene.setSceneRect(self._scene.itemsBoundingRect().adjusted(-20, -20, 20, 20))
+        self.fit()
+
+    def _arrow(self, a: tuple[float, float], b: tuple[float, float], target: Any) -> None:
+        """A small arrowhead where edge ``a→b`` meets the target node's top/bottom border."""
+        ax, ay = a
+        bx, by = b
+        if target is not None:
+            by = by - target.h / 2 if ay < by else by + target.h / 2
+        dx, dy = bx - ax, by - ay
+        length = max((dx * dx + dy * dy) ** 0.5, 1e-6)
+        ux, uy = dx / length, dy / length
+        tip = QPointF(bx, by)
+        left = QPointF(bx - 8 * ux + 4 * uy, by - 8 * uy - 4 * ux)
+        right = QPointF(bx - 8 * ux - 4 * uy, by - 8 * uy + 4 * ux)
+        self._scene.addPolygon(QPolygonF([tip, left, right]), QPen(QColor("#80868b")), QBrush(QColor("#80868b")))
+
+    def fit(self) -> None:
+        if self._scene.items():
+            self.fitInView(self._scene.sceneRect(), Qt.KeepAspectRatio)
+            if self.transform().m11() < 0.05:  # huge graphs: start readable near the top instead
+                self.resetTransform()
+                self.scale(0.5, 0.5)
+                self.centerOn(self._scene.sceneRect().center().x(), 0)
+
+    def zoom_factor(self) -> float:
+        return self.transform().m11()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 (Qt override)
+        factor = 1.25 if event.angleDelta().y() > 0 else 0.8
+        if 0.02 < self.zoom_factor() * factor < 8:
+            self.scale(factor, factor)
+        event.accept()
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().mouseReleaseEvent(event)
+        item = self.itemAt(event.position().toPoint())
+        while item is not None and not isinstance(item, _NodeItem):
+            item = item.parentItem()
+        if isinstance(item, _NodeItem):
+            self.click_node(item.node.id)
+
+    def click_node(self, node_id: str) -> None:
+        """Highlight ``node_id`` and emit ``nodeClicked`` with its equations (as a mouse click does)."""
+        item = self.node_items.get(node_id)
+        if item is None:
+            return
+        self.highlight_equations(item.node.eqns)
+        self.nodeClicked.emit(list(item.node.eqns))
+
+    def highlight_equations(self, eqns: list[int]) -> list[str]:
+        """Outline the nodes holding any of ``eqns``; returns their ids."""
+        wanted = set(eqns)
+        hits = []
+        for nid, item in self.node_items.items():
+            on = bool(wanted.intersection(item.node.eqns)) and item.node.kind != "input"
+            item.set_highlighted(on)
+            if on:
+                hits.append(nid)
+        if hits:
+            self.ensureVisible(self.node_items[hits[0]], 40, 40)
+        return hits
+
+    def export_svg(self, path: str | Path) -> None:
+        from PySide6.QtSvg import QSvgGenerator
+
+        rect = self._scene.sceneRect()
+        gen = QSvgGenerator()
+        gen.setFileName(str(path))
+        gen.setSize(QSize(int(rect.width()), int(rect.height())))
+        gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        gen.setTitle("dataflow graph")
+        painter = QPainter(gen)
+        self._scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        painter.end()
+
+    def export_png(self, path: str | Path, max_side: int = 8000) -> None:
+        rect = self._scene.sceneRect()
+        scale = min(1.0, max_side / max(rect.width(), rect.height(), 1.0))
+        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format_ARGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.Antialiasing)
+        self._scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
+        painter.end()
+        if not image.save(str(path)):
+            raise OSError(f"could not write {path}")

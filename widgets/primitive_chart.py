@@ -1,0 +1,66 @@
+"""Primitive histogram: horizontal bars of equation counts per jaxpr primitive, one colour per step
+(prefill and decode side by side), drawn with pyqtgraph's ``BarGraphItem``. Plain data in: ``{step:
+{primitive: count}}``. No JAX.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QWidget
+
+COLORS = ("#4a6fa5", "#e8710a", "#188038", "#a142f4")
+
+
+class PrimitiveChart(pg.PlotWidget):
+    """``set_counts({"prefill": {...}, "decode": {...}})``; the ``top`` most frequent primitives are shown,
+    most frequent at the top; the rest are summed into ``(other)``."""
+
+    def __init__(self, parent: QWidget | None = None, top: int = 20) -> None:
+        super().__init__(parent)
+        self.setObjectName("primitiveChart")  # pyqtgraph forwards objectName= to its PlotItem (CONTEXT.md)
+        self.top = top
+        self.setBackground("w")
+        self.showGrid(x=True, y=False, alpha=0.3)
+        self.setMouseEnabled(x=False, y=False)
+        self.setMenuEnabled(False)
+        self.getPlotItem().setLabel("bottom", "equations")
+        self.bars: list[pg.BarGraphItem] = []
+        self.categories: list[str] = []
+        self.legend = self.getPlotItem().addLegend(offset=(-10, -40))
+
+
+    def set_counts(self, counts: dict[str, dict[str, int]]) -> None:
+        for bar in self.bars:
+            self.removeItem(bar)
+        self.bars.clear()
+        self.legend.clear()
+        totals: dict[str, int] = {}
+        for per_step in counts.values():
+            for prim, n in per_step.items():
+                totals[prim] = totals.get(prim, 0) + n
+        ranked = sorted(totals, key=lambda p: (-totals[p], p))
+        shown, rest = ranked[: self.top], ranked[self.top:]
+        self.categories = shown + (["(other)"] if rest else [])
+        n_steps = max(len(counts), 1)
+        height = 0.8 / n_steps
+        for k, (step, per_step) in enumerate(counts.items()):
+            values = [per_step.get(p, 0) for p in shown]
+            if rest:
+                values.append(sum(per_step.get(p, 0) for p in rest))
+            ys = [len(self.categories) - 1 - i - 0.4 + height * (k + 0.5) for i in range(len(values))]
+            bar = pg.BarGraphItem(x0=0, y=ys, width=values, height=height * 0.95,
+                                  brush=COLORS[k % len(COLORS)], pen=None)
+            self.addItem(bar)
+            self.legend.addItem(bar, step)
+            self.bars.append(bar)
+        ticks = [(len(self.categories) - 1 - i, p) for i, p in enumerate(self.categories)]
+        axis = self.getPlotItem().getAxis("left")
+        axis.setTicks([ticks])
+        # pyqtgraph drops tick text wider than the axis: size the axis to the longest name.
+        metrics = QFontMetrics(axis.style.get("tickFont") or axis.font())
+        width = max((metrics.horizontalAdvance(p) for p in self.categories), default=40)
+        axis.setWidth(width + 16)
+        self.setYRange(-0.6, len(self.categories) - 0.4, padding=0)
+        most = max((max(per.values(), default=0) for per in counts.values()), default=0)
+        self.setXRange(0, max(most, 1) * 1.05, padding=0)

@@ -1,0 +1,341 @@
+"""Structure explorer of a source map: module → source line → ATen op → equations, with counts, estimated
+flops and output shapes; sortable, searchable, layers foldable.
+
+Plain data in (an ``app.core.source_map.SourceMap``-shaped object: ``groups``, ``equations``,
+``group_lines(group, view)``, ``groups_for_line(view, line)``, ``fold_layers()``); no JAX. Links both ways:
+selecting a node emits the lines to highlight in each IR view; :meth:`select_for_line` selects the node of a
+line clicked in an IR view. Signals are emitted on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLineEdit, QPlainTextEdit, QSplitter,
+    QTreeWidget, QTreeWidgetItem, QTreeWidgetItemIterator, QVBoxLayout, QWidget,
+)
+
+VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
+COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes")
+ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.UserRole, Qt.UserRole + 1, Qt.UserRole + 2
+
+
+def format_flops(flops: float) -> str:
+    """``1.23 G`` style (decimal prefixes, flops count)."""
+    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if flops >= div:
+            return f"{flops / div:.3g} {unit}"
+    return f"{flops:.0f}"
+
+
+def short_file(path: str) -> str:
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+def to_ranges(lines: list[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers → inclusive ``(first, last)`` runs: ``[1,2,3,7]`` → ``[(1,3),(7,7)]``."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(lines)):
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+class _Item(QTreeWidgetItem):
+    """Sorts numeric columns by value, not text."""
+
+    def __lt__(self, other: QTreeWidgetItem) -> bool:
+        col = self.treeWidget().sortColumn() if self.treeWidget() else 0
+        if col in (1, 2):
+            return (self.data(col, Qt.UserRole) or 0) < (other.data(col, Qt.UserRole) or 0)
+        return self.text(col) < other.text(col)
+
+
+class SourceExplorer(QWidget):
+    """``linesSelected(dict)``: view name → list of ``(first, last)`` line ranges to highlight.
+    ``equationsSelected(list)``: equation indexes of the selected node (for the dataflow graph).
+    ``sourceLineSelected(str, int)``: Python file and line of the selected node (0 if none)."""
+
+    linesSelected = Signal(dict)
+    equationsSelected = Signal(list)
+    sourceLineSelected = Signal(str, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._map: Any = None
+        self._shown: Any = None
+        self._eqn_items: dict[int, QTreeWidgetItem] = {}
+        self._group_items: dict[int, QTreeWidgetItem] = {}
+        self.search = QLineEdit(placeholderText="Search modules, lines, ops, primitives…", clearButtonEnabled=True)
+        self.search.setObjectName("sourceSearch")
+        self.fold = QCheckBox("Fold repeated layers")
+        self.fold.setObjectName("foldLayers")
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("sourceTree")
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setSortingEnabled(True)
+        self.tree.sortByColumn(-1, Qt.AscendingOrder)
+        self.tree.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.tree.setUniformRowHeights(True)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.Interactive)
+        self.tree.setColumnWidth(0, 360)
+        self.source = QPlainTextEdit(readOnly=True)
+        self.source.setObjectName("pythonSource")
+        self.source.setMaximumBlockCount(200)
+        self.source.setPlaceholderText("Select a source line to see the Python code")
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.fold)
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.tree)
+        split.addWidget(self.source)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(split)
+        self.search.textChanged.connect(self._on_search)
+        self.fold.toggled.connect(self._on_fold)
+        self.tree.itemSelectionChanged.connect(self._on_selection)
+
+    # ------------------------------------------------------------------ data
+    def set_source_map(self, source_map: Any) -> None:
+        """Show ``source_map`` (``None`` clears). Keeps the fold setting."""
+        self._map = source_map
+        self._rebuild()
+
+    def shown_map(self) -> Any:
+        """The map the tree shows (the folded one when layers are folded)."""
+        return self._shown
+
+    def _rebuild(self) -> None:
+        self.tree.clear()
+        self._eqn_items.clear()
+        self._group_items.clear()
+        self.source.clear()
+        sm = self._map
+        if sm is None:
+            self._shown = None
+            return
+        self._shown = sm.fold_layers() if self.fold.isChecked() else sm
+        self.tree.setSortingEnabled(False)
+        modules: dict[str, QTreeWidgetItem] = {}
+        lines: dict[tuple, QTreeWidgetItem] = {}
+        for gi, g in enumerate(self._shown.groups):
+            mod_item = self._module_item(g.module, modules)
+            line_key = (g.module, g.file, g.line)
+            line_item = lines.get(line_key)
+            if line_item is None:
+                text = f"{short_file(g.file)}:{g.line}  {g.function}" if g.file else "(no source)"
+                line_item = lines[line_key] = self._new(mod_item, text, "line")
+                line_item.setData(0, ROLE_EQNS, (g.file, g.line))
+            label = g.scope or "(no ATen scope)"
+            if g.repeats > 1:
+                label += f"  ×{g.repeats}"
+            op_item = self._new(line_item, label, "group")
+            op_item.setData(0, ROLE_GROUPS, [gi])
+            self._group_items[gi] = op_item
+            self._fill(op_item, len(g.equations), g.flops, g.out_shapes)
+            for ei in g.equations:
+                e = self._shown.equations[ei]
+                eq_item = self._new(op_item, f"#{ei} {e.primitive}", "eqn")
+                eq_item.setData(0, ROLE_GROUPS, [gi])
+                eq_item.setData(0, ROLE_EQNS, [ei])
+                self._fill(eq_item, 1, e.flops, e.out_shapes)
+                self._eqn_items[ei] = eq_item
+        self._aggregate(self.tree.invisibleRootItem())
+        self.tree.setSortingEnabled(True)
+        for i in range(self.tree.topLevelItemCount()):
+            self.tree.topLevelItem(i).setExpanded(True)
+        self._on_search(self.search.text())
+
+    def _new(self, parent: QTreeWidgetItem, text: str, kind: str) -> QTreeWidgetItem:
+        item = _Item(parent, [text])
+        item.setData(0, ROLE_KIND, kind)
+        item.setToolTip(0, text)
+        return item
+
+    def _module_item(self, path: str, modules: dict[str, QTreeWidgetItem]) -> QTreeWidgetItem:
+        if path in modules:
+            return modules[path]
+        parent_path, _, name = path.rpartition(".")
+        parent = self._module_item(parent_path, modules) if parent_path else self.tree.invisibleRootItem()
+        item = self._new(parent, name or "(top level)", "module")
+        item.setToolTip(0, path or "(top level: outside any module)")
+        modules[path] = item
+        return item
+
+    @staticmethod
+    def _fill(item: QTreeWidgetItem, n: int, flops: float, shapes: list[str]) -> None:
+        item.setText(1, str(n))
+        item.setData(1, Qt.UserRole, n)
+        item.setText(2, format_flops(flops))
+        item.setData(2, Qt.UserRole, flops)
+        item.setText(3, " ".join(shapes[:4]) + (" …" if len(shapes) > 4 else ""))
+        item.setTextAlignment(1, Qt.AlignRight | Qt.AlignVCenter)
+        item.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+
+    def _aggregate(self, item: QTreeWidgetItem) -> tuple[int, float, list[int]]:
+        """Fill module and line rows with the sums of their children; returns (eqns, flops, groups)."""
+        if item.data(0, ROLE_KIND) in ("group", "eqn"):
+            return item.data(1, Qt.UserRole), item.data(2, Qt.UserRole), list(item.data(0, ROLE_GROUPS))
+        n, flops, groups = 0, 0.0, []
+        for i in range(item.childCount()):
+            cn, cf, cg = self._aggregate(item.child(i))
+            n, flops, groups = n + cn, flops + cf, groups + cg
+        if item is not self.tree.invisibleRootItem():
+            self._fill(item, n, flops, [])
+            item.setData(0, ROLE_GROUPS, groups)
+        return n, flops, groups
+
+    # ------------------------------------------------------------- selection
+    def lines_for_item(self, item: QTreeWidgetItem) -> dict[str, list[tuple[int, int]]]:
+        """View → line ranges of the equations/groups under ``item``."""
+        sm = self._shown
+        eqns = item.data(0, ROLE_EQNS) if item.data(0, ROLE_KIND) == "eqn" else None
+        out: dict[str, list[int]] = {v: [] for v in VIEWS}
+        if eqns:
+            e = sm.equations[eqns[0]]
+            for v in ("jaxpr", "jaxpr_source"):
+                if e.lines.get(v):
+                    out[v] = list(range(e.lines[v][0], e.lines[v][1] + 1))
+            out["stablehlo"] = list(e.lines.get("stablehlo", []))
+            out["hlo"] = sm.group_lines(sm.groups[item.data(0, ROLE_GROUPS)[0]], "hlo")
+        else:
+            for gi in item.data(0, ROLE_GROUPS) or []:
+                for v in VIEWS:
+                    out[v] += sm.group_lines(sm.groups[gi], v)
+        return {v: to_ranges(lines) for v, lines in out.items()}
+
+    def equations_for_item(self, item: QTreeWidgetItem) -> list[int]:
+        if item.data(0, ROLE_KIND) == "eqn":
+            return list(item.data(0, ROLE_EQNS))
+        sm = self._shown
+        return sorted(i for gi in item.data(0, ROLE_GROUPS) or [] for i in sm.groups[gi].equations)
+
+    @Slot()
+    def _on_selection(self) -> None:
+        items = self.tree.selectedItems()
+        if not items or self._shown is None:
+            return
+        item = items[0]
+        self.linesSelected.emit(self.lines_for_item(item))
+        self.equationsSelected.emit(self.equations_for_item(item))
+        file, line = self._python_location(item)
+        self._show_python(file, line)
+        self.sourceLineSelected.emit(file, line)
+
+    def _python_location(self, item: QTreeWidgetItem) -> tuple[str, int]:
+        while item is not None and item.data(0, ROLE_KIND) not in ("line", "module"):
+            item = item.parent()
+        if item is None or item.data(0, ROLE_KIND) != "line":
+            return "", 0
+        file, line = item.data(0, ROLE_EQNS)
+        return file, int(line)
+
+    def _show_python(self, file: str, line: int, context: int = 3) -> None:
+        if not file or not line:
+            self.source.setPlainText("")
+            return
+        rows = [f"# {short_file(file)}"]
+        for n in range(max(1, line - context), line + context + 1):
+            text = linecache.getline(file, n).rstrip("\n")
+            rows.append(f"{'→' if n == line else ' '} {n:5d}  {text}")
+        self.source.setPlainText("\n".join(rows))
+
+    def select_for_line(self, view: str, line_no: int) -> bool:
+        """Select the node linked to ``line_no`` (1-based) of ``view`` (``jaxpr``, ``jaxpr_source``,
+        ``stablehlo`` or ``hlo``): the equation for jaxpr texts, else its group. False if none."""
+        sm = self._shown
+        if sm is None:
+            return False
+        target = None
+        if view in ("jaxpr", "jaxpr_source"):
+            for ei, item in self._eqn_items.items():
+                span = sm.equations[ei].lines.get(view)
+                if span and span[0] <= line_no <= span[1]:
+                    target = item
+                    break
+        if target is None:
+            groups = sm.groups_for_line(view, line_no)
+            if view == "stablehlo":
+                hits = [e.index for e in sm.equations if line_no in e.lines.get("stablehlo", ())]
+                target = self._eqn_items.get(hits[0]) if hits else None
+            if target is None and groups:
+                target = self._group_items.get(groups[0])
+        if target is None:
+            return False
+        self._reveal(target)
+        self.tree.setCurrentItem(target)
+        target.setSelected(True)
+        self.tree.scrollToItem(target)
+        return True
+
+    def select_equations(self, eqns: list[int]) -> bool:
+        """Select the smallest node holding all of ``eqns`` (one equation: its own row)."""
+        if not eqns or eqns[0] not in self._eqn_items:
+            return False
+        item = self._eqn_items[eqns[0]]
+        wanted = set(eqns)
+        while len(wanted) > 1 and item.parent() is not None and not wanted <= set(self.equations_for_item(item)):
+            item = item.parent()
+        self._reveal(item)
+        self.tree.setCurrentItem(item)
+        self.tree.scrollToItem(item)
+        return True
+
+    def _reveal(self, item: QTreeWidgetItem) -> None:
+        parent = item.parent()
+        while parent is not None:
+            parent.setHidden(False)
+            parent.setExpanded(True)
+            parent = parent.parent()
+        item.setHidden(False)
+
+    # ---------------------------------------------------------------- search
+    @Slot(str)
+    def _on_search(self, text: str) -> None:
+        needle = text.strip().lower()
+        it = QTreeWidgetItemIterator(self.tree)
+        while it.value():
+            it.value().setHidden(bool(needle))
+            it += 1
+        if not needle:
+            return
+        it = QTreeWidgetItemIterator(self.tree)
+        while it.value():
+            item = it.value()
+            if needle in item.text(0).lower() or needle in item.toolTip(0).lower() or needle in item.text(3).lower():
+                self._reveal(item)
+                self._show_subtree(item)
+            it += 1
+
+    def _show_subtree(self, item: QTreeWidgetItem) -> None:
+        for i in range(item.childCount()):
+            child = item.child(i)
+            child.setHidden(False)
+            if child.data(0, ROLE_KIND) != "eqn":
+                self._show_subtree(child)
+
+    @Slot(bool)
+    def _on_fold(self, _on: bool) -> None:
+        self._rebuild()
+
+    def visible_items(self) -> list[QTreeWidgetItem]:
+        out = []
+        it = QTreeWidgetItemIterator(self.tree)
+        while it.value():
+            if not it.value().isHidden():
+                out.append(it.value())
+            it += 1
+        return out

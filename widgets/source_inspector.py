@@ -1,0 +1,138 @@
+"""The source-map panel: structure explorer on the left; on the right a dataflow graph of the selected node
+and the prefill-versus-decode comparison. Plain data in; the graph layout function is injected
+(``graph_builder(source_map, equation_indexes) -> laid-out graph``, e.g.
+``lambda sm, eqns: app.core.dataflow.layout(app.core.dataflow.build_dataflow(sm, eqns))``) so this widget
+imports neither JAX nor app.core. Signals are emitted on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from widgets.dataflow_graph import DataflowGraph
+from widgets.source_explorer import SourceExplorer
+from widgets.step_diff import StepDiff
+
+GraphBuilder = Callable[[Any, list[int]], Any]
+
+
+class SourceInspector(QWidget):
+    """``linesSelected(dict)``: view → ``(first, last)`` line ranges to highlight in the IR views of the
+    shown step; ``stepChanged(str)``: the step whose map is shown."""
+
+    linesSelected = Signal(dict)
+    stepChanged = Signal(str)
+
+    def __init__(self, graph_builder: GraphBuilder | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.graph_builder = graph_builder
+        self.maps: dict[str, Any] = {}
+        self._from_graph = False
+        self.step = QComboBox()
+        self.step.setObjectName("sourceMapStep")
+        self.explorer = SourceExplorer()
+        self.graph = DataflowGraph()
+        self.graph_info = QLabel()
+        self.diff = StepDiff()
+        fit, svg, png = QPushButton("Fit"), QPushButton("Export SVG…"), QPushButton("Export PNG…")
+        bar = QHBoxLayout()
+        for w in (self.graph_info, fit, svg, png):
+            bar.addWidget(w, 1 if w is self.graph_info else 0)
+        graph_page = QWidget()
+        gl = QVBoxLayout(graph_page)
+        gl.setContentsMargins(0, 0, 0, 0)
+        gl.addLayout(bar)
+        gl.addWidget(self.graph)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(graph_page, "Dataflow graph")
+        self.tabs.addTab(self.diff, "Prefill vs decode")
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        head.addWidget(QLabel("Step"))
+        head.addWidget(self.step, 1)
+        ll.addLayout(head)
+        ll.addWidget(self.explorer)
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(1, 1)
+        split.setSizes([520, 980])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self.step.currentTextChanged.connect(self._on_step)
+        self.explorer.linesSelected.connect(self.linesSelected)
+        self.explorer.equationsSelected.connect(self._on_equations)
+        self.graph.nodeClicked.connect(self._on_node_clicked)
+        fit.clicked.connect(self.graph.fit)
+        svg.clicked.connect(self._export_svg)
+        png.clicked.connect(self._export_png)
+
+    def set_source_map(self, step: str, source_map: Any) -> None:
+        """Add or replace the map of ``step``; shows it if it is the current (or first) step."""
+        self.maps[step] = source_map
+        if self.step.findText(step) < 0:
+            self.step.addItem(step)
+        if self.step.currentText() == step:
+            self._on_step(step)
+
+    def set_diff(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]]) -> None:
+        self.diff.set_rows(primitive_rows, line_rows, counts)
+
+    def clear(self) -> None:
+        self.maps.clear()
+        self.step.clear()
+        self.explorer.set_source_map(None)
+        self.graph.clear_graph("No source map yet: run a jitted mode with IR capture")
+
+    def select_for_line(self, view: str, line_no: int) -> bool:
+        """Select the explorer node of ``line_no`` in ``view`` of the shown step (see SourceExplorer)."""
+        return self.explorer.select_for_line(view, line_no)
+
+    @Slot(str)
+    def _on_step(self, step: str) -> None:
+        if step in self.maps:
+            self.explorer.set_source_map(self.maps[step])
+            self.graph.clear_graph("Select a node in the explorer to draw its dataflow graph")
+            self.stepChanged.emit(step)
+
+    @Slot(list)
+    def _on_equations(self, eqns: list) -> None:
+        if self._from_graph:
+            self.graph.highlight_equations(eqns)
+            return
+        sm = self.explorer.shown_map()
+        if self.graph_builder is None or sm is None or not eqns:
+            return
+        df = self.graph_builder(sm, list(eqns))
+        self.graph.set_graph(df)
+        layers = sum(n.kind == "layer" for n in df.nodes)
+        note = f", {layers} repeated layers collapsed" if layers else ""
+        self.graph_info.setText(f"{len(df.nodes)} nodes, {len(df.edges)} edges{note}")
+
+    @Slot(list)
+    def _on_node_clicked(self, eqns: list) -> None:
+        self._from_graph = True
+        try:
+            self.explorer.select_equations(list(eqns))
+        finally:
+            self._from_graph = False
+
+    @Slot()
+    def _export_svg(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export graph as SVG", "dataflow.svg", "SVG (*.svg)")
+        if path:
+            self.graph.export_svg(path)
+
+    @Slot()
+    def _export_png(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export graph as PNG", "dataflow.png", "PNG (*.png)")
+        if path:
+            self.graph.export_png(path)
