@@ -181,3 +181,29 @@ def test_engine_warnings_are_shown(qtbot, window):
     window._loading = window._loaded
     window.on_loaded("tiny", "tiny", 0.0, [])
     assert not window.ui.model_warning.isVisible()
+
+
+def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, no_thread_left, gui_model):  # noqa: F811
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app import gui
+    from app.window import MainWindow
+
+    seen: list[str] = []
+
+    def close_when_loaded() -> None:
+        wins = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if wins and wins[0]._loaded is not None:
+            seen.append(wins[0].ui.model_picker.current_model())
+            wins[0].close()
+        else:
+            QTimer.singleShot(100, close_when_loaded)
+
+    QTimer.singleShot(100, close_when_loaded)
+    old_style = qapp.styleSheet()
+    try:
+        assert gui.main(["--model", gui_model]) == 0
+    finally:
+        qapp.setStyleSheet(old_style)
+    assert seen == [gui_model]
