@@ -171,3 +171,41 @@ def test_diff_tables_and_chart(inspector):
     assert shown and len(shown) < diff.lines.rowCount()
     statuses = {diff.lines.item(r, 7).text() for r in range(diff.lines.rowCount()) if not diff.lines.isRowHidden(r)}
     assert "same" not in statuses and "shape" in statuses
+
+
+def test_ir_linker_highlights_and_clicks_both_ways(inspector, qtbot, maps_and_texts):
+    from PySide6.QtCore import QPoint, Qt
+
+    from widgets.code_view import CodeView
+    from widgets.line_links import IRLinker
+
+    maps, texts = maps_and_texts
+    inspector.step.setCurrentText("decode")
+    views = {}
+    for name in ("jaxpr", "stablehlo", "hlo"):
+        views[name] = CodeView()
+        views[name].set_code(texts["decode"][name])
+        views[name].resize(700, 400)
+        views[name].show()
+        qtbot.addWidget(views[name])
+    linker = IRLinker(inspector, views)
+    sm = maps["decode"]
+    dot = next(e for e in sm.equations if e.primitive == "dot_general" and "aten::bmm" in e.scope)
+    assert inspector.select_for_line("jaxpr", dot.lines["jaxpr"][0])
+    jaxpr_hl = linker.highlighters["jaxpr"]
+    assert jaxpr_hl.is_highlighted(dot.lines["jaxpr"][0]) and not jaxpr_hl.is_highlighted(1)
+    assert linker.highlighters["stablehlo"].is_highlighted(dot.lines["stablehlo"][0])
+    assert linker.highlighters["hlo"].ranges()
+    views["jaxpr"].grab()  # paints the overlay without error
+    # A click on a StableHLO line of another equation selects that equation.
+    other = next(e for e in sm.equations if e.primitive == "dot_general" and e.index != dot.index
+                 and e.lines.get("stablehlo"))
+    edit = views["stablehlo"]
+    line = other.lines["stablehlo"][0]
+    edit.verticalScrollBar().setValue(line - 1)
+    block = edit.document().findBlockByNumber(line - 1)
+    y = int(edit.blockBoundingGeometry(block).translated(edit.contentOffset()).center().y())
+    with qtbot.waitSignal(linker.filters["stablehlo"].lineClicked) as blocker:
+        qtbot.mouseClick(edit.viewport(), Qt.LeftButton, pos=QPoint(40, y))
+    assert blocker.args == [line]
+    assert inspector.explorer.tree.currentItem().text(0) == f"#{other.index} dot_general"

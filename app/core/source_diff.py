@@ -69,3 +69,8 @@ def line_diff(a: SourceMap, b: SourceMap) -> list[DiffRow]:
             getattr(row, f"{side}_shapes").extend(s for s in g.out_shapes if s not in getattr(row, f"{side}_shapes"))
             setattr(row, f"{side}_flops", getattr(row, f"{side}_flops") + g.flops)
     return list(rows.values())
+
+
+def compare(a: SourceMap, b: SourceMap, names: tuple[str, str] = ("prefill", "decode")) -> tuple:
+    """Everything the comparison view needs: ``(primitive rows, line rows, {name: primitive counts})``."""
+    return primitive_diff(a, b), line_diff(a, b), {names[0]: a.primitive_counts(), names[1]: b.primitive_counts()}

@@ -1,0 +1,147 @@
+"""Cross-links between the source-map explorer and IR text views, without changing the views' own code.
+
+- :class:`LineHighlighter`: a transparent overlay on a ``QPlainTextEdit`` viewport that tints whole lines
+  (it does not touch ``extraSelections``, which the find bar owns, nor the document's formats, which the
+  lazy syntax highlighter owns).
+- :class:`LineClickFilter`: an event filter on the viewport that reports the 1-based line of a click
+  (a drag that selects text is not a click).
+- :class:`IRLinker`: wires one :class:`widgets.source_inspector.SourceInspector` (or anything with a
+  ``linesSelected(dict)`` signal and ``select_for_line(view, line)``) to named text views both ways.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, Callable
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal, Slot
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+LINK_COLOR = QColor(255, 213, 79, 90)
+
+
+class LineHighlighter(QWidget):
+    """Tints the lines in ``ranges`` (1-based inclusive ``(first, last)`` pairs) of ``edit``."""
+
+    def __init__(self, edit: QPlainTextEdit, color: QColor = LINK_COLOR) -> None:
+        super().__init__(edit.viewport())
+        self.edit = edit
+        self.color = color
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.setGeometry(edit.viewport().rect())
+        edit.viewport().installEventFilter(self)
+        edit.updateRequest.connect(self._on_update_request)
+        self.show()
+
+    def set_ranges(self, ranges: list[tuple[int, int]], scroll: bool = True) -> None:
+        merged = sorted((int(a), int(b)) for a, b in ranges)
+        self._starts = [a for a, _ in merged]
+        self._ends = [b for _, b in merged]
+        if scroll and merged:
+            self.edit.verticalScrollBar().setValue(max(0, merged[0][0] - 4))
+        self.update()
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return list(zip(self._starts, self._ends))
+
+    def is_highlighted(self, line_no: int) -> bool:
+        i = bisect_right(self._starts, line_no) - 1
+        return i >= 0 and any(self._starts[j] <= line_no <= self._ends[j] for j in range(max(0, i - 64), i + 1))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if event.type() == QEvent.Resize:
+            self.setGeometry(self.edit.viewport().rect())
+        return False
+
+    @Slot(QRect, int)
+    def _on_update_request(self, _rect: QRect, _dy: int) -> None:
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802, ANN001
+        if not self._starts:
+            return
+        painter = QPainter(self)
+        edit = self.edit
+        block = edit.firstVisibleBlock()
+        offset = edit.contentOffset()
+        height = self.height()
+        while block.isValid():
+            rect = edit.blockBoundingGeometry(block).translated(offset)
+            if rect.top() > height:
+                break
+            if self.is_highlighted(block.blockNumber() + 1):
+                painter.fillRect(QRectF(0, rect.top(), self.width(), rect.height()), self.color)
+            block = block.next()
+        painter.end()
+
+
+class LineClickFilter(QObject):
+    """``lineClicked(int)``: 1-based line of a left click in ``edit`` (GUI thread)."""
+
+    lineClicked = Signal(int)
+
+    def __init__(self, edit: QPlainTextEdit) -> None:
+        super().__init__(edit)
+        self.edit = edit
+        self._press: QPoint | None = None
+        edit.viewport().installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if event.type() == QEvent.MouseButtonPress and event.button() == Qt.LeftButton:
+            self._press = event.position().toPoint()
+        elif event.type() == QEvent.MouseButtonRelease and event.button() == Qt.LeftButton and self._press:
+            pos = event.position().toPoint()
+            if (pos - self._press).manhattanLength() < 4:
+                self.click_at(pos)
+            self._press = None
+        return False
+
+    def click_at(self, pos: QPoint) -> int:
+        line = self.edit.cursorForPosition(pos).blockNumber() + 1
+        self.lineClicked.emit(line)
+        return line
+
+
+class IRLinker(QObject):
+    """Links ``inspector`` and ``views`` (panel name → text view) both ways.
+
+    ``view_key(panel)`` gives the source-map view a panel shows right now (``jaxpr`` or ``jaxpr_source``
+    for a jaxpr panel with a source-lines toggle); by default the panel name itself.
+    """
+
+    def __init__(self, inspector: Any, views: dict[str, QPlainTextEdit],
+                 view_key: Callable[[str], str] | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.inspector = inspector
+        self.view_key = view_key or (lambda name: name)
+        self.highlighters = {name: LineHighlighter(edit) for name, edit in views.items()}
+        self.filters: dict[str, LineClickFilter] = {}
+        self.last: dict[str, list[tuple[int, int]]] = {}
+        for name, edit in views.items():
+            f = LineClickFilter(edit)
+            f.setObjectName(name)
+            f.lineClicked.connect(self._on_line_clicked)
+            self.filters[name] = f
+        inspector.linesSelected.connect(self._on_lines)
+
+    @Slot(dict)
+    def _on_lines(self, lines: dict) -> None:
+        self.last = dict(lines)
+        self.refresh()
+
+    def refresh(self, scroll: bool = True) -> None:
+        """Re-apply the last selection (after a panel switched text, step or jaxpr source mode)."""
+        for name, hl in self.highlighters.items():
+            hl.set_ranges(self.last.get(self.view_key(name), []), scroll=scroll)
+
+    def clear(self) -> None:
+        self.last = {}
+        self.refresh(scroll=False)
+
+    @Slot(int)
+    def _on_line_clicked(self, line: int) -> None:
+        name = self.sender().objectName()
+        self.inspector.select_for_line(self.view_key(name), line)
