@@ -209,3 +209,11 @@ def test_ir_linker_highlights_and_clicks_both_ways(inspector, qtbot, maps_and_te
         qtbot.mouseClick(edit.viewport(), Qt.LeftButton, pos=QPoint(40, y))
     assert blocker.args == [line]
     assert inspector.explorer.tree.currentItem().text(0) == f"#{other.index} dot_general"
+
+
+def test_folded_group_graph_shows_one_layer(maps_and_texts):
+    sm = maps_and_texts[0]["decode"].fold_layers()
+    g = next(g for g in sm.groups if g.module == "model.layers.*.mlp" and g.scope.startswith("linear"))
+    df = _graph(sm, g.equations)
+    assert "model.layers.0, 1 of 2" in df.note
+    assert sum(n.kind == "eqn" for n in df.nodes) == 3

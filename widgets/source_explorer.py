@@ -87,7 +87,7 @@ class SourceExplorer(QWidget):
         self.tree.setSelectionMode(QAbstractItemView.SingleSelection)
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(0, QHeaderView.Interactive)
-        self.tree.setColumnWidth(0, 360)
+        self.tree.setColumnWidth(0, 320)
         self.source = QPlainTextEdit(readOnly=True)
         self.source.setObjectName("pythonSource")
         self.source.setMaximumBlockCount(200)

@@ -115,6 +115,7 @@ class SourceInspector(QWidget):
         self.graph.set_graph(df)
         layers = sum(n.kind == "layer" for n in df.nodes)
         note = f", {layers} repeated layers collapsed" if layers else ""
+        note += f" ({df.note})" if getattr(df, "note", "") else ""
         self.graph_info.setText(f"{len(df.nodes)} nodes, {len(df.edges)} edges{note}")
 
     @Slot(list)

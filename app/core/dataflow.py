@@ -2,8 +2,9 @@
 
 Nodes are equations (primitive and output shape), external inputs (jaxpr inputs such as
 ``weights['model.layers.0.mlp.up_proj.weight']``, or values made outside the selection) and, when the
-selection spans several instances of a repeated layer (``model.layers.3``), one collapsed node per layer
-instance, so a whole-model graph stays small (~N layers + the equations around them). Edges are variables
+selection spans several instances of a repeated layer (``model.layers.3``) plus other equations, one
+collapsed node per layer instance, so a whole-model graph stays small (~N layers + the equations around
+them). A selection made only of repeated-layer equations (a folded group) is drawn for its first layer. Edges are variables
 from producer to consumer, labelled with the producer's output shape.
 
 Layout: ``grandalf.layouts.SugiyamaLayout`` (Sugiyama, Tagawa & Toda 1981: layering, crossing reduction by
@@ -51,6 +52,7 @@ class Dataflow:
     width: float = 0.0
     height: float = 0.0
     truncated: int = 0  # equations left out because of ``max_nodes``
+    note: str = ""  # e.g. "showing model.layers.0, 1 of 12 repeated layers"
 
     def node(self, node_id: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.id == node_id), None)
@@ -71,7 +73,15 @@ def build_dataflow(sm: SourceMap, eqn_indices: list[int] | None = None, collapse
                    max_nodes: int = 600) -> Dataflow:
     """Graph of ``eqn_indices`` (all equations when ``None``), not yet laid out (see :func:`layout`)."""
     chosen = sorted(set(range(len(sm.equations)) if eqn_indices is None else eqn_indices))
-    layers = {layer_instance(sm.equations[i].module) for i in chosen}
+    instances = [layer_instance(sm.equations[i].module) for i in chosen]
+    layers = set(instances)
+    note = ""
+    if collapse_layers and None not in layers and len(layers) > 1:
+        # Only repeated-layer equations (e.g. a folded group ``h.*.attn``): draw the first instance.
+        first = instances[0]
+        chosen = [i for i, inst in zip(chosen, instances) if inst == first]
+        note = f"showing {first}, 1 of {len(layers)} repeated layers"
+        layers = {first}
     collapse = collapse_layers and len(layers - {None}) > 1
     owner: dict[int, str] = {}
     nodes: dict[str, GraphNode] = {}
@@ -119,7 +129,7 @@ def build_dataflow(sm: SourceMap, eqn_indices: list[int] | None = None, collapse
         longest = max(len(s) for s in n.label.split("\n"))
         n.w = max(NODE_W, longest * CHAR_W + 16)
         n.h = NODE_H if n.label.count("\n") <= 1 else NODE_H + 14 * (n.label.count("\n") - 1)
-    return Dataflow(list(nodes.values()), list(edges.values()), truncated=truncated)
+    return Dataflow(list(nodes.values()), list(edges.values()), truncated=truncated, note=note)
 
 
 class _View:
