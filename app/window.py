@@ -175,6 +175,7 @@ class MainWindow(QMainWindow):
             )
         self._clear_error()
         self._set_status("Running…")
+        ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
         self.compute.request_run(prompt, self._pending_settings)
 
     @Slot()
@@ -288,6 +289,7 @@ class MainWindow(QMainWindow):
         else:
             self._running = False
             self.ui.tokens.flush()
+            self.ui.ir_tabs.hold_hidden(False)
         if not self._running and not self._pending_run and self._loading is None:
             self.ui.busy.stop()
             self.ui.prompt.set_running(False)

@@ -129,6 +129,12 @@ def test_ir_tabs_show_steps_summary_and_missing_text(qtbot, tmp_path):
     tabs.tabs.setCurrentIndex(0)
     tabs.source_check.setChecked(True)
     assert "modeling_llama.py:377" in tabs.panels["jaxpr"].view.toPlainText()
+    tabs.hold_hidden(True)
+    tabs.set_ir("prefill", _ir("prefill", hlo="HloModule held\n"))
+    qtbot.wait(200)
+    assert tabs.panels["hlo"].has_pending()  # held while a run streams
+    tabs.hold_hidden(False)
+    qtbot.waitUntil(lambda: "HloModule held" in tabs.panels["hlo"].view.toPlainText(), timeout=1000)
     tabs.panels["jaxpr"].save_to(tmp_path / "x.jaxpr")
     assert "dot_general" in (tmp_path / "x.jaxpr").read_text()
     assert tabs.findChild(CodeView, "jaxprView") is tabs.panels["jaxpr"].view

@@ -64,16 +64,24 @@ class IRPanel(QWidget):
         self.view.setPlaceholderText(message)
         self.info.setText("")
 
-    def set_text(self, text: str | None, step: str, delay_ms: int | None = None) -> None:
+    def set_text(self, text: str | None, step: str, delay_ms: int | None = None, hold: bool = False) -> None:
         """Show ``text`` for ``step`` ('prefill' | 'decode'); ``None`` means the backend cannot produce it.
 
         With ``delay_ms`` the text is put in the view by a single-shot timer, so several large texts are
-        loaded in separate event-loop turns instead of one long GUI-thread stall.
+        loaded in separate event-loop turns instead of one long GUI-thread stall; with ``hold`` it waits
+        for :meth:`schedule_pending` or :meth:`apply_pending` (e.g. until a run is over).
         """
         self._pending = (text, step)
-        if delay_ms is None:
+        if hold:
+            self._pending_timer.stop()
+        elif delay_ms is None:
             self.apply_pending()
         else:
+            self._pending_timer.start(delay_ms)
+
+    def schedule_pending(self, delay_ms: int) -> None:
+        """Apply a held text after ``delay_ms`` (no-op when nothing is pending)."""
+        if self._pending is not None:
             self._pending_timer.start(delay_ms)
 
     def has_pending(self) -> bool:

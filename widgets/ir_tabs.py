@@ -69,6 +69,7 @@ class IRTabs(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._irs: dict[str, Any] = {}
+        self._hold_hidden = False
         self._step = "prefill"
         self.panels = {
             "jaxpr": IRPanel("jaxpr", "jaxprView", "jaxpr.txt"),
@@ -149,10 +150,18 @@ class IRTabs(QWidget):
                 panel.set_text(text, step)
             else:
                 delay += 40
-                panel.set_text(text, step, delay_ms=delay)
+                panel.set_text(text, step, delay_ms=delay, hold=self._hold_hidden)
         self.summary.setText(summary_text(ir))
         labels = _get(ir, "input_labels") or []
         self.summary.setToolTip("inputs: " + ", ".join(labels) if labels else "")
+
+    def hold_hidden(self, hold: bool) -> None:
+        """While ``hold`` (a run is streaming), hidden tabs keep their new text pending instead of loading
+        it; releasing loads them one per event-loop turn (40 ms apart). A tab that is shown loads at once."""
+        self._hold_hidden = hold
+        if not hold:
+            for i, panel in enumerate(p for p in self.panels.values() if p.has_pending()):
+                panel.schedule_pending(40 * (i + 1))
 
     def pending(self) -> bool:
         """True while a hidden tab still waits for its text (see :meth:`IRPanel.set_text`)."""
