@@ -16,7 +16,7 @@ from app.core.errors import PlaygroundError
 from app.core.models import DEFAULT_MODEL
 from app.core.settings import DTYPES, MODES, GenerationSettings
 
-WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory")
+WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives")
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -34,6 +34,10 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-cache-len", type=int, default=None,
                    help="static KV-cache positions (default: prompt bucket + max new tokens, rounded to 64)")
+    p.add_argument("--mesh", default=None, metavar="AXES",
+                   help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
+    p.add_argument("--devices", type=int, default=None, metavar="N",
+                   help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
     p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
                    help="use JAX's persistent compilation cache (default dir: the platform cache dir)")
 
@@ -93,6 +97,23 @@ def _quiet_libraries() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning)
 
 
+def _load(args: argparse.Namespace, err: TextIO, on_event=None):
+    """Load the engine and place it on ``--mesh``; print its warnings and, for a mesh, bytes per device."""
+    from app.core.engine import load_engine
+    from app.core.mesh import parse_mesh
+
+    mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
+    engine = load_engine(args.model, args.dtype, on_event=on_event)
+    for warning in engine.warnings:
+        print(f"warning: {warning}", file=err)
+    if mesh.n_devices > 1:
+        engine.set_mesh(mesh)
+        per_device = engine.device_bytes()["weights"]
+        sizes = ", ".join(f"{d} {b / 2**20:.1f} MiB" for d, b in per_device.items())
+        print(f"[mesh] {mesh}: weights per device: {sizes}", file=err)
+    return engine
+
+
 def _phase_printer(err: TextIO):
     def on_event(event) -> None:
         if event.started:
@@ -104,15 +125,12 @@ def _phase_printer(err: TextIO):
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.engine import load_engine
     from app.core.events import CallRecord, FinishedEvent, PhaseEvent, TokenEvent
     from app.core.report import format_call_table, format_summary
 
     settings = _settings(args, capture_ir=not args.no_ir)
     on_phase = _phase_printer(err) if not args.json else None
-    engine = load_engine(args.model, args.dtype, on_event=on_phase)
-    for warning in engine.warnings:
-        print(f"warning: {warning}", file=err)
+    engine = _load(args, err, on_event=on_phase)
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if _main_thread() else None
     records: list[CallRecord] = []
@@ -156,12 +174,11 @@ def _use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
 
 
 def cmd_race(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.engine import load_engine
     from app.core.events import FinishedEvent
     from app.core.race import format_race_table, race, summary_rows
 
     settings = _settings(args, capture_ir=False)
-    engine = load_engine(args.model, args.dtype, on_event=_phase_printer(err) if not args.json else None)
+    engine = _load(args, err, on_event=_phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
     for tagged in race(engine, args.prompt, args.modes, settings, cold=not args.warm):
         if isinstance(tagged.event, FinishedEvent):
@@ -182,14 +199,13 @@ def cmd_race(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.engine import load_engine
     from app.core.errors import InvalidSettingsError
 
     if not args.mode.startswith("jit-"):
         raise InvalidSettingsError(f"Mode {args.mode!r} compiles nothing to inspect: use jit-static or jit-dynamic.")
     max_new = 2 if args.step == "decode" else 1
     settings = _settings(args, max_new_tokens=max(max_new, 1) if args.max_cache_len is None else max_new)
-    engine = load_engine(args.model, args.dtype, on_event=_phase_printer(err))
+    engine = _load(args, err, on_event=_phase_printer(err))
     engine.clear_compiled()
     for _ in engine.generate(args.prompt, settings.with_(max_new_tokens=max_new)):
         pass
@@ -223,6 +239,12 @@ def _source_map_text(engine: Any, step_ir: Any, args: argparse.Namespace) -> str
 def _inspect_text(step_ir: Any, what: str) -> str:
     from app.core.ir import NOT_AVAILABLE
 
+    if what == "collectives":
+        from app.core.mesh import collectives
+
+        found = collectives(step_ir.hlo)
+        lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]
+        return "\n".join([f"{len(found)} collectives", *lines])
     if what in ("cost", "memory"):
         data = step_ir.cost if what == "cost" else step_ir.memory
         return json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
@@ -239,6 +261,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     out, err = out or sys.stdout, err or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "devices", None):
+        from app.core.mesh import simulate_cpu_devices
+
+        simulate_cpu_devices(args.devices)  # before JAX starts: every jax import below is lazy
     if args.command in (None, "gui"):
         from app.gui import main as gui_main
 

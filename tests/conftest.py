@@ -12,6 +12,10 @@ import warnings
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Four simulated CPU devices for the mesh tests; must be set before JAX starts. Single-device runs use
+# device 0 as before.
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
 
 import pytest  # noqa: E402
 
@@ -62,12 +66,12 @@ def build_tokenizer(path):
     return fast
 
 
-def build_model_dir(path, arch: str, seed: int = 0):
+def build_model_dir(path, arch: str, seed: int = 0, **overrides):
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
     tok = build_tokenizer(path)
-    kwargs = dict(ARCH_CONFIGS[arch])
+    kwargs = {**ARCH_CONFIGS[arch], **overrides}
     model_type = kwargs.pop("model_type")
     eos = tok.eos_token_id
     config = AutoConfig.for_model(model_type, vocab_size=320, bos_token_id=eos, eos_token_id=eos, **kwargs)

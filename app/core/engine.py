@@ -64,6 +64,9 @@ class Engine:
         self._pending_ir: list[tuple[str, str, CompiledStep, tuple, CallTiming]] = []
         self.pending_events: list[PhaseEvent] = []
         self._cleared = False
+        self.mesh_spec: Any = None  # app.core.mesh.MeshSpec, None = one device
+        self.mesh: Any = None
+        self._unsharded: Any = None
         self.warnings: list[str] = _warnings(loaded)
         self.eos_ids = _eos_ids(loaded)
         self.pad_id = self.eos_ids[0] if self.eos_ids else 0
@@ -115,10 +118,11 @@ class Engine:
         key = (mode, kind, greedy)
         if key not in self._steps:
             _, fn = self.jax_state()
+            constrain = self._constrain_cache if self.mesh is not None and mode == "jit-static" else None
             if mode == "jit-static" and kind == "prefill":
-                step_fn, names = runners._make_static_prefill_fn(fn, greedy), runners.PREFILL_ARGS
+                step_fn, names = runners._make_static_prefill_fn(fn, greedy, constrain), runners.PREFILL_ARGS
             else:
-                step_fn, names = runners._make_step_fn(fn, greedy), runners.STEP_ARGS
+                step_fn, names = runners._make_step_fn(fn, greedy, constrain), runners.STEP_ARGS
             donate = (1,) if mode == "jit-static" else ()
             step = CompiledStep(step_fn, kind, names, donate_argnums=donate)
             if (mode, kind, not greedy) in self._steps:
@@ -127,6 +131,62 @@ class Engine:
                 step.first_reason = "first call after caches were cleared"
             self._steps[key] = step
         return self._steps[key]
+
+    def set_mesh(self, spec: Any) -> None:
+        """Run on a device mesh (``app.core.mesh.MeshSpec``; None or tp=1 = one device).
+
+        Checks that ``tp`` divides the model's heads and MLP width, places the weights with
+        ``NamedSharding`` (Megatron rules of :mod:`app.core.mesh`) and drops compiled steps and cache
+        templates. Raises :class:`InvalidSettingsError` (non-dividing mesh, too few devices) and then
+        leaves the engine as it was."""
+        from app.core import mesh as mesh_lib
+
+        if spec is not None and spec.n_devices == 1:
+            spec = None
+        if spec is not None:
+            mesh = mesh_lib.build_mesh(spec)
+            mesh_lib.check_divisible(self.config, spec.tp)
+        weights, fn = self.jax_state()
+        if self._unsharded is None:
+            self._unsharded = weights
+        if spec is None:
+            self._jax = (self._unsharded, fn)
+            self.mesh_spec = self.mesh = None
+        else:
+            self._jax = (mesh_lib.shard_weights(self._unsharded, mesh, spec.tp), fn)
+            self.mesh_spec, self.mesh = spec, mesh
+        self._static_templates.clear()
+        self.clear_compiled()
+
+    @property
+    def mesh_label(self) -> str:
+        return str(self.mesh_spec) if self.mesh_spec is not None else "1 device"
+
+    def device_bytes(self) -> dict[str, dict[str, int]]:
+        """Bytes per device of the weights and of the latest static KV cache: ``{"weights": {"cpu:0": n},
+        "kv_cache": {...}}`` (from each array's addressable shards)."""
+        from app.core.mesh import bytes_per_device
+
+        out = {"weights": bytes_per_device(self.jax_state()[0])}
+        if self._static_templates:
+            out["kv_cache"] = bytes_per_device(self._static_templates_any())
+        return out
+
+    def _constrain_cache(self, cache: Any) -> Any:
+        """Inside a traced step: keep the output cache sharded like the input (heads on ``tp``), so the
+        next call's inputs match the compiled executable."""
+        import jax
+
+        from app.core.mesh import leaf_cache_sharding
+
+        leaves, treedef = jax.tree.flatten(cache)
+        tp = self.mesh_spec.tp
+        return treedef.unflatten(
+            [jax.lax.with_sharding_constraint(x, leaf_cache_sharding(x, self.mesh, tp)) for x in leaves]
+        )
+
+    def _static_templates_any(self) -> Any:
+        return next(reversed(self._static_templates.values()))
 
     def clear_compiled(self) -> None:
         """Drop every compiled step of this engine: the next run traces, lowers and compiles again (new
@@ -171,7 +231,15 @@ class Engine:
                     use_cache=True,
                 )
             cache.reset()
-            self._static_templates[max_cache_len] = _to_jax(torchax.default_env(), cache)
+            template = _to_jax(torchax.default_env(), cache)
+            if self.mesh is not None:
+                from app.core.mesh import leaf_cache_sharding
+
+                leaves, treedef = jax.tree.flatten(template)
+                template = treedef.unflatten(
+                    [jax.device_put(x, leaf_cache_sharding(x, self.mesh, self.mesh_spec.tp)) for x in leaves]
+                )
+            self._static_templates[max_cache_len] = template
         return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
 
     def remember_stages(self, mode: str, kind: str, step: CompiledStep, args: tuple, timing: CallTiming) -> None:
@@ -249,7 +317,7 @@ class Engine:
         kind = "prefill"
         while True:
             result = yield from self._drain(step_gen)
-            record = _record(len(records), kind, mode, result)
+            record = _record(len(records), kind, mode, result, self.mesh_label)
             records.append(record)
             yield record
             yield from self._flush_ir(settings, captured)
@@ -309,7 +377,7 @@ class Engine:
             yield IREvent(kind, mode, step_ir)
 
 
-def _record(index: int, kind: str, mode: str, result: Any) -> CallRecord:
+def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRecord:
     t = result.timing
     return CallRecord(
         index=index,
@@ -325,6 +393,7 @@ def _record(index: int, kind: str, mode: str, result: Any) -> CallRecord:
         persistent_cache_hit=t.persistent_cache_hit,
         compile_reason=t.compile_reason,
         timestamp=time.time(),
+        mesh=mesh,
     )
 
 

@@ -64,7 +64,8 @@ class CallRecord(_Event):
     ``jax.block_until_ready`` (or, in ``torch`` mode, around the eager forward). ``persistent_cache_hit``
     is True when XLA's compile was served by the persistent compilation cache, None if not compiled.
     ``compile_reason`` says why it compiled ("first call", "new input shape (1, 5) → (1, 6)", …).
-    ``input_shapes`` maps argument names to shapes, e.g. ``{"input_ids": [1, 16]}``.
+    ``input_shapes`` maps argument names to shapes, e.g. ``{"input_ids": [1, 16]}``. ``mesh`` is the
+    device mesh of the run (``"1 device"`` or e.g. ``"tp=4"``).
     """
 
     index: int
@@ -80,6 +81,7 @@ class CallRecord(_Event):
     persistent_cache_hit: bool | None = None
     compile_reason: str | None = None
     timestamp: float = 0.0
+    mesh: str = "1 device"
     kind = "call"
 
 
@@ -117,6 +119,7 @@ class Summary:
     compile_ms: float
     n_compiles: int
     n_calls: int
+    mesh: str = "1 device"
 
     @staticmethod
     def from_records(
@@ -136,6 +139,7 @@ class Summary:
             compile_ms=sum((r.trace_ms or 0) + (r.lower_ms or 0) + (r.compile_ms or 0) for r in compiles),
             n_compiles=len(compiles),
             n_calls=len(records),
+            mesh=records[0].mesh if records else "1 device",
         )
 
 

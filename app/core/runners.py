@@ -151,18 +151,19 @@ class TorchaxEagerRunner(Runner):
         return (yield from self._call([token], position))
 
 
-def _make_step_fn(fn, greedy: bool):
-    """Decode step (also jit-dynamic's prefill): forward, then select from the last position's logits."""
+def _make_step_fn(fn, greedy: bool, constrain=None):
+    """Decode step (also jit-dynamic's prefill): forward, then select from the last position's logits.
+    ``constrain(cache)`` (mesh runs) pins the output cache's sharding."""
 
     def step(weights, cache, input_ids, position_ids, attention_mask, key, temperature, top_k, top_p):
         logits, cache = forward(fn, weights, cache, input_ids, position_ids, attention_mask)
         token, key = select_token(logits[:, -1], key, temperature, top_k, top_p, greedy=greedy)
-        return token, cache, key
+        return token, (constrain(cache) if constrain else cache), key
 
     return step
 
 
-def _make_static_prefill_fn(fn, greedy: bool):
+def _make_static_prefill_fn(fn, greedy: bool, constrain=None):
     """Prefill of a right-padded prompt: logits at ``true_len - 1``; cache lengths reset to ``true_len``."""
 
     def prefill(weights, cache, input_ids, position_ids, attention_mask, true_len, key, temperature, top_k, top_p):
@@ -172,7 +173,7 @@ def _make_static_prefill_fn(fn, greedy: bool):
         for layer in cache.layers:
             if hasattr(layer, "cumulative_length") and not isinstance(layer.cumulative_length, int):
                 layer.cumulative_length = jnp.asarray(true_len, jnp.asarray(layer.cumulative_length).dtype)
-        return token, cache, key
+        return token, (constrain(cache) if constrain else cache), key
 
     return prefill
 
