@@ -38,6 +38,12 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
     p.add_argument("--devices", type=int, default=None, metavar="N",
                    help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    p.add_argument("--distributed", action="store_true",
+                   help="multi-host: call jax.distributed.initialize() first (auto-detected on TPU, Slurm, "
+                        "Open MPI; else give --coordinator, --num-processes and --process-id)")
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
+    p.add_argument("--num-processes", type=int, default=None)
+    p.add_argument("--process-id", type=int, default=None)
     p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
                    help="use JAX's persistent compilation cache (default dir: the platform cache dir)")
 
@@ -265,6 +271,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         from app.core.mesh import simulate_cpu_devices
 
         simulate_cpu_devices(args.devices)  # before JAX starts: every jax import below is lazy
+    if getattr(args, "distributed", False) or getattr(args, "coordinator", None):
+        import jax
+
+        jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
     if args.command in (None, "gui"):
         from app.gui import main as gui_main
 
