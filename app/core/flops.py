@@ -28,7 +28,7 @@ ZERO_FLOP = frozenset({
     "dynamic_update_slice", "gather", "scatter", "concatenate", "pad", "convert_element_type", "iota",
     "copy", "copy_p", "rev", "select_and_gather_add", "stop_gradient", "bitcast_convert_type",
     "device_put", "sharding_constraint", "random_bits", "random_seed", "random_wrap", "random_unwrap",
-    "threefry2x32", "split", "sort",
+    "threefry2x32", "split",
 })
 REDUCTIONS = frozenset({
     "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "reduce_xor",

@@ -32,9 +32,13 @@ VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
 
 @dataclass
 class EquationInfo:
-    """One top-level equation. ``operands``: producer equation index per non-literal input, or ``-1 - k``
-    for input ``k`` of the jaxpr. ``out_shapes`` like ``f32[1,4,1,16]``; ``flops`` estimated
-    (``app/core/flops.py``). ``lines``: view → (first, last) line or ``[]`` list of lines (stablehlo)."""
+    """One top-level equation of the step's jaxpr (``index`` = position in ``jaxpr.eqns``).
+
+    ``operands``: producer equation index per non-literal input, or ``-1 - k`` for input ``k`` of the
+    jaxpr. ``out_shapes`` like ``f32[1,4,1,16]``; ``flops`` estimated (``app/core/flops.py``).
+    ``file``/``line``/``function``: the user frame (``line`` 0 when none). ``scope``: the name stack.
+    ``lines``: ``{"jaxpr": [first, last], "jaxpr_source": [first, last], "stablehlo": [line, …]}`` —
+    1-based; a view is missing when its text could not be parsed or nothing was lowered from it."""
 
     index: int
     primitive: str
