@@ -118,6 +118,22 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
     if win._loaded is None:
         raise SystemExit(f"could not load {args.model}: {win.ui.status_label.text()}")
     results = []
+    # Baseline: the same timer with the window idle (the machine's own scheduling noise).
+    probe.gaps.clear()
+    probe.last = time.perf_counter()
+    timer.start()
+    idle = QEventLoop()
+    QTimer.singleShot(2000, idle.quit)
+    idle.exec()
+    timer.stop()
+    results.append(
+        {
+            "label": "idle (no run)",
+            "max_gap_ms": max(probe.gaps),
+            "p99_gap_ms": statistics.quantiles(probe.gaps, n=100)[98],
+            "ticks": len(probe.gaps),
+        }
+    )
     for label in ("first run (compiles)", "second run (warm)"):
         probe.gaps.clear()
         probe.token_times.clear()
@@ -195,6 +211,11 @@ def main() -> None:
     gui = gui_bench(args)
     direct = direct_bench(args)
     print("\nGUI (engine on the compute thread, 5 ms QTimer on the GUI thread)")
+    base = gui.pop(0)
+    print(
+        f"  {base['label']:<22} max stall {base['max_gap_ms']:6.1f} ms · p99 {base['p99_gap_ms']:5.1f} ms "
+        f"({base['ticks']} ticks)"
+    )
     for r in gui:
         print(
             f"  {r['label']:<22} max stall {r['max_gap_ms']:6.1f} ms · p99 {r['p99_gap_ms']:5.1f} ms "
