@@ -54,7 +54,7 @@ class MainWindow(QMainWindow):
         self.ui = WindowParts(self)
         self.compute = ComputeThread(self)
         self._loaded: tuple[str, str] | None = None  # (model, dtype) loaded on the worker
-        self._loading: tuple[str, str] | None = None
+        self._load_queue: list[tuple[str, str]] = []  # loads requested, not yet answered, in order
         self._pending_run = False
         self._running = False
         self._t0 = 0.0
@@ -129,9 +129,10 @@ class MainWindow(QMainWindow):
         key = (model.strip(), self.ui.form.values()["dtype"])
         if key == self._loaded:
             self.ui.model_error.setVisible(False)  # back on the loaded model: an old load error is moot
-        if not key[0] or key in (self._loaded, self._loading):
+        latest = self._load_queue[-1] if self._load_queue else self._loaded
+        if not key[0] or key == latest:
             return
-        self._loading = key
+        self._load_queue.append(key)
         self.ui.model_picker.set_busy(True)
         self.ui.busy.start("loading", key[0])
         self._set_status(f"Loading {key[0]}…")
@@ -145,14 +146,14 @@ class MainWindow(QMainWindow):
         try:
             settings = self.generation_settings()
         except Exception as exc:  # InvalidSettingsError
-            self.on_failed(str(exc), "")
+            self.on_failed(str(exc), "", "settings")
             return
         model = self.ui.model_picker.current_model()
         self.ui.prompt.set_running(True)
         self._pending_run = True
         self._pending_settings = settings
         self.request_load(model)
-        if self._loading is None and self._loaded is not None:
+        if not self._load_queue and self._loaded is not None:
             self._start_run()
 
     def _start_run(self) -> None:
@@ -250,9 +251,9 @@ class MainWindow(QMainWindow):
 
     @Slot(str, str, float, object)
     def on_loaded(self, label: str, model_id: str, seconds: float, warnings: list[str]) -> None:
-        self._loaded, self._loading = self._loading, None
-        model = self._loaded[0] if self._loaded else model_id
-        self.ui.model_label.setText(f"<b>{label}</b> · {self._loaded[1] if self._loaded else ''}")
+        self._loaded = self._load_queue.pop(0) if self._load_queue else (model_id, "float32")
+        model = self._loaded[0]
+        self.ui.model_label.setText(f"<b>{label}</b> · {self._loaded[1]}")
         self.setWindowTitle(f"torchax playground — {label}")
         self._model_label = label
         self.ui.model_error.setVisible(False)
@@ -265,16 +266,17 @@ class MainWindow(QMainWindow):
         self._set_status(
             f"Loaded {label}" + (f" in {seconds:.1f} s" if seconds else "") + ". Ctrl+Enter runs."
         )
-        if self._pending_run:
+        if self._pending_run and not self._load_queue:
             self._start_run()
 
-    @Slot(str, str)
-    def on_failed(self, message: str, details: str) -> None:
-        if self._loading is not None:
+    @Slot(str, str, str)
+    def on_failed(self, message: str, details: str, kind: str) -> None:
+        if kind == "load":
             self.ui.model_error.setText(message)
             self.ui.model_error.setVisible(True)
-            self._loading = None
-            self._pending_run = False
+            if self._load_queue:
+                self._load_queue.pop(0)
+            self._pending_run = False  # it was meant for the model that failed
         self._error_details = details or message
         self.ui.status_label.setText(message)
         self.ui.status_label.setProperty("error", True)
@@ -284,13 +286,13 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def on_idle(self, kind: str) -> None:
-        if kind == "load":
+        if kind == "load" and not self._load_queue:
             self.ui.model_picker.set_busy(False)
         else:
             self._running = False
             self.ui.tokens.flush()
             self.ui.ir_tabs.hold_hidden(False)
-        if not self._running and not self._pending_run and self._loading is None:
+        if not self._running and not self._pending_run and not self._load_queue:
             self.ui.busy.stop()
             self.ui.prompt.set_running(False)
 
@@ -345,7 +347,7 @@ class MainWindow(QMainWindow):
         self.ui.tokens.highlight_call(call_index)
 
     def is_busy(self) -> bool:
-        return self._running or self._pending_run or self._loading is not None
+        return self._running or self._pending_run or bool(self._load_queue)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Save settings, stop the run and wait for the compute thread (a compile finishes first)."""

@@ -41,7 +41,8 @@ class EngineWorker(QObject):
     loaded(label, model_id, seconds, warnings): a model is ready; ``warnings`` is a list of one-line
         notes (bfloat16 on CPU, random weights, …).
     runStarted(): a run request began executing.
-    failed(message, details): a request failed; ``message`` is one line, ``details`` a traceback.
+    failed(message, details, kind): a ``'load'`` or ``'run'`` request failed; ``message`` is one line,
+        ``details`` a traceback.
     idle(kind): a request (``'load'`` or ``'run'``) is done, successfully or not.
     """
 
@@ -51,7 +52,7 @@ class EngineWorker(QObject):
     finished = Signal(object)
     loaded = Signal(str, str, float, object)
     runStarted = Signal()
-    failed = Signal(str, str)
+    failed = Signal(str, str, str)
     idle = Signal(str)
 
     def __init__(self) -> None:
@@ -78,7 +79,7 @@ class EngineWorker(QObject):
             else:
                 self.loaded.emit(self._engine.label, self._engine.model_id, 0.0, _warnings(self._engine))
         except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
-            self._report(exc)
+            self._report(exc, "load")
         finally:
             self.idle.emit("load")
 
@@ -96,7 +97,7 @@ class EngineWorker(QObject):
             should_stop = lambda: stop.is_set() or self._interrupted()  # noqa: E731 (not a signal)
             self._stream(self._engine.generate(prompt, settings, should_stop=should_stop))
         except Exception as exc:  # noqa: BLE001
-            self._report(exc)
+            self._report(exc, "run")
         finally:
             self.idle.emit("run")
 
@@ -132,7 +133,7 @@ class EngineWorker(QObject):
                 self.finished.emit(event)
         flush()
 
-    def _report(self, exc: BaseException) -> None:
+    def _report(self, exc: BaseException, kind: str) -> None:
         from app.core.errors import PlaygroundError
 
         details = "".join(traceback.format_exception(exc))
@@ -140,7 +141,7 @@ class EngineWorker(QObject):
             message = str(exc)
         else:
             message = f"Unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
-        self.failed.emit(message, details)
+        self.failed.emit(message, details, kind)
 
 
 class ComputeThread(QObject):

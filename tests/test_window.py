@@ -175,10 +175,10 @@ def test_unexpected_error_mid_run_keeps_window_usable(qtbot, window, monkeypatch
 
 
 def test_engine_warnings_are_shown(qtbot, window):
-    window._loading = window._loaded
+    window._load_queue.append(window._loaded)
     window.on_loaded("tiny (random weights)", "tiny", 0.0, ["random weights: the text is noise"])
     assert window.ui.model_warning.isVisible() and "noise" in window.ui.model_warning.text()
-    window._loading = window._loaded
+    window._load_queue.append(window._loaded)
     window.on_loaded("tiny", "tiny", 0.0, [])
     assert not window.ui.model_warning.isVisible()
 
@@ -207,3 +207,14 @@ def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, no
     finally:
         qapp.setStyleSheet(old_style)
     assert seen == [gui_model]
+
+
+def test_queued_loads_resolve_in_order(qtbot, window, gui_model):
+    window.request_load("no-such-org/no-such-model-xyz")
+    window.request_load(gui_model)  # queued behind the failing one
+    assert len(window._load_queue) == 2
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=LOAD_TIMEOUT_MS)
+    assert window._loaded == (gui_model, "float32")
+    assert window.ui.model_picker.current_model() == gui_model
+    run_and_wait(qtbot, window)
+    assert window.findChild(QLabel, "statusLabel").text().startswith("Done")
