@@ -155,6 +155,9 @@ class CodeView(QPlainTextEdit):
         painter = QPainter(self._numbers)
         painter.fillRect(event.rect(), QColor("#f3f4f6"))
         painter.setPen(QColor("#9aa0a6"))
+        if self.document().isEmpty():  # a placeholder is shown: no line numbers
+            painter.end()
+            return
         width = self._numbers.width() - 6
         height = self.fontMetrics().height()
         for block in self._visible_blocks():
