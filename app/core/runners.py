@@ -112,6 +112,7 @@ class TorchRunner(Runner):
         out = self.engine.model(**kwargs)
         logits = out.logits[:, -1].float().numpy()
         execute_ms = (time.perf_counter() - t0) * 1000
+        yield PhaseEvent("running", False, "torch forward", execute_ms)
         token = self._sample_host(logits)
         shapes = {"input_ids": list(ids.shape), "attention_mask": [1, start + len(tokens)]}
         return StepResult(token, CallTiming(False, execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
@@ -140,6 +141,7 @@ class TorchaxEagerRunner(Runner):
         logits, self.cache = forward(fn, weights, self.cache, ids, _positions(start, len(tokens)), mask)
         logits = jax.block_until_ready(logits[:, -1])
         execute_ms = (time.perf_counter() - t0) * 1000
+        yield PhaseEvent("running", False, "torchax eager forward", execute_ms)
         token = self._sample_host(logits)
         shapes = {"input_ids": list(ids.shape), "attention_mask": list(mask.shape)}
         return StepResult(token, CallTiming(False, execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
