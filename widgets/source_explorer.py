@@ -14,9 +14,21 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLineEdit, QPlainTextEdit, QSplitter,
-    QTreeWidget, QTreeWidgetItem, QTreeWidgetItemIterator, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPlainTextEdit,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QTreeWidgetItemIterator,
+    QVBoxLayout,
+    QWidget,
 )
+
+from app.core.source_map import short_file  # plain string helper: no JAX is imported
 
 VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
 COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes")
@@ -30,12 +42,6 @@ def format_flops(flops: float) -> str:
             return f"{flops / div:.3g} {unit}"
     return f"{flops:.0f}"
 
-
-def short_file(path: str) -> str:
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return path
 
 
 def to_ranges(lines: list[int]) -> list[tuple[int, int]]:
