@@ -219,3 +219,54 @@ def test_queued_loads_resolve_in_order(qtbot, window, gui_model):
     assert window.ui.model_picker.current_model() == gui_model
     run_and_wait(qtbot, window)
     assert window.findChild(QLabel, "statusLabel").text().startswith("Done")
+
+
+class _FakeEngine:
+    """Yields 200 instant calls + tokens: exercises the worker's batching without JAX."""
+
+    label = model_id = "fake"
+    warnings: list[str] = []
+
+    def generate(self, prompt, settings, should_stop):
+        from app.core.events import CallRecord, FinishedEvent, Summary, TokenEvent
+
+        for i in range(200):
+            yield CallRecord(i, "prefill" if i == 0 else "decode", "jit-static", {}, 0.01, 0.01)
+            yield TokenEvent(i, i, "x", i)
+            if should_stop():
+                break
+        yield FinishedEvent("max_new_tokens", Summary.from_records("jit-static", [], 200, 1.0, 10.0))
+
+
+def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot, no_thread_left):  # noqa: F811
+    import threading
+
+    from PySide6.QtCore import QObject, Qt, Slot
+
+    from app.core.settings import GenerationSettings
+    from app.worker import ComputeThread
+
+    class Receiver(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: set[int] = set()
+            self.batches: list[list] = []
+
+        @Slot(object)
+        def on_batch(self, events: list) -> None:
+            self.threads.add(threading.get_ident())
+            self.batches.append(events)
+
+    compute = ComputeThread()
+    receiver = Receiver()
+    compute.worker.batch.connect(receiver.on_batch, Qt.ConnectionType.DirectConnection)
+    compute.worker._engine = _FakeEngine()
+    try:
+        with qtbot.waitSignal(compute.worker.idle, timeout=10_000):
+            compute.request_run("p", GenerationSettings(max_new_tokens=200))
+    finally:
+        compute.shutdown()
+    events = [e for batch in receiver.batches for e in batch]
+    assert len(events) == 400 and [e.index for e in events[1::2]] == list(range(200))
+    assert len(receiver.batches) < 50  # batched, not one signal per event
+    assert threading.get_ident() not in receiver.threads  # emitted on the compute thread
