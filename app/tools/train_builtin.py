@@ -383,8 +383,8 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": corpus.stats, "train_tokens": int(len(stream)), "heldout_tokens": int(len(held)),
         "train": result, "heldout_loss": loss, "heldout_loss_slice": loss_slice,
         "test_slice_tokens": slice_tokens, "samples": samples,
-        "hardware": f"{args.threads} CPU threads ({platform.processor() or platform.machine()}, "
-                    f"torch {torch.__version__})",
+        "hardware": f"{args.threads} CPU thread{'s' if args.threads > 1 else ''} of a {os.cpu_count()}-core "
+                    f"{platform.machine()} machine (torch {torch.__version__})",
         "versions": f"Python {platform.python_version()}, numpy {np.__version__}, jax {jax.__version__}, "
                     f"torch {torch.__version__}, transformers {transformers.__version__}, "
                     f"tokenizers {tokenizers.__version__}",
