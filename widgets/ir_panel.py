@@ -39,7 +39,7 @@ class IRPanel(QWidget):
         save_btn = QToolButton(text="Save as…", toolTip="Save the text to a file", autoRaise=True)
         copy_btn.clicked.connect(self.copy_all)
         save_btn.clicked.connect(self.save_as)
-        bar = QHBoxLayout()
+        bar = self._bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
         bar.addWidget(self.info, 1)
         bar.addWidget(self.find_bar)
@@ -55,6 +55,10 @@ class IRPanel(QWidget):
         )
         find.activated.connect(self.find_bar.focus)
         self.set_placeholder(f"Run the model in a jit mode to see its {title}.")
+
+    def add_tool(self, widget: QWidget) -> None:
+        """Put ``widget`` in the toolbar, right after the info label."""
+        self._bar.insertWidget(1, widget)
 
     def set_placeholder(self, message: str) -> None:
         """Show a grey message instead of IR text (nothing to copy or save)."""

@@ -52,9 +52,9 @@ def summary_text(ir: Any) -> str:
         f"temp <b>{nbytes(_pick(memory, 'temp'))}</b>",
     ]
     counts = [
-        ("equations", _get(ir, "n_equations")),
+        ("jaxpr eqns", _get(ir, "n_equations")),
         ("StableHLO ops", _get(ir, "n_stablehlo_ops")),
-        ("HLO instructions", _get(ir, "n_hlo_instructions")),
+        ("HLO instrs", _get(ir, "n_hlo_instructions")),
     ]
     parts += [f"{name} <b>{n:,}</b>" for name, n in counts if n is not None]
     return " · ".join(parts)
@@ -102,13 +102,13 @@ class IRTabs(QWidget):
         self.summary.setWordWrap(True)
         header.addSpacing(10)
         header.addWidget(self.summary, 1)
-        self.source_check = QCheckBox("jaxpr source lines")
+        self.source_check = QCheckBox("source lines")
         self.source_check.setObjectName("sourceInfoCheck")
         self.source_check.setToolTip(
             "Show each jaxpr equation with the PyTorch / transformers line it came from"
         )
         self.source_check.toggled.connect(self._on_source_toggled)
-        header.addWidget(self.source_check)
+        self.panels["jaxpr"].add_tool(self.source_check)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)

@@ -102,15 +102,23 @@ class LatencyPlot(pg.PlotWidget):
             f"<span style='color:#374151;font-size:9pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
             "compiling call &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
         )
-        self.legend = item.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend = item.addLegend(
+            offset=(-10, 110),
+            labelTextSize="8pt",
+            brush=pg.mkBrush(255, 255, 255, 210),
+            pen=pg.mkPen("#e5e7eb"),
+        )
         self._runs: list[_Run] = []
         self._next_id = 1
         self._median = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine)
         )
         self._median.setVisible(False)
-        self._median_label = pg.TextItem("", color="#4b5563", anchor=(1, 1))
+        self._median_label = pg.TextItem(
+            "", color="#4b5563", anchor=(1, 1.05), fill=pg.mkBrush(255, 255, 255, 200)
+        )
         self._median_label.setVisible(False)
+        self._median_label.setZValue(20)
         self._hover = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#111827", width=2), brush=None)
         for extra in (self._median, self._median_label, self._hover):
             item.addItem(extra, ignoreBounds=True)
@@ -244,7 +252,12 @@ class LatencyPlot(pg.PlotWidget):
                 f"lower {ms(getattr(r, 'lower_ms', None))} · compile {ms(getattr(r, 'compile_ms', None))}"
             )
             above = len(run.notes) % 2 == 0
-            note = pg.TextItem(text, color=COMPILE_COLOUR, anchor=(-0.02, 1.15 if above else -0.15))
+            note = pg.TextItem(
+                text,
+                color=COMPILE_COLOUR,
+                anchor=(-0.02, 1.15 if above else -0.15),
+                fill=pg.mkBrush(255, 255, 255, 190),
+            )
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
             self.addItem(note, ignoreBounds=True)
             run.notes.append(note)
