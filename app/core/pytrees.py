@@ -134,3 +134,37 @@ def register_cache_pytrees() -> int:
                 _registered.add(cls)
                 new += 1
     return new
+
+
+class FlatTree:
+    """A pytree carried as ``(leaves, treedef)``: flattening it costs one Python call instead of one per
+    custom node. Jitted steps take and return the KV cache as a ``FlatTree`` (a 12-layer cache is 13
+    custom nodes, flattened several times per decode step) and rebuild the HF object inside the trace.
+    """
+
+    __slots__ = ("leaves", "treedef")
+
+    def __init__(self, leaves: list[Any], treedef: Any) -> None:
+        self.leaves = leaves
+        self.treedef = treedef
+
+    @classmethod
+    def of(cls, tree: Any) -> FlatTree:
+        import jax
+
+        leaves, treedef = jax.tree_util.tree_flatten(tree)
+        return cls(leaves, treedef)
+
+    def unflatten(self) -> Any:
+        return self.treedef.unflatten(self.leaves)
+
+
+def _register_flat_tree() -> None:
+    import jax
+
+    jax.tree_util.register_pytree_node(
+        FlatTree, lambda f: (f.leaves, f.treedef), lambda treedef, leaves: FlatTree(list(leaves), treedef)
+    )
+
+
+_register_flat_tree()

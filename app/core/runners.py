@@ -21,6 +21,7 @@ import numpy as np
 
 from app.core.compiled_step import CallTiming, CompiledStep
 from app.core.events import PhaseEvent
+from app.core.pytrees import FlatTree
 from app.core.sampling import jitted_select_token, sampling_args, select_token
 
 
@@ -155,12 +156,12 @@ class TorchaxEagerRunner(Runner):
 
 def _make_step_fn(fn, greedy: bool, constrain=None):
     """Decode step (also jit-dynamic's prefill): forward, then select from the last position's logits.
-    ``constrain(cache)`` (mesh runs) pins the output cache's sharding."""
+    The cache travels as a :class:`FlatTree`; ``constrain(cache)`` (mesh runs) pins its sharding."""
 
     def step(weights, cache, input_ids, position_ids, attention_mask, key, temperature, top_k, top_p):
-        logits, cache = forward(fn, weights, cache, input_ids, position_ids, attention_mask)
+        logits, cache = forward(fn, weights, cache.unflatten(), input_ids, position_ids, attention_mask)
         token, key = select_token(logits[:, -1], key, temperature, top_k, top_p, greedy=greedy)
-        return token, (constrain(cache) if constrain else cache), key
+        return token, FlatTree.of(constrain(cache) if constrain else cache), key
 
     return step
 
@@ -169,13 +170,13 @@ def _make_static_prefill_fn(fn, greedy: bool, constrain=None):
     """Prefill of a right-padded prompt: logits at ``true_len - 1``; cache lengths reset to ``true_len``."""
 
     def prefill(weights, cache, input_ids, position_ids, attention_mask, true_len, key, temperature, top_k, top_p):
-        logits, cache = forward(fn, weights, cache, input_ids, position_ids, attention_mask)
+        logits, cache = forward(fn, weights, cache.unflatten(), input_ids, position_ids, attention_mask)
         last = jax.lax.dynamic_index_in_dim(logits, true_len - 1, axis=1, keepdims=False)
         token, key = select_token(last, key, temperature, top_k, top_p, greedy=greedy)
         for layer in cache.layers:
             if hasattr(layer, "cumulative_length") and not isinstance(layer.cumulative_length, int):
                 layer.cumulative_length = jnp.asarray(true_len, jnp.asarray(layer.cumulative_length).dtype)
-        return token, (constrain(cache) if constrain else cache), key
+        return token, FlatTree.of(constrain(cache) if constrain else cache), key
 
     return prefill
 
@@ -208,7 +209,7 @@ class JitDynamicRunner(_JitRunner):
     mode = "jit-dynamic"
 
     def prefill(self, prompt_ids):
-        self.cache = self.engine.dynamic_cache()
+        self.cache = FlatTree.of(self.engine.dynamic_cache())
         return (yield from self._call(prompt_ids, 0, "prefill"))
 
     def decode(self, token, position):
@@ -232,7 +233,7 @@ class JitStaticRunner(_JitRunner):
 
     def prefill(self, prompt_ids):
         weights, _ = self.engine.jax_state()
-        self.cache = self.engine.static_cache(self.max_cache_len)
+        self.cache = FlatTree.of(self.engine.static_cache(self.max_cache_len))
         n = len(prompt_ids)
         bucket = prompt_bucket(n, self.max_cache_len)
         ids = _ids(list(prompt_ids) + [self.engine.pad_id] * (bucket - n))
