@@ -34,6 +34,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-cache-len", type=int, default=None,
                    help="static KV-cache positions (default: prompt bucket + max new tokens, rounded to 64)")
+    p.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens even past the end token")
     p.add_argument("--mesh", default=None, metavar="AXES",
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
     p.add_argument("--devices", type=int, default=None, metavar="N",
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace, **overrides: Any) -> GenerationSettings:
     values = dict(
         mode=args.mode, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
-        top_p=args.top_p, seed=args.seed, max_cache_len=args.max_cache_len,
+        top_p=args.top_p, seed=args.seed, max_cache_len=args.max_cache_len, stop_at_eos=not args.ignore_eos,
     )
     values.update(overrides)
     return GenerationSettings(**values).validated()

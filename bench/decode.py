@@ -47,7 +47,7 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     from app.core.settings import GenerationSettings
 
     engine.clear_compiled()
-    settings = GenerationSettings(mode=mode, max_new_tokens=n_tokens, capture_ir=False)
+    settings = GenerationSettings(mode=mode, max_new_tokens=n_tokens, capture_ir=False, stop_at_eos=False)
     records, finished = [], None
     for event in engine.generate(PROMPT, settings):
         if isinstance(event, CallRecord):

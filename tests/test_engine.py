@@ -193,3 +193,12 @@ def test_bfloat16_is_selectable_with_a_cpu_warning(model_dirs):
     assert any("bfloat16" in w for w in engine.warnings)
     assert engine.jax_state()[0]["model.embed_tokens.weight"].dtype.name == "bfloat16"
     assert run(engine, max_new_tokens=3)[-1].summary.n_tokens == 3
+
+
+def test_ignore_eos_generates_the_requested_count(llama_engine):
+    eos = llama_engine.eos_ids[0]
+    finished = run(llama_engine, max_new_tokens=40, stop_at_eos=False)[-1]
+    assert finished.reason == "max_new_tokens" and len(finished.token_ids) == 40
+    stopped = run(llama_engine, max_new_tokens=40)[-1]
+    if eos in finished.token_ids:  # with EOS honoured, generation ends at the first EOS
+        assert stopped.reason == "eos" and stopped.token_ids == finished.token_ids[: finished.token_ids.index(eos) + 1]

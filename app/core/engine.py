@@ -326,7 +326,7 @@ class Engine:
             if ttft_ms is None:
                 ttft_ms = (time.perf_counter() - t_start) * 1000
             yield TokenEvent(index, result.token, text, record.index)
-            if result.token in self.eos_ids:
+            if settings.stop_at_eos and result.token in self.eos_ids:
                 reason = "eos"
                 break
             if len(detok.ids) >= settings.max_new_tokens:

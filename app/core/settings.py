@@ -33,6 +33,8 @@ class GenerationSettings:
     max_cache_len : static KV-cache length in tokens (prompt + generated), ``None`` = prompt bucket +
         ``max_new_tokens`` rounded up to a multiple of 64.
     capture_ir : capture jaxpr / StableHLO / HLO texts for the first compile of each step kind.
+    stop_at_eos : stop at the model's end-of-sequence token (benchmarks turn it off to time a fixed
+        number of decode steps).
     """
 
     mode: str = "jit-static"
@@ -43,6 +45,7 @@ class GenerationSettings:
     seed: int = 0
     max_cache_len: int | None = None
     capture_ir: bool = True
+    stop_at_eos: bool = True
 
     @property
     def greedy(self) -> bool:
