@@ -44,6 +44,16 @@ class EngineWorker(QObject):
     failed(message, details, kind): a ``'load'`` or ``'run'`` request failed; ``message`` is one line,
         ``details`` a traceback.
     idle(kind): a request (``'load'`` or ``'run'``) is done, successfully or not.
+    sourceMapReady(step, SourceMap): the source map of a step whose IR arrived in the run, built after the
+        run's last token (so building it never counts in the run's timings).
+    collectivesReady(step, list[Collective]): collectives in that step's optimized HLO (empty on 1 device).
+    devicesListed(list[DeviceInfo]): the devices JAX sees (answer to :meth:`list_devices`).
+    meshChanged(label): the mesh the engine runs on (``"1 device"``, ``"tp=2"``), after a load or a mesh
+        change.
+    deviceBytes(dict): ``{"weights": {"cpu:0": bytes}, "kv_cache": {...}}`` after a mesh change or a run.
+    warning(text): something optional failed (e.g. a source map); the request itself went on.
+    Mesh and device requests report errors as ``failed(message, details, 'mesh' | 'devices')`` and emit
+    no ``idle``.
     """
 
     phase = Signal(object)
@@ -54,11 +64,19 @@ class EngineWorker(QObject):
     runStarted = Signal()
     failed = Signal(str, str, str)
     idle = Signal(str)
+    sourceMapReady = Signal(str, object)
+    collectivesReady = Signal(str, object)
+    devicesListed = Signal(object)
+    meshChanged = Signal(str)
+    deviceBytes = Signal(object)
+    warning = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
         self._engine: Any = None
         self._key: tuple[str, str] | None = None
+        self._mesh: Any = None  # app.core.mesh.MeshSpec chosen by the user, applied to every loaded model
+        self._irs: list[Any] = []  # IREvents of the current run
 
     def _interrupted(self) -> bool:
         return QThread.currentThread().isInterruptionRequested()
@@ -75,7 +93,9 @@ class EngineWorker(QObject):
                 t0 = time.perf_counter()
                 engine = load_engine(model, dtype, on_event=self.phase.emit)
                 self._engine, self._key = engine, (model, dtype)
+                self._apply_mesh_after_load(engine)
                 self.loaded.emit(engine.label, engine.model_id, time.perf_counter() - t0, _warnings(engine))
+                self.meshChanged.emit(engine.mesh_label)
             else:
                 self.loaded.emit(self._engine.label, self._engine.model_id, 0.0, _warnings(self._engine))
         except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
@@ -95,11 +115,78 @@ class EngineWorker(QObject):
                 raise PlaygroundError("No model is loaded: pick one and press Load.")
             self.runStarted.emit()
             should_stop = lambda: stop.is_set() or self._interrupted()  # noqa: E731 (not a signal)
+            self._irs = []
             self._stream(self._engine.generate(prompt, settings, should_stop=should_stop))
         except Exception as exc:  # noqa: BLE001
             self._report(exc, "run")
         finally:
+            self._after_run()
             self.idle.emit("run")
+
+    def _after_run(self) -> None:
+        """Source maps and collectives of the IR captured in the run, then bytes per device. Each failure
+        is a warning: the run's tokens and timings are already out."""
+        from app.core.mesh import collectives
+        from app.core.source_map import build_source_map
+
+        irs, self._irs = self._irs, []
+        model = getattr(getattr(self._engine, "loaded", None), "model", None)
+        for ev in irs:
+            try:
+                self.sourceMapReady.emit(ev.step, build_source_map(ev.ir, ev.step, model))
+            except Exception as exc:  # noqa: BLE001
+                self.warning.emit(f"No source map for the {ev.step} step: {type(exc).__name__}: {exc}")
+            try:
+                self.collectivesReady.emit(ev.step, collectives(getattr(ev.ir, "hlo", None)))
+            except Exception as exc:  # noqa: BLE001
+                self.warning.emit(f"Could not list the {ev.step} step's collectives: {exc}")
+        if self._engine is not None and hasattr(self._engine, "device_bytes"):
+            try:
+                self.deviceBytes.emit(self._engine.device_bytes())
+            except Exception as exc:  # noqa: BLE001
+                self.warning.emit(f"Could not measure bytes per device: {exc}")
+
+    @Slot()
+    def list_devices(self) -> None:
+        """Emit :attr:`devicesListed` (initialises JAX's backend on this thread)."""
+        if self._interrupted():
+            return
+        try:
+            from app.core.devices import list_devices
+
+            self.devicesListed.emit(list_devices())
+        except Exception as exc:  # noqa: BLE001
+            self._report(exc, "devices")
+
+    @Slot(str)
+    def set_mesh(self, text: str) -> None:
+        """Place the loaded engine on mesh ``text`` (``"tp=2"``; ``""`` or ``"tp=1"`` = one device). On an
+        error (bad text, too few devices, tp not dividing the model) the engine stays as it was."""
+        if self._interrupted():
+            return
+        try:
+            from app.core.errors import PlaygroundError
+            from app.core.mesh import parse_mesh
+
+            spec = parse_mesh(text)
+            if self._engine is None:
+                raise PlaygroundError("Load a model before choosing a device mesh.")
+            self._engine.set_mesh(spec)
+            self._mesh = spec if spec.n_devices > 1 else None
+            self.meshChanged.emit(self._engine.mesh_label)
+            self.deviceBytes.emit(self._engine.device_bytes())
+        except Exception as exc:  # noqa: BLE001
+            self._report(exc, "mesh")
+
+    def _apply_mesh_after_load(self, engine: Any) -> None:
+        """Keep the chosen mesh for a newly loaded model; if it does not fit, warn and use one device."""
+        if self._mesh is None:
+            return
+        try:
+            engine.set_mesh(self._mesh)
+        except Exception as exc:  # noqa: BLE001
+            self.warning.emit(f"{engine.label} cannot run on {self._mesh}: {exc} Running on 1 device.")
+            self._mesh = None
 
     def _stream(self, events: Any) -> None:
         """Forward engine events: calls and tokens batched (≤ ~60 signals/s), everything else at once."""
@@ -129,6 +216,7 @@ class EngineWorker(QObject):
                 self.phase.emit(event)
             elif isinstance(event, IREvent):
                 self.ir.emit(event)
+                self._irs.append(event)
             elif isinstance(event, FinishedEvent):
                 self.finished.emit(event)
         flush()
@@ -153,6 +241,8 @@ class ComputeThread(QObject):
 
     _load = Signal(str, str)
     _run = Signal(str, object, object)
+    _mesh = Signal(str)
+    _devices = Signal()
     _instances: weakref.WeakSet[ComputeThread] = weakref.WeakSet()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -164,6 +254,8 @@ class ComputeThread(QObject):
         self.worker.moveToThread(self.thread)
         self._load.connect(self.worker.load)
         self._run.connect(self.worker.run)
+        self._mesh.connect(self.worker.set_mesh)
+        self._devices.connect(self.worker.list_devices)
         self._stop: threading.Event | None = None
         self.thread.start()
 
@@ -175,6 +267,15 @@ class ComputeThread(QObject):
         """Queue a generation with ``settings`` (an ``app.core.settings.GenerationSettings``)."""
         self._stop = threading.Event()
         self._run.emit(prompt, settings, self._stop)
+
+    def request_mesh(self, text: str) -> None:
+        """Queue a mesh change (``"tp=2"``; ``"tp=1"`` = one device); answered by ``meshChanged`` or
+        ``failed(…, 'mesh')``."""
+        self._mesh.emit(text)
+
+    def request_devices(self) -> None:
+        """Queue a device listing, answered by ``devicesListed``."""
+        self._devices.emit()
 
     def stop(self) -> None:
         """Ask the current run to stop after its current step (a running compile finishes first)."""
