@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
@@ -18,8 +18,11 @@ class IRPanel(QWidget):
     """A :class:`CodeView` named ``view_name`` plus its toolbar.
 
     ``title`` names the IR ("jaxpr", "StableHLO", "optimized HLO"); ``suffix`` is the default file
-    extension for Save as….
+    extension for Save as…. ``textShown()`` (GUI thread): the view's text was replaced (IR text, "not
+    available" note or placeholder), e.g. to re-apply line highlights.
     """
+
+    textShown = Signal()
 
     def __init__(self, title: str, view_name: str, suffix: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,6 +70,7 @@ class IRPanel(QWidget):
         self.view.set_code("", highlight=False)
         self.view.setPlaceholderText(message)
         self.info.setText("")
+        self.textShown.emit()
 
     def set_text(self, text: str | None, step: str, delay_ms: int | None = None, hold: bool = False) -> None:
         """Show ``text`` for ``step`` ('prefill' | 'decode'); ``None`` means the backend cannot produce it.
@@ -103,11 +107,13 @@ class IRPanel(QWidget):
             self._text = None
             self.view.set_code(f"{self.title} of the {step} step: {NOT_AVAILABLE}.", highlight=False)
             self.info.setText(f"{step} step")
+            self.textShown.emit()
             return
         self._text = text
         self.view.set_code(text)
         lines = text.count("\n") + 1
         self.info.setText(f"{step} step · {lines:,} lines · {len(text) / 1024:,.0f} kB")
+        self.textShown.emit()
 
     def text(self) -> str | None:
         """The IR text shown, or None when a placeholder is shown."""
