@@ -106,6 +106,12 @@ class EngineWorker(QObject):
     @Slot(str, object, object)
     def run(self, prompt: str, settings: Any, stop: threading.Event) -> None:
         """Stream one generation of the loaded engine; ``stop`` ends it within one decode step."""
+        self.run_events(lambda engine, should_stop: engine.generate(prompt, settings, should_stop), stop)
+
+    def run_events(self, make_events: Any, stop: threading.Event) -> None:
+        """Run a generation-like request on the compute thread: ``make_events(engine, should_stop)``
+        returns an iterator of engine events, forwarded (and followed by ``idle('run')``) as in :meth:`run`.
+        Used by :mod:`app.demo_worker` for the mode race."""
         if self._interrupted():
             return
         try:
@@ -116,7 +122,7 @@ class EngineWorker(QObject):
             self.runStarted.emit()
             should_stop = lambda: stop.is_set() or self._interrupted()  # noqa: E731 (not a signal)
             self._irs = []
-            self._stream(self._engine.generate(prompt, settings, should_stop=should_stop))
+            self._stream(make_events(self._engine, should_stop))
         except Exception as exc:  # noqa: BLE001
             self._report(exc, "run")
         finally:
@@ -265,8 +271,12 @@ class ComputeThread(QObject):
 
     def request_run(self, prompt: str, settings: Any) -> None:
         """Queue a generation with ``settings`` (an ``app.core.settings.GenerationSettings``)."""
+        self._run.emit(prompt, settings, self.new_stop_flag())
+
+    def new_stop_flag(self) -> threading.Event:
+        """A fresh stop flag for the next run-like request; :meth:`stop` and :meth:`shutdown` set it."""
         self._stop = threading.Event()
-        self._run.emit(prompt, settings, self._stop)
+        return self._stop
 
     def request_mesh(self, text: str) -> None:
         """Queue a mesh change (``"tp=2"``; ``"tp=1"`` = one device); answered by ``meshChanged`` or
