@@ -78,6 +78,11 @@ class EngineWorker(QObject):
         self._mesh: Any = None  # app.core.mesh.MeshSpec chosen by the user, applied to every loaded model
         self._irs: list[Any] = []  # IREvents of the current run
 
+    @property
+    def engine(self) -> Any:
+        """The loaded :class:`app.core.engine.Engine`, or None. Use only on the compute thread."""
+        return self._engine
+
     def _interrupted(self) -> bool:
         return QThread.currentThread().isInterruptionRequested()
 
