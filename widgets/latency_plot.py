@@ -2,6 +2,8 @@
 
 Successive runs overlay in distinct colours (the last :data:`MAX_RUNS`); the newest run's compiling calls
 are annotated with their trace / lower / compile split and a dashed line marks its steady decode median.
+Compiles served by the persistent compilation cache are green diamonds instead of orange stars; the
+tooltip of a compiling call says why it compiled.
 Records are buffered and drawn by a 30 Hz timer; each run's curves are created once and fed with
 ``setData``.
 """
@@ -15,7 +17,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCursor
+from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from widgets.format import ms
@@ -24,6 +26,7 @@ MAX_RUNS = 5
 MAX_ANNOTATIONS = 3
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 COMPILE_COLOUR = "#ea580c"
+DISK_COLOUR = "#059669"
 REDRAW_INTERVAL_MS = 50
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 
@@ -52,13 +55,18 @@ class _Run:
 
 
 def _kind(p: PlotPoint) -> str:
-    return "compiled" if p.compiled else p.step
+    if p.compiled:
+        return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
+    return p.step
 
 
-def describe(record: Any) -> str:
-    """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`)."""
+def describe(record: Any, run: str = "") -> str:
+    """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`);
+    ``run`` is the plot run's label, shown on top when given."""
     g = lambda name: getattr(record, name, None)  # noqa: E731
     lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", f"wall {ms(g('wall_ms'))}"]
+    if run:
+        lines.insert(0, f"<i>{run}</i>")
     if g("execute_ms") is not None:
         lines[-1] += f" · execute {ms(g('execute_ms'))}"
     if g("compiled"):
@@ -67,9 +75,9 @@ def describe(record: Any) -> str:
             f"lower {ms(g('lower_ms'))} · compile {ms(g('compile_ms'))}</span>"
         )
         if g("compile_reason"):
-            lines.append(f"why: {g('compile_reason')}")
+            lines.append(f"<b>why it compiled:</b> {g('compile_reason')}")
         if g("persistent_cache_hit"):
-            lines.append("served by the persistent compilation cache")
+            lines.append(f"<span style='color:{DISK_COLOUR}'>◆ served by the persistent compilation cache</span>")
     shapes = g("input_shapes")
     if shapes:
         lines.append(", ".join(f"{k} {tuple(v)}" for k, v in shapes.items()))
@@ -98,10 +106,8 @@ class LatencyPlot(pg.PlotWidget):
         item.getViewBox().setDefaultPadding(0.15)
         item.setXRange(-1, X_STEP, padding=0.02)
         item.setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
-        self.setTitle(
-            f"<span style='color:#374151;font-size:9pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
-            "compiling call &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
-        )
+        self._font_scale = 1.0
+        self._set_title()
         self.legend = item.addLegend(
             offset=(-10, 110),
             labelTextSize="8pt",
@@ -128,17 +134,27 @@ class LatencyPlot(pg.PlotWidget):
         self._timer.timeout.connect(self.redraw)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
+    def _set_title(self) -> None:
+        size = 9 * self._font_scale
+        self.setTitle(
+            f"<span style='color:#374151;font-size:{size:.0f}pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
+            f"compiling call &nbsp; <span style='color:{DISK_COLOUR}'>◆</span> compile served from disk cache"
+            " &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
+        )
+
     # -- feeding ----------------------------------------------------------------------------------
-    def start_run(self, label: str) -> int:
-        """Begin a new overlaid run named ``label`` in the legend; returns its id."""
+    def start_run(self, label: str, colour: str | None = None, fade: bool = True) -> int:
+        """Begin a new overlaid run named ``label`` in the legend; returns its id. ``colour`` overrides
+        the next run colour; ``fade=False`` keeps earlier runs opaque (the lanes of a mode race)."""
         self.redraw()
         if len(self._runs) >= MAX_RUNS:
             self._drop(self._runs[0])
-        for old in self._runs:
+        for old in self._runs if fade else ():
             for it in (old.line, *old.dots.values(), *old.notes):
                 it.setOpacity(0.4)
-        colour = RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
-        line = pg.PlotDataItem(pen=pg.mkPen(colour, width=1.5), name=f"run {self._next_id} · {label}")
+        colour = colour or RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
+        width = 1.5 * (2.0 if self._font_scale > 1 else 1.0)
+        line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width), name=f"run {self._next_id} · {label}")
         # One item per marker kind with a uniform style: pyqtgraph's fast path (no per-point pens).
         white = pg.mkPen("w", width=1)
         dots = {
@@ -154,6 +170,13 @@ class LatencyPlot(pg.PlotWidget):
                 symbolSize=18,
                 symbolBrush=COMPILE_COLOUR,
                 symbolPen=pg.mkPen("#7c2d12", width=1),
+            ),
+            "disk": pg.PlotDataItem(
+                pen=None,
+                symbol="d",
+                symbolSize=16,
+                symbolBrush=DISK_COLOUR,
+                symbolPen=pg.mkPen("#064e3b", width=1),
             ),
         }
         self.addItem(line)
@@ -191,6 +214,13 @@ class LatencyPlot(pg.PlotWidget):
     # -- queries ----------------------------------------------------------------------------------
     def run_count(self) -> int:
         return len(self._runs)
+
+    def run_labels(self) -> list[str]:
+        """Labels of the shown runs, oldest first, as given to :meth:`start_run`."""
+        return [run.label for run in self._runs]
+
+    def run_colours(self) -> list[str]:
+        return [run.colour for run in self._runs]
 
     def points(self, run: int = -1) -> list[PlotPoint]:
         """Points of a run (``-1`` = newest), flushed or not."""
@@ -259,6 +289,10 @@ class LatencyPlot(pg.PlotWidget):
                 fill=pg.mkBrush(255, 255, 255, 190),
             )
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
+            if self._font_scale != 1.0:
+                font = QFont()
+                font.setPointSizeF(9.0 * self._font_scale)
+                note.setFont(font)
             self.addItem(note, ignoreBounds=True)
             run.notes.append(note)
 
@@ -278,18 +312,54 @@ class LatencyPlot(pg.PlotWidget):
         self.legend.removeItem(run.line)
         self._runs.remove(run)
 
+    # -- presentation -----------------------------------------------------------------------------
+    def set_font_scale(self, scale: float, base_pt: float = 9.0) -> None:
+        """Scale tick, axis-label, title, legend and note fonts by ``scale`` (presentation mode) and
+        thicken the axes and curves; 1.0 restores the normal look."""
+        self._font_scale = scale
+        item = self.getPlotItem()
+        tick = QFont()
+        tick.setPointSizeF(base_pt * scale)
+        big = scale > 1
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setTickFont(tick)
+            axis.setPen(pg.mkPen("#000000" if big else "#374151", width=2 if big else 1))
+            axis.setTextPen("#000000" if big else "#374151")
+        label_css = {"font-size": f"{base_pt * 1.1 * scale:.0f}pt"}
+        item.setLabel("bottom", "call index", **label_css)
+        item.setLabel("left", "wall time per call", units="ms", **label_css)
+        self._set_title()
+        legend_size = f"{8 * scale:.0f}pt"
+        self.legend.opts["labelTextSize"] = legend_size
+        for _sample, label in self.legend.items:
+            label.setText(label.text, size=legend_size)
+        note_font = QFont()
+        note_font.setPointSizeF(base_pt * scale)
+        for run in self._runs:
+            run.line.setPen(pg.mkPen(run.colour, width=3.0 if big else 1.5))
+            for note in run.notes:
+                note.setFont(note_font)
+        self._median_label.setFont(note_font)
+
+    def font_scale(self) -> float:
+        return self._font_scale
+
     # -- hover ------------------------------------------------------------------------------------
     def nearest_point(self, scene_pos: QPointF, max_px: float = 12.0) -> PlotPoint | None:
-        """The newest run's point within ``max_px`` pixels of ``scene_pos``, if any."""
-        if not self._runs or not self._runs[-1].points:
-            return None
+        """The point within ``max_px`` pixels of ``scene_pos`` (newest run first), if any."""
+        found = self._nearest(scene_pos, max_px)
+        return found[1] if found else None
+
+    def _nearest(self, scene_pos: QPointF, max_px: float) -> tuple[_Run, PlotPoint] | None:
         vb = self.getPlotItem().getViewBox()
         best, best_d = None, max_px
-        for p in self._runs[-1].points:
-            sp = vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3))))
-            d = math.hypot(sp.x() - scene_pos.x(), sp.y() - scene_pos.y())
-            if d <= best_d:
-                best, best_d = p, d
+        for run in reversed(self._runs):
+            for p in run.points:
+                sp = vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3))))
+                d = math.hypot(sp.x() - scene_pos.x(), sp.y() - scene_pos.y())
+                if d < best_d:
+                    best, best_d = (run, p), d
         return best
 
     def highlight_call(self, call_index: int) -> None:
@@ -303,10 +373,12 @@ class LatencyPlot(pg.PlotWidget):
 
     @Slot(object)
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
-        point = self.nearest_point(scene_pos)
-        index = point.x if point else -1
-        if point is not None:
-            QToolTip.showText(QCursor.pos(), describe(point.record), self)
+        found = self._nearest(scene_pos, 12.0)
+        point = found[1] if found else None
+        index = point.x if found and found[0] is self._runs[-1] else -1  # token links: newest run only
+        if found is not None:
+            run, point = found
+            QToolTip.showText(QCursor.pos(), describe(point.record, f"run {run.run_id} · {run.label}"), self)
         elif self._hovered != -1:
             QToolTip.hideText()
         if index != self._hovered:
