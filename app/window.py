@@ -20,7 +20,9 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.settings import GenerationSettings
 from app.user_settings import UserSettings
+from app.window_inspect import InspectWiring
 from app.window_layout import WindowParts
+from app.window_mesh import MeshWiring
 from app.worker import ComputeThread
 from widgets.format import ms
 from widgets.token_view import CallInfo
@@ -53,6 +55,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or UserSettings.load()
         self.ui = WindowParts(self)
         self.compute = ComputeThread(self)
+        self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
         self._loaded: tuple[str, str] | None = None  # (model, dtype) loaded on the worker
         self._load_queue: list[tuple[str, str]] = []  # loads requested, not yet answered, in order
         self._pending_run = False
@@ -63,11 +66,14 @@ class MainWindow(QMainWindow):
         self._error_details = ""
         self._closing = False
         self._model_label = ""
-        self._ir_key: tuple | None = None  # (loaded model, mode) whose IR the tabs show
+        self._ir_key: tuple | None = None  # (loaded model, mode, mesh) whose IR the tabs show
+        self._plot_mode: str | None = None  # mode of a run whose plot curve starts at runStarted
         self._connect()
         self._restore()
         if autoload:
             self.request_load(self.ui.model_picker.current_model())
+        self.mesh = MeshWiring(self.ui.device_panel, self.compute, self)  # lists devices after the load
+        self.mesh.message.connect(self._set_status)
 
     # -- wiring -----------------------------------------------------------------------------------
     def _connect(self) -> None:
@@ -80,6 +86,9 @@ class MainWindow(QMainWindow):
         w.runStarted.connect(self.on_run_started)
         w.failed.connect(self.on_failed)
         w.idle.connect(self.on_idle)
+        w.sourceMapReady.connect(self.inspect.on_source_map)
+        w.collectivesReady.connect(self.inspect.on_collectives)
+        w.warning.connect(self.on_warning)
         ui.model_picker.loadRequested.connect(self.request_load)
         ui.form.dtypeChanged.connect(self._on_dtype_changed)
         ui.prompt.runRequested.connect(self.run)
@@ -165,10 +174,11 @@ class MainWindow(QMainWindow):
         ui.tokens.start(prompt)
         ui.stats.reset()
         mode = self._pending_settings.mode
-        ui.plot.start_run(f"{mode} · {self._model_label}")
-        ir_key = (self._loaded, mode)
-        if ir_key != self._ir_key:  # same model and mode: the IR shown is still what runs, keep it
+        self._plot_mode = mode  # the plot's run starts at runStarted (see on_run_started)
+        ir_key = (self._loaded, mode, self.mesh.current)
+        if ir_key != self._ir_key:  # same model, mode and mesh: the IR shown is still what runs, keep it
             self._ir_key = ir_key
+            self.inspect.clear()
             ui.ir_tabs.clear(
                 "Waiting for the first compile…"
                 if mode.startswith("jit")
@@ -207,6 +217,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def on_run_started(self) -> None:
+        # Named here, not at Run: a mesh change queued before this run has been reported by now.
+        if self._plot_mode is not None:
+            self.ui.plot.start_run(f"{self._plot_mode} · {self.mesh.current} · {self._model_label}")
+            self._plot_mode = None
         self.ui.busy.start("running")
 
     @Slot(object)
@@ -233,6 +247,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def on_ir(self, event: Any) -> None:
+        self.inspect.ir_arrived(event.step)
         self.ui.ir_tabs.set_ir(event.step, event.ir)
 
     @Slot(object)
@@ -295,6 +310,13 @@ class MainWindow(QMainWindow):
         if not self._running and not self._pending_run and not self._load_queue:
             self.ui.busy.stop()
             self.ui.prompt.set_running(False)
+
+    @Slot(str)
+    def on_warning(self, text: str) -> None:
+        """Something optional failed on the compute thread (a source map, a mesh kept across a load)."""
+        label = self.ui.status_label
+        label.setText(f"{label.text()}  ⚠ {text}" if label.text() else f"⚠ {text}")
+        label.setToolTip(text)
 
     # -- small helpers ----------------------------------------------------------------------------
     @Slot()

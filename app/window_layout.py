@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from app.core.settings import DTYPES, MODE_HELP, MODES
 from widgets.busy_indicator import BusyIndicator
+from widgets.device_panel import DevicePanel
 from widgets.generation_form import GenerationForm
 from widgets.ir_tabs import IRTabs
 from widgets.latency_plot import LatencyPlot
@@ -62,6 +63,7 @@ class WindowParts:
         self.model_warning.setVisible(False)
         self.form = GenerationForm(MODES, MODE_HELP, DTYPES)
         self.prompt = PromptEditor()
+        self.device_panel = DevicePanel()
         self.stats = StatsStrip()
         self.tokens = TokenView()
         self.tokens.setObjectName("tokenView")
@@ -88,6 +90,7 @@ class WindowParts:
             _card(self.model_picker, self.model_label, self.model_warning, self.model_error, title="Model")
         )
         side.addWidget(_card(self.form, title="Generation"))
+        side.addWidget(_card(self.device_panel, title="Devices"))
         side.addWidget(_card(self.prompt, title="Prompt", stretch_last=True), 1)
         sidebar.setMinimumWidth(330)
         sidebar.setMaximumWidth(440)

@@ -1,0 +1,169 @@
+"""The devices JAX sees and the tensor-parallel mesh picker (issue #7). Plain data in, no JAX.
+
+- :meth:`DevicePanel.set_devices`: objects with ``id``, ``platform``, ``kind``, ``key`` (``"cpu:0"``),
+  ``memory_bytes`` and ``memory_in_use`` (None when the backend does not say: "unknown");
+- :meth:`DevicePanel.set_mesh`: the mesh the engine runs on (``"1 device"``, ``"tp=2"``);
+- :meth:`DevicePanel.set_device_bytes`: ``{"weights": {"cpu:0": bytes}, "kv_cache": {...}}`` per device.
+
+``meshRequested(str)`` (GUI thread): the user applied a mesh, ``"tp=1"`` meaning one device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from widgets.format import nbytes
+
+COLUMNS = ("Device", "Memory", "Weights", "KV cache")
+TP_CHOICES = (1, 2, 4, 8)
+ROW_H = 20
+MAX_VISIBLE_ROWS = 8
+IDLE = QColor("#9ca3af")
+
+
+def tp_choices(n_devices: int) -> list[int]:
+    """tp sizes offered for ``n_devices``: 1/2/4/8 up to the count, plus the count itself (e.g. 6)."""
+    out = [tp for tp in TP_CHOICES if tp <= n_devices]
+    if n_devices > 1 and n_devices not in out and n_devices <= 64:
+        out.append(n_devices)
+    return out
+
+
+def mesh_text(tp: int) -> str:
+    return f"tp={tp}"
+
+
+class DevicePanel(QWidget):
+    """Device table (one row per device) with a mesh picker and Apply above it."""
+
+    meshRequested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("devicePanel")
+        self._devices: list[Any] = []
+        self._mesh = "1 device"
+        self.picker = QComboBox()
+        self.picker.setObjectName("meshPicker")
+        self.picker.setToolTip(
+            "Tensor parallelism: split attention heads, MLP width and the KV cache over tp devices "
+            "(XLA inserts the all-reduces). The next run compiles again."
+        )
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.setObjectName("applyMeshButton")
+        self.mesh_label = QLabel("")
+        self.mesh_label.setObjectName("meshLabel")
+        self.mesh_label.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("deviceTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(ROW_H)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        row.addWidget(QLabel("Mesh"))
+        row.addWidget(self.picker, 1)
+        row.addWidget(self.apply_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addLayout(row)
+        layout.addWidget(self.mesh_label)
+        layout.addWidget(self.table)
+        self.apply_button.clicked.connect(self._on_apply)
+        self.set_devices([])
+
+    # -- data in ----------------------------------------------------------------------------------
+    def set_devices(self, devices: list[Any]) -> None:
+        """One row per device; the picker offers the tp sizes that fit the count."""
+        self._devices = list(devices)
+        self.picker.clear()
+        for tp in tp_choices(len(self._devices)) or [1]:
+            self.picker.addItem("1 device" if tp == 1 else f"tp={tp} · {tp} devices", mesh_text(tp))
+        can_split = len(self._devices) > 1
+        self.picker.setEnabled(can_split)
+        self.apply_button.setEnabled(can_split)
+        self.table.setRowCount(len(self._devices))
+        for i, d in enumerate(self._devices):
+            name = QTableWidgetItem(d.key)
+            name.setToolTip(f"{d.platform} device {d.id} · kind {d.kind!r} · process {d.process_index}")
+            self.table.setItem(i, 0, name)
+            self.table.setItem(i, 1, self._cell(_memory_text(d)))
+            self.table.setItem(i, 2, self._cell("—", idle=True))
+            self.table.setItem(i, 3, self._cell("—", idle=True))
+        shown = max(1, min(len(self._devices), MAX_VISIBLE_ROWS))
+        self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height() + shown * ROW_H + 4)
+        self.set_mesh(self._mesh)
+
+    def set_mesh(self, label: str) -> None:
+        """Show that the engine runs on ``label`` and select it in the picker."""
+        self._mesh = label or "1 device"
+        i = self.picker.findData(self._mesh if self._mesh.startswith("tp=") else mesh_text(1))
+        if i >= 0:
+            self.picker.setCurrentIndex(i)
+        n = len(self._devices)
+        kind = f"{n} {self._devices[0].platform} device{'s' if n != 1 else ''}" if n else "devices: listing…"
+        if self._mesh.startswith("tp="):
+            used = self._mesh.removeprefix("tp=")
+            self.mesh_label.setText(f"Running on <b>{self._mesh}</b>: split over {used} of {kind}")
+        else:
+            hint = "" if n > 1 else " · start with <code>--devices 4</code> to simulate more on a CPU"
+            self.mesh_label.setText(f"Running on <b>1 device</b> of {kind}{hint}")
+
+    def set_device_bytes(self, per_device: dict[str, dict[str, int]]) -> None:
+        """Fill the Weights / KV cache columns; a device holding nothing shows "—"."""
+        for col, part in ((2, "weights"), (3, "kv_cache")):
+            values = (per_device or {}).get(part) or {}
+            for i, d in enumerate(self._devices):
+                value = values.get(d.key)
+                self.table.setItem(i, col, self._cell(nbytes(value) if value else "—", idle=not value))
+
+    # -- queries (tests, window) ------------------------------------------------------------------
+    def device_count(self) -> int:
+        return len(self._devices)
+
+    def current_mesh(self) -> str:
+        return self._mesh
+
+    def bytes_text(self, column: str = "Weights") -> dict[str, str]:
+        """Device key → the text shown in ``column`` ("Weights" or "KV cache")."""
+        col = COLUMNS.index(column)
+        return {d.key: self.table.item(i, col).text() for i, d in enumerate(self._devices)}
+
+    # -- internals --------------------------------------------------------------------------------
+    @staticmethod
+    def _cell(text: str, idle: bool = False) -> QTableWidgetItem:
+        item = QTableWidgetItem(text)
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if idle:
+            item.setForeground(IDLE)
+        return item
+
+    @Slot()
+    def _on_apply(self) -> None:
+        text = self.picker.currentData()
+        if text:
+            self.meshRequested.emit(str(text))
+
+
+def _memory_text(device: Any) -> str:
+    limit = getattr(device, "memory_bytes", None)
+    if limit is None:
+        return "unknown"
+    used = getattr(device, "memory_in_use", None)
+    return f"{nbytes(used)} / {nbytes(limit)}" if used is not None else nbytes(limit)
