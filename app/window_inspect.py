@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from app.core.dataflow import build_dataflow, layout
 from app.core.source_diff import compare
@@ -23,6 +23,7 @@ from widgets.line_links import IRLinker
 from widgets.source_inspector import SourceInspector
 
 VIEWS = ("jaxpr", "stablehlo", "hlo")
+HINT = "Select a node to highlight its lines in the IR views; click a line there to find its node here."
 
 
 def build_graph(source_map: Any, equations: list[int]) -> Any:
@@ -40,7 +41,8 @@ class InspectWiring(QObject):
         self._collectives: dict[str, list[Any]] = {}
         self.inspector = SourceInspector(graph_builder=build_graph)
         self.inspector.setObjectName("sourceInspector")
-        ir_tabs.tabs.addTab(self.inspector, "Source map")
+        self.inspector.explorer.tree.setColumnWidth(0, 250)  # leave room for the counts in the tab
+        ir_tabs.tabs.addTab(self._page(), "Source map")
         self.collectives = CollectivesTable()
         ir_tabs.panels["hlo"].layout().insertWidget(1, self.collectives)
         views = {name: ir_tabs.panels[name].view for name in VIEWS}
@@ -53,6 +55,31 @@ class InspectWiring(QObject):
             panel.textShown.connect(self._refresh_links)
         ir_tabs.source_check.toggled.connect(self._on_source_toggled)
         self.collectives.lineActivated.connect(self.show_hlo_line)
+        self.inspector.linesSelected.connect(self._on_lines_selected)
+
+    def _page(self) -> QWidget:
+        """The tab: a bar of jump buttons to the linked lines of each IR view, then the inspector."""
+        page = QWidget()
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 2)
+        self.link_label = QLabel(HINT)
+        self.link_label.setObjectName("linkSummary")
+        bar.addWidget(self.link_label, 1)
+        self.jump: dict[str, QToolButton] = {}
+        for name in VIEWS:
+            button = QToolButton(autoRaise=True)
+            button.setObjectName(f"{name}JumpButton")
+            button.setProperty("view", name)
+            button.setVisible(False)
+            button.clicked.connect(self._on_jump)
+            bar.addWidget(button)
+            self.jump[name] = button
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(bar)
+        layout.addWidget(self.inspector, 1)
+        return page
 
     # -- data from the compute thread (via the window's slots) ------------------------------------
     @Slot(str, object)
@@ -90,6 +117,7 @@ class InspectWiring(QObject):
     def _reload(self) -> None:
         self.inspector.clear()
         self.linker.clear()
+        self._on_lines_selected({})
         for step in ("prefill", "decode"):
             if step in self.maps:
                 self.inspector.set_source_map(step, self.maps[step])
@@ -104,9 +132,32 @@ class InspectWiring(QObject):
     def _view_key(self, name: str) -> str:
         return "jaxpr_source" if name == "jaxpr" and self.ir_tabs.source_check.isChecked() else name
 
+    @Slot(dict)
+    def _on_lines_selected(self, lines: dict) -> None:
+        """Say how many lines the selection links to in each IR view, with a button to go there."""
+        any_lines = False
+        for name, button in self.jump.items():
+            n = sum(b - a + 1 for a, b in lines.get(self._view_key(name), []))
+            title = self.ir_tabs.panels[name].title
+            button.setText(f"{title}: {n:,} line{'s' if n != 1 else ''} →")
+            button.setToolTip(f"Show the highlighted lines in the {title} tab")
+            button.setVisible(n > 0)
+            any_lines = any_lines or n > 0
+        self.link_label.setText("Linked lines of the selection:" if any_lines else HINT)
+
+    @Slot()
+    def _on_jump(self) -> None:
+        name = self.sender().property("view")
+        panel = self.ir_tabs.panels[name]
+        self.ir_tabs.tabs.setCurrentWidget(panel)
+        ranges = self.linker.highlighters[name].ranges()
+        if ranges:
+            panel.view.verticalScrollBar().setValue(max(0, ranges[0][0] - 4))
+
     @Slot(str)
     def _on_inspector_step(self, step: str) -> None:
         self.linker.clear()  # the selection was on the other step's lines
+        self._on_lines_selected({})
         if step != self.ir_tabs.current_step():
             self.ir_tabs.show_step(step)
 
@@ -127,6 +178,7 @@ class InspectWiring(QObject):
     @Slot(bool)
     def _on_source_toggled(self, _on: bool) -> None:
         self.linker.refresh(scroll=False)
+        self._on_lines_selected(self.linker.last)
 
     @Slot(int)
     def show_hlo_line(self, line: int) -> None:

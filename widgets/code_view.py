@@ -151,6 +151,12 @@ class CodeView(QPlainTextEdit):
         self._numbers.setGeometry(QRect(cr.left(), cr.top(), self.line_number_width(), cr.height()))
         self._highlight_visible()
 
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001
+        """A view scrolled while hidden (e.g. by the source-map line links) gets no update request for
+        its new lines: colour them when it is shown."""
+        super().showEvent(event)
+        self._highlight_visible()
+
     def paint_line_numbers(self, event: QPaintEvent) -> None:
         painter = QPainter(self._numbers)
         painter.fillRect(event.rect(), QColor("#f3f4f6"))
