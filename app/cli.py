@@ -37,8 +37,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens even past the end token")
     p.add_argument("--mesh", default=None, metavar="AXES",
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
-    p.add_argument("--devices", type=int, default=None, metavar="N",
-                   help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    _add_devices_arg(p)
     p.add_argument("--distributed", action="store_true",
                    help="multi-host: call jax.distributed.initialize() first (auto-detected on TPU, Slurm, "
                         "Open MPI; else give --coordinator, --num-processes and --process-id)")
@@ -49,12 +48,20 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="use JAX's persistent compilation cache (default dir: the platform cache dir)")
 
 
+def _add_devices_arg(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand's missing --devices must not erase one given before it
+    # (``torchax-playground --devices 4 gui``); read it with getattr(args, "devices", None).
+    p.add_argument("--devices", type=int, default=argparse.SUPPRESS, metavar="N",
+                   help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchax-playground",
         description="Run a Hugging Face causal LM on JAX through torchax. No subcommand opens the window.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    _add_devices_arg(parser)  # for the window: ``torchax-playground --devices 4``
     sub = parser.add_subparsers(dest="command")
     gen = sub.add_parser("generate", help="stream text to stdout, then a timing table")
     _add_model_args(gen)
@@ -79,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("--model", default=None)
+    _add_devices_arg(gui)
     return parser
 
 
@@ -268,7 +276,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     out, err = out or sys.stdout, err or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "devices", None):
+    devices = getattr(args, "devices", None)
+    if devices is not None and devices < 1:
+        parser.error("--devices must be at least 1")
+    if devices:
         from app.core.mesh import simulate_cpu_devices
 
         simulate_cpu_devices(args.devices)  # before JAX starts: every jax import below is lazy
@@ -279,7 +290,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     if args.command in (None, "gui"):
         from app.gui import main as gui_main
 
-        return gui_main([] if getattr(args, "model", None) is None else ["--model", args.model])
+        gui_args = [] if getattr(args, "model", None) is None else ["--model", args.model]
+        return gui_main(gui_args + ([] if devices is None else ["--devices", str(devices)]))
     try:
         _quiet_libraries()
         _use_persistent_cache(args, err)

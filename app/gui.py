@@ -1,4 +1,5 @@
-"""Start the desktop app: ``python -m app.gui [--model NAME]`` or ``torchax-playground`` (no subcommand)."""
+"""Start the desktop app: ``python -m app.gui [--model NAME] [--devices N]`` or ``torchax-playground``
+(no subcommand)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ STYLE = Path(__file__).resolve().parents[1] / "assets" / "style.qss"
 def main(argv: list[str] | None = None) -> int:
     """Create the QApplication, show the window on ``--model`` (else the remembered or built-in model).
 
-    Unrecognised arguments are passed to Qt (e.g. ``-platform offscreen``). Returns the exit code.
+    ``--devices N`` simulates N CPU devices for the device panel's mesh (set before JAX starts; no effect
+    once it has). Unrecognised arguments are passed to Qt (e.g. ``-platform offscreen``). Returns the
+    exit code.
     """
-    parser = argparse.ArgumentParser(prog="torchax-playground gui", add_help=True)
-    parser.add_argument("--model", default=None, help="built-in name, random:<preset>, hub id or folder")
-    args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    args, qt_args = parse_args(argv)
 
     import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
@@ -47,6 +48,23 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
+    """``(options, arguments left for Qt)``. With ``--devices N``, asks XLA:CPU for N devices now, before
+    the compute thread first imports JAX (no effect if JAX has already started)."""
+    parser = argparse.ArgumentParser(prog="torchax-playground gui", add_help=True)
+    parser.add_argument("--model", default=None, help="built-in name, random:<preset>, hub id or folder")
+    parser.add_argument("--devices", type=int, default=None, metavar="N",
+                        help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if args.devices is not None:
+        if args.devices < 1:
+            parser.error("--devices must be at least 1")
+        from app.core.mesh import simulate_cpu_devices
+
+        simulate_cpu_devices(args.devices)
+    return args, qt_args
 
 
 def _close_on_signals(window: QWidget) -> dict:
