@@ -173,17 +173,9 @@ class Engine:
         return out
 
     def _constrain_cache(self, cache: Any) -> Any:
-        """Inside a traced step: keep the output cache sharded like the input (heads on ``tp``), so the
-        next call's inputs match the compiled executable."""
-        import jax
+        from app.core.mesh import constrain_cache
 
-        from app.core.mesh import leaf_cache_sharding
-
-        leaves, treedef = jax.tree.flatten(cache)
-        tp = self.mesh_spec.tp
-        return treedef.unflatten(
-            [jax.lax.with_sharding_constraint(x, leaf_cache_sharding(x, self.mesh, tp)) for x in leaves]
-        )
+        return constrain_cache(cache, self.mesh, self.mesh_spec.tp)
 
     def _static_templates_any(self) -> Any:
         return next(reversed(self._static_templates.values()))
@@ -199,46 +191,24 @@ class Engine:
 
     def dynamic_cache(self) -> Any:
         """An empty ``DynamicCache`` whose tensors (if any) are jax arrays."""
-        import torchax
-        from transformers import DynamicCache
+        from app.core.kv_cache import empty_dynamic_cache
 
-        return _to_jax(torchax.default_env(), DynamicCache(config=self.config))
+        return empty_dynamic_cache(self.config)
 
     def static_cache(self, max_cache_len: int) -> Any:
-        """A zeroed ``StaticCache`` of ``max_cache_len`` positions as a pytree of jax arrays.
-
-        Recipe of CONTEXT.md: sliding-window layers become full-length ``StaticLayer`` s (HF masks use
-        absolute positions, so the window is still enforced); shapes are materialised by one eager 1-token
-        forward, then ``reset()``. Per layer: keys/values ``(1, kv_heads, max_cache_len, head_dim)``."""
+        """A zeroed ``StaticCache`` of ``max_cache_len`` positions as a pytree of jax arrays (placed on the
+        mesh when there is one); see :func:`app.core.kv_cache.static_cache_template`."""
         import jax
         import jax.numpy as jnp
 
         if max_cache_len not in self._static_templates:
-            import torch
-            import torchax
-            from transformers import StaticCache
-            from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+            from app.core.kv_cache import static_cache_template
 
-            cache = StaticCache(config=self.config, max_cache_len=max_cache_len)
-            for i, layer in enumerate(cache.layers):
-                if isinstance(layer, StaticSlidingWindowLayer):
-                    cache.layers[i] = StaticLayer(max_cache_len=max_cache_len)
-            with torch.no_grad():
-                self.model(
-                    input_ids=torch.tensor([[self.pad_id]]),
-                    position_ids=torch.tensor([[0]]),
-                    past_key_values=cache,
-                    use_cache=True,
-                )
-            cache.reset()
-            template = _to_jax(torchax.default_env(), cache)
+            template = static_cache_template(self.model, max_cache_len, self.pad_id)
             if self.mesh is not None:
-                from app.core.mesh import leaf_cache_sharding
+                from app.core.mesh import place_cache
 
-                leaves, treedef = jax.tree.flatten(template)
-                template = treedef.unflatten(
-                    [jax.device_put(x, leaf_cache_sharding(x, self.mesh, self.mesh_spec.tp)) for x in leaves]
-                )
+                template = place_cache(template, self.mesh, self.mesh_spec.tp)
             self._static_templates[max_cache_len] = template
         return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
 
@@ -395,18 +365,6 @@ def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRec
         timestamp=time.time(),
         mesh=mesh,
     )
-
-
-def _to_jax(env: Any, cache: Any) -> Any:
-    """Copy a cache's torch tensors to jax arrays and mark its layers as living on the ``jax`` device
-    (torchax keeps tensors created with ``device='cpu'`` as plain torch tensors)."""
-    import torch
-
-    cache = env.t2j_copy(cache)
-    for layer in getattr(cache, "layers", []):
-        if hasattr(layer, "device"):
-            layer.device = torch.device("jax")
-    return cache
 
 
 def _warnings(loaded: LoadedModel) -> list[str]:

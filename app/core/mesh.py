@@ -157,10 +157,28 @@ def leaf_cache_sharding(x: Any, mesh: Any, tp: int) -> Any:
     return NamedSharding(mesh, PartitionSpec())
 
 
-def replicated(mesh: Any) -> Any:
-    from jax.sharding import NamedSharding, PartitionSpec
+def _map_cache_leaves(cache: Any, fn: Any) -> Any:
+    import jax
 
-    return NamedSharding(mesh, PartitionSpec())
+    leaves, treedef = jax.tree.flatten(cache)
+    return treedef.unflatten([fn(x) for x in leaves])
+
+
+def place_cache(cache: Any, mesh: Any, tp: int) -> Any:
+    """``device_put`` every cache leaf with :func:`leaf_cache_sharding`."""
+    import jax
+
+    return _map_cache_leaves(cache, lambda x: jax.device_put(x, leaf_cache_sharding(x, mesh, tp)))
+
+
+def constrain_cache(cache: Any, mesh: Any, tp: int) -> Any:
+    """Inside a traced step: keep the output cache sharded like the input (heads on ``tp``), so the next
+    call's inputs match the compiled executable."""
+    import jax
+
+    return _map_cache_leaves(
+        cache, lambda x: jax.lax.with_sharding_constraint(x, leaf_cache_sharding(x, mesh, tp))
+    )
 
 
 def bytes_per_device(tree: Any) -> dict[str, int]:
