@@ -202,3 +202,15 @@ def test_ignore_eos_generates_the_requested_count(llama_engine):
     stopped = run(llama_engine, max_new_tokens=40)[-1]
     if eos in finished.token_ids:  # with EOS honoured, generation ends at the first EOS
         assert stopped.reason == "eos" and stopped.token_ids == finished.token_ids[: finished.token_ids.index(eos) + 1]
+
+
+def test_unreachable_hub_fails_fast_without_retries(monkeypatch):
+    import time
+
+    from app.core import models
+
+    monkeypatch.setattr(models, "hub_reachable", lambda timeout_s=3.0: False)
+    t0 = time.perf_counter()
+    with pytest.raises(errors.ModelNotFoundError, match="hf download someone/some-model"):
+        load_engine("someone/some-model")
+    assert time.perf_counter() - t0 < 10  # no 23 s of back-off

@@ -128,11 +128,36 @@ def load_config(spec: ModelSpec) -> Any:
         config_dict = transformers.PretrainedConfig.get_config_dict(source)[0]
         return transformers.AutoConfig.for_model(**config_dict)
     try:
+        if spec.kind in ("hub", "random"):
+            try:  # a model already in the HF cache loads without touching the network
+                return transformers.AutoConfig.from_pretrained(source, local_files_only=True)
+            except (OSError, ValueError):
+                if not hub_reachable():
+                    raise OSError("the Hugging Face hub cannot be reached") from None
         return transformers.AutoConfig.from_pretrained(source)
     except (OSError, ValueError) as exc:
         if spec.kind in ("hub", "random"):
             raise ModelNotFoundError(_offline_hint(source)) from exc
         raise ModelNotFoundError(f"{source!r} is not a Hugging Face model folder (no usable config.json): {exc}") from exc
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """Whether the hub endpoint (``HF_ENDPOINT``, default huggingface.co) resolves and accepts a TCP
+    connection. False when ``HF_HUB_OFFLINE`` is set. Without this check an unreachable hub costs ~23 s of
+    retries (1+2+4+8+8 s back-off in huggingface_hub) before the error."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    url = urlparse(constants.ENDPOINT)
+    try:
+        with socket.create_connection((url.hostname, url.port or 443), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def parameter_count(config: Any) -> int:
