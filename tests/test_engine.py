@@ -214,3 +214,11 @@ def test_unreachable_hub_fails_fast_without_retries(monkeypatch):
     with pytest.raises(errors.ModelNotFoundError, match="hf download someone/some-model"):
         load_engine("someone/some-model")
     assert time.perf_counter() - t0 < 10  # no 23 s of back-off
+
+
+def test_non_causal_architecture_is_unsupported(tmp_path):
+    from transformers import ViTConfig
+
+    ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64).save_pretrained(tmp_path)
+    with pytest.raises(errors.UnsupportedModelError, match="not a causal language model"):
+        load_engine(str(tmp_path))

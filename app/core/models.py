@@ -262,7 +262,7 @@ def load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None = None
             model = transformers.AutoModelForCausalLM.from_pretrained(spec.path_or_id, dtype=torch_dtype)
             tokenizer = transformers.AutoTokenizer.from_pretrained(spec.path_or_id)
     except OSError as exc:
-        raise ModelNotFoundError(_offline_hint(spec.path_or_id) if spec.kind == "hub" else str(exc)) from exc
+        raise ModelNotFoundError(_offline_hint(spec.path_or_id) if spec.kind == "hub" else f"{spec.label}: {exc}") from exc
     except ValueError as exc:
         raise UnsupportedModelError(f"{spec.label} cannot be loaded as a causal LM: {exc}") from exc
     model.eval()
