@@ -24,7 +24,7 @@ from widgets.format import nbytes
 COLUMNS = ("Device", "Memory", "Weights", "KV cache")
 TP_CHOICES = (1, 2, 4, 8)
 ROW_H = 20
-MAX_VISIBLE_ROWS = 8
+MAX_VISIBLE_ROWS = 4  # more devices scroll: the sidebar is short
 IDLE = QColor("#9ca3af")
 
 

@@ -1,0 +1,122 @@
+"""The Source map tab in the real window (issue #5): after a run on the built-in model the tab holds both
+steps' maps, selecting a node highlights lines in the IR views, clicking an IR line selects a node, the
+tab follows the IR step buttons, and a warm run that compiles nothing keeps the maps."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtGui import QTextCursor  # noqa: E402
+from PySide6.QtWidgets import QPlainTextEdit, QTreeWidget, QTreeWidgetItemIterator  # noqa: E402
+from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: E402, F401
+from window_helpers import gui_model, open_window, run_and_wait  # noqa: E402, F401
+
+from widgets.source_explorer import ROLE_KIND  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
+    win = open_window(qtbot, gui_model)
+    yield win
+    win.close()
+
+
+def _items(tree, kind):
+    it, out = QTreeWidgetItemIterator(tree), []
+    while it.value():
+        if it.value().data(0, ROLE_KIND) == kind:
+            out.append(it.value())
+        it += 1
+    return out
+
+
+def _click_item(qtbot, tree, item):
+    tree.scrollToItem(item)
+    rect = tree.visualItemRect(item)
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def _click_line(qtbot, view, line):
+    """Scroll ``view`` to 1-based ``line`` and click on it."""
+    view.verticalScrollBar().setValue(max(0, line - 3))
+    qtbot.wait(20)
+    block = view.document().findBlockByNumber(line - 1)
+    rect = view.cursorRect(QTextCursor(block))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_source_map_tab_links_both_ways(qtbot, window):
+    run_and_wait(qtbot, window)
+    wiring, tabs = window.inspect, window.ui.ir_tabs
+    assert set(wiring.maps) == {"prefill", "decode"}
+    titles = [tabs.tabs.tabText(i) for i in range(tabs.tabs.count())]
+    assert titles[-1] == "Source map" and titles.index("Source map") > titles.index("optimized HLO")
+    tabs.tabs.setCurrentIndex(titles.index("Source map"))
+    tree = window.findChild(QTreeWidget, "sourceTree")
+    assert tree.isVisible() and tree.topLevelItemCount() > 0
+    assert window.inspect.inspector.diff.primitives.rowCount() > 0  # both steps in: the diff is filled
+
+    # Explorer → IR views: a node with HLO instructions highlights lines in jaxprView and hloView.
+    sm = wiring.inspector.explorer.shown_map()
+    group = next(item for item in _items(tree, "group")
+                 if sm.groups[item.data(0, Qt.UserRole + 1)[0]].hlo_lines)
+    _click_item(qtbot, tree, group)
+    assert tree.currentItem() is group
+    hl = wiring.linker.highlighters
+    assert hl["jaxpr"].ranges() and hl["hlo"].ranges() and hl["stablehlo"].ranges()
+    jump = wiring.jump["hlo"]
+    assert jump.isVisibleTo(window) and "line" in jump.text()
+    first_hlo = hl["hlo"].ranges()[0][0]
+
+    # IR view → explorer: clicking a linked HLO line (after selecting another node) selects a node again.
+    other = next(item for item in _items(tree, "group") if item is not group)
+    _click_item(qtbot, tree, other)
+    assert tree.currentItem() is other
+    qtbot.mouseClick(jump, Qt.MouseButton.LeftButton)  # to the HLO tab
+    hlo_view = window.findChild(QPlainTextEdit, "hloView")
+    assert tabs.tabs.currentWidget() is tabs.panels["hlo"] and hlo_view.isVisible()
+    _click_line(qtbot, hlo_view, first_hlo)
+    picked = tree.currentItem()
+    assert picked is not None and picked is not other
+    ranges = wiring.inspector.explorer.lines_for_item(picked)["hlo"]
+    assert any(a <= first_hlo <= b for a, b in ranges)
+    assert hl["hlo"].is_highlighted(first_hlo)
+
+    # A jaxpr line selects its equation.
+    jaxpr_view = window.findChild(QPlainTextEdit, "jaxprView")
+    tabs.tabs.setCurrentWidget(tabs.panels["jaxpr"])
+    eqn = sm.equations[len(sm.equations) // 2]
+    _click_line(qtbot, jaxpr_view, eqn.lines["jaxpr"][0])
+    assert tree.currentItem().text(0).startswith(f"#{eqn.index} ")
+    assert hl["jaxpr"].is_highlighted(eqn.lines["jaxpr"][0])
+
+
+def test_steps_stay_in_sync_and_warm_run_keeps_maps(qtbot, window):
+    run_and_wait(qtbot, window)
+    wiring, tabs = window.inspect, window.ui.ir_tabs
+    step_combo = wiring.inspector.step
+    qtbot.mouseClick(tabs.step_buttons["decode"], Qt.MouseButton.LeftButton)
+    assert step_combo.currentText() == "decode"
+    assert wiring.inspector.explorer.shown_map() is wiring.maps["decode"]
+    step_combo.setCurrentText("prefill")
+    assert tabs.current_step() == "prefill" and tabs.step_buttons["prefill"].isChecked()
+    # the source-lines toggle switches the jaxpr highlights to the other text's line numbers
+    tree = window.findChild(QTreeWidget, "sourceTree")
+    tree.setCurrentItem(_items(tree, "eqn")[5])
+    plain = wiring.linker.highlighters["jaxpr"].ranges()
+    tabs.source_check.setChecked(True)
+    qtbot.waitUntil(lambda: not tabs.pending(), timeout=5000)
+    with_source = wiring.linker.highlighters["jaxpr"].ranges()
+    assert plain and with_source and plain != with_source
+    tabs.source_check.setChecked(False)
+
+    maps = dict(wiring.maps)
+    run_and_wait(qtbot, window)  # same prompt bucket: nothing compiles, nothing new to map
+    assert window.ui.stats.text("compiles") == "0"
+    assert wiring.maps == maps and all(wiring.maps[s] is maps[s] for s in maps)
+    assert tree.topLevelItemCount() > 0
+    assert window.inspect.collectives.isHidden()  # one device: no collectives table above hloView
