@@ -1,0 +1,123 @@
+"""The device mesh in the real window (issue #7), on 4 simulated CPU devices (tests/conftest.py): the
+device panel, a tp=2 run on the built-in model (8 heads, 8 KV heads, MLP 688: tp=2 divides them, tp=3
+does not), the collectives table above hloView, per-device bytes, and ``--devices`` for the GUI."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget  # noqa: E402
+from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: E402, F401
+from window_helpers import gui_model, open_window, run_and_wait  # noqa: E402, F401
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
+    win = open_window(qtbot, gui_model)
+    yield win
+    win.close()
+
+
+def _legend(plot) -> list[str]:
+    return [label.text for _, label in plot.legend.items]
+
+
+def test_device_panel_lists_the_devices(window):
+    panel = window.findChild(QWidget, "devicePanel")
+    assert panel is window.ui.device_panel and panel.device_count() == 4
+    assert panel.table.rowCount() == 4
+    assert [panel.table.item(i, 0).text() for i in range(4)] == ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]
+    assert {panel.table.item(i, 1).text() for i in range(4)} == {"unknown"}  # XLA:CPU reports no memory
+    picker = window.findChild(QComboBox, "meshPicker")
+    assert [picker.itemData(i) for i in range(picker.count())] == ["tp=1", "tp=2", "tp=4"]
+    assert picker.currentData() == "tp=1" and "1 device" in panel.mesh_label.text()
+
+
+def test_tp2_run_collectives_bytes_then_a_bad_tp(qtbot, window):
+    run_and_wait(qtbot, window)  # one device first, to overlay
+    panel, status = window.ui.device_panel, window.findChild(QLabel, "statusLabel")
+    assert panel.bytes_text("Weights")["cpu:0"] != "—" and panel.bytes_text("Weights")["cpu:1"] == "—"
+
+    picker = window.findChild(QComboBox, "meshPicker")
+    picker.setCurrentIndex(picker.findData("tp=2"))
+    qtbot.mouseClick(window.findChild(QPushButton, "applyMeshButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.mesh.current == "tp=2", timeout=60_000)
+    assert "tp=2" in panel.mesh_label.text() and "Mesh applied" in status.text()
+    run_and_wait(qtbot, window)
+    assert status.text().startswith("Done"), status.text()
+    legend = _legend(window.ui.plot)
+    assert len(legend) == 2 and "1 device" in legend[0] and "· tp=2 ·" in legend[1], legend
+
+    # Collectives of the partitioned module, above hloView; a row click shows its line.
+    tabs = window.ui.ir_tabs
+    tabs.tabs.setCurrentWidget(tabs.panels["hlo"])
+    label = window.findChild(QLabel, "collectivesLabel")
+    assert label.isVisible()
+    m = re.search(r"(\d+) collectives?: (.*)", label.text())
+    n_reduce = re.search(r"(\d+) all-reduce", label.text())
+    assert m and int(m.group(1)) > 0 and n_reduce and int(n_reduce.group(1)) > 0, label.text()
+    table = window.inspect.collectives.table
+    assert table.rowCount() == int(m.group(1))
+    row = table.rowCount() - 1
+    line = int(table.item(row, 3).text())
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualItemRect(table.item(row, 0)).center())
+    hlo = window.findChild(QPlainTextEdit, "hloView")
+    assert hlo.textCursor().blockNumber() == line - 1
+    assert table.item(row, 0).text() in hlo.textCursor().block().text()
+
+    # Bytes per device: two devices hold weights and KV cache, the other two nothing.
+    for column in ("Weights", "KV cache"):
+        held = {k: v for k, v in panel.bytes_text(column).items() if v != "—"}
+        assert set(held) == {"cpu:0", "cpu:1"}, (column, held)
+
+    # tp=3 does not divide the heads: an error in the status bar, the mesh stays tp=2.
+    window.mesh.request_mesh("tp=3")
+    qtbot.waitUntil(lambda: status.property("error") is True, timeout=30_000)
+    assert "tp=3" in status.text() and "divide" in status.text()
+    assert window.mesh.current == "tp=2" and picker.currentData() == "tp=2"
+    run_and_wait(qtbot, window)
+    assert status.text().startswith("Done"), status.text()
+    assert "· tp=2 ·" in _legend(window.ui.plot)[-1]
+
+    # Back to one device: bytes on cpu:0 only, no collectives.
+    picker.setCurrentIndex(picker.findData("tp=1"))
+    qtbot.mouseClick(window.findChild(QPushButton, "applyMeshButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.mesh.current == "1 device", timeout=60_000)
+    run_and_wait(qtbot, window)
+    assert set(k for k, v in panel.bytes_text("Weights").items() if v != "—") == {"cpu:0"}
+    assert window.inspect.collectives.isHidden()
+
+
+SCRIPT = """
+import sys
+import app.gui as gui
+
+def main(argv=None):  # gui.main's argument handling, without opening a window
+    gui.parse_args(argv)
+    import jax
+    print("devices", jax.device_count())
+    return 0
+
+gui.main = main
+from app.cli import main as cli_main
+sys.exit(cli_main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("argv, n", [(["--devices", "3"], 3), (["gui", "--devices", "2"], 2)])
+def test_devices_option_reaches_the_gui(argv, n):
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *argv], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(f"devices {n}")
