@@ -44,6 +44,7 @@ class UserSettings:
     recent_models: list[str] = field(default_factory=list)
     geometry: str = ""
     splitters: dict[str, str] = field(default_factory=dict)
+    demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.window_demo)
 
     @staticmethod
     def path() -> Path:

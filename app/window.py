@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.settings import GenerationSettings
 from app.user_settings import UserSettings
+from app.window_demo import DemoKit
 from app.window_inspect import InspectWiring
 from app.window_layout import WindowParts
 from app.window_mesh import MeshWiring
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         if autoload:
             self.request_load(self.ui.model_picker.current_model())
         self.mesh = MeshWiring(self.ui.device_panel, self.compute, self)  # lists devices after the load
+        self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export (issue #6)
         self.mesh.message.connect(self._set_status)
 
     # -- wiring -----------------------------------------------------------------------------------
@@ -126,6 +128,7 @@ class MainWindow(QMainWindow):
         s.splitters = {
             n: base64.b64encode(bytes(sp.saveState())).decode() for n, sp in ui.splitters().items()
         }
+        s.demo = self.demo.state()
         try:
             s.save()
         except OSError as exc:
@@ -148,10 +151,12 @@ class MainWindow(QMainWindow):
         self.compute.request_load(*key)
 
     @Slot()
-    def run(self) -> None:
-        """Run the prompt (loading the picked model first if it changed). Bound to Run and Ctrl+Enter."""
+    def run(self, race: list[str] | None = None) -> None:
+        """Run the prompt (loading the picked model first if it changed). Bound to Run and Ctrl+Enter.
+        ``race``: run it through these modes one after another instead (:mod:`app.window_demo`)."""
         if self._running or self._pending_run:
             return
+        self._pending_race = race
         try:
             settings = self.generation_settings()
         except Exception as exc:  # InvalidSettingsError
@@ -174,20 +179,32 @@ class MainWindow(QMainWindow):
         ui.tokens.start(prompt)
         ui.stats.reset()
         mode = self._pending_settings.mode
-        self._plot_mode = mode  # the plot's run starts at runStarted (see on_run_started)
-        ir_key = (self._loaded, mode, self.mesh.current)
+        race = self._pending_race
+        # The plot's run starts at runStarted (see on_run_started); a race's at each mode (begin_lane).
+        self._plot_mode = None if race else mode
+        ir_key = (self._loaded, "race" if race else mode, self.mesh.current)
         if ir_key != self._ir_key:  # same model, mode and mesh: the IR shown is still what runs, keep it
             self._ir_key = ir_key
             self.inspect.clear()
             ui.ir_tabs.clear(
                 "Waiting for the first compile…"
-                if mode.startswith("jit")
+                if any(m.startswith("jit") for m in race or [mode])
                 else f"No jit in {mode} mode: pick jit-static or jit-dynamic to see the IR."
             )
         self._clear_error()
         self._set_status("Running…")
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
-        self.compute.request_run(prompt, self._pending_settings)
+        self.demo.on_run_start(prompt, self._pending_settings, race)  # logs the run; queues a race
+        if not race:
+            self.compute.request_run(prompt, self._pending_settings)
+
+    def begin_lane(self, prompt: str, label: str, colour: str | None = None) -> None:
+        """Start one mode of a race: fresh token view and live figures, a new plot run in ``colour`` (the
+        earlier lanes stay opaque). Called by :class:`app.window_demo.DemoKit` on the GUI thread."""
+        self._t0, self._t_first, self._n_compiles = time.perf_counter(), None, 0
+        self.ui.tokens.start(prompt)
+        self.ui.stats.reset()
+        self.ui.plot.start_run(f"{label} · {self.mesh.current}", colour=colour, fade=False)
 
     @Slot()
     def stop(self) -> None:

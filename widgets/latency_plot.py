@@ -52,6 +52,24 @@ class _Run:
     points: list[PlotPoint] = field(default_factory=list)
     notes: list[pg.TextItem] = field(default_factory=list)
     dirty: bool = False
+    annotate: bool = True
+
+
+class _MsAxis(pg.AxisItem):
+    """Log axis labelled 1, 10, 100, 1000 (plus 2 and 5 when less than ~1.5 decades show) — never the
+    ``9·10²`` minor labels pyqtgraph writes on a tall plot."""
+
+    def tickStrings(self, values, scale, spacing):  # noqa: ANN001, ANN201, N802 — pyqtgraph's signature
+        if not self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        narrow = self.range[1] - self.range[0] < 1.5
+        out = []
+        for v in values:
+            mantissa = 10 ** (v - math.floor(v + 1e-9))
+            decade = abs(v - round(v)) < 1e-6
+            keep = decade or (narrow and any(abs(mantissa - m) < 1e-6 for m in (2, 5)))
+            out.append(f"{10 ** v:.4g}" if keep else "")
+        return out
 
 
 def _kind(p: PlotPoint) -> str:
@@ -94,7 +112,7 @@ class LatencyPlot(pg.PlotWidget):
     pointHovered = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", axisItems={"left": _MsAxis("left")})
         self.setObjectName("latencyPlot")
         item = self.getPlotItem()
         item.setLogMode(x=False, y=True)
@@ -135,17 +153,23 @@ class LatencyPlot(pg.PlotWidget):
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
     def _set_title(self) -> None:
+        """The marker legend; on two lines when the fonts are scaled up (it sets the plot's min width)."""
         size = 9 * self._font_scale
+        lines = 2 if self._font_scale > 1 else 1
         self.setTitle(
             f"<span style='color:#374151;font-size:{size:.0f}pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
             f"compiling call &nbsp; <span style='color:{DISK_COLOUR}'>◆</span> compile served from disk cache"
-            " &nbsp; ■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
+            f"{'<br>' if lines == 2 else ' &nbsp; '}■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
         )
+        height = int(lines * size * 2.0 + 10)  # pyqtgraph fixes the title row at 30 px
+        self.getPlotItem().titleLabel.setMaximumHeight(height)
+        self.getPlotItem().layout.setRowFixedHeight(0, height)
 
     # -- feeding ----------------------------------------------------------------------------------
     def start_run(self, label: str, colour: str | None = None, fade: bool = True) -> int:
         """Begin a new overlaid run named ``label`` in the legend; returns its id. ``colour`` overrides
-        the next run colour; ``fade=False`` keeps earlier runs opaque (the lanes of a mode race)."""
+        the next run colour; ``fade=False`` keeps earlier runs opaque and leaves the new run's compiles
+        unannotated (the lanes of a mode race: the compile log tells their split)."""
         self.redraw()
         if len(self._runs) >= MAX_RUNS:
             self._drop(self._runs[0])
@@ -182,7 +206,7 @@ class LatencyPlot(pg.PlotWidget):
         self.addItem(line)
         for item in dots.values():
             self.addItem(item)
-        run = _Run(self._next_id, label, colour, line, dots)
+        run = _Run(self._next_id, label, colour, line, dots, annotate=fade)
         self._runs.append(run)
         self._next_id += 1
         self._median.setVisible(False)
@@ -274,7 +298,7 @@ class LatencyPlot(pg.PlotWidget):
 
     def _annotate(self, run: _Run) -> None:
         """Label the first compiling calls with their split, alternately above and below the point."""
-        compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS]
+        compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
         for p in compiled[len(run.notes) :]:
             r = p.record
             text = (
@@ -334,6 +358,7 @@ class LatencyPlot(pg.PlotWidget):
         self.legend.opts["labelTextSize"] = legend_size
         for _sample, label in self.legend.items:
             label.setText(label.text, size=legend_size)
+        self.legend.updateSize()
         note_font = QFont()
         note_font.setPointSizeF(base_pt * scale)
         for run in self._runs:

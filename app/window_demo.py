@@ -1,0 +1,383 @@
+"""The demo kit of the main window (issue #6): mode race, why it compiled, caches, phases, presentation, export.
+
+:class:`DemoKit` adds two docks (``Demo kit``: race controls, race summary, compilation-cache controls;
+``Why it compiled``: compile log and phase breakdown), a File ▸ Export menu, a View menu (presentation
+mode, full screen, docks) and a Demo menu. It follows the engine worker's signals like the window does,
+keeps a :class:`app.demo_export.RunLog` per plotted run, and queues its requests on the compute thread
+through :class:`app.demo_worker.DemoCompute` (every JAX call runs there).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, Slot
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QFrame,
+    QMainWindow,
+    QMenu,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import demo_export
+from app.core.compilation_cache import default_cache_dir
+from app.core.settings import MODE_HELP, MODES
+from app.demo_export import RunLog
+from app.demo_worker import DemoCompute
+from app.presentation import Presentation
+from app.window_layout import _card
+from widgets.cache_panel import CachePanel
+from widgets.compile_log import CompileLog
+from widgets.latency_plot import MAX_RUNS
+from widgets.phase_bars import PhaseBars, PhaseCall
+from widgets.plot_export import export_plot
+from widgets.race_controls import RaceControls
+from widgets.race_table import RaceTable
+
+MODE_COLOURS = {"torch": "#475569", "torchax-eager": "#9333ea", "jit-dynamic": "#0891b2", "jit-static": "#2563eb"}
+PHASES_PER_RUN = 4  # jit-dynamic compiles at every step: its first few bars tell the story
+EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
+    ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
+    ("Plot as SVG…", "SVG image (*.svg)", "latency.svg", "export_plot"),
+    ("Call records as CSV…", "CSV (*.csv)", "calls.csv", "export_records"),
+    ("Call records as JSON…", "JSON (*.json)", "calls.json", "export_records"),
+    ("Run report (Markdown)…", "Markdown (*.md)", "run-report.md", "export_report"),
+)
+
+
+def phase_calls(runs: list[RunLog], per_run: int = PHASES_PER_RUN) -> list[PhaseCall]:
+    """The first ``per_run`` compiling calls of each run, as phase-bar rows."""
+    calls = []
+    for run in runs:
+        for r in [r for r in run.records if r.compiled][:per_run]:
+            calls.append(PhaseCall(f"{run.mode} · {r.step} #{r.index}", r.trace_ms or 0.0, r.lower_ms or 0.0,
+                                   r.compile_ms or 0.0, r.execute_ms or 0.0, bool(r.persistent_cache_hit)))
+    return calls
+
+
+def find_menu(window: QMainWindow, title: str) -> QMenu:
+    """The menu bar's menu titled ``title`` (ampersands ignored), created if missing."""
+    bar = window.menuBar()
+    for action in bar.actions():
+        if action.menu() is not None and action.text().replace("&", "") == title.replace("&", ""):
+            return action.menu()
+    return bar.addMenu(title)
+
+
+class DemoKit(QObject):
+    """Lives on the GUI thread; every slot is fed by the compute thread's signals or by the user."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        ui = window.ui
+        self.compute = DemoCompute(window.compute, self)
+        self.controls = RaceControls(MODES, MODE_HELP, MODE_COLOURS)
+        self.table = RaceTable()
+        self.cache = CachePanel(str(default_cache_dir()))
+        self.log = CompileLog()
+        self.phases = PhaseBars()
+        self.runs: list[RunLog] = []  # the runs shown on the plot, oldest first
+        self._n_runs = 0
+        self._race_id = 0
+        self._race: list[str] | None = None  # modes of the race in progress
+        self._last_race: list[str] | None = None  # what "Replay cold start" reruns (None: a single run)
+        self._prompt = ""
+        self._export_dir = Path.home()
+        self._build_docks()
+        keep = [ui.prompt.parentWidget(), ui.tokens.parentWidget(), ui.plot.parentWidget()]
+        self.presentation = Presentation(
+            window, keep, ui.plot, also_hide=[ui.prompt.examples], sizes={ui.top_split: [2, 3]}
+        )
+        self._build_menus()
+        self._connect()
+        self._restore(window.settings.demo)
+        self.compute.request_refresh(self.cache.directory())
+        window.installEventFilter(self)  # leave presentation mode before the window saves its layout
+
+    # -- settings ---------------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """What the user settings remember: race modes, eager token cap, cache directory and toggle, docks."""
+        return {
+            "modes": self.controls.modes(),
+            "eager_tokens": self.controls.eager_token_cap(),
+            "cache_dir": self.cache.directory(),
+            "persistent_cache": self.cache.is_enabled(),
+            "hidden_docks": [d.objectName() for d in (self.demo_dock, self.why_dock) if d.isHidden()],
+        }
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("modes"), list):
+            self.controls.set_modes([m for m in state["modes"] if m in MODES])
+        if isinstance(state.get("eager_tokens"), int):
+            self.controls.eager_tokens.setValue(state["eager_tokens"])
+        if isinstance(state.get("cache_dir"), str) and state["cache_dir"]:
+            self.cache.dir_edit.setText(state["cache_dir"])
+        if state.get("persistent_cache") is True:
+            self.cache.toggle.setChecked(True)  # queues the change on the compute thread
+        for dock in (self.demo_dock, self.why_dock):
+            dock.setVisible(dock.objectName() not in (state.get("hidden_docks") or []))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.window and event.type() == QEvent.Type.Close and self.presentation.is_on():
+            self.presentation_action.setChecked(False)
+        return False
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build_docks(self) -> None:
+        """Two docks side by side under the main area, so the token stream and the plot keep their width."""
+        column = QWidget()
+        box = QVBoxLayout(column)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(6)
+        box.addWidget(_card(self.controls, title="Mode race"))
+        box.addWidget(_card(self.cache, title="Compilation cache"))
+        box.addStretch(1)
+        scroll = QScrollArea()  # the dock may be shorter than the cards (small screens)
+        scroll.setWidget(column)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(column.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width())
+        panel = QSplitter(Qt.Orientation.Horizontal)
+        panel.setObjectName("demoSplit")
+        panel.addWidget(scroll)
+        panel.addWidget(_card(self.table, title="Race summary", stretch_last=True))
+        panel.setSizes([380, 400])
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("whyTabs")
+        self.tabs.addTab(self.log, "Why it compiled")
+        self.tabs.addTab(self.phases, "Phase breakdown")
+        self.demo_dock = self._dock("Demo kit", "demoDock", panel)
+        self.why_dock = self._dock("Compile log", "whyDock", _card(self.tabs, stretch_last=True))
+        self.window.splitDockWidget(self.demo_dock, self.why_dock, Qt.Orientation.Horizontal)
+        self.window.resizeDocks([self.demo_dock, self.why_dock], [800, 800], Qt.Orientation.Horizontal)
+        self.window.resizeDocks([self.demo_dock], [320], Qt.Orientation.Vertical)
+
+    def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
+        dock = QDockWidget(title, self.window)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        features = QDockWidget.DockWidgetFeature
+        dock.setFeatures(features.DockWidgetClosable | features.DockWidgetMovable | features.DockWidgetFloatable)
+        self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        return dock
+
+    def _action(self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False) -> QAction:
+        action = QAction(text, self.window, checkable=checkable)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        (action.toggled if checkable else action.triggered).connect(slot)
+        menu.addAction(action)
+        self.window.addAction(action)  # shortcuts keep working when panels or the menu bar are hidden
+        return action
+
+    def _build_menus(self) -> None:
+        export = find_menu(self.window, "&File").addMenu("&Export")
+        self.export_actions = {}
+        for text, filt, default, method in EXPORTS:
+            action = self._action(export, text, self._on_export)
+            action.setData((filt, default, method))
+            self.export_actions[text] = action
+        view = find_menu(self.window, "&View")
+        self.presentation_action = self._action(
+            view, "&Presentation mode", self.set_presentation, "Ctrl+Shift+P", checkable=True
+        )
+        self.fullscreen_action = self._action(view, "&Full screen", self.set_full_screen, "F11", checkable=True)
+        view.addSeparator()
+        view.addAction(self.demo_dock.toggleViewAction())
+        view.addAction(self.why_dock.toggleViewAction())
+        demo = find_menu(self.window, "&Demo")
+        self.race_action = self._action(demo, "&Race checked modes", self.race_checked, "Ctrl+R")
+        self.replay_action = self._action(demo, "Replay &cold start", self.replay, "Ctrl+Shift+R")
+        self.clear_action = self._action(demo, "Clear &in-memory caches", self.clear_memory)
+
+    def _connect(self) -> None:
+        w, d = self.window.compute.worker, self.compute.worker
+        w.runStarted.connect(self.on_run_started)
+        w.batch.connect(self.on_batch)
+        w.finished.connect(self.on_finished)
+        w.idle.connect(self.on_idle)
+        d.lane.connect(self.on_lane)
+        d.cacheInfo.connect(self.on_cache_info)
+        d.failed.connect(self.window.on_failed)
+        self.controls.raceRequested.connect(self.start_race)
+        self.controls.replayRequested.connect(self.replay)
+        self.cache.persistentChanged.connect(self.set_persistent)
+        self.cache.directoryChanged.connect(self.refresh_cache)
+        self.cache.clearMemoryRequested.connect(self.clear_memory)
+        self.cache.clearDiskRequested.connect(self.clear_disk)
+
+    # -- requests from the user -------------------------------------------------------------------
+    @Slot(list)
+    def start_race(self, modes: list[str]) -> None:
+        """Race ``modes`` with the prompt and settings of the window (loading the picked model first)."""
+        if modes and not self.window.is_busy():
+            self.window.run(race=list(modes))
+
+    @Slot()
+    def race_checked(self) -> None:
+        self.start_race(self.controls.modes())
+
+    @Slot()
+    def replay(self) -> None:
+        """Clear the in-memory caches, then rerun the last run (or race) with the current prompt/settings."""
+        if self.window.is_busy():
+            return
+        self.compute.request_clear_memory(self.cache.directory())
+        self.window.run(race=self._last_race)
+
+    @Slot()
+    def clear_memory(self) -> None:
+        if not self.window.is_busy():
+            self.compute.request_clear_memory(self.cache.directory())
+
+    @Slot(str)
+    def clear_disk(self, directory: str) -> None:
+        if not self.window.is_busy():
+            self.compute.request_clear_disk(directory)
+
+    @Slot(bool, str)
+    def set_persistent(self, enabled: bool, directory: str) -> None:
+        self.compute.request_persistent(enabled, directory)
+
+    @Slot(str)
+    def refresh_cache(self, directory: str) -> None:
+        self.compute.request_refresh(directory)
+
+    @Slot(bool)
+    def set_presentation(self, on: bool) -> None:
+        self.presentation.set_on(on)
+        self.fullscreen_action.setChecked(self.window.isFullScreen())
+
+    @Slot(bool)
+    def set_full_screen(self, on: bool) -> None:
+        if on != self.window.isFullScreen():
+            self.window.showFullScreen() if on else self.window.showNormal()
+
+    # -- called by the window when a run or race starts ---------------------------------------------
+    def on_run_start(self, prompt: str, settings: Any, race: list[str] | None) -> None:
+        """The window starts a run (``race`` None) or a race: log it; a race is queued from here."""
+        self._prompt = prompt
+        self._last_race = list(race) if race else None
+        self._set_running(True)
+        if race:
+            self._race_id += 1
+            self._race = list(race)
+            self.runs.clear()
+            self.table.clear_rows()
+            self.window.ui.plot.clear_runs()  # the lanes are drawn together, one curve per mode
+            self.compute.request_race(prompt, race, settings, self.controls.eager_token_cap())
+        else:
+            self._race = None
+            self._new_run(settings.mode)
+
+    def _new_run(self, mode: str) -> RunLog:
+        self._n_runs += 1
+        run = RunLog(f"run {self._n_runs} · {mode}", mode, race=self._race_id if self._race else None)
+        self.runs.append(run)
+        del self.runs[:-MAX_RUNS]
+        return run
+
+    # -- compute-thread signals ---------------------------------------------------------------------
+    @Slot(str)
+    def on_lane(self, mode: str) -> None:
+        """A mode of the race starts: a new plot run in the mode's colour, earlier lanes kept opaque."""
+        self._new_run(mode)
+        self.window.begin_lane(self._prompt, f"{mode} · race", colour=MODE_COLOURS.get(mode))
+        if self._race:
+            i = self._race.index(mode) + 1 if mode in self._race else 0
+            self._status(f"Race {i}/{len(self._race)}: {mode}…")
+
+    @Slot()
+    def on_run_started(self) -> None:
+        self._set_running(True)
+
+    @Slot(object)
+    def on_batch(self, events: list[Any]) -> None:
+        if not self.runs:
+            return
+        run = self.runs[-1]
+        for event in events:
+            if not hasattr(event, "token_id"):  # a CallRecord
+                run.records.append(event)
+                self.log.add_record(run.label.removeprefix("run "), event)
+
+    @Slot(object)
+    def on_finished(self, event: Any) -> None:
+        if not self.runs:
+            return
+        self.runs[-1].finished = event
+        current = [r for r in self.runs if r.race == self.runs[-1].race] if self._race else self.runs[-1:]
+        self.table.set_rows(demo_export.summary(current), MODE_COLOURS)
+        self.phases.set_calls(phase_calls(current))
+
+    @Slot(str)
+    def on_idle(self, kind: str) -> None:
+        if kind != "run":
+            return
+        self._set_running(False)
+        if self._race and self.window.ui.status_label.property("error") is not True:
+            rows = [r for r in demo_export.summary([r for r in self.runs if r.finished]) if r["steady_ms_per_token"]]
+            best = min(rows, key=lambda r: r["steady_ms_per_token"], default=None)
+            tail = f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)" if best else ""
+            self._status(f"Race done: {', '.join(self._race)}{tail}")
+        self._race = None
+        self.compute.request_refresh(self.cache.directory())
+
+    @Slot(object)
+    def on_cache_info(self, info: Any) -> None:
+        self.cache.set_info(info.enabled, info.n_files, info.n_bytes, info.message)
+        if info.message and not self.window.is_busy():
+            self._status(info.message)
+
+    # -- exports ------------------------------------------------------------------------------------
+    @Slot()
+    def _on_export(self) -> None:
+        action = self.sender()
+        filt, default, method = action.data()
+        title = f"Export {action.text().rstrip('…')}"
+        path, _ = QFileDialog.getSaveFileName(self.window, title, str(self._export_dir / default), filt)
+        if not path:
+            return
+        path = Path(path)
+        path = path if path.suffix else path.with_suffix(Path(default).suffix)
+        self._export_dir = path.parent
+        try:
+            self._status(getattr(self, method)(path))
+        except (OSError, ValueError) as exc:
+            self.window.on_failed(f"Export failed: {exc}", "", "export")
+
+    def export_plot(self, path: Path) -> str:
+        """Write the latency plot as PNG or SVG (by suffix); returns a status line."""
+        return f"Exported the plot to {export_plot(self.window.ui.plot, path)}"
+
+    def export_records(self, path: Path) -> str:
+        """Write the call records of the shown runs as CSV or JSON (by suffix)."""
+        return f"Exported {demo_export.save_records(path, self.runs)} call records to {path}"
+
+    def export_report(self, path: Path) -> str:
+        """Write the Markdown run report and the plot PNG next to it."""
+        model = self.window.windowTitle().split("—")[-1].strip()
+        png = demo_export.save_report(path, self.runs, self.window.ui.plot, model, self._prompt)
+        return f"Exported the run report to {path} (plot: {png.name})"
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def _set_running(self, running: bool) -> None:
+        self.controls.set_running(running)
+        self.cache.set_running(running)
+        for action in (self.race_action, self.replay_action, self.clear_action):
+            action.setEnabled(not running)
+
+    def _status(self, text: str) -> None:
+        label = self.window.ui.status_label
+        label.setText(text)
+        label.setToolTip(text)

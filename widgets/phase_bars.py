@@ -1,0 +1,122 @@
+"""Phase breakdown: one stacked horizontal bar per compiling call — trace, lower, compile, execute (ms).
+
+Plain data in: :meth:`PhaseBars.set_calls` takes :class:`PhaseCall` tuples. The bars show why the first
+call is slow: tracing Python and compiling with XLA dwarf executing the compiled step.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QWidget
+
+from widgets.format import ms
+
+PHASES: tuple[tuple[str, str], ...] = (
+    ("trace", "#6366f1"),
+    ("lower", "#0ea5e9"),
+    ("compile", "#ea580c"),
+    ("execute", "#16a34a"),
+)
+MAX_BARS = 12
+BAR_HEIGHT = 0.62
+
+
+class PhaseCall(NamedTuple):
+    """One compiling call: ``label`` (e.g. ``"jit-static · prefill #0"``) and its phase times in ms."""
+
+    label: str
+    trace_ms: float
+    lower_ms: float
+    compile_ms: float
+    execute_ms: float
+    disk_hit: bool = False
+
+
+class PhaseBars(pg.PlotWidget):
+    """Stacked bars, first call on top, a total label at the end of each bar, a legend of the phases."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, background="w")
+        self.setObjectName("phaseBars")
+        item = self.getPlotItem()
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        item.setMouseEnabled(x=False, y=False)
+        item.getViewBox().invertY(True)
+        item.showGrid(x=True, y=False, alpha=0.15)
+        item.setLabel("bottom", "time", units="ms")
+        item.getAxis("bottom").enableAutoSIPrefix(False)
+        item.getAxis("left").setStyle(tickLength=0)
+        self._font_scale = 1.0
+        self._set_legend()
+        self._bars: dict[str, pg.BarGraphItem] = {}
+        for name, colour in PHASES:
+            bar = pg.BarGraphItem(x0=[], y=[], width=[], height=BAR_HEIGHT, brush=colour, pen=pg.mkPen("w", width=0.5))
+            item.addItem(bar)
+            self._bars[name] = bar
+        self._labels: list[pg.TextItem] = []
+        self._calls: list[PhaseCall] = []
+        self._note = pg.TextItem("", color="#6b7280", anchor=(0.5, 0.5))
+        item.addItem(self._note, ignoreBounds=True)
+        self.set_calls([])
+
+    def set_calls(self, calls: list[PhaseCall]) -> None:
+        """Draw the first :data:`MAX_BARS` of ``calls`` (a note says how many were left out)."""
+        item = self.getPlotItem()
+        shown = list(calls[:MAX_BARS])
+        self._calls = shown
+        for label in self._labels:
+            item.removeItem(label)
+        self._labels.clear()
+        ys = list(range(len(shown)))
+        start = [0.0] * len(shown)
+        for name, _ in PHASES:
+            widths = [max(float(getattr(c, f"{name}_ms") or 0.0), 0.0) for c in shown]
+            self._bars[name].setOpts(x0=list(start), y=ys, width=widths, height=BAR_HEIGHT)
+            start = [s + w for s, w in zip(start, widths)]
+        ticks = [(y, c.label + ("  ◆" if c.disk_hit else "")) for y, c in zip(ys, shown)]
+        item.getAxis("left").setTicks([ticks, []])
+        right = max(start, default=0.0)
+        for y, total in zip(ys, start):
+            text = pg.TextItem(ms(total), color="#374151", anchor=(0, 0.5))
+            text.setPos(total + right * 0.01, y)
+            item.addItem(text, ignoreBounds=True)
+            self._labels.append(text)
+        left_out = len(calls) - len(shown)
+        if not shown:
+            self._note.setText("Compiling calls of the latest run(s) appear here.")
+            self._note.setPos(0.5, 0.5)
+            item.setXRange(0, 1, padding=0)
+            item.setYRange(0, 1, padding=0)
+        else:
+            self._note.setText(f"+ {left_out} more compiling calls" if left_out else "")
+            self._note.setPos(right * 0.5, len(shown) - 0.2)
+            item.setXRange(0, right * 1.18 or 1.0, padding=0)
+            item.setYRange(-0.6, len(shown) - 0.4 + (0.6 if left_out else 0), padding=0)
+
+    def _set_legend(self) -> None:
+        """The legend, as the plot's title: a coloured square per phase."""
+        keys = " &nbsp; ".join(f"<span style='color:{colour}'>■</span> {name}" for name, colour in PHASES)
+        size = 9 * self._font_scale
+        self.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys} &nbsp; ◆ = from disk cache</span>")
+
+    def legend_text(self) -> str:
+        return self.getPlotItem().titleLabel.text
+
+    def bar_count(self) -> int:
+        return len(self._calls)
+
+    def calls(self) -> list[PhaseCall]:
+        return list(self._calls)
+
+    def set_font_scale(self, scale: float, base_pt: float = 9.0) -> None:
+        """Scale axis tick fonts (presentation mode); 1.0 restores."""
+        font = QFont()
+        font.setPointSizeF(base_pt * scale)
+        for name in ("left", "bottom"):
+            self.getPlotItem().getAxis(name).setTickFont(font)
+        self._font_scale = scale
+        self._set_legend()

@@ -1,0 +1,104 @@
+"""Mode-race controls: which modes race (checkboxes in the plot's colours), the eager token cap, Race."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: torchax-eager dispatches every ATen op on its own (~0.5–2 s per token cold): cap its tokens.
+EAGER_MODE = "torchax-eager"
+
+
+class RaceControls(QWidget):
+    """Signals (GUI thread): ``raceRequested(modes)`` with the checked modes in display order;
+    ``replayRequested()``: clear the in-memory caches and rerun the last run or race."""
+
+    raceRequested = Signal(list)
+    replayRequested = Signal()
+
+    def __init__(
+        self,
+        modes: tuple[str, ...],
+        mode_help: dict[str, str],
+        colours: dict[str, str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.checks: dict[str, QCheckBox] = {}
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(4)
+        for i, mode in enumerate(modes):
+            check = QCheckBox(mode)
+            check.setObjectName(f"raceCheck-{mode}")
+            check.setChecked(True)
+            check.setToolTip(mode_help.get(mode, ""))
+            colour = colours.get(mode, "#111827")
+            check.setStyleSheet(f"QCheckBox {{ color: {colour}; font-weight: 600; }}")
+            check.toggled.connect(self._update)
+            grid.addWidget(check, i // 2, i % 2)
+            self.checks[mode] = check
+        self.eager_tokens = QSpinBox(minimum=1, maximum=256, value=8)
+        self.eager_tokens.setObjectName("eagerTokensSpin")
+        self.eager_tokens.setToolTip(
+            "torchax-eager runs every ATen op through JAX one by one (~0.5–2 s per token from cold): "
+            "it generates at most this many tokens so the race stays short"
+        )
+        self.race_button = QPushButton("▶▶  Race")
+        self.race_button.setObjectName("raceButton")
+        self.race_button.setToolTip("Run the prompt through each checked mode, one after another, each from cold")
+        self.race_button.clicked.connect(self._on_race)
+        self.replay_button = QPushButton("⟲  Replay cold start")
+        self.replay_button.setObjectName("replayButton")
+        self.replay_button.setToolTip(
+            "Clear the in-memory caches (compiled steps, jax.clear_caches()), then rerun the last run or race: "
+            "the compile spike returns — served from disk when the persistent cache is on"
+        )
+        self.replay_button.clicked.connect(self.replayRequested)
+        eager = QHBoxLayout()
+        eager.addWidget(QLabel("Eager tokens"))
+        eager.addWidget(self.eager_tokens)
+        eager.addStretch(1)
+        eager.addWidget(self.replay_button)
+        eager.addWidget(self.race_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addLayout(grid)
+        layout.addLayout(eager)
+        self._running = False
+
+    def modes(self) -> list[str]:
+        return [mode for mode, check in self.checks.items() if check.isChecked()]
+
+    def set_modes(self, modes: list[str]) -> None:
+        for mode, check in self.checks.items():
+            check.setChecked(mode in modes)
+
+    def eager_token_cap(self) -> int:
+        return self.eager_tokens.value()
+
+    def set_running(self, running: bool) -> None:
+        self._running = running
+        self._update()
+
+    @Slot()
+    def _update(self) -> None:
+        self.race_button.setEnabled(not self._running and bool(self.modes()))
+        self.replay_button.setEnabled(not self._running)
+        eager = self.checks.get(EAGER_MODE)
+        self.eager_tokens.setEnabled(eager is not None and eager.isChecked())
+
+    @Slot()
+    def _on_race(self) -> None:
+        if self.modes():
+            self.raceRequested.emit(self.modes())

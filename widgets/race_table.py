@@ -1,0 +1,98 @@
+"""Mode-race summary: one column per mode, one row per figure; the best value of each row is highlighted.
+
+Plain data in: :meth:`RaceTable.set_rows` takes the dicts of ``app.core.race.summary_rows`` (keys
+``mode``, ``ttft_ms``, ``compile_ms``, ``steady_ms_per_token``, ``tokens_per_s``, ``total_ms``,
+``n_tokens``, ``n_compiles``, ``speedup_vs_torch``, ``reason``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from widgets.format import ms
+
+
+def _fixed(digits: int) -> Callable[[Any], str]:
+    return lambda v: "–" if v is None else f"{v:,.{digits}f}"
+
+
+def _times(v: Any) -> str:
+    return "–" if v is None else f"{v:.2f}×"
+
+
+#: (key, row title, formatter, which value is best: "low", "high" or None)
+METRICS: tuple[tuple[str, str, Callable[[Any], str], str | None], ...] = (
+    ("ttft_ms", "time to first token", ms, "low"),
+    ("compile_ms", "compile (total)", ms, None),
+    ("n_compiles", "compiles", lambda v: str(v), None),
+    ("steady_ms_per_token", "steady ms / token", _fixed(2), "low"),
+    ("tokens_per_s", "steady tokens / s", _fixed(1), "high"),
+    ("total_ms", "total time", ms, "low"),
+    ("n_tokens", "tokens", lambda v: str(v), None),
+    ("speedup_vs_torch", "× torch (steady)", _times, "high"),
+)
+BEST_BRUSH = QBrush(QColor("#dcfce7"))
+
+
+class RaceTable(QTableWidget):
+    """Transposed summary table (modes are columns, so four modes fit a narrow panel)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(len(METRICS), 0, parent)
+        self.setObjectName("raceTable")
+        self.setVerticalHeaderLabels([title for _, title, _, _ in METRICS])
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.setToolTip(
+            "Each mode starts cold (compiled steps and JAX caches cleared). Steady = median of the decode "
+            "calls that did not compile; × torch compares steady tokens/s. Best value of a row in green."
+        )
+        self._rows: list[dict[str, Any]] = []
+
+    def set_rows(self, rows: list[dict[str, Any]], colours: dict[str, str] | None = None) -> None:
+        """Show ``rows`` (one per mode, in race order); ``colours`` maps a mode to its plot colour."""
+        colours = colours or {}
+        self._rows = list(rows)
+        self.setColumnCount(len(rows))
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for col, row in enumerate(rows):
+            title = row["mode"] + ("\n(stopped)" if row.get("reason") == "stopped" else "")
+            header = QTableWidgetItem(title)
+            header.setForeground(QBrush(QColor(colours.get(row["mode"], "#111827"))))
+            header.setFont(bold)
+            self.setHorizontalHeaderItem(col, header)
+        for r, (key, _title, fmt, best) in enumerate(METRICS):
+            values = [row.get(key) for row in rows]
+            known = [v for v in values if v is not None]
+            winner = (min(known) if best == "low" else max(known)) if best and len(known) > 1 else None
+            for col, value in enumerate(values):
+                item = QTableWidgetItem(fmt(value))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if winner is not None and value == winner:
+                    item.setBackground(BEST_BRUSH)
+                    item.setFont(bold)
+                self.setItem(r, col, item)
+
+    def clear_rows(self) -> None:
+        self.set_rows([])
+
+    def modes(self) -> list[str]:
+        return [row["mode"] for row in self._rows]
+
+    def text(self, key: str, mode: str) -> str:
+        """The shown text of metric ``key`` (a :data:`METRICS` key) for ``mode``; KeyError if absent."""
+        row = [k for k, *_ in METRICS].index(key)
+        col = self.modes().index(mode)
+        item = self.item(row, col)
+        return item.text() if item else ""
