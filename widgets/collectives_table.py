@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 COLUMNS = ("Kind", "Shape", "Source line", "HLO line")
-MAX_VISIBLE_ROWS = 5
+MAX_VISIBLE_ROWS = 3  # then it scrolls: hloView keeps most of the panel
 
 
 def summary(rows: list[Any]) -> str:
