@@ -98,8 +98,9 @@ class EngineWorker(QObject):
                 t0 = time.perf_counter()
                 engine = load_engine(model, dtype, on_event=self.phase.emit)
                 self._engine, self._key = engine, (model, dtype)
-                self._apply_mesh_after_load(engine)
-                self.loaded.emit(engine.label, engine.model_id, time.perf_counter() - t0, _warnings(engine))
+                note = self._apply_mesh_after_load(engine)
+                notes = _warnings(engine) + ([note] if note else [])
+                self.loaded.emit(engine.label, engine.model_id, time.perf_counter() - t0, notes)
                 self.meshChanged.emit(engine.mesh_label)
             else:
                 self.loaded.emit(self._engine.label, self._engine.model_id, 0.0, _warnings(self._engine))
@@ -189,15 +190,18 @@ class EngineWorker(QObject):
         except Exception as exc:  # noqa: BLE001
             self._report(exc, "mesh")
 
-    def _apply_mesh_after_load(self, engine: Any) -> None:
-        """Keep the chosen mesh for a newly loaded model; if it does not fit, warn and use one device."""
+    def _apply_mesh_after_load(self, engine: Any) -> str | None:
+        """Keep the chosen mesh for a newly loaded model. If it does not fit, the model runs on one device
+        and the returned note (shown with the model's warnings) says why."""
         if self._mesh is None:
-            return
+            return None
         try:
             engine.set_mesh(self._mesh)
         except Exception as exc:  # noqa: BLE001
-            self.warning.emit(f"{engine.label} cannot run on {self._mesh}: {exc} Running on 1 device.")
+            note = f"The mesh {self._mesh} chosen earlier does not fit this model: {exc} It runs on 1 device."
             self._mesh = None
+            return note
+        return None
 
     def _stream(self, events: Any) -> None:
         """Forward engine events: calls and tokens batched (≤ ~60 signals/s), everything else at once."""
