@@ -98,6 +98,26 @@ def test_tp2_run_collectives_bytes_then_a_bad_tp(qtbot, window):
     assert window.inspect.collectives.isHidden()
 
 
+def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_model, model_dirs):  # noqa: F811
+    tiny = model_dirs("llama")  # 4 heads, 2 KV heads: tp=4 does not fit, tp=2 does
+    window.mesh.request_mesh("tp=4")
+    qtbot.waitUntil(lambda: window.mesh.current == "tp=4", timeout=60_000)
+    window.request_load(tiny)
+    qtbot.waitUntil(lambda: window._loaded == (tiny, "float32") and not window.is_busy(), timeout=120_000)
+    qtbot.waitUntil(lambda: window.mesh.current == "1 device", timeout=10_000)
+    assert window.ui.model_warning.isVisible() and "tp=4" in window.ui.model_warning.text()
+    assert window.ui.device_panel.picker.currentData() == "tp=1"
+
+    window.mesh.request_mesh("tp=2")
+    qtbot.waitUntil(lambda: window.mesh.current == "tp=2", timeout=60_000)
+    window.request_load(gui_model)
+    qtbot.waitUntil(lambda: window._loaded == (gui_model, "float32") and not window.is_busy(), timeout=120_000)
+    qtbot.waitUntil(lambda: window.ui.device_panel.picker.currentData() == "tp=2", timeout=10_000)
+    assert window.mesh.current == "tp=2" and not window.ui.model_warning.isVisible()
+    run_and_wait(qtbot, window)
+    assert "· tp=2 ·" in _legend(window.ui.plot)[-1]
+
+
 SCRIPT = """
 import sys
 import app.gui as gui
