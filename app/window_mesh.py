@@ -51,7 +51,9 @@ class MeshWiring(QObject):
         self.panel.set_device_bytes({})
         if self._requested is not None:
             self._requested = None
-            note = "one device" if label == "1 device" else f"{label}: weights and KV cache split over the mesh"
+            note = (
+                "one device" if label == "1 device" else f"{label}: weights and KV cache split over the mesh"
+            )
             self.message.emit(f"Mesh applied ({note}); the next run compiles again.")
 
     @Slot(object)

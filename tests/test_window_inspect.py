@@ -8,14 +8,14 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QTextCursor  # noqa: E402
-from PySide6.QtWidgets import QPlainTextEdit, QTreeWidget, QTreeWidgetItemIterator  # noqa: E402
-from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: E402, F401
-from window_helpers import gui_model, open_window, run_and_wait  # noqa: E402, F401
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QPlainTextEdit, QTreeWidget, QTreeWidgetItemIterator
+from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: F401
+from window_helpers import gui_model, open_window, run_and_wait  # noqa: F401
 
-from widgets.source_explorer import ROLE_KIND  # noqa: E402
+from widgets.source_explorer import ROLE_KIND
 
 
 @pytest.fixture
@@ -62,8 +62,9 @@ def test_source_map_tab_links_both_ways(qtbot, window):
 
     # Explorer → IR views: a node with HLO instructions highlights lines in jaxprView and hloView.
     sm = wiring.inspector.explorer.shown_map()
-    group = next(item for item in _items(tree, "group")
-                 if sm.groups[item.data(0, Qt.UserRole + 1)[0]].hlo_lines)
+    group = next(
+        item for item in _items(tree, "group") if sm.groups[item.data(0, Qt.UserRole + 1)[0]].hlo_lines
+    )
     _click_item(qtbot, tree, group)
     assert tree.currentItem() is group
     hl = wiring.linker.highlighters

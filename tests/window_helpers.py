@@ -7,11 +7,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QPushButton  # noqa: E402
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 
-from app.core.models import DEFAULT_MODEL, MODELS_DIR  # noqa: E402
+from app.core.models import DEFAULT_MODEL, MODELS_DIR
 
 LOAD_TIMEOUT_MS = 120_000
 RUN_TIMEOUT_MS = 240_000
@@ -31,7 +31,9 @@ def open_window(qtbot, model: str, max_new_tokens: int = 8):
     from app.user_settings import UserSettings
     from app.window import MainWindow
 
-    win = MainWindow(settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": max_new_tokens}))
+    win = MainWindow(
+        settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": max_new_tokens})
+    )
     qtbot.addWidget(win)
     win.resize(1600, 1000)
     win.show()

@@ -49,6 +49,14 @@ def list_devices() -> list[DeviceInfo]:
     out = []
     for d in jax.devices():
         limit, used = _memory(d)
-        out.append(DeviceInfo(int(d.id), str(d.platform), str(getattr(d, "device_kind", d.platform)),
-                              int(getattr(d, "process_index", 0)), limit, used))
+        out.append(
+            DeviceInfo(
+                int(d.id),
+                str(d.platform),
+                str(getattr(d, "device_kind", d.platform)),
+                int(getattr(d, "process_index", 0)),
+                limit,
+                used,
+            )
+        )
     return sorted(out, key=lambda info: info.id)
