@@ -32,8 +32,9 @@ def load_engine(
 ) -> Engine:
     """Resolve and load ``model`` (built-in name, hub id, folder or ``random:…``) into an :class:`Engine`.
 
-    ``on_event`` receives ``loading`` phase events (start/end with ``elapsed_ms``). Raises the
-    :class:`app.core.errors.PlaygroundError` subclasses of :func:`app.core.models.load_model`.
+    ``on_event`` receives ``loading`` and ``converting`` phase events (start/end with ``elapsed_ms``): the
+    weights are converted to JAX arrays here, so a run's time to first token measures generation only.
+    Raises the :class:`app.core.errors.PlaygroundError` subclasses of :func:`app.core.models.load_model`.
     """
     spec = model if isinstance(model, ModelSpec) else parse_model(model, dtype)
     emit = on_event or (lambda e: None)
@@ -41,7 +42,12 @@ def load_engine(
     t0 = time.perf_counter()
     loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)))
     emit(PhaseEvent("loading", False, spec.label, (time.perf_counter() - t0) * 1000))
-    return Engine(loaded)
+    engine = Engine(loaded)
+    engine.jax_state()
+    for event in engine.pending_events:
+        emit(event)
+    engine.pending_events.clear()
+    return engine
 
 
 class Engine:
