@@ -121,3 +121,24 @@ def test_steps_stay_in_sync_and_warm_run_keeps_maps(qtbot, window):
     assert wiring.maps == maps and all(wiring.maps[s] is maps[s] for s in maps)
     assert tree.topLevelItemCount() > 0
     assert window.inspect.collectives.isHidden()  # one device: no collectives table above hloView
+
+
+def test_graph_builder_runs_without_jax():
+    """The dataflow graph is built on the GUI thread: its modules must not import JAX (or torch)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import sys\n"
+        "from app.window_inspect import build_graph\n"
+        "import app.core.dataflow, app.core.source_diff\n"
+        "heavy = [m for m in ('jax', 'jaxlib', 'torch', 'torchax', 'transformers') if m in sys.modules]\n"
+        "print('heavy', heavy)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("heavy []"), out.stdout
