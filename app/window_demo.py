@@ -127,8 +127,10 @@ class DemoKit(QObject):
             dock.setVisible(dock.objectName() not in (state.get("hidden_docks") or []))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if watched is self.window and event.type() == QEvent.Type.Close and self.presentation.is_on():
-            self.presentation_action.setChecked(False)
+        window = getattr(self, "window", None)  # None while the Python wrapper is being torn down
+        if window is not None and watched is window and event.type() == QEvent.Type.Close:
+            if self.presentation.is_on():
+                self.presentation_action.setChecked(False)
         return False
 
     # -- building ---------------------------------------------------------------------------------

@@ -1,0 +1,227 @@
+"""Demo kit in the window (issue #6): mode race, compile log, caches and Replay cold start, presentation
+mode, exports. Real engine on the built-in model (a tiny saved Llama if its files are missing)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton  # noqa: E402
+from qt_helpers import config_dir, no_dialogs, no_thread_left, synthetic_run  # noqa: E402, F401
+
+from app.core.models import DEFAULT_MODEL, MODELS_DIR  # noqa: E402
+
+LOAD_TIMEOUT_MS = 120_000
+RUN_TIMEOUT_MS = 240_000
+PROMPT = "The jit function"
+
+
+@pytest.fixture(scope="module")
+def gui_model(request):
+    if (MODELS_DIR / DEFAULT_MODEL / "config.json").exists():
+        return DEFAULT_MODEL
+    return request.getfixturevalue("model_dirs")("llama")
+
+
+def make_window(qtbot, model, autoload=True, tokens=6):
+    from app.user_settings import UserSettings
+    from app.window import MainWindow
+
+    win = MainWindow(
+        settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": tokens}), autoload=autoload
+    )
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    if autoload:
+        qtbot.waitUntil(lambda: win._loaded is not None, timeout=LOAD_TIMEOUT_MS)
+    return win
+
+
+@pytest.fixture
+def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
+    win = make_window(qtbot, gui_model)
+    yield win
+    win.close()
+
+
+def wait_idle(qtbot, win) -> None:
+    qtbot.waitUntil(lambda: win.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+
+
+def race(qtbot, win, modes) -> None:
+    win.demo.controls.set_modes(modes)
+    qtbot.mouseClick(win.findChild(QPushButton, "raceButton"), Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, win)
+
+
+def test_race_gives_same_tokens_one_curve_per_mode_and_the_compile_story(qtbot, window):
+    modes = ["torch", "jit-dynamic", "jit-static"]
+    race(qtbot, window, modes)
+    demo = window.demo
+    assert [run.mode for run in demo.runs] == modes
+    assert all(run.finished is not None for run in demo.runs)
+    assert len({tuple(run.finished.token_ids) for run in demo.runs}) == 1  # identical greedy tokens
+    plot = window.ui.plot
+    assert plot.run_count() == 3 and len(set(plot.run_colours())) == 3
+    assert [label.split(" · ")[0] for label in plot.run_labels()] == modes
+    assert [len(plot.points(i)) for i in range(3)] == [len(run.records) for run in demo.runs]
+    rows = demo.log.rows()
+    by_run = {mode: [r for r in rows if r["run"].endswith(mode)] for mode in modes}
+    assert not by_run["torch"]
+    assert len(by_run["jit-dynamic"]) == len(demo.runs[1].records)  # a recompile at every step
+    assert len(by_run["jit-static"]) == 2  # prefill + decode, then every step reuses them
+    assert by_run["jit-static"][0]["why it compiled"] == "first call after caches were cleared"
+    assert any("new input shape" in r["why it compiled"] for r in by_run["jit-dynamic"])
+    assert all(r["why it compiled"] != "–" for r in rows)
+    assert demo.table.modes() == modes
+    assert demo.table.text("n_compiles", "jit-static") == "2"
+    assert demo.table.text("speedup_vs_torch", "torch") == "1.00×"
+    assert 0 < demo.phases.bar_count() <= 6
+    assert window.ui.status_label.text().startswith("Race done")
+    assert window.findChild(QPushButton, "raceButton").isEnabled()
+
+
+def test_stop_ends_the_race_within_a_mode(qtbot, window, monkeypatch):
+    window.ui.form.set_values({"max_new_tokens": 200})
+    monkeypatch.setattr(window.compute.worker.engine, "eos_ids", [])
+    window.demo.controls.set_modes(["torch", "jit-static"])
+    window.findChild(QPushButton, "raceButton").click()
+    qtbot.waitUntil(lambda: len(window.ui.tokens.tokens()) >= 3, timeout=RUN_TIMEOUT_MS)
+    window.stop()
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=10_000)
+    assert [run.mode for run in window.demo.runs] == ["torch"]  # the next lane never started
+    assert window.demo.runs[0].finished.reason == "stopped"
+
+
+def test_persistent_cache_replay_cold_start_is_served_from_disk(qtbot, window, tmp_path):
+    from app.core.compilation_cache import set_persistent_cache
+
+    demo, cache_dir = window.demo, tmp_path / "jax-cache"
+    seen = []
+    demo.compute.worker.cacheInfo.connect(seen.append, Qt.ConnectionType.QueuedConnection)
+    try:
+        demo.cache.set_directory(str(cache_dir))
+        demo.cache.toggle.setChecked(True)
+        qtbot.waitUntil(lambda: bool(seen) and seen[-1].enabled, timeout=10_000)
+        window.ui.form.set_values({"mode": "jit-static", "max_new_tokens": 4})
+        window.findChild(QPushButton, "runButton").click()
+        wait_idle(qtbot, window)
+        first = [r for r in demo.runs[-1].records if r.compiled]
+        assert not any(r.persistent_cache_hit for r in first)  # this process compiled it first: misses
+        qtbot.waitUntil(lambda: not demo.cache.size_label.text().startswith(("0 ", "–")), timeout=10_000)
+
+        demo.controls.replay_button.click()  # clear in-memory caches, rerun: compiles again, from disk
+        wait_idle(qtbot, window)
+        replay = [r for r in demo.runs[-1].records if r.compiled]
+        assert len(replay) == 2 and all(r.persistent_cache_hit for r in replay)
+        assert replay[0].compile_reason == "first call after caches were cleared"
+        assert [r["disk cache"] for r in demo.log.rows()[-2:]] == ["◆ hit", "◆ hit"]
+        disk_points = [p for p in window.ui.plot.points() if p.compiled and p.record.persistent_cache_hit]
+        assert len(disk_points) == 2
+        assert all(call.disk_hit for call in demo.phases.calls())
+
+        demo.cache.clear_disk.click()
+        qtbot.waitUntil(lambda: "freed" in demo.cache.message.text(), timeout=10_000)
+        assert "0 B freed" not in demo.cache.message.text()
+        assert demo.cache.size_label.text().startswith("0 entries")
+        demo.cache.toggle.setChecked(False)
+        qtbot.waitUntil(lambda: not seen[-1].enabled, timeout=10_000)
+    finally:
+        window.close()
+        set_persistent_cache(None)  # the compute thread is gone: make sure it is off for other tests
+
+
+def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypatch):
+    race(qtbot, window, ["torch", "jit-static"])
+    targets = {
+        "Plot as PNG…": tmp_path / "plot.png",
+        "Plot as SVG…": tmp_path / "plot.svg",
+        "Call records as CSV…": tmp_path / "calls.csv",
+        "Call records as JSON…": tmp_path / "calls.json",
+        "Run report (Markdown)…": tmp_path / "report.md",
+    }
+    for text, path in targets.items():
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, p=path, **k: (str(p), "")))
+        window.demo.export_actions[text].trigger()
+        assert path.is_file() and path.stat().st_size > 0, text
+    assert targets["Plot as PNG…"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in targets["Plot as SVG…"].read_text()
+    with open(targets["Call records as CSV…"], newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["mode"] for r in rows} == {"torch", "jit-static"}
+    assert sum(r["compiled"] == "True" for r in rows) == 2
+    data = json.loads(targets["Call records as JSON…"].read_text())
+    assert len(data) == 2 and sum(len(v) for v in data.values()) == len(rows)
+    report = targets["Run report (Markdown)…"].read_text()
+    assert "| torch |" in report and "| jit-static |" in report and "![report](report.png)" in report
+    assert "first call after caches were cleared" in report
+    assert (tmp_path / "report.png").stat().st_size > 0
+    assert "Exported" in window.ui.status_label.text()
+
+
+def test_presentation_mode_scales_fonts_hides_panels_and_restores(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
+    win = make_window(qtbot, gui_model, autoload=False)
+    try:
+        ui, app = win.ui, QApplication.instance()
+        for r in synthetic_run(12):
+            ui.plot.add_record(r)
+        ui.plot.redraw()
+        secondary = [ui.form.parentWidget(), ui.model_picker.parentWidget(), ui.ir_tabs.parentWidget(),
+                     win.demo.demo_dock, win.demo.why_dock]
+        kept = [ui.prompt, ui.tokens, ui.plot]
+        assert all(w.isVisible() for w in secondary + kept)
+        base_app, base_tokens = app.font().pointSizeF(), ui.tokens.font().pointSizeF()
+
+        win.activateWindow()
+        qtbot.keyClick(win, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        if not win.demo.presentation.is_on():  # offscreen platforms may not route shortcuts
+            win.demo.presentation_action.trigger()
+        assert win.demo.presentation.is_on() and win.demo.presentation_action.isChecked()
+        assert app.font().pointSizeF() >= 1.6 * base_app
+        assert ui.tokens.font().pointSizeF() >= 1.6 * base_tokens
+        assert ui.prompt.edit.font().pointSizeF() >= 1.6 * base_app
+        tick = ui.plot.getPlotItem().getAxis("left").style["tickFont"]
+        assert tick is not None and tick.pointSizeF() >= 1.6 * base_app
+        assert ui.plot.font_scale() >= 1.6
+        assert not any(w.isVisible() for w in secondary)
+        assert all(w.isVisible() for w in kept)
+
+        win.demo.presentation_action.trigger()  # off again: everything back
+        assert not win.demo.presentation.is_on()
+        assert app.font().pointSizeF() == base_app and ui.tokens.font().pointSizeF() == base_tokens
+        assert ui.plot.font_scale() == 1.0
+        assert all(w.isVisible() for w in secondary + kept)
+    finally:
+        win.close()
+
+
+def test_demo_widgets_take_plain_data(qtbot):
+    from widgets.compile_log import CompileLog
+    from widgets.latency_plot import describe
+    from widgets.phase_bars import PhaseBars, PhaseCall
+    from widgets.race_table import RaceTable
+
+    records = synthetic_run(5)
+    log = CompileLog()
+    qtbot.addWidget(log)
+    assert [log.add_record("1 jit-static", r) for r in records] == [True, True, False, False, False]
+    assert log.rows()[0]["why it compiled"] == "first call" and log.rows()[0]["disk cache"] == "miss"
+    tip = describe(records[0], "run 1 · jit-static")
+    assert "why it compiled:</b> first call" in tip and "run 1 · jit-static" in tip
+    bars = PhaseBars()
+    qtbot.addWidget(bars)
+    bars.set_calls([PhaseCall(f"call {i}", 200, 40, 700, 5, i == 1) for i in range(30)])
+    assert bars.bar_count() == 12 and "compile" in bars.legend_text()
+    table = RaceTable()
+    qtbot.addWidget(table)
+    row = dict(mode="jit-static", ttft_ms=900.0, compile_ms=1500.0, steady_ms_per_token=1.0, tokens_per_s=1000.0,
+               total_ms=2000.0, n_compiles=2, n_tokens=16, reason="max_new_tokens", speedup_vs_torch=None)
+    table.set_rows([row, {**row, "mode": "torch", "steady_ms_per_token": 2.0, "n_compiles": 0}])
+    assert table.text("steady_ms_per_token", "jit-static") == "1.00" and table.text("speedup_vs_torch", "torch") == "–"
