@@ -12,6 +12,7 @@ from typing import Any
 from app.core.export import markdown_report, write_records_csv, write_records_json
 from app.core.race import summary_rows
 from widgets.format import ms
+from widgets.phase_bars import PhaseCall
 from widgets.plot_export import export_plot
 
 
@@ -25,6 +26,27 @@ class RunLog:
     records: list[Any] = field(default_factory=list)
     finished: Any = None
     race: int | None = None
+
+
+PHASES_PER_RUN = 4  # jit-dynamic compiles at every step: its first few bars tell the story
+
+
+def phase_calls(runs: list[RunLog], per_run: int = PHASES_PER_RUN) -> list[PhaseCall]:
+    """The first ``per_run`` compiling calls of each run, as phase-bar rows."""
+    calls = []
+    for run in runs:
+        for r in [r for r in run.records if r.compiled][:per_run]:
+            calls.append(
+                PhaseCall(
+                    f"{run.mode} · {r.step} #{r.index}",
+                    r.trace_ms or 0.0,
+                    r.lower_ms or 0.0,
+                    r.compile_ms or 0.0,
+                    r.execute_ms or 0.0,
+                    bool(r.persistent_cache_hit),
+                )
+            )
+    return calls
 
 
 def records_by_run(runs: list[RunLog]) -> dict[str, list[Any]]:
@@ -49,12 +71,19 @@ def compile_lines(runs: list[RunLog]) -> list[str]:
     rows = [(run, r) for run in runs for r in run.records if getattr(r, "compiled", False)]
     if not rows:
         return []
-    lines = ["", "## Why it compiled", "", "| run | call | step | why | trace | lower | compile | disk cache |",
-             "|---|---:|---|---|---:|---:|---:|---|"]
+    lines = [
+        "",
+        "## Why it compiled",
+        "",
+        "| run | call | step | why | trace | lower | compile | disk cache |",
+        "|---|---:|---|---|---:|---:|---:|---|",
+    ]
     for run, r in rows:
         hit = "hit" if r.persistent_cache_hit else ("miss" if r.persistent_cache_hit is False else "–")
-        lines.append(f"| {run.label} | {r.index} | {r.step} | {r.compile_reason or '–'} | {ms(r.trace_ms)} | "
-                     f"{ms(r.lower_ms)} | {ms(r.compile_ms)} | {hit} |")
+        lines.append(
+            f"| {run.label} | {r.index} | {r.step} | {r.compile_reason or '–'} | {ms(r.trace_ms)} | "
+            f"{ms(r.lower_ms)} | {ms(r.compile_ms)} | {hit} |"
+        )
     return lines
 
 

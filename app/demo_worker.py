@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import threading
 import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
@@ -62,7 +63,9 @@ class DemoWorker(QObject):
         self._dir = ""
 
     @Slot(str, object, object, int, object)
-    def race(self, prompt: str, modes: list[str], settings: Any, eager_tokens: int, stop: threading.Event) -> None:
+    def race(
+        self, prompt: str, modes: list[str], settings: Any, eager_tokens: int, stop: threading.Event
+    ) -> None:
         """Run ``prompt`` through each mode in turn, each from cold (``app.core.race.race``)."""
 
         def lanes(engine: Any, should_stop: Callable[[], bool]) -> Iterator[Any]:
@@ -72,7 +75,9 @@ class DemoWorker(QObject):
                 if should_stop():
                     return
                 self.lane.emit(mode)
-                for tagged in race(engine, prompt, [mode], lane_settings(settings, mode, eager_tokens), should_stop):
+                for tagged in race(
+                    engine, prompt, [mode], lane_settings(settings, mode, eager_tokens), should_stop
+                ):
                     yield tagged.event
 
         self._host.run_events(lanes, stop)

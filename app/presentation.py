@@ -10,7 +10,15 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QSplitterHandle, QToolBar, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QSplitter,
+    QSplitterHandle,
+    QToolBar,
+    QWidget,
+)
 
 #: Font scale in presentation mode (the issue asks for at least 1.6×).
 SCALE = 1.75
@@ -89,14 +97,18 @@ class Presentation:
         for w in self.keep:
             parent = w.parentWidget()
             while parent is not None and parent is not self.window:
-                for sibling in parent.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+                for sibling in parent.findChildren(
+                    QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly
+                ):
                     if id(sibling) in chains or isinstance(sibling, QSplitterHandle) or sibling.isWindow():
                         continue
                     if sibling.isVisibleTo(self.window) and sibling not in hide:
                         hide.append(sibling)
                 parent = parent.parentWidget()
         for kind in (QDockWidget, QToolBar):
-            hide += [d for d in self.window.findChildren(kind) if d.isVisibleTo(self.window) and d not in hide]
+            hide += [
+                d for d in self.window.findChildren(kind) if d.isVisibleTo(self.window) and d not in hide
+            ]
         return hide + [w for w in self.also_hide if w.isVisibleTo(self.window) and w not in hide]
 
     def _enter(self) -> None:
@@ -119,8 +131,14 @@ class Presentation:
         # reach widgets that set their own font (the token view), whatever the order of re-polishing.
         rules = [f"QWidget {{ font-size: {big.pointSizeF():.1f}pt; }}"]
         for w in win.findChildren(QWidget):
-            if w.objectName() and w.testAttribute(Qt.WidgetAttribute.WA_SetFont) and w.font().pointSizeF() > 0:
-                rules.append(f"#{w.objectName()} {{ font-size: {w.font().pointSizeF() * self.scale:.1f}pt; }}")
+            if (
+                w.objectName()
+                and w.testAttribute(Qt.WidgetAttribute.WA_SetFont)
+                and w.font().pointSizeF() > 0
+            ):
+                rules.append(
+                    f"#{w.objectName()} {{ font-size: {w.font().pointSizeF() * self.scale:.1f}pt; }}"
+                )
         win.setStyleSheet(saved["style"] + "\n".join(rules) + presentation_qss(self.scale))
         self.plot.set_font_scale(self.scale, base.pointSizeF())
         for splitter, parts in self.sizes.items():

@@ -1,7 +1,7 @@
 """The demo kit of the main window (issue #6): mode race, why it compiled, caches, phases, presentation, export.
 
-:class:`DemoKit` adds two docks (``Demo kit``: race controls, race summary, compilation-cache controls;
-``Why it compiled``: compile log and phase breakdown), a File ▸ Export menu, a View menu (presentation
+:class:`DemoKit` adds two docks under the main area (``Demo kit``: race controls, compilation-cache
+controls, race summary; ``Compile log``: why each call compiled, phase breakdown), a File ▸ Export menu, a View menu (presentation
 mode, full screen, docks) and a Demo menu. It follows the engine worker's signals like the window does,
 keeps a :class:`app.demo_export.RunLog` per plotted run, and queues its requests on the compute thread
 through :class:`app.demo_worker.DemoCompute` (every JAX call runs there).
@@ -37,13 +37,17 @@ from app.window_layout import _card
 from widgets.cache_panel import CachePanel
 from widgets.compile_log import CompileLog
 from widgets.latency_plot import MAX_RUNS
-from widgets.phase_bars import PhaseBars, PhaseCall
+from widgets.phase_bars import PhaseBars
 from widgets.plot_export import export_plot
 from widgets.race_controls import RaceControls
 from widgets.race_table import RaceTable
 
-MODE_COLOURS = {"torch": "#475569", "torchax-eager": "#9333ea", "jit-dynamic": "#0891b2", "jit-static": "#2563eb"}
-PHASES_PER_RUN = 4  # jit-dynamic compiles at every step: its first few bars tell the story
+MODE_COLOURS = {
+    "torch": "#475569",
+    "torchax-eager": "#9333ea",
+    "jit-dynamic": "#0891b2",
+    "jit-static": "#2563eb",
+}
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
     ("Plot as SVG…", "SVG image (*.svg)", "latency.svg", "export_plot"),
@@ -51,16 +55,6 @@ EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Call records as JSON…", "JSON (*.json)", "calls.json", "export_records"),
     ("Run report (Markdown)…", "Markdown (*.md)", "run-report.md", "export_report"),
 )
-
-
-def phase_calls(runs: list[RunLog], per_run: int = PHASES_PER_RUN) -> list[PhaseCall]:
-    """The first ``per_run`` compiling calls of each run, as phase-bar rows."""
-    calls = []
-    for run in runs:
-        for r in [r for r in run.records if r.compiled][:per_run]:
-            calls.append(PhaseCall(f"{run.mode} · {r.step} #{r.index}", r.trace_ms or 0.0, r.lower_ms or 0.0,
-                                   r.compile_ms or 0.0, r.execute_ms or 0.0, bool(r.persistent_cache_hit)))
-    return calls
 
 
 def find_menu(window: QMainWindow, title: str) -> QMenu:
@@ -126,11 +120,11 @@ class DemoKit(QObject):
         for dock in (self.demo_dock, self.why_dock):
             dock.setVisible(dock.objectName() not in (state.get("hidden_docks") or []))
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         window = getattr(self, "window", None)  # None while the Python wrapper is being torn down
-        if window is not None and watched is window and event.type() == QEvent.Type.Close:
-            if self.presentation.is_on():
-                self.presentation_action.setChecked(False)
+        closing = window is not None and watched is window and event.type() == QEvent.Type.Close
+        if closing and self.presentation.is_on():
+            self.presentation_action.setChecked(False)
         return False
 
     # -- building ---------------------------------------------------------------------------------
@@ -169,11 +163,15 @@ class DemoKit(QObject):
         dock.setObjectName(name)
         dock.setWidget(widget)
         features = QDockWidget.DockWidgetFeature
-        dock.setFeatures(features.DockWidgetClosable | features.DockWidgetMovable | features.DockWidgetFloatable)
+        dock.setFeatures(
+            features.DockWidgetClosable | features.DockWidgetMovable | features.DockWidgetFloatable
+        )
         self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         return dock
 
-    def _action(self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False) -> QAction:
+    def _action(
+        self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False
+    ) -> QAction:
         action = QAction(text, self.window, checkable=checkable)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
@@ -193,7 +191,9 @@ class DemoKit(QObject):
         self.presentation_action = self._action(
             view, "&Presentation mode", self.set_presentation, "Ctrl+Shift+P", checkable=True
         )
-        self.fullscreen_action = self._action(view, "&Full screen", self.set_full_screen, "F11", checkable=True)
+        self.fullscreen_action = self._action(
+            view, "&Full screen", self.set_full_screen, "F11", checkable=True
+        )
         view.addSeparator()
         view.addAction(self.demo_dock.toggleViewAction())
         view.addAction(self.why_dock.toggleViewAction())
@@ -320,7 +320,7 @@ class DemoKit(QObject):
         self.runs[-1].finished = event
         current = [r for r in self.runs if r.race == self.runs[-1].race] if self._race else self.runs[-1:]
         self.table.set_rows(demo_export.summary(current), MODE_COLOURS)
-        self.phases.set_calls(phase_calls(current))
+        self.phases.set_calls(demo_export.phase_calls(current))
 
     @Slot(str)
     def on_idle(self, kind: str) -> None:
@@ -328,9 +328,17 @@ class DemoKit(QObject):
             return
         self._set_running(False)
         if self._race and self.window.ui.status_label.property("error") is not True:
-            rows = [r for r in demo_export.summary([r for r in self.runs if r.finished]) if r["steady_ms_per_token"]]
+            rows = [
+                r
+                for r in demo_export.summary([r for r in self.runs if r.finished])
+                if r["steady_ms_per_token"]
+            ]
             best = min(rows, key=lambda r: r["steady_ms_per_token"], default=None)
-            tail = f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)" if best else ""
+            tail = (
+                f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)"
+                if best
+                else ""
+            )
             self._status(f"Race done: {', '.join(self._race)}{tail}")
         self._race = None
         self.compute.request_refresh(self.cache.directory())

@@ -9,12 +9,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton  # noqa: E402
-from qt_helpers import config_dir, no_dialogs, no_thread_left, synthetic_run  # noqa: E402, F401
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
+from qt_helpers import config_dir, no_dialogs, no_thread_left, synthetic_run  # noqa: F401
 
-from app.core.models import DEFAULT_MODEL, MODELS_DIR  # noqa: E402
+from app.core.models import DEFAULT_MODEL, MODELS_DIR
 
 LOAD_TIMEOUT_MS = 120_000
 RUN_TIMEOUT_MS = 240_000
@@ -33,7 +33,8 @@ def make_window(qtbot, model, autoload=True, tokens=6):
     from app.window import MainWindow
 
     win = MainWindow(
-        settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": tokens}), autoload=autoload
+        settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": tokens}),
+        autoload=autoload,
     )
     qtbot.addWidget(win)
     win.resize(1400, 900)
@@ -148,7 +149,9 @@ def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypa
         "Run report (Markdown)…": tmp_path / "report.md",
     }
     for text, path in targets.items():
-        monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, p=path, **k: (str(p), "")))
+        monkeypatch.setattr(
+            QFileDialog, "getSaveFileName", staticmethod(lambda *a, p=path, **k: (str(p), ""))
+        )
         window.demo.export_actions[text].trigger()
         assert path.is_file() and path.stat().st_size > 0, text
     assert targets["Plot as PNG…"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -166,21 +169,34 @@ def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypa
     assert "Exported" in window.ui.status_label.text()
 
 
-def test_presentation_mode_scales_fonts_hides_panels_and_restores(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
+def test_presentation_mode_scales_fonts_hides_panels_and_restores(
+    qtbot,
+    config_dir,  # noqa: F811
+    no_dialogs,  # noqa: F811
+    no_thread_left,  # noqa: F811
+    gui_model,
+):
     win = make_window(qtbot, gui_model, autoload=False)
     try:
         ui, app = win.ui, QApplication.instance()
         for r in synthetic_run(12):
             ui.plot.add_record(r)
         ui.plot.redraw()
-        secondary = [ui.form.parentWidget(), ui.model_picker.parentWidget(), ui.ir_tabs.parentWidget(),
-                     win.demo.demo_dock, win.demo.why_dock]
+        secondary = [
+            ui.form.parentWidget(),
+            ui.model_picker.parentWidget(),
+            ui.ir_tabs.parentWidget(),
+            win.demo.demo_dock,
+            win.demo.why_dock,
+        ]
         kept = [ui.prompt, ui.tokens, ui.plot]
         assert all(w.isVisible() for w in secondary + kept)
         base_app, base_tokens = app.font().pointSizeF(), ui.tokens.font().pointSizeF()
 
         win.activateWindow()
-        qtbot.keyClick(win, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        qtbot.keyClick(
+            win, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+        )
         if not win.demo.presentation.is_on():  # offscreen platforms may not route shortcuts
             win.demo.presentation_action.trigger()
         assert win.demo.presentation.is_on() and win.demo.presentation_action.isChecked()
@@ -221,7 +237,20 @@ def test_demo_widgets_take_plain_data(qtbot):
     assert bars.bar_count() == 12 and "compile" in bars.legend_text()
     table = RaceTable()
     qtbot.addWidget(table)
-    row = dict(mode="jit-static", ttft_ms=900.0, compile_ms=1500.0, steady_ms_per_token=1.0, tokens_per_s=1000.0,
-               total_ms=2000.0, n_compiles=2, n_tokens=16, reason="max_new_tokens", speedup_vs_torch=None)
+    row = {
+        "mode": "jit-static",
+        "ttft_ms": 900.0,
+        "compile_ms": 1500.0,
+        "steady_ms_per_token": 1.0,
+        "tokens_per_s": 1000.0,
+        "total_ms": 2000.0,
+        "n_compiles": 2,
+        "n_tokens": 16,
+        "reason": "max_new_tokens",
+        "speedup_vs_torch": None,
+    }
     table.set_rows([row, {**row, "mode": "torch", "steady_ms_per_token": 2.0, "n_compiles": 0}])
-    assert table.text("steady_ms_per_token", "jit-static") == "1.00" and table.text("speedup_vs_torch", "torch") == "–"
+    assert (
+        table.text("steady_ms_per_token", "jit-static") == "1.00"
+        and table.text("speedup_vs_torch", "torch") == "–"
+    )

@@ -58,7 +58,9 @@ class CachePanel(QWidget):
         self.message.setVisible(False)
         self.clear_memory = QPushButton("Clear in-memory caches")
         self.clear_memory.setObjectName("clearMemoryButton")
-        self.clear_memory.setToolTip("Drop the compiled steps and jax.clear_caches(): the next run compiles again")
+        self.clear_memory.setToolTip(
+            "Drop the compiled steps and jax.clear_caches(): the next run compiles again"
+        )
         self.clear_disk = QPushButton("Clear disk cache")
         self.clear_disk.setObjectName("clearDiskButton")
 
@@ -105,7 +107,9 @@ class CachePanel(QWidget):
         self.toggle.setChecked(enabled)
         self.toggle.blockSignals(False)
         state = "on" if enabled else "off"
-        self.size_label.setText(f"{n_files} entr{'y' if n_files == 1 else 'ies'} · {nbytes(n_bytes)} on disk · {state}")
+        self.size_label.setText(
+            f"{n_files} entr{'y' if n_files == 1 else 'ies'} · {nbytes(n_bytes)} on disk · {state}"
+        )
         if message:
             self.message.setText(message)
             self.message.setVisible(True)
@@ -132,7 +136,9 @@ class CachePanel(QWidget):
 
     @Slot()
     def _choose_dir(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, "Persistent compilation cache directory", self.directory())
+        chosen = QFileDialog.getExistingDirectory(
+            self, "Persistent compilation cache directory", self.directory()
+        )
         if chosen:
             self.set_directory(chosen)
 

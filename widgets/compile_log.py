@@ -48,7 +48,7 @@ class CompileLog(QTableWidget):
             return False
         if self.rowCount() >= MAX_ROWS:
             self.removeRow(0)
-        g = lambda name: getattr(record, name, None)  # noqa: E731
+        g = lambda name: getattr(record, name, None)
         hit = g("persistent_cache_hit")
         cells = (
             run,
@@ -86,7 +86,7 @@ class CompileLog(QTableWidget):
             for r in range(self.rowCount())
         ]
 
-    def paintEvent(self, event: Any) -> None:  # noqa: N802 — a hint while the log is empty
+    def paintEvent(self, event: Any) -> None:
         super().paintEvent(event)
         if self.rowCount() == 0:
             painter = QPainter(self.viewport())

@@ -21,6 +21,7 @@ from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from widgets.format import ms
+from widgets.log_axis import LogMsAxis
 
 MAX_RUNS = 5
 MAX_ANNOTATIONS = 3
@@ -53,23 +54,6 @@ class _Run:
     notes: list[pg.TextItem] = field(default_factory=list)
     dirty: bool = False
     annotate: bool = True
-
-
-class _MsAxis(pg.AxisItem):
-    """Log axis labelled 1, 10, 100, 1000 (plus 2 and 5 when less than ~1.5 decades show) — never the
-    ``9·10²`` minor labels pyqtgraph writes on a tall plot."""
-
-    def tickStrings(self, values, scale, spacing):  # noqa: ANN001, ANN201, N802 — pyqtgraph's signature
-        if not self.logMode:
-            return super().tickStrings(values, scale, spacing)
-        narrow = self.range[1] - self.range[0] < 1.5
-        out = []
-        for v in values:
-            mantissa = 10 ** (v - math.floor(v + 1e-9))
-            decade = abs(v - round(v)) < 1e-6
-            keep = decade or (narrow and any(abs(mantissa - m) < 1e-6 for m in (2, 5)))
-            out.append(f"{10 ** v:.4g}" if keep else "")
-        return out
 
 
 def _kind(p: PlotPoint) -> str:
@@ -112,7 +96,7 @@ class LatencyPlot(pg.PlotWidget):
     pointHovered = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background="w", axisItems={"left": _MsAxis("left")})
+        super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")})
         self.setObjectName("latencyPlot")
         item = self.getPlotItem()
         item.setLogMode(x=False, y=True)

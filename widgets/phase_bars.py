@@ -54,7 +54,9 @@ class PhaseBars(pg.PlotWidget):
         self._set_legend()
         self._bars: dict[str, pg.BarGraphItem] = {}
         for name, colour in PHASES:
-            bar = pg.BarGraphItem(x0=[], y=[], width=[], height=BAR_HEIGHT, brush=colour, pen=pg.mkPen("w", width=0.5))
+            bar = pg.BarGraphItem(
+                x0=[], y=[], width=[], height=BAR_HEIGHT, brush=colour, pen=pg.mkPen("w", width=0.5)
+            )
             item.addItem(bar)
             self._bars[name] = bar
         self._labels: list[pg.TextItem] = []
@@ -101,7 +103,9 @@ class PhaseBars(pg.PlotWidget):
         """The legend, as the plot's title: a coloured square per phase."""
         keys = " &nbsp; ".join(f"<span style='color:{colour}'>■</span> {name}" for name, colour in PHASES)
         size = 9 * self._font_scale
-        self.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys} &nbsp; ◆ = from disk cache</span>")
+        self.setTitle(
+            f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys} &nbsp; ◆ = from disk cache</span>"
+        )
 
     def legend_text(self) -> str:
         return self.getPlotItem().titleLabel.text

@@ -55,7 +55,9 @@ class RaceControls(QWidget):
         )
         self.race_button = QPushButton("▶▶  Race")
         self.race_button.setObjectName("raceButton")
-        self.race_button.setToolTip("Run the prompt through each checked mode, one after another, each from cold")
+        self.race_button.setToolTip(
+            "Run the prompt through each checked mode, one after another, each from cold"
+        )
         self.race_button.clicked.connect(self._on_race)
         self.replay_button = QPushButton("⟲  Replay cold start")
         self.replay_button.setObjectName("replayButton")

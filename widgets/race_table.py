@@ -7,7 +7,8 @@ Plain data in: :meth:`RaceTable.set_rows` takes the dicts of ``app.core.race.sum
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
