@@ -85,6 +85,7 @@ class DemoKit(QObject):
         self._race: list[str] | None = None  # modes of the race in progress
         self._last_race: list[str] | None = None  # what "Replay cold start" reruns (None: a single run)
         self._prompt = ""
+        self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
         self._build_docks()
         keep = [ui.prompt.parentWidget(), ui.tokens.parentWidget(), ui.plot.parentWidget()]
@@ -147,7 +148,7 @@ class DemoKit(QObject):
         panel.setObjectName("demoSplit")
         panel.addWidget(scroll)
         panel.addWidget(_card(self.table, title="Race summary", stretch_last=True))
-        panel.setSizes([380, 400])
+        panel.setSizes([360, 400])
         self.tabs = QTabWidget()
         self.tabs.setObjectName("whyTabs")
         self.tabs.addTab(self.log, "Why it compiled")
@@ -155,7 +156,7 @@ class DemoKit(QObject):
         self.demo_dock = self._dock("Demo kit", "demoDock", panel)
         self.why_dock = self._dock("Compile log", "whyDock", _card(self.tabs, stretch_last=True))
         self.window.splitDockWidget(self.demo_dock, self.why_dock, Qt.Orientation.Horizontal)
-        self.window.resizeDocks([self.demo_dock, self.why_dock], [800, 800], Qt.Orientation.Horizontal)
+        self.window.resizeDocks([self.demo_dock, self.why_dock], [760, 840], Qt.Orientation.Horizontal)
         self.window.resizeDocks([self.demo_dock], [320], Qt.Orientation.Vertical)
 
     def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
@@ -294,7 +295,7 @@ class DemoKit(QObject):
     def on_lane(self, mode: str) -> None:
         """A mode of the race starts: a new plot run in the mode's colour, earlier lanes kept opaque."""
         self._new_run(mode)
-        self.window.begin_lane(self._prompt, f"{mode} · race", colour=MODE_COLOURS.get(mode))
+        self.window.begin_lane(self._prompt, mode, colour=MODE_COLOURS.get(mode))
         if self._race:
             i = self._race.index(mode) + 1 if mode in self._race else 0
             self._status(f"Race {i}/{len(self._race)}: {mode}…")
@@ -346,8 +347,10 @@ class DemoKit(QObject):
     @Slot(object)
     def on_cache_info(self, info: Any) -> None:
         self.cache.set_info(info.enabled, info.n_files, info.n_bytes, info.message)
-        if info.message and not self.window.is_busy():
-            self._status(info.message)
+        if info.message:
+            self.last_cache_message = info.message
+            if not self.window.is_busy():
+                self._status(info.message)
 
     # -- exports ------------------------------------------------------------------------------------
     @Slot()

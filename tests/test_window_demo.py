@@ -129,8 +129,8 @@ def test_persistent_cache_replay_cold_start_is_served_from_disk(qtbot, window, t
         assert all(call.disk_hit for call in demo.phases.calls())
 
         demo.cache.clear_disk.click()
-        qtbot.waitUntil(lambda: "freed" in demo.cache.message.text(), timeout=10_000)
-        assert "0 B freed" not in demo.cache.message.text()
+        qtbot.waitUntil(lambda: "freed" in demo.last_cache_message, timeout=10_000)
+        assert "0 B freed" not in demo.last_cache_message and "freed" in window.ui.status_label.text()
         assert demo.cache.size_label.text().startswith("0 entries")
         demo.cache.toggle.setChecked(False)
         qtbot.waitUntil(lambda: not seen[-1].enabled, timeout=10_000)

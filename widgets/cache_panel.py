@@ -52,10 +52,6 @@ class CachePanel(QWidget):
         self.browse.setToolTip("Choose the cache directory")
         self.size_label = QLabel("–")
         self.size_label.setObjectName("cacheSizeLabel")
-        self.message = QLabel("")
-        self.message.setObjectName("cacheMessage")
-        self.message.setWordWrap(True)
-        self.message.setVisible(False)
         self.clear_memory = QPushButton("Clear in-memory caches")
         self.clear_memory.setObjectName("clearMemoryButton")
         self.clear_memory.setToolTip(
@@ -82,7 +78,6 @@ class CachePanel(QWidget):
         layout.addLayout(top)
         layout.addLayout(row)
         layout.addLayout(buttons)
-        layout.addWidget(self.message)
 
         self.toggle.toggled.connect(self._on_toggle)
         self.dir_edit.editingFinished.connect(self._on_dir_edited)
@@ -102,7 +97,8 @@ class CachePanel(QWidget):
         self._on_dir_edited()
 
     def set_info(self, enabled: bool, n_files: int, n_bytes: int, message: str = "") -> None:
-        """Show the cache state: on/off (as applied), the directory's size, and a one-line message."""
+        """Show the cache state: on/off (as applied) and the directory's size; ``message`` (the last
+        request's result, e.g. bytes freed) becomes the size label's tool tip."""
         self.toggle.blockSignals(True)
         self.toggle.setChecked(enabled)
         self.toggle.blockSignals(False)
@@ -111,8 +107,7 @@ class CachePanel(QWidget):
             f"{n_files} entr{'y' if n_files == 1 else 'ies'} · {nbytes(n_bytes)} on disk · {state}"
         )
         if message:
-            self.message.setText(message)
-            self.message.setVisible(True)
+            self.size_label.setToolTip(message)
 
     def set_running(self, running: bool) -> None:
         """Disable the buttons that queue compute work while a run is in progress."""

@@ -79,7 +79,9 @@ def describe(record: Any, run: str = "") -> str:
         if g("compile_reason"):
             lines.append(f"<b>why it compiled:</b> {g('compile_reason')}")
         if g("persistent_cache_hit"):
-            lines.append(f"<span style='color:{DISK_COLOUR}'>◆ served by the persistent compilation cache</span>")
+            lines.append(
+                f"<span style='color:{DISK_COLOUR}'>◆ served by the persistent compilation cache</span>"
+            )
     shapes = g("input_shapes")
     if shapes:
         lines.append(", ".join(f"{k} {tuple(v)}" for k, v in shapes.items()))
@@ -140,11 +142,16 @@ class LatencyPlot(pg.PlotWidget):
         """The marker legend; on two lines when the fonts are scaled up (it sets the plot's min width)."""
         size = 9 * self._font_scale
         lines = 2 if self._font_scale > 1 else 1
-        self.setTitle(
-            f"<span style='color:#374151;font-size:{size:.0f}pt'><span style='color:{COMPILE_COLOUR}'>★</span> "
-            f"compiling call &nbsp; <span style='color:{DISK_COLOUR}'>◆</span> compile served from disk cache"
-            f"{'<br>' if lines == 2 else ' &nbsp; '}■ prefill &nbsp; ● decode &nbsp; ┄ steady decode median</span>"
-        )
+        star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
+        diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
+        if lines == 1:
+            keys = (
+                f"{star} compiling call &nbsp; {diamond} compile served from disk cache &nbsp; ■ prefill"
+                " &nbsp; ● decode &nbsp; ┄ steady decode median"
+            )
+        else:  # short enough for a half-width plot at presentation size
+            keys = f"{star} compile &nbsp; {diamond} from disk cache<br>■ prefill &nbsp; ● decode &nbsp; ┄ steady median"
+        self.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys}</span>")
         height = int(lines * size * 2.0 + 10)  # pyqtgraph fixes the title row at 30 px
         self.getPlotItem().titleLabel.setMaximumHeight(height)
         self.getPlotItem().layout.setRowFixedHeight(0, height)

@@ -27,16 +27,17 @@ def _times(v: Any) -> str:
 
 #: (key, row title, formatter, which value is best: "low", "high" or None)
 METRICS: tuple[tuple[str, str, Callable[[Any], str], str | None], ...] = (
-    ("ttft_ms", "time to first token", ms, "low"),
-    ("compile_ms", "compile (total)", ms, None),
+    ("ttft_ms", "TTFT", ms, "low"),
+    ("compile_ms", "compile", ms, None),
     ("n_compiles", "compiles", lambda v: str(v), None),
-    ("steady_ms_per_token", "steady ms / token", _fixed(2), "low"),
-    ("tokens_per_s", "steady tokens / s", _fixed(1), "high"),
-    ("total_ms", "total time", ms, "low"),
+    ("steady_ms_per_token", "ms / token", _fixed(2), "low"),
+    ("tokens_per_s", "tokens / s", _fixed(1), "high"),
+    ("total_ms", "total", ms, "low"),
     ("n_tokens", "tokens", lambda v: str(v), None),
-    ("speedup_vs_torch", "× torch (steady)", _times, "high"),
+    ("speedup_vs_torch", "× torch", _times, "high"),
 )
 BEST_BRUSH = QBrush(QColor("#dcfce7"))
+BEST_TEXT = QBrush(QColor("#14532d"))
 
 
 class RaceTable(QTableWidget):
@@ -51,12 +52,15 @@ class RaceTable(QTableWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setAlternatingRowColors(True)
         self.setShowGrid(False)
+        self.setWordWrap(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.setToolTip(
-            "Each mode starts cold (compiled steps and JAX caches cleared). Steady = median of the decode "
-            "calls that did not compile; × torch compares steady tokens/s. Best value of a row in green."
+            "Each mode starts cold (compiled steps and JAX caches cleared). TTFT: time to first token; "
+            "compile: trace + lower + compile of every compiling call; ms / token and tokens / s: steady "
+            "decode (median of the calls that did not compile); × torch compares steady tokens/s; total: "
+            "the whole run. Best value of a row in green."
         )
         self._rows: list[dict[str, Any]] = []
 
@@ -68,7 +72,9 @@ class RaceTable(QTableWidget):
         bold = QFont(self.font())
         bold.setBold(True)
         for col, row in enumerate(rows):
-            title = row["mode"] + ("\n(stopped)" if row.get("reason") == "stopped" else "")
+            title = row["mode"].replace("-", "-\n", 1) + (
+                "\n(stopped)" if row.get("reason") == "stopped" else ""
+            )
             header = QTableWidgetItem(title)
             header.setForeground(QBrush(QColor(colours.get(row["mode"], "#111827"))))
             header.setFont(bold)
@@ -82,7 +88,7 @@ class RaceTable(QTableWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if winner is not None and value == winner:
                     item.setBackground(BEST_BRUSH)
-                    item.setFont(bold)
+                    item.setForeground(BEST_TEXT)
                 self.setItem(r, col, item)
 
     def clear_rows(self) -> None:
