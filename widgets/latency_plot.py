@@ -15,19 +15,20 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
 from widgets.format import ms
+from widgets.legend_place import best_offset
 from widgets.log_axis import LogMsAxis
 
 MAX_RUNS = 5
 MAX_ANNOTATIONS = 3
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
-COMPILE_COLOUR = "#ea580c"
-DISK_COLOUR = "#059669"
 REDRAW_INTERVAL_MS = 50
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 
@@ -60,32 +61,6 @@ def _kind(p: PlotPoint) -> str:
     if p.compiled:
         return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
     return p.step
-
-
-def describe(record: Any, run: str = "") -> str:
-    """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`);
-    ``run`` is the plot run's label, shown on top when given."""
-    g = lambda name: getattr(record, name, None)  # noqa: E731
-    lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", f"wall {ms(g('wall_ms'))}"]
-    if run:
-        lines.insert(0, f"<i>{run}</i>")
-    if g("execute_ms") is not None:
-        lines[-1] += f" · execute {ms(g('execute_ms'))}"
-    if g("compiled"):
-        lines.append(
-            f"<span style='color:{COMPILE_COLOUR}'>compiled: trace {ms(g('trace_ms'))} · "
-            f"lower {ms(g('lower_ms'))} · compile {ms(g('compile_ms'))}</span>"
-        )
-        if g("compile_reason"):
-            lines.append(f"<b>why it compiled:</b> {g('compile_reason')}")
-        if g("persistent_cache_hit"):
-            lines.append(
-                f"<span style='color:{DISK_COLOUR}'>◆ served by the persistent compilation cache</span>"
-            )
-    shapes = g("input_shapes")
-    if shapes:
-        lines.append(", ".join(f"{k} {tuple(v)}" for k, v in shapes.items()))
-    return "<br>".join(lines)
 
 
 class LatencyPlot(pg.PlotWidget):
@@ -262,6 +237,7 @@ class LatencyPlot(pg.PlotWidget):
         dirty = [run for run in self._runs if run.dirty]
         if not dirty:
             self._timer.stop()
+            self.place_legend()  # once a burst of points is drawn
             return
         for run in dirty:
             self._draw_run(run)
@@ -357,9 +333,27 @@ class LatencyPlot(pg.PlotWidget):
             for note in run.notes:
                 note.setFont(note_font)
         self._median_label.setFont(note_font)
+        self.place_legend()
 
     def font_scale(self) -> float:
         return self._font_scale
+
+    def place_legend(self) -> None:
+        """Move the run legend to the corner where it hides the fewest points and labels."""
+        points = [(p.x, math.log10(max(p.wall_ms, 1e-3))) for run in self._runs for p in run.points]
+        if not points or not self.legend.isVisible():
+            return
+        xs, ys = np.array(points, dtype=float).T
+        labels = [self._median_label] + [n for run in self._runs for n in run.notes]
+        obstacles = [t.sceneBoundingRect() for t in labels if t.isVisible()]
+        offset = best_offset(self.getPlotItem().getViewBox(), self.legend, xs, ys, obstacles)
+        if tuple(self.legend.opts.get("offset") or ()) != offset:
+            self.legend.setOffset(offset)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "legend"):
+            self.place_legend()
 
     # -- hover ------------------------------------------------------------------------------------
     def nearest_point(self, scene_pos: QPointF, max_px: float = 12.0) -> PlotPoint | None:
