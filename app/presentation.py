@@ -6,6 +6,7 @@ panels, splitter sizes, window state) and puts it back when turned off.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -65,13 +66,17 @@ class Presentation:
         sizes: dict[QSplitter, list[int]] | None = None,
         scale: float = SCALE,
     ) -> None:
-        self.window = window
+        self._window = weakref.ref(window)  # a strong reference would make a cycle through the window
         self.keep = keep
         self.plot = plot
         self.also_hide = list(also_hide)
         self.sizes = sizes or {}
         self.scale = scale
         self._saved: dict[str, Any] | None = None
+
+    @property
+    def window(self) -> QMainWindow:
+        return self._window()
 
     def is_on(self) -> bool:
         return self._saved is not None

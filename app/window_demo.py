@@ -70,8 +70,7 @@ class DemoKit(QObject):
     """Lives on the GUI thread; every slot is fed by the compute thread's signals or by the user."""
 
     def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
+        super().__init__(window)  # the window is reached through parent(): no reference cycle to it
         ui = window.ui
         self.compute = DemoCompute(window.compute, self)
         self.controls = RaceControls(MODES, MODE_HELP, MODE_COLOURS)
@@ -98,6 +97,11 @@ class DemoKit(QObject):
         self.compute.request_refresh(self.cache.directory())
         window.installEventFilter(self)  # leave presentation mode before the window saves its layout
 
+    @property
+    def window(self) -> Any:
+        """The main window (this object's Qt parent)."""
+        return self.parent()
+
     # -- settings ---------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         """What the user settings remember: race modes, eager token cap, cache directory and toggle, docks."""
@@ -122,7 +126,10 @@ class DemoKit(QObject):
             dock.setVisible(dock.objectName() not in (state.get("hidden_docks") or []))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        window = getattr(self, "window", None)  # None while the Python wrapper is being torn down
+        try:
+            window = self.parent()
+        except RuntimeError:  # the C++ object is being destroyed
+            return False
         closing = window is not None and watched is window and event.type() == QEvent.Type.Close
         if closing and self.presentation.is_on():
             self.presentation_action.setChecked(False)

@@ -298,9 +298,13 @@ class LatencyPlot(pg.PlotWidget):
             self._median_label.setPos(self._x_right, y)
 
     def _drop(self, run: _Run) -> None:
-        for it in (run.line, *run.dots.values(), *run.notes):
+        entry = [it for sample, label in self.legend.items if sample.item is run.line for it in (sample, label)]
+        items = (run.line, *run.dots.values(), *run.notes)
+        for it in items:
             self.removeItem(it)
         self.legend.removeItem(run.line)
+        for it in (*items, *entry):  # delete on the GUI thread, not in a garbage collection elsewhere
+            it.deleteLater()
         self._runs.remove(run)
 
     # -- presentation -----------------------------------------------------------------------------

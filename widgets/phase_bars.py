@@ -72,6 +72,7 @@ class PhaseBars(pg.PlotWidget):
         self._calls = shown
         for label in self._labels:
             item.removeItem(label)
+            label.deleteLater()  # on the GUI thread, not in a garbage collection on another thread
         self._labels.clear()
         ys = list(range(len(shown)))
         start = [0.0] * len(shown)
