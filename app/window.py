@@ -29,7 +29,7 @@ from widgets.format import ms
 from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-DEFAULT_PROMPT = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n'
+DEFAULT_PROMPT = "The jit function"  # the built-in model writes docstring prose
 REASONS = {
     "eos": "end of text",
     "max_new_tokens": "max new tokens",
