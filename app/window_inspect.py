@@ -9,11 +9,12 @@ a warm run that compiles nothing keeps everything; a change of model, mode or me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from app.core.dataflow import build_dataflow, layout
 from app.core.source_diff import compare
@@ -31,6 +32,16 @@ def build_graph(source_map: Any, equations: list[int]) -> Any:
     return layout(build_dataflow(source_map, equations))
 
 
+def source_view_key(source_check: QCheckBox) -> Callable[[str], str]:
+    """Panel name → the source-map view its text is: the jaxpr panel shows ``jaxpr_source`` while its
+    "source lines" box is ticked."""
+
+    def view_key(name: str) -> str:
+        return "jaxpr_source" if name == "jaxpr" and source_check.isChecked() else name
+
+    return view_key
+
+
 class InspectWiring(QObject):
     """Adds the "Source map" tab to ``ir_tabs`` and the collectives table above ``hloView``."""
 
@@ -46,6 +57,8 @@ class InspectWiring(QObject):
         self.collectives = CollectivesTable()
         ir_tabs.panels["hlo"].layout().insertWidget(1, self.collectives)
         views = {name: ir_tabs.panels[name].view for name in VIEWS}
+        # view_key closes over the checkbox, not over self: no reference cycle through this object
+        self._view_key = source_view_key(ir_tabs.source_check)
         self.linker = IRLinker(self.inspector, views, view_key=self._view_key, parent=self)
         self.inspector.clear()
         self.inspector.stepChanged.connect(self._on_inspector_step)
@@ -128,9 +141,6 @@ class InspectWiring(QObject):
             self.inspector.set_diff(*compare(self.maps["prefill"], self.maps["decode"]))
         else:
             self.inspector.set_diff([], [], {})
-
-    def _view_key(self, name: str) -> str:
-        return "jaxpr_source" if name == "jaxpr" and self.ir_tabs.source_check.isChecked() else name
 
     @Slot(dict)
     def _on_lines_selected(self, lines: dict) -> None:
