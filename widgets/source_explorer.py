@@ -106,6 +106,7 @@ class SourceExplorer(QWidget):
         split.addWidget(self.source)
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
+        self.source.setMinimumHeight(48)  # may shrink below its size hint: the tree comes first
         split.setSizes([400, 100])  # the tree gets most of a short tab; the source pane shows ~7 lines
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
