@@ -222,3 +222,14 @@ def test_non_causal_architecture_is_unsupported(tmp_path):
     ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64).save_pretrained(tmp_path)
     with pytest.raises(errors.UnsupportedModelError, match="not a causal language model"):
         load_engine(str(tmp_path))
+
+
+def test_random_config_whose_eos_is_outside_its_vocabulary(tmp_path):
+    import json
+
+    config = dict(model_type="gpt2", n_layer=1, n_embd=32, n_head=2, n_positions=64, vocab_size=300,
+                  eos_token_id=50256, bos_token_id=50256)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    engine = load_engine("random:" + str(tmp_path / "config.json"))
+    assert engine.eos_ids == [] and engine.pad_id == 0
+    assert run(engine, max_new_tokens=3)[-1].summary.n_tokens == 3

@@ -388,11 +388,14 @@ def _warnings(loaded: LoadedModel) -> list[str]:
 
 
 def _eos_ids(loaded: LoadedModel) -> list[int]:
+    """End-of-sequence ids from the generation config, the model config and the tokenizer, keeping only
+    ids inside the model's vocabulary (a random-weight config may keep another vocabulary's EOS)."""
+    vocab = loaded.model.get_input_embeddings().weight.shape[0]
     found: list[int] = []
     for source in (getattr(loaded.model, "generation_config", None), loaded.model.config, loaded.tokenizer):
         value = getattr(source, "eos_token_id", None)
         for v in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(v, int) and v not in found:
+            if isinstance(v, int) and 0 <= v < vocab and v not in found:
                 found.append(v)
     return found
 
