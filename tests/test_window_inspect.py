@@ -100,6 +100,10 @@ def test_steps_stay_in_sync_and_warm_run_keeps_maps(qtbot, window):
     run_and_wait(qtbot, window)
     wiring, tabs = window.inspect, window.ui.ir_tabs
     step_combo = wiring.inspector.step
+    # The explorer tree is built when the Source map tab is first shown, not on the GUI thread mid-run.
+    assert wiring.inspector.explorer.shown_map() is None
+    tabs.tabs.setCurrentIndex(tabs.tabs.count() - 1)
+    assert wiring.inspector.explorer.shown_map() is not None
     qtbot.mouseClick(tabs.step_buttons["decode"], Qt.MouseButton.LeftButton)
     assert step_combo.currentText() == "decode"
     assert wiring.inspector.explorer.shown_map() is wiring.maps["decode"]

@@ -33,6 +33,7 @@ class SourceInspector(QWidget):
         self.graph_builder = graph_builder
         self.maps: dict[str, Any] = {}
         self._from_graph = False
+        self._stale = False  # a map arrived while hidden: the explorer is built when the panel is shown
         self.step = QComboBox()
         self.step.setObjectName("sourceMapStep")
         self.explorer = SourceExplorer()
@@ -87,6 +88,7 @@ class SourceInspector(QWidget):
         self.diff.set_rows(primitive_rows, line_rows, counts)
 
     def clear(self) -> None:
+        self._stale = False
         self.maps.clear()
         self.step.clear()
         self.explorer.set_source_map(None)
@@ -94,14 +96,31 @@ class SourceInspector(QWidget):
 
     def select_for_line(self, view: str, line_no: int) -> bool:
         """Select the explorer node of ``line_no`` in ``view`` of the shown step (see SourceExplorer)."""
+        self.ensure_built()
         return self.explorer.select_for_line(view, line_no)
 
     @Slot(str)
     def _on_step(self, step: str) -> None:
         if step in self.maps:
-            self.explorer.set_source_map(self.maps[step])
-            self.graph.clear_graph("Select a node in the explorer to draw its dataflow graph")
+            if self.isVisible():
+                self._show(step)
+            else:  # building the tree of a 12-layer step takes ~0.1 s: not while the panel is hidden
+                self._stale = True
             self.stepChanged.emit(step)
+
+    def _show(self, step: str) -> None:
+        self._stale = False
+        self.explorer.set_source_map(self.maps[step])
+        self.graph.clear_graph("Select a node in the explorer to draw its dataflow graph")
+
+    def ensure_built(self) -> None:
+        """Build the explorer for the current step now if a map arrived while the panel was hidden."""
+        if self._stale and self.step.currentText() in self.maps:
+            self._show(self.step.currentText())
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self.ensure_built()
 
     @Slot(list)
     def _on_equations(self, eqns: list) -> None:
