@@ -16,20 +16,11 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton  # noqa: E402
 from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: E402, F401
-
-from app.core.models import DEFAULT_MODEL, MODELS_DIR  # noqa: E402
-
-LOAD_TIMEOUT_MS = 120_000
-RUN_TIMEOUT_MS = 240_000
-PROMPT = "The jit function"
+from window_helpers import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, gui_model  # noqa: E402, F401
 
 
-@pytest.fixture(scope="module")
-def gui_model(request):
-    """The built-in default model if its files are present, else a tiny saved Llama (conftest)."""
-    if (MODELS_DIR / DEFAULT_MODEL / "config.json").exists():
-        return DEFAULT_MODEL
-    return request.getfixturevalue("model_dirs")("llama")
+
+
 
 
 @pytest.fixture
@@ -210,7 +201,7 @@ def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, no
     assert seen == [gui_model]
 
 
-def test_queued_loads_resolve_in_order(qtbot, window, gui_model):
+def test_queued_loads_resolve_in_order(qtbot, window, gui_model):  # noqa: F811 (pytest fixture)
     window.request_load("no-such-org/no-such-model-xyz")
     window.request_load(gui_model)  # queued behind the failing one
     assert len(window._load_queue) == 2

@@ -13,19 +13,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
 from qt_helpers import config_dir, no_dialogs, no_thread_left, synthetic_run  # noqa: F401
-
-from app.core.models import DEFAULT_MODEL, MODELS_DIR
-
-LOAD_TIMEOUT_MS = 120_000
-RUN_TIMEOUT_MS = 240_000
-PROMPT = "The jit function"
+from window_helpers import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, gui_model  # noqa: E402, F401
 
 
-@pytest.fixture(scope="module")
-def gui_model(request):
-    if (MODELS_DIR / DEFAULT_MODEL / "config.json").exists():
-        return DEFAULT_MODEL
-    return request.getfixturevalue("model_dirs")("llama")
+
+
 
 
 def make_window(qtbot, model, autoload=True, tokens=6):
@@ -174,7 +166,7 @@ def test_presentation_mode_scales_fonts_hides_panels_and_restores(
     config_dir,  # noqa: F811
     no_dialogs,  # noqa: F811
     no_thread_left,  # noqa: F811
-    gui_model,
+    gui_model,  # noqa: F811 (pytest fixture)
 ):
     win = make_window(qtbot, gui_model, autoload=False)
     try:
