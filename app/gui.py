@@ -15,6 +15,18 @@ if TYPE_CHECKING:
 STYLE = Path(__file__).resolve().parents[1] / "assets" / "style.qss"
 
 
+def configure_application(app) -> None:
+    """The app's look: Fusion style, pyqtgraph colours and antialiasing, ``assets/style.qss``.
+    Also used by ``bench/gui_responsiveness.py`` so it measures the window users see."""
+    import pyqtgraph as pg
+
+    app.setApplicationName("torchax-playground")
+    app.setStyle("Fusion")
+    pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
+    if STYLE.exists():
+        app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Create the QApplication, show the window on ``--model`` (else the remembered or built-in model).
 
@@ -24,15 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     args, qt_args = parse_args(argv)
 
-    import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
-    app.setApplicationName("torchax-playground")
-    app.setStyle("Fusion")
-    pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
-    if STYLE.exists():
-        app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    configure_application(app)
 
     from app.user_settings import UserSettings
     from app.window import MainWindow

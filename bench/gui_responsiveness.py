@@ -89,8 +89,10 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
             self.summary = event.summary  # type: ignore[attr-defined]
             self.phase = "finished"
 
+    from app.gui import configure_application
+
     app = QApplication.instance() or QApplication([])
-    app.setStyle("Fusion")
+    configure_application(app)  # the style, stylesheet and antialiased plots of the real app
     os.environ["TORCHAX_PLAYGROUND_CONFIG_DIR"] = tempfile.mkdtemp()
     settings = UserSettings(
         model=args.model, prompt=PROMPT, generation={"mode": args.mode, "max_new_tokens": args.tokens}
