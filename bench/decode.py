@@ -82,6 +82,7 @@ def main() -> int:
     import transformers
 
     from app.core.engine import load_engine
+    from app.core.report import fmt as f
 
     transformers.logging.set_verbosity_error()
     bandwidth = read_bandwidth_gbs()
@@ -110,8 +111,6 @@ def main() -> int:
         print(f"{'mode':<14} {'tokens':>6} {'first call ms':>14} {'1st decode ms':>14} {'steady ms/tok':>14} "
               f"{'tokens/s':>9} {'x torch':>8} {'x bound':>8} {'compiles':>8}")
         for r in res["modes"]:
-            def f(v, fmt):
-                return format(v, fmt) if v is not None else "-"
             print(f"{r['mode']:<14} {r['tokens']:>6} {f(r['first_call_ms'], ',.1f'):>14} "
                   f"{f(r['first_decode_ms'], ',.1f'):>14} {f(r['steady_ms_per_token'], ',.2f'):>14} "
                   f"{f(r['tokens_per_s'], ',.1f'):>9} {f(r['ratio_to_torch'], '.2f'):>8} "

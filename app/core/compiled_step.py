@@ -78,14 +78,8 @@ class CompiledStep:
         self._jitted = jax.jit(fn, donate_argnums=donate_argnums)
         self._executables: dict[Any, Any] = {}
         self._last_shapes: dict[str, tuple] | None = None
-        self.n_compiles = 0
         self.first_reason = "first call"
         self._weights_sig: tuple[Any, Any] | None = None
-
-    def clear(self) -> None:
-        """Forget every compiled executable (the next call traces and compiles again)."""
-        self._executables.clear()
-        self._last_shapes = None
 
     def _key(self, args: tuple) -> Any:
         """Signature of the call: per argument, its treedef and each leaf's (shape, dtype, weak_type).
@@ -155,7 +149,6 @@ class CompiledStep:
             timing.stages = (traced, lowered, executable)
             self._executables[key] = executable
             self._last_shapes = shapes
-            self.n_compiles += 1
         t0 = time.perf_counter()
         out = jax.block_until_ready(executable(*args))
         timing.execute_ms = (time.perf_counter() - t0) * 1000

@@ -8,6 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from app.core.report import fmt
+
 RECORD_FIELDS = (
     "run", "index", "step", "mode", "input_ids_shape", "wall_ms", "execute_ms", "compiled", "trace_ms",
     "lower_ms", "compile_ms", "persistent_cache_hit", "compile_reason", "timestamp",
@@ -47,8 +49,8 @@ def markdown_report(
 ) -> str:
     """A Markdown run report: model, prompt, a summary table (rows as from
     :func:`app.core.race.summary_rows`), linked figures and the generated text."""
-    def f(v: Any, fmt: str) -> str:
-        return "–" if v is None else format(v, fmt)
+    def f(value: Any, spec: str) -> str:
+        return fmt(value, spec, missing="–")
 
     lines = [f"# {title}", "", f"- model: `{model}`", f"- prompt: {prompt!r}", ""]
     lines += ["| mode | TTFT ms | compile ms | steady ms/token | tokens/s | total ms | compiles | × torch |",

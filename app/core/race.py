@@ -74,8 +74,7 @@ def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
 
 
 def format_race_table(rows: list[dict[str, Any]]) -> str:
-    def f(v: Any, fmt: str) -> str:
-        return "-" if v is None else format(v, fmt)
+    from app.core.report import fmt as f
 
     header = (f"{'mode':<14} {'TTFT ms':>10} {'compile ms':>11} {'steady ms/tok':>14} {'tokens/s':>9} "
               f"{'total ms':>10} {'compiles':>8} {'x torch':>8}")

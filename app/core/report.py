@@ -5,8 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
+def fmt(value: Any, spec: str, missing: str = "-") -> str:
+    """``format(value, spec)``, or ``missing`` for None (a figure a run could not produce)."""
+    return missing if value is None else format(value, spec)
+
+
 def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.1f}"
+    return fmt(value, ",.1f")
 
 
 def format_call_table(records: list[Any], head: int = 6, tail: int = 3) -> str:
