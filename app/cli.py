@@ -37,7 +37,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens even past the end token")
     p.add_argument("--mesh", default=None, metavar="AXES",
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
-    _add_devices_arg(p)
+    add_devices_arg(p)
     p.add_argument("--distributed", action="store_true",
                    help="multi-host: call jax.distributed.initialize() first (auto-detected on TPU, Slurm, "
                         "Open MPI; else give --coordinator, --num-processes and --process-id)")
@@ -48,11 +48,24 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="use JAX's persistent compilation cache (default dir: the platform cache dir)")
 
 
-def _add_devices_arg(p: argparse.ArgumentParser) -> None:
-    # SUPPRESS: a subcommand's missing --devices must not erase one given before it
-    # (``torchax-playground --devices 4 gui``); read it with getattr(args, "devices", None).
+def add_devices_arg(p: argparse.ArgumentParser) -> None:
+    """``--devices N`` (the CLI's and the window's). SUPPRESS: a subcommand's missing ``--devices`` must not
+    erase one given before it (``torchax-playground --devices 4 gui``); read it with :func:`apply_devices`."""
     p.add_argument("--devices", type=int, default=argparse.SUPPRESS, metavar="N",
                    help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+
+
+def apply_devices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int | None:
+    """Ask XLA:CPU for ``args.devices`` devices now, before JAX starts (no effect once it has). Exits with
+    a usage error below 1. Returns the number, or None when not given."""
+    devices = getattr(args, "devices", None)
+    if devices is not None and devices < 1:
+        parser.error("--devices must be at least 1")
+    if devices:
+        from app.core.mesh import simulate_cpu_devices
+
+        simulate_cpu_devices(devices)  # every jax import is lazy, so JAX has not started yet
+    return devices
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a Hugging Face causal LM on JAX through torchax. No subcommand opens the window.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    _add_devices_arg(parser)  # for the window: ``torchax-playground --devices 4``
+    add_devices_arg(parser)  # for the window: ``torchax-playground --devices 4``
     sub = parser.add_subparsers(dest="command")
     gen = sub.add_parser("generate", help="stream text to stdout, then a timing table")
     _add_model_args(gen)
@@ -83,10 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(race)
     race.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     race.add_argument("--warm", action="store_true", help="keep compiled steps between modes (default: cold)")
+    race.add_argument("--eager-tokens", type=int, default=8, metavar="N",
+                      help="token cap of the torchax-eager lane (it dispatches every op on its own; default 8)")
     race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("--model", default=None)
-    _add_devices_arg(gui)
+    add_devices_arg(gui)
     return parser
 
 
@@ -152,18 +167,9 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if not args.json:
             print(args.prompt, end="", file=out, flush=True)
-        for event in engine.generate(args.prompt, settings, should_stop=stop.is_set):
+        for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
             if args.json:
-                if isinstance(event, TokenEvent):
-                    out.write(json.dumps({"event": "token", "index": event.index, "token_id": event.token_id,
-                                          "text": event.text, "call_index": event.call_index}) + "\n")
-                elif isinstance(event, CallRecord):
-                    out.write(json.dumps(event.to_json()) + "\n")
-                elif isinstance(event, FinishedEvent):
-                    out.write(json.dumps({"event": "summary", "reason": event.reason,
-                                          "model": engine.label, **vars(event.summary),
-                                          "token_ids": event.token_ids, "text": event.text}) + "\n")
-                out.flush()
+                _write_json_event(out, event, engine.label)
             elif isinstance(event, TokenEvent):
                 print(event.text, end="", file=out, flush=True)
             elif isinstance(event, CallRecord):
@@ -180,6 +186,18 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _write_json_event(out: TextIO, event: Any, model: str) -> None:
+    """One JSON line per token, call record and the final summary (other events are not printed)."""
+    from app.core.events import CallRecord, FinishedEvent, TokenEvent
+
+    if isinstance(event, (TokenEvent, CallRecord)):
+        out.write(json.dumps(event.to_json()) + "\n")
+    elif isinstance(event, FinishedEvent):
+        out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
+                              **vars(event.summary), "token_ids": event.token_ids, "text": event.text}) + "\n")
+    out.flush()
+
+
 def _use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
     from app.core.compilation_cache import default_cache_dir, set_persistent_cache
 
@@ -189,18 +207,21 @@ def _use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
 
 
 def cmd_race(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.events import FinishedEvent
-    from app.core.race import format_race_table, race, summary_rows
+    from app.core.events import FinishedEvent, LaneEvent
+    from app.core.race import by_lane, format_race_table, race, summary_rows
 
     settings = _settings(args, capture_ir=False)
     engine = _load(args, err, on_event=_phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
-    for tagged in race(engine, args.prompt, args.modes, settings, cold=not args.warm):
-        if isinstance(tagged.event, FinishedEvent):
-            finished[tagged.mode] = tagged.event
+    stream = race(engine, args.prompt, args.modes, settings, cold=not args.warm, eager_tokens=args.eager_tokens)
+    for mode, event in by_lane(stream):
+        if isinstance(event, LaneEvent) and not args.json:
+            print(f"[race] {event.index + 1}/{event.n_lanes} {mode}…", file=err, flush=True)
+        elif isinstance(event, FinishedEvent):
+            finished[mode] = event
             if not args.json:
-                print(f"[race] {tagged.mode}: {tagged.event.summary.n_tokens} tokens in "
-                      f"{tagged.event.summary.total_ms:,.0f} ms", file=err, flush=True)
+                print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms",
+                      file=err, flush=True)
     rows = summary_rows(finished)
     if args.json:
         for row in rows:
@@ -276,19 +297,13 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     out, err = out or sys.stdout, err or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
-    devices = getattr(args, "devices", None)
-    if devices is not None and devices < 1:
-        parser.error("--devices must be at least 1")
-    if devices:
-        from app.core.mesh import simulate_cpu_devices
-
-        simulate_cpu_devices(args.devices)  # before JAX starts: every jax import below is lazy
+    devices = apply_devices(parser, args)
     if getattr(args, "distributed", False) or getattr(args, "coordinator", None):
         import jax
 
         jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
     if args.command in (None, "gui"):
-        from app.gui import main as gui_main
+        from app.gui.main import main as gui_main
 
         gui_args = [] if getattr(args, "model", None) is None else ["--model", args.model]
         return gui_main(gui_args + ([] if devices is None else ["--devices", str(devices)]))

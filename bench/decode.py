@@ -82,7 +82,7 @@ def main() -> int:
     import transformers
 
     from app.core.engine import load_engine
-    from app.core.report import fmt as f
+    from app.core.units import fmt as f
 
     transformers.logging.set_verbosity_error()
     bandwidth = read_bandwidth_gbs()

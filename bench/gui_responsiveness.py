@@ -41,8 +41,8 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
     from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot
     from PySide6.QtWidgets import QApplication
 
-    from app.user_settings import UserSettings
-    from app.window import MainWindow
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
 
     class Probe(QObject):
         """Records GUI-thread tick gaps and token arrival times (slots run on the GUI thread)."""
@@ -89,7 +89,7 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
             self.summary = event.summary  # type: ignore[attr-defined]
             self.phase = "finished"
 
-    from app.gui import configure_application
+    from app.gui.main import configure_application
 
     app = QApplication.instance() or QApplication([])
     configure_application(app)  # the style, stylesheet and antialiased plots of the real app

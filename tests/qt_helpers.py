@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 @pytest.fixture
 def no_thread_left(qtbot):  # noqa: ARG001 — qtbot makes sure a QApplication exists
     """Fail the test if a compute thread is still running when it ends (then stop it, never abort)."""
-    from app.worker import ComputeThread
+    from app.gui.worker import ComputeThread
 
     yield
     leaked = [c for c in ComputeThread.live() if c.thread.isRunning()]

@@ -169,13 +169,13 @@ def test_not_enough_memory(model_dirs, monkeypatch):
 def test_missing_aten_lowering_names_the_op(llama_engine, monkeypatch):
     from torchax.tensor import OperatorNotFound
 
-    from app.core import runners
+    from app.core import modes
 
     def no_lowering(*args, **kwargs):
         raise OperatorNotFound("Operator with name aten::frobnicate has no lowering")
 
     llama_engine.clear_compiled()
-    monkeypatch.setattr(runners, "forward", no_lowering)
+    monkeypatch.setattr(modes, "forward", no_lowering)
     with pytest.raises(errors.UnsupportedModelError, match="aten::frobnicate"):
         run(llama_engine, max_new_tokens=2)
     monkeypatch.undo()
@@ -195,13 +195,15 @@ def test_bfloat16_is_selectable_with_a_cpu_warning(model_dirs):
     assert run(engine, max_new_tokens=3)[-1].summary.n_tokens == 3
 
 
-def test_ignore_eos_generates_the_requested_count(llama_engine):
-    eos = llama_engine.eos_ids[0]
+def test_ignore_eos_generates_the_requested_count(llama_engine, monkeypatch):
     finished = run(llama_engine, max_new_tokens=40, stop_at_eos=False)[-1]
     assert finished.reason == "max_new_tokens" and len(finished.token_ids) == 40
+    eos = finished.token_ids[5]  # make a token this run produces the end token
+    monkeypatch.setattr(llama_engine, "eos_ids", [eos])
+    assert run(llama_engine, max_new_tokens=40, stop_at_eos=False)[-1].token_ids == finished.token_ids
     stopped = run(llama_engine, max_new_tokens=40)[-1]
-    if eos in finished.token_ids:  # with EOS honoured, generation ends at the first EOS
-        assert stopped.reason == "eos" and stopped.token_ids == finished.token_ids[: finished.token_ids.index(eos) + 1]
+    assert stopped.reason == "eos"
+    assert stopped.token_ids == finished.token_ids[: finished.token_ids.index(eos) + 1]
 
 
 def test_unreachable_hub_fails_fast_without_retries(monkeypatch):

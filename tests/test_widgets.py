@@ -271,7 +271,7 @@ def test_model_picker_and_generation_form(qtbot):
 
 
 def test_user_settings_round_trip(config_dir):  # noqa: F811 (fixture imported from qt_helpers)
-    from app.user_settings import UserSettings
+    from app.gui.user_settings import UserSettings
 
     s = UserSettings.load()
     assert s.model == "" and s.recent_models == []

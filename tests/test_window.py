@@ -25,8 +25,8 @@ from window_helpers import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, gui_model  #
 
 @pytest.fixture
 def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
-    from app.user_settings import UserSettings
-    from app.window import MainWindow
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
 
     win = MainWindow(settings=UserSettings(model=gui_model, prompt=PROMPT, generation={"max_new_tokens": 12}))
     qtbot.addWidget(win)
@@ -82,7 +82,7 @@ def test_ctrl_enter_runs_and_settings_persist(qtbot, window, config_dir):  # noq
     qtbot.waitUntil(lambda: not window.is_busy(), timeout=RUN_TIMEOUT_MS)
     assert prompt_edit.toPlainText() == "def main():"  # Ctrl+Enter did not insert a newline
     window.close()
-    from app.user_settings import UserSettings
+    from app.gui.user_settings import UserSettings
 
     saved = UserSettings.load()
     assert saved.prompt == "def main():" and saved.generation["max_new_tokens"] == 12
@@ -179,8 +179,8 @@ def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, no
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app import gui
-    from app.window import MainWindow
+    from app.gui import main as gui
+    from app.gui.window import MainWindow
 
     seen: list[str] = []
 
@@ -235,7 +235,7 @@ def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot, no_threa
     from PySide6.QtCore import QObject, Qt, Slot
 
     from app.core.settings import GenerationSettings
-    from app.worker import ComputeThread
+    from app.gui.worker import ComputeThread
 
     class Receiver(QObject):
         def __init__(self) -> None:

@@ -21,8 +21,8 @@ from window_helpers import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, gui_model  #
 
 
 def make_window(qtbot, model, autoload=True, tokens=6):
-    from app.user_settings import UserSettings
-    from app.window import MainWindow
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
 
     win = MainWindow(
         settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": tokens}),

@@ -124,7 +124,7 @@ def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_m
 
 SCRIPT = """
 import sys
-import app.gui as gui
+import app.gui.main as gui
 
 def main(argv=None):  # gui.main's argument handling, without opening a window
     gui.parse_args(argv)

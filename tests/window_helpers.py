@@ -28,8 +28,8 @@ def gui_model(request):
 
 def open_window(qtbot, model: str, max_new_tokens: int = 8):
     """A shown MainWindow on ``model``, its model loaded and its devices listed."""
-    from app.user_settings import UserSettings
-    from app.window import MainWindow
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
 
     win = MainWindow(
         settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": max_new_tokens})

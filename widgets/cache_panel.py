@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.format import nbytes
+from app.core.units import nbytes
 
 
 class CachePanel(QWidget):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from widgets.format import ms
+from app.core.units import ms
 
 COMPILE_COLOUR = "#ea580c"
 DISK_COLOUR = "#059669"

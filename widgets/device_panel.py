@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.format import nbytes
+from app.core.units import nbytes
 
 COLUMNS = ("Device", "Memory", "Weights", "KV cache")
 TP_CHOICES = (1, 2, 4, 8)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.format import nbytes, si
+from app.core.units import nbytes, si
 from widgets.ir_panel import IRPanel
 
 STEPS = ("prefill", "decode")

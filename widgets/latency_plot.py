@@ -22,7 +22,7 @@ from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
-from widgets.format import ms
+from app.core.units import ms
 from widgets.legend_place import best_offset
 from widgets.log_axis import LogMsAxis
 
@@ -223,13 +223,6 @@ class LatencyPlot(pg.PlotWidget):
         xs, _ = self._runs[run].line.getData()
         return 0 if xs is None else len(xs)
 
-    def steady_median_ms(self) -> float | None:
-        """Median wall time of the newest run's non-compiling decode calls."""
-        if not self._runs:
-            return None
-        steady = [p.wall_ms for p in self._runs[-1].points if p.step == "decode" and not p.compiled]
-        return statistics.median(steady) if steady else None
-
     # -- drawing ----------------------------------------------------------------------------------
     @Slot()
     def redraw(self) -> None:
@@ -245,8 +238,6 @@ class LatencyPlot(pg.PlotWidget):
             _antialias(run.line, False)  # while points stream: antialiased lines cost XLA a core
             self._draw_run(run)
             run.dirty = False
-        if dirty[-1] is self._runs[-1]:
-            self._draw_median()
 
     def _draw_run(self, run: _Run) -> None:
         xs = [p.x for p in run.points]
@@ -270,11 +261,8 @@ class LatencyPlot(pg.PlotWidget):
         """Label the first compiling calls with their split, alternately above and below the point."""
         compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
         for p in compiled[len(run.notes) :]:
-            r = p.record
-            text = (
-                f"{p.step} {ms(p.wall_ms)}: trace {ms(getattr(r, 'trace_ms', None))} · "
-                f"lower {ms(getattr(r, 'lower_ms', None))} · compile {ms(getattr(r, 'compile_ms', None))}"
-            )
+            phases = getattr(p.record, "compile_phases", None) or {}
+            text = f"{p.step} {ms(p.wall_ms)}: " + " · ".join(f"{name} {ms(v)}" for name, v in phases.items())
             above = len(run.notes) % 2 == 0
             note = pg.TextItem(
                 text,
@@ -290,12 +278,12 @@ class LatencyPlot(pg.PlotWidget):
             self.addItem(note, ignoreBounds=True)
             run.notes.append(note)
 
-    def _draw_median(self) -> None:
-        median = self.steady_median_ms()
+    def set_steady_ms(self, median: float | None) -> None:
+        """Draw the newest run's steady decode time (ms per call; None hides the line and its label)."""
         self._median.setVisible(median is not None)
         self._median_label.setVisible(median is not None)
         if median is not None:
-            y = math.log10(median)
+            y = math.log10(max(median, 1e-3))
             self._median.setPos(QPointF(0, y))
             self._median_label.setText(f"steady decode {ms(median)} ({1000 / median:.0f} tok/s)")
             self._median_label.setPos(self._x_right, y)

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QWidget
 
-from widgets.format import ms
+from app.core.units import ms
 
 PHASES: tuple[tuple[str, str], ...] = (
     ("trace", "#6366f1"),

@@ -1,41 +1,19 @@
 """Mode-race summary: one column per mode, one row per figure; the best value of each row is highlighted.
 
-Plain data in: :meth:`RaceTable.set_rows` takes the dicts of ``app.core.race.summary_rows`` (keys
-``mode``, ``ttft_ms``, ``compile_ms``, ``steady_ms_per_token``, ``tokens_per_s``, ``total_ms``,
-``n_tokens``, ``n_compiles``, ``speedup_vs_torch``, ``reason``).
+Plain data in: the metrics are column objects (``key``, ``short`` or ``title``, ``format(value)``, ``best``
+of ``"low"``/``"high"``/None — the app passes ``app.core.columns.RACE_COLUMNS``), and :meth:`set_rows`
+takes one dict per mode keyed by those keys plus ``mode`` and ``reason``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from widgets.format import ms
-
-
-def _fixed(digits: int) -> Callable[[Any], str]:
-    return lambda v: "–" if v is None else f"{v:,.{digits}f}"
-
-
-def _times(v: Any) -> str:
-    return "–" if v is None else f"{v:.2f}×"
-
-
-#: (key, row title, formatter, which value is best: "low", "high" or None)
-METRICS: tuple[tuple[str, str, Callable[[Any], str], str | None], ...] = (
-    ("ttft_ms", "TTFT", ms, "low"),
-    ("compile_ms", "compile", ms, None),
-    ("n_compiles", "compiles", lambda v: str(v), None),
-    ("steady_ms_per_token", "ms / token", _fixed(2), "low"),
-    ("tokens_per_s", "tokens / s", _fixed(1), "high"),
-    ("total_ms", "total", ms, "low"),
-    ("n_tokens", "tokens", lambda v: str(v), None),
-    ("speedup_vs_torch", "× torch", _times, "high"),
-)
 BEST_BRUSH = QBrush(QColor("#dcfce7"))
 BEST_TEXT = QBrush(QColor("#14532d"))
 
@@ -43,10 +21,11 @@ BEST_TEXT = QBrush(QColor("#14532d"))
 class RaceTable(QTableWidget):
     """Transposed summary table (modes are columns, so four modes fit a narrow panel)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(len(METRICS), 0, parent)
+    def __init__(self, metrics: Sequence[Any], parent: QWidget | None = None) -> None:
+        super().__init__(len(metrics), 0, parent)
+        self.metrics = list(metrics)
         self.setObjectName("raceTable")
-        self.setVerticalHeaderLabels([title for _, title, _, _ in METRICS])
+        self.setVerticalHeaderLabels([m.short or m.title for m in self.metrics])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -79,8 +58,9 @@ class RaceTable(QTableWidget):
             header.setForeground(QBrush(QColor(colours.get(row["mode"], "#111827"))))
             header.setFont(bold)
             self.setHorizontalHeaderItem(col, header)
-        for r, (key, _title, fmt, best) in enumerate(METRICS):
-            values = [row.get(key) for row in rows]
+        for r, metric in enumerate(self.metrics):
+            best, fmt = metric.best, metric.format
+            values = [row.get(metric.key) for row in rows]
             known = [v for v in values if v is not None]
             winner = (min(known) if best == "low" else max(known)) if best and len(known) > 1 else None
             for col, value in enumerate(values):
@@ -98,8 +78,8 @@ class RaceTable(QTableWidget):
         return [row["mode"] for row in self._rows]
 
     def text(self, key: str, mode: str) -> str:
-        """The shown text of metric ``key`` (a :data:`METRICS` key) for ``mode``; KeyError if absent."""
-        row = [k for k, *_ in METRICS].index(key)
+        """The shown text of metric ``key`` for ``mode``; ValueError if absent."""
+        row = [m.key for m in self.metrics].index(key)
         col = self.modes().index(mode)
         item = self.item(row, col)
         return item.text() if item else ""

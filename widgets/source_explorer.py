@@ -28,20 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.source_map import short_file  # plain string helper: no JAX is imported
+from app.core import units
+from app.core.units import short_file
 
 VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
 COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes")
 ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.UserRole, Qt.UserRole + 1, Qt.UserRole + 2
-
-
-def format_flops(flops: float) -> str:
-    """``1.23 G`` style (decimal prefixes, flops count)."""
-    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if flops >= div:
-            return f"{flops / div:.3g} {unit}"
-    return f"{flops:.0f}"
-
 
 
 def to_ranges(lines: list[int]) -> list[tuple[int, int]]:
@@ -187,7 +179,7 @@ class SourceExplorer(QWidget):
     def _fill(item: QTreeWidgetItem, n: int, flops: float, shapes: list[str]) -> None:
         item.setText(1, str(n))
         item.setData(1, Qt.UserRole, n)
-        item.setText(2, format_flops(flops))
+        item.setText(2, units.flops(flops))
         item.setData(2, Qt.UserRole, flops)
         item.setText(3, " ".join(shapes[:4]) + (" …" if len(shapes) > 4 else ""))
         item.setTextAlignment(1, Qt.AlignRight | Qt.AlignVCenter)

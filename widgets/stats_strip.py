@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from widgets.format import ms
+from app.core.units import ms
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("ttft", "TTFT"),

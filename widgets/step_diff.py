@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.primitive_chart import PrimitiveChart
-from widgets.source_explorer import format_flops
+from app.core.units import flops as format_flops
 
 STATUS_COLORS = {"count": "#fce8e6", "shape": "#fef7e0", "only a": "#e6f4ea", "only b": "#e8f0fe"}
 

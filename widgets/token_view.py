@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QPoint, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
-from widgets.format import ms
+from app.core.units import ms
 
 FLUSH_INTERVAL_MS = 33
 

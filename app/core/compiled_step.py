@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 import jax
 
-from app.core.events import PhaseEvent
+from app.core.events import CallRecord, PhaseEvent
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _counts = threading.local()
@@ -50,17 +50,20 @@ def _signature(tree: Any) -> tuple:
 
 
 @dataclass
-class CallTiming:
-    """Timings of one call in ms; compile-phase fields are None when the call hit the cache."""
+class StepOutput:
+    """What one call of a :class:`CompiledStep` returns.
 
-    compiled: bool
-    execute_ms: float
-    trace_ms: float | None = None
-    lower_ms: float | None = None
-    compile_ms: float | None = None
-    persistent_cache_hit: bool | None = None
-    compile_reason: str | None = None
-    stages: tuple[Any, Any, Any] | None = None  # (traced, lowered, compiled) of a compiling call
+    ``outputs``: the step's outputs, ready (``jax.block_until_ready``). ``record``: a
+    :class:`app.core.events.CallRecord` with the timing fields set (``compiled``, ``trace_ms``,
+    ``lower_ms``, ``compile_ms``, ``execute_ms``, ``persistent_cache_hit``, ``compile_reason``,
+    ``compile_phases``); the caller fills in ``index``, ``mode``, ``wall_ms`` and the rest with
+    ``dataclasses.replace``. ``stages``: ``(traced, lowered, compiled)`` of a compiling call, for IR
+    capture outside the timed region; None when the call hit the cache.
+    """
+
+    outputs: Any
+    record: CallRecord
+    stages: tuple[Any, Any, Any] | None = None
 
 
 class CompiledStep:
@@ -119,40 +122,45 @@ class CompiledStep:
                 labels.append(name + jax.tree_util.keystr(path))
         return labels
 
-    def __call__(self, *args: Any) -> Iterator[PhaseEvent | tuple[Any, CallTiming]]:
+    def __call__(self, *args: Any) -> Iterator[PhaseEvent | StepOutput]:
         """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
-        ``(outputs, CallTiming)`` tuple. Outputs are ready (``jax.block_until_ready``) when yielded."""
+        :class:`StepOutput`."""
         key = self._key(args)
         executable = self._executables.get(key)
-        timing = CallTiming(compiled=executable is None, execute_ms=0.0)
+        stages = None
+        timing: dict[str, Any] = {}
         if executable is None:
             shapes = self._shapes(args)
-            timing.compile_reason = self._reason(shapes)
+            timing["compile_reason"] = self._reason(shapes)
             detail = f"{self.name} step"
-            yield PhaseEvent("tracing", True, detail)
-            t0 = time.perf_counter()
-            traced = self._jitted.trace(*args)
-            timing.trace_ms = (time.perf_counter() - t0) * 1000
-            yield PhaseEvent("tracing", False, detail, timing.trace_ms)
-            yield PhaseEvent("lowering", True, detail)
-            t0 = time.perf_counter()
-            lowered = traced.lower()
-            timing.lower_ms = (time.perf_counter() - t0) * 1000
-            yield PhaseEvent("lowering", False, detail, timing.lower_ms)
-            yield PhaseEvent("compiling", True, detail)
+            phases: dict[str, float] = {}
+            traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
+            lowered = yield from _timed("lowering", detail, phases, "lower", traced.lower)
             hits_before = getattr(_counts, "hits", 0)
-            t0 = time.perf_counter()
-            executable = lowered.compile()
-            timing.compile_ms = (time.perf_counter() - t0) * 1000
-            timing.persistent_cache_hit = getattr(_counts, "hits", 0) > hits_before
-            yield PhaseEvent("compiling", False, detail, timing.compile_ms)
-            timing.stages = (traced, lowered, executable)
+            executable = yield from _timed("compiling", detail, phases, "compile", lowered.compile)
+            timing.update(
+                trace_ms=phases["trace"], lower_ms=phases["lower"], compile_ms=phases["compile"],
+                persistent_cache_hit=getattr(_counts, "hits", 0) > hits_before, compile_phases=phases,
+            )
+            stages = (traced, lowered, executable)
             self._executables[key] = executable
             self._last_shapes = shapes
         t0 = time.perf_counter()
         out = jax.block_until_ready(executable(*args))
-        timing.execute_ms = (time.perf_counter() - t0) * 1000
-        yield out, timing
+        execute_ms = (time.perf_counter() - t0) * 1000
+        record = CallRecord(index=0, step=self.name, mode="", input_shapes={}, wall_ms=execute_ms,
+                            execute_ms=execute_ms, compiled=stages is not None, **timing)
+        yield StepOutput(out, record, stages)
+
+
+def _timed(phase: str, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):
+    """Run ``work()`` between a start and an end :class:`PhaseEvent`; store its ms in ``phases[label]``."""
+    yield PhaseEvent(phase, True, detail)
+    t0 = time.perf_counter()
+    result = work()
+    phases[label] = (time.perf_counter() - t0) * 1000
+    yield PhaseEvent(phase, False, detail, phases[label])
+    return result
 
 
 def _describe_change(name: str, old: tuple, new: tuple) -> str:

@@ -15,10 +15,14 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from app.core.compiled_step import CallTiming, CompiledStep
+from dataclasses import replace
+
+from app.core.compiled_step import CompiledStep
 from app.core.detok import IncrementalDetokenizer
 from app.core.errors import InvalidSettingsError, PromptTooLongError, UnsupportedModelError
-from app.core.events import CallRecord, Event, FinishedEvent, IREvent, PhaseEvent, Summary, TokenEvent
+from app.core.events import (
+    CallRecord, Event, FinishedEvent, IREvent, PhaseEvent, PromptEvent, Summary, TokenEvent,
+)
 from app.core.models import LoadedModel, ModelSpec, load_model, parse_model
 from app.core.settings import GenerationSettings
 
@@ -43,10 +47,10 @@ def load_engine(
     loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)))
     emit(PhaseEvent("loading", False, spec.label, (time.perf_counter() - t0) * 1000))
     engine = Engine(loaded)
+    emit(PhaseEvent("converting", True, "weights to JAX arrays"))
+    t0 = time.perf_counter()
     engine.jax_state()
-    for event in engine.pending_events:
-        emit(event)
-    engine.pending_events.clear()
+    emit(PhaseEvent("converting", False, "weights to JAX arrays", (time.perf_counter() - t0) * 1000))
     return engine
 
 
@@ -66,9 +70,7 @@ class Engine:
         self._jax: tuple[Any, Any] | None = None
         self._steps: dict[tuple, CompiledStep] = {}
         self._static_templates: dict[int, Any] = {}
-        self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR of the latest compile
-        self._pending_ir: list[tuple[str, str, CompiledStep, tuple, CallTiming]] = []
-        self.pending_events: list[PhaseEvent] = []
+        self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR (with its jaxpr) of the latest compile
         self._cleared = False
         self.mesh_spec: Any = None  # app.core.mesh.MeshSpec, None = one device
         self.mesh: Any = None
@@ -109,28 +111,16 @@ class Engine:
         if self._jax is None:
             import torchax
 
-            self.pending_events.append(PhaseEvent("converting", True, "weights to JAX arrays"))
-            t0 = time.perf_counter()
             self._jax = torchax.extract_jax(self.model)
-            self.pending_events.append(
-                PhaseEvent("converting", False, "weights to JAX arrays", (time.perf_counter() - t0) * 1000)
-            )
         return self._jax
 
-    def compiled_step(self, mode: str, kind: str, greedy: bool) -> CompiledStep:
-        """The :class:`CompiledStep` for ``(mode, kind, greedy)``, created once and kept across runs."""
-        from app.core import runners
-
+    def compiled_step(self, mode: str, kind: str, greedy: bool, build: Callable[[], CompiledStep]) -> CompiledStep:
+        """The :class:`CompiledStep` for ``(mode, kind, greedy)``: made once by ``build()`` (the mode object
+        owns the step function, argument names and donation) and kept across runs, so a second run compiles
+        nothing. Its first compile is explained: a changed static argument, or caches cleared."""
         key = (mode, kind, greedy)
         if key not in self._steps:
-            _, fn = self.jax_state()
-            constrain = self._constrain_cache if self.mesh is not None and mode == "jit-static" else None
-            if mode == "jit-static" and kind == "prefill":
-                step_fn, names = runners._make_static_prefill_fn(fn, greedy, constrain), runners.PREFILL_ARGS
-            else:
-                step_fn, names = runners._make_step_fn(fn, greedy, constrain), runners.STEP_ARGS
-            donate = (1,) if mode == "jit-static" else ()
-            step = CompiledStep(step_fn, kind, names, donate_argnums=donate)
+            step = build()
             if (mode, kind, not greedy) in self._steps:
                 step.first_reason = f"new static argument: greedy={greedy}"
             elif self._cleared:
@@ -178,11 +168,6 @@ class Engine:
             out["kv_cache"] = bytes_per_device(self._static_templates_any())
         return out
 
-    def _constrain_cache(self, cache: Any) -> Any:
-        from app.core.mesh import constrain_cache
-
-        return constrain_cache(cache, self.mesh, self.mesh_spec.tp)
-
     def _static_templates_any(self) -> Any:
         return next(reversed(self._static_templates.values()))
 
@@ -218,10 +203,6 @@ class Engine:
             self._static_templates[max_cache_len] = template
         return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
 
-    def remember_stages(self, mode: str, kind: str, step: CompiledStep, args: tuple, timing: CallTiming) -> None:
-        """Called by runners after a compiling call; IR text is built later, outside the timed region."""
-        self._pending_ir.append((mode, kind, step, args, timing))
-
     # -- generation -------------------------------------------------------------------------------------
     def encode(self, prompt: str) -> list[int]:
         ids = list(self.tokenizer.encode(prompt))
@@ -234,7 +215,7 @@ class Engine:
     def cache_len_for(self, n_prompt: int, settings: GenerationSettings) -> int:
         """Static KV-cache length: ``settings.max_cache_len`` or the prompt bucket + ``max_new_tokens``
         rounded up to a multiple of 64, capped at the model's maximum positions."""
-        from app.core.runners import prompt_bucket
+        from app.core.modes import prompt_bucket
 
         if settings.max_cache_len is not None:
             length = settings.max_cache_len
@@ -250,19 +231,25 @@ class Engine:
         return length
 
     def generate(
-        self, prompt: str, settings: GenerationSettings, should_stop: Callable[[], bool] = _never
+        self,
+        prompt: str,
+        settings: GenerationSettings,
+        should_stop: Callable[[], bool] = _never,
+        on_live_phase: Callable[[PhaseEvent], None] | None = None,
     ) -> Iterator[Event]:
         """Stream one generation as events (see :mod:`app.core.events`).
 
-        Yields phase events, one :class:`CallRecord` per model call, one :class:`TokenEvent` per token,
-        :class:`IREvent` s for newly compiled steps, and finally one :class:`FinishedEvent`. ``should_stop``
-        is polled between steps (Stop lands within one decode step). Raises
+        Yields a :class:`PromptEvent`, phase events, one :class:`CallRecord` per model call, one
+        :class:`TokenEvent` per token, :class:`IREvent` s for newly compiled steps (plain texts: the live
+        jaxpr stays in :attr:`ir`), and finally one :class:`FinishedEvent`. ``should_stop`` is polled
+        between steps (Stop lands within one decode step). ``on_live_phase`` receives phases reported
+        while a call blocks (``torch-compile``'s compiler phases), on this thread. Raises
         :class:`InvalidSettingsError` or :class:`PromptTooLongError` before any event when the input is bad,
         and :class:`UnsupportedModelError` when torchax has no lowering for an ATen op of the model.
         """
         import torch
 
-        from app.core.runners import RUNNERS
+        from app.core.modes import MODE_CLASSES
 
         settings = settings.validated()
         prompt_ids = self.encode(prompt)
@@ -272,36 +259,38 @@ class Engine:
                 f"The prompt is {len(prompt_ids)} tokens but the KV cache holds {max_cache_len} positions: "
                 "shorten the prompt or raise max_cache_len."
             )
-        runner = RUNNERS[settings.mode](self, settings, max_cache_len)
+        mode = MODE_CLASSES[settings.mode](self, settings, max_cache_len)
+        if on_live_phase is not None:
+            mode.emit_live = on_live_phase
         with torch.no_grad():
             try:
-                yield from self._loop(runner, prompt_ids, settings, max_cache_len, should_stop)
+                yield PromptEvent(prompt, len(prompt_ids))
+                yield from self._loop(mode, prompt_ids, settings, max_cache_len, should_stop)
             except Exception as exc:
                 _raise_friendly(exc)
                 raise
 
-    def _loop(self, runner, prompt_ids, settings, max_cache_len, should_stop) -> Iterator[Event]:
-        mode = settings.mode
+    def _loop(self, mode, prompt_ids, settings, max_cache_len, should_stop) -> Iterator[Event]:
         detok = IncrementalDetokenizer(self.tokenizer)
         records: list[CallRecord] = []
         t_start = time.perf_counter()
         ttft_ms = None
-        captured: set[tuple[str, str]] = set()
         position = len(prompt_ids)
         reason = "max_new_tokens"
-        step_gen = runner.prefill(prompt_ids)
-        kind = "prefill"
+        captured: set[tuple[str, str]] = set()
+        step_gen, kind = mode.prefill(prompt_ids), "prefill"
         while True:
-            result = yield from self._drain(step_gen)
-            record = _record(len(records), kind, mode, result, self.mesh_label)
+            result = yield from step_gen
+            record = _record(len(records), kind, settings.mode, result, self.mesh_label)
             records.append(record)
             yield record
-            yield from self._flush_ir(settings, captured)
-            index = len(detok.ids)
+            if result.capture_ir is not None:
+                yield from self._capture_ir(settings, kind, result, captured)
             text = detok.push(result.token)
+            elapsed_ms = (time.perf_counter() - t_start) * 1000
             if ttft_ms is None:
-                ttft_ms = (time.perf_counter() - t_start) * 1000
-            yield TokenEvent(index, result.token, text, record.index)
+                ttft_ms = elapsed_ms
+            yield TokenEvent(len(detok.ids) - 1, result.token, text, record.index, elapsed_ms)
             if settings.stop_at_eos and result.token in self.eos_ids:
                 reason = "eos"
                 break
@@ -313,63 +302,32 @@ class Engine:
             if position >= max_cache_len:
                 reason = "cache_full"
                 break
-            step_gen = runner.decode(result.token, position)
-            kind = "decode"
+            step_gen, kind = mode.decode(result.token, position), "decode"
             position += 1
         total_ms = (time.perf_counter() - t_start) * 1000
-        summary = Summary.from_records(mode, records, len(detok.ids), ttft_ms, total_ms)
+        summary = Summary.from_records(settings.mode, records, len(detok.ids), ttft_ms, total_ms)
         text = self.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
         yield FinishedEvent(reason, summary, list(detok.ids), text)
 
-    def _drain(self, step_gen):
-        """Forward a step's phase events (plus any pending conversion events) and return its result."""
-        while True:
-            yield from self._take_pending()
-            try:
-                event = next(step_gen)
-            except StopIteration as stop:
-                yield from self._take_pending()
-                return stop.value
-            yield event
-
-    def _take_pending(self):
-        while self.pending_events:
-            yield self.pending_events.pop(0)
-
-    def _flush_ir(self, settings: GenerationSettings, captured: set[tuple[str, str]]):
-        """Build IR for steps compiled since the last call: the first compile of each step kind per run
-        (jit-dynamic compiles every decode step; one decode IR per run is enough)."""
-        from app.core import ir
-
-        while self._pending_ir:
-            mode, kind, step, args, timing = self._pending_ir.pop(0)
-            traced, lowered, compiled = timing.stages
-            timing.stages = None
-            if not settings.capture_ir or (mode, kind) in captured:
-                continue
-            captured.add((mode, kind))
-            step_ir = ir.capture(traced, lowered, compiled, step.input_labels(args))
-            self.ir[(mode, kind)] = step_ir
-            yield IREvent(kind, mode, step_ir)
+    def _capture_ir(
+        self, settings: GenerationSettings, kind: str, result: Any, captured: set[tuple[str, str]]
+    ) -> Iterator[IREvent]:
+        """IR of the first compile of each step kind in a run (jit-dynamic compiles every decode step: one
+        decode IR is enough), built after the call's timing was taken."""
+        key = (settings.mode, kind)
+        if not settings.capture_ir or key in captured:
+            return
+        captured.add(key)
+        step_ir = result.capture_ir()
+        self.ir[key] = step_ir
+        yield IREvent(kind, settings.mode, step_ir.plain())
 
 
 def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRecord:
-    t = result.timing
-    return CallRecord(
-        index=index,
-        step=kind,
-        mode=mode,
-        input_shapes=result.input_shapes,
-        wall_ms=result.wall_ms,
-        execute_ms=t.execute_ms,
-        compiled=t.compiled,
-        trace_ms=t.trace_ms,
-        lower_ms=t.lower_ms,
-        compile_ms=t.compile_ms,
-        persistent_cache_hit=t.persistent_cache_hit,
-        compile_reason=t.compile_reason,
-        timestamp=time.time(),
-        mesh=mesh,
+    """The mode's timing record of one call, completed with the loop's bookkeeping."""
+    return replace(
+        result.record, index=index, step=kind, mode=mode, input_shapes=result.input_shapes,
+        wall_ms=result.wall_ms, timestamp=time.time(), mesh=mesh,
     )
 
 

@@ -29,7 +29,3 @@ class InvalidSettingsError(PlaygroundError):
 
 class InsufficientMemoryError(PlaygroundError):
     """The estimated parameter bytes (times the copies the engine keeps) exceed the free memory."""
-
-
-class GenerationStopped(PlaygroundError):
-    """Raised inside the engine only to unwind a cancelled compile; never reaches a user."""

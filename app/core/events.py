@@ -44,13 +44,15 @@ class TokenEvent(_Event):
 
     ``index`` counts generated tokens from 0; ``text`` is the text delta made printable by this token
     (may be ``""`` while a multi-byte character is incomplete); ``call_index`` points at the
-    :class:`CallRecord` of the model call that produced it.
+    :class:`CallRecord` of the model call that produced it; ``elapsed_ms`` is the time since generation
+    started, on the clock of :attr:`Summary.ttft_ms` (the first token's ``elapsed_ms`` *is* the TTFT).
     """
 
     index: int
     token_id: int
     text: str
     call_index: int
+    elapsed_ms: float = 0.0
     kind = "token"
 
 
@@ -65,7 +67,9 @@ class CallRecord(_Event):
     is True when XLA's compile was served by the persistent compilation cache, None if not compiled.
     ``compile_reason`` says why it compiled ("first call", "new input shape (1, 5) → (1, 6)", …).
     ``input_shapes`` maps argument names to shapes, e.g. ``{"input_ids": [1, 16]}``. ``mesh`` is the
-    device mesh of the run (``"1 device"`` or e.g. ``"tp=4"``).
+    device mesh of the run (``"1 device"`` or e.g. ``"tp=4"``). ``compile_phases`` splits a compiling
+    call's time into the phases its compiler reports, in order, in ms: ``{"trace", "lower", "compile"}``
+    for JAX (the stages API), Dynamo / AOT autograd / Inductor phases for ``torch-compile``.
     """
 
     index: int
@@ -82,12 +86,19 @@ class CallRecord(_Event):
     compile_reason: str | None = None
     timestamp: float = 0.0
     mesh: str = "1 device"
+    compile_phases: dict[str, float] = field(default_factory=dict)
     kind = "call"
+
+    @property
+    def compile_total_ms(self) -> float:
+        """Compile time of this call in ms (trace + lower + compile); 0 when it did not compile."""
+        return (self.trace_ms or 0.0) + (self.lower_ms or 0.0) + (self.compile_ms or 0.0)
 
 
 @dataclass(frozen=True)
 class IREvent(_Event):
-    """IR captured at the first compile of a step kind; see :class:`app.core.ir.StepIR` for fields."""
+    """IR captured at the first compile of a step kind: an :class:`app.core.ir.StepIR` of plain texts and
+    figures (its ``closed_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``)."""
 
     step: StepKind
     mode: str
@@ -96,6 +107,13 @@ class IREvent(_Event):
 
     def to_json(self) -> dict[str, Any]:
         return {"event": self.kind, "step": self.step, "mode": self.mode, **self.ir.summary()}
+
+
+def steady_decode_ms(records: list[CallRecord]) -> float | None:
+    """Median ``wall_ms`` of the decode calls that did not compile (None if there are none): the steady
+    decode time the summary, the stats strip and the plot's label all show."""
+    steady = [r.wall_ms for r in records if r.step == "decode" and not r.compiled]
+    return statistics.median(steady) if steady else None
 
 
 @dataclass(frozen=True)
@@ -125,8 +143,7 @@ class Summary:
     def from_records(
         mode: str, records: list[CallRecord], n_tokens: int, ttft_ms: float | None, total_ms: float
     ) -> Summary:
-        steady = [r.wall_ms for r in records if r.step == "decode" and not r.compiled]
-        steady_ms = statistics.median(steady) if steady else None
+        steady_ms = steady_decode_ms(records)
         compiles = [r for r in records if r.compiled]
         return Summary(
             mode=mode,
@@ -136,7 +153,7 @@ class Summary:
             decode_tokens_per_s=(1000.0 / steady_ms) if steady_ms else None,
             tokens_per_s=(n_tokens / (total_ms / 1000.0)) if total_ms > 0 else 0.0,
             total_ms=total_ms,
-            compile_ms=sum((r.trace_ms or 0) + (r.lower_ms or 0) + (r.compile_ms or 0) for r in compiles),
+            compile_ms=sum(r.compile_total_ms for r in compiles),
             n_compiles=len(compiles),
             n_calls=len(records),
             mesh=records[0].mesh if records else "1 device",
@@ -156,4 +173,27 @@ class FinishedEvent(_Event):
     kind = "finished"
 
 
-Event = PhaseEvent | TokenEvent | CallRecord | IREvent | FinishedEvent
+@dataclass(frozen=True)
+class PromptEvent(_Event):
+    """The prompt as the model sees it, before the first call: ``text`` is the formatted prompt (the chat
+    template applied when ``chat``), ``n_tokens`` its length in tokens."""
+
+    text: str
+    n_tokens: int
+    chat: bool = False
+    kind = "prompt"
+
+
+@dataclass(frozen=True)
+class LaneEvent(_Event):
+    """A lane of a mode race starts: ``mode`` is lane ``index`` (from 0) of ``n_lanes``; ``max_new_tokens``
+    is the lane's token budget (torchax-eager is capped, see :func:`app.core.race.lane_settings`)."""
+
+    mode: str
+    index: int
+    n_lanes: int
+    max_new_tokens: int
+    kind = "lane"
+
+
+Event = PhaseEvent | PromptEvent | TokenEvent | CallRecord | IREvent | FinishedEvent | LaneEvent

@@ -8,11 +8,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from app.core.report import fmt
+from app.core.columns import RACE_COLUMNS, render_markdown
 
 RECORD_FIELDS = (
     "run", "index", "step", "mode", "input_ids_shape", "wall_ms", "execute_ms", "compiled", "trace_ms",
-    "lower_ms", "compile_ms", "persistent_cache_hit", "compile_reason", "timestamp",
+    "lower_ms", "compile_ms", "compile_phases", "persistent_cache_hit", "compile_reason", "timestamp", "mesh",
 )
 
 
@@ -23,6 +23,7 @@ def record_rows(records: Iterable[Any], run: str = "") -> list[dict[str, Any]]:
         d = asdict(r)
         d["run"] = run
         d["input_ids_shape"] = "x".join(map(str, r.input_shapes.get("input_ids", [])))
+        d["compile_phases"] = json.dumps(r.compile_phases) if r.compile_phases else ""
         rows.append({k: d.get(k) for k in RECORD_FIELDS})
     return rows
 
@@ -48,19 +49,10 @@ def markdown_report(
     title: str, model: str, prompt: str, rows: list[dict[str, Any]], images: list[str] = (), text: str = ""
 ) -> str:
     """A Markdown run report: model, prompt, a summary table (rows as from
-    :func:`app.core.race.summary_rows`), linked figures and the generated text."""
-    def f(value: Any, spec: str) -> str:
-        return fmt(value, spec, missing="–")
-
+    :func:`app.core.race.summary_rows`, columns :data:`app.core.columns.RACE_COLUMNS`), linked figures and
+    the generated text."""
     lines = [f"# {title}", "", f"- model: `{model}`", f"- prompt: {prompt!r}", ""]
-    lines += ["| mode | TTFT ms | compile ms | steady ms/token | tokens/s | total ms | compiles | × torch |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in rows:
-        lines.append(
-            f"| {r['mode']} | {f(r['ttft_ms'], ',.1f')} | {f(r['compile_ms'], ',.1f')} | "
-            f"{f(r['steady_ms_per_token'], ',.2f')} | {f(r['tokens_per_s'], ',.1f')} | {f(r['total_ms'], ',.1f')} | "
-            f"{r['n_compiles']} | {f(r['speedup_vs_torch'], '.2f')} |"
-        )
+    lines += render_markdown(RACE_COLUMNS, rows)
     for image in images:
         lines += ["", f"![{Path(image).stem}]({image})"]
     if text:

@@ -8,12 +8,13 @@ nothing); views show ``None`` as "not available on this backend".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 NOT_AVAILABLE = "not available on this backend"
 _STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:, ]+ = )?\"?(stablehlo|chlo|func|sdy|mhlo)\.[\w.]+", re.M)
 _HLO_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = ", re.M)
+_HLO_FUSION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = .*\bfusion\(.*\bkind=", re.M)
 
 
 @dataclass
@@ -30,6 +31,9 @@ class StepIR:
     ``memory``: ``Compiled.memory_analysis()`` as bytes: ``argument``, ``output``, ``temp``,
     ``generated_code``, ``alias``. ``input_labels``: one readable name per flattened input of the jaxpr,
     in order (weight names, KV-cache leaves, ``input_ids``, …, ``PRNG key``).
+    ``compiler`` is ``"xla"`` (the JAX modes) or ``"inductor"`` (``torch-compile``, whose step has
+    ``fx_graph``: the FX graph Dynamo captured, and ``inductor_code``: the code Inductor generated).
+    ``n_fusions``: fusion instructions in the optimized HLO; ``n_kernels``: kernels Inductor generated.
     """
 
     jaxpr: str | None = None
@@ -43,11 +47,20 @@ class StepIR:
     n_stablehlo_ops: int | None = None
     n_hlo_instructions: int | None = None
     input_labels: list[str] = field(default_factory=list)
+    compiler: str = "xla"
+    fx_graph: str | None = None
+    inductor_code: str | None = None
+    n_fusions: int | None = None
+    n_kernels: int | None = None
     closed_jaxpr: Any = field(default=None, repr=False, compare=False)
 
     def text(self, which: str) -> str | None:
-        """``which`` in ``jaxpr``, ``jaxpr_source``, ``stablehlo``, ``hlo``."""
+        """``which`` in ``jaxpr``, ``jaxpr_source``, ``stablehlo``, ``hlo``, ``fx_graph``, ``inductor_code``."""
         return getattr(self, which)
+
+    def plain(self) -> StepIR:
+        """This IR without the live jaxpr object: texts and figures only, safe to send to another thread."""
+        return replace(self, closed_jaxpr=None)
 
     def summary(self) -> dict[str, Any]:
         """Plain figures for tables and JSON: flops, bytes accessed, memory bytes, op counts."""
@@ -59,6 +72,9 @@ class StepIR:
             "n_equations": self.n_equations,
             "n_stablehlo_ops": self.n_stablehlo_ops,
             "n_hlo_instructions": self.n_hlo_instructions,
+            "n_fusions": self.n_fusions,
+            "n_kernels": self.n_kernels,
+            "compiler": self.compiler,
             "jaxpr_chars": len(self.jaxpr or ""),
             "stablehlo_chars": len(self.stablehlo or ""),
             "hlo_chars": len(self.hlo or ""),
@@ -149,6 +165,7 @@ def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -
         n_equations=_safe(count_equations, closed.jaxpr) if closed is not None else None,
         n_stablehlo_ops=len(_STABLEHLO_OP.findall(stablehlo)) if stablehlo else None,
         n_hlo_instructions=len(_HLO_INSTRUCTION.findall(hlo)) if hlo else None,
+        n_fusions=len(_HLO_FUSION.findall(hlo)) if hlo else None,
         input_labels=input_labels,
         closed_jaxpr=closed,
     )

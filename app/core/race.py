@@ -1,25 +1,30 @@
-"""Mode race: one prompt through several execution modes, one after another, with a summary table.
+"""Mode race: one prompt through several execution modes, one after another, as one event stream.
 
-Each mode starts cold by default (``Engine.clear_compiled()`` and ``jax.clear_caches()``), so the table
-shows what a first run costs: time to first token, total compile ms, steady ms/token, tokens/s, total time,
-number of compiles.
+:func:`race` yields a :class:`app.core.events.LaneEvent` before each mode's events, so the CLI's ``race``
+and the window consume the same stream. Each mode starts cold by default (``Engine.clear_compiled()`` and
+``jax.clear_caches()``), so the summary shows what a first run costs: time to first token, total compile
+ms, steady ms/token, tokens/s, total time, number of compiles. ``torchax-eager`` dispatches every ATen op
+on its own (~0.5–2 s per token from cold), so its lane is capped at ``eager_tokens``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from app.core.events import Event, FinishedEvent
+from app.core.columns import RACE_COLUMNS, render_text
+from app.core.events import Event, FinishedEvent, LaneEvent
 from app.core.settings import MODES, GenerationSettings
 
+EAGER_MODE = "torchax-eager"
+#: Default token cap of the torchax-eager lane.
+EAGER_TOKENS = 8
 
-@dataclass(frozen=True)
-class RaceEvent:
-    """An engine event tagged with the mode (lane) of the race that produced it."""
 
-    mode: str
-    event: Event
+def lane_settings(settings: GenerationSettings, mode: str, eager_tokens: int = EAGER_TOKENS) -> GenerationSettings:
+    """``settings`` for one lane: ``mode`` set, torchax-eager capped at ``eager_tokens`` (>= 1)."""
+    if mode == EAGER_MODE:
+        settings = settings.with_(max_new_tokens=min(settings.max_new_tokens, max(1, eager_tokens)))
+    return settings.with_(mode=mode)
 
 
 def race(
@@ -29,8 +34,11 @@ def race(
     settings: GenerationSettings,
     should_stop: Callable[[], bool] = lambda: False,
     cold: bool = True,
-) -> Iterator[RaceEvent]:
-    """Run ``prompt`` through each of ``modes`` in order; yields every event tagged with its mode.
+    eager_tokens: int = EAGER_TOKENS,
+    on_live_phase: Callable[[Any], None] | None = None,
+) -> Iterator[Event]:
+    """Run ``prompt`` through each of ``modes`` in order: per lane a :class:`LaneEvent`, then the events of
+    :meth:`app.core.engine.Engine.generate`.
 
     Raises :class:`app.core.errors.InvalidSettingsError` for an unknown mode before running anything.
     Stops between modes (and within a mode, between steps) once ``should_stop()`` is true.
@@ -40,18 +48,29 @@ def race(
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise InvalidSettingsError(f"Race modes must be among {', '.join(MODES)}; got {', '.join(modes) or 'none'}.")
-    for mode in modes:
+    for i, mode in enumerate(modes):
         if should_stop():
             return
+        lane = lane_settings(settings, mode, eager_tokens)
+        yield LaneEvent(mode, i, len(modes), lane.max_new_tokens)
         if cold:
             engine.clear_compiled()
-        for event in engine.generate(prompt, settings.with_(mode=mode), should_stop):
-            yield RaceEvent(mode, event)
+        yield from engine.generate(prompt, lane, should_stop, on_live_phase)
+
+
+def by_lane(events: Iterator[Event]) -> Iterator[tuple[str | None, Event]]:
+    """Pair each event of a race stream with the mode of its lane."""
+    mode = None
+    for event in events:
+        if isinstance(event, LaneEvent):
+            mode = event.mode
+        yield mode, event
 
 
 def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
-    """One row per mode: ``ttft_ms``, ``compile_ms``, ``steady_ms_per_token``, ``tokens_per_s``,
-    ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``, ``speedup_vs_torch`` (steady tokens/s ratio)."""
+    """One row per mode, keyed as :data:`app.core.columns.RACE_COLUMNS`: ``ttft_ms``, ``compile_ms``,
+    ``steady_ms_per_token``, ``tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
+    ``speedup_vs_torch`` (steady decode tokens/s over torch's, when torch ran)."""
     rows = []
     torch = finished.get("torch")
     torch_rate = torch.summary.decode_tokens_per_s if torch else None
@@ -74,15 +93,5 @@ def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
 
 
 def format_race_table(rows: list[dict[str, Any]]) -> str:
-    from app.core.report import fmt as f
-
-    header = (f"{'mode':<14} {'TTFT ms':>10} {'compile ms':>11} {'steady ms/tok':>14} {'tokens/s':>9} "
-              f"{'total ms':>10} {'compiles':>8} {'x torch':>8}")
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        lines.append(
-            f"{r['mode']:<14} {f(r['ttft_ms'], ',.1f'):>10} {f(r['compile_ms'], ',.1f'):>11} "
-            f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['tokens_per_s'], ',.1f'):>9} "
-            f"{f(r['total_ms'], ',.1f'):>10} {r['n_compiles']:>8} {f(r['speedup_vs_torch'], '.2f'):>8}"
-        )
-    return "\n".join(lines)
+    """The race summary as the CLI prints it."""
+    return render_text(RACE_COLUMNS, rows)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def fmt(value: Any, spec: str, missing: str = "-") -> str:
-    """``format(value, spec)``, or ``missing`` for None (a figure a run could not produce)."""
-    return missing if value is None else format(value, spec)
+from app.core.units import fmt
 
 
 def _ms(value: float | None) -> str:
@@ -44,5 +41,5 @@ def format_summary(label: str, finished: Any) -> str:
         f"model {label} | mode {s.mode} | {s.n_tokens} tokens, stopped by {finished.reason}\n"
         f"time to first token {_ms(s.ttft_ms)} ms | steady decode {_ms(s.steady_decode_ms)} ms/token "
         f"({rate} tokens/s) | overall {s.tokens_per_s:,.1f} tokens/s | total {_ms(s.total_ms)} ms\n"
-        f"compiles {s.n_compiles} ({_ms(s.compile_ms)} ms trace+lower+compile) | calls {s.n_calls}"
+        f"compiles {s.n_compiles} ({_ms(s.compile_ms)} ms compiling) | calls {s.n_calls}"
     )

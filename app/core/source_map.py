@@ -26,6 +26,7 @@ from typing import Any
 
 from app.core import ir_text_index as tx
 from app.core.module_paths import fold_path
+from app.core.units import short_file
 
 VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
 
@@ -82,13 +83,6 @@ class OpGroup:
     def location(self) -> str:
         """``transformers/models/llama/modeling_llama.py:245`` (path shortened after site-packages)."""
         return f"{short_file(self.file)}:{self.line}"
-
-
-def short_file(path: str) -> str:
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return path
 
 
 @dataclass

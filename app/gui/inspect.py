@@ -1,6 +1,6 @@
 """The window's source-map tab (issue #5) and the HLO view's collectives table (issue #7), linked to the IR
 views. GUI thread only; the maps and collectives are plain data built on the compute thread
-(:meth:`app.worker.EngineWorker._after_run`).
+(:meth:`app.core.service.ComputeService._after_run`).
 
 A map's line numbers only hold for the IR text it was built from, so maps follow the IR tabs step by
 step: new IR for a step drops that step's map (and its highlights) until the new map arrives after the run;
@@ -51,6 +51,7 @@ class InspectWiring(QObject):
         self.maps: dict[str, Any] = {}
         self._collectives: dict[str, list[Any]] = {}
         self._diff_stale = False
+        self._ir_key: tuple | None = None  # (model, mode or race, mesh) whose IR the tabs show
         self.inspector = SourceInspector(graph_builder=build_graph)
         self.inspector.setObjectName("sourceInspector")
         self.inspector.explorer.tree.setColumnWidth(0, 250)  # leave room for the counts in the tab
@@ -120,6 +121,22 @@ class InspectWiring(QObject):
         if step in self.maps:
             del self.maps[step]
             self._reload()
+
+    def new_run(self, session: Any, run: Any) -> None:
+        """A run (or a race's first lane) starts: a change of model, mode (or race) or mesh clears the IR tabs
+        and the maps; the same model, mode and mesh keep them (the IR shown is still what runs)."""
+        loaded = session.loaded.request if session.loaded else None
+        key = (loaded, run.mode if run.race is None else f"race {run.race}", session.mesh)
+        if key == self._ir_key:
+            return
+        self._ir_key = key
+        self.clear()
+        modes = getattr(session.active, "modes", None) or [run.mode]
+        compiled = [m for m in modes if m.startswith("jit") or m == "torch-compile"]
+        self.ir_tabs.clear(
+            "Waiting for the first compile…" if compiled
+            else f"No compiler in {run.mode} mode: pick jit-static, jit-dynamic or torch-compile to see the IR."
+        )
 
     def clear(self) -> None:
         """Forget every map and collective (the IR tabs were cleared)."""

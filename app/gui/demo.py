@@ -1,10 +1,10 @@
-"""The demo kit of the main window (issue #6): mode race, why it compiled, caches, phases, presentation, export.
+"""The demo kit of the main window: mode race, why it compiled, caches, phases, presentation, export.
 
 :class:`DemoKit` adds two docks under the main area (``Demo kit``: race controls, compilation-cache
-controls, race summary; ``Compile log``: why each call compiled, phase breakdown), a File ▸ Export menu, a View menu (presentation
-mode, full screen, docks) and a Demo menu. It follows the engine worker's signals like the window does,
-keeps a :class:`app.demo_export.RunLog` per plotted run, and queues its requests on the compute thread
-through :class:`app.demo_worker.DemoCompute` (every JAX call runs there).
+controls, race summary; ``Compile log``: why each call compiled, phase breakdown), a File ▸ Export menu, a
+View menu (presentation mode, full screen, docks) and a Demo menu. It subscribes to the window's
+:class:`app.core.session.Session` (the runs, the race, the cache state live there) and sends its requests
+through it to the compute thread.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import demo_export
+from app.core.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
 from app.core.compilation_cache import default_cache_dir
+from app.core.requests import CacheInfo
+from app.core.session import RunState
 from app.core.settings import MODE_HELP, MODES
-from app.demo_export import RunLog
-from app.demo_worker import DemoCompute
-from app.presentation import Presentation
-from app.window_layout import _card
+from app.gui import exports
+from app.gui.layout import _card
+from app.gui.presentation import Presentation
 from widgets.cache_panel import CachePanel
 from widgets.compile_log import CompileLog
-from widgets.latency_plot import MAX_RUNS
 from widgets.phase_bars import PhaseBars
 from widgets.plot_export import export_plot
 from widgets.race_controls import RaceControls
@@ -47,6 +47,7 @@ MODE_COLOURS = {
     "torchax-eager": "#9333ea",
     "jit-dynamic": "#0891b2",
     "jit-static": "#2563eb",
+    "torch-compile": "#dc2626",
 }
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
@@ -72,18 +73,12 @@ class DemoKit(QObject):
     def __init__(self, window: Any) -> None:
         super().__init__(window)  # the window is reached through parent(): no reference cycle to it
         ui = window.ui
-        self.compute = DemoCompute(window.compute, self)
+        self.session = window.session
         self.controls = RaceControls(MODES, MODE_HELP, MODE_COLOURS)
-        self.table = RaceTable()
+        self.table = RaceTable(RACE_COLUMNS[1:])
         self.cache = CachePanel(str(default_cache_dir()))
-        self.log = CompileLog()
+        self.log = CompileLog(COMPILE_COLUMNS)
         self.phases = PhaseBars()
-        self.runs: list[RunLog] = []  # the runs shown on the plot, oldest first
-        self._n_runs = 0
-        self._race_id = 0
-        self._race: list[str] | None = None  # modes of the race in progress
-        self._last_race: list[str] | None = None  # what "Replay cold start" reruns (None: a single run)
-        self._prompt = ""
         self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
         self._build_docks()
@@ -94,7 +89,7 @@ class DemoKit(QObject):
         self._build_menus()
         self._connect()
         self._restore(window.settings.demo)
-        self.compute.request_refresh(self.cache.directory())
+        self.session.cache("refresh", self.cache.directory())
         window.installEventFilter(self)  # leave presentation mode before the window saves its layout
 
     @property
@@ -211,14 +206,12 @@ class DemoKit(QObject):
         self.clear_action = self._action(demo, "Clear &in-memory caches", self.clear_memory)
 
     def _connect(self) -> None:
-        w, d = self.window.compute.worker, self.compute.worker
-        w.runStarted.connect(self.on_run_started)
-        w.batch.connect(self.on_batch)
-        w.finished.connect(self.on_finished)
-        w.idle.connect(self.on_idle)
-        d.lane.connect(self.on_lane)
-        d.cacheInfo.connect(self.on_cache_info)
-        d.failed.connect(self.window.on_failed)
+        ev = self.session.events
+        ev.busyChanged.connect(self._set_running)
+        ev.runStarted.connect(self.on_run_started)
+        ev.records.connect(self.on_records)
+        ev.runFinished.connect(self.on_run_finished)
+        ev.cache.connect(self.on_cache_info)
         self.controls.raceRequested.connect(self.start_race)
         self.controls.replayRequested.connect(self.replay)
         self.cache.persistentChanged.connect(self.set_persistent)
@@ -226,11 +219,16 @@ class DemoKit(QObject):
         self.cache.clearMemoryRequested.connect(self.clear_memory)
         self.cache.clearDiskRequested.connect(self.clear_disk)
 
+    @property
+    def runs(self) -> list[RunState]:
+        """The runs shown on the plot, oldest first (the session's)."""
+        return self.session.runs
+
     # -- requests from the user -------------------------------------------------------------------
     @Slot(list)
     def start_race(self, modes: list[str]) -> None:
         """Race ``modes`` with the prompt and settings of the window (loading the picked model first)."""
-        if modes and not self.window.is_busy():
+        if modes and not self.session.busy:
             self.window.run(race=list(modes))
 
     @Slot()
@@ -239,29 +237,26 @@ class DemoKit(QObject):
 
     @Slot()
     def replay(self) -> None:
-        """Clear the in-memory caches, then rerun the last run (or race) with the current prompt/settings."""
-        if self.window.is_busy():
-            return
-        self.compute.request_clear_memory(self.cache.directory())
-        self.window.run(race=self._last_race)
+        """Clear the in-memory caches, then rerun the last run (or race) with its prompt and settings."""
+        self.session.replay()
 
     @Slot()
     def clear_memory(self) -> None:
-        if not self.window.is_busy():
-            self.compute.request_clear_memory(self.cache.directory())
+        if not self.session.busy:
+            self.session.cache("clear_memory", self.cache.directory())
 
     @Slot(str)
     def clear_disk(self, directory: str) -> None:
-        if not self.window.is_busy():
-            self.compute.request_clear_disk(directory)
+        if not self.session.busy:
+            self.session.cache("clear_disk", directory)
 
     @Slot(bool, str)
     def set_persistent(self, enabled: bool, directory: str) -> None:
-        self.compute.request_persistent(enabled, directory)
+        self.session.cache("persistent_on" if enabled else "persistent_off", directory)
 
     @Slot(str)
     def refresh_cache(self, directory: str) -> None:
-        self.compute.request_refresh(directory)
+        self.session.cache("refresh", directory)
 
     @Slot(bool)
     def set_presentation(self, on: bool) -> None:
@@ -273,90 +268,28 @@ class DemoKit(QObject):
         if on != self.window.isFullScreen():
             self.window.showFullScreen() if on else self.window.showNormal()
 
-    # -- called by the window when a run or race starts ---------------------------------------------
-    def on_run_start(self, prompt: str, settings: Any, race: list[str] | None) -> None:
-        """The window starts a run (``race`` None) or a race: log it; a race is queued from here."""
-        self._prompt = prompt
-        self._last_race = list(race) if race else None
-        self._set_running(True)
-        if race:
-            self._race_id += 1
-            self._race = list(race)
-            self.runs.clear()
+    # -- session events -----------------------------------------------------------------------------
+    def on_run_started(self, run: RunState) -> None:
+        lanes = [r for r in self.session.runs if r.race == run.race] if run.race is not None else [run]
+        if len(lanes) == 1:
             self.table.clear_rows()
-            self.window.ui.plot.clear_runs()  # the lanes are drawn together, one curve per mode
-            self.compute.request_race(prompt, race, settings, self.controls.eager_token_cap())
-        else:
-            self._race = None
-            self._new_run(settings.mode)
 
-    def _new_run(self, mode: str) -> RunLog:
-        self._n_runs += 1
-        run = RunLog(f"run {self._n_runs} · {mode}", mode, race=self._race_id if self._race else None)
-        self.runs.append(run)
-        del self.runs[:-MAX_RUNS]
-        return run
+    def on_records(self, records: list[Any]) -> None:
+        run = self.session.current
+        for record in records:
+            if record.compiled:
+                self.log.add_row(compile_row(run.label.removeprefix("run "), record))
 
-    # -- compute-thread signals ---------------------------------------------------------------------
-    @Slot(str)
-    def on_lane(self, mode: str) -> None:
-        """A mode of the race starts: a new plot run in the mode's colour, earlier lanes kept opaque."""
-        self._new_run(mode)
-        self.window.begin_lane(self._prompt, mode, colour=MODE_COLOURS.get(mode))
-        if self._race:
-            i = self._race.index(mode) + 1 if mode in self._race else 0
-            self._status(f"Race {i}/{len(self._race)}: {mode}…")
+    def on_run_finished(self, run: RunState) -> None:
+        current = [r for r in self.session.runs if r.race == run.race] if run.race is not None else [run]
+        self.table.set_rows(self.session.race_rows(), MODE_COLOURS)
+        self.phases.set_calls(exports.phase_calls(current))
 
-    @Slot()
-    def on_run_started(self) -> None:
-        self._set_running(True)
-
-    @Slot(object)
-    def on_batch(self, events: list[Any]) -> None:
-        if not self.runs:
-            return
-        run = self.runs[-1]
-        for event in events:
-            if not hasattr(event, "token_id"):  # a CallRecord
-                run.records.append(event)
-                self.log.add_record(run.label.removeprefix("run "), event)
-
-    @Slot(object)
-    def on_finished(self, event: Any) -> None:
-        if not self.runs:
-            return
-        self.runs[-1].finished = event
-        current = [r for r in self.runs if r.race == self.runs[-1].race] if self._race else self.runs[-1:]
-        self.table.set_rows(demo_export.summary(current), MODE_COLOURS)
-        self.phases.set_calls(demo_export.phase_calls(current))
-
-    @Slot(str)
-    def on_idle(self, kind: str) -> None:
-        if kind != "run":
-            return
-        self._set_running(False)
-        if self._race and self.window.ui.status_label.property("error") is not True:
-            rows = [
-                r
-                for r in demo_export.summary([r for r in self.runs if r.finished])
-                if r["steady_ms_per_token"]
-            ]
-            best = min(rows, key=lambda r: r["steady_ms_per_token"], default=None)
-            tail = (
-                f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)"
-                if best
-                else ""
-            )
-            self._status(f"Race done: {', '.join(self._race)}{tail}")
-        self._race = None
-        self.compute.request_refresh(self.cache.directory())
-
-    @Slot(object)
-    def on_cache_info(self, info: Any) -> None:
+    def on_cache_info(self, info: CacheInfo) -> None:
         self.cache.set_info(info.enabled, info.n_files, info.n_bytes, info.message)
         if info.message:
             self.last_cache_message = info.message
-            if not self.window.is_busy():
+            if not self.session.busy:
                 self._status(info.message)
 
     # -- exports ------------------------------------------------------------------------------------
@@ -382,12 +315,12 @@ class DemoKit(QObject):
 
     def export_records(self, path: Path) -> str:
         """Write the call records of the shown runs as CSV or JSON (by suffix)."""
-        return f"Exported {demo_export.save_records(path, self.runs)} call records to {path}"
+        return f"Exported {exports.save_records(path, self.runs)} call records to {path}"
 
     def export_report(self, path: Path) -> str:
         """Write the Markdown run report and the plot PNG next to it."""
         model = self.window.windowTitle().split("—")[-1].strip()
-        png = demo_export.save_report(path, self.runs, self.window.ui.plot, model, self._prompt)
+        png = exports.save_report(path, self.runs, self.window.ui.plot, model, self.window.ui.prompt.prompt())
         return f"Exported the run report to {path} (plot: {png.name})"
 
     # -- helpers ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Start the desktop app: ``python -m app.gui [--model NAME] [--devices N]`` or ``torchax-playground``
+"""Start the desktop app: ``python -m app.gui.main [--model NAME] [--devices N]`` or ``torchax-playground``
 (no subcommand)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
-STYLE = Path(__file__).resolve().parents[1] / "assets" / "style.qss"
+STYLE = Path(__file__).resolve().parents[2] / "assets" / "style.qss"
 
 
 def configure_application(app) -> None:
@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
     configure_application(app)
 
-    from app.user_settings import UserSettings
-    from app.window import MainWindow
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
 
     settings = UserSettings.load()
     if args.model:
@@ -60,17 +60,13 @@ def main(argv: list[str] | None = None) -> int:
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
     """``(options, arguments left for Qt)``. With ``--devices N``, asks XLA:CPU for N devices now, before
     the compute thread first imports JAX (no effect if JAX has already started)."""
+    from app.cli import add_devices_arg, apply_devices
+
     parser = argparse.ArgumentParser(prog="torchax-playground gui", add_help=True)
     parser.add_argument("--model", default=None, help="built-in name, random:<preset>, hub id or folder")
-    parser.add_argument("--devices", type=int, default=None, metavar="N",
-                        help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    add_devices_arg(parser)
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    if args.devices is not None:
-        if args.devices < 1:
-            parser.error("--devices must be at least 1")
-        from app.core.mesh import simulate_cpu_devices
-
-        simulate_cpu_devices(args.devices)
+    args.devices = apply_devices(parser, args)
     return args, qt_args
 
 

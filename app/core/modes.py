@@ -1,7 +1,11 @@
-"""The four execution modes as step runners: one prefill call, then one decode step per token.
+"""The execution modes, one class each: a prefill call, then one decode step per token.
 
-Each runner method is a generator that yields :class:`PhaseEvent` s (tracing, lowering, compiling) and
-returns a :class:`StepResult`; :mod:`app.core.engine` drives them with the shared decode loop. Token ids
+A mode object owns everything that makes its steps: the step functions, their argument names, which
+argument is donated, how the KV cache is built and sharded. The engine creates one per run and drives it
+with the shared decode loop (:meth:`app.core.engine.Engine.generate`); each ``prefill`` / ``decode`` is a
+generator that yields :class:`PhaseEvent` s (tracing, lowering, compiling) and returns a
+:class:`StepResult` holding the token, the call's timing record and, for a compiling call, a function
+that captures its IR (run by the engine outside the timed region). Token ids
 cross to the host after every step (``int(token)``): that sync lets Stop act within one decode step
 (CONTEXT.md, Threads).
 
@@ -13,24 +17,35 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Generator
+from typing import Any, Callable, Generator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from app.core.compiled_step import CallTiming, CompiledStep
-from app.core.events import PhaseEvent
+from app.core.compiled_step import CompiledStep
+from app.core.events import CallRecord, PhaseEvent
 from app.core.pytrees import FlatTree
 from app.core.sampling import jitted_select_token, sampling_args, select_token
 
 
 @dataclass
 class StepResult:
+    """One model call: the selected ``token``; ``record``, its timing fields set (the engine fills in
+    ``index``, ``mode``, ``wall_ms``, ``input_shapes`` and ``mesh``); ``input_shapes`` by argument name;
+    ``wall_ms`` of the whole call (host work included); ``capture_ir()`` builds the
+    :class:`app.core.ir.StepIR` of a compiling call (None otherwise)."""
+
     token: int
-    timing: CallTiming
+    record: CallRecord
     input_shapes: dict[str, list[int]]
     wall_ms: float
+    capture_ir: Callable[[], Any] | None = None
+
+
+def eager_record(execute_ms: float) -> CallRecord:
+    """The timing record of a call that compiled nothing."""
+    return CallRecord(index=0, step="prefill", mode="", input_shapes={}, wall_ms=execute_ms, execute_ms=execute_ms)
 
 
 StepGen = Generator[PhaseEvent, None, StepResult]
@@ -60,10 +75,19 @@ def forward(fn, weights, cache, input_ids, position_ids, attention_mask):
     return out.logits, out.past_key_values
 
 
-class Runner:
-    """Per-run state of one mode. ``engine`` owns the model, the JAX weights and the compiled steps."""
+def _no_live_event(event: PhaseEvent) -> None:
+    pass
+
+
+class Mode:
+    """Per-run state of one execution mode. ``engine`` owns the model, the JAX weights and the compiled
+    steps (kept across runs); ``emit_live(PhaseEvent)`` reports a phase while a call blocks (a compiler
+    that runs for seconds inside one call), from the compute thread."""
 
     mode = "?"
+    #: ``None`` (nothing compiles), ``"xla"`` or ``"inductor"``: what the IR views show for this mode.
+    compiler: str | None = None
+    emit_live: Callable[[PhaseEvent], None] = staticmethod(_no_live_event)
 
     def __init__(self, engine: Any, settings: Any, max_cache_len: int) -> None:
         self.engine = engine
@@ -88,7 +112,7 @@ class Runner:
         return int(tok[0])
 
 
-class TorchRunner(Runner):
+class TorchMode(Mode):
     """PyTorch eager reference: our own loop over the HF module with a ``DynamicCache``."""
 
     mode = "torch"
@@ -116,7 +140,7 @@ class TorchRunner(Runner):
         yield PhaseEvent("running", False, "torch forward", execute_ms)
         token = self._sample_host(logits)
         shapes = {"input_ids": list(ids.shape), "attention_mask": [1, start + len(tokens)]}
-        return StepResult(token, CallTiming(False, execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
+        return StepResult(token, eager_record(execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
 
     def prefill(self, prompt_ids):
         return (yield from self._call(prompt_ids, 0))
@@ -125,7 +149,7 @@ class TorchRunner(Runner):
         return (yield from self._call([token], position))
 
 
-class TorchaxEagerRunner(Runner):
+class TorchaxEagerMode(Mode):
     """torchax without jit: each ATen op is dispatched to JAX eagerly, one by one."""
 
     mode = "torchax-eager"
@@ -145,7 +169,7 @@ class TorchaxEagerRunner(Runner):
         yield PhaseEvent("running", False, "torchax eager forward", execute_ms)
         token = self._sample_host(logits)
         shapes = {"input_ids": list(ids.shape), "attention_mask": list(mask.shape)}
-        return StepResult(token, CallTiming(False, execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
+        return StepResult(token, eager_record(execute_ms), shapes, (time.perf_counter() - t_wall) * 1000)
 
     def prefill(self, prompt_ids):
         return (yield from self._call(prompt_ids, 0))
@@ -186,24 +210,51 @@ STEP_ARGS = ("weights", "kv_cache", "input_ids", "position_ids", "attention_mask
 PREFILL_ARGS = STEP_ARGS[:5] + ("true_len",) + STEP_ARGS[5:]
 
 
-class _JitRunner(Runner):
-    def _run(self, step: CompiledStep, args: tuple, kind: str, shapes: dict) -> StepGen:
+class _JitMode(Mode):
+    """A mode whose steps are jitted :class:`CompiledStep` s, kept on the engine across runs."""
+
+    compiler = "xla"
+    #: Positional arguments of the step donated to XLA (updated in place).
+    donate_argnums: tuple[int, ...] = ()
+
+    def step_function(self, kind: str, greedy: bool) -> tuple[Callable, tuple[str, ...]]:
+        """The pure JAX function of step ``kind`` and its argument names."""
+        return _make_step_fn(self.engine.jax_state()[1], greedy, self._constrain()), STEP_ARGS
+
+    def _constrain(self) -> Callable | None:
+        return None
+
+    def _step(self, kind: str) -> CompiledStep:
+        greedy = self.settings.greedy
+
+        def build() -> CompiledStep:
+            fn, names = self.step_function(kind, greedy)
+            return CompiledStep(fn, kind, names, donate_argnums=self.donate_argnums)
+
+        return self.engine.compiled_step(self.mode, kind, greedy, build)
+
+    def _run(self, step: CompiledStep, args: tuple, shapes: dict) -> StepGen:
         t_wall = time.perf_counter()
-        result = None
+        output = None
         for item in step(*args):
             if isinstance(item, PhaseEvent):
                 yield item
             else:
-                result = item
-        (token, self.cache, self.key), timing = result
+                output = item
+        token, self.cache, self.key = output.outputs
         tok = int(token[0])
         wall = (time.perf_counter() - t_wall) * 1000
-        if timing.stages is not None:
-            self.engine.remember_stages(self.mode, kind, step, args, timing)
-        return StepResult(tok, timing, shapes, wall)
+        capture = None
+        if output.stages is not None:
+            from app.core import ir
+
+            traced, lowered, compiled = output.stages
+            labels = step.input_labels(args)
+            capture = lambda: ir.capture(traced, lowered, compiled, labels)  # noqa: E731
+        return StepResult(tok, output.record, shapes, wall, capture)
 
 
-class JitDynamicRunner(_JitRunner):
+class JitDynamicMode(_JitMode):
     """``jax.jit`` with a growing ``DynamicCache``: every step has new shapes, so every step recompiles."""
 
     mode = "jit-dynamic"
@@ -217,19 +268,35 @@ class JitDynamicRunner(_JitRunner):
 
     def _call(self, tokens, start, kind):
         weights, _ = self.engine.jax_state()
-        step = self.engine.compiled_step(self.mode, kind, self.settings.greedy)
+        step = self._step(kind)
         ids = _ids(tokens)
         mask = jnp.ones((1, start + len(tokens)), jnp.int32)
         args = (weights, self.cache, ids, _positions(start, len(tokens)), mask, self.key, *self.sampling)
         shapes = {"input_ids": list(ids.shape), "attention_mask": list(mask.shape), "kv_cache_len": [start]}
-        return (yield from self._run(step, args, kind, shapes))
+        return (yield from self._run(step, args, shapes))
 
 
-class JitStaticRunner(_JitRunner):
+class JitStaticMode(_JitMode):
     """Jitted prefill (prompt padded to a length bucket) and decode step over a ``StaticCache``, weights
-    passed as arguments and the cache donated: two compiles, then every step reuses them."""
+    passed as arguments and the cache donated: two compiles, then every step reuses them. On a device
+    mesh the cache's sharding is pinned inside the step (:func:`app.core.mesh.constrain_cache`)."""
 
     mode = "jit-static"
+    donate_argnums = (1,)
+
+    def step_function(self, kind: str, greedy: bool) -> tuple[Callable, tuple[str, ...]]:
+        if kind == "prefill":
+            return _make_static_prefill_fn(self.engine.jax_state()[1], greedy, self._constrain()), PREFILL_ARGS
+        return super().step_function(kind, greedy)
+
+    def _constrain(self) -> Callable | None:
+        engine = self.engine
+        if engine.mesh is None:
+            return None
+        from app.core.mesh import constrain_cache
+
+        mesh, tp = engine.mesh, engine.mesh_spec.tp
+        return lambda cache: constrain_cache(cache, mesh, tp)
 
     def prefill(self, prompt_ids):
         weights, _ = self.engine.jax_state()
@@ -238,18 +305,18 @@ class JitStaticRunner(_JitRunner):
         bucket = prompt_bucket(n, self.max_cache_len)
         ids = _ids(list(prompt_ids) + [self.engine.pad_id] * (bucket - n))
         self.mask = jnp.ones((1, self.max_cache_len), jnp.int32)
-        step = self.engine.compiled_step(self.mode, "prefill", self.settings.greedy)
+        step = self._step("prefill")
         args = (weights, self.cache, ids, _positions(0, bucket), self.mask, jnp.int32(n), self.key, *self.sampling)
         shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
-        return (yield from self._run(step, args, "prefill", shapes))
+        return (yield from self._run(step, args, shapes))
 
     def decode(self, token, position):
         weights, _ = self.engine.jax_state()
-        step = self.engine.compiled_step(self.mode, "decode", self.settings.greedy)
+        step = self._step("decode")
         args = (weights, self.cache, _ids([token]), _positions(position, 1), self.mask, self.key, *self.sampling)
         self.cache = None  # donated: the old buffers are invalid after the call
         shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
-        return (yield from self._run(step, args, "decode", shapes))
+        return (yield from self._run(step, args, shapes))
 
 
 def prompt_bucket(n: int, max_cache_len: int) -> int:
@@ -263,6 +330,6 @@ def prompt_bucket(n: int, max_cache_len: int) -> int:
     return min(bucket, max_cache_len)
 
 
-RUNNERS: dict[str, type[Runner]] = {
-    r.mode: r for r in (TorchRunner, TorchaxEagerRunner, JitDynamicRunner, JitStaticRunner)
+MODE_CLASSES: dict[str, type[Mode]] = {
+    m.mode: m for m in (TorchMode, TorchaxEagerMode, JitDynamicMode, JitStaticMode)
 }

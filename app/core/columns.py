@@ -1,0 +1,111 @@
+"""Table columns defined once: key, title, unit and formatter of every figure the app tabulates.
+
+The CLI (:func:`render_text`), the Markdown report (:func:`render_markdown`) and the Qt tables (which take
+these :class:`Column` objects as plain data) render the same definitions, so a title or a number format
+changes in one place. Rows are plain dicts keyed by :attr:`Column.key`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core import units
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column. ``format(value)`` gives the cell text (``–`` for None); ``best`` says which value of a
+    row of modes is best (``"low"``, ``"high"`` or None); ``short`` is the title for narrow tables."""
+
+    key: str
+    title: str
+    unit: str = ""
+    format: Callable[[Any], str] = str
+    best: str | None = None
+    short: str = ""
+    align: str = "right"
+
+    def text(self, row: dict[str, Any]) -> str:
+        return self.format(row.get(self.key))
+
+    @property
+    def header(self) -> str:
+        return f"{self.title} ({self.unit})" if self.unit and self.unit not in self.title else self.title
+
+
+def _fixed(digits: int) -> Callable[[Any], str]:
+    return lambda v: units.fmt(v, f",.{digits}f")
+
+
+def _plain(value: Any) -> str:
+    return "–" if value is None else str(value)
+
+
+#: Race summary, one row per mode (rows from :func:`app.core.race.summary_rows`).
+RACE_COLUMNS: tuple[Column, ...] = (
+    Column("mode", "mode", format=_plain, align="left"),
+    Column("ttft_ms", "TTFT", "ms", _fixed(1), "low", short="TTFT"),
+    Column("compile_ms", "compile", "ms", _fixed(1), short="compile"),
+    Column("n_compiles", "compiles", format=_plain, short="compiles"),
+    Column("steady_ms_per_token", "steady ms/token", "ms", _fixed(2), "low", short="ms / token"),
+    Column("tokens_per_s", "tokens/s", "tokens/s", _fixed(1), "high", short="tokens / s"),
+    Column("total_ms", "total", "ms", _fixed(1), "low", short="total"),
+    Column("n_tokens", "tokens", format=_plain, short="tokens"),
+    Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch"),
+)
+
+
+def _disk(value: Any) -> str:
+    return "◆ hit" if value is True else ("miss" if value is False else "–")
+
+
+#: Compiling calls (rows from :func:`compile_rows`): why each call compiled and what it cost.
+COMPILE_COLUMNS: tuple[Column, ...] = (
+    Column("run", "run", format=_plain, align="left"),
+    Column("call", "call", format=_plain),
+    Column("step", "step", format=_plain, align="left"),
+    Column("reason", "why it compiled", format=lambda v: v or "–", align="left"),
+    Column("trace_ms", "trace", "ms", units.ms),
+    Column("lower_ms", "lower", "ms", units.ms),
+    Column("compile_ms", "compile", "ms", units.ms),
+    Column("disk_cache", "disk cache", format=_disk),
+)
+
+
+def compile_row(run: str, record: Any) -> dict[str, Any]:
+    """The :data:`COMPILE_COLUMNS` row of one compiling :class:`app.core.events.CallRecord`."""
+    return {
+        "run": run, "call": record.index, "step": record.step, "reason": record.compile_reason,
+        "trace_ms": record.trace_ms, "lower_ms": record.lower_ms, "compile_ms": record.compile_ms,
+        "disk_cache": record.persistent_cache_hit,
+        "input_shapes": record.input_shapes,
+    }
+
+
+def compile_rows(runs: Iterable[tuple[str, Sequence[Any]]]) -> list[dict[str, Any]]:
+    """Rows of every compiling call of ``runs`` (pairs of run label and call records)."""
+    return [compile_row(label, r) for label, records in runs for r in records if r.compiled]
+
+
+def render_text(columns: Sequence[Column], rows: Sequence[dict[str, Any]]) -> str:
+    """An aligned plain-text table with a header and a rule (the CLI's)."""
+    cells = [[c.header for c in columns]] + [[c.text(row) for c in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+
+    def line(values: list[str]) -> str:
+        return " ".join(
+            v.ljust(w) if c.align == "left" else v.rjust(w) for v, w, c in zip(values, widths, columns)
+        ).rstrip()
+
+    header = line(cells[0])
+    return "\n".join([header, "-" * len(header), *(line(values) for values in cells[1:])])
+
+
+def render_markdown(columns: Sequence[Column], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """A Markdown table, one string per line."""
+    lines = ["| " + " | ".join(c.header for c in columns) + " |"]
+    lines.append("|" + "|".join("---" if c.align == "left" else "---:" for c in columns) + "|")
+    lines += ["| " + " | ".join(c.text(row) for c in columns) + " |" for row in rows]
+    return lines

@@ -1,0 +1,66 @@
+"""Human-readable numbers, the one formatter of the app: CLI tables, reports and every view.
+
+Pure Python (no Qt, no JAX), so the Qt widgets may use it too (the one ``app`` module they import; see the
+import-linter contracts in ``pyproject.toml``). Missing figures show as ``–``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def si(value: float | None, unit: str = "", base: int = 1000) -> str:
+    """``si(1.5e9, "FLOP")`` → ``"1.50 GFLOP"``; ``si(None)`` → ``"–"``."""
+    if value is None:
+        return "–"
+    prefixes = ["", "k", "M", "G", "T", "P"]
+    v, i = float(value), 0
+    while abs(v) >= base and i < len(prefixes) - 1:
+        v /= base
+        i += 1
+    digits = 0 if i == 0 else (2 if abs(v) < 10 else 1 if abs(v) < 100 else 0)
+    return f"{v:.{digits}f} {prefixes[i]}{unit}".strip()
+
+
+def nbytes(value: float | None) -> str:
+    """Bytes with binary prefixes: ``nbytes(3 * 2**20)`` → ``"3.00 MB"`` (MiB shown as MB)."""
+    return si(value, "B", base=1024)
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds, switching to seconds above 1 s: ``ms(1234)`` → ``"1.23 s"``."""
+    if value is None:
+        return "–"
+    if value >= 1000:
+        return f"{value / 1000:.2f} s"
+    if value >= 100:
+        return f"{value:.0f} ms"
+    return f"{value:.1f} ms"
+
+
+def fmt(value: Any, spec: str, missing: str = "–") -> str:
+    """``format(value, spec)``, or ``missing`` for None (a figure a run could not produce)."""
+    return missing if value is None else format(value, spec)
+
+
+def flops(value: float | None) -> str:
+    """A FLOP count with decimal prefixes, three significant digits: ``flops(1.234e9)`` → ``"1.23 G"``."""
+    if value is None:
+        return "–"
+    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= div:
+            return f"{value / div:.3g} {unit}"
+    return f"{value:.0f}"
+
+
+def times(value: float | None) -> str:
+    """A ratio: ``times(1.876)`` → ``"1.88×"``."""
+    return fmt(value, ".2f") + ("×" if value is not None else "")
+
+
+def short_file(path: str) -> str:
+    """A source path shortened after ``site-packages/``: ``transformers/models/llama/modeling_llama.py``."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path

@@ -1,0 +1,68 @@
+"""The window's device panel: devices listed by the compute thread, mesh changes sent to it as queued
+requests, bytes per device after each mesh change and run. GUI thread only; every JAX call happens on the
+compute thread (:class:`app.core.service.ComputeService`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from app.core.requests import MeshChanged, MeshRequest, ModelLoaded, RequestFailed
+from app.core.session import Session
+from widgets.device_panel import DevicePanel
+
+
+class MeshWiring(QObject):
+    """Keeps ``panel`` in step with the engine's mesh. ``current`` is the mesh the engine runs on as last
+    reported (``"1 device"`` or ``"tp=2"``). ``message(str)``: a line for the status bar."""
+
+    message = Signal(str)
+
+    def __init__(self, panel: DevicePanel, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.panel = panel
+        self.session = session
+        self._requested: str | None = None
+        session.events.devices.connect(self.on_devices)
+        session.events.mesh.connect(self.on_mesh_changed)
+        session.events.modelLoaded.connect(self.on_model_loaded)
+        session.events.error.connect(self.on_failed)
+        panel.meshRequested.connect(self.request_mesh)
+        session.list_devices()
+
+    @property
+    def current(self) -> str:
+        """The mesh the engine runs on, as last reported (``"1 device"`` or ``"tp=2"``)."""
+        return self.session.mesh
+
+    @Slot(str)
+    def request_mesh(self, text: str) -> None:
+        """Ask the compute thread to place the model on ``text`` (after any queued request)."""
+        self._requested = text
+        self.message.emit(f"Applying mesh {text}…")
+        self.session.set_mesh(text)
+
+    def on_devices(self, devices: list[Any]) -> None:
+        self.panel.set_devices(devices)
+
+    def on_mesh_changed(self, event: MeshChanged) -> None:
+        self.panel.set_mesh(event.label)
+        self.panel.set_device_bytes(event.device_bytes)
+        if self._requested is not None:
+            self._requested = None
+            label = event.label
+            note = (
+                "one device" if label == "1 device" else f"{label}: weights and KV cache split over the mesh"
+            )
+            self.message.emit(f"Mesh applied ({note}); the next run compiles again.")
+
+    def on_model_loaded(self, event: ModelLoaded) -> None:
+        self.panel.set_mesh(event.mesh)
+        self.panel.set_device_bytes({})
+
+    def on_failed(self, event: RequestFailed) -> None:
+        if isinstance(event.request, MeshRequest):
+            self._requested = None
+            self.panel.set_mesh(self.current)  # nothing changed: show the mesh still in use

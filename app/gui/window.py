@@ -1,0 +1,350 @@
+"""The main window: wires the widgets to the session model and the compute thread.
+
+Data flows one way: the user's intent goes to :class:`app.core.session.Session`, which sends typed
+requests to the one compute worker (:class:`app.gui.worker.ComputeThread`); the worker's events come back
+on the GUI thread into :meth:`Session.apply_all`, and the session's signals feed the widgets (token view,
+latency plot, IR tabs, stats strip). The window keeps no run state of its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt, Slot
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
+
+from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
+from app.core.requests import LoadRequest, ModelLoaded, RequestFailed
+from app.core.session import LiveFigures, RunState, Session
+from app.core.settings import GenerationSettings
+from app.core.units import ms
+from app.gui.demo import MODE_COLOURS, DemoKit
+from app.gui.inspect import InspectWiring
+from app.gui.layout import WindowParts
+from app.gui.mesh import MeshWiring
+from app.gui.user_settings import UserSettings
+from app.gui.worker import ComputeThread
+from widgets.token_view import CallInfo
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+DEFAULT_PROMPT = "The jit function"
+REASONS = {
+    "eos": "end of text",
+    "max_new_tokens": "max new tokens",
+    "cache_full": "KV cache full",
+    "stopped": "stopped",
+}
+
+
+def load_examples() -> list[dict[str, str]]:
+    try:
+        return json.loads((ASSETS / "prompts.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+
+
+class MainWindow(QMainWindow):
+    """torchax playground's window. ``autoload`` loads the remembered (or default) model at start-up."""
+
+    def __init__(
+        self, settings: UserSettings | None = None, autoload: bool = True, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("torchax playground")
+        self.settings = settings or UserSettings.load()
+        self.ui = WindowParts(self)
+        self.compute = ComputeThread(self)
+        self.session = Session(self.compute.submit)
+        self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
+        self._error_details = ""
+        self._closing = False
+        self._connect()
+        self._restore()
+        if autoload:
+            self.request_load(self.ui.model_picker.current_model())
+        self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
+        self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export
+        self.mesh.message.connect(self._set_status)
+
+    @property
+    def loaded(self) -> ModelLoaded | None:
+        """The model loaded on the compute thread, as last reported (None before the first load)."""
+        return self.session.loaded
+
+    # -- wiring -----------------------------------------------------------------------------------
+    def _connect(self) -> None:
+        ui, ev = self.ui, self.session.events
+        self.compute.worker.events.connect(self.on_events)
+        self.compute.worker.live.connect(self.on_phase)
+        ev.loadStarted.connect(self._on_load_started)
+        ev.modelLoaded.connect(self._on_loaded)
+        ev.busyChanged.connect(self._on_busy_changed)
+        ev.runStarted.connect(self._on_run_started)
+        ev.records.connect(self._on_records)
+        ev.tokens.connect(self._on_tokens)
+        ev.figures.connect(self._on_figures)
+        ev.phase.connect(self.on_phase)
+        ev.ir.connect(self._on_ir)
+        ev.runFinished.connect(self._on_run_finished)
+        ev.idle.connect(self._on_idle)
+        ev.error.connect(self._on_error)
+        ev.notice.connect(self.on_warning)
+        ev.status.connect(self._set_status)
+        ev.sourceMap.connect(self.inspect.on_source_map)
+        ev.collectives.connect(self.inspect.on_collectives)
+        ui.model_picker.loadRequested.connect(self.request_load)
+        ui.form.dtypeChanged.connect(self._on_dtype_changed)
+        ui.prompt.runRequested.connect(self.run)
+        ui.prompt.stopRequested.connect(self.stop)
+        ui.tokens.tokenHovered.connect(self._on_token_hovered)
+        ui.plot.pointHovered.connect(self._on_point_hovered)
+        ui.details_button.clicked.connect(self.show_error_details)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self, activated=self.run)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.stop)
+
+    def _restore(self) -> None:
+        s, ui = self.settings, self.ui
+        self._refresh_models()
+        ui.model_picker.set_current_model(s.model or DEFAULT_MODEL)
+        ui.form.set_values(s.generation)
+        ui.prompt.set_examples(load_examples())
+        ui.prompt.set_prompt(s.prompt or DEFAULT_PROMPT)
+        if s.geometry:
+            self.restoreGeometry(QByteArray(base64.b64decode(s.geometry)))
+        else:
+            self.resize(1600, 980)
+        for name, splitter in ui.splitters().items():
+            if name in s.splitters:
+                splitter.restoreState(QByteArray(base64.b64decode(s.splitters[name])))
+
+    def _refresh_models(self) -> None:
+        presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
+        self.ui.model_picker.set_models(BUILTIN_MODELS, presets, self.settings.recent_models)
+
+    def save_settings(self) -> None:
+        """Write the current model, prompt, generation settings and geometry to the user config file."""
+        s, ui = self.settings, self.ui
+        s.prompt = ui.prompt.prompt()
+        s.generation = ui.form.values()
+        s.geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
+        s.splitters = {
+            n: base64.b64encode(bytes(sp.saveState())).decode() for n, sp in ui.splitters().items()
+        }
+        s.demo = self.demo.state()
+        try:
+            s.save()
+        except OSError as exc:
+            self.ui.status_label.setText(f"Could not save settings: {exc}")
+
+    # -- requests ---------------------------------------------------------------------------------
+    @Slot(str)
+    def request_load(self, model: str) -> None:
+        """Queue a load of ``model`` with the form's dtype (no-op if it is already loaded or loading)."""
+        dtype = self.ui.form.values()["dtype"]
+        loaded = self.session.loaded
+        if loaded is not None and (loaded.request.model, loaded.request.dtype) == (model.strip(), dtype):
+            self.ui.model_error.setVisible(False)  # back on the loaded model: an old load error is moot
+        self.session.load(model, dtype)
+
+    @Slot()
+    def run(self, race: list[str] | None = None) -> None:
+        """Run the prompt (loading the picked model first if it changed). Bound to Run and Ctrl+Enter.
+        ``race``: run it through these modes one after another instead."""
+        if self.session.busy:
+            return
+        try:
+            settings = self.generation_settings()
+        except Exception as exc:  # InvalidSettingsError
+            self._show_error(str(exc), "")
+            return
+        model, dtype = self.ui.model_picker.current_model(), self.ui.form.values()["dtype"]
+        prompt = self.ui.prompt.prompt()
+        if race:
+            self.session.race(prompt, race, settings, self.demo.controls.eager_token_cap(), model, dtype)
+        else:
+            self.session.run(prompt, settings, model, dtype)
+
+    @Slot()
+    def stop(self) -> None:
+        """Stop the run after its current step; during a compile, say it will stop after the compile."""
+        session = self.session
+        if not session.running:
+            if session.pending is not None:
+                session.pending = None
+                self._on_busy_changed(session.busy)
+            return
+        self.compute.stop()
+        self.ui.busy.set_stopping(True)
+        self._set_status("stopping after compile…" if self.ui.busy.is_uninterruptible() else "Stopping…")
+
+    def generation_settings(self) -> GenerationSettings:
+        """The form's values as validated :class:`GenerationSettings`. Raises ``InvalidSettingsError``."""
+        values = dict(self.ui.form.values())
+        values.pop("dtype")
+        return GenerationSettings(**values).validated()
+
+    def is_busy(self) -> bool:
+        return self.session.busy
+
+    # -- session events (GUI thread) ---------------------------------------------------------------
+    @Slot(object)
+    def on_events(self, events: list[Any]) -> None:
+        """A batch of the compute worker's events (emitted on the compute thread, delivered here)."""
+        self.session.apply_all(events)
+
+    @Slot(object)
+    def on_phase(self, event: Any) -> None:
+        if event.started:
+            self.ui.busy.start(event.phase, event.detail)
+        elif self.session.running:
+            self.ui.busy.start("running")
+
+    def _on_load_started(self, model: str) -> None:
+        self.ui.model_picker.set_busy(True)
+        self.ui.busy.start("loading", model)
+        self._set_status(f"Loading {model}…")
+
+    def _on_loaded(self, event: ModelLoaded) -> None:
+        self.ui.model_label.setText(f"<b>{event.label}</b> · {event.request.dtype}")
+        self.setWindowTitle(f"torchax playground — {event.label}")
+        self.ui.model_error.setVisible(False)
+        self.ui.model_warning.setText("\n".join(f"⚠ {w}" for w in event.warnings))
+        self.ui.model_warning.setVisible(bool(event.warnings))
+        self.settings.remember_model(event.request.model)
+        self._refresh_models()
+        self.ui.model_picker.set_current_model(event.request.model)
+        took = f" in {event.seconds:.1f} s" if event.seconds else ""
+        self._set_status(f"Loaded {event.label}{took}. Ctrl+Enter runs.")
+
+    def _on_busy_changed(self, busy: bool) -> None:
+        session = self.session
+        self.ui.model_picker.set_busy(bool(session.load_queue))
+        self.ui.prompt.set_running(busy)
+        if not busy:
+            self.ui.busy.stop()
+
+    def _on_run_started(self, run: RunState) -> None:
+        ui, session = self.ui, self.session
+        ui.tokens.start(ui.prompt.prompt())
+        ui.stats.reset()
+        model = session.loaded.label if session.loaded else ""
+        if run.race is None:
+            ui.plot.start_run(f"{run.mode} · {session.mesh} · {model}")
+        else:
+            if len([r for r in session.runs if r.race == run.race]) == 1:
+                ui.plot.clear_runs()  # the lanes are drawn together, one curve per mode
+            ui.plot.start_run(f"{run.mode} · {session.mesh}", colour=MODE_COLOURS.get(run.mode), fade=False)
+        self.inspect.new_run(session, run)
+        ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
+        ui.busy.start("running")
+
+    def _on_records(self, records: list[Any]) -> None:
+        for record in records:
+            self.ui.plot.add_record(record)
+            self.ui.tokens.add_call(
+                CallInfo(record.index, record.step, record.wall_ms, record.compiled, record.compile_total_ms)
+            )
+
+    def _on_tokens(self, tokens: list[Any]) -> None:
+        for t in tokens:
+            self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
+
+    def _on_figures(self, f: LiveFigures) -> None:
+        self.ui.stats.set_stats(f.ttft_ms, f.tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
+        self.ui.plot.set_steady_ms(f.steady_ms)
+
+    def _on_ir(self, event: Any) -> None:
+        self.inspect.ir_arrived(event.step)
+        self.ui.ir_tabs.set_ir(event.step, event.ir)
+
+    def _on_run_finished(self, run: RunState) -> None:
+        self.ui.tokens.flush()
+        self.ui.plot.redraw()
+        s, reason = run.finished.summary, run.finished.reason
+        decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
+        self._set_status(
+            f"Done ({REASONS.get(reason, reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
+            f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)})"
+        )
+
+    def _on_idle(self, message: str) -> None:
+        self.ui.tokens.flush()
+        self.ui.ir_tabs.hold_hidden(False)
+        if message:
+            self._set_status(message)
+
+    def _on_error(self, event: RequestFailed) -> None:
+        if isinstance(event.request, LoadRequest):
+            self.ui.model_error.setText(event.message)
+            self.ui.model_error.setVisible(True)
+        self._show_error(event.message, event.details)
+
+    def _show_error(self, message: str, details: str) -> None:
+        self._error_details = details or message
+        self.ui.status_label.setText(message)
+        self.ui.status_label.setProperty("error", True)
+        self.ui.status_label.setToolTip(message)
+        self._repolish(self.ui.status_label)
+        self.ui.details_button.setVisible(True)
+
+    @Slot(str)
+    def on_warning(self, text: str) -> None:
+        """Something optional failed on the compute thread (a source map, a mesh kept across a load)."""
+        label = self.ui.status_label
+        label.setText(f"{label.text()}  ⚠ {text}" if label.text() else f"⚠ {text}")
+        label.setToolTip(text)
+
+    # -- small helpers ----------------------------------------------------------------------------
+    @Slot()
+    def show_error_details(self) -> None:
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Error details",
+            self.ui.status_label.text(),
+            QMessageBox.StandardButton.Close,
+            self,
+        )
+        box.setDetailedText(self._error_details)
+        box.exec()
+
+    def _clear_error(self) -> None:
+        self.ui.status_label.setProperty("error", False)
+        self._repolish(self.ui.status_label)
+        self.ui.details_button.setVisible(False)
+
+    def _set_status(self, text: str) -> None:
+        self._clear_error()
+        self.ui.status_label.setText(text)
+
+    @staticmethod
+    def _repolish(widget: QWidget) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)
+
+    @Slot(str)
+    def _on_dtype_changed(self, _dtype: str) -> None:
+        self._set_status("dtype changed: the model reloads at the next Load or Run.")
+
+    @Slot(int)
+    def _on_token_hovered(self, call_index: int) -> None:
+        self.ui.plot.highlight_call(call_index)
+
+    @Slot(int)
+    def _on_point_hovered(self, call_index: int) -> None:
+        self.ui.tokens.highlight_call(call_index)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        """Save settings, stop the run and wait for the compute thread (a compile finishes first)."""
+        if not self._closing:
+            self._closing = True
+            if self.is_busy():
+                self.ui.status_label.setText("Closing: waiting for the compute thread…")
+            self.save_settings()
+            self.compute.shutdown()
+            self.session.disconnect_all()  # no window <-> session cycle left for a garbage collection
+        event.accept()

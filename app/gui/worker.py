@@ -1,0 +1,128 @@
+"""The compute thread: one long-lived QThread and one worker object on it that owns every JAX / torchax /
+torch call.
+
+The GUI sends typed requests (:mod:`app.core.requests`) with :meth:`ComputeThread.submit`; the worker
+executes them in order with :class:`app.core.service.ComputeService` and sends the answers back as
+:attr:`ComputeWorker.events` (lists of plain events, batched). :meth:`ComputeThread.stop` ends a run
+within one decode step (a ``threading.Event`` the engine polls between steps); :meth:`ComputeThread.shutdown`
+stops, drops queued requests and waits for the thread (a destroyed running QThread would abort the process:
+pytest-qt #276).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+#: Calls and tokens are sent to the GUI at most this often while steps are fast (seconds).
+BATCH_INTERVAL_S = 0.016
+#: A token that arrives this long after the previous one is sent at once (slow steps are not delayed).
+SLOW_STEP_S = 0.008
+
+
+class ComputeWorker(QObject):
+    """Lives on the compute thread; executes one request at a time.
+
+    Signals (emitted on the compute thread)
+    -------
+    events(list): the request's events in order. Call records and tokens are batched (at most every
+        ~16 ms while steps are fast; one signal per step when a step takes longer than :data:`SLOW_STEP_S`),
+        so a 1 ms/token model does not hand the GIL to the GUI thousands of times per second; every other
+        event is sent at once.
+    live(PhaseEvent): a phase reported while a call blocks (loading progress, torch.compile's phases).
+    """
+
+    events = Signal(object)
+    live = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        from app.core.service import ComputeService
+
+        self.service = ComputeService()
+        self._stop = threading.Event()
+
+    @property
+    def engine(self) -> Any:
+        """The loaded :class:`app.core.engine.Engine`, or None. Use only on the compute thread."""
+        return self.service.engine
+
+    def _should_stop(self) -> bool:
+        return self._stop.is_set() or QThread.currentThread().isInterruptionRequested()
+
+    @Slot(object, object)
+    def handle(self, request: Any, stop: threading.Event) -> None:
+        """Execute ``request``; ``stop`` is its stop flag (set by :meth:`ComputeThread.stop`)."""
+        if QThread.currentThread().isInterruptionRequested():
+            return
+        self._stop = stop
+        pending: list[Any] = []
+        last_flush = last_token = time.perf_counter()
+        for event in self.service.handle(request, self._should_stop, self.live.emit):
+            batched = type(event).__name__ in ("CallRecord", "TokenEvent")
+            if batched:
+                pending.append(event)
+                if type(event).__name__ != "TokenEvent":
+                    continue
+                now = time.perf_counter()
+                slow = now - last_token >= SLOW_STEP_S
+                last_token = now
+                if now - last_flush < BATCH_INTERVAL_S and not slow:
+                    continue
+            else:
+                pending.append(event)
+            self.events.emit(pending)
+            pending = []
+            last_flush = time.perf_counter()
+        if pending:
+            self.events.emit(pending)
+
+
+class ComputeThread(QObject):
+    """GUI-side owner of the compute thread and its :class:`ComputeWorker`. Use from the GUI thread.
+
+    Connect to ``self.worker.events`` / ``.live`` with bound-method slots. Call :meth:`shutdown` before the
+    application quits (the window does it in ``closeEvent``).
+    """
+
+    _request = Signal(object, object)
+    _instances: weakref.WeakSet[ComputeThread] = weakref.WeakSet()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        ComputeThread._instances.add(self)
+        self.thread = QThread()
+        self.thread.setObjectName("computeThread")
+        self.worker = ComputeWorker()
+        self.worker.moveToThread(self.thread)
+        self._request.connect(self.worker.handle)
+        self._stop = threading.Event()
+        self.thread.start()
+
+    def submit(self, request: Any) -> None:
+        """Queue ``request`` (runs after every request already queued). A run or race gets a fresh stop
+        flag, which :meth:`stop` sets."""
+        if type(request).__name__ in ("RunRequest", "RaceRequest"):
+            self._stop = threading.Event()
+        self._request.emit(request, self._stop)
+
+    def stop(self) -> None:
+        """Ask the current run to stop after its current step (a running compile finishes first)."""
+        self._stop.set()
+
+    @classmethod
+    def live(cls) -> list[ComputeThread]:
+        """Every ComputeThread still referenced (tests use it to find threads left running)."""
+        return list(cls._instances)
+
+    def shutdown(self) -> None:
+        """Stop the current run, drop queued requests, and wait for the thread to finish (never abort)."""
+        self.stop()
+        if self.thread.isRunning():
+            self.thread.requestInterruption()
+            self.thread.quit()
+            self.thread.wait()
