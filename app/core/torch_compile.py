@@ -198,7 +198,7 @@ def compile_phases(seconds: dict[str, float]) -> dict[str, float]:
     codegen = seconds[_CODEGEN]
     load = min(seconds[_LOAD], codegen)  # a cache hit loads outside compile_to_module: no C++ compile
     parts = (frame - backend, backend - inductor, inductor - codegen, codegen - load, load)
-    return {name: max(value, 0.0) * 1000 for name, value in zip(PHASES, parts)}
+    return {name: max(float(value), 0.0) * 1000 for name, value in zip(PHASES, parts)}
 
 
 # -- per-engine state ----------------------------------------------------------------------------------
