@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -100,3 +101,127 @@ def llama_engine(model_dirs):
     from app.core.engine import load_engine
 
     return load_engine(model_dirs("llama"))
+
+
+# -- GUI fixtures ---------------------------------------------------------------------------------------
+LOAD_TIMEOUT_MS = 180_000
+RUN_TIMEOUT_MS = 240_000
+PROMPT = "The jit function"
+
+
+@pytest.fixture(autouse=True)
+def no_thread_or_timer_left(request):
+    """Fail a test that leaves a compute thread or a QTimer running once its widgets are closed and deleted
+    (napari's conftest does the same); stop them first, so nothing aborts the process."""
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent, QTimer
+
+    started: list[Any] = []
+    original = QTimer.start
+
+    def start(timer, *args):  # noqa: ANN001
+        started.append(timer)
+        return original(timer, *args)
+
+    QTimer.start = start
+    try:
+        yield
+    finally:
+        QTimer.start = original
+    from app.gui.worker import ComputeThread
+
+    threads = [c for c in ComputeThread.live() if c.thread.isRunning()]
+    for c in threads:
+        c.shutdown()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
+    timers = [t for t in started if _alive_and_active(t)]
+    for t in timers:
+        t.stop()
+    if threads or timers:
+        pytest.fail(f"left running: {len(threads)} compute thread(s), {len(timers)} QTimer(s)")
+
+
+def _alive_and_active(timer: Any) -> bool:
+    try:
+        return timer.isActive()
+    except RuntimeError:  # the C++ object was deleted with its widget
+        return False
+
+
+@pytest.fixture
+def config_dir(tmp_path, monkeypatch):
+    """Point the GUI's settings file at a temp dir."""
+    monkeypatch.setenv("TORCHAX_PLAYGROUND_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path / "config"
+
+
+@pytest.fixture
+def no_dialogs(monkeypatch):
+    """Patch QMessageBox / QFileDialog so nothing modal blocks; returns the list of message boxes shown."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    shown: list[Any] = []
+
+    def fake_exec(box):  # noqa: ANN001
+        shown.append((box.text(), box.detailedText()))
+        return int(QMessageBox.StandardButton.Close)
+
+    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
+    return shown
+
+
+@pytest.fixture(scope="session")
+def gui_model(model_dirs):
+    """The model of the window tests: the small built-in ``pydoc-llama`` (fast to load and compile)."""
+    from app.core.models import MODELS_DIR
+
+    if (MODELS_DIR / "pydoc-llama" / "config.json").exists():
+        return "pydoc-llama"
+    return model_dirs("llama")
+
+
+@pytest.fixture
+def make_window(qtbot, config_dir, no_dialogs):
+    """``make_window(model, tokens=8, autoload=True)`` → a shown MainWindow, its model loaded and its devices
+    listed (when ``autoload``); closed at teardown."""
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
+
+    def make(model: str, tokens: int = 8, autoload: bool = True, size: tuple[int, int] = (1400, 900)):
+        win = MainWindow(
+            settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": tokens}),
+            autoload=autoload,
+        )
+        qtbot.addWidget(win)
+        win.resize(*size)
+        win.show()
+        if autoload:
+            qtbot.waitUntil(lambda: win.loaded is not None and not win.is_busy(), timeout=LOAD_TIMEOUT_MS)
+            qtbot.waitUntil(lambda: win.ui.device_panel.device_count() > 0, timeout=LOAD_TIMEOUT_MS)
+        return win
+
+    return make
+
+
+@pytest.fixture
+def window(request, make_window, gui_model):
+    """The window on :func:`gui_model`; a test module sets ``WINDOW_TOKENS`` for another max_new_tokens."""
+    win = make_window(gui_model, tokens=getattr(request.module, "WINDOW_TOKENS", 8))
+    yield win
+    win.close()
+
+
+def run_and_wait(qtbot, win) -> None:
+    """Click Run and wait until the run (and the hidden IR tabs' texts) are done."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    qtbot.mouseClick(win.findChild(QPushButton, "runButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not win.ui.ir_tabs.pending(), timeout=5000)

@@ -1,4 +1,4 @@
-"""Shared helpers of the GUI tests (imported by tests/test_widgets.py and tests/test_window.py)."""
+"""Synthetic call records for the widget tests (the fixtures live in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,46 +6,8 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-
-@pytest.fixture
-def no_thread_left(qtbot):  # noqa: ARG001 — qtbot makes sure a QApplication exists
-    """Fail the test if a compute thread is still running when it ends (then stop it, never abort)."""
-    from app.gui.worker import ComputeThread
-
-    yield
-    leaked = [c for c in ComputeThread.live() if c.thread.isRunning()]
-    for c in leaked:
-        c.shutdown()
-    if leaked:
-        pytest.fail(f"{len(leaked)} compute thread(s) left running")
-
-
-@pytest.fixture
-def config_dir(tmp_path, monkeypatch):
-    """Point the GUI's settings file at a temp dir."""
-    monkeypatch.setenv("TORCHAX_PLAYGROUND_CONFIG_DIR", str(tmp_path / "config"))
-    return tmp_path / "config"
-
-
-@pytest.fixture
-def no_dialogs(monkeypatch):
-    """Patch QMessageBox / QFileDialog so nothing modal blocks; returns the list of message boxes shown."""
-    from PySide6.QtWidgets import QFileDialog, QMessageBox
-
-    shown: list[Any] = []
-
-    def fake_exec(box):  # noqa: ANN001
-        shown.append((box.text(), box.detailedText()))
-        return int(QMessageBox.StandardButton.Close)
-
-    monkeypatch.setattr(QMessageBox, "exec", fake_exec)
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
-    return shown
 
 
 def call_record(

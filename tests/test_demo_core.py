@@ -10,29 +10,46 @@ import pytest
 
 from app.cli import main
 from app.core import compilation_cache as cc
-from app.core.events import CallRecord, FinishedEvent
+from app.core.events import CallRecord, FinishedEvent, LaneEvent
 from app.core.export import markdown_report, write_records_csv, write_records_json
-from app.core.race import format_race_table, race, summary_rows
+from app.core.race import by_lane, format_race_table, race, summary_rows
 from app.core.settings import GenerationSettings
 
 
 def test_race_gives_identical_greedy_tokens_and_expected_compiles(llama_engine):
-    finished, records = {}, {}
+    finished, records, lanes = {}, {}, []
     settings = GenerationSettings(max_new_tokens=6)
-    for tagged in race(llama_engine, "The jit function", ["torch", "jit-dynamic", "jit-static"], settings):
-        if isinstance(tagged.event, FinishedEvent):
-            finished[tagged.mode] = tagged.event
-        elif isinstance(tagged.event, CallRecord):
-            records.setdefault(tagged.mode, []).append(tagged.event)
+    stream = race(llama_engine, "The jit function", ["torch", "jit-dynamic", "jit-static"], settings)
+    for mode, event in by_lane(stream):
+        if isinstance(event, LaneEvent):
+            lanes.append((event.mode, event.index, event.n_lanes))
+        elif isinstance(event, FinishedEvent):
+            finished[mode] = event
+        elif isinstance(event, CallRecord):
+            assert event.mode == mode
+            records.setdefault(mode, []).append(event)
+    assert lanes == [("torch", 0, 3), ("jit-dynamic", 1, 3), ("jit-static", 2, 3)]
     assert len({tuple(f.token_ids) for f in finished.values()}) == 1
     assert all(r.compiled for r in records["jit-dynamic"])
     assert sum(r.compiled for r in records["jit-static"]) == 2
     assert not any(r.compiled for r in records["torch"])
     rows = summary_rows(finished)
     assert [r["mode"] for r in rows] == ["torch", "jit-dynamic", "jit-static"]
-    assert rows[0]["speedup_vs_torch"] == pytest.approx(1.0)
+    torch_ms = finished["torch"].summary.steady_decode_ms
+    static_ms = finished["jit-static"].summary.steady_decode_ms
+    assert rows[2]["speedup_vs_torch"] == pytest.approx(torch_ms / static_ms)
+    assert rows[1]["speedup_vs_torch"] is None  # jit-dynamic compiles every step: no steady decode
     table = format_race_table(rows)
-    assert "jit-static" in table and "TTFT ms" in table
+    assert "jit-static" in table and "TTFT (ms)" in table and f"{torch_ms / static_ms:.2f}×" in table
+
+
+def test_race_caps_the_torchax_eager_lane(llama_engine):
+    settings = GenerationSettings(max_new_tokens=6)
+    events = list(race(llama_engine, "The jit", ["torchax-eager", "jit-static"], settings, eager_tokens=2))
+    lanes = [e for e in events if isinstance(e, LaneEvent)]
+    assert [(lane.mode, lane.max_new_tokens) for lane in lanes] == [("torchax-eager", 2), ("jit-static", 6)]
+    done = [e for e in events if isinstance(e, FinishedEvent)]
+    assert [len(f.token_ids) for f in done] == [2, 6] and done[1].token_ids[:2] == done[0].token_ids
 
 
 def test_race_rejects_unknown_modes(llama_engine):

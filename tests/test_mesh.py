@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import io
 
 import jax
@@ -29,8 +31,14 @@ def tp_dirs(tmp_path_factory):
     return dirs
 
 
-def test_four_devices_are_simulated():
-    assert len(jax.devices()) >= 4
+def test_simulated_devices_flag_replaces_an_earlier_count(monkeypatch):
+    from app.core.mesh import simulate_cpu_devices
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_foo=1 --xla_force_host_platform_device_count=2")
+    simulate_cpu_devices(8)
+    flags = os.environ["XLA_FLAGS"].split()
+    assert flags.count("--xla_force_host_platform_device_count=8") == 1 and "--xla_cpu_foo=1" in flags
+    assert not any(f.endswith("count=2") for f in flags)
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2", "gpt2"])

@@ -20,7 +20,7 @@ from app.core.source_map import build_source_map  # noqa: E402
 def maps_and_texts(llama_engine):
     llama_engine.clear_compiled()
     events = llama_engine.generate("The jit function", GenerationSettings(max_new_tokens=3))
-    irs = {e.step: e.ir for e in events if isinstance(e, IREvent)}
+    irs = {e.step: llama_engine.ir[(e.mode, e.step)] for e in events if isinstance(e, IREvent)}
     model = llama_engine.loaded.model
     maps = {step: build_source_map(ir, step, model) for step, ir in irs.items()}
     texts = {step: {v: getattr(ir, v) for v in ("jaxpr", "jaxpr_source", "stablehlo", "hlo")}

@@ -13,7 +13,7 @@ from types import SimpleNamespace  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QPointF  # noqa: E402
 from PySide6.QtGui import QTextCharFormat  # noqa: E402
-from qt_helpers import call_record, config_dir, no_dialogs, synthetic_run  # noqa: E402, F401
+from qt_helpers import call_record, synthetic_run  # noqa: E402
 
 from widgets.busy_indicator import BusyIndicator  # noqa: E402
 from widgets.code_view import CodeView  # noqa: E402
@@ -151,7 +151,10 @@ def test_latency_plot_points_flags_and_median(qtbot):
     qtbot.waitUntil(lambda: plot.plotted_count() == 20, timeout=2000)
     points = plot.points()
     assert points[0].compiled and points[0].step == "prefill" and not points[5].compiled
-    assert plot.steady_median_ms() == pytest.approx(9.7, abs=0.2)
+    plot.set_steady_ms(9.7)
+    assert plot._median.isVisible() and plot._median_label.textItem.toPlainText().startswith("steady decode 9.7 ms")
+    plot.set_steady_ms(None)
+    assert not plot._median.isVisible()
     assert "compile 760 ms" in describe(points[0].record)
     assert len(plot._runs[-1].notes) == 2  # the two compiling calls are annotated
     # hovering: the scene position of point 5 maps back to it
@@ -270,7 +273,7 @@ def test_model_picker_and_generation_form(qtbot):
     assert form.temperature.isEnabled()
 
 
-def test_user_settings_round_trip(config_dir):  # noqa: F811 (fixture imported from qt_helpers)
+def test_user_settings_round_trip(config_dir):
     from app.gui.user_settings import UserSettings
 
     s = UserSettings.load()

@@ -1,7 +1,7 @@
 """Window tests with the real engine on the built-in model (a tiny saved Llama until it is committed).
 
 Each test builds a window whose compute thread loads the model, waits on state with ``qtbot.waitUntil``,
-and the ``no_thread_left`` fixture fails a test that leaves the compute thread running.
+and conftest's autouse fixture fails a test that leaves the compute thread or a QTimer running.
 """
 
 from __future__ import annotations
@@ -15,26 +15,13 @@ import time  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton  # noqa: E402
-from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: E402, F401
-from window_helpers import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, gui_model  # noqa: E402, F401
+from conftest import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS  # noqa: E402
+
+WINDOW_TOKENS = 12
 
 
 
 
-
-
-@pytest.fixture
-def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
-    from app.gui.user_settings import UserSettings
-    from app.gui.window import MainWindow
-
-    win = MainWindow(settings=UserSettings(model=gui_model, prompt=PROMPT, generation={"max_new_tokens": 12}))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitUntil(lambda: win._loaded is not None, timeout=LOAD_TIMEOUT_MS)
-    yield win
-    win.close()
 
 
 def run_and_wait(qtbot, win) -> None:
@@ -93,7 +80,7 @@ def test_stop_mid_run_keeps_partial_text(qtbot, window, monkeypatch):
     # PyTorch mode: steps of a few ms to tens of ms on small models, through the same worker loop. (The
     # first torchax-eager run compiles every op for every new shape: ~1-2 s per step, too slow to time.)
     window.ui.form.set_values({"mode": "torch", "max_new_tokens": 200})
-    monkeypatch.setattr(window.compute.worker._engine, "eos_ids", [])  # a trained model may end early
+    monkeypatch.setattr(window.compute.worker.engine, "eos_ids", [])  # a trained model may end early
     window.findChild(QPushButton, "runButton").click()
     qtbot.waitUntil(lambda: len(window.ui.tokens.tokens()) >= 3, timeout=RUN_TIMEOUT_MS)
     t0 = time.perf_counter()
@@ -118,7 +105,7 @@ def test_stop_during_compile_says_so(qtbot, window):
     assert len(window.ui.tokens.tokens()) < 50
 
 
-def test_bad_hub_id_shows_error_then_builtin_runs(qtbot, window, no_dialogs, gui_model):  # noqa: F811
+def test_bad_hub_id_shows_error_then_builtin_runs(qtbot, window, no_dialogs, gui_model):
     picker = window.ui.model_picker
     picker.combo.setEditText("no-such-org/no-such-model-xyz")
     picker.load_button.click()
@@ -147,11 +134,11 @@ def test_close_during_run_exits_cleanly(qtbot, window):
 
 
 def test_unexpected_error_mid_run_keeps_window_usable(qtbot, window, monkeypatch):
-    engine = window.compute.worker._engine
+    engine = window.compute.worker.engine
     real_generate = engine.generate
 
-    def broken(prompt, settings, should_stop):
-        for event in real_generate(prompt, settings, should_stop):
+    def broken(prompt, settings, should_stop, on_live_phase=None):
+        for event in real_generate(prompt, settings, should_stop, on_live_phase):
             yield event
             if type(event).__name__ == "TokenEvent":
                 raise RuntimeError("boom after the first token")
@@ -167,26 +154,28 @@ def test_unexpected_error_mid_run_keeps_window_usable(qtbot, window, monkeypatch
 
 
 def test_engine_warnings_are_shown(qtbot, window):
-    window._load_queue.append(window._loaded)
-    window.on_loaded("tiny (random weights)", "tiny", 0.0, ["random weights: the text is noise"])
+    from app.core.requests import LoadRequest, ModelLoaded
+
+    request = LoadRequest("tiny")
+    window.session.apply(ModelLoaded(request, "tiny (random weights)", "tiny", 0.0, ("random weights: noise",)))
     assert window.ui.model_warning.isVisible() and "noise" in window.ui.model_warning.text()
-    window._load_queue.append(window._loaded)
-    window.on_loaded("tiny", "tiny", 0.0, [])
+    assert window.windowTitle().endswith("tiny (random weights)")
+    window.session.apply(ModelLoaded(request, "tiny", "tiny", 0.0, ()))
     assert not window.ui.model_warning.isVisible()
 
 
-def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, no_thread_left, gui_model):  # noqa: F811
+def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, gui_model):
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.gui import main as gui
+    import app.gui.main as gui
     from app.gui.window import MainWindow
 
     seen: list[str] = []
 
     def close_when_loaded() -> None:
         wins = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        if wins and wins[0]._loaded is not None:
+        if wins and wins[0].loaded is not None:
             seen.append(wins[0].ui.model_picker.current_model())
             wins[0].close()
         else:
@@ -201,12 +190,12 @@ def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, no
     assert seen == [gui_model]
 
 
-def test_queued_loads_resolve_in_order(qtbot, window, gui_model):  # noqa: F811 (pytest fixture)
+def test_queued_loads_resolve_in_order(qtbot, window, gui_model):
     window.request_load("no-such-org/no-such-model-xyz")
     window.request_load(gui_model)  # queued behind the failing one
-    assert len(window._load_queue) == 2
+    assert [r.model for r in window.session.load_queue] == ["no-such-org/no-such-model-xyz", gui_model]
     qtbot.waitUntil(lambda: not window.is_busy(), timeout=LOAD_TIMEOUT_MS)
-    assert window._loaded == (gui_model, "float32")
+    assert (window.loaded.request.model, window.loaded.request.dtype) == (gui_model, "float32")
     assert window.ui.model_picker.current_model() == gui_model
     run_and_wait(qtbot, window)
     assert window.findChild(QLabel, "statusLabel").text().startswith("Done")
@@ -218,7 +207,7 @@ class _FakeEngine:
     label = model_id = "fake"
     warnings: list[str] = []
 
-    def generate(self, prompt, settings, should_stop):
+    def generate(self, prompt, settings, should_stop, on_live_phase=None):
         from app.core.events import CallRecord, FinishedEvent, Summary, TokenEvent
 
         for i in range(200):
@@ -229,11 +218,13 @@ class _FakeEngine:
         yield FinishedEvent("max_new_tokens", Summary.from_records("jit-static", [], 200, 1.0, 10.0))
 
 
-def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot, no_thread_left):  # noqa: F811
+def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot):
     import threading
 
     from PySide6.QtCore import QObject, Qt, Slot
 
+    from app.core.events import CallRecord, TokenEvent
+    from app.core.requests import RequestDone, RunRequest
     from app.core.settings import GenerationSettings
     from app.gui.worker import ComputeThread
 
@@ -250,14 +241,18 @@ def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot, no_threa
 
     compute = ComputeThread()
     receiver = Receiver()
-    compute.worker.batch.connect(receiver.on_batch, Qt.ConnectionType.DirectConnection)
-    compute.worker._engine = _FakeEngine()
+    compute.worker.events.connect(receiver.on_batch, Qt.ConnectionType.DirectConnection)
+    compute.worker.service.engine = _FakeEngine()
+    compute.worker.service._after_run = lambda irs: iter(())
     try:
-        with qtbot.waitSignal(compute.worker.idle, timeout=10_000):
-            compute.request_run("p", GenerationSettings(max_new_tokens=200))
+        def done(events: list) -> bool:
+            return any(isinstance(e, RequestDone) for e in events)
+
+        with qtbot.waitSignal(compute.worker.events, timeout=10_000, check_params_cb=done):
+            compute.submit(RunRequest("p", GenerationSettings(max_new_tokens=200)))
     finally:
         compute.shutdown()
-    events = [e for batch in receiver.batches for e in batch]
+    events = [e for batch in receiver.batches for e in batch if isinstance(e, (CallRecord, TokenEvent))]
     assert len(events) == 400 and [e.index for e in events[1::2]] == list(range(200))
     assert len(receiver.batches) < 50  # batched, not one signal per event
     assert threading.get_ident() not in receiver.threads  # emitted on the compute thread

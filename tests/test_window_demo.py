@@ -12,35 +12,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
-from qt_helpers import config_dir, no_dialogs, no_thread_left, synthetic_run  # noqa: F401
-from window_helpers import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, gui_model  # noqa: E402, F401
+from conftest import RUN_TIMEOUT_MS  # noqa: E402
+from qt_helpers import synthetic_run  # noqa: E402
+
+WINDOW_TOKENS = 6
 
 
 
 
-
-
-def make_window(qtbot, model, autoload=True, tokens=6):
-    from app.gui.user_settings import UserSettings
-    from app.gui.window import MainWindow
-
-    win = MainWindow(
-        settings=UserSettings(model=model, prompt=PROMPT, generation={"max_new_tokens": tokens}),
-        autoload=autoload,
-    )
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    if autoload:
-        qtbot.waitUntil(lambda: win._loaded is not None, timeout=LOAD_TIMEOUT_MS)
-    return win
-
-
-@pytest.fixture
-def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
-    win = make_window(qtbot, gui_model)
-    yield win
-    win.close()
 
 
 def wait_idle(qtbot, win) -> None:
@@ -75,7 +54,9 @@ def test_race_gives_same_tokens_one_curve_per_mode_and_the_compile_story(qtbot, 
     assert all(r["why it compiled"] != "–" for r in rows)
     assert demo.table.modes() == modes
     assert demo.table.text("n_compiles", "jit-static") == "2"
-    assert demo.table.text("speedup_vs_torch", "torch") == "1.00×"
+    steady = {run.mode: run.finished.summary.steady_decode_ms for run in demo.runs}
+    assert demo.table.text("speedup_vs_torch", "jit-static") == f"{steady['torch'] / steady['jit-static']:.2f}×"
+    assert demo.table.text("ttft_ms", "jit-static") == f"{demo.runs[-1].finished.summary.ttft_ms:,.1f}"
     assert 0 < demo.phases.bar_count() <= 6
     assert window.ui.status_label.text().startswith("Race done")
     assert window.findChild(QPushButton, "raceButton").isEnabled()
@@ -98,7 +79,7 @@ def test_persistent_cache_replay_cold_start_is_served_from_disk(qtbot, window, t
 
     demo, cache_dir = window.demo, tmp_path / "jax-cache"
     seen = []
-    demo.compute.worker.cacheInfo.connect(seen.append, Qt.ConnectionType.QueuedConnection)
+    window.session.events.cache.connect(seen.append)
     try:
         demo.cache.set_directory(str(cache_dir))
         demo.cache.toggle.setChecked(True)
@@ -163,12 +144,10 @@ def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypa
 
 def test_presentation_mode_scales_fonts_hides_panels_and_restores(
     qtbot,
-    config_dir,  # noqa: F811
-    no_dialogs,  # noqa: F811
-    no_thread_left,  # noqa: F811
-    gui_model,  # noqa: F811 (pytest fixture)
+    make_window,
+    gui_model,
 ):
-    win = make_window(qtbot, gui_model, autoload=False)
+    win = make_window(gui_model, autoload=False)
     try:
         ui, app = win.ui, QApplication.instance()
         for r in synthetic_run(12):
@@ -211,15 +190,19 @@ def test_presentation_mode_scales_fonts_hides_panels_and_restores(
 
 
 def test_demo_widgets_take_plain_data(qtbot):
+    from app.core.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
     from widgets.compile_log import CompileLog
     from widgets.latency_plot import describe
     from widgets.phase_bars import PhaseBars, PhaseCall
     from widgets.race_table import RaceTable
 
     records = synthetic_run(5)
-    log = CompileLog()
+    log = CompileLog(COMPILE_COLUMNS)
     qtbot.addWidget(log)
-    assert [log.add_record("1 jit-static", r) for r in records] == [True, True, False, False, False]
+    for r in records:
+        if r.compiled:
+            log.add_row(compile_row("1 jit-static", r))
+    assert log.rowCount() == 2 and log.rows()[1]["call"] == "1"
     assert log.rows()[0]["why it compiled"] == "first call" and log.rows()[0]["disk cache"] == "miss"
     tip = describe(records[0], "run 1 · jit-static")
     assert "why it compiled:</b> first call" in tip and "run 1 · jit-static" in tip
@@ -227,7 +210,7 @@ def test_demo_widgets_take_plain_data(qtbot):
     qtbot.addWidget(bars)
     bars.set_calls([PhaseCall(f"call {i}", 200, 40, 700, 5, i == 1) for i in range(30)])
     assert bars.bar_count() == 12 and "compile" in bars.legend_text()
-    table = RaceTable()
+    table = RaceTable(RACE_COLUMNS[1:])
     qtbot.addWidget(table)
     row = {
         "mode": "jit-static",

@@ -12,17 +12,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTreeWidget, QTreeWidgetItemIterator
-from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: F401
-from window_helpers import gui_model, open_window, run_and_wait  # noqa: F401
+from conftest import run_and_wait  # noqa: E402
 
 from widgets.source_explorer import ROLE_KIND
 
 
-@pytest.fixture
-def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
-    win = open_window(qtbot, gui_model)
-    yield win
-    win.close()
 
 
 def _items(tree, kind):

@@ -15,17 +15,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
-from qt_helpers import config_dir, no_dialogs, no_thread_left  # noqa: F401
-from window_helpers import gui_model, open_window, run_and_wait  # noqa: F401
+from conftest import run_and_wait  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def window(qtbot, config_dir, no_dialogs, no_thread_left, gui_model):  # noqa: F811
-    win = open_window(qtbot, gui_model)
-    yield win
-    win.close()
 
 
 def _legend(plot) -> list[str]:
@@ -100,12 +94,12 @@ def test_tp2_run_collectives_bytes_then_a_bad_tp(qtbot, window):
     assert window.inspect.collectives.isHidden()
 
 
-def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_model, model_dirs):  # noqa: F811
+def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_model, model_dirs):
     tiny = model_dirs("llama")  # 4 heads, 2 KV heads: tp=4 does not fit, tp=2 does
     window.mesh.request_mesh("tp=4")
     qtbot.waitUntil(lambda: window.mesh.current == "tp=4", timeout=60_000)
     window.request_load(tiny)
-    qtbot.waitUntil(lambda: window._loaded == (tiny, "float32") and not window.is_busy(), timeout=120_000)
+    qtbot.waitUntil(lambda: window.loaded.request.model == tiny and not window.is_busy(), timeout=120_000)
     qtbot.waitUntil(lambda: window.mesh.current == "1 device", timeout=10_000)
     assert window.ui.model_warning.isVisible() and "tp=4" in window.ui.model_warning.text()
     assert window.ui.device_panel.picker.currentData() == "tp=1"
@@ -114,7 +108,7 @@ def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_m
     qtbot.waitUntil(lambda: window.mesh.current == "tp=2", timeout=60_000)
     window.request_load(gui_model)
     qtbot.waitUntil(
-        lambda: window._loaded == (gui_model, "float32") and not window.is_busy(), timeout=120_000
+        lambda: window.loaded.request.model == gui_model and not window.is_busy(), timeout=120_000
     )
     qtbot.waitUntil(lambda: window.ui.device_panel.picker.currentData() == "tp=2", timeout=10_000)
     assert window.mesh.current == "tp=2" and not window.ui.model_warning.isVisible()

@@ -137,11 +137,10 @@ class ComputeService:
                 yield event
         finally:
             yield from self._after_run(irs)
-            yield self._cache_info("")
 
     def _after_run(self, irs: list[IREvent]) -> Iterator[Any]:
         """Source maps and collectives of the IR captured in the run (each step's latest), then bytes per
-        device. Each failure is a :class:`Notice`: the run's tokens and timings are already out."""
+        device and the persistent cache's size. Each failure is a :class:`Notice`: the run's tokens and timings are already out."""
         from app.core.mesh import collectives
         from app.core.source_map import build_source_map
 
@@ -160,8 +159,9 @@ class ComputeService:
                 yield rq.Notice(f"Could not list the {step} step's collectives: {exc}")
         try:
             yield rq.MeshChanged(engine.mesh_label, engine.device_bytes())
+            yield self._cache_info("")  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
-            yield rq.Notice(f"Could not measure bytes per device: {exc}")
+            yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:

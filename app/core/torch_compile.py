@@ -167,22 +167,27 @@ def _snapshot() -> tuple[list, dict[str, int], dict[tuple[str, str], int]]:
     from torch._dynamo.utils import compilation_time_metrics, counters, get_compilation_metrics
 
     lengths = {k: len(v) for k, v in compilation_time_metrics.items()}
-    return get_compilation_metrics(), lengths, {c: counters[c[0]][c[1]] for c in _CACHE_COUNTERS}
+    counts = {c: counters[c[0]][c[1]] for c in _CACHE_COUNTERS}
+    counts[("graph_break", "")] = counters["graph_break"].total()
+    return get_compilation_metrics(), lengths, counts
 
 
 def _since(before: tuple) -> dict[str, Any]:
-    """New ``CompilationMetrics`` records, seconds per timer key and cache-counter deltas since ``before``."""
+    """New ``CompilationMetrics`` records, seconds per timer key, and deltas of the disk-cache counters and
+    of ``counters["graph_break"]`` (``CompilationMetrics.num_graph_breaks`` is that counter's process
+    total, torch/_inductor/compile_fx.py) since ``before``."""
     from torch._dynamo.utils import compilation_time_metrics, counters, get_compilation_metrics
 
     old_metrics, lengths, old_counts = before
     old_ids = {id(m) for m in old_metrics}
-    metrics = [m for m in get_compilation_metrics() if id(m) not in old_ids]
+    metrics = [m for m in get_compilation_metrics() if id(m) not in old_ids and not m.is_runtime]
     seconds = {}
     for key in (_FRAME, _BACKEND, _INDUCTOR, _CODEGEN, _LOAD):
         values = compilation_time_metrics.get(key, [])
         start = lengths.get(key, 0) if len(values) >= lengths.get(key, 0) else 0
         seconds[key] = sum(values[start:])
     deltas = {c[1]: counters[c[0]][c[1]] - old_counts[c] for c in _CACHE_COUNTERS}
+    deltas["graph_breaks"] = max(counters["graph_break"].total() - old_counts[("graph_break", "")], 0)
     return {"metrics": metrics, "seconds": seconds, "cache": deltas}
 
 
@@ -386,7 +391,7 @@ class TorchCompileMode(Mode):
         reason = self._reason(step, metrics)
         step.n_compiles += 1
         if cap.fx_graphs or cap.output_code:
-            self._remember(step, metrics, cap)
+            self._remember(step, cache["graph_breaks"], cap)
         return CallRecord(
             0, step.kind, "", {}, info["wall_ms"], execute_ms, compiled=True, compile_ms=compile_ms,
             persistent_cache_hit=hits > 0 and cache["fxgraph_cache_miss"] == 0, compile_reason=reason,
@@ -401,22 +406,21 @@ class TorchCompileMode(Mode):
             cleared = _state(self.engine).get("cleared")
             reason = "first call after caches were cleared" if cleared else "first call"
         else:
-            reason = "new Dynamo frame (no guard failure reported)"
+            reason = "new Dynamo frame, no guard failed (e.g. after torch._dynamo.reset())"
         if step.forced_breaks and step.n_compiles == 0:
             reason += f"; fullgraph=False after a graph break: {step.forced_breaks[0]}"
         return reason
 
-    def _remember(self, step: _Step, metrics: list, cap: _Capture) -> None:
+    def _remember(self, step: _Step, breaks: int, cap: _Capture) -> None:
         sep = "\n\n# " + "-" * 30 + " next graph " + "-" * 30 + "\n\n"
         code = sep.join(cap.output_code)
-        breaks = sum(m.num_graph_breaks or 0 for m in metrics)
         self.ir_texts[step.kind] = {"fx_graph": sep.join(cap.fx_graphs), "inductor_code": code}
         self.ir_summary[step.kind] = {
             "kernels": code.count("async_compile.cpp_pybinding(") + code.count("async_compile.cpp("),
             "extern_calls": code.count("extern_kernels."),
             "graphs": len(cap.fx_graphs),
             "graph_breaks": max(breaks, len(cap.break_reasons)),
-            "break_reasons": step.forced_breaks + cap.break_reasons,
+            "break_reasons": list(dict.fromkeys(step.forced_breaks + cap.break_reasons)),
             "fullgraph": step.fullgraph,
             "fx_ops": sum(cap.op_counts),
         }

@@ -4,7 +4,3 @@
 compute thread), ``demo`` (race, caches, compile log, exports), ``inspect`` (source map and IR links),
 ``mesh`` (devices), ``presentation``, ``exports``, ``user_settings`` and ``main`` (the entry point).
 """
-
-from app.gui.main import main
-
-__all__ = ["main"]

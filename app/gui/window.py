@@ -146,10 +146,13 @@ class MainWindow(QMainWindow):
     def request_load(self, model: str) -> None:
         """Queue a load of ``model`` with the form's dtype (no-op if it is already loaded or loading)."""
         dtype = self.ui.form.values()["dtype"]
+        self._forget_load_error(model, dtype)
+        self.session.load(model, dtype)
+
+    def _forget_load_error(self, model: str, dtype: str) -> None:
         loaded = self.session.loaded
         if loaded is not None and (loaded.request.model, loaded.request.dtype) == (model.strip(), dtype):
             self.ui.model_error.setVisible(False)  # back on the loaded model: an old load error is moot
-        self.session.load(model, dtype)
 
     @Slot()
     def run(self, race: list[str] | None = None) -> None:
@@ -164,6 +167,7 @@ class MainWindow(QMainWindow):
             return
         model, dtype = self.ui.model_picker.current_model(), self.ui.form.values()["dtype"]
         prompt = self.ui.prompt.prompt()
+        self._forget_load_error(model, dtype)
         if race:
             self.session.race(prompt, race, settings, self.demo.controls.eager_token_cap(), model, dtype)
         else:
