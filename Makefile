@@ -21,6 +21,8 @@ run: $(STAMP)
 	$(VENV)/bin/torchax-playground
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check app widgets tests bench
+	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import Any
-
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import ARCH_CONFIGS
 
 from app.core.engine import load_engine
 from app.core.events import FinishedEvent
 from app.core.settings import GenerationSettings
-from conftest import ARCH_CONFIGS
 
 PROMPT = "The jit function traces a Python function"
 NEW_TOKENS = 12  # prompt + 12 > the sliding window of 8 in mistral and gemma2

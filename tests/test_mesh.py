@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 
-import io
-
-import jax
 import pytest
 import torch
+from conftest import build_model_dir
 
 from app.cli import main
 from app.core.engine import load_engine
@@ -16,7 +15,6 @@ from app.core.errors import InvalidSettingsError
 from app.core.events import IREvent
 from app.core.mesh import MeshSpec, collectives, parse_mesh
 from app.core.settings import GenerationSettings
-from conftest import build_model_dir
 
 PROMPT = "The jit function traces"
 

@@ -10,10 +10,9 @@ import json  # noqa: E402
 import time  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
-import pytest  # noqa: E402
 from PySide6.QtCore import QPointF  # noqa: E402
 from PySide6.QtGui import QTextCharFormat  # noqa: E402
-from qt_helpers import call_record, synthetic_run  # noqa: E402
+from qt_helpers import synthetic_run  # noqa: E402
 
 from widgets.busy_indicator import BusyIndicator  # noqa: E402
 from widgets.code_view import CodeView  # noqa: E402

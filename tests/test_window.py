@@ -12,10 +12,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import time  # noqa: E402
 
-import pytest  # noqa: E402
+from conftest import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton  # noqa: E402
-from conftest import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS  # noqa: E402
 
 WINDOW_TOKENS = 12
 

@@ -9,10 +9,9 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest
+from conftest import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
-from conftest import RUN_TIMEOUT_MS  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
 
 WINDOW_TOKENS = 6

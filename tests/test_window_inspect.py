@@ -8,15 +8,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest
+from conftest import run_and_wait  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTreeWidget, QTreeWidgetItemIterator
-from conftest import run_and_wait  # noqa: E402
 
 from widgets.source_explorer import ROLE_KIND
-
-
 
 
 def _items(tree, kind):

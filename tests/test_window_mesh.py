@@ -13,9 +13,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from conftest import run_and_wait  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
-from conftest import run_and_wait  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,8 @@ DISK_COLOUR = "#059669"
 def describe(record: Any, run: str = "") -> str:
     """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`);
     ``run`` is the plot run's label, shown on top when given."""
-    g = lambda name: getattr(record, name, None)
+    def g(name):
+        return getattr(record, name, None)
     lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", f"wall {ms(g('wall_ms'))}"]
     if run:
         lines.insert(0, f"<i>{run}</i>")

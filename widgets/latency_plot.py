@@ -11,7 +11,6 @@ Records are buffered and drawn by a 30 Hz timer; each run's curves are created o
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +20,8 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
 from app.core.units import ms
+from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
 from widgets.legend_place import best_offset
 from widgets.log_axis import LogMsAxis
 

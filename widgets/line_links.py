@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QPainter

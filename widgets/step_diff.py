@@ -11,12 +11,20 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
-    QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
-from widgets.primitive_chart import PrimitiveChart
 from app.core.units import flops as format_flops
+from widgets.primitive_chart import PrimitiveChart
 
 STATUS_COLORS = {"count": "#fce8e6", "shape": "#fef7e0", "only a": "#e6f4ea", "only b": "#e8f0fe"}
 

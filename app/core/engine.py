@@ -13,15 +13,22 @@ spike vanishes on the second Run.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterator
-
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from app.core.compiled_step import CompiledStep
 from app.core.detok import IncrementalDetokenizer
 from app.core.errors import InvalidSettingsError, PromptTooLongError, UnsupportedModelError
 from app.core.events import (
-    CallRecord, Event, FinishedEvent, IREvent, PhaseEvent, PromptEvent, Summary, TokenEvent,
+    CallRecord,
+    Event,
+    FinishedEvent,
+    IREvent,
+    PhaseEvent,
+    PromptEvent,
+    Summary,
+    TokenEvent,
 )
 from app.core.models import LoadedModel, ModelSpec, load_model, parse_model
 from app.core.settings import GenerationSettings

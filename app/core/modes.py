@@ -16,8 +16,9 @@ Shapes: ``input_ids`` and ``position_ids`` are ``(1, seq_len)`` int32; the atten
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Callable, Generator
+from typing import Any
 
 import jax
 import jax.numpy as jnp

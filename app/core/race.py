@@ -9,7 +9,8 @@ on its own (~0.5–2 s per token from cold), so its lane is capped at ``eager_to
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from app.core.columns import RACE_COLUMNS, render_text
 from app.core.events import Event, FinishedEvent, LaneEvent

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from app.core import requests as rq
 from app.core.errors import PlaygroundError

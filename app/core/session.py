@@ -12,12 +12,20 @@ Everything here runs on the thread that calls it (the GUI thread in the window).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from app.core import requests as rq
 from app.core.events import (
-    CallRecord, FinishedEvent, IREvent, LaneEvent, PhaseEvent, PromptEvent, TokenEvent, steady_decode_ms,
+    CallRecord,
+    FinishedEvent,
+    IREvent,
+    LaneEvent,
+    PhaseEvent,
+    PromptEvent,
+    TokenEvent,
+    steady_decode_ms,
 )
 from app.core.race import summary_rows
 from app.core.settings import GenerationSettings

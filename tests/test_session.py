@@ -1,0 +1,117 @@
+"""The Qt-free session model and compute service: run state, load queue, races and errors without Qt."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core import requests as rq
+from app.core.events import CallRecord, FinishedEvent, LaneEvent, TokenEvent
+from app.core.race import by_lane, race, summary_rows
+from app.core.service import ComputeService
+from app.core.session import LiveFigures, Session
+from app.core.settings import GenerationSettings
+
+
+class Recorder:
+    """Collects what a session submits and what its signals emit."""
+
+    def __init__(self) -> None:
+        self.sent: list[rq.Request] = []
+        self.emitted: dict[str, list] = {}
+
+    def session(self) -> Session:
+        s = Session(self.sent.append)
+        for name in vars(s.events):
+            getattr(s.events, name).connect(lambda *args, n=name: self.emitted.setdefault(n, []).append(args))
+        return s
+
+
+def test_run_waits_for_its_load_then_streams_into_one_run(llama_engine, model_dirs):
+    rec = Recorder()
+    session = rec.session()
+    service = ComputeService()
+    assert session.run("The jit", GenerationSettings(max_new_tokens=5), model_dirs("llama"))
+    assert [type(r) for r in rec.sent] == [rq.LoadRequest] and session.busy and session.pending
+    session.apply_all(list(service.handle(rec.sent.pop(0))))
+    assert session.loaded.request.model == model_dirs("llama") and [type(r) for r in rec.sent] == [rq.RunRequest]
+    assert not session.run("again", GenerationSettings(), model_dirs("llama"))  # busy: refused, nothing sent
+    session.apply_all(list(service.handle(rec.sent.pop(0))))
+    assert not session.busy and rec.sent == []
+    run = session.current
+    assert run.finished is not None and len(run.tokens) == 5 and run.records[0].compiled
+    summary = run.finished.summary
+    figures = session.figures()
+    assert figures.ttft_ms == summary.ttft_ms == run.tokens[0].elapsed_ms  # one TTFT, one clock
+    assert figures.steady_ms == summary.steady_decode_ms and figures.n_compiles == summary.n_compiles
+    live = LiveFigures.of(type(run)(run.label, run.mode, records=run.records, tokens=run.tokens))
+    assert live.ttft_ms == summary.ttft_ms  # the strip's live TTFT equals the summary's
+    assert rec.emitted["runFinished"][-1][0] is run and rec.emitted["idle"]
+
+
+def test_failed_load_drops_the_run_it_was_for_and_keeps_the_model(llama_engine, model_dirs):
+    rec = Recorder()
+    session = rec.session()
+    service = ComputeService()
+    session.load(model_dirs("llama"))
+    session.apply_all(list(service.handle(rec.sent.pop(0))))
+    session.run("x", GenerationSettings(max_new_tokens=2), "/no/such/folder")
+    session.apply_all(list(service.handle(rec.sent.pop(0))))
+    assert isinstance(session.last_error, rq.RequestFailed) and "does not exist" in session.last_error.message
+    assert rec.sent == [] and session.pending is None and not session.busy
+    assert session.loaded.request.model == model_dirs("llama") and session.runs == []  # refused: no run
+
+
+def test_window_and_cli_race_read_the_same_stream(llama_engine):
+    settings = GenerationSettings(max_new_tokens=4)
+    events = list(race(llama_engine, "The jit", ["torch", "jit-static"], settings))
+    finished = {mode: e for mode, e in by_lane(iter(events)) if isinstance(e, FinishedEvent)}
+    cli_rows = summary_rows(finished)
+    session = Session(lambda request: None)
+    session.active = rq.RaceRequest("The jit", ("torch", "jit-static"), settings)
+    session._race_id = 1
+    session.apply_all(events)
+    assert session.race_rows() == cli_rows
+    assert [r.mode for r in session.runs] == ["torch", "jit-static"] and all(r.race == 1 for r in session.runs)
+    assert [len(r.tokens) for r in session.runs] == [4, 4]
+    assert sum(isinstance(e, LaneEvent) for e in events) == 2
+
+
+def test_stopped_race_summarises_only_finished_lanes():
+    settings = GenerationSettings()
+    session = Session(lambda request: None)
+    request = rq.RaceRequest("p", ("torch", "jit-static"), settings)
+    session.active, session._race_id = request, 1
+    session.apply(LaneEvent("torch", 0, 2, 8))
+    session.apply_all([CallRecord(0, "prefill", "torch", {}, 5.0, 5.0), TokenEvent(0, 1, "a", 0, 5.0)])
+    from app.core.events import Summary
+
+    rec = session.current.records
+    session.apply(FinishedEvent("stopped", Summary.from_records("torch", rec, 1, 5.0, 6.0), [1], "a"))
+    session.apply(rq.RequestDone(request))
+    assert [r["mode"] for r in session.race_rows()] == ["torch"] and session.active is None
+    assert session.race_rows()[0]["reason"] == "stopped"
+
+
+def test_service_reports_bad_requests_as_data():
+    service = ComputeService()
+    events = list(service.handle(rq.RunRequest("p", GenerationSettings())))
+    assert isinstance(events[0], rq.RequestFailed) and "No model is loaded" in events[0].message
+    assert isinstance(events[-1], rq.RequestDone)
+    events = list(service.handle(rq.CacheRequest("frobnicate")))
+    assert "Unknown cache action" in events[0].message
+
+
+@pytest.mark.parametrize("mode", ["torch", "jit-static"])
+def test_stop_flag_ends_a_run_within_a_step(llama_engine, mode):
+    service = ComputeService()
+    service.engine = llama_engine
+    calls = []
+
+    def should_stop() -> bool:
+        calls.append(1)
+        return len(calls) > 2
+
+    settings = GenerationSettings(mode=mode, max_new_tokens=50, stop_at_eos=False)
+    events = list(service.handle(rq.RunRequest("The jit", settings), should_stop))
+    finished = [e for e in events if isinstance(e, FinishedEvent)][0]
+    assert finished.reason == "stopped" and len(finished.token_ids) == 3
