@@ -70,23 +70,19 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
         def on_phase(self, event: object) -> None:
             self.phase = f"{event.phase}{'' if event.started else ' end'} {event.detail}"  # type: ignore[attr-defined]
 
-        @Slot(object)
         def on_ir(self, event: object) -> None:
             self.phase = f"IR {event.step}"  # type: ignore[attr-defined]
 
-        @Slot(str)
-        def on_idle(self, _kind: str) -> None:
+        def on_idle(self, _message: str) -> None:
             if self.loop is not None and self.summary is not None:
                 self.loop.quit()
 
-        @Slot(object)
-        def on_batch(self, events: list) -> None:
+        def on_tokens(self, tokens: list) -> None:
             now = time.perf_counter()
-            self.token_times.extend(now for e in events if hasattr(e, "token_id"))
+            self.token_times.extend(now for _ in tokens)
 
-        @Slot(object)
-        def on_finished(self, event: object) -> None:
-            self.summary = event.summary  # type: ignore[attr-defined]
+        def on_finished(self, run: object) -> None:
+            self.summary = run.finished.summary  # type: ignore[attr-defined]
             self.phase = "finished"
 
     from app.gui.main import configure_application
@@ -102,11 +98,12 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
     if not os.environ.get("HIDE"):
         win.show()
     probe = Probe()
-    win.compute.worker.batch.connect(probe.on_batch)
-    win.compute.worker.finished.connect(probe.on_finished)
-    win.compute.worker.phase.connect(probe.on_phase)
-    win.compute.worker.ir.connect(probe.on_ir)
-    win.compute.worker.idle.connect(probe.on_idle)
+    events = win.session.events  # the session model's signals, delivered on the GUI thread
+    events.tokens.connect(probe.on_tokens)
+    events.runFinished.connect(probe.on_finished)
+    events.phase.connect(probe.on_phase)
+    events.ir.connect(probe.on_ir)
+    events.idle.connect(probe.on_idle)
     timer = QTimer(interval=5)
     timer.timeout.connect(probe.tick)
 
@@ -116,8 +113,8 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
             app.processEvents()
             time.sleep(0.001)
 
-    wait(lambda: win._loaded is not None or win.ui.details_button.isVisible(), 600)
-    if win._loaded is None:
+    wait(lambda: win.loaded is not None or win.ui.details_button.isVisible(), 600)
+    if win.loaded is None:
         raise SystemExit(f"could not load {args.model}: {win.ui.status_label.text()}")
     results = []
     # Baseline: the same timer with the window idle (the machine's own scheduling noise).

@@ -180,9 +180,12 @@ class Engine:
 
     def clear_compiled(self) -> None:
         """Drop every compiled step of this engine: the next run traces, lowers and compiles again (new
-        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well."""
+        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well;
+        torch-compile's steps and Dynamo's caches too."""
         from app.core.compilation_cache import clear_in_memory_caches
+        from app.core.torch_compile import clear_torch_compile
 
+        clear_torch_compile(self)  # torch-compile's compiled steps and torch._dynamo.reset()
         self._steps.clear()
         self._cleared = True
         clear_in_memory_caches()

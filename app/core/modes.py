@@ -331,6 +331,9 @@ def prompt_bucket(n: int, max_cache_len: int) -> int:
     return min(bucket, max_cache_len)
 
 
+from app.core.torch_compile import TorchCompileMode  # noqa: E402 (it builds on Mode, defined above)
+
+#: Mode name → class, in the order of :data:`app.core.settings.MODES`.
 MODE_CLASSES: dict[str, type[Mode]] = {
-    m.mode: m for m in (TorchMode, TorchaxEagerMode, JitDynamicMode, JitStaticMode)
+    m.mode: m for m in (TorchMode, TorchaxEagerMode, JitDynamicMode, JitStaticMode, TorchCompileMode)
 }

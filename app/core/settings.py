@@ -8,12 +8,13 @@ from typing import Any
 from app.core.errors import InvalidSettingsError
 
 #: Execution modes, from the PyTorch reference to the fully jitted static-cache path.
-MODES: tuple[str, ...] = ("torch", "torchax-eager", "jit-dynamic", "jit-static")
+MODES: tuple[str, ...] = ("torch", "torchax-eager", "jit-dynamic", "jit-static", "torch-compile")
 MODE_HELP: dict[str, str] = {
     "torch": "PyTorch eager reference: our own loop over the HF module with a DynamicCache",
     "torchax-eager": "torchax without jit: every ATen op dispatched to JAX one by one",
     "jit-dynamic": "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
     "jit-static": "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
+    "torch-compile": "PyTorch's own compiler: torch.compile (Inductor, C++ on CPU) over a StaticCache",
 }
 DTYPES: tuple[str, ...] = ("float32", "bfloat16")
 

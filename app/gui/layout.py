@@ -77,7 +77,9 @@ class WindowParts:
         self.details_button.setObjectName("detailsButton")
         self.details_button.setFlat(True)
         self.details_button.setVisible(False)
+        self._lay_out(window)
 
+    def _sidebar(self) -> QFrame:
         sidebar = QFrame()
         sidebar.setObjectName("sidebar")
         side = QVBoxLayout(sidebar)
@@ -94,7 +96,10 @@ class WindowParts:
         side.addWidget(_card(self.prompt, title="Prompt", stretch_last=True), 1)
         sidebar.setMinimumWidth(330)
         sidebar.setMaximumWidth(440)
+        return sidebar
 
+    def _lay_out(self, window: QMainWindow) -> None:
+        sidebar = self._sidebar()
         token_card = _card(self.stats, self.tokens, title="Token stream", stretch_last=True)
         plot_card = _card(self.plot, title="Latency per call", stretch_last=True)
         ir_card = _card(self.ir_tabs, title="What JAX sees", stretch_last=True)
