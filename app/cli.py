@@ -239,11 +239,11 @@ def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if not args.mode.startswith("jit-"):
         raise InvalidSettingsError(f"Mode {args.mode!r} compiles nothing to inspect: use jit-static or jit-dynamic.")
-    max_new = 2 if args.step == "decode" else 1
-    settings = _settings(args, max_new_tokens=max(max_new, 1) if args.max_cache_len is None else max_new)
+    max_new = 2 if args.step == "decode" else 1  # a decode step compiles at the second token
+    settings = _settings(args, max_new_tokens=max_new, stop_at_eos=False)
     engine = _load(args, err, on_event=_phase_printer(err))
     engine.clear_compiled()
-    for _ in engine.generate(args.prompt, settings.with_(max_new_tokens=max_new)):
+    for _ in engine.generate(args.prompt, settings):
         pass
     step_ir = engine.ir.get((args.mode, args.step))
     if step_ir is None:

@@ -4,7 +4,7 @@
 
 The memory-bandwidth bound: decoding one token reads every weight once, so
 ``bound_ms = weight_bytes / read_bandwidth``; read bandwidth is measured here by summing a 1 GiB float32
-array with NumPy (best of 5). Targets for fp32 on a 2-core CPU (issue #2): jit-static steady decode
+array with NumPy (best of 5). Targets for fp32 on a 2-core CPU: jit-static steady decode
 >= 2.5x the tokens/s of torch, and within 1.3x of the bound.
 """
 

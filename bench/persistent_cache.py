@@ -3,7 +3,7 @@
     .venv/bin/python bench/persistent_cache.py [--model pydoc-llama] [--json]
 
 Runs ``torchax-playground generate --json --persistent-cache DIR`` three times in fresh processes on an
-empty temporary DIR: run 1 fills the cache (cold), runs 2 and 3 are served from it. Target (issue #6): the
+empty temporary DIR: run 1 fills the cache (cold), runs 2 and 3 are served from it. Target: the
 second process's first decode call is at least 40% faster than the cold one.
 """
 

@@ -1,4 +1,4 @@
-"""The devices JAX sees and the tensor-parallel mesh picker (issue #7). Plain data in, no JAX.
+"""The devices JAX sees and the tensor-parallel mesh picker. Plain data in, no JAX.
 
 - :meth:`DevicePanel.set_devices`: objects with ``id``, ``platform``, ``kind``, ``key`` (``"cpu:0"``),
   ``memory_bytes`` and ``memory_in_use`` (None when the backend does not say: "unknown");
@@ -144,9 +144,6 @@ class DevicePanel(QWidget):
     # -- queries (tests, window) ------------------------------------------------------------------
     def device_count(self) -> int:
         return len(self._devices)
-
-    def current_mesh(self) -> str:
-        return self._mesh
 
     def bytes_text(self, column: str = "Weights") -> dict[str, str]:
         """Device key → the text shown in ``column`` ("Weights" or "KV cache")."""

@@ -1,4 +1,5 @@
-"""Tabs for jaxpr / StableHLO / optimized HLO with a prefill|decode switch and a cost summary above."""
+"""Tabs for what each compiler made — jaxpr / StableHLO / optimized HLO (XLA), FX graph / generated code
+(Inductor) — with a prefill|decode switch and a cost summary above."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from app.core.units import nbytes, si
 from widgets.ir_panel import IRPanel
 
 STEPS = ("prefill", "decode")
+INDUCTOR_VIEWS = ("fx_graph", "inductor_code")
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -55,6 +57,8 @@ def summary_text(ir: Any) -> str:
         ("jaxpr eqns", _get(ir, "n_equations")),
         ("StableHLO ops", _get(ir, "n_stablehlo_ops")),
         ("HLO instrs", _get(ir, "n_hlo_instructions")),
+        ("XLA fusions", _get(ir, "n_fusions")),
+        ("Inductor kernels", _get(ir, "n_kernels")),
     ]
     parts += [f"{name} <b>{n:,}</b>" for name, n in counts if n is not None]
     return " · ".join(parts)
@@ -63,7 +67,9 @@ def summary_text(ir: Any) -> str:
 class IRTabs(QWidget):
     """Shows the IR captured for each step; call :meth:`set_ir` from a GUI-thread slot.
 
-    The views are named ``jaxprView``, ``stablehloView`` and ``hloView``.
+    The views are named ``jaxprView``, ``stablehloView``, ``hloView`` (XLA), ``fxGraphView`` and
+    ``inductorCodeView`` (Inductor). IR of both compilers for one step is kept side by side (a race of
+    jit-static and torch-compile fills all five tabs).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -75,6 +81,8 @@ class IRTabs(QWidget):
             "jaxpr": IRPanel("jaxpr", "jaxprView", "jaxpr.txt"),
             "stablehlo": IRPanel("StableHLO", "stablehloView", "mlir"),
             "hlo": IRPanel("optimized HLO", "hloView", "hlo.txt"),
+            "fx_graph": IRPanel("FX graph", "fxGraphView", "fx.py"),
+            "inductor_code": IRPanel("Inductor code", "inductorCodeView", "inductor.py"),
         }
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -122,12 +130,15 @@ class IRTabs(QWidget):
             btn.setEnabled(False)
             btn.setChecked(False)
         self.summary.setText("")
-        for panel in self.panels.values():
-            panel.set_placeholder(message or f"Run the model in a jit mode to see its {panel.title}.")
+        for key, panel in self.panels.items():
+            mode = "torch-compile" if key in INDUCTOR_VIEWS else "a jit mode"
+            panel.set_placeholder(message or f"Run the model in {mode} to see its {panel.title}.")
 
     def set_ir(self, step: str, ir: Any) -> None:
-        """Store the StepIR-like ``ir`` of ``step``; shows it if it is the first one or the current step."""
-        self._irs[step] = ir
+        """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
+        compiler's IR of the step stays); shows it if it is the first one or the current step."""
+        fields = ir if isinstance(ir, dict) else vars(ir)
+        self._irs[step] = {**self._irs.get(step, {}), **{k: v for k, v in fields.items() if v is not None}}
         self.step_buttons[step].setEnabled(True)
         if len(self._irs) == 1 or step == self._step:
             self.show_step(step)

@@ -18,7 +18,7 @@ class PrimitiveChart(pg.PlotWidget):
 
     def __init__(self, parent: QWidget | None = None, top: int = 20) -> None:
         super().__init__(parent)
-        self.setObjectName("primitiveChart")  # pyqtgraph forwards objectName= to its PlotItem (CONTEXT.md)
+        self.setObjectName("primitiveChart")  # PlotWidget.__init__ forwards **kargs to its PlotItem (pyqtgraph/widgets/PlotWidget.py)
         self.top = top
         self.setBackground("w")
         self.showGrid(x=True, y=False, alpha=0.3)

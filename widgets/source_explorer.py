@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 from app.core import units
 from app.core.units import short_file
 
-VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
 COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes")
 ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.UserRole, Qt.UserRole + 1, Qt.UserRole + 2
 
@@ -203,7 +202,7 @@ class SourceExplorer(QWidget):
         """View → line ranges of the equations/groups under ``item``."""
         sm = self._shown
         eqns = item.data(0, ROLE_EQNS) if item.data(0, ROLE_KIND) == "eqn" else None
-        out: dict[str, list[int]] = {v: [] for v in VIEWS}
+        out: dict[str, list[int]] = {v: [] for v in sm.views}
         if eqns:
             e = sm.equations[eqns[0]]
             for v in ("jaxpr", "jaxpr_source"):
@@ -213,7 +212,7 @@ class SourceExplorer(QWidget):
             out["hlo"] = sm.group_lines(sm.groups[item.data(0, ROLE_GROUPS)[0]], "hlo")
         else:
             for gi in item.data(0, ROLE_GROUPS) or []:
-                for v in VIEWS:
+                for v in sm.views:
                     out[v] += sm.group_lines(sm.groups[gi], v)
         return {v: to_ranges(lines) for v, lines in out.items()}
 

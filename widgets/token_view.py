@@ -135,9 +135,6 @@ class TokenView(QPlainTextEdit):
     def tokens(self) -> list[TokenInfo]:
         return list(self._tokens)
 
-    def generated_text(self) -> str:
-        return "".join(t.text for t in self._tokens) + "".join(t.text for t in self._pending)
-
     def token_at(self, position: int) -> TokenInfo | None:
         """The token covering character ``position`` of the document, if any."""
         i = bisect.bisect_right(self._starts, position) - 1

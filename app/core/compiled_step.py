@@ -31,7 +31,7 @@ def _on_event(event: str, **kwargs: Any) -> None:
 
 
 def _install_listener() -> None:
-    """Count persistent-cache hits per thread (listeners run in the compiling thread, CONTEXT.md)."""
+    """Count persistent-cache hits per thread (listeners run in the compiling thread: jax/_src/monitoring.py)."""
     global _listener_installed
     with _listener_lock:
         if not _listener_installed:

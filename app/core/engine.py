@@ -343,7 +343,7 @@ def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRec
 
 def _warnings(loaded: LoadedModel) -> list[str]:
     """Things a user should know before running: bfloat16 on XLA:CPU is ~10x slower than float32
-    (every weight is converted to f32 each step; CONTEXT.md, "Speed on this machine")."""
+    (every weight is converted to f32 each step; measured here, README "Measured here")."""
     import jax
 
     found = []

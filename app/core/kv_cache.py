@@ -34,7 +34,7 @@ def empty_dynamic_cache(config: Any) -> Any:
 def static_cache_template(model: Any, max_cache_len: int, pad_id: int) -> Any:
     """A zeroed ``StaticCache`` of ``max_cache_len`` positions as jax arrays.
 
-    Recipe of CONTEXT.md: each ``StaticSlidingWindowLayer`` becomes a full-length ``StaticLayer`` (the
+    Each ``StaticSlidingWindowLayer`` (transformers/cache_utils.py) becomes a full-length ``StaticLayer`` (the
     sliding layer keeps a Python int length that would silently reset or recompile every step; HF masks
     use absolute positions, so the window is still enforced); shapes are materialised by one eager
     1-token PyTorch forward, then ``reset()``.

@@ -7,7 +7,7 @@ generator that yields :class:`PhaseEvent` s (tracing, lowering, compiling) and r
 :class:`StepResult` holding the token, the call's timing record and, for a compiling call, a function
 that captures its IR (run by the engine outside the timed region). Token ids
 cross to the host after every step (``int(token)``): that sync lets Stop act within one decode step
-(CONTEXT.md, Threads).
+(without it JAX's asynchronous dispatch queues steps ahead: https://docs.jax.dev/en/latest/async_dispatch.html).
 
 Shapes: ``input_ids`` and ``position_ids`` are ``(1, seq_len)`` int32; the attention mask is
 ``(1, kv_len)`` int32 of ones; logits are ``(1, seq_len, vocab)``.
@@ -323,8 +323,8 @@ class JitStaticMode(_JitMode):
 def prompt_bucket(n: int, max_cache_len: int) -> int:
     """Padded prefill length: the next power of two >= max(n, 16), capped at ``max_cache_len``.
 
-    Prompts whose lengths fall in one bucket share one prefill executable (the padding-to-buckets idea of
-    seed post 002)."""
+    Prompts whose lengths fall in one bucket share one prefill executable (prefill length buckets, as JAX
+    LLM servers do: AI-Hypercomputer/JetStream, ``jetstream/engine/token_utils.py``)."""
     bucket = 16
     while bucket < n:
         bucket *= 2

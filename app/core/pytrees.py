@@ -2,7 +2,7 @@
 
 ``jax.jit`` needs every input and output to be a pytree, and torchax converts arguments with torch's own
 pytree, so each cache class is registered with **both** ``jax.tree_util`` and ``torch.utils._pytree``
-(``../shared/CONTEXT.md``, "The torchax recipe").
+(google/torchax ``docs/``: jax.jit needs pytrees; torchax.interop converts arguments with torch's pytree).
 
 Flattening decides by *value kind*, never by ``isinstance(v, jax.Array)``: plain static Python values
 (``bool``/``int``/``float``/``str``/``None``/``torch.dtype``/``torch.device``/``type`` and lists, tuples or

@@ -129,6 +129,11 @@ class SourceMap:
                 c[p] += n
         return dict(c.most_common())
 
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The IR views whose line numbers the map holds (:data:`VIEWS`)."""
+        return VIEWS
+
     def total_flops(self) -> float:
         return sum(g.flops for g in self.groups)
 

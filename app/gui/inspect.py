@@ -1,4 +1,4 @@
-"""The window's source-map tab (issue #5) and the HLO view's collectives table (issue #7), linked to the IR
+"""The window's source-map tab and the HLO view's collectives table, linked to the IR
 views. GUI thread only; the maps and collectives are plain data built on the compute thread
 (:meth:`app.core.service.ComputeService._after_run`).
 
@@ -18,12 +18,12 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QTool
 
 from app.core.dataflow import build_dataflow, layout
 from app.core.source_diff import compare
+from app.core.source_map import VIEWS as MAP_VIEWS
 from widgets.collectives_table import CollectivesTable
 from widgets.ir_tabs import IRTabs
 from widgets.line_links import IRLinker
 from widgets.source_inspector import SourceInspector
 
-VIEWS = ("jaxpr", "stablehlo", "hlo")
 HINT = "Select a node to highlight its lines in the IR views; click a line there to find its node here."
 
 
@@ -48,6 +48,7 @@ class InspectWiring(QObject):
     def __init__(self, ir_tabs: IRTabs, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.ir_tabs = ir_tabs
+        self.views = [name for name in MAP_VIEWS if name in ir_tabs.panels]  # the IR tabs a map links to
         self.maps: dict[str, Any] = {}
         self._collectives: dict[str, list[Any]] = {}
         self._diff_stale = False
@@ -58,7 +59,7 @@ class InspectWiring(QObject):
         ir_tabs.tabs.addTab(self._page(), "Source map")
         self.collectives = CollectivesTable()
         ir_tabs.panels["hlo"].layout().insertWidget(1, self.collectives)
-        views = {name: ir_tabs.panels[name].view for name in VIEWS}
+        views = {name: ir_tabs.panels[name].view for name in self.views}
         # view_key closes over the checkbox, not over self: no reference cycle through this object
         self._view_key = source_view_key(ir_tabs.source_check)
         self.linker = IRLinker(self.inspector, views, view_key=self._view_key, parent=self)
@@ -82,7 +83,7 @@ class InspectWiring(QObject):
         self.link_label.setObjectName("linkSummary")
         bar.addWidget(self.link_label, 1)
         self.jump: dict[str, QToolButton] = {}
-        for name in VIEWS:
+        for name in self.views:
             button = QToolButton(autoRaise=True)
             button.setObjectName(f"{name}JumpButton")
             button.setProperty("view", name)

@@ -87,11 +87,6 @@ class Presentation:
         elif not on and self._saved is not None:
             self._leave()
 
-    def hidden_widgets(self) -> list[QWidget]:
-        """The panels presentation mode hid (empty when off)."""
-        return list(self._saved["hidden"]) if self._saved else []
-
-    # -- internals --------------------------------------------------------------------------------
     def _to_hide(self) -> list[QWidget]:
         chains: set[int] = set()
         for w in self.keep:
