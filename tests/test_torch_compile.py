@@ -170,3 +170,16 @@ def test_compile_phases_are_exclusive_and_sum_to_the_frame_compile():
                       "inductor codegen": 2000.0, "c++ compile": 3000.0}
     hit = compile_phases({**seconds, "GraphLowering.compile_to_module": 0.0})  # cache hit: load elsewhere
     assert hit["c++ compile"] == 0.0 and sum(hit.values()) == pytest.approx(10000.0)
+
+
+def test_importing_this_module_first_is_not_circular():
+    """``Engine.clear_compiled`` imports app.core.torch_compile before any run; app.core.modes imports it at
+    its end: either order must give one class, registered and subclassing Mode."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import app.core.torch_compile as tc; from app.core.modes import MODE_CLASSES, Mode; "
+            "assert MODE_CLASSES['torch-compile'] is tc.TorchCompileMode is tc.TorchCompileRunner; "
+            "assert issubclass(tc.TorchCompileMode, Mode)")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])

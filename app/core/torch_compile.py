@@ -1,20 +1,20 @@
 """The ``torch-compile`` mode: PyTorch with a transformers ``StaticCache``, prefill and decode through
 ``torch.compile`` (Dynamo → AOT autograd → Inductor, C++ kernels on CPU).
 
-Prompts are right-padded to :func:`app.core.runners.prompt_bucket` like jit-static, positions are passed
+Prompts are right-padded to :func:`app.core.modes.prompt_bucket` like jit-static, positions are passed
 explicitly (transformers 5 models derive the cache write position from each ``StaticLayer``'s
 ``cumulative_length`` tensor, reset to the true prompt length after prefill) and the attention mask is
 ``(1, max_cache_len)`` ones, so one prefill graph serves every prompt length of a bucket and one decode
-graph serves every step. The compiled steps and the ``StaticCache``
-live on the engine (``engine._torch_compile_state``), so a second run compiles nothing.
+graph serves every step. The compiled steps and the ``StaticCache`` live on the engine
+(``engine._torch_compile_state``), so a second run compiles nothing.
 
 Every figure comes from PyTorch's own reporting (torch/_dynamo/utils.py):
 
 - compile time and its phases: the nested ``dynamo_timed`` timers in ``compilation_time_metrics``
   (``_compile.compile_inner`` ⊃ ``OutputGraph.call_user_compiler`` ⊃ ``compile_fx_inner`` ⊃
   ``GraphLowering.compile_to_module`` ⊃ ``PyCodeCache.load_by_key_path``), made exclusive by subtraction;
-- why it compiled: ``CompilationMetrics.recompile_reason`` (the failed Dynamo guard) and
-  ``num_graph_breaks``; graph-break reasons from ``GraphModule.compile_subgraph_reason`` (what
+- why it compiled: ``CompilationMetrics.recompile_reason`` (the failed Dynamo guard); graph breaks:
+  ``counters["graph_break"]`` and each graph's ``GraphModule.compile_subgraph_reason`` (what
   ``torch._dynamo.explain`` reports);
 - disk-cache hits: ``counters["inductor"]["fxgraph_cache_hit"]`` and
   ``counters["aot_autograd"]["autograd_cache_hit"]``.
@@ -32,10 +32,12 @@ import threading
 import time
 import types
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, PhaseEvent
-from app.core.modes import Mode, StepGen, StepResult, prompt_bucket
+
+if TYPE_CHECKING:
+    from app.core.modes import StepGen
 
 STATE_ATTR = "_torch_compile_state"
 RECOMPILE_LIMIT = 64  # Dynamo's default (8) would be reached by a few buckets × cache lengths
@@ -101,42 +103,33 @@ def _inner_compile(*args: Any, **kwargs: Any) -> Any:
     return compile_fx_inner(*args, **kwargs)
 
 
-def _on_output_code(code: str) -> None:
-    cap = _active()
-    if cap is not None:
-        cap.output_code.append(code)
-        cap.stage("C++ compile and load of the generated kernels")
-
-
-def _on_dynamo_start(args: Any) -> None:
-    cap = _active()
-    if cap is not None:
-        cap.stage("Dynamo tracing")
-
-
 @contextlib.contextmanager
 def _capturing(cap: _Capture) -> Iterator[_Capture]:
-    """Install ``cap`` for this thread, the Dynamo start callback (torch/_dynamo/callback.py), the
+    """Install ``cap`` for this thread, a Dynamo compile-start callback (torch/_dynamo/callback.py), the
     output-code hook and a raised recompile limit; all restored on exit, also after an exception."""
     import torch._dynamo
     from torch._inductor.graph import GraphLowering
 
     prev = GraphLowering.save_output_code
 
-    def hook(code: str) -> None:
-        _on_output_code(code)
+    def on_output_code(code: str) -> None:
+        cap.output_code.append(code)
+        cap.stage("C++ compile and load of the generated kernels")
         if prev is not None:
             prev(code)
 
-    GraphLowering.save_output_code = hook
-    torch._dynamo.callback_handler.register_start_callback(_on_dynamo_start)
+    def on_start(args: Any) -> None:
+        cap.stage("Dynamo tracing")
+
+    GraphLowering.save_output_code = on_output_code
+    torch._dynamo.callback_handler.register_start_callback(on_start)
     _tls.capture = cap
     try:
         with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT), _without_torchax_accelerator():
             yield cap
     finally:
         _tls.capture = None
-        torch._dynamo.callback_handler.remove_start_callback(_on_dynamo_start)
+        torch._dynamo.callback_handler.remove_start_callback(on_start)
         GraphLowering.save_output_code = prev
 
 
@@ -275,17 +268,18 @@ def _set_length(cache: Any, length: int) -> None:
     """After a padded prefill, each layer's write position is the true prompt length (in place)."""
     for layer in cache.layers:
         value = getattr(layer, "cumulative_length", None)
-        if value is None:
-            continue
         if isinstance(value, int):
             layer.cumulative_length = length
-        else:
+        elif value is not None:
             value.fill_(length)
 
 
-class TorchCompileMode(Mode):
-    """``torch.compile`` (Inductor, CPU) over a ``StaticCache``: one prefill graph per prompt bucket, one
-    decode graph, then every step reuses them. Sampling is :meth:`Mode._sample_host` on the last real
+class TorchCompileSteps:
+    """The ``torch-compile`` mode's behaviour; :data:`TorchCompileMode` is this class over
+    :class:`app.core.modes.Mode` (see :func:`__getattr__` for why it is assembled on first use).
+
+    ``torch.compile`` (Inductor, CPU) over a ``StaticCache``: one prefill graph per prompt bucket, one
+    decode graph, then every step reuses them. Sampling is ``Mode._sample_host`` on the last real
     position's logits, as in ``torch`` mode.
 
     After a compiling call, ``ir_texts[kind]`` = ``{"fx_graph": str, "inductor_code": str}`` and
@@ -299,13 +293,15 @@ class TorchCompileMode(Mode):
     def __init__(self, engine: Any, settings: Any, max_cache_len: int) -> None:
         from app.core.inductor_cache import ensure_inductor_cache
 
-        super().__init__(engine, settings, max_cache_len)
+        super().__init__(engine, settings, max_cache_len)  # type: ignore[call-arg]  (Mode.__init__)
         ensure_inductor_cache()
         self.ir_texts: dict[str, dict[str, str]] = {}
         self.ir_summary: dict[str, dict[str, Any]] = {}
 
     def prefill(self, prompt_ids):
         import torch
+
+        from app.core.modes import prompt_bucket
 
         self.cache = static_cache(self.engine, self.max_cache_len)
         n = len(prompt_ids)
@@ -331,6 +327,8 @@ class TorchCompileMode(Mode):
 
     def _call(self, kind: str, ids: Any, start: int, last: int, shapes: dict) -> StepGen:
         import torch
+
+        from app.core.modes import StepResult
 
         t_wall = time.perf_counter()
         step = self._step(kind)
@@ -425,7 +423,6 @@ class TorchCompileMode(Mode):
             "fx_ops": sum(cap.op_counts),
         }
 
-
     def _capture_ir(self, kind: str) -> Any:
         from app.core.ir import StepIR
 
@@ -434,4 +431,17 @@ class TorchCompileMode(Mode):
                               inductor_code=texts["inductor_code"], n_kernels=summary["kernels"])
 
 
-TorchCompileRunner = TorchCompileMode  # the name used before runners.py became modes.py
+def __getattr__(name: str) -> Any:
+    """``TorchCompileMode`` (alias ``TorchCompileRunner``, its name before runners.py became modes.py):
+    :class:`TorchCompileSteps` over :class:`app.core.modes.Mode`, made once on first access (PEP 562).
+    ``app.core.modes`` imports this module at its end to list the mode, so importing ``modes`` at the top
+    here would be circular whenever this module loads first (``Engine.clear_compiled`` imports
+    :func:`clear_torch_compile` before any run)."""
+    if name in ("TorchCompileMode", "TorchCompileRunner"):
+        from app.core.modes import Mode
+
+        attrs = {"__module__": __name__, "__qualname__": "TorchCompileMode", "__doc__": TorchCompileSteps.__doc__}
+        cls = type("TorchCompileMode", (TorchCompileSteps, Mode), attrs)
+        globals().update(TorchCompileMode=cls, TorchCompileRunner=cls)
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
