@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
 from app.core.units import ms
 from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
@@ -80,6 +80,8 @@ class LatencyPlot(pg.PlotWidget):
         item.setLabel("bottom", "call index")
         item.setLabel("left", "wall time per call", units="ms")
         item.getAxis("left").enableAutoSIPrefix(False)
+        for name in ("left", "bottom"):  # their grid lines span the view: any new point repainted them
+            item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         item.setMenuEnabled(False)
         item.getViewBox().setDefaultPadding(0.15)
         item.setXRange(-1, X_STEP, padding=0.02)
@@ -108,6 +110,8 @@ class LatencyPlot(pg.PlotWidget):
             item.addItem(extra, ignoreBounds=True)
         self._hovered = -1
         self._x_right = 0
+        self._y_range: tuple[float, float] | None = None  # log10 bounds, grown in half-decade steps
+        self._steady: float | None = None
         self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
         self._timer.timeout.connect(self.redraw)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -197,6 +201,7 @@ class LatencyPlot(pg.PlotWidget):
     def clear_runs(self) -> None:
         for run in list(self._runs):
             self._drop(run)
+        self._y_range = None
         self._median.setVisible(False)
         self._median_label.setVisible(False)
 
@@ -237,18 +242,30 @@ class LatencyPlot(pg.PlotWidget):
             _antialias(run.line, False)  # while points stream: antialiased lines cost XLA a core
             self._draw_run(run)
             run.dirty = False
+        self._draw_steady()
 
     def _draw_run(self, run: _Run) -> None:
         xs = [p.x for p in run.points]
         ys = [max(p.wall_ms, 1e-3) for p in run.points]
         run.line.setData(xs, ys)
-        self.getPlotItem().enableAutoRange(y=True)
+        self._grow_y_range()
         for kind, item in run.dots.items():
             chosen = [p for p in run.points if _kind(p) == kind]
             item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
         if run is self._runs[-1]:
             self._annotate(run)
             self._grow_x_range(max((p.x for r in self._runs for p in r.points), default=0))
+
+    def _grow_y_range(self) -> None:
+        """Fit the log y axis to every shown point in half-decade steps: the axes (whose ticks are costly to
+        repaint) change only when a point crosses a step, not at every redraw while a run streams."""
+        ys = [math.log10(max(p.wall_ms, 1e-3)) for r in self._runs for p in r.points]
+        if not ys:
+            return
+        bounds = (math.floor(min(ys) * 2) / 2, math.ceil(max(ys) * 2) / 2)
+        if bounds != self._y_range:
+            self._y_range = bounds
+            self.getPlotItem().setYRange(bounds[0] - 0.15, bounds[1] + 0.25, padding=0)
 
     def _grow_x_range(self, last_x: int) -> None:
         right = (last_x // X_STEP + 1) * X_STEP
@@ -278,7 +295,14 @@ class LatencyPlot(pg.PlotWidget):
             run.notes.append(note)
 
     def set_steady_ms(self, median: float | None) -> None:
-        """Draw the newest run's steady decode time (ms per call; None hides the line and its label)."""
+        """Draw the newest run's steady decode time (ms per call; None hides the line and its label). While
+        points stream it is drawn with them, at the redraw rate."""
+        self._steady = median
+        if not self._timer.isActive():
+            self._draw_steady()
+
+    def _draw_steady(self) -> None:
+        median = self._steady
         self._median.setVisible(median is not None)
         self._median_label.setVisible(median is not None)
         if median is not None:
