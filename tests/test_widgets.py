@@ -150,10 +150,11 @@ def test_latency_plot_points_flags_and_median(qtbot):
     qtbot.waitUntil(lambda: plot.plotted_count() == 20, timeout=2000)
     points = plot.points()
     assert points[0].compiled and points[0].step == "prefill" and not points[5].compiled
-    plot.set_steady_ms(9.7)
-    assert plot._median.isVisible() and plot._median_label.textItem.toPlainText().startswith("steady decode 9.7 ms")
+    plot.set_steady_ms(9.7)  # drawn at the redraw rate
+    qtbot.waitUntil(lambda: plot._median.isVisible(), timeout=2000)
+    assert plot._median_label.textItem.toPlainText().startswith("steady decode 9.7 ms (103 tok/s)")
     plot.set_steady_ms(None)
-    assert not plot._median.isVisible()
+    qtbot.waitUntil(lambda: not plot._median.isVisible(), timeout=2000)
     assert "compile 760 ms" in describe(points[0].record)
     assert len(plot._runs[-1].notes) == 2  # the two compiling calls are annotated
     # hovering: the scene position of point 5 maps back to it

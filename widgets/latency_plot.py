@@ -234,6 +234,7 @@ class LatencyPlot(pg.PlotWidget):
         dirty = [run for run in self._runs if run.dirty]
         if not dirty:
             self._timer.stop()
+            self._draw_steady()
             self.place_legend()  # once a burst of points is drawn
             for run in self._runs:
                 _antialias(run.line, True)
@@ -359,7 +360,7 @@ class LatencyPlot(pg.PlotWidget):
     def place_legend(self) -> None:
         """Move the run legend to the corner where it hides the fewest points and labels."""
         points = [(p.x, math.log10(max(p.wall_ms, 1e-3))) for run in self._runs for p in run.points]
-        if not points or not self.legend.isVisible():
+        if not points or not self.legend.isVisible() or self.plotItem is None:  # None: being deleted
             return
         xs, ys = np.array(points, dtype=float).T
         labels = [self._median_label] + [n for run in self._runs for n in run.notes]
