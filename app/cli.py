@@ -45,7 +45,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-processes", type=int, default=None)
     p.add_argument("--process-id", type=int, default=None)
     p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
-                   help="use JAX's persistent compilation cache (default dir: the platform cache dir)")
+                   help="use JAX's persistent compilation cache and Inductor's disk caches beside it "
+                        "(default dir: the platform cache dir)")
 
 
 def add_devices_arg(p: argparse.ArgumentParser) -> None:
@@ -202,8 +203,13 @@ def _use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
     from app.core.compilation_cache import default_cache_dir, set_persistent_cache
 
     if getattr(args, "persistent_cache", None):
+        from app.core.inductor_cache import set_inductor_cache
+        from app.core.service import inductor_dir_for
+
         path = default_cache_dir() if args.persistent_cache == "default" else args.persistent_cache
-        print(f"[cache] persistent compilation cache: {set_persistent_cache(path)}", file=err)
+        used = set_persistent_cache(path)
+        print(f"[cache] persistent compilation caches: JAX {used}, Inductor {set_inductor_cache(inductor_dir_for(used))}",
+              file=err)
 
 
 def cmd_race(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from app.core.events import CallRecord  # noqa: E402
 
-def call_record(
-    index: int, step: str = "decode", wall_ms: float = 10.0, compiled: bool = False
-) -> SimpleNamespace:
-    """A synthetic stand-in for ``app.core.events.CallRecord``."""
-    return SimpleNamespace(
+
+def call_record(index: int, step: str = "decode", wall_ms: float = 10.0, compiled: bool = False) -> CallRecord:
+    """A synthetic :class:`app.core.events.CallRecord` (a compiling call: trace 210, lower 40, compile 760 ms)."""
+    phases = {"trace": 210.0, "lower": 40.0, "compile": 760.0} if compiled else {}
+    return CallRecord(
         index=index,
         step=step,
         mode="jit-static",
@@ -20,16 +20,16 @@ def call_record(
         wall_ms=wall_ms,
         execute_ms=wall_ms * 0.9,
         compiled=compiled,
-        trace_ms=210.0 if compiled else None,
-        lower_ms=40.0 if compiled else None,
-        compile_ms=760.0 if compiled else None,
+        trace_ms=phases.get("trace"),
+        lower_ms=phases.get("lower"),
+        compile_ms=phases.get("compile"),
         persistent_cache_hit=False if compiled else None,
         compile_reason="first call" if compiled else None,
-        timestamp=0.0,
+        compile_phases=phases,
     )
 
 
-def synthetic_run(n: int = 20) -> list[SimpleNamespace]:
+def synthetic_run(n: int = 20) -> list[CallRecord]:
     """Prefill + decode records where the first two calls compile (~1 s) and the rest take ~10 ms."""
     return [
         call_record(i, "prefill" if i == 0 else "decode", 1010.0 + i if i < 2 else 9.5 + (i % 3) * 0.2, i < 2)

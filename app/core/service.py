@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from app.core import requests as rq
@@ -184,18 +185,27 @@ class ComputeService:
 
     # -- compilation caches -----------------------------------------------------------------------------
     def _cache(self, request: rq.CacheRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+        """One toggle, one clear button for both compilers: JAX's persistent compilation cache in the
+        directory, Inductor's FX-graph / AOT-autograd caches beside it (:func:`inductor_dir_for`)."""
         from app.core import compilation_cache as cc
+        from app.core import inductor_cache as ic
         from app.core.units import nbytes
 
         directory = request.directory
         if request.action in ("persistent_on", "persistent_off"):
-            used = cc.set_persistent_cache(directory if request.action == "persistent_on" else None)
-            message = f"Persistent cache on: {used}" if used else "Persistent cache off."
+            on = request.action == "persistent_on"
+            used = cc.set_persistent_cache(directory if on else None)
+            ic.set_inductor_cache(inductor_dir_for(used) if used else None)
+            message = f"Persistent caches on: {used} (Inductor: {inductor_dir_for(used)})" if used else (
+                "Persistent caches off: every compile is cold.")
         elif request.action == "clear_memory":
             self.engine.clear_compiled() if self.engine is not None else cc.clear_in_memory_caches()
             message = "In-memory caches cleared: the next run compiles again."
         elif request.action == "clear_disk":
-            message = f"Disk cache cleared: {nbytes(cc.clear_disk_cache(directory))} freed."
+            freed = cc.clear_disk_cache(directory) if directory else 0
+            if directory and inductor_dir_for(directory).is_dir():
+                freed += ic.clear_inductor_disk_cache(inductor_dir_for(directory))
+            message = f"Disk caches cleared: {nbytes(freed)} freed."
         elif request.action == "refresh":
             message = ""
         else:
@@ -208,4 +218,16 @@ class ComputeService:
         in_use = persistent_cache_dir()
         self._cache_dir = str(in_use) if in_use else (directory or self._cache_dir)
         n_files, n_bytes = disk_cache_size(self._cache_dir) if self._cache_dir else (0, 0)
+        if self._cache_dir:
+            more_files, more_bytes = disk_cache_size(inductor_dir_for(self._cache_dir))
+            n_files, n_bytes = n_files + more_files, n_bytes + more_bytes
         return rq.CacheInfo(in_use is not None, self._cache_dir, n_files, n_bytes, message)
+
+
+def inductor_dir_for(jax_dir: str | Path) -> Path:
+    """Where Inductor's caches go beside JAX's persistent cache in ``jax_dir``: the sibling ``inductor``
+    folder of the default ``…/jax-compilation-cache``, else ``<jax_dir>-inductor``."""
+    path = Path(jax_dir)
+    if path.name == "jax-compilation-cache":
+        return path.parent / "inductor"
+    return path.parent / f"{path.name}-inductor"
