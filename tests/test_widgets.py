@@ -12,6 +12,7 @@ from types import SimpleNamespace  # noqa: E402
 
 from PySide6.QtCore import QPointF  # noqa: E402
 from PySide6.QtGui import QTextCharFormat  # noqa: E402
+from PySide6.QtWidgets import QPlainTextEdit  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
 
 from widgets.busy_indicator import BusyIndicator  # noqa: E402
@@ -295,3 +296,22 @@ def test_user_settings_round_trip(config_dir):
     assert UserSettings.load().prompt == ""
     path.write_text(json.dumps({"prompt": 3, "model": "x"}))
     assert UserSettings.load().model == "x" and UserSettings.load().prompt == ""
+
+
+def test_ir_tabs_keep_both_compilers_of_a_step(qtbot):
+    from app.core.ir import StepIR
+
+    tabs = IRTabs()
+    qtbot.addWidget(tabs)
+    tabs.show()
+    tabs.set_ir("decode", StepIR(jaxpr="{ lambda ; a:f32[]. let b = sin a in (b,) }", hlo="HloModule m", n_fusions=3))
+    tabs.set_ir("decode", StepIR(compiler="inductor", fx_graph="def forward(self, x): ...",
+                                 inductor_code="cpp_fused_add_0 = async_compile.cpp_pybinding(...)", n_kernels=1))
+    for key in tabs.panels:
+        tabs.tabs.setCurrentWidget(tabs.panels[key])
+    qtbot.waitUntil(lambda: not tabs.pending(), timeout=2000)
+    views = {name: tabs.findChild(QPlainTextEdit, name).toPlainText()
+             for name in ("jaxprView", "hloView", "fxGraphView", "inductorCodeView")}
+    assert "sin a" in views["jaxprView"] and views["hloView"] == "HloModule m"
+    assert "def forward" in views["fxGraphView"] and "cpp_fused_add_0" in views["inductorCodeView"]
+    assert "XLA fusions <b>3</b>" in tabs.summary.text() and "Inductor kernels <b>1</b>" in tabs.summary.text()
