@@ -20,7 +20,8 @@ from app.core.inductor_cache import (
     set_inductor_cache,
 )
 from app.core.settings import GenerationSettings
-from app.core.torch_compile import PHASES, TorchCompileMode, clear_torch_compile, compile_phases
+from app.core.torch_compile import TorchCompileMode, clear_torch_compile
+from app.core.torch_compile_capture import PHASES, compile_phases
 
 
 class RecordedMode(TorchCompileMode):
@@ -173,13 +174,16 @@ def test_compile_phases_are_exclusive_and_sum_to_the_frame_compile():
 
 
 def test_importing_this_module_first_is_not_circular():
-    """``Engine.clear_compiled`` imports app.core.torch_compile before any run; app.core.modes imports it at
-    its end: either order must give one class, registered and subclassing Mode."""
+    """``Engine.clear_compiled`` imports app.core.torch_compile before any run; the engine looks the mode up
+    through ``modes.mode_class``: either order must give one class, registered and subclassing Mode."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = ("import app.core.torch_compile as tc; from app.core.modes import MODE_CLASSES, Mode; "
-            "assert MODE_CLASSES['torch-compile'] is tc.TorchCompileMode is tc.TorchCompileRunner; "
+    code = ("import app.core.torch_compile as tc; from app.core.modes import MODE_CLASSES, Mode, mode_class; "
+            "assert MODE_CLASSES['torch-compile'] is tc.TorchCompileMode is mode_class('torch-compile'); "
             "assert issubclass(tc.TorchCompileMode, Mode)")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])
+    code = ("from app.core.modes import MODE_CLASSES, mode_class; assert 'torch-compile' not in MODE_CLASSES; "
+            "import app.core.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])

@@ -259,7 +259,7 @@ class Engine:
         """
         import torch
 
-        from app.core.modes import MODE_CLASSES
+        from app.core.modes import mode_class
 
         settings = settings.validated()
         prompt_ids = self.encode(prompt)
@@ -269,7 +269,7 @@ class Engine:
                 f"The prompt is {len(prompt_ids)} tokens but the KV cache holds {max_cache_len} positions: "
                 "shorten the prompt or raise max_cache_len."
             )
-        mode = MODE_CLASSES[settings.mode](self, settings, max_cache_len)
+        mode = mode_class(settings.mode)(self, settings, max_cache_len)
         if on_live_phase is not None:
             mode.emit_live = on_live_phase
         with torch.no_grad():

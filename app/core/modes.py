@@ -331,9 +331,15 @@ def prompt_bucket(n: int, max_cache_len: int) -> int:
     return min(bucket, max_cache_len)
 
 
-from app.core.torch_compile import TorchCompileMode  # noqa: E402 (it builds on Mode, defined above)
-
-#: Mode name → class, in the order of :data:`app.core.settings.MODES`.
+#: Mode name → class. ``torch-compile`` registers itself when :mod:`app.core.torch_compile` is imported
+#: (:func:`mode_class` does it on first use, so importing this module never loads torch.compile's machinery).
 MODE_CLASSES: dict[str, type[Mode]] = {
-    m.mode: m for m in (TorchMode, TorchaxEagerMode, JitDynamicMode, JitStaticMode, TorchCompileMode)
+    m.mode: m for m in (TorchMode, TorchaxEagerMode, JitDynamicMode, JitStaticMode)
 }
+
+
+def mode_class(name: str) -> type[Mode]:
+    """The class of mode ``name`` (one of :data:`app.core.settings.MODES`). Raises KeyError otherwise."""
+    if name not in MODE_CLASSES and name == "torch-compile":
+        import app.core.torch_compile  # noqa: F401 (registers TorchCompileMode)
+    return MODE_CLASSES[name]

@@ -27,176 +27,23 @@ on an FX-graph-cache hit.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 import types
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.events import CallRecord, PhaseEvent
-
-if TYPE_CHECKING:
-    from app.core.modes import StepGen
+from app.core.modes import MODE_CLASSES, Mode, StepGen, StepResult, prompt_bucket
+from app.core.torch_compile_capture import (
+    FRAME,
+    Capture,
+    backend,
+    capturing,
+    compile_phases,
+    since,
+    snapshot,
+)
 
 STATE_ATTR = "_torch_compile_state"
-RECOMPILE_LIMIT = 64  # Dynamo's default (8) would be reached by a few buckets × cache lengths
-# compilation_time_metrics keys, outermost first (each timer nests inside the previous one).
-_FRAME, _BACKEND, _INDUCTOR, _CODEGEN, _LOAD = (
-    "_compile.compile_inner", "OutputGraph.call_user_compiler", "compile_fx_inner",
-    "GraphLowering.compile_to_module", "PyCodeCache.load_by_key_path",
-)
-PHASES = ("dynamo", "aot autograd", "inductor lowering", "inductor codegen", "c++ compile")
-_CACHE_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("inductor", "fxgraph_cache_miss"),
-                   ("aot_autograd", "autograd_cache_hit"), ("aot_autograd", "autograd_cache_miss"))
-_tls = threading.local()
-
-
-# -- capture of what one call compiled ---------------------------------------------------------------
-class _Capture:
-    """What Dynamo and Inductor report during one call; installed per thread by :func:`_capturing`."""
-
-    def __init__(self, label: str, emit: Any) -> None:
-        self.label, self.emit = label, emit
-        self.fx_graphs: list[str] = []
-        self.output_code: list[str] = []
-        self.break_reasons: list[str] = []
-        self.op_counts: list[int] = []
-        self.thread = threading.get_ident()
-
-    def stage(self, name: str) -> None:
-        """Forward a live ``compiling`` event (``detail`` names the stage) to ``emit_live`` if any."""
-        if self.emit is not None and threading.get_ident() == self.thread:
-            self.emit(PhaseEvent("compiling", True, f"{self.label}: {name}"))
-
-    def add_graph(self, gm: Any) -> None:
-        self.fx_graphs.append(gm.print_readable(print_output=False))
-        self.op_counts.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
-        why = getattr(gm, "compile_subgraph_reason", None)
-        if why is not None and why.graph_break:
-            frame = why.user_stack[-1] if why.user_stack else None
-            where = f" ({frame.filename}:{frame.lineno})" if frame is not None else ""
-            self.break_reasons.append(f"{why.reason.strip().splitlines()[0]}{where}")
-
-
-def _active() -> _Capture | None:
-    return getattr(_tls, "capture", None)
-
-
-def _backend(gm: Any, example_inputs: list) -> Any:
-    """Dynamo backend: record the captured graph, then Inductor exactly as ``backend="inductor"``."""
-    from torch._inductor.compile_fx import compile_fx
-
-    cap = _active()
-    if cap is not None:
-        cap.add_graph(gm)
-        cap.stage("AOT autograd")
-    return compile_fx(gm, example_inputs, inner_compile=_inner_compile)
-
-
-def _inner_compile(*args: Any, **kwargs: Any) -> Any:
-    from torch._inductor.compile_fx import compile_fx_inner
-
-    cap = _active()
-    if cap is not None:
-        cap.stage("Inductor lowering and code generation")
-    return compile_fx_inner(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def _capturing(cap: _Capture) -> Iterator[_Capture]:
-    """Install ``cap`` for this thread, a Dynamo compile-start callback (torch/_dynamo/callback.py), the
-    output-code hook and a raised recompile limit; all restored on exit, also after an exception."""
-    import torch._dynamo
-    from torch._inductor.graph import GraphLowering
-
-    prev = GraphLowering.save_output_code
-
-    def on_output_code(code: str) -> None:
-        cap.output_code.append(code)
-        cap.stage("C++ compile and load of the generated kernels")
-        if prev is not None:
-            prev(code)
-
-    def on_start(args: Any) -> None:
-        cap.stage("Dynamo tracing")
-
-    GraphLowering.save_output_code = on_output_code
-    torch._dynamo.callback_handler.register_start_callback(on_start)
-    _tls.capture = cap
-    try:
-        with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT), _without_torchax_accelerator():
-            yield cap
-    finally:
-        _tls.capture = None
-        torch._dynamo.callback_handler.remove_start_callback(on_start)
-        GraphLowering.save_output_code = prev
-
-
-@contextlib.contextmanager
-def _without_torchax_accelerator() -> Iterator[None]:
-    """torchax registers its ``jax`` device as PyTorch's privateuse1 accelerator with an ``is_available()``
-    of True but no streams, and Dynamo's tracer asks ``torch.accelerator.current_stream()`` whenever an
-    accelerator is available (torch/_dynamo/variables/streams.py, ``SymbolicStreamState``), which raises
-    "PyTorch is not linked with support for jax devices". While compiling a CPU model, report the
-    ``jax`` device module as unavailable; restored on exit."""
-    import torch
-
-    acc = torch.accelerator.current_accelerator()
-    if acc is None or acc.type != "jax":
-        yield
-        return
-    module = torch.get_device_module(acc)
-    original = module.is_available
-    module.is_available = lambda: False
-    try:
-        yield
-    finally:
-        module.is_available = original
-
-
-# -- PyTorch's compile metrics around one call --------------------------------------------------------
-def _snapshot() -> tuple[list, dict[str, int], dict[tuple[str, str], int]]:
-    from torch._dynamo.utils import compilation_time_metrics, counters, get_compilation_metrics
-
-    lengths = {k: len(v) for k, v in compilation_time_metrics.items()}
-    counts = {c: counters[c[0]][c[1]] for c in _CACHE_COUNTERS}
-    counts[("graph_break", "")] = counters["graph_break"].total()
-    return get_compilation_metrics(), lengths, counts
-
-
-def _since(before: tuple) -> dict[str, Any]:
-    """New ``CompilationMetrics`` records, seconds per timer key, and deltas of the disk-cache counters and
-    of ``counters["graph_break"]`` (``CompilationMetrics.num_graph_breaks`` is that counter's process
-    total, torch/_inductor/compile_fx.py) since ``before``."""
-    from torch._dynamo.utils import compilation_time_metrics, counters, get_compilation_metrics
-
-    old_metrics, lengths, old_counts = before
-    old_ids = {id(m) for m in old_metrics}
-    metrics = [m for m in get_compilation_metrics() if id(m) not in old_ids and not m.is_runtime]
-    seconds = {}
-    for key in (_FRAME, _BACKEND, _INDUCTOR, _CODEGEN, _LOAD):
-        values = compilation_time_metrics.get(key, [])
-        start = lengths.get(key, 0) if len(values) >= lengths.get(key, 0) else 0
-        seconds[key] = sum(values[start:])
-    deltas = {c[1]: counters[c[0]][c[1]] - old_counts[c] for c in _CACHE_COUNTERS}
-    deltas["graph_breaks"] = max(counters["graph_break"].total() - old_counts[("graph_break", "")], 0)
-    return {"metrics": metrics, "seconds": seconds, "cache": deltas}
-
-
-def compile_phases(seconds: dict[str, float]) -> dict[str, float]:
-    """Exclusive compile phases in ms from the nested ``dynamo_timed`` totals (seconds) of one call.
-
-    ``dynamo`` = frame compile − backend; ``aot autograd`` = backend − ``compile_fx_inner``; ``inductor
-    lowering`` = ``compile_fx_inner`` − ``compile_to_module`` (graph passes, lowering; on an FX-graph-cache
-    hit the lookup and load); ``inductor codegen`` = ``compile_to_module`` − module load (scheduling,
-    C++/Python code generation); ``c++ compile`` = loading the output module, which builds its C++
-    kernels (``async_compile.wait`` inside). The phases sum to the frame compile time."""
-    frame, backend, inductor = seconds[_FRAME], seconds[_BACKEND], seconds[_INDUCTOR]
-    codegen = seconds[_CODEGEN]
-    load = min(seconds[_LOAD], codegen)  # a cache hit loads outside compile_to_module: no C++ compile
-    parts = (frame - backend, backend - inductor, inductor - codegen, codegen - load, load)
-    return {name: max(float(value), 0.0) * 1000 for name, value in zip(PHASES, parts)}
 
 
 # -- per-engine state ----------------------------------------------------------------------------------
@@ -235,7 +82,7 @@ class _Step:
         code = _step_fn.__code__.replace(co_name=f"torch_compile_{kind}")
         self.kind, self.fullgraph = kind, fullgraph
         raw = types.FunctionType(code, _step_fn.__globals__, code.co_name)
-        self.fn = torch.compile(raw, backend=_backend, fullgraph=fullgraph, dynamic=False)
+        self.fn = torch.compile(raw, backend=backend, fullgraph=fullgraph, dynamic=False)
         self.seen: set[tuple] = set()
         self.n_compiles = 0
         self.forced_breaks: list[str] = []
@@ -274,9 +121,8 @@ def _set_length(cache: Any, length: int) -> None:
             value.fill_(length)
 
 
-class TorchCompileSteps:
-    """The ``torch-compile`` mode's behaviour; :data:`TorchCompileMode` is this class over
-    :class:`app.core.modes.Mode` (see :func:`__getattr__` for why it is assembled on first use).
+class TorchCompileMode(Mode):
+    """The ``torch-compile`` execution mode.
 
     ``torch.compile`` (Inductor, CPU) over a ``StaticCache``: one prefill graph per prompt bucket, one
     decode graph, then every step reuses them. Sampling is ``Mode._sample_host`` on the last real
@@ -301,7 +147,6 @@ class TorchCompileSteps:
     def prefill(self, prompt_ids):
         import torch
 
-        from app.core.modes import prompt_bucket
 
         self.cache = static_cache(self.engine, self.max_cache_len)
         n = len(prompt_ids)
@@ -328,7 +173,6 @@ class TorchCompileSteps:
     def _call(self, kind: str, ids: Any, start: int, last: int, shapes: dict) -> StepGen:
         import torch
 
-        from app.core.modes import StepResult
 
         t_wall = time.perf_counter()
         step = self._step(kind)
@@ -358,10 +202,10 @@ class TorchCompileSteps:
         ``torch._dynamo.exc.Unsupported``), replace it by a ``fullgraph=False`` step and call again."""
         import torch._dynamo
 
-        cap = _Capture(detail, getattr(self, "emit_live", None))
-        before = _snapshot()
+        cap = Capture(detail, getattr(self, "emit_live", None))
+        before = snapshot()
         t0 = time.perf_counter()
-        with _capturing(cap):
+        with capturing(cap):
             try:
                 logits = step.fn(*args)
             except torch._dynamo.exc.Unsupported as exc:
@@ -372,7 +216,7 @@ class TorchCompileSteps:
                 step.forced_breaks.append(reason)
                 _state(self.engine)[("step", step.kind)] = step
                 logits = step.fn(*args)
-        info = _since(before)
+        info = since(before)
         info.update(wall_ms=(time.perf_counter() - t0) * 1000, capture=cap)
         return logits, info, step
 
@@ -382,7 +226,7 @@ class TorchCompileSteps:
         metrics, cap = info["metrics"], info["capture"]
         if not metrics:
             return CallRecord(0, step.kind, "", {}, info["wall_ms"], info["wall_ms"])
-        compile_ms = info["seconds"][_FRAME] * 1000
+        compile_ms = info["seconds"][FRAME] * 1000
         execute_ms = max(info["wall_ms"] - compile_ms, 0.0)
         cache = info["cache"]
         hits = cache["fxgraph_cache_hit"] + cache["autograd_cache_hit"]
@@ -409,7 +253,7 @@ class TorchCompileSteps:
             reason += f"; fullgraph=False after a graph break: {step.forced_breaks[0]}"
         return reason
 
-    def _remember(self, step: _Step, breaks: int, cap: _Capture) -> None:
+    def _remember(self, step: _Step, breaks: int, cap: Capture) -> None:
         sep = "\n\n# " + "-" * 30 + " next graph " + "-" * 30 + "\n\n"
         code = sep.join(cap.output_code)
         self.ir_texts[step.kind] = {"fx_graph": sep.join(cap.fx_graphs), "inductor_code": code}
@@ -431,17 +275,4 @@ class TorchCompileSteps:
                               inductor_code=texts["inductor_code"], n_kernels=summary["kernels"])
 
 
-def __getattr__(name: str) -> Any:
-    """``TorchCompileMode`` (alias ``TorchCompileRunner``, its name before runners.py became modes.py):
-    :class:`TorchCompileSteps` over :class:`app.core.modes.Mode`, made once on first access (PEP 562).
-    ``app.core.modes`` imports this module at its end to list the mode, so importing ``modes`` at the top
-    here would be circular whenever this module loads first (``Engine.clear_compiled`` imports
-    :func:`clear_torch_compile` before any run)."""
-    if name in ("TorchCompileMode", "TorchCompileRunner"):
-        from app.core.modes import Mode
-
-        attrs = {"__module__": __name__, "__qualname__": "TorchCompileMode", "__doc__": TorchCompileSteps.__doc__}
-        cls = type("TorchCompileMode", (TorchCompileSteps, Mode), attrs)
-        globals().update(TorchCompileMode=cls, TorchCompileRunner=cls)
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+MODE_CLASSES[TorchCompileMode.mode] = TorchCompileMode  # registered on import: see modes.mode_class
