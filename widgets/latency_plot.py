@@ -1,7 +1,7 @@
 """Per-call latency plot: one point per model call, log-scale wall time, compiling calls starred.
 
 Successive runs overlay in distinct colours (the last :data:`MAX_RUNS`); the newest run's compiling calls
-are annotated with their trace / lower / compile split and a dashed line marks its steady decode median.
+are annotated with their compile phases (trace / lower / compile for XLA, Dynamo / AOT / Inductor for torch-compile) and a dashed line marks its steady decode median.
 Compiles served by the persistent compilation cache are green diamonds instead of orange stars; the
 tooltip of a compiling call says why it compiled.
 Records are buffered and drawn by a 30 Hz timer; each run's curves are created once and fed with
@@ -11,7 +11,6 @@ Records are buffered and drawn by a 30 Hz timer; each run's curves are created o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
 from app.core.units import ms
 from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
+from widgets.latency_runs import PlotPoint, PlotRun, point_kind, set_antialias
 from widgets.legend_place import best_offset
 from widgets.log_axis import LogMsAxis
 
@@ -30,36 +30,6 @@ MAX_ANNOTATIONS = 3
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 REDRAW_INTERVAL_MS = 50
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
-
-
-@dataclass
-class PlotPoint:
-    """One plotted call; ``record`` is the original record object (read by attribute)."""
-
-    x: int
-    wall_ms: float
-    step: str
-    compiled: bool
-    record: Any
-
-
-@dataclass
-class _Run:
-    run_id: int
-    label: str
-    colour: str
-    line: pg.PlotDataItem
-    dots: dict[str, pg.PlotDataItem]
-    points: list[PlotPoint] = field(default_factory=list)
-    notes: list[pg.TextItem] = field(default_factory=list)
-    dirty: bool = False
-    annotate: bool = True
-
-
-def _kind(p: PlotPoint) -> str:
-    if p.compiled:
-        return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
-    return p.step
 
 
 class LatencyPlot(pg.PlotWidget):
@@ -94,7 +64,7 @@ class LatencyPlot(pg.PlotWidget):
             brush=pg.mkBrush(255, 255, 255, 210),
             pen=pg.mkPen("#e5e7eb"),
         )
-        self._runs: list[_Run] = []
+        self._runs: list[PlotRun] = []
         self._next_id = 1
         self._median = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine)
@@ -175,7 +145,7 @@ class LatencyPlot(pg.PlotWidget):
         self.addItem(line)
         for item in dots.values():
             self.addItem(item)
-        run = _Run(self._next_id, label, colour, line, dots, annotate=fade)
+        run = PlotRun(self._next_id, label, colour, line, dots, annotate=fade)
         self._runs.append(run)
         self._next_id += 1
         self._median.setVisible(False)
@@ -237,21 +207,21 @@ class LatencyPlot(pg.PlotWidget):
             self._draw_steady()
             self.place_legend()  # once a burst of points is drawn
             for run in self._runs:
-                _antialias(run.line, True)
+                set_antialias(run.line, True)
             return
         for run in dirty:
-            _antialias(run.line, False)  # while points stream: antialiased lines cost XLA a core
+            set_antialias(run.line, False)  # while points stream: antialiased lines cost XLA a core
             self._draw_run(run)
             run.dirty = False
         self._draw_steady()
 
-    def _draw_run(self, run: _Run) -> None:
+    def _draw_run(self, run: PlotRun) -> None:
         xs = [p.x for p in run.points]
         ys = [max(p.wall_ms, 1e-3) for p in run.points]
         run.line.setData(xs, ys)
         self._grow_y_range()
         for kind, item in run.dots.items():
-            chosen = [p for p in run.points if _kind(p) == kind]
+            chosen = [p for p in run.points if point_kind(p) == kind]
             item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
         if run is self._runs[-1]:
             self._annotate(run)
@@ -274,7 +244,7 @@ class LatencyPlot(pg.PlotWidget):
             self._x_right = right
             self.getPlotItem().setXRange(-1, right, padding=0.02)
 
-    def _annotate(self, run: _Run) -> None:
+    def _annotate(self, run: PlotRun) -> None:
         """Label the first compiling calls with their split, alternately above and below the point."""
         compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
         for p in compiled[len(run.notes) :]:
@@ -312,7 +282,7 @@ class LatencyPlot(pg.PlotWidget):
             self._median_label.setText(f"steady decode {ms(median)} ({1000 / median:.0f} tok/s)")
             self._median_label.setPos(self._x_right, y)
 
-    def _drop(self, run: _Run) -> None:
+    def _drop(self, run: PlotRun) -> None:
         entry = [it for sample, label in self.legend.items if sample.item is run.line for it in (sample, label)]
         items = (run.line, *run.dots.values(), *run.notes)
         for it in items:
@@ -380,7 +350,7 @@ class LatencyPlot(pg.PlotWidget):
         found = self._nearest(scene_pos, max_px)
         return found[1] if found else None
 
-    def _nearest(self, scene_pos: QPointF, max_px: float) -> tuple[_Run, PlotPoint] | None:
+    def _nearest(self, scene_pos: QPointF, max_px: float) -> tuple[PlotRun, PlotPoint] | None:
         vb = self.getPlotItem().getViewBox()
         best, best_d = None, max_px
         for run in reversed(self._runs):
@@ -414,12 +384,3 @@ class LatencyPlot(pg.PlotWidget):
             self._hovered = index
             self.highlight_call(index)
             self.pointHovered.emit(index)
-
-
-def _antialias(item: pg.PlotDataItem, on: bool) -> None:
-    """Switch a line's antialiasing off while it streams and back on once it settles: software-rendered
-    antialiasing takes CPU from XLA on a 2-core machine (bench/gui_responsiveness.py, pydoc-llama: the
-    window's warm tokens/s went from 0.63 to about 0.71 of the CLI's)."""
-    if item.opts.get("antialias") != on:
-        item.opts["antialias"] = item.curve.opts["antialias"] = on
-        item.curve.update()
