@@ -126,10 +126,15 @@ def build_dataflow(sm: SourceMap, eqn_indices: list[int] | None = None, collapse
             if sid != nid:
                 edges.setdefault((sid, nid), GraphEdge(sid, nid, label))
     for n in nodes.values():
-        longest = max(len(s) for s in n.label.split("\n"))
-        n.w = max(NODE_W, longest * CHAR_W + 16)
-        n.h = NODE_H if n.label.count("\n") <= 1 else NODE_H + 14 * (n.label.count("\n") - 1)
+        _size(n)
     return Dataflow(list(nodes.values()), list(edges.values()), truncated=truncated, note=note)
+
+
+def _size(n: GraphNode) -> None:
+    """Box size of a node from its label (monospace width per character, one text line per label line)."""
+    longest = max(len(s) for s in n.label.split("\n"))
+    n.w = max(NODE_W, longest * CHAR_W + 16)
+    n.h = NODE_H if n.label.count("\n") <= 1 else NODE_H + 14 * (n.label.count("\n") - 1)
 
 
 class _View:
