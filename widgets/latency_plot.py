@@ -205,9 +205,10 @@ class LatencyPlot(pg.PlotWidget):
         if not dirty:
             self._timer.stop()
             self._draw_steady()
-            self.place_legend()  # once a burst of points is drawn
             for run in self._runs:
+                self._draw_dots(run, streaming=False)
                 set_antialias(run.line, True)
+            self.place_legend()  # once a burst of points is drawn
             return
         for run in dirty:
             set_antialias(run.line, False)  # while points stream: antialiased lines cost XLA a core
@@ -220,12 +221,21 @@ class LatencyPlot(pg.PlotWidget):
         ys = [max(p.wall_ms, 1e-3) for p in run.points]
         run.line.setData(xs, ys)
         self._grow_y_range()
-        for kind, item in run.dots.items():
-            chosen = [p for p in run.points if point_kind(p) == kind]
-            item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
+        self._draw_dots(run, streaming=True)
         if run is self._runs[-1]:
             self._annotate(run)
             self._grow_x_range(max((p.x for r in self._runs for p in r.points), default=0))
+
+    def _draw_dots(self, run: PlotRun, streaming: bool) -> None:
+        """Markers of each kind whose count changed. While points stream the many decode dots wait for the
+        run to settle (the line shows them): re-building a scatter item at every redraw cost the window
+        about a third of its tokens/s on a fast model (bench/gui_responsiveness.py)."""
+        for kind, item in run.dots.items():
+            chosen = [p for p in run.points if point_kind(p) == kind]
+            if (streaming and kind == "decode") or run.dot_counts.get(kind) == len(chosen):
+                continue
+            run.dot_counts[kind] = len(chosen)
+            item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
 
     def _grow_y_range(self) -> None:
         """Fit the log y axis to every shown point in half-decade steps: the axes (whose ticks are costly to

@@ -30,6 +30,7 @@ class PlotRun:
     notes: list[pg.TextItem] = field(default_factory=list)
     dirty: bool = False
     annotate: bool = True
+    dot_counts: dict[str, int] = field(default_factory=dict)  # markers drawn per kind
 
 
 def point_kind(p: PlotPoint) -> str:
