@@ -112,3 +112,13 @@ def test_cli_race_json(model_dirs):
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["mode"] for r in rows] == ["torch", "jit-static"]
     assert rows[0]["token_ids"] == rows[1]["token_ids"] and rows[1]["n_compiles"] == 2
+
+
+def test_cli_race_table_compares_the_capped_eager_lane_on_its_prefix(model_dirs):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["race", "--model", model_dirs("llama"), "--modes", "torch", "torchax-eager", "--eager-tokens", "2",
+                 "--max-new-tokens", "4", "--ignore-eos"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    text = out.getvalue()
+    assert "identical tokens across modes (first 2): yes" in text
+    assert "[race] 2/2 torchax-eager" in err.getvalue()
