@@ -1,0 +1,116 @@
+"""``torchax-playground profile``: where the time of a compiled jit-static step goes, per XLA op, fusion,
+PyTorch source line, ATen op or module, with achieved GB/s and GFLOP/s against the machine's read
+bandwidth (:mod:`app.core.profiler`).
+
+Wiring (in ``app/cli.py``): ``add_profile_parser(sub, _add_model_args)`` in ``build_parser`` and
+``"profile": cmd_profile`` in ``main``'s command table. Errors are :class:`app.core.errors.PlaygroundError`
+(exit status 2 through ``main``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from app.core import units
+from app.core.columns import Column, render_text
+
+BY_CHOICES = ("line", "op", "fusion", "module")
+_KEY_TITLE = {"line": "source line", "op": "ATen op", "fusion": "HLO instruction", "module": "module"}
+
+
+def _pct(value: Any) -> str:
+    return units.fmt(None if value is None else value * 100, ".1f")
+
+
+def profile_columns(by: str) -> tuple[Column, ...]:
+    """Columns of the text table for rows aggregated ``by`` (the key column's title follows ``by``)."""
+    fixed = lambda d: (lambda v: units.fmt(v, f",.{d}f"))  # noqa: E731
+    key = Column("key", _KEY_TITLE.get(by, by), format=str, align="left")
+    where = (Column("module", "module", format=lambda v: v or "–", align="left") if by == "line"
+             else Column("source", "source", format=lambda v: v or "–", align="left"))
+    return (
+        Column("us_per_step", "µs/step", format=fixed(1)),
+        Column("share", "% of step", format=_pct),
+        Column("gbs", "GB/s", format=fixed(1)),
+        Column("bandwidth_share", "% of BW", format=_pct),
+        Column("gflops", "GFLOP/s", format=fixed(2)),
+        Column("calls_per_step", "calls", format=fixed(0)),
+        Column("kind", "kind", format=lambda v: v or "–", align="left"),
+        key,
+        where,
+    )
+
+
+def add_profile_parser(subparsers: Any, add_model_args: Callable[[argparse.ArgumentParser], None]):
+    """Add the ``profile`` subcommand to ``subparsers`` (``add_model_args`` adds ``--model`` & co.)."""
+    p = subparsers.add_parser("profile", help="measure where a jit-static step's time goes (per XLA op, fusion, "
+                                              "source line, ATen op or module) against the read bandwidth")
+    add_model_args(p)
+    p.add_argument("--step", choices=("decode", "prefill"), default="decode")
+    p.add_argument("--steps", type=int, default=20, metavar="N", help="profiled calls (default 20)")
+    p.add_argument("--warmup", type=int, default=3, metavar="N", help="untraced calls first (default 3)")
+    p.add_argument("--by", choices=BY_CHOICES, default="line",
+                   help="rows per source line (default), ATen op, HLO fusion/instruction or module path")
+    p.add_argument("--fold-layers", action="store_true", help="merge repeated layers (model.layers.*.mlp)")
+    p.add_argument("--top", type=int, default=15, metavar="N", help="rows in the text table (default 15)")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per row (all rows), then {\"event\": \"summary\", …}")
+    p.add_argument("--xplane", metavar="PATH", help="copy the raw capture (.xplane.pb) to PATH")
+    p.add_argument("--csv", metavar="PATH", help="write all rows as CSV to PATH")
+    return p
+
+
+def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the profile and print it (``--json``: JSON lines). Returns the exit status (0)."""
+    from app.cli import _load, _phase_printer
+    from app.core.errors import InvalidSettingsError
+    from app.core.profiler import aggregate, copy_xplane, profile_step, rows_to_csv, rows_to_json_lines
+
+    if getattr(args, "mode", "jit-static") != "jit-static":
+        raise InvalidSettingsError(f"profile runs the jit-static steps; got --mode {args.mode}.")
+    if args.steps < 1 or args.warmup < 0:
+        raise InvalidSettingsError("--steps must be at least 1 and --warmup at least 0.")
+    quiet = args.json
+    engine = _load(args, err, on_event=None if quiet else _phase_printer(err))
+    progress = None if quiet else (lambda msg: print(f"[profile] {msg}…", file=err, flush=True))
+    profile = profile_step(engine, args.prompt, step=args.step, n_steps=args.steps, warmup=args.warmup,
+                           on_progress=progress)
+    rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
+    if args.xplane:
+        print(f"[profile] capture copied to {copy_xplane(profile, args.xplane)}", file=err)
+    if args.csv:
+        with open(args.csv, "w", encoding="utf-8", newline="") as f:
+            f.write(rows_to_csv(rows))
+        print(f"[profile] {len(rows)} rows written to {args.csv}", file=err)
+    if args.json:
+        out.write(rows_to_json_lines(rows, profile, by=args.by))
+    else:
+        out.write(format_profile(profile, rows, args.by, args.top) + "\n")
+    out.flush()
+    return 0
+
+
+def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str:
+    """The text report: a header, the ``top`` rows as a table, the step's figures."""
+    p = profile
+    head = (f"{p.model} | {p.step} step | {p.n_steps} calls profiled | rows by {by} "
+            f"({len(rows)}, top {min(top, len(rows))})")
+    table = render_text(profile_columns(by), [r.to_dict() for r in rows[:top]])
+    bound = (f"; its {units.nbytes(p.bytes_per_step)} at {p.bandwidth_gbs:.1f} GB/s take "
+             f"{p.bound_ms:.2f} ms" if p.bound_ms is not None else "")
+    lines = [
+        head, table, "",
+        f"step wall {p.step_ms:.3f} ms (median {p.step_ms_median:.3f}); ops run {p.op_ms:.3f} ms "
+        f"({p.attributed_share:.1%}); no op running {p.idle_share:.1%}: host {p.host_share:.1%} "
+        f"(arguments, dispatch, token to host), between ops {p.between_ops_share:.1%}",
+        f"busy {p.busy_ms:.3f} ms summed over threads; {units.flops(p.flops_per_step)}FLOP per step{bound}",
+    ]
+    if p.other_modules:
+        lines.append("other XLA programs per step (host helpers): " + ", ".join(
+            f"{k} ×{v / p.n_steps:.0f}" for k, v in sorted(p.other_modules.items())))
+    if p.unmatched:
+        lines.append(f"op events matching no HLO instruction: {', '.join(p.unmatched)}")
+    lines.append(f"capture: {p.xplane_path}")
+    return "\n".join(lines)

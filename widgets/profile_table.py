@@ -1,0 +1,201 @@
+"""Sortable table of profile rows: µs per step, % of the step, achieved GB/s and GFLOP/s, calls, kind,
+source line and module. A "top 10" switch keeps the ten rows that take the most wall time.
+
+Plain data in: :meth:`ProfileTable.set_rows` takes one dict per row with the keys of
+``app.core.profile_model.ProfileRow`` (``key``, ``us_per_step``, ``wall_us_per_step``, ``share``,
+``gbs``, ``bandwidth_share``, ``gflops``, ``calls_per_step``, ``kind``, ``source``, ``module``, …); missing
+figures show as ``–`` and sort below every number. Signals (GUI thread): ``rowActivated(dict)`` with the
+row's dict when a row is double-clicked or Enter is pressed on it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.units import fmt
+
+TOP_N = 10
+KEY_TITLES = {"line": "source line", "op": "ATen op", "fusion": "HLO instruction", "module": "module"}
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _pct(v: Any) -> str:
+    return fmt(None if v is None else v * 100, ".1f")
+
+
+def _num(digits: int):
+    return lambda v: fmt(v, f",.{digits}f")
+
+
+#: (row key, header, formatter, numeric?) of every column, left to right; column 0's header follows ``by``.
+COLUMNS: tuple[tuple[str, str, Any, bool], ...] = (
+    ("key", "source line", str, False),
+    ("us_per_step", "µs / step", _num(1), True),
+    ("share", "% of step", _pct, True),
+    ("gbs", "GB/s", _num(1), True),
+    ("bandwidth_share", "% of read BW", _pct, True),
+    ("gflops", "GFLOP/s", _num(2), True),
+    ("calls_per_step", "calls", _num(0), True),
+    ("kind", "kind", lambda v: v or "–", False),
+    ("source", "source", lambda v: v or "–", False),
+    ("module", "module", lambda v: v or "–", False),
+)
+
+
+class _Item(QTableWidgetItem):
+    """A cell that sorts by its value (numbers numerically, missing numbers last), not by its text."""
+
+    def __init__(self, text: str, sort_key: Any) -> None:
+        super().__init__(text)
+        self.sort_key = sort_key
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        mine, theirs = self.sort_key, getattr(other, "sort_key", other.text())
+        if isinstance(mine, float) and isinstance(theirs, float):
+            return mine < theirs
+        return str(mine) < str(theirs)
+
+
+class ProfileTable(QWidget):
+    """The rows of one aggregation (``by``), sortable by any column (click a header).
+
+    Signals: ``rowActivated(dict)`` — the activated row's dict (GUI thread)."""
+
+    rowActivated = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("profileTable")
+        self.top_only = QCheckBox(f"top {TOP_N} only", objectName="profileTopOnly")
+        self.count = QLabel("", objectName="profileRowCount")
+        self.table = QTableWidget(0, len(COLUMNS), objectName="profileTableView")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        top = QHBoxLayout()
+        top.addWidget(self.count, 1)
+        top.addWidget(self.top_only)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        self._rows: list[dict[str, Any]] = []
+        self._by = "line"
+        self.top_only.toggled.connect(self._on_top_toggled)
+        self.table.itemActivated.connect(self._on_item_activated)
+        self._set_headers()
+
+    def set_rows(self, rows: list[dict[str, Any]], by: str = "line") -> None:
+        """Show ``rows`` (dicts, see the module docstring), aggregated ``by`` ``line``/``op``/``fusion``/
+        ``module`` (the first column's title). Sorted by µs / step, largest first."""
+        self._rows = [dict(r) for r in rows]
+        self._by = by
+        self._set_headers()
+        self._fill()
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows shown, top to bottom (after sorting and the top-10 filter)."""
+        return [self.table.item(i, 0).data(ROW_ROLE) for i in range(self.table.rowCount())]
+
+    def set_top_only(self, on: bool) -> None:
+        self.top_only.setChecked(on)
+
+    def sort_by(self, key: str, descending: bool = True) -> None:
+        """Sort by the column of row key ``key`` (as clicking its header does)."""
+        col = [c[0] for c in COLUMNS].index(key)
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        self.table.sortItems(col, order)
+        self.table.horizontalHeader().setSortIndicator(col, order)
+
+    def activate_row(self, index: int) -> None:
+        """Emit ``rowActivated`` for shown row ``index`` (keyboard and tests)."""
+        self._on_item_activated(self.table.item(index, 0))
+
+    # -- export -------------------------------------------------------------------------------------
+    def csv_text(self, shown_only: bool = False) -> str:
+        """CSV of the rows (all, or only those shown); lists joined with spaces, missing values empty."""
+        rows = self.rows() if shown_only else self._rows
+        keys = list(dict.fromkeys(k for r in rows for k in r)) or [c[0] for c in COLUMNS]
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(keys)
+        for r in rows:
+            writer.writerow([_cell(r.get(k)) for k in keys])
+        return buf.getvalue()
+
+    def json_text(self, shown_only: bool = False) -> str:
+        """JSON list of the rows (all, or only those shown)."""
+        return json.dumps(self.rows() if shown_only else self._rows, indent=1)
+
+    def export(self, path: str | Path, shown_only: bool = False) -> Path:
+        """Write the rows to ``path``: JSON for ``.json``, else CSV. Returns the path; raises OSError."""
+        path = Path(path)
+        text = self.json_text(shown_only) if path.suffix.lower() == ".json" else self.csv_text(shown_only)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _set_headers(self) -> None:
+        titles = [KEY_TITLES.get(self._by, self._by)] + [c[1] for c in COLUMNS[1:]]
+        self.table.setHorizontalHeaderLabels(titles)
+
+    def _fill(self) -> None:
+        rows = sorted(self._rows, key=lambda r: -(r.get("wall_us_per_step") or r.get("us_per_step") or 0.0))
+        if self.top_only.isChecked():
+            rows = rows[:TOP_N]
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, (key, _, formatter, numeric) in enumerate(COLUMNS):
+                value = row.get(key)
+                sort_key = (float(value) if value is not None else -math.inf) if numeric else str(value or "")
+                item = _Item(formatter(value), sort_key)
+                if numeric:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if j == 0:
+                    item.setData(ROW_ROLE, row)
+                    item.setToolTip(str(value))
+                self.table.setItem(i, j, item)
+        self.table.setSortingEnabled(True)
+        self.sort_by("us_per_step")
+        self.table.resizeColumnsToContents()
+        self.count.setText(f"{len(rows)} of {len(self._rows)} rows")
+
+    @Slot(bool)
+    def _on_top_toggled(self, _on: bool) -> None:
+        self._fill()
+
+    @Slot(QTableWidgetItem)
+    def _on_item_activated(self, item: QTableWidgetItem | None) -> None:
+        if item is None:
+            return
+        row = self.table.item(item.row(), 0).data(ROW_ROLE)
+        if row is not None:
+            self.rowActivated.emit(dict(row))
+
+
+def _cell(value: Any) -> Any:
+    return " ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value)
