@@ -120,7 +120,8 @@ class StepProfile:
     ``{"fraction", "source", "module", "aten", "via", "function", "scope"}`` (how its time is split);
     ``timeline``: one step's bars; ``unmatched``: op event names that are no instruction of the module
     (expected empty); ``other_modules``: events of other XLA programs inside the steps (host helpers);
-    ``xplane_path``: the raw capture; ``model``: the engine's label.
+    ``xplane_path``: the raw capture; ``model``: the engine's label; ``hlo_text``: the optimized HLO of the
+    executable that ran (``Compiled.as_text()``), the text the rows' ``hlo_line`` numbers refer to.
     """
 
     step: str
@@ -145,6 +146,7 @@ class StepProfile:
     other_modules: dict[str, int] = field(default_factory=dict)
     xplane_path: str = ""
     model: str = ""
+    hlo_text: str = field(default="", repr=False)
 
     def summary(self) -> dict[str, Any]:
         """The step-level figures (no rows): what the CLI prints last."""

@@ -185,7 +185,9 @@ def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: 
     info = parse_hlo(hlo_text)
     capture = read_capture(xplane, info.name)
     path = "" if isinstance(xplane, (bytes, bytearray)) else str(xplane)
-    return build_profile(capture, info, attribute(info, source_map), bandwidth_gbs, step, path, model)
+    profile = build_profile(capture, info, attribute(info, source_map), bandwidth_gbs, step, path, model)
+    profile.hlo_text = hlo_text
+    return profile
 
 
 # ------------------------------------------------------------------------------------------- export
