@@ -6,7 +6,7 @@ No Qt. Run it where the engine lives (the compute thread or the CLI), outside an
     for row in aggregate(profile, by="line")[:5]:
         print(row.source, row.us_per_step, row.share, row.gbs)
 
-How: the step is compiled by a short jit-static generation, warmed up, then ``n_steps`` calls run under
+How: the step is compiled (or reused) by one call, warmed up, then ``n_steps`` calls run under
 ``jax.profiler`` (``start_trace``/``stop_trace``, Python tracer off), each inside a
 ``TraceAnnotation`` so the capture knows where a step starts and ends. The capture
 (``plugins/profile/<ts>/<host>.xplane.pb``) is read with ``jax.profiler.ProfileData``
@@ -68,42 +68,44 @@ def _drain(gen: Any) -> Any:
 
 
 def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
-    """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes.py``'s ``JitStaticMode``, the engine's
-    ``_steps`` and ``ir``, ``CompiledStep._executables``/``_key``): compile the jit-static step with a
-    2-token greedy generation sized so ``n_calls`` more decode steps fit the cache, then hand back the
-    executable and a function making one call exactly as the mode does. Raises
-    :class:`InvalidSettingsError` when ``n_calls`` decode steps do not fit the model's positions."""
+    """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes.py``'s ``JitStaticMode`` and its
+    ``cache``/``mask``/``key``/``sampling`` state, the engine's ``_steps`` and ``ir``,
+    ``CompiledStep._executables``/``_key``). Makes one greedy call of the jit-static ``step`` (compiling it
+    on first use) with a KV cache sized for the prompt plus ``n_calls`` decode steps, and returns the
+    executable and a function making one more call exactly as the mode does. Decode starts from a zeroed
+    cache after the prompt's positions (no prefill compile: a step's time does not depend on the cache's
+    values, only its shape). Raises :class:`InvalidSettingsError` when the calls do not fit the model."""
     import jax.numpy as jnp
     import torch
 
     from app.core.modes import JitStaticMode, _ids, _positions, prompt_bucket
+    from app.core.pytrees import FlatTree
     from app.core.settings import GenerationSettings
 
     ids = engine.encode(prompt)
-    sized = GenerationSettings(mode="jit-static", max_new_tokens=n_calls + 2, stop_at_eos=False).validated()
-    cache_len = engine.cache_len_for(len(ids), sized)
+    settings = GenerationSettings(mode="jit-static", max_new_tokens=n_calls + 2, stop_at_eos=False).validated()
+    cache_len = engine.cache_len_for(len(ids), settings)
     if step == "decode" and len(ids) + n_calls + 2 > cache_len:
         raise InvalidSettingsError(f"{n_calls} decode steps after a {len(ids)}-token prompt do not fit the "
                                    f"model's {cache_len} positions: profile fewer steps.")
-    settings = GenerationSettings(mode="jit-static", max_new_tokens=2, stop_at_eos=False,
-                                  max_cache_len=cache_len).validated()
+    mode = JitStaticMode(engine, settings, cache_len)
+    state = {"token": engine.pad_id, "position": len(ids)}
     with torch.no_grad():
-        for _ in engine.generate(prompt, settings):
-            pass
-        mode = JitStaticMode(engine, settings, cache_len)
-        first = _drain(mode.prefill(ids))
-    compiled_step = engine._steps[("jit-static", step, settings.greedy)]
-    state = {"token": first.token, "position": len(ids)}
+        if step == "decode":
+            mode.cache = FlatTree.of(engine.static_cache(cache_len))
+            mode.mask = jnp.ones((1, cache_len), jnp.int32)
+        first = _drain(mode.decode(state["token"], state["position"]) if step == "decode" else mode.prefill(ids))
+    state = {"token": first.token, "position": state["position"] + 1}
 
     def run() -> None:
         with torch.no_grad():
-            if step == "prefill":
-                _drain(mode.prefill(ids))
-                return
-            result = _drain(mode.decode(state["token"], state["position"]))
-        state["token"], state["position"] = result.token, state["position"] + 1
+            result = _drain(mode.decode(state["token"], state["position"]) if step == "decode"
+                            else mode.prefill(ids))
+        if step == "decode":
+            state["token"], state["position"] = result.token, state["position"] + 1
 
-    weights, (tok, pos) = engine.jax_state()[0], (state["token"], state["position"])
+    compiled_step = engine._steps[("jit-static", step, settings.greedy)]
+    weights, tok, pos = engine.jax_state()[0], state["token"], state["position"]
     if step == "decode":
         args = (weights, mode.cache, _ids([tok]), _positions(pos, 1), mode.mask, mode.key, *mode.sampling)
     else:
@@ -111,15 +113,33 @@ def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
         args = (weights, mode.cache, _ids(list(ids) + [engine.pad_id] * (bucket - len(ids))),
                 _positions(0, bucket), mode.mask, jnp.int32(len(ids)), mode.key, *mode.sampling)
     compiled = compiled_step._executables[compiled_step._key(args)]
-    return StepCall(compiled, run, _source_map(engine, step))
+    step_ir = _step_ir(engine, step, first, compiled_step, args, compiled)
+    return StepCall(compiled, run, _source_map(step_ir, step, getattr(engine, "model", None)))
 
 
-def _source_map(engine: Any, step: str) -> Any:
+def _step_ir(engine: Any, step: str, first: Any, compiled_step: Any, args: tuple, compiled: Any) -> Any:
+    """The step's :class:`app.core.ir.StepIR` (with its jaxpr): captured from a compiling first call and
+    kept in ``engine.ir`` as a run does, else the engine's, else traced again (no compile)."""
+    import torch
+
+    from app.core import ir
+
+    key = ("jit-static", step)
+    if first.capture_ir is not None:
+        engine.ir[key] = first.capture_ir()
+    if engine.ir.get(key) is None or engine.ir[key].closed_jaxpr is None:
+        with torch.no_grad():
+            traced = compiled_step._jitted.trace(*args)
+            engine.ir[key] = ir.capture(traced, traced.lower(), compiled, compiled_step.input_labels(args))
+    return engine.ir[key]
+
+
+def _source_map(step_ir: Any, step: str, model: Any) -> Any:
+    """The step's source map, or None when its IR is unknown or has no jaxpr."""
     from app.core.source_map import build_source_map
 
-    step_ir = getattr(engine, "ir", {}).get(("jit-static", step))
     try:
-        return build_source_map(step_ir, step, getattr(engine, "model", None)) if step_ir is not None else None
+        return build_source_map(step_ir, step, model) if step_ir is not None else None
     except ValueError:
         return None
 
