@@ -428,9 +428,18 @@ def load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None = None
     A GGUF is first dequantized into the conversion cache (once; :func:`app.core.gguf.ensure_converted`,
     reported through ``on_progress`` as ``"dequantizing N/M tensors · s"``), then loaded from there
     (``"loading from conversion cache"``)."""
+    from contextlib import nullcontext
+
+    with gguf.shared_parsing() if spec.is_gguf else nullcontext():
+        return _load_model(spec, on_progress)
+
+
+def _load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None) -> LoadedModel:
     import torch
     import transformers
 
+    if on_progress and spec.is_gguf:
+        on_progress(f"{spec.label}: reading the model's config")
     config = load_config(spec)
     n_params = parameter_count(config)
     param_bytes = check_memory(n_params, spec.dtype, spec.label)
