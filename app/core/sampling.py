@@ -60,3 +60,27 @@ def jitted_select_token(greedy: bool):
 def sampling_args(temperature: float, top_k: int, top_p: float) -> tuple:
     """The traced scalar arguments of :func:`select_token` (fixed dtypes, so changing them never recompiles)."""
     return (jnp.float32(temperature), jnp.int32(top_k), jnp.float32(top_p))
+
+
+def apply_repetition_penalty(logits, seen, penalty):
+    """Penalize tokens already present in the prompt or the generated text (Keskar et al. 2019, CTRL).
+
+    Same definition as transformers' ``RepetitionPenaltyLogitsProcessor``
+    (transformers/generation/logits_process.py): a seen token's logit ``s`` becomes ``s * penalty`` if
+    ``s < 0`` else ``s / penalty``; other logits are unchanged. ``penalty`` 1.0 is the identity (exactly),
+    > 1 discourages repeats, < 1 encourages them. Pure ``jnp.where``: jit-friendly, no shape changes.
+
+    Parameters
+    ----------
+    logits : ``(batch, vocab)`` float array, the last position's logits (before temperature).
+    seen : ``(batch, vocab)`` bool array, True for token ids in the prompt or generated so far. Keep it in
+        the loop state: ``seen.at[jnp.arange(batch), tokens].set(True)`` after each step.
+    penalty : scalar float32 > 0 (traced, so changing it never recompiles).
+
+    Returns
+    -------
+    ``(batch, vocab)`` array of ``logits``' dtype.
+    """
+    penalty = jnp.asarray(penalty, dtype=logits.dtype)
+    penalized = jnp.where(logits < 0, logits * penalty, logits / penalty)
+    return jnp.where(seen, penalized, logits)
