@@ -33,8 +33,8 @@ def profile_model(name: str, steps: int, top: int, fold: bool) -> dict | None:
     t0 = time.perf_counter()
     try:
         engine = load_engine(name)
-    except PlaygroundError as exc:
-        print(f"\n{name}: skipped ({exc})")
+    except (PlaygroundError, ImportError, AttributeError, OSError) as exc:  # not installed / not loadable here
+        print(f"\n{name}: skipped ({type(exc).__name__}: {exc})")
         return None
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -114,6 +114,13 @@ def test_ops_without_metadata_are_attributed_by_weight_operand_or_input(hlo):
     assert "tuple" not in parts and "zero" not in parts  # no work, no events
 
 
+def test_thread_labels_number_each_pool():
+    from app.core.profile_capture import _thread_labels
+
+    labels = _thread_labels(["tf_XLAEigen/-6520359923282580726", "tf_XLAEigen/798", "tf_XLAPjRtCpuClient/12"])
+    assert list(labels.values()) == ["XLAEigen 1", "XLAEigen 2", "XLAPjRtCpuClient 1"]
+
+
 def test_intervals():
     assert merge([(5, 7), (0, 2), (1, 3)]) == [(0, 3), (5, 7)]
     assert gaps([(1, 3), (2, 4), (6, 8)], 0, 10) == [(0, 1), (4, 6), (8, 10)]

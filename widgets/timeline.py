@@ -17,6 +17,7 @@ clicked bar, for cross-links to the HLO text, jaxpr equations and source line.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,9 @@ class StepTimeline(QWidget):
                                pen=pg.mkPen(GAP, width=0))
         item.addItem(gaps)
         self._items.append(gaps)
-        item.getAxis("left").setTicks([list(enumerate(self._lanes)), []])
+        left = item.getAxis("left")
+        left.setTicks([list(enumerate(self._lanes)), []])
+        left.setWidth(int(max((len(lane) for lane in self._lanes), default=8) * 6.5) + 12)  # no auto-width
         step = self._data["step_us"] or 1.0
         self._end_line.setPos(step)
         item.setLimits(xMin=-0.05 * step, xMax=1.05 * step, minXRange=0.5)
@@ -239,5 +242,6 @@ class StepTimeline(QWidget):
 
 
 def _short(label: str) -> str:
-    """A legend label: a source path keeps its last two components (``llama/modeling_llama.py:164``)."""
-    return "/".join(label.split("/")[-2:]) if "/" in label else label
+    """A legend label (HTML-escaped: pyqtgraph renders legend text as HTML, ``<input cache[1]>`` would
+    vanish): a source path keeps its last two components (``llama/modeling_llama.py:164``)."""
+    return html.escape("/".join(label.split("/")[-2:]) if "/" in label else label)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 #: Name of the ``TraceAnnotation`` event that brackets one profiled step.
 STEP_ANNOTATION = "torchax_playground_step"
-_THREAD_ID = re.compile(r"^(?:tf_)?(.*?)(?:/\d+)?$")
+_THREAD_ID = re.compile(r"^(?:tf_)?(.*?)(?:/-?\d+)?$")
 
 
 @dataclass
