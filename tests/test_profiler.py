@@ -224,6 +224,9 @@ def test_real_shares_add_up(real_profile):
     folded = {r.key for r in aggregate(profile, by="module", fold_layers=True)}
     assert "model.layers.*.mlp.down_proj" in folded and "model.layers.0.mlp.down_proj" not in folded
     assert profile.bandwidth_gbs and profile.bound_ms and profile.bound_ms < profile.step_ms
+    # the per-instruction estimates add up to XLA's own whole-module cost analysis
+    assert profile.flops_per_step == pytest.approx(profile.xla_cost["flops"], rel=0.05)
+    assert profile.bytes_per_step == pytest.approx(profile.xla_cost["bytes accessed"], rel=0.05)
 
 
 def test_every_op_event_is_an_instruction_of_the_compiled_module(real_profile):

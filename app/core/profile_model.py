@@ -121,7 +121,9 @@ class StepProfile:
     ``timeline``: one step's bars; ``unmatched``: op event names that are no instruction of the module
     (expected empty); ``other_modules``: events of other XLA programs inside the steps (host helpers);
     ``xplane_path``: the raw capture; ``model``: the engine's label; ``hlo_text``: the optimized HLO of the
-    executable that ran (``Compiled.as_text()``), the text the rows' ``hlo_line`` numbers refer to.
+    executable that ran (``Compiled.as_text()``), the text the rows' ``hlo_line`` numbers refer to;
+    ``xla_cost``: XLA's own whole-module estimate (``Compiled.cost_analysis()``: ``flops``,
+    ``bytes accessed``, …) to compare with ``flops_per_step`` / ``bytes_per_step``, None when not given.
     """
 
     step: str
@@ -147,6 +149,7 @@ class StepProfile:
     xplane_path: str = ""
     model: str = ""
     hlo_text: str = field(default="", repr=False)
+    xla_cost: dict[str, float] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The step-level figures (no rows): what the CLI prints last."""
@@ -155,4 +158,6 @@ class StepProfile:
                 "bytes_per_step", "flops_per_step", "bound_ms", "xplane_path")
         out = {k: getattr(self, k) for k in keys}
         out["unmatched"] = list(self.unmatched)
+        cost = self.xla_cost or {}
+        out["xla_flops"], out["xla_bytes_accessed"] = cost.get("flops"), cost.get("bytes accessed")
         return out

@@ -191,8 +191,19 @@ def profile_step(engine: Any, prompt: str, step: str = "decode", n_steps: int = 
         report("measuring the memory read bandwidth")
         bandwidth_gbs = read_bandwidth_gbs()
     report("reading the capture")
-    return profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step,
-                                getattr(engine, "label", ""))
+    profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step,
+                                   getattr(engine, "label", ""))
+    profile.xla_cost = _xla_cost(call.compiled)
+    return profile
+
+
+def _xla_cost(compiled: Any) -> dict[str, float] | None:
+    from app.core.ir import cost_dict
+
+    try:
+        return cost_dict(compiled.cost_analysis())
+    except Exception:  # a backend without cost analysis: no comparison figure
+        return None
 
 
 def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: Any = None,
