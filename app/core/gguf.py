@@ -77,10 +77,10 @@ class GgufInfo:
     @property
     def name(self) -> str:
         """Display name: the file stem without its quant tag, or ``general.name`` for a generic stem."""
-        stem = _QUANT_TAG.sub("", self.path.stem)
-        if stem.lower() in ("", "model", "ggml-model") and self.general_name:
+        stem = file_display_name(self.path)
+        if stem.lower() in ("model", "ggml-model") and self.general_name:
             return self.general_name
-        return stem or self.path.stem
+        return stem
 
     @property
     def quant(self) -> str:
@@ -91,6 +91,12 @@ class GgufInfo:
         return f"{self.name} · {self.quant} → {dtype}"
 
 
+def file_display_name(path: str | Path) -> str:
+    """A GGUF file's stem without its quant tag: ``SmolLM2-135M-Instruct.Q4_1.gguf`` → ``SmolLM2-135M-Instruct``."""
+    stem = Path(path).stem
+    return _QUANT_TAG.sub("", stem) or stem
+
+
 def read_info(path: str | Path) -> GgufInfo:
     """Parse ``path``'s GGUF header (cached per path, size and mtime).
 
@@ -98,7 +104,7 @@ def read_info(path: str | Path) -> GgufInfo:
     0.02 s on SmolLM2's 98 MB file, where ``gguf.GGUFReader`` takes 3-4 s because it decodes every one of
     the 49,152 token strings. Raises :class:`ModelNotFoundError` for a missing or non-GGUF file.
     """
-    path = Path(path).resolve()
+    path = Path(path).absolute()  # not resolved: a HF cache snapshot links to a blob named by its hash
     try:
         stat = path.stat()
     except OSError as exc:

@@ -226,7 +226,7 @@ def _gguf_label(spec: ModelSpec) -> str:
     try:
         return gguf.read_info(gguf_path(spec, download=False)).label(spec.dtype)
     except PlaygroundError:  # not on disk (yet): name it after the file
-        return f"{Path(spec.source.rsplit(':', 1)[-1]).stem} · GGUF → {spec.dtype}"
+        return f"{gguf.file_display_name(spec.source.rsplit(':', 1)[-1])} · GGUF → {spec.dtype}"
 
 
 def _offline_hint(model_id: str, filename: str | None = None) -> str:
