@@ -81,6 +81,8 @@ def test_stopped_race_summarises_only_finished_lanes():
     session = Session(lambda request: None)
     request = rq.RaceRequest("p", ("torch", "jit-static"), settings)
     session.active, session._race_id = request, 1
+    messages = []
+    session.events.idle.connect(messages.append)
     session.apply(LaneEvent("torch", 0, 2, 8))
     session.apply_all([CallRecord(0, "prefill", "torch", {}, 5.0, 5.0), TokenEvent(0, 1, "a", 0, 5.0)])
     from app.core.events import Summary
@@ -90,6 +92,7 @@ def test_stopped_race_summarises_only_finished_lanes():
     session.apply(rq.RequestDone(request))
     assert [r["mode"] for r in session.race_rows()] == ["torch"] and session.active is None
     assert session.race_rows()[0]["reason"] == "stopped"
+    assert messages == ["Race stopped: finished none; stopped torch; not run jit-static"]
 
 
 def test_service_reports_bad_requests_as_data():

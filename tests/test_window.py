@@ -14,7 +14,7 @@ import time  # noqa: E402
 
 from conftest import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QPushButton  # noqa: E402
 
 WINDOW_TOKENS = 12
 
@@ -255,3 +255,37 @@ def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot):
     assert len(events) == 400 and [e.index for e in events[1::2]] == list(range(200))
     assert len(receiver.batches) < 50  # batched, not one signal per event
     assert threading.get_ident() not in receiver.threads  # emitted on the compute thread
+
+
+def test_help_quit_empty_prompt_and_escape_in_find(qtbot, window):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    window.menus.help_action.trigger()
+    assert window.menus.dialog.isVisible() and "optimized HLO" in window.menus.dialog.text()
+    assert window.menus.quit_action.shortcut().toString() == "Ctrl+Q"
+    window.findChild(QPlainTextEdit, "promptEdit").setPlainText("   ")
+    window.run()
+    label = window.findChild(QLabel, "statusLabel")
+    assert "prompt is empty" in label.text() and not window.is_busy() and window.session.runs == []
+    bar = window.ui.ir_tabs.panels["hlo"].find_bar
+    window.ui.ir_tabs.tabs.setCurrentWidget(window.ui.ir_tabs.panels["hlo"])
+    bar.focus()
+    bar.set_query("fusion")
+    qtbot.waitUntil(lambda: bar.edit.hasFocus(), timeout=2000)
+    window.escape()
+    assert bar.edit.text() == "" and not bar.edit.hasFocus() and "prompt is empty" in label.text()
+
+
+def test_plot_menu_clears_runs_and_ignore_eos_runs_every_step(qtbot, window, monkeypatch):
+    window.ui.form.set_values({"max_new_tokens": 6, "stop_at_eos": False})
+    assert window.generation_settings().stop_at_eos is False
+    monkeypatch.setattr(window.compute.worker.engine, "eos_ids", [window.compute.worker.engine.eos_ids[0]])
+    run_and_wait(qtbot, window)
+    assert window.session.current.finished.reason == "max_new_tokens"
+    menu = window.plot_actions.menu()
+    texts = [a.text() for a in menu.actions() if a.text()]
+    assert texts == ["Plot as PNG…", "Plot as SVG…", "&Copy plot", "C&lear plot", "&Reset zoom"]
+    window.plot_actions.copy()
+    assert not QApplication.clipboard().image().isNull()
+    window.plot_actions.clear_action.trigger()
+    assert window.ui.plot.run_count() == 0 and window.session.runs == []

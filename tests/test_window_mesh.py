@@ -146,3 +146,14 @@ def test_devices_option_reaches_the_gui(argv, n):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith(f"devices {n}")
+
+
+def test_a_new_model_clears_the_previous_models_text_and_ir(qtbot, window, model_dirs):
+    run_and_wait(qtbot, window)
+    assert window.ui.tokens.tokens() and "HloModule" in window.ui.ir_tabs.panels["hlo"].view.toPlainText()
+    window.request_load(model_dirs("gpt2"))
+    qtbot.waitUntil(lambda: window.loaded.request.model == model_dirs("gpt2") and not window.is_busy(),
+                    timeout=120_000)
+    assert window.ui.tokens.tokens() == [] and window.ui.tokens.toPlainText() == ""
+    assert "HloModule" not in window.ui.ir_tabs.panels["hlo"].view.toPlainText()
+    assert window.ui.stats.text("tokens") == "–"

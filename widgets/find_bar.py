@@ -71,6 +71,11 @@ class FindBar(QWidget):
         self.edit.setFocus()
         self.edit.selectAll()
 
+    def dismiss(self) -> None:
+        """Esc in the field: clear the query and its highlights, give the focus back to the view."""
+        self.set_query("")
+        self._view.setFocus()
+
     @Slot()
     def find_next(self) -> None:
         self._step(+1)

@@ -39,6 +39,9 @@ class GenerationForm(QWidget):
         self.dtype.currentTextChanged.connect(self.dtypeChanged)
         self.max_new_tokens = QSpinBox(minimum=1, maximum=4096, value=64)
         self.max_new_tokens.setObjectName("maxTokensSpin")
+        self.ignore_eos = QCheckBox("ignore end of text (always generate max new tokens)")
+        self.ignore_eos.setObjectName("ignoreEosCheck")
+        self.ignore_eos.setToolTip("For timing runs and races: a prompt that ends at once still yields every step")
         self.sample = QCheckBox("sample (unchecked = greedy)")
         self.sample.setObjectName("sampleCheck")
         self.temperature = QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.05, value=0.8, decimals=2)
@@ -51,6 +54,7 @@ class GenerationForm(QWidget):
         form.addRow("Mode", self.mode)
         form.addRow("dtype", self.dtype)
         form.addRow("Max new tokens", self.max_new_tokens)
+        form.addRow("", self.ignore_eos)
         form.addRow("", self.sample)
         form.addRow("Temperature", self.temperature)
         form.addRow("Top-k", self.top_k)
@@ -71,11 +75,12 @@ class GenerationForm(QWidget):
             w.setEnabled(on)
 
     def values(self) -> dict[str, Any]:
-        """``mode, max_new_tokens, temperature (0 = greedy), top_k, top_p, seed, dtype``."""
+        """``mode, max_new_tokens, stop_at_eos, temperature (0 = greedy), top_k, top_p, seed, dtype``."""
         sampling = self.sample.isChecked()
         return {
             "mode": self.mode.currentText(),
             "max_new_tokens": self.max_new_tokens.value(),
+            "stop_at_eos": not self.ignore_eos.isChecked(),
             "temperature": round(self.temperature.value(), 4) if sampling else 0.0,
             "top_k": self.top_k.value() if sampling else 0,
             "top_p": round(self.top_p.value(), 4) if sampling else 1.0,
@@ -91,6 +96,8 @@ class GenerationForm(QWidget):
             self.dtype.setCurrentText(values["dtype"])
         if "max_new_tokens" in values:
             self.max_new_tokens.setValue(int(values["max_new_tokens"]))
+        if "stop_at_eos" in values:
+            self.ignore_eos.setChecked(not values["stop_at_eos"])
         temperature = float(values.get("temperature", 0.0) or 0.0)
         self.sample.setChecked(temperature > 0)
         if temperature > 0:

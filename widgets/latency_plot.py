@@ -172,6 +172,8 @@ class LatencyPlot(pg.PlotWidget):
         for run in list(self._runs):
             self._drop(run)
         self._y_range = None
+        self._x_right = 0
+        self.getPlotItem().setXRange(-1, X_STEP, padding=0.02)
         self._median.setVisible(False)
         self._median_label.setVisible(False)
 
@@ -274,6 +276,14 @@ class LatencyPlot(pg.PlotWidget):
                 note.setFont(font)
             self.addItem(note, ignoreBounds=True)
             run.notes.append(note)
+
+    @Slot()
+    def reset_zoom(self) -> None:
+        """Fit both axes to the shown points again (after the user zoomed or panned)."""
+        self._y_range = None
+        self._x_right = 0
+        self._grow_y_range()
+        self._grow_x_range(max((p.x for r in self._runs for p in r.points), default=0))
 
     def set_steady_ms(self, median: float | None) -> None:
         """Draw the newest run's steady decode time (ms per call; None hides the line and its label). While

@@ -101,7 +101,7 @@ class SessionEvents:
     """The session's signals. Arguments are plain data.
 
     loadStarted(model), modelLoaded(ModelLoaded), busyChanged(bool), runStarted(RunState) — also once per
-    race lane —, records(list[CallRecord]), tokens(list[TokenEvent]), figures(LiveFigures),
+    race lane —, prompt(PromptEvent) (the prompt as the model sees it), records(list[CallRecord]), tokens(list[TokenEvent]), figures(LiveFigures),
     phase(PhaseEvent), ir(IREvent), runFinished(RunState), raceSummary(list[dict]) (rows of
     :func:`app.core.race.summary_rows` for the race or run in progress), idle(str message), error(RequestFailed),
     notice(str), sourceMap(step, SourceMap), collectives(step, list[Collective]), devices(list), mesh(MeshChanged),
@@ -109,7 +109,7 @@ class SessionEvents:
     """
 
     def __init__(self) -> None:
-        for name in ("loadStarted", "modelLoaded", "busyChanged", "runStarted", "records", "tokens", "figures",
+        for name in ("loadStarted", "modelLoaded", "busyChanged", "runStarted", "prompt", "records", "tokens", "figures",
                      "phase", "ir", "runFinished", "raceSummary", "idle", "error", "notice", "sourceMap",
                      "collectives", "devices", "mesh", "cache", "status"):
             setattr(self, name, Signal())
@@ -133,6 +133,11 @@ class Session:
         self._race_id = 0
         self._race_modes: tuple[str, ...] = ()
         self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
+
+    def clear_runs(self) -> None:
+        """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""
+        if not self.running:
+            self.runs.clear()
 
     def disconnect_all(self) -> None:
         """Drop every subscriber (a closing window calls it: no reference cycle outlives it)."""
@@ -306,12 +311,19 @@ class Session:
         if self.last_error is not None and self.last_error.request is request:
             return ""
         if isinstance(request, rq.RaceRequest):
-            rows = [r for r in self.race_rows() if r["steady_ms_per_token"]]
-            done = ", ".join(r["mode"] for r in self.race_rows())
-            best = min(rows, key=lambda r: r["steady_ms_per_token"], default=None)
+            rows = self.race_rows()
+            done = [r["mode"] for r in rows if r["reason"] != "stopped"]
+            stopped = [r["mode"] for r in rows if r["reason"] == "stopped"]
+            steady = [r for r in rows if r["steady_ms_per_token"] and r["mode"] in done]
+            best = min(steady, key=lambda r: r["steady_ms_per_token"], default=None)
             tail = (f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)"
-                    if best else "")
-            return f"Race done: {done or 'no lane finished'}{tail}"
+                    if best and len(done) > 1 else "")
+            if stopped or len(rows) < len(request.modes):
+                untouched = [m for m in request.modes if m not in done + stopped]
+                return (f"Race stopped: finished {', '.join(done) or 'none'}"
+                        + (f"; stopped {', '.join(stopped)}" if stopped else "")
+                        + (f"; not run {', '.join(untouched)}" if untouched else "") + tail)
+            return f"Race done: {', '.join(done)}{tail}"
         return ""
 
     def _on_lane(self, event: LaneEvent) -> None:
@@ -321,6 +333,7 @@ class Session:
     def _on_prompt(self, event: PromptEvent) -> None:
         if self.current is not None:
             self.current.prompt = event
+            self.events.prompt.emit(event)
 
     def _on_finished(self, event: FinishedEvent) -> None:
         run = self.current

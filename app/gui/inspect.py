@@ -139,6 +139,12 @@ class InspectWiring(QObject):
             else f"No compiler in {run.mode} mode: pick jit-static, jit-dynamic or torch-compile to see the IR."
         )
 
+    def forget(self) -> None:
+        """A new model: clear the IR tabs and the maps; the next run shows its own."""
+        self._ir_key = None
+        self.clear()
+        self.ir_tabs.clear()
+
     def clear(self) -> None:
         """Forget every map and collective (the IR tabs were cleared)."""
         self.maps.clear()

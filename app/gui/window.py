@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox, QWidget
 
 from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.requests import LoadRequest, ModelLoaded, RequestFailed
@@ -23,9 +23,11 @@ from app.core.session import LiveFigures, RunState, Session
 from app.core.settings import GenerationSettings
 from app.core.units import ms
 from app.gui.demo import MODE_COLOURS, DemoKit
+from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
 from app.gui.layout import WindowParts
 from app.gui.mesh import MeshWiring
+from app.gui.plot_actions import PlotActions
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
 from widgets.token_view import CallInfo
@@ -68,7 +70,9 @@ class MainWindow(QMainWindow):
             self.request_load(self.ui.model_picker.current_model())
         self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
         self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export
+        self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
         self.mesh.message.connect(self._set_status)
+        self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ plot actions, Help ▸ Help (F1)
 
     @property
     def loaded(self) -> ModelLoaded | None:
@@ -84,6 +88,7 @@ class MainWindow(QMainWindow):
         ev.modelLoaded.connect(self._on_loaded)
         ev.busyChanged.connect(self._on_busy_changed)
         ev.runStarted.connect(self._on_run_started)
+        ev.prompt.connect(self._on_prompt)
         ev.records.connect(self._on_records)
         ev.tokens.connect(self._on_tokens)
         ev.figures.connect(self._on_figures)
@@ -105,7 +110,21 @@ class MainWindow(QMainWindow):
         ui.details_button.clicked.connect(self.show_error_details)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, activated=self.run)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.stop)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.escape)
+
+    @Slot()
+    def escape(self) -> None:
+        """Esc in a find field dismisses the search (query cleared, focus back to its view); anywhere else
+        it stops the run."""
+        from widgets.find_bar import FindBar
+
+        widget = QApplication.focusWidget()
+        while widget is not None and not isinstance(widget, FindBar):
+            widget = widget.parentWidget()
+        if widget is not None:
+            widget.dismiss()
+            return
+        self.stop()
 
     def _restore(self) -> None:
         s, ui = self.settings, self.ui
@@ -167,6 +186,9 @@ class MainWindow(QMainWindow):
             return
         model, dtype = self.ui.model_picker.current_model(), self.ui.form.values()["dtype"]
         prompt = self.ui.prompt.prompt()
+        if not prompt.strip():
+            self._show_error("The prompt is empty: type a few words (or pick an example) and run again.", "")
+            return
         self._forget_load_error(model, dtype)
         if race:
             self.session.race(prompt, race, settings, self.demo.controls.eager_token_cap(), model, dtype)
@@ -214,6 +236,10 @@ class MainWindow(QMainWindow):
         self._set_status(f"Loading {model}…")
 
     def _on_loaded(self, event: ModelLoaded) -> None:
+        if event.seconds:  # a new model: the previous model's text, figures and IR are stale
+            self.ui.tokens.start("")
+            self.ui.stats.reset()
+            self.inspect.forget()
         self.ui.model_label.setText(f"<b>{event.label}</b> · {event.request.dtype}")
         self.setWindowTitle(f"torchax playground — {event.label}")
         self.ui.model_error.setVisible(False)
@@ -246,6 +272,11 @@ class MainWindow(QMainWindow):
         self.inspect.new_run(session, run)
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
         ui.busy.start("running")
+
+    def _on_prompt(self, event: Any) -> None:
+        """The prompt as the model sees it (with a chat template: the formatted conversation), in grey."""
+        if event.text != self.ui.prompt.prompt():
+            self.ui.tokens.start(event.text)
 
     def _on_records(self, records: list[Any]) -> None:
         for record in records:
@@ -343,12 +374,13 @@ class MainWindow(QMainWindow):
         self.ui.tokens.highlight_call(call_index)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        """Save settings, stop the run and wait for the compute thread (a compile finishes first)."""
+        """Save settings, hide the window at once, stop the run and wait for the compute thread (a compile
+        in progress cannot be interrupted: it finishes first, with the window already gone)."""
         if not self._closing:
             self._closing = True
-            if self.is_busy():
-                self.ui.status_label.setText("Closing: waiting for the compute thread…")
             self.save_settings()
+            self.hide()  # at once: a compile in progress finishes on the compute thread, unseen
+            QApplication.processEvents()
             self.compute.shutdown()
             self.session.disconnect_all()  # no window <-> session cycle left for a garbage collection
         event.accept()

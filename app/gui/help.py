@@ -1,0 +1,96 @@
+"""Help ▸ Help (F1): the keyboard shortcuts and a short "what am I looking at" for each view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
+
+SHORTCUTS = (
+    ("Ctrl+Enter", "run the prompt (loads the picked model first if it changed)"),
+    ("Esc", "stop the run after its current step; in a find bar, close the find bar"),
+    ("Ctrl+R", "race the checked modes"),
+    ("Ctrl+Shift+R", "replay cold start: clear the in-memory caches and rerun the last run or race"),
+    ("Ctrl+F", "find in the IR view that has focus; Enter / Shift+Enter: next / previous match"),
+    ("Ctrl+Shift+P", "presentation mode"),
+    ("F11", "full screen"),
+    ("F1", "this help"),
+    ("Ctrl+Q", "quit"),
+)
+
+VIEWS = (
+    ("Token stream", "the prompt in grey (with a chat template: the formatted prompt), then each generated "
+     "token; hover a token to see the call that produced it and its point on the plot."),
+    ("Latency per call", "wall time of every model call on a log scale: prefill first, then one decode step "
+     "per token. Orange stars are calls that compiled (trace → lower → compile for JAX; Dynamo → AOT "
+     "autograd → Inductor for torch-compile), green diamonds compiles served from a disk cache; the dashed "
+     "line is the steady decode median. Right-click for export, copy, clear and reset zoom."),
+    ("jaxpr", "the program JAX traced from the PyTorch model through torchax: one equation per primitive, "
+     "inside aten:: name scopes; 'source lines' shows the transformers line of each equation."),
+    ("StableHLO", "the lowered MLIR module handed to XLA (before any optimization)."),
+    ("optimized HLO", "what XLA compiled after its passes: fusions, layouts, and on a device mesh the "
+     "collectives it inserted."),
+    ("FX graph / Inductor code", "torch-compile only: the graph Dynamo captured and the Python/C++ code "
+     "Inductor generated from it."),
+    ("Source map", "PyTorch source line ↔ ATen op ↔ jaxpr equations ↔ StableHLO ops ↔ HLO instructions, "
+     "with FLOPs; the graph draws the dataflow of a selection; the diff compares prefill and decode."),
+    ("Demo kit", "races the modes on one prompt, each from cold, and tabulates TTFT, compile time, steady "
+     "ms/token and the speed-up over PyTorch; the compile log says why each call compiled."),
+)
+
+
+def help_html() -> str:
+    rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
+    views = "".join(f"<p><b>{name}</b> — {text}</p>" for name, text in VIEWS)
+    return f"<h3>Keyboard</h3><table cellspacing='6'>{rows}</table><h3>What am I looking at?</h3>{views}"
+
+
+class HelpDialog(QDialog):
+    """A non-modal dialog; :meth:`text` returns its plain text (tests)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("helpDialog")
+        self.setWindowTitle("torchax playground — help")
+        self.browser = QTextBrowser()
+        self.browser.setHtml(help_html())
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.browser)
+        layout.addWidget(buttons)
+        self.resize(640, 560)
+
+    def text(self) -> str:
+        return self.browser.toPlainText()
+
+
+class WindowMenus(QObject):
+    """File ▸ Quit (Ctrl+Q), View ▸ the plot's copy / clear / reset zoom, Help ▸ Help (F1)."""
+
+    def __init__(self, window: Any) -> None:
+        from app.gui.demo import find_menu
+
+        super().__init__(window)
+        self.dialog: HelpDialog | None = None
+        self.quit_action = find_menu(window, "&File").addAction("&Quit", window.close)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        view = find_menu(window, "&View")
+        view.addSeparator()
+        plot = window.plot_actions
+        for action in (plot.copy_action, plot.clear_action, plot.reset_action):
+            view.addAction(action)
+        self.help_action = find_menu(window, "&Help").addAction("&Help", self.show_help)
+        self.help_action.setShortcut(QKeySequence("F1"))
+        for action in (self.quit_action, self.help_action):
+            window.addAction(action)  # shortcuts keep working when the menu bar is hidden
+
+    @Slot()
+    def show_help(self) -> None:
+        """The shortcuts and what each view shows, in a non-modal dialog."""
+        if self.dialog is None:
+            self.dialog = HelpDialog(self.parent())
+        self.dialog.show()
+        self.dialog.raise_()

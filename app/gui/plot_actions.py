@@ -1,0 +1,65 @@
+"""The latency plot's context menu and View actions: export, copy to the clipboard, clear, reset zoom."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QPoint, Qt, Slot
+from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtWidgets import QMenu
+
+
+class PlotActions(QObject):
+    """Right-click on the plot opens :meth:`menu`; "Clear plot" also forgets the session's runs, so the
+    exports and the race table never list a run the plot no longer shows. GUI thread only."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.plot = window.ui.plot
+        self.session = window.session
+        self.exports = [window.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…")]
+        self.copy_action = self._action("&Copy plot", self.copy, "Ctrl+Shift+C")
+        self.clear_action = self._action("C&lear plot", self.clear)
+        self.reset_action = self._action("&Reset zoom", self.plot.reset_zoom)
+        self.plot.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.plot.customContextMenuRequested.connect(self.show_menu)
+        self.session.events.busyChanged.connect(self._on_busy)
+
+    def _action(self, text: str, slot: Any, shortcut: str = "") -> QAction:
+        action = QAction(text, self.parent())
+        if shortcut:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        self.parent().addAction(action)
+        return action
+
+    def menu(self) -> QMenu:
+        """The context menu (built anew each time; its actions are this object's and the demo kit's)."""
+        menu = QMenu(self.plot)
+        menu.setObjectName("plotMenu")
+        for action in (*self.exports, self.copy_action, None, self.clear_action, self.reset_action):
+            menu.addSeparator() if action is None else menu.addAction(action)
+        return menu
+
+    @Slot(QPoint)
+    def show_menu(self, pos: QPoint) -> None:
+        self.menu().popup(self.plot.mapToGlobal(pos))
+
+    @Slot()
+    def copy(self) -> None:
+        """The plot as an image on the clipboard, at twice its on-screen size (for slides)."""
+        self.plot.redraw()
+        pixmap = self.plot.grab()
+        QGuiApplication.clipboard().setImage(
+            pixmap.toImage().scaled(pixmap.size() * 2, Qt.AspectRatioMode.KeepAspectRatio,
+                                    Qt.TransformationMode.SmoothTransformation)
+        )
+
+    @Slot()
+    def clear(self) -> None:
+        if not self.session.busy:
+            self.session.clear_runs()
+            self.plot.clear_runs()
+
+    def _on_busy(self, busy: bool) -> None:
+        self.clear_action.setEnabled(not busy)
