@@ -37,20 +37,25 @@ def profile_model(name: str, steps: int, top: int, fold: bool) -> dict | None:
         print(f"\n{name}: skipped ({type(exc).__name__}: {exc})")
         return None
     load_s = time.perf_counter() - t0
+    phases: list[tuple[str, float]] = []
     t0 = time.perf_counter()
-    profile = profile_step(engine, "The jit function traces a Python function", n_steps=steps)
+    profile = profile_step(engine, "The jit function traces a Python function", n_steps=steps,
+                           on_progress=lambda msg: phases.append((msg, time.perf_counter())))
     total_s = time.perf_counter() - t0
+    ends = [t for _, t in phases[1:]] + [t0 + total_s]
+    phase_s = [(msg.split(":")[0], end - start) for (msg, start), end in zip(phases, ends)]
     lines = aggregate(profile, by="line")[:top]
     modules = aggregate(profile, by="module", fold_layers=fold)[:top]
     return {"model": engine.label, "params": engine.loaded.n_params, "weight_bytes": engine.loaded.param_bytes,
-            "load_s": load_s, "profile_s": total_s, "profile": profile, "lines": lines, "modules": modules}
+            "load_s": load_s, "profile_s": total_s, "phase_s": phase_s, "profile": profile, "lines": lines, "modules": modules}
 
 
 def report(res: dict) -> None:
     p = res["profile"]
     print(f"\n{res['model']}: {res['params'] / 1e6:.1f} M params, {res['weight_bytes'] / 1e6:.0f} MB weights; "
           f"loaded in {res['load_s']:.1f} s")
-    print(f"profile_step ({p.n_steps} decode steps) end to end: {res['profile_s']:.2f} s")
+    print(f"profile_step ({p.n_steps} decode steps) end to end: {res['profile_s']:.2f} s ("
+          + ", ".join(f"{name} {sec:.2f} s" for name, sec in res["phase_s"]) + ")")
     print(f"step wall {p.step_ms:.2f} ms (median {p.step_ms_median:.2f}); ops cover {p.attributed_share:.1%} "
           f"({p.op_ms:.2f} ms); no op running {p.idle_share:.1%}: host {p.host_share:.1%}, between ops "
           f"{p.between_ops_share:.1%}")
