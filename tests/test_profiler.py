@@ -201,7 +201,7 @@ def real_profile(llama_dir):
 def test_projection_lines_take_the_largest_shares(real_profile):
     profile, messages = real_profile
     assert messages and messages[0].startswith("compiling")
-    lines = aggregate(profile, by="line")
+    lines = [r for r in aggregate(profile, by="line") if not r.key.startswith("<")]  # PyTorch source lines
     top = [r.key.rsplit("/", 1)[-1] for r in lines[:5]]
     assert top[0] == MLP_LINE
     assert set(top[1:]) == set(PROJECTIONS), top

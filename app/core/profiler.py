@@ -68,70 +68,86 @@ def _drain(gen: Any) -> Any:
 
 
 def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
-    """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes.py``'s ``JitStaticMode`` and its
-    ``cache``/``mask``/``key``/``sampling`` state, the engine's ``_steps`` and ``ir``,
-    ``CompiledStep._executables``/``_key``). Makes one greedy call of the jit-static ``step`` (compiling it
-    on first use) with a KV cache sized for the prompt plus ``n_calls`` decode steps, and returns the
-    executable and a function making one more call exactly as the mode does. Decode starts from a zeroed
-    cache after the prompt's positions (no prefill compile: a step's time does not depend on the cache's
-    values, only its shape). Raises :class:`InvalidSettingsError` when the calls do not fit the model."""
+    """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes.py``'s ``JitStaticMode``, its
+    ``prefill``/``decode`` generators and its ``cache``/``mask``/``seen`` state; the engine's ``_steps``
+    and ``ir``; ``CompiledStep._executables``). Makes one greedy call of the jit-static ``step``
+    (compiling it on first use) with a KV cache sized for the prompt plus ``n_calls`` decode steps, and
+    returns the executable and a function making one more call exactly as the mode does. Decode starts from
+    a zeroed cache after the prompt's positions (no prefill compile: a step's time depends on the cache's
+    shape, not its values). Raises :class:`InvalidSettingsError` when the calls do not fit the model."""
     import jax.numpy as jnp
     import torch
 
-    from app.core.modes import JitStaticMode, _ids, _positions, prompt_bucket
+    from app.core.modes import JitStaticMode
     from app.core.pytrees import FlatTree
     from app.core.settings import GenerationSettings
 
     ids = engine.encode(prompt)
-    settings = GenerationSettings(mode="jit-static", max_new_tokens=n_calls + 2, stop_at_eos=False).validated()
+    settings = GenerationSettings(mode="jit-static", max_new_tokens=n_calls + 4, stop_at_eos=False).validated()
     cache_len = engine.cache_len_for(len(ids), settings)
-    if step == "decode" and len(ids) + n_calls + 2 > cache_len:
+    if step == "decode" and len(ids) + n_calls + 4 > cache_len:
         raise InvalidSettingsError(f"{n_calls} decode steps after a {len(ids)}-token prompt do not fit the "
                                    f"model's {cache_len} positions: profile fewer steps.")
     mode = JitStaticMode(engine, settings, cache_len)
-    state = {"token": engine.pad_id, "position": len(ids)}
-    with torch.no_grad():
-        if step == "decode":
-            mode.cache = FlatTree.of(engine.static_cache(cache_len))
-            mode.mask = jnp.ones((1, cache_len), jnp.int32)
-        first = _drain(mode.decode(state["token"], state["position"]) if step == "decode" else mode.prefill(ids))
-    state = {"token": first.token, "position": state["position"] + 1}
+    state: dict[str, Any] = {"token": engine.pad_id, "position": len(ids)}
+    if step == "decode":
+        mode.cache = FlatTree.of(engine.static_cache(cache_len))
+        mode.mask = jnp.ones((1, cache_len), jnp.int32)
+        if hasattr(mode, "_start_seen"):  # the repetition penalty's seen-token mask, where modes keep one
+            mode.seen = jnp.asarray(mode._start_seen(ids))
 
     def run() -> None:
         with torch.no_grad():
             result = _drain(mode.decode(state["token"], state["position"]) if step == "decode"
                             else mode.prefill(ids))
+        state.setdefault("first", result)
+        state["last"] = result
         if step == "decode":
             state["token"], state["position"] = result.token, state["position"] + 1
 
+    run()
     compiled_step = engine._steps[("jit-static", step, settings.greedy)]
-    weights, tok, pos = engine.jax_state()[0], state["token"], state["position"]
-    if step == "decode":
-        args = (weights, mode.cache, _ids([tok]), _positions(pos, 1), mode.mask, mode.key, *mode.sampling)
-    else:
-        bucket = prompt_bucket(len(ids), cache_len)
-        args = (weights, mode.cache, _ids(list(ids) + [engine.pad_id] * (bucket - len(ids))),
-                _positions(0, bucket), mode.mask, jnp.int32(len(ids)), mode.key, *mode.sampling)
-    compiled = compiled_step._executables[compiled_step._key(args)]
-    step_ir = _step_ir(engine, step, first, compiled_step, args, compiled)
+    key, compiled = _executable_used(compiled_step, run)
+    step_ir, compiled = _step_ir(engine, step, state, compiled_step, key, run, compiled)
     return StepCall(compiled, run, _source_map(step_ir, step, getattr(engine, "model", None)))
 
 
-def _step_ir(engine: Any, step: str, first: Any, compiled_step: Any, args: tuple, compiled: Any) -> Any:
-    """The step's :class:`app.core.ir.StepIR` (with its jaxpr): captured from a compiling first call and
-    kept in ``engine.ir`` as a run does, else the engine's, else traced again (no compile)."""
-    import torch
+def _executable_used(compiled_step: Any, run: Callable[[], None]) -> tuple[Any, Any]:
+    """``(key, executable)`` that one ``run()`` looked up in ``compiled_step``'s executable table."""
+    table, used = compiled_step._executables, []
 
-    from app.core import ir
+    class _Recording(dict):
+        def get(self, key: Any, default: Any = None) -> Any:
+            value = dict.get(self, key, default)
+            used.append((key, value))
+            return value
 
-    key = ("jit-static", step)
-    if first.capture_ir is not None:
-        engine.ir[key] = first.capture_ir()
-    if engine.ir.get(key) is None or engine.ir[key].closed_jaxpr is None:
-        with torch.no_grad():
-            traced = compiled_step._jitted.trace(*args)
-            engine.ir[key] = ir.capture(traced, traced.lower(), compiled, compiled_step.input_labels(args))
-    return engine.ir[key]
+    compiled_step._executables = _Recording(table)
+    try:
+        run()
+    finally:
+        table.update(compiled_step._executables)
+        compiled_step._executables = table
+    if not used or used[-1][1] is None:
+        raise RuntimeError("The profiled call did not run a cached executable.")
+    return used[-1]
+
+
+def _step_ir(engine: Any, step: str, state: dict, compiled_step: Any, key: Any, run: Callable[[], None],
+             compiled: Any) -> tuple[Any, Any]:
+    """The step's :class:`app.core.ir.StepIR` (with its jaxpr) and the executable: the IR is captured from
+    a compiling first call and kept in ``engine.ir`` as a run does, else the engine's; when neither has a
+    jaxpr (compiled by a run without IR capture) the step compiles once more to capture it."""
+    ir_key = ("jit-static", step)
+    if state["first"].capture_ir is not None:
+        engine.ir[ir_key] = state["first"].capture_ir()
+    if getattr(engine.ir.get(ir_key), "closed_jaxpr", None) is None:
+        compiled_step._executables.pop(key, None)
+        run()
+        capture = state["last"].capture_ir
+        engine.ir[ir_key] = capture() if capture is not None else None
+        compiled = compiled_step._executables.get(key, compiled)
+    return engine.ir.get(ir_key), compiled
 
 
 def _source_map(step_ir: Any, step: str, model: Any) -> Any:
