@@ -235,3 +235,18 @@ def test_random_config_whose_eos_is_outside_its_vocabulary(tmp_path):
     engine = load_engine("random:" + str(tmp_path / "config.json"))
     assert engine.eos_ids == [] and engine.pad_id == 0
     assert run(engine, max_new_tokens=3)[-1].summary.n_tokens == 3
+
+
+@pytest.mark.parametrize("mode", ["torch", "jit-static", "jit-dynamic"])
+def test_repetition_penalty_matches_transformers_generate(llama_engine, mode):
+    import torch
+
+    ids = llama_engine.encode("The jit function")
+    plain = run(llama_engine, mode=mode, max_new_tokens=12, stop_at_eos=False)[-1].token_ids
+    ref = llama_engine.model.generate(
+        torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long), max_new_tokens=12,
+        do_sample=False, repetition_penalty=1.5, eos_token_id=None, pad_token_id=0,
+    )[0, len(ids):].tolist()
+    penalized = run(llama_engine, mode=mode, max_new_tokens=12, stop_at_eos=False, repetition_penalty=1.5)
+    assert penalized[-1].token_ids == ref
+    assert ref != plain  # the penalty changed the greedy output of this random model

@@ -100,6 +100,12 @@ class Engine:
         return self.spec.source
 
     @property
+    def vocab_size(self) -> int:
+        """Width of the logits: rows of the output embedding (the LM head)."""
+        head = self.model.get_output_embeddings()
+        return int((head if head is not None else self.model.get_input_embeddings()).weight.shape[0])
+
+    @property
     def max_positions(self) -> int | None:
         cfg = self.config.get_text_config(decoder=True) if hasattr(self.config, "get_text_config") else self.config
         for name in ("max_position_embeddings", "n_positions"):

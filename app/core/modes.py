@@ -27,7 +27,7 @@ import numpy as np
 from app.core.compiled_step import CompiledStep
 from app.core.events import CallRecord, PhaseEvent
 from app.core.pytrees import FlatTree
-from app.core.sampling import jitted_select_token, sampling_args, select_token
+from app.core.sampling import jitted_pick_token, pick_token, sampling_args, seen_mask
 
 
 @dataclass
@@ -95,7 +95,15 @@ class Mode:
         self.settings = settings
         self.max_cache_len = max_cache_len
         self.key = jax.random.key(settings.seed)
-        self.sampling = sampling_args(settings.temperature, settings.top_k, settings.top_p)
+        self.sampling = sampling_args(
+            settings.temperature, settings.top_k, settings.top_p, settings.repetition_penalty
+        )
+        self.seen: Any = None  # (1, vocab) bool: tokens of the prompt and the generated text
+
+    def _start_seen(self, prompt_ids: list[int]) -> Any:
+        """The repetition-penalty mask of the prompt (numpy; the jitted modes move it to the device)."""
+        self.seen = seen_mask(list(prompt_ids), self.engine.vocab_size)
+        return self.seen
 
     def prefill(self, prompt_ids: list[int]) -> StepGen:
         raise NotImplementedError
@@ -104,12 +112,21 @@ class Mode:
         raise NotImplementedError
 
     def _sample_host(self, logits_last) -> int:
-        """Select on the host for the un-jitted modes; greedy is a plain argmax (first maximum, as
-        ``jnp.argmax``), so the PyTorch reference timing contains no JAX compile."""
+        """Select on the host for the un-jitted modes. Greedy is a plain numpy argmax (first maximum, as
+        ``jnp.argmax``) after the repetition penalty, so the PyTorch reference timing contains no JAX
+        compile; sampling uses the jitted :func:`app.core.sampling.pick_token`."""
+        penalty = self.settings.repetition_penalty
         if self.settings.greedy:
-            return int(np.argmax(np.asarray(logits_last)[0]))
-        select = jitted_select_token(False)
-        tok, self.key = select(jnp.asarray(logits_last), self.key, *self.sampling)
+            logits = np.asarray(logits_last, dtype=np.float32)[0]
+            if penalty != 1.0:  # transformers' RepetitionPenaltyLogitsProcessor, as in pick_token
+                scaled = np.where(logits < 0, logits * penalty, logits / penalty)
+                logits = np.where(self.seen[0], scaled, logits)
+            token = int(np.argmax(logits))
+            self.seen[0, token] = True
+            return token
+        select = jitted_pick_token(False)
+        tok, self.key, seen = select(jnp.asarray(logits_last), self.key, jnp.asarray(self.seen), *self.sampling)
+        self.seen = np.array(seen)
         return int(tok[0])
 
 
@@ -124,6 +141,7 @@ class TorchMode(Mode):
 
         if start == 0:
             self.cache = DynamicCache(config=self.engine.config)
+            self._start_seen(tokens)
         t_wall = time.perf_counter()
         ids = torch.tensor([tokens], dtype=torch.long)
         kwargs = dict(
@@ -159,6 +177,7 @@ class TorchaxEagerMode(Mode):
         weights, fn = self.engine.jax_state()
         if start == 0:
             self.cache = self.engine.dynamic_cache()
+            self._start_seen(tokens)
         t_wall = time.perf_counter()
         ids = _ids(tokens)
         mask = jnp.ones((1, start + len(tokens)), jnp.int32)
@@ -183,10 +202,11 @@ def _make_step_fn(fn, greedy: bool, constrain=None):
     """Decode step (also jit-dynamic's prefill): forward, then select from the last position's logits.
     The cache travels as a :class:`FlatTree`; ``constrain(cache)`` (mesh runs) pins its sharding."""
 
-    def step(weights, cache, input_ids, position_ids, attention_mask, key, temperature, top_k, top_p):
+    def step(weights, cache, input_ids, position_ids, attention_mask, key, seen, temperature, top_k, top_p,
+             penalty):
         logits, cache = forward(fn, weights, cache.unflatten(), input_ids, position_ids, attention_mask)
-        token, key = select_token(logits[:, -1], key, temperature, top_k, top_p, greedy=greedy)
-        return token, FlatTree.of(constrain(cache) if constrain else cache), key
+        token, key, seen = pick_token(logits[:, -1], key, seen, temperature, top_k, top_p, penalty, greedy=greedy)
+        return token, FlatTree.of(constrain(cache) if constrain else cache), key, seen
 
     return step
 
@@ -194,20 +214,21 @@ def _make_step_fn(fn, greedy: bool, constrain=None):
 def _make_static_prefill_fn(fn, greedy: bool, constrain=None):
     """Prefill of a right-padded prompt: logits at ``true_len - 1``; cache lengths reset to ``true_len``."""
 
-    def prefill(weights, cache, input_ids, position_ids, attention_mask, true_len, key, temperature, top_k, top_p):
+    def prefill(weights, cache, input_ids, position_ids, attention_mask, true_len, key, seen, temperature, top_k,
+                top_p, penalty):
         logits, cache = forward(fn, weights, cache.unflatten(), input_ids, position_ids, attention_mask)
         last = jax.lax.dynamic_index_in_dim(logits, true_len - 1, axis=1, keepdims=False)
-        token, key = select_token(last, key, temperature, top_k, top_p, greedy=greedy)
+        token, key, seen = pick_token(last, key, seen, temperature, top_k, top_p, penalty, greedy=greedy)
         for layer in cache.layers:
             if hasattr(layer, "cumulative_length") and not isinstance(layer.cumulative_length, int):
                 layer.cumulative_length = jnp.asarray(true_len, jnp.asarray(layer.cumulative_length).dtype)
-        return token, FlatTree.of(constrain(cache) if constrain else cache), key
+        return token, FlatTree.of(constrain(cache) if constrain else cache), key, seen
 
     return prefill
 
 
 STEP_ARGS = ("weights", "kv_cache", "input_ids", "position_ids", "attention_mask", "PRNG key",
-             "temperature", "top_k", "top_p")
+             "seen tokens", "temperature", "top_k", "top_p", "repetition_penalty")
 PREFILL_ARGS = STEP_ARGS[:5] + ("true_len",) + STEP_ARGS[5:]
 
 
@@ -242,7 +263,7 @@ class _JitMode(Mode):
                 yield item
             else:
                 output = item
-        token, self.cache, self.key = output.outputs
+        token, self.cache, self.key, self.seen = output.outputs
         tok = int(token[0])
         wall = (time.perf_counter() - t_wall) * 1000
         capture = None
@@ -272,7 +293,9 @@ class JitDynamicMode(_JitMode):
         step = self._step(kind)
         ids = _ids(tokens)
         mask = jnp.ones((1, start + len(tokens)), jnp.int32)
-        args = (weights, self.cache, ids, _positions(start, len(tokens)), mask, self.key, *self.sampling)
+        if start == 0:
+            self.seen = jnp.asarray(self._start_seen(tokens))
+        args = (weights, self.cache, ids, _positions(start, len(tokens)), mask, self.key, self.seen, *self.sampling)
         shapes = {"input_ids": list(ids.shape), "attention_mask": list(mask.shape), "kv_cache_len": [start]}
         return (yield from self._run(step, args, shapes))
 
@@ -307,14 +330,17 @@ class JitStaticMode(_JitMode):
         ids = _ids(list(prompt_ids) + [self.engine.pad_id] * (bucket - n))
         self.mask = jnp.ones((1, self.max_cache_len), jnp.int32)
         step = self._step("prefill")
-        args = (weights, self.cache, ids, _positions(0, bucket), self.mask, jnp.int32(n), self.key, *self.sampling)
+        seen = jnp.asarray(self._start_seen(prompt_ids))
+        args = (weights, self.cache, ids, _positions(0, bucket), self.mask, jnp.int32(n), self.key, seen,
+                *self.sampling)
         shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
         return (yield from self._run(step, args, shapes))
 
     def decode(self, token, position):
         weights, _ = self.engine.jax_state()
         step = self._step("decode")
-        args = (weights, self.cache, _ids([token]), _positions(position, 1), self.mask, self.key, *self.sampling)
+        args = (weights, self.cache, _ids([token]), _positions(position, 1), self.mask, self.key, self.seen,
+                *self.sampling)
         self.cache = None  # donated: the old buffers are invalid after the call
         shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
         return (yield from self._run(step, args, shapes))

@@ -52,14 +52,36 @@ def select_token(logits, key, temperature, top_k, top_p, *, greedy: bool):
 
 
 @functools.lru_cache(maxsize=2)
-def jitted_select_token(greedy: bool):
-    """``select_token`` jitted on its own, for the modes whose model call is not jitted."""
-    return jax.jit(functools.partial(select_token, greedy=greedy))
+def jitted_pick_token(greedy: bool):
+    """:func:`pick_token` jitted on its own, for the modes whose model call is not jitted."""
+    return jax.jit(functools.partial(pick_token, greedy=greedy))
 
 
-def sampling_args(temperature: float, top_k: int, top_p: float) -> tuple:
-    """The traced scalar arguments of :func:`select_token` (fixed dtypes, so changing them never recompiles)."""
-    return (jnp.float32(temperature), jnp.int32(top_k), jnp.float32(top_p))
+def sampling_args(temperature: float, top_k: int, top_p: float, repetition_penalty: float = 1.0) -> tuple:
+    """The traced scalar arguments of :func:`pick_token` (fixed dtypes, so changing them never recompiles):
+    ``temperature, top_k, top_p, repetition_penalty``."""
+    return (jnp.float32(temperature), jnp.int32(top_k), jnp.float32(top_p), jnp.float32(repetition_penalty))
+
+
+def pick_token(logits, key, seen, temperature, top_k, top_p, penalty, *, greedy: bool):
+    """:func:`apply_repetition_penalty`, then :func:`select_token`; marks the picked token as seen.
+
+    ``logits`` ``(batch, vocab)``; ``seen`` ``(batch, vocab)`` bool. Returns ``(tokens (batch,) int32, key,
+    seen)``. Runs inside the jitted steps and, jitted on its own, for the un-jitted modes."""
+    logits = apply_repetition_penalty(logits.astype(jnp.float32), seen, penalty)
+    token, key = select_token(logits, key, temperature, top_k, top_p, greedy=greedy)
+    seen = seen.at[jnp.arange(seen.shape[0]), token].set(True)
+    return token, key, seen
+
+
+def seen_mask(token_ids: list[int], vocab: int):
+    """``(1, vocab)`` bool numpy array, True at ``token_ids`` (ids outside the vocabulary ignored)."""
+    import numpy as np
+
+    seen = np.zeros((1, vocab), dtype=bool)
+    ids = [i for i in token_ids if 0 <= i < vocab]
+    seen[0, ids] = True
+    return seen
 
 
 def apply_repetition_penalty(logits, seen, penalty):

@@ -36,6 +36,12 @@ class GenerationSettings:
     capture_ir : capture jaxpr / StableHLO / HLO texts for the first compile of each step kind.
     stop_at_eos : stop at the model's end-of-sequence token (benchmarks turn it off to time a fixed
         number of decode steps).
+    repetition_penalty : transformers' definition (``RepetitionPenaltyLogitsProcessor``, Keskar et al. 2019):
+        the logit ``s`` of a token already in the prompt or the output becomes ``s / penalty`` (``s * penalty``
+        when negative) before selection, inside the jitted step; 1.0 disables it.
+    chat : format the prompt with the tokenizer's chat template (a user turn, the generation prompt);
+        None = on for instruct models that have a template (:func:`app.core.chat.is_instruct`).
+    system_prompt : the system turn of a chat prompt ("" = none).
     """
 
     mode: str = "jit-static"
@@ -47,6 +53,9 @@ class GenerationSettings:
     max_cache_len: int | None = None
     capture_ir: bool = True
     stop_at_eos: bool = True
+    repetition_penalty: float = 1.0
+    chat: bool | None = None
+    system_prompt: str = ""
 
     @property
     def greedy(self) -> bool:
@@ -70,6 +79,10 @@ class GenerationSettings:
             not isinstance(self.max_cache_len, int) or self.max_cache_len < 2
         ):
             raise InvalidSettingsError(f"max_cache_len must be an integer >= 2, got {self.max_cache_len!r}.")
+        if not 0.0 < self.repetition_penalty <= 10.0:
+            raise InvalidSettingsError(
+                f"repetition_penalty must be in (0, 10] (1.0 disables it), got {self.repetition_penalty!r}."
+            )
         if not isinstance(self.seed, int) or self.seed < 0:
             raise InvalidSettingsError(f"seed must be an integer >= 0, got {self.seed!r}.")
         return self

@@ -149,6 +149,7 @@ class TorchCompileMode(Mode):
 
 
         self.cache = static_cache(self.engine, self.max_cache_len)
+        self._start_seen(prompt_ids)
         n = len(prompt_ids)
         bucket = prompt_bucket(n, self.max_cache_len)
         ids = torch.tensor([list(prompt_ids) + [self.engine.pad_id] * (bucket - n)], dtype=torch.long)
