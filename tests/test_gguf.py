@@ -273,6 +273,9 @@ def test_tiny_gguf_greedy_tokens_equal_torch_jit_static_and_hf(tiny, tiny_engine
     _, reference, _ = tiny
     assert any(m.startswith("dequantizing 21/21 tensors") for m in messages), messages
     assert "loading from conversion cache" in messages
+    converted = engine.model.state_dict()
+    for name, value in reference.state_dict().items():  # dequantized, Q/K un-permuted: bit for bit
+        torch.testing.assert_close(converted[name], value, rtol=0, atol=0)
     ids = engine.encode(PROMPT)
     expected = reference_greedy(reference, ids, 8)
     assert greedy_tokens(engine, PROMPT, "torch") == expected
