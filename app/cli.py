@@ -12,6 +12,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from app.cli_profile import add_profile_parser, cmd_profile
 from app.core.errors import PlaygroundError
 from app.core.models import DEFAULT_MODEL
 from app.core.settings import DTYPES, MODES, GenerationSettings
@@ -26,7 +27,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=DTYPES, default="float32",
                    help="weights dtype (bfloat16 is ~10x slower on XLA:CPU)")
     p.add_argument("--mode", choices=MODES, default="jit-static")
-    p.add_argument("--prompt", default="The jit function")
+    p.add_argument("--prompt", default="What is the capital of France?",
+                   help="the user's text (inside the chat template for instruct models)")
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     p.add_argument("--top-k", type=int, default=0, help="0 disables")
@@ -35,6 +37,11 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cache-len", type=int, default=None,
                    help="static KV-cache positions (default: prompt bucket + max new tokens, rounded to 64)")
     p.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens even past the end token")
+    p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                   help="format the prompt with the model's chat template (default: on for instruct models)")
+    p.add_argument("--system", default="", metavar="TEXT", help="system prompt of a chat (default: none)")
+    p.add_argument("--repetition-penalty", type=float, default=1.0, metavar="P",
+                   help="transformers' repetition penalty, applied inside the jitted step (1.0 = off)")
     p.add_argument("--mesh", default=None, metavar="AXES",
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
     add_devices_arg(p)
@@ -100,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     race.add_argument("--eager-tokens", type=int, default=8, metavar="N",
                       help="token cap of the torchax-eager lane (it dispatches every op on its own; default 8)")
     race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
+    add_profile_parser(sub, _add_model_args)
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("--model", default=None)
     add_devices_arg(gui)
@@ -110,6 +118,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> GenerationSettings:
     values = dict(
         mode=args.mode, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, seed=args.seed, max_cache_len=args.max_cache_len, stop_at_eos=not args.ignore_eos,
+        chat=args.chat, system_prompt=args.system, repetition_penalty=args.repetition_penalty,
     )
     values.update(overrides)
     return GenerationSettings(**values).validated()
@@ -156,7 +165,7 @@ def _phase_printer(err: TextIO):
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.events import CallRecord, FinishedEvent, PhaseEvent, TokenEvent
+    from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
     from app.core.report import format_call_table, format_summary
 
     settings = _settings(args, capture_ir=not args.no_ir)
@@ -166,11 +175,11 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if _main_thread() else None
     records: list[CallRecord] = []
     try:
-        if not args.json:
-            print(args.prompt, end="", file=out, flush=True)
         for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
             if args.json:
                 _write_json_event(out, event, engine.label)
+            elif isinstance(event, PromptEvent):
+                print(event.text, end="", file=out, flush=True)  # what the model reads (chat template applied)
             elif isinstance(event, TokenEvent):
                 print(event.text, end="", file=out, flush=True)
             elif isinstance(event, CallRecord):
@@ -188,10 +197,11 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _write_json_event(out: TextIO, event: Any, model: str) -> None:
-    """One JSON line per token, call record and the final summary (other events are not printed)."""
-    from app.core.events import CallRecord, FinishedEvent, TokenEvent
+    """One JSON line per token, call record and the final summary, and the formatted prompt of a chat
+    (other events are not printed)."""
+    from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
 
-    if isinstance(event, (TokenEvent, CallRecord)):
+    if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
         out.write(json.dumps(event.to_json()) + "\n")
     elif isinstance(event, FinishedEvent):
         out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
@@ -317,7 +327,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     try:
         _quiet_libraries()
         _use_persistent_cache(args, err)
-        command = {"generate": cmd_generate, "race": cmd_race, "inspect": cmd_inspect}[args.command]
+        command = {"generate": cmd_generate, "race": cmd_race, "inspect": cmd_inspect,
+                   "profile": cmd_profile}[args.command]
         return command(args, out, err)
     except PlaygroundError as exc:
         if args.debug:

@@ -137,3 +137,24 @@ def test_graph_builder_runs_without_jax():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("heavy []"), out.stdout
+
+
+def test_profile_tab_measures_the_step_and_links_rows_to_hlo(qtbot, window):
+    run_and_wait(qtbot, window)
+    wiring = window.profile
+    wiring.steps.setValue(3)
+    wiring.button.click()
+    assert window.is_busy()
+    qtbot.waitUntil(lambda: wiring.last is not None and not window.is_busy(), timeout=240_000)
+    profile = wiring.last.profile
+    assert 0 < profile.attributed_share <= 1 and profile.step_ms > 0
+    assert "ops running" in wiring.summary.text() and wiring.table.rows()
+    shares = sum(r["share"] for r in wiring.last.rows["line"])
+    assert abs(shares - profile.attributed_share) < 1e-6
+    wiring.by.setCurrentIndex(2)  # HLO instruction
+    row = next(r for r in wiring.table.rows() if r.get("hlo_line"))
+    wiring.on_row(row)
+    view = window.ui.ir_tabs.panels["hlo"].view
+    line = view.textCursor().blockNumber() + 1
+    assert line == row["hlo_line"] and row["key"] in view.document().findBlockByNumber(line - 1).text()
+    assert wiring.timeline.bar_count() > 0

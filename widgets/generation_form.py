@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
 
 
 class GenerationForm(QWidget):
@@ -42,6 +42,16 @@ class GenerationForm(QWidget):
         self.ignore_eos = QCheckBox("ignore end of text (always generate max new tokens)")
         self.ignore_eos.setObjectName("ignoreEosCheck")
         self.ignore_eos.setToolTip("For timing runs and races: a prompt that ends at once still yields every step")
+        self.chat = QCheckBox("chat template (on for instruct models)")
+        self.chat.setObjectName("chatCheck")
+        self.chat.setToolTip("Wrap the prompt in the model's chat template: the formatted prompt shows dimmed "
+                             "and the answer stops at the end-of-turn token")
+        self.system = QLineEdit(placeholderText="system prompt (optional)")
+        self.system.setObjectName("systemEdit")
+        self.penalty = QDoubleSpinBox(minimum=0.5, maximum=3.0, singleStep=0.05, value=1.0, decimals=2)
+        self.penalty.setObjectName("repetitionPenaltySpin")
+        self.penalty.setToolTip("transformers' repetition penalty, inside the jitted step; 1.0 = off. "
+                                "1.1–1.3 keeps greedy answers from looping")
         self.sample = QCheckBox("sample (unchecked = greedy)")
         self.sample.setObjectName("sampleCheck")
         self.temperature = QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.05, value=0.8, decimals=2)
@@ -55,15 +65,27 @@ class GenerationForm(QWidget):
         form.addRow("dtype", self.dtype)
         form.addRow("Max new tokens", self.max_new_tokens)
         form.addRow("", self.ignore_eos)
+        form.addRow("", self.chat)
+        form.addRow("System", self.system)
+        form.addRow("Repetition penalty", self.penalty)
         form.addRow("", self.sample)
         form.addRow("Temperature", self.temperature)
         form.addRow("Top-k", self.top_k)
         form.addRow("Top-p", self.top_p)
         form.addRow("Seed", self.seed)
         self.sample.toggled.connect(self._on_sample)
+        self.chat.toggled.connect(self.system.setEnabled)
+        self.set_chat_available(False, False)
         self.mode.setCurrentText("jit-static")
         self._on_mode(self.mode.currentText())
         self._on_sample(False)
+
+    def set_chat_available(self, available: bool, default: bool) -> None:
+        """A model was loaded: Chat is enabled when its tokenizer has a chat template, checked by default for
+        an instruct model."""
+        self.chat.setEnabled(available)
+        self.chat.setChecked(available and default)
+        self.system.setEnabled(available and default)
 
     @Slot(str)
     def _on_mode(self, mode: str) -> None:
@@ -81,6 +103,9 @@ class GenerationForm(QWidget):
             "mode": self.mode.currentText(),
             "max_new_tokens": self.max_new_tokens.value(),
             "stop_at_eos": not self.ignore_eos.isChecked(),
+            "chat": self.chat.isEnabled() and self.chat.isChecked(),
+            "system_prompt": self.system.text().strip() if self.chat.isChecked() else "",
+            "repetition_penalty": round(self.penalty.value(), 4),
             "temperature": round(self.temperature.value(), 4) if sampling else 0.0,
             "top_k": self.top_k.value() if sampling else 0,
             "top_p": round(self.top_p.value(), 4) if sampling else 1.0,
@@ -96,6 +121,10 @@ class GenerationForm(QWidget):
             self.dtype.setCurrentText(values["dtype"])
         if "max_new_tokens" in values:
             self.max_new_tokens.setValue(int(values["max_new_tokens"]))
+        if "system_prompt" in values:
+            self.system.setText(str(values["system_prompt"] or ""))
+        if "repetition_penalty" in values:
+            self.penalty.setValue(float(values["repetition_penalty"]))
         if "stop_at_eos" in values:
             self.ignore_eos.setChecked(not values["stop_at_eos"])
         temperature = float(values.get("temperature", 0.0) or 0.0)

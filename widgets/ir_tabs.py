@@ -178,6 +178,10 @@ class IRTabs(QWidget):
         """True while a hidden tab still waits for its text (see :meth:`IRPanel.set_text`)."""
         return any(p.has_pending() for p in self.panels.values())
 
+    def text_of(self, step: str, key: str) -> str | None:
+        """The text of view ``key`` (``"hlo"``, ``"jaxpr"``, …) stored for ``step``, or None."""
+        return (self._irs.get(step) or {}).get(key)
+
     def current_step(self) -> str:
         return self._step
 

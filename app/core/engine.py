@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from app.core.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
 from app.core.compiled_step import CompiledStep
 from app.core.detok import IncrementalDetokenizer
 from app.core.errors import InvalidSettingsError, PromptTooLongError, UnsupportedModelError
@@ -30,6 +31,7 @@ from app.core.events import (
     Summary,
     TokenEvent,
 )
+from app.core.model_facts import eos_ids, warnings_for
 from app.core.models import LoadedModel, ModelSpec, load_model, parse_model
 from app.core.settings import GenerationSettings
 
@@ -82,9 +84,14 @@ class Engine:
         self.mesh_spec: Any = None  # app.core.mesh.MeshSpec, None = one device
         self.mesh: Any = None
         self._unsharded: Any = None
-        self.warnings: list[str] = _warnings(loaded)
-        self.eos_ids = _eos_ids(loaded)
+        self.warnings: list[str] = warnings_for(loaded)
+        self.eos_ids = eos_ids(loaded)
         self.pad_id = self.eos_ids[0] if self.eos_ids else 0
+        self.chat_template = has_chat_template(self.tokenizer)
+        self.chat_default = is_instruct(f"{loaded.spec.source} {loaded.spec.label}", self.tokenizer)
+        self.turn_end_ids = [i for i in end_of_turn_ids(self.tokenizer, self.config,
+                                                        getattr(self.model, "generation_config", None))
+                             if i < self.vocab_size] if self.chat_template else []
 
     # -- identity ---------------------------------------------------------------------------------------
     @property
@@ -220,8 +227,19 @@ class Engine:
         return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
 
     # -- generation -------------------------------------------------------------------------------------
-    def encode(self, prompt: str) -> list[int]:
-        ids = list(self.tokenizer.encode(prompt))
+    def prompt_text(self, prompt: str, settings: GenerationSettings) -> tuple[str, bool]:
+        """``(text the model reads, chat)``: with chat (``settings.chat``, or by default for an instruct
+        model with a template) the user's text inside the chat template (:func:`app.core.chat.format_chat`).
+        Raises :class:`InvalidSettingsError` for chat on a tokenizer without a template."""
+        chat = self.chat_default if settings.chat is None else settings.chat
+        if not chat:
+            return prompt, False
+        return format_chat(self.tokenizer, prompt, settings.system_prompt or None), True
+
+    def encode(self, prompt: str, chat: bool = False) -> list[int]:
+        """Token ids of ``prompt`` (a formatted chat prompt already holds its special tokens: none are
+        added). An empty prompt starts from the end-of-text token; InvalidSettingsError without one."""
+        ids = list(self.tokenizer.encode(prompt, add_special_tokens=False) if chat else self.tokenizer.encode(prompt))
         if not ids:
             if not self.eos_ids:
                 raise InvalidSettingsError("The prompt is empty: type a few words.")
@@ -268,7 +286,8 @@ class Engine:
         from app.core.modes import mode_class
 
         settings = settings.validated()
-        prompt_ids = self.encode(prompt)
+        text, chat = self.prompt_text(prompt, settings)
+        prompt_ids = self.encode(text, chat)
         max_cache_len = self.cache_len_for(len(prompt_ids), settings)
         if len(prompt_ids) >= max_cache_len:
             raise PromptTooLongError(
@@ -280,13 +299,13 @@ class Engine:
             mode.emit_live = on_live_phase
         with torch.no_grad():
             try:
-                yield PromptEvent(prompt, len(prompt_ids))
-                yield from self._loop(mode, prompt_ids, settings, max_cache_len, should_stop)
+                yield PromptEvent(text, len(prompt_ids), chat)
+                yield from self._loop(mode, prompt_ids, settings, max_cache_len, should_stop, chat)
             except Exception as exc:
                 _raise_friendly(exc)
                 raise
 
-    def _loop(self, mode, prompt_ids, settings, max_cache_len, should_stop) -> Iterator[Event]:
+    def _loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat=False) -> Iterator[Event]:
         detok = IncrementalDetokenizer(self.tokenizer)
         records: list[CallRecord] = []
         t_start = time.perf_counter()
@@ -307,6 +326,9 @@ class Engine:
             if ttft_ms is None:
                 ttft_ms = elapsed_ms
             yield TokenEvent(len(detok.ids) - 1, result.token, text, record.index, elapsed_ms)
+            if settings.stop_at_eos and chat and result.token in self.turn_end_ids:
+                reason = "end_of_turn"
+                break
             if settings.stop_at_eos and result.token in self.eos_ids:
                 reason = "eos"
                 break
@@ -345,33 +367,6 @@ def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRec
         result.record, index=index, step=kind, mode=mode, input_shapes=result.input_shapes,
         wall_ms=result.wall_ms, timestamp=time.time(), mesh=mesh,
     )
-
-
-def _warnings(loaded: LoadedModel) -> list[str]:
-    """Things a user should know before running: bfloat16 on XLA:CPU is ~10x slower than float32
-    (every weight is converted to f32 each step; measured here, README "Measured here")."""
-    import jax
-
-    found = []
-    if loaded.spec.dtype == "bfloat16" and jax.default_backend() == "cpu":
-        found.append("bfloat16 on XLA:CPU is about 10x slower than float32 (each weight is converted to "
-                     "float32 every step); use float32 on CPU.")
-    if loaded.spec.random_weights:
-        found.append(f"{loaded.spec.label}: random weights, so the text is noise; timings are real.")
-    return found
-
-
-def _eos_ids(loaded: LoadedModel) -> list[int]:
-    """End-of-sequence ids from the generation config, the model config and the tokenizer, keeping only
-    ids inside the model's vocabulary (a random-weight config may keep another vocabulary's EOS)."""
-    vocab = loaded.model.get_input_embeddings().weight.shape[0]
-    found: list[int] = []
-    for source in (getattr(loaded.model, "generation_config", None), loaded.model.config, loaded.tokenizer):
-        value = getattr(source, "eos_token_id", None)
-        for v in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(v, int) and 0 <= v < vocab and v not in found:
-                found.append(v)
-    return found
 
 
 def _raise_friendly(exc: BaseException) -> None:

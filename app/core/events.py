@@ -11,9 +11,10 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running"]
+Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling"]
 StepKind = Literal["prefill", "decode"]
-FinishReason = Literal["eos", "max_new_tokens", "cache_full", "stopped"]
+#: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
+FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped"]
 
 
 class _Event:

@@ -68,6 +68,17 @@ class MeshRequest(Request):
 
 
 @dataclass(frozen=True)
+class ProfileRequest(Request):
+    """Profile ``n_steps`` steady calls of the loaded model's jit-static ``step`` (``"decode"`` or
+    ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profiler.profile_step`)."""
+
+    prompt: str
+    step: str = "decode"
+    n_steps: int = 20
+    label = "profile"
+
+
+@dataclass(frozen=True)
 class DevicesRequest(Request):
     """List the devices JAX sees."""
 
@@ -78,7 +89,8 @@ class DevicesRequest(Request):
 @dataclass(frozen=True)
 class ModelLoaded:
     """A model is ready. ``seconds`` is 0.0 when it was already loaded; ``warnings`` are one-line notes
-    (bfloat16 on CPU, random weights, a mesh that does not fit); ``mesh`` the mesh it runs on."""
+    (bfloat16 on CPU, random weights, a mesh that does not fit); ``mesh`` the mesh it runs on;
+    ``chat_template``: its tokenizer has one; ``chat_default``: an instruct model (Chat on by default)."""
 
     request: LoadRequest
     label: str
@@ -87,6 +99,7 @@ class ModelLoaded:
     warnings: tuple[str, ...] = ()
     mesh: str = "1 device"
     chat_template: bool = False
+    chat_default: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +156,17 @@ class MeshChanged:
 
     label: str
     device_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProfileReady:
+    """A finished profile: ``profile`` (:class:`app.core.profile_model.StepProfile`, plain data) and its
+    rows aggregated four ways, as dicts (``rows["line" | "op" | "fusion" | "module"]``, layers folded for
+    ``module``), plus the step's timeline as a dict (:meth:`Timeline.to_dict`)."""
+
+    profile: Any
+    rows: dict[str, list[dict[str, Any]]]
+    timeline: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class ComputeService:
         handler = {
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
+            rq.ProfileRequest: self._profile,
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -92,8 +93,8 @@ class ComputeService:
     def _loaded(self, request: rq.LoadRequest, seconds: float, notes: list[str]) -> rq.ModelLoaded:
         engine = self.engine
         warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
-        chat = bool(getattr(engine.tokenizer, "chat_template", None))
-        return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label, chat)
+        return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
+                              engine.chat_template, engine.chat_default)
 
     def _apply_mesh_after_load(self, engine: Any) -> str | None:
         """Keep the chosen mesh for a newly loaded model. If it does not fit, the model runs on one device
@@ -164,6 +165,21 @@ class ComputeService:
             yield self._cache_info("")  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
             yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
+
+    def _profile(self, request: rq.ProfileRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        """Profile the step on the compute thread, outside any run's timings; progress as live phases."""
+        from app.core.events import PhaseEvent
+        from app.core.profile_build import aggregate
+        from app.core.profiler import profile_step
+
+        def progress(message: str) -> None:
+            if on_live_phase is not None:
+                on_live_phase(PhaseEvent("profiling", True, message))
+
+        profile = profile_step(self._engine(), request.prompt, request.step, request.n_steps, on_progress=progress)
+        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
+                for by in ("line", "op", "fusion", "module")}
+        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict())
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:

@@ -104,13 +104,13 @@ class SessionEvents:
     race lane —, prompt(PromptEvent) (the prompt as the model sees it), records(list[CallRecord]), tokens(list[TokenEvent]), figures(LiveFigures),
     phase(PhaseEvent), ir(IREvent), runFinished(RunState), raceSummary(list[dict]) (rows of
     :func:`app.core.race.summary_rows` for the race or run in progress), idle(str message), error(RequestFailed),
-    notice(str), sourceMap(step, SourceMap), collectives(step, list[Collective]), devices(list), mesh(MeshChanged),
+    notice(str), profile(ProfileReady), sourceMap(step, SourceMap), collectives(step, list[Collective]), devices(list), mesh(MeshChanged),
     cache(CacheInfo), status(str).
     """
 
     def __init__(self) -> None:
         for name in ("loadStarted", "modelLoaded", "busyChanged", "runStarted", "prompt", "records", "tokens", "figures",
-                     "phase", "ir", "runFinished", "raceSummary", "idle", "error", "notice", "sourceMap",
+                     "phase", "ir", "runFinished", "raceSummary", "idle", "error", "notice", "sourceMap", "profile",
                      "collectives", "devices", "mesh", "cache", "status"):
             setattr(self, name, Signal())
 
@@ -229,6 +229,16 @@ class Session:
         self.events.status.emit("Running…" if isinstance(request, rq.RunRequest) else "Racing…")
         self.submit(request)
 
+    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20) -> bool:
+        """Profile the loaded model's jit-static ``step``; refused (False) while busy or with no model."""
+        if self.busy or self.loaded is None:
+            return False
+        self.active = request = rq.ProfileRequest(prompt, step, n_steps)
+        self._busy_changed()
+        self.events.status.emit(f"Profiling {n_steps} {step} steps…")
+        self.submit(request)
+        return True
+
     def cache(self, action: str, directory: str = "") -> None:
         self.submit(rq.CacheRequest(action, directory))
 
@@ -281,6 +291,7 @@ class Session:
             rq.CollectivesReady: lambda e: self.events.collectives.emit(e.step, e.collectives),
             rq.DevicesListed: lambda e: self.events.devices.emit(e.devices),
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
+            rq.ProfileReady: self.events.profile.emit,
         }
 
     def _on_loaded(self, event: rq.ModelLoaded) -> None:
@@ -302,7 +313,7 @@ class Session:
 
     def _on_done(self, event: rq.RequestDone) -> None:
         request = event.request
-        if isinstance(request, (rq.RunRequest, rq.RaceRequest)) and request is self.active:
+        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest)) and request is self.active:
             self.active = None
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()

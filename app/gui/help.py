@@ -14,6 +14,7 @@ SHORTCUTS = (
     ("Ctrl+R", "race the checked modes"),
     ("Ctrl+Shift+R", "replay cold start: clear the in-memory caches and rerun the last run or race"),
     ("Ctrl+F", "find in the IR view that has focus; Enter / Shift+Enter: next / previous match"),
+    ("Ctrl+Shift+M", "profile the compiled step: measured time per HLO op, source line and module"),
     ("Ctrl+Shift+P", "presentation mode"),
     ("F11", "full screen"),
     ("F1", "this help"),
@@ -36,6 +37,10 @@ VIEWS = (
      "Inductor generated from it."),
     ("Source map", "PyTorch source line ↔ ATen op ↔ jaxpr equations ↔ StableHLO ops ↔ HLO instructions, "
      "with FLOPs; the graph draws the dataflow of a selection; the diff compares prefill and decode."),
+    ("Profile", "the compiled jit-static step run under jax.profiler: measured µs per step of each HLO op, "
+     "fusion, PyTorch source line, ATen op and module, with achieved GB/s against the machine's measured "
+     "read bandwidth (the roofline), and one step's timeline with the idle gaps; double-click a row or "
+     "click a bar to see its HLO line."),
     ("Demo kit", "races the modes on one prompt, each from cold, and tabulates TTFT, compile time, steady "
      "ms/token and the speed-up over PyTorch; the compile log says why each call compiled."),
 )
@@ -82,9 +87,11 @@ class WindowMenus(QObject):
         plot = window.plot_actions
         for action in (plot.copy_action, plot.clear_action, plot.reset_action):
             view.addAction(action)
+        self.profile_action = find_menu(window, "&Demo").addAction("&Profile the step", window.profile.request)
+        self.profile_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
         self.help_action = find_menu(window, "&Help").addAction("&Help", self.show_help)
         self.help_action.setShortcut(QKeySequence("F1"))
-        for action in (self.quit_action, self.help_action):
+        for action in (self.quit_action, self.help_action, self.profile_action):
             window.addAction(action)  # shortcuts keep working when the menu bar is hidden
 
     @Slot()

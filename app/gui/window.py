@@ -28,14 +28,16 @@ from app.gui.inspect import InspectWiring
 from app.gui.layout import WindowParts
 from app.gui.mesh import MeshWiring
 from app.gui.plot_actions import PlotActions
+from app.gui.profile import ProfileWiring
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
 from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
-DEFAULT_PROMPT = "The jit function"
+DEFAULT_PROMPT = "What is the capital of France?"  # the default model is a chat model
 REASONS = {
     "eos": "end of text",
+    "end_of_turn": "end of the assistant's turn",
     "max_new_tokens": "max new tokens",
     "cache_full": "KV cache full",
     "stopped": "stopped",
@@ -71,6 +73,7 @@ class MainWindow(QMainWindow):
         self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
         self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export
         self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
+        self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
         self.mesh.message.connect(self._set_status)
         self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ plot actions, Help ▸ Help (F1)
 
@@ -241,6 +244,7 @@ class MainWindow(QMainWindow):
             self.ui.stats.reset()
             self.inspect.forget()
         self.ui.model_label.setText(f"<b>{event.label}</b> · {event.request.dtype}")
+        self.ui.form.set_chat_available(event.chat_template, event.chat_default)
         self.setWindowTitle(f"torchax playground — {event.label}")
         self.ui.model_error.setVisible(False)
         self.ui.model_warning.setText("\n".join(f"⚠ {w}" for w in event.warnings))

@@ -1,0 +1,152 @@
+"""The Profile tab: measured time per HLO op, per fusion, per source line and per module, with the step's
+timeline, linked to the optimized-HLO view. GUI thread only; the profile is measured on the compute thread
+(:meth:`app.core.service.ComputeService._profile`) and arrives as plain data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.requests import ProfileReady
+from app.core.units import ms
+from widgets.profile_table import ProfileTable
+from widgets.timeline import StepTimeline
+
+BY = (("line", "source line"), ("op", "ATen op"), ("fusion", "HLO instruction"), ("module", "module"))
+
+
+def summary_text(profile: Any) -> str:
+    """One line: step wall time, the share covered by ops, idle (host + between ops), the roofline."""
+    return (
+        f"{profile.step} step <b>{ms(profile.step_ms)}</b> · ops running "
+        f"<b>{profile.attributed_share:.0%}</b> · idle {profile.idle_share:.0%} (host "
+        f"{profile.host_share:.0%}, between ops {profile.between_ops_share:.0%}) · "
+        f"{profile.bytes_per_step / 1e6:,.0f} MB read per step · bandwidth bound {ms(profile.bound_ms)} at "
+        f"{profile.bandwidth_gbs:.1f} GB/s (step = {profile.step_ms / profile.bound_ms:.2f}× the bound)"
+    )
+
+
+class ProfileWiring(QObject):
+    """Adds the tab to the IR tabs and answers its buttons. ``last`` is the latest :class:`ProfileReady`."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.session = window.session
+        self.inspect = window.inspect
+        self.ir_tabs = window.ui.ir_tabs
+        self.prompt = window.ui.prompt
+        self.last: ProfileReady | None = None
+        self.table = ProfileTable()
+        self.timeline = StepTimeline()
+        self.ir_tabs.tabs.addTab(self._page(), "Profile")
+        self.session.events.profile.connect(self.on_profile)
+        self.session.events.busyChanged.connect(self._on_busy)
+        self.table.rowActivated.connect(self.on_row)
+        self.timeline.opClicked.connect(self.on_op)
+
+    def _page(self) -> QWidget:
+        self.button = QPushButton("Profile", objectName="profileButton")
+        self.button.setToolTip("Run the jit-static step under jax.profiler and measure each HLO op (Ctrl+Shift+M)")
+        self.step = QComboBox(objectName="profileStep")
+        self.step.addItems(["decode", "prefill"])
+        self.steps = QSpinBox(minimum=1, maximum=500, value=20, objectName="profileSteps", suffix=" steps")
+        self.by = QComboBox(objectName="profileBy")
+        for key, title in BY:
+            self.by.addItem(title, key)
+        self.export_button = QPushButton("Export…", objectName="profileExport", enabled=False)
+        self.summary = QLabel("Profile the compiled step to see where its time goes.", objectName="profileSummary")
+        self.summary.setWordWrap(True)
+        bar = QHBoxLayout()
+        for w in (self.button, self.step, self.steps, QLabel("by"), self.by, self.export_button):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        split = QSplitter(Qt.Orientation.Vertical, objectName="profileSplit")
+        split.addWidget(self.table)
+        split.addWidget(self.timeline)
+        split.setSizes([300, 200])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary)
+        layout.addWidget(split, 1)
+        self.button.clicked.connect(self.request)
+        self.by.currentIndexChanged.connect(self._show_rows)
+        self.export_button.clicked.connect(self.export)
+        return page
+
+    @Slot()
+    def request(self) -> None:
+        """Profile the current model's step with the prompt in the editor (refused while busy)."""
+        step = self.step.currentText()
+        if not self.session.profile(self.prompt.prompt() or " ", step, self.steps.value()):
+            self.summary.setText("Load a model and wait for the run to end before profiling.")
+
+    def on_profile(self, ready: ProfileReady) -> None:
+        self.last = ready
+        profile = ready.profile
+        self.summary.setText(summary_text(profile))
+        self._show_rows()
+        self.timeline.set_timeline(ready.timeline)
+        self.export_button.setEnabled(True)
+        if profile.hlo_text and self.ir_tabs.text_of(profile.step, "hlo") != profile.hlo_text:  # the profiled executable's own HLO, for the links
+            self.inspect.ir_arrived(profile.step)
+            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text})
+        self.ir_tabs.tabs.setCurrentWidget(self.table.parentWidget().parentWidget())
+
+    @Slot()
+    def _show_rows(self) -> None:
+        if self.last is not None:
+            by = self.by.currentData()
+            self.table.set_rows(self.last.rows[by], by)
+
+    @Slot(dict)
+    def on_row(self, row: dict) -> None:
+        """A row: show its HLO line (instructions) in the optimized-HLO view."""
+        line = row.get("hlo_line")
+        if line:
+            self.ir_tabs.show_step(self.last.profile.step)
+            self.inspect.show_hlo_line(int(line))
+
+    @Slot(str)
+    def on_op(self, name: str) -> None:
+        """A timeline bar: its instruction's HLO line."""
+        rows = self.last.rows["fusion"] if self.last is not None else []
+        row = next((r for r in rows if r.get("key") == name or name in (r.get("instructions") or [])), None)
+        if row is not None:
+            self.on_row(row)
+
+    @Slot()
+    def export(self) -> None:
+        """The table as CSV or JSON, the timeline as PNG or SVG, or the raw capture (.xplane.pb), by suffix."""
+        from app.core.profiler import copy_xplane
+
+        path, _ = QFileDialog.getSaveFileName(
+            self.table, "Export the profile", str(Path.home() / "profile.csv"),
+            "Table (*.csv *.json);;Timeline (*.png *.svg);;Raw capture (*.xplane.pb)",
+        )
+        if not path or self.last is None:
+            return
+        if path.endswith(".xplane.pb"):
+            copy_xplane(self.last.profile, path)
+        elif Path(path).suffix.lower() in (".png", ".svg"):
+            self.timeline.export(path)
+        else:
+            self.table.export(path)
+        self.summary.setText(f"{summary_text(self.last.profile)} · exported to {path}")
+
+    def _on_busy(self, busy: bool) -> None:
+        self.button.setEnabled(not busy)
