@@ -7,7 +7,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -49,10 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         settings.model = args.model
     window = MainWindow(settings=settings)
     window.show()
-    previous = _close_on_signals(window)
+    previous, timer = _close_on_signals(window)
     try:
         return app.exec()
     finally:
+        timer.stop()
+        window.deleteLater()  # the window is closed: free it (and its widgets' timers) on this thread
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -70,10 +72,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     return args, qt_args
 
 
-def _close_on_signals(window: QWidget) -> dict:
+def _close_on_signals(window: QWidget) -> tuple[dict, Any]:
     """Ctrl+C / SIGTERM close the window the normal way (save settings, stop and wait for the compute
     thread) instead of killing the process mid-compile. A timer lets Python run its signal handlers.
-    Returns the previous handlers."""
+    Returns the previous handlers and that timer (stop it when the event loop ends)."""
     from PySide6.QtCore import QTimer
 
     previous = {}
@@ -82,7 +84,7 @@ def _close_on_signals(window: QWidget) -> dict:
     timer = QTimer(window, interval=200)
     timer.timeout.connect(_noop)
     timer.start()
-    return previous
+    return previous, timer
 
 
 def _noop() -> None:
