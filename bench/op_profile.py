@@ -1,6 +1,6 @@
 """Profile benchmark: where the time of a steady jit-static decode step goes, end to end.
 
-    .venv/bin/python bench/profile.py [--models random:gpt2-small-shape smollm2-135m-instruct] [--steps 20]
+    .venv/bin/python bench/op_profile.py [--models random:gpt2-small-shape smollm2-135m-instruct] [--steps 20]
 
 Per model: the time :func:`app.core.profiler.profile_step` takes end to end (compile, warm-up, 20 traced
 decode steps, reading the capture; target < 5 s on the GPT-2 shape), the step's wall time, the share of it
