@@ -140,7 +140,7 @@ def test_invalid_settings_raise_and_change_nothing(llama_engine, settings, messa
 
 
 def test_prompt_longer_than_cache(llama_engine):
-    with pytest.raises(errors.PromptTooLongError, match="shorten the prompt"):
+    with pytest.raises(errors.PromptTooLongError, match="raise the KV cache length .* or shorten the prompt"):
         run(llama_engine, prompt="word " * 80, max_cache_len=32)
 
 

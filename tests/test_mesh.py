@@ -74,7 +74,8 @@ def test_weights_and_cache_are_really_sharded(tp_dirs):
 
 def test_non_dividing_mesh_gives_its_error_and_changes_nothing(tp_dirs):
     engine = load_engine(tp_dirs["llama"])
-    with pytest.raises(InvalidSettingsError, match="tp=3 does not divide num_attention_heads=4"):
+    # The advice names only sizes that divide the model and fit the 4 simulated devices.
+    with pytest.raises(InvalidSettingsError, match=r"tp=3 does not divide num_attention_heads=4.*pick tp=1 or tp=2 or tp=4 "):
         engine.set_mesh(parse_mesh("tp=3"))
     with pytest.raises(InvalidSettingsError, match="needs 8 devices"):
         engine.set_mesh(parse_mesh("tp=8"))
@@ -90,3 +91,15 @@ def test_cli_mesh_and_collectives(tp_dirs):
     code = main(["inspect", "--model", tp_dirs["gpt2"], "--mesh", "tp=2", "--what", "collectives"], out=out, err=err)
     assert code == 0, err.getvalue()
     assert "all-reduce" in out.getvalue() and "weights per device" in err.getvalue()
+
+
+def test_tp_sizes_are_the_ones_every_split_dimension_allows():
+    from types import SimpleNamespace
+
+    from app.core.mesh import tp_sizes
+
+    smollm2 = SimpleNamespace(num_attention_heads=9, num_key_value_heads=3, intermediate_size=1536)
+    assert tp_sizes(smollm2, 4) == (1, 3)
+    assert tp_sizes(smollm2, 1) == (1,)
+    gpt2 = SimpleNamespace(n_head=12, n_inner=None, intermediate_size=None, num_key_value_heads=None)
+    assert tp_sizes(gpt2, 8) == (1, 2, 3, 4, 6)

@@ -260,10 +260,12 @@ def test_model_picker_and_generation_form(qtbot):
             "top_p": 0.9,
             "seed": 3,
             "max_new_tokens": 9,
+            "max_cache_len": 256,
             "dtype": "bfloat16",
         }
     )
     v = form.values()
+    assert v["max_cache_len"] == 256
     assert (v["mode"], v["temperature"], v["top_k"], v["seed"], v["dtype"]) == (
         "torch",
         0.7,
@@ -272,6 +274,8 @@ def test_model_picker_and_generation_form(qtbot):
         "bfloat16",
     )
     assert form.temperature.isEnabled()
+    form.set_values({"max_cache_len": None})
+    assert form.values()["max_cache_len"] is None and form.cache_len.text() == "auto"
 
 
 def test_user_settings_round_trip(config_dir):
@@ -315,3 +319,20 @@ def test_ir_tabs_keep_both_compilers_of_a_step(qtbot):
     assert "sin a" in views["jaxprView"] and views["hloView"] == "HloModule m"
     assert "def forward" in views["fxGraphView"] and "cpp_fused_add_0" in views["inductorCodeView"]
     assert "XLA fusions <b>3</b>" in tabs.summary.text() and "Inductor kernels <b>1</b>" in tabs.summary.text()
+
+
+def test_device_panel_greys_out_tp_sizes_the_model_does_not_allow(qtbot):
+    from types import SimpleNamespace
+
+    from widgets.device_panel import DevicePanel
+
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    devices = [SimpleNamespace(id=i, platform="cpu", kind="cpu", key=f"cpu:{i}", memory_bytes=None,
+                               memory_in_use=None, process_index=0) for i in range(4)]
+    panel.set_devices(devices)
+    assert [panel.picker.itemData(i) for i in range(panel.picker.count())] == ["tp=1", "tp=2", "tp=4"]
+    panel.set_tp_sizes((1, 3))  # SmolLM2: 9 heads, 3 KV heads
+    offered = {panel.picker.itemData(i): panel.picker.model().item(i).isEnabled() for i in range(panel.picker.count())}
+    assert offered == {"tp=1": True, "tp=2": False, "tp=3": True, "tp=4": False}
+    assert "does not divide" in panel.picker.itemText(1)

@@ -289,3 +289,17 @@ def test_plot_menu_clears_runs_and_ignore_eos_runs_every_step(qtbot, window, mon
     assert not QApplication.clipboard().image().isNull()
     window.plot_actions.clear_action.trigger()
     assert window.ui.plot.run_count() == 0 and window.session.runs == []
+
+
+def test_model_switch_during_a_run_waits_for_the_run_and_says_so(qtbot, window, model_dirs):
+    other = model_dirs("llama")
+    qtbot.mouseClick(window.findChild(QPushButton, "runButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.session.running, timeout=5000)
+    window.request_load(other)
+    status = window.findChild(QLabel, "statusLabel")
+    assert "loads when this run ends" in status.text()
+    run = window.session.current
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=LOAD_TIMEOUT_MS)
+    assert run.finished is not None and run.finished.reason != "stopped"  # the run was not cut short
+    assert window.loaded.request.model == other
+    assert status.text().startswith("Loaded")

@@ -76,6 +76,11 @@ def test_tp2_run_collectives_bytes_then_a_bad_tp(qtbot, window):
         held = {k: v for k, v in panel.bytes_text(column).items() if v != "—"}
         assert set(held) == {"cpu:0", "cpu:1"}, (column, held)
 
+    # The picker greys out sizes the model does not allow (its 4 heads: tp=3 of a 3- or 4-device count).
+    sizes = window.session.loaded.tp_sizes
+    for i in range(picker.count()):
+        tp = int(picker.itemData(i).removeprefix("tp="))
+        assert picker.model().item(i).isEnabled() == (tp in sizes), (tp, sizes)
     # tp=3 does not divide the heads: an error in the status bar, the mesh stays tp=2.
     window.mesh.request_mesh("tp=3")
     qtbot.waitUntil(lambda: status.property("error") is True, timeout=30_000)

@@ -3,6 +3,8 @@
 - :meth:`DevicePanel.set_devices`: objects with ``id``, ``platform``, ``kind``, ``key`` (``"cpu:0"``),
   ``memory_bytes`` and ``memory_in_use`` (None when the backend does not say: "unknown");
 - :meth:`DevicePanel.set_mesh`: the mesh the engine runs on (``"1 device"``, ``"tp=2"``);
+- :meth:`DevicePanel.set_tp_sizes`: the tp sizes the loaded model allows (its heads and MLP width divide);
+  the others stay listed, greyed out and not selectable;
 - :meth:`DevicePanel.set_device_bytes`: ``{"weights": {"cpu:0": bytes}, "kv_cache": {...}}`` per device.
 
 ``meshRequested(str)`` (GUI thread): the user applied a mesh, ``"tp=1"`` meaning one device.
@@ -36,12 +38,14 @@ MAX_VISIBLE_ROWS = 4  # more devices scroll: the sidebar is short
 IDLE = QColor("#9ca3af")
 
 
-def tp_choices(n_devices: int) -> list[int]:
-    """tp sizes offered for ``n_devices``: 1/2/4/8 up to the count, plus the count itself (e.g. 6)."""
-    out = [tp for tp in TP_CHOICES if tp <= n_devices]
-    if n_devices > 1 and n_devices not in out and n_devices <= 64:
-        out.append(n_devices)
-    return out
+def tp_choices(n_devices: int, model_sizes: tuple[int, ...] | None = None) -> list[int]:
+    """tp sizes offered for ``n_devices``: 1/2/4/8 up to the count, the count itself (e.g. 6), and the
+    sizes the model allows (``model_sizes``, e.g. 3 for 9 heads / 3 KV heads)."""
+    out = {tp for tp in TP_CHOICES if tp <= n_devices}
+    if n_devices > 1 and n_devices <= 64:
+        out.add(n_devices)
+    out |= {tp for tp in model_sizes or () if tp <= n_devices}
+    return sorted(out)
 
 
 def mesh_text(tp: int) -> str:
@@ -58,6 +62,7 @@ class DevicePanel(QWidget):
         self.setObjectName("devicePanel")
         self._devices: list[Any] = []
         self._mesh = "1 device"
+        self._model_sizes: tuple[int, ...] | None = None
         self.picker = QComboBox()
         self.picker.setObjectName("meshPicker")
         self.picker.setToolTip(
@@ -100,9 +105,7 @@ class DevicePanel(QWidget):
     def set_devices(self, devices: list[Any]) -> None:
         """One row per device; the picker offers the tp sizes that fit the count."""
         self._devices = list(devices)
-        self.picker.clear()
-        for tp in tp_choices(len(self._devices)) or [1]:
-            self.picker.addItem("1 device" if tp == 1 else f"tp={tp} · {tp} devices", mesh_text(tp))
+        self._fill_picker()
         can_split = len(self._devices) > 1
         self.picker.setEnabled(can_split)
         self.apply_button.setEnabled(can_split)
@@ -117,6 +120,23 @@ class DevicePanel(QWidget):
         shown = max(1, min(len(self._devices), MAX_VISIBLE_ROWS))
         self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height() + shown * ROW_H + 4)
         self.set_mesh(self._mesh)
+
+    def set_tp_sizes(self, sizes: tuple[int, ...] | None) -> None:
+        """The tp sizes the loaded model allows (None: not known yet, every size offered)."""
+        self._model_sizes = tuple(sizes) if sizes is not None else None
+        self._fill_picker()
+        self.set_mesh(self._mesh)
+
+    def _fill_picker(self) -> None:
+        self.picker.clear()
+        allowed = self._model_sizes
+        for tp in tp_choices(len(self._devices), allowed) or [1]:
+            self.picker.addItem("1 device" if tp == 1 else f"tp={tp} · {tp} devices", mesh_text(tp))
+            if allowed is not None and tp not in allowed:
+                item = self.picker.model().item(self.picker.count() - 1)
+                item.setEnabled(False)
+                item.setText(f"tp={tp} · does not divide this model")
+                item.setToolTip(f"tp={tp} does not divide this model's attention heads, KV heads or MLP width.")
 
     def set_mesh(self, label: str) -> None:
         """Show that the engine runs on ``label`` and select it in the picker."""

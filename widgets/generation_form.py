@@ -39,6 +39,11 @@ class GenerationForm(QWidget):
         self.dtype.currentTextChanged.connect(self.dtypeChanged)
         self.max_new_tokens = QSpinBox(minimum=1, maximum=4096, value=64)
         self.max_new_tokens.setObjectName("maxTokensSpin")
+        self.cache_len = QSpinBox(minimum=0, maximum=1 << 17, singleStep=64, value=0, specialValueText="auto")
+        self.cache_len.setObjectName("cacheLenSpin")
+        self.cache_len.setSuffix(" positions")
+        self.cache_len.setToolTip("Static KV-cache length (prompt + generated tokens). auto = the prompt's bucket "
+                                  "+ max new tokens, rounded up to 64, capped at the model's positions")
         self.ignore_eos = QCheckBox("ignore end of text (always generate max new tokens)")
         self.ignore_eos.setObjectName("ignoreEosCheck")
         self.ignore_eos.setToolTip("For timing runs and races: a prompt that ends at once still yields every step")
@@ -64,6 +69,7 @@ class GenerationForm(QWidget):
         form.addRow("Mode", self.mode)
         form.addRow("dtype", self.dtype)
         form.addRow("Max new tokens", self.max_new_tokens)
+        form.addRow("KV cache", self.cache_len)
         form.addRow("", self.ignore_eos)
         form.addRow("", self.chat)
         form.addRow("System", self.system)
@@ -97,11 +103,12 @@ class GenerationForm(QWidget):
             w.setEnabled(on)
 
     def values(self) -> dict[str, Any]:
-        """``mode, max_new_tokens, stop_at_eos, temperature (0 = greedy), top_k, top_p, seed, dtype``."""
+        """``mode, max_new_tokens, max_cache_len (None = auto), stop_at_eos, temperature (0 = greedy), top_k, top_p, seed, dtype``."""
         sampling = self.sample.isChecked()
         return {
             "mode": self.mode.currentText(),
             "max_new_tokens": self.max_new_tokens.value(),
+            "max_cache_len": self.cache_len.value() or None,
             "stop_at_eos": not self.ignore_eos.isChecked(),
             "chat": self.chat.isEnabled() and self.chat.isChecked(),
             "system_prompt": self.system.text().strip() if self.chat.isChecked() else "",
@@ -121,6 +128,8 @@ class GenerationForm(QWidget):
             self.dtype.setCurrentText(values["dtype"])
         if "max_new_tokens" in values:
             self.max_new_tokens.setValue(int(values["max_new_tokens"]))
+        if "max_cache_len" in values:
+            self.cache_len.setValue(int(values["max_cache_len"] or 0))
         if "system_prompt" in values:
             self.system.setText(str(values["system_prompt"] or ""))
         if "repetition_penalty" in values:

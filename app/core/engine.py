@@ -161,7 +161,9 @@ class Engine:
             spec = None
         if spec is not None:
             mesh = mesh_lib.build_mesh(spec)
-            mesh_lib.check_divisible(self.config, spec.tp)
+            import jax
+
+            mesh_lib.check_divisible(self.config, spec.tp, len(jax.devices()))
         weights, fn = self.jax_state()
         if self._unsharded is None:
             self._unsharded = weights
@@ -290,9 +292,13 @@ class Engine:
         prompt_ids = self.encode(text, chat)
         max_cache_len = self.cache_len_for(len(prompt_ids), settings)
         if len(prompt_ids) >= max_cache_len:
+            if settings.max_cache_len is not None and (self.max_positions is None or max_cache_len < self.max_positions):
+                advice = ("raise the KV cache length (the form's 'KV cache' field, --max-cache-len) above "
+                          f"{len(prompt_ids)} or shorten the prompt.")
+            else:
+                advice = f"this model holds at most {max_cache_len} positions: shorten the prompt."
             raise PromptTooLongError(
-                f"The prompt is {len(prompt_ids)} tokens but the KV cache holds {max_cache_len} positions: "
-                "shorten the prompt or raise max_cache_len."
+                f"The prompt is {len(prompt_ids)} tokens but the KV cache holds {max_cache_len} positions: {advice}"
             )
         mode = mode_class(settings.mode)(self, settings, max_cache_len)
         if on_live_phase is not None:

@@ -95,8 +95,8 @@ def build_mesh(spec: MeshSpec) -> Any:
     return jax.sharding.Mesh(np.asarray(devices[: spec.n_devices]).reshape(shape), names)
 
 
-def check_divisible(config: Any, tp: int) -> None:
-    """Raise :class:`InvalidSettingsError` naming the first model dimension that ``tp`` does not divide."""
+def _split_dims(config: Any) -> dict[str, int]:
+    """The model dimensions tensor parallelism splits: attention heads, KV heads, MLP width."""
     cfg = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
     dims = {
         "num_attention_heads": getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None),
@@ -104,11 +104,25 @@ def check_divisible(config: Any, tp: int) -> None:
         "intermediate_size": getattr(cfg, "intermediate_size", None) or getattr(cfg, "n_inner", None)
         or getattr(cfg, "ffn_dim", None),
     }
-    for name, value in dims.items():
-        if isinstance(value, int) and value % tp:
-            divisors = [d for d in range(1, value + 1) if value % d == 0 and d <= 16]
+    return {name: value for name, value in dims.items() if isinstance(value, int) and value > 0}
+
+
+def tp_sizes(config: Any, n_devices: int) -> tuple[int, ...]:
+    """The tensor-parallel sizes this model can use on ``n_devices`` devices: every ``tp <= n_devices``
+    that divides all of :func:`_split_dims` (SmolLM2's 9 heads / 3 KV heads on 4 devices: ``(1, 3)``)."""
+    dims = _split_dims(config).values()
+    return tuple(tp for tp in range(1, max(1, n_devices) + 1) if all(v % tp == 0 for v in dims))
+
+
+def check_divisible(config: Any, tp: int, n_devices: int | None = None) -> None:
+    """Raise :class:`InvalidSettingsError` naming the first model dimension that ``tp`` does not divide, and
+    the sizes that work (:func:`tp_sizes` on ``n_devices``, default ``tp``'s own count)."""
+    for name, value in _split_dims(config).items():
+        if value % tp:
+            valid = [t for t in tp_sizes(config, n_devices or tp)]
             raise InvalidSettingsError(
-                f"tp={tp} does not divide {name}={value} of this model: choose tp in {divisors}."
+                f"tp={tp} does not divide {name}={value} of this model: pick tp="
+                + " or tp=".join(map(str, valid)) + " in the mesh picker."
             )
 
 

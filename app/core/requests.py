@@ -90,7 +90,9 @@ class DevicesRequest(Request):
 class ModelLoaded:
     """A model is ready. ``seconds`` is 0.0 when it was already loaded; ``warnings`` are one-line notes
     (bfloat16 on CPU, random weights, a mesh that does not fit); ``mesh`` the mesh it runs on;
-    ``chat_template``: its tokenizer has one; ``chat_default``: an instruct model (Chat on by default)."""
+    ``chat_template``: its tokenizer has one; ``chat_default``: an instruct model (Chat on by default);
+    ``tp_sizes``: the tensor-parallel sizes the model's heads and MLP width allow on the devices present
+    (:func:`app.core.mesh.tp_sizes`)."""
 
     request: LoadRequest
     label: str
@@ -100,6 +102,7 @@ class ModelLoaded:
     mesh: str = "1 device"
     chat_template: bool = False
     chat_default: bool = False
+    tp_sizes: tuple[int, ...] = (1,)
 
 
 @dataclass(frozen=True)

@@ -91,10 +91,14 @@ class ComputeService:
         yield self._loaded(request, time.perf_counter() - t0, [note] if note else [])
 
     def _loaded(self, request: rq.LoadRequest, seconds: float, notes: list[str]) -> rq.ModelLoaded:
+        import jax
+
+        from app.core.mesh import tp_sizes
+
         engine = self.engine
         warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
         return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
-                              engine.chat_template, engine.chat_default)
+                              engine.chat_template, engine.chat_default, tp_sizes(engine.config, len(jax.devices())))
 
     def _apply_mesh_after_load(self, engine: Any) -> str | None:
         """Keep the chosen mesh for a newly loaded model. If it does not fit, the model runs on one device

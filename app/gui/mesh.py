@@ -59,6 +59,7 @@ class MeshWiring(QObject):
             self.message.emit(f"Mesh applied ({note}); the next run compiles again.")
 
     def on_model_loaded(self, event: ModelLoaded) -> None:
+        self.panel.set_tp_sizes(event.tp_sizes)
         self.panel.set_mesh(event.mesh)
         self.panel.set_device_bytes({})
 

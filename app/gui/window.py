@@ -234,7 +234,12 @@ class MainWindow(QMainWindow):
             self.ui.busy.start("running")
 
     def _on_load_started(self, model: str) -> None:
+        """A load was queued. During a run it waits for the run to end (one compute thread), said so; the run
+        keeps its indicator and speed."""
         self.ui.model_picker.set_busy(True)
+        if self.session.active is not None:
+            self._set_status(f"{model} loads when this run ends (Stop to switch now).")
+            return
         self.ui.busy.start("loading", model)
         self._set_status(f"Loading {model}…")
 
@@ -314,6 +319,10 @@ class MainWindow(QMainWindow):
     def _on_idle(self, message: str) -> None:
         self.ui.tokens.flush()
         self.ui.ir_tabs.hold_hidden(False)
+        if self.session.load_queue:  # a model switch queued during the run starts now
+            model = self.session.load_queue[0].model
+            self.ui.busy.start("loading", model)
+            message = f"{message or self.ui.status_label.text()} · now loading {model}…"
         if message:
             self._set_status(message)
 
