@@ -132,6 +132,31 @@ def test_close_during_run_exits_cleanly(qtbot, window):
     assert time.perf_counter() - t0 < 30
 
 
+def test_close_during_a_compile_hides_the_window_before_the_compile_ends(qtbot, window):
+    from PySide6.QtCore import QEvent, QObject
+
+    window.ui.form.set_values({"mode": "jit-static", "max_new_tokens": 4})
+    stamps: dict[str, float] = {}
+
+    class HideWatch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Type.Hide and obj is window:
+                stamps.setdefault("hidden", time.perf_counter())
+            return False
+
+    watch = HideWatch()
+    window.installEventFilter(watch)
+    window.compute.thread.finished.connect(
+        lambda: stamps.setdefault("thread_done", time.perf_counter()), Qt.ConnectionType.DirectConnection
+    )
+    window.findChild(QPushButton, "runButton").click()
+    qtbot.waitUntil(lambda: window.ui.busy.is_uninterruptible(), timeout=RUN_TIMEOUT_MS)
+    window.close()
+    window.removeEventFilter(watch)
+    assert not window.compute.thread.isRunning()
+    assert stamps["hidden"] < stamps["thread_done"]  # gone from the screen while the compile still ran
+
+
 def test_unexpected_error_mid_run_keeps_window_usable(qtbot, window, monkeypatch):
     engine = window.compute.worker.engine
     real_generate = engine.generate
