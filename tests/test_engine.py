@@ -159,9 +159,9 @@ def test_folder_that_is_not_a_model(tmp_path):
 
 
 def test_not_enough_memory(model_dirs, monkeypatch):
-    from app.core import models
+    from app.core import model_size
 
-    monkeypatch.setattr(models, "available_memory_bytes", lambda: 1000)
+    monkeypatch.setattr(model_size, "available_memory_bytes", lambda: 1000)
     with pytest.raises(errors.InsufficientMemoryError, match="only 0.0 GiB is free"):
         load_engine(model_dirs("llama"))
 

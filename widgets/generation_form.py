@@ -64,27 +64,23 @@ class GenerationForm(QWidget):
         self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, value=0.95, decimals=2)
         self.top_p.setToolTip("1.0 disables nucleus sampling")
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
-        form = QFormLayout(self)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addRow("Mode", self.mode)
-        form.addRow("dtype", self.dtype)
-        form.addRow("Max new tokens", self.max_new_tokens)
-        form.addRow("KV cache", self.cache_len)
-        form.addRow("", self.ignore_eos)
-        form.addRow("", self.chat)
-        form.addRow("System", self.system)
-        form.addRow("Repetition penalty", self.penalty)
-        form.addRow("", self.sample)
-        form.addRow("Temperature", self.temperature)
-        form.addRow("Top-k", self.top_k)
-        form.addRow("Top-p", self.top_p)
-        form.addRow("Seed", self.seed)
+        self._lay_out()
         self.sample.toggled.connect(self._on_sample)
         self.chat.toggled.connect(self.system.setEnabled)
         self.set_chat_available(False, False)
         self.mode.setCurrentText("jit-static")
         self._on_mode(self.mode.currentText())
         self._on_sample(False)
+
+    def _lay_out(self) -> None:
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        rows = (("Mode", self.mode), ("dtype", self.dtype), ("Max new tokens", self.max_new_tokens),
+                ("KV cache", self.cache_len), ("", self.ignore_eos), ("", self.chat), ("System", self.system),
+                ("Repetition penalty", self.penalty), ("", self.sample), ("Temperature", self.temperature),
+                ("Top-k", self.top_k), ("Top-p", self.top_p), ("Seed", self.seed))
+        for label, widget in rows:
+            form.addRow(label, widget)
 
     def set_chat_available(self, available: bool, default: bool) -> None:
         """A model was loaded: Chat is enabled when its tokenizer has a chat template, checked by default for

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core import gguf
-from app.core.errors import InsufficientMemoryError, ModelNotFoundError, UnsupportedModelError
+from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.model_kinds import check_model_kind
+from app.core.model_size import DTYPE_BYTES, check_memory, parameter_count
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MODELS_DIR = ASSETS / "models"
@@ -60,7 +61,6 @@ RANDOM_PREFIX = "random:"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 #: A GGUF file of a hub repository: ``org/repo:file.gguf`` (the file may sit in a subfolder).
 HUB_GGUF = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<file>[\w./-]+\.gguf)$", re.IGNORECASE)
-_DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def parse_model(text: str, dtype: str = "float32") -> ModelSpec:
     id; :class:`InvalidSettingsError` for an unknown dtype.
     """
     text = (text or "").strip()
-    if dtype not in _DTYPE_BYTES:
+    if dtype not in DTYPE_BYTES:
         from app.core.errors import InvalidSettingsError
 
         raise InvalidSettingsError(f"Unknown dtype {dtype!r}: choose float32 or bfloat16.")
@@ -277,53 +277,6 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
             return True
     except OSError:
         return False
-
-
-def parameter_count(config: Any) -> int:
-    """Number of parameters, counted on the ``meta`` device (no memory allocated). Raises
-    :class:`UnsupportedModelError` for a model that is not a decoder-only causal LM (:func:`check_model_kind`)."""
-    import torch
-    import transformers
-
-    check_model_kind(config)
-    try:
-        with torch.device("meta"):
-            model = transformers.AutoModelForCausalLM.from_config(config)
-    except ValueError as exc:
-        raise UnsupportedModelError(
-            f"{type(config).__name__} ({getattr(config, 'model_type', '?')}) is not a causal language model "
-            "that AutoModelForCausalLM can build: pick a decoder-only LM."
-        ) from exc
-    return sum(p.numel() for p in model.parameters())
-
-
-def available_memory_bytes() -> int | None:
-    """``MemAvailable`` from ``/proc/meminfo`` in bytes, or None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def check_memory(n_params: int, dtype: str, label: str) -> int:
-    """Refuse a model whose weights (kept twice: PyTorch and JAX copies) cannot fit in free memory.
-
-    Returns the parameter bytes. Raises :class:`InsufficientMemoryError` with the figures.
-    """
-    param_bytes = n_params * _DTYPE_BYTES[dtype]
-    needed = 2 * param_bytes
-    free = available_memory_bytes()
-    if free is not None and needed > free:
-        raise InsufficientMemoryError(
-            f"{label} has {n_params / 1e6:,.0f} M parameters: {param_bytes / 2**30:.1f} GiB in {dtype}, "
-            f"{needed / 2**30:.1f} GiB with the PyTorch and JAX copies, but only {free / 2**30:.1f} GiB is free. "
-            "Pick a smaller model, use bfloat16, or close other programs."
-        )
-    return param_bytes
 
 
 @dataclass
