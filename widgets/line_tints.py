@@ -68,6 +68,9 @@ class LineTints(QWidget):
 
     @Slot(QRect, int)
     def _on_update_request(self, _rect: QRect, _dy: int) -> None:
+        rect = self.edit.viewport().rect()
+        if self.geometry() != rect:  # a scroll of the viewport moves its children with it
+            self.setGeometry(rect)
         self.update()
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001
