@@ -8,7 +8,7 @@ highlighter's) nor ``extraSelections`` (the find bar's), and paints below the li
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRect, QRectF, Qt, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
@@ -68,10 +68,17 @@ class LineTints(QWidget):
 
     @Slot(QRect, int)
     def _on_update_request(self, _rect: QRect, _dy: int) -> None:
-        rect = self.edit.viewport().rect()
-        if self.geometry() != rect:  # a scroll of the viewport moves its children with it
-            self.setGeometry(rect)
         self.update()
+
+    def moveEvent(self, event) -> None:  # noqa: N802, ANN001
+        """A scroll of the viewport moves its children with it: stay on the viewport."""
+        super().moveEvent(event)
+        if self.pos() != QPoint(0, 0):
+            QTimer.singleShot(0, self._home)  # not inside the scroll that moved us (Qt ignores that)
+
+    @Slot()
+    def _home(self) -> None:
+        self.setGeometry(self.edit.viewport().rect())
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001
         if not self._values:
