@@ -273,3 +273,34 @@ def test_cli_profile_json_rows_and_summary(llama_dir):
 
     with pytest.raises(PlaygroundError):
         cmd_profile(args, out, err)
+
+
+def test_profile_laid_on_the_source_map_keeps_every_share(real_profile):
+    """The explorer's measured columns: every group's share plus the rest sum to the attributed share, on
+    the map and on its folded form; the MLP line holds the most time; the hottest instruction's line is
+    found in the map."""
+    from app.core.profile_source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
+
+    profile, _ = real_profile
+    sm = profile.source_map
+    assert sm is not None and sm.step == "decode"
+    for shown in (sm, sm.fold_layers()):
+        measure = measure_source_map(profile, shown)
+        total = sum(m.share for m in measure.groups.values()) + measure.rest.share
+        assert total == pytest.approx(profile.attributed_share, abs=1e-9)
+        assert measure.rest.share < 0.5 * profile.attributed_share
+        by_line: dict[str, float] = {}
+        for gi, m in measure.groups.items():
+            loc = shown.groups[gi].location.rsplit("/", 1)[-1]
+            by_line[loc] = by_line.get(loc, 0.0) + m.wall_us
+        assert max(by_line, key=by_line.get) == MLP_LINE
+    layer_modules = {sm.groups[gi].module for gi in measure_source_map(profile, sm).groups}
+    assert {"model.layers.0.mlp", "model.layers.1.mlp"} <= layer_modules  # per layer, not folded
+    hottest = max(profile.rows, key=lambda r: r.share)
+    groups = groups_for_instruction(profile, hottest.key, sm)
+    assert groups and sm.groups[groups[0]].location == hottest.source
+    assert groups_for_instruction(profile, "no-such-instruction", sm) == []
+    shares = hlo_line_shares(profile)
+    assert shares[hottest.hlo_line][0] == hottest.share and len(shares) == len(profile.rows)
+    top = top_lines([r.to_dict() for r in aggregate(profile, by="line")])
+    assert len(top) <= 10 and top[0]["key"].endswith(MLP_LINE) and not any(r["key"].startswith("<") for r in top)

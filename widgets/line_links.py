@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
@@ -60,6 +60,16 @@ class LineHighlighter(QWidget):
     @Slot(QRect, int)
     def _on_update_request(self, _rect: QRect, _dy: int) -> None:
         self.update()
+
+    def moveEvent(self, event) -> None:  # noqa: N802, ANN001
+        """A scroll of the viewport moves its children with it: stay on the viewport."""
+        super().moveEvent(event)
+        if self.pos() != QPoint(0, 0):
+            QTimer.singleShot(0, self._home)  # not inside the scroll that moved us (Qt ignores that)
+
+    @Slot()
+    def _home(self) -> None:
+        self.setGeometry(self.edit.viewport().rect())
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001
         if not self._starts:

@@ -1,5 +1,7 @@
 """Structure explorer of a source map: module → source line → ATen op → equations, with counts, estimated
-flops and output shapes; sortable, searchable, layers foldable.
+flops and output shapes; sortable, searchable, layers foldable. With a profile of the shown step
+(:meth:`SourceExplorer.set_measure`) it adds measured columns — µs per step, % of the step, achieved GB/s —
+per ATen op, line and module, and a row for the time on no line of the map.
 
 Plain data in (an ``app.core.source_map.SourceMap``-shaped object: ``groups``, ``equations``,
 ``group_lines(group, view)``, ``groups_for_line(view, line)``, ``fold_layers()``); no JAX. Links both ways:
@@ -10,6 +12,7 @@ line clicked in an IR view. Signals are emitted on the GUI thread.
 from __future__ import annotations
 
 import linecache
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -31,8 +34,17 @@ from PySide6.QtWidgets import (
 from app.core import units
 from app.core.units import short_file
 
-COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes")
+COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes", "µs / step", "% of step", "GB/s")
+#: Logical indexes of the measured columns (shown right after Name while a profile applies).
+US_COL, SHARE_COL, GBS_COL = 4, 5, 6
+MEASURED_TIPS = {
+    US_COL: "Summed duration of the node's XLA ops per step, measured by the profiler (µs)",
+    SHARE_COL: "Share of the step's wall time charged to the node (an instant with k ops running is split 1/k)",
+    GBS_COL: "Achieved GB/s: estimated bytes accessed per step / measured op time",
+}
+NUMERIC_COLS = (1, 2, US_COL, SHARE_COL, GBS_COL)
 ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.UserRole, Qt.UserRole + 1, Qt.UserRole + 2
+ROLE_MEASURED = Qt.UserRole + 3  # column 0: [busy µs, wall µs, bytes, share] per step
 
 
 def to_ranges(lines: list[int]) -> list[tuple[int, int]]:
@@ -51,7 +63,7 @@ class _Item(QTreeWidgetItem):
 
     def __lt__(self, other: QTreeWidgetItem) -> bool:
         col = self.treeWidget().sortColumn() if self.treeWidget() else 0
-        if col in (1, 2):
+        if col in NUMERIC_COLS:
             return (self.data(col, Qt.UserRole) or 0) < (other.data(col, Qt.UserRole) or 0)
         return self.text(col) < other.text(col)
 
@@ -59,7 +71,12 @@ class _Item(QTreeWidgetItem):
 class SourceExplorer(QWidget):
     """``linesSelected(dict)``: view name → list of ``(first, last)`` line ranges to highlight.
     ``equationsSelected(list)``: equation indexes of the selected node (for the dataflow graph).
-    ``sourceLineSelected(str, int)``: Python file and line of the selected node (0 if none)."""
+    ``sourceLineSelected(str, int)``: Python file and line of the selected node (0 if none).
+
+    Measured columns: :meth:`set_measure` takes ``measure(shown_map)`` returning an object with
+    ``groups`` (group index → object with ``busy_us``, ``wall_us``, ``bytes``, ``share``) and ``rest``
+    (same fields), e.g. :func:`app.core.profile_source.measure_source_map` bound to a profile; it is
+    called again whenever the tree is rebuilt (folding layers)."""
 
     linesSelected = Signal(dict)
     equationsSelected = Signal(list)
@@ -71,6 +88,7 @@ class SourceExplorer(QWidget):
         self._shown: Any = None
         self._eqn_items: dict[int, QTreeWidgetItem] = {}
         self._group_items: dict[int, QTreeWidgetItem] = {}
+        self._measure: Callable[[Any], Any] | None = None
         self.search = QLineEdit(placeholderText="Search modules, lines, ops, primitives…", clearButtonEnabled=True)
         self.search.setObjectName("sourceSearch")
         self.fold = QCheckBox("Fold repeated layers")
@@ -85,6 +103,11 @@ class SourceExplorer(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(0, QHeaderView.Interactive)
         self.tree.setColumnWidth(0, 320)
+        for col, tip in MEASURED_TIPS.items():
+            self.tree.headerItem().setToolTip(col, tip)
+            self.tree.header().moveSection(self.tree.header().visualIndex(col), col - 3)  # after Name
+            self.tree.setColumnWidth(col, 70 if col == US_COL else 62)
+            self.tree.setColumnHidden(col, True)
         self.source = QPlainTextEdit(readOnly=True)
         self.source.setObjectName("pythonSource")
         self.source.setMaximumBlockCount(200)
@@ -113,6 +136,17 @@ class SourceExplorer(QWidget):
         self._map = source_map
         self._rebuild()
 
+    def set_measure(self, measure: Callable[[Any], Any] | None, rebuild: bool = True) -> None:
+        """Show measured columns computed by ``measure(shown_map)`` (None, or ``measure`` returning None,
+        hides them); rebuilds the tree unless ``rebuild`` is False (then at the next rebuild)."""
+        self._measure = measure
+        if rebuild:
+            self._rebuild()
+
+    def has_measure(self) -> bool:
+        """True while the tree shows measured columns."""
+        return not self.tree.isColumnHidden(US_COL)
+
     def shown_map(self) -> Any:
         """The map the tree shows (the folded one when layers are folded)."""
         return self._shown
@@ -125,6 +159,8 @@ class SourceExplorer(QWidget):
         sm = self._map
         if sm is None:
             self._shown = None
+            for col in MEASURED_TIPS:
+                self.tree.setColumnHidden(col, True)
             return
         self._shown = sm.fold_layers() if self.fold.isChecked() else sm
         self.tree.setSortingEnabled(False)
@@ -152,6 +188,14 @@ class SourceExplorer(QWidget):
                 eq_item.setData(0, ROLE_EQNS, [ei])
                 self._fill(eq_item, 1, e.flops, e.out_shapes)
                 self._eqn_items[ei] = eq_item
+        measured = self._measure(self._shown) if self._measure is not None else None
+        if measured is not None:
+            for gi, item in self._group_items.items():
+                m = measured.groups.get(gi)
+                item.setData(0, ROLE_MEASURED, [m.busy_us, m.wall_us, m.bytes, m.share] if m else [0.0] * 4)
+            self._rest_item(measured.rest)
+        for col in MEASURED_TIPS:
+            self.tree.setColumnHidden(col, measured is None)
         self._aggregate(self.tree.invisibleRootItem())
         self.tree.setSortingEnabled(True)
         for i in range(self.tree.topLevelItemCount()):
@@ -174,6 +218,34 @@ class SourceExplorer(QWidget):
         modules[path] = item
         return item
 
+    def _rest_item(self, rest: Any) -> None:
+        """A top-level row for measured time on no line of the map (copies of inputs, no source)."""
+        item = self._new(self.tree.invisibleRootItem(), "(time on no source line)", "rest")
+        item.setToolTip(0, "Ops whose time the profiler could not put on a line of this map: copies of the "
+                           "inputs (KV cache), instructions without source metadata")
+        item.setData(0, ROLE_GROUPS, [])
+        item.setData(0, ROLE_MEASURED, [rest.busy_us, rest.wall_us, rest.bytes, rest.share])
+        self._fill(item, 0, 0.0, [])
+        item.setText(1, "")
+        item.setText(2, "")
+        for col in range(len(COLUMNS)):
+            item.setForeground(col, Qt.gray)
+
+    @staticmethod
+    def _fill_measured(item: QTreeWidgetItem, m: list[float] | None) -> None:
+        if m is None:
+            for col in MEASURED_TIPS:
+                item.setText(col, "")
+                item.setData(col, Qt.UserRole, None)
+            return
+        busy, _wall, nbytes, share = m
+        gbs = nbytes / busy / 1e3 if busy > 0 else None
+        for col, value, text in ((US_COL, busy, f"{busy:,.1f}"), (SHARE_COL, share, f"{share * 100:.1f}"),
+                                 (GBS_COL, gbs, units.fmt(gbs, ",.1f"))):
+            item.setText(col, text if busy > 0 else "")
+            item.setData(col, Qt.UserRole, value if busy > 0 else None)
+            item.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
+
     @staticmethod
     def _fill(item: QTreeWidgetItem, n: int, flops: float, shapes: list[str]) -> None:
         item.setText(1, str(n))
@@ -184,18 +256,32 @@ class SourceExplorer(QWidget):
         item.setTextAlignment(1, Qt.AlignRight | Qt.AlignVCenter)
         item.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
 
-    def _aggregate(self, item: QTreeWidgetItem) -> tuple[int, float, list[int]]:
-        """Fill module and line rows with the sums of their children; returns (eqns, flops, groups)."""
-        if item.data(0, ROLE_KIND) in ("group", "eqn"):
-            return item.data(1, Qt.UserRole), item.data(2, Qt.UserRole), list(item.data(0, ROLE_GROUPS))
-        n, flops, groups = 0, 0.0, []
+    def _aggregate(self, item: QTreeWidgetItem) -> tuple[int, float, list[int], list[float] | None]:
+        """Fill module and line rows with the sums of their children (measured figures too); returns
+        (eqns, flops, groups, measured or None)."""
+        kind = item.data(0, ROLE_KIND)
+        if kind in ("group", "eqn", "rest"):
+            measured = item.data(0, ROLE_MEASURED) if kind != "eqn" else None
+            self._fill_measured(item, measured)
+            return (item.data(1, Qt.UserRole), item.data(2, Qt.UserRole), list(item.data(0, ROLE_GROUPS)),
+                    measured)
+        n, flops, groups, measured = 0, 0.0, [], None
         for i in range(item.childCount()):
-            cn, cf, cg = self._aggregate(item.child(i))
+            cn, cf, cg, cm = self._aggregate(item.child(i))
             n, flops, groups = n + cn, flops + cf, groups + cg
+            if cm is not None:
+                measured = [a + b for a, b in zip(measured or [0.0] * 4, cm)]
         if item is not self.tree.invisibleRootItem():
             self._fill(item, n, flops, [])
             item.setData(0, ROLE_GROUPS, groups)
-        return n, flops, groups
+            item.setData(0, ROLE_MEASURED, measured)
+            self._fill_measured(item, measured)
+        return n, flops, groups, measured
+
+    def measured_of(self, item: QTreeWidgetItem) -> dict[str, float] | None:
+        """``{"busy_us", "wall_us", "bytes", "share"}`` per step of a node, None without a measure."""
+        m = item.data(0, ROLE_MEASURED)
+        return dict(zip(("busy_us", "wall_us", "bytes", "share"), m)) if m is not None else None
 
     # ------------------------------------------------------------- selection
     def lines_for_item(self, item: QTreeWidgetItem) -> dict[str, list[tuple[int, int]]]:
@@ -292,6 +378,43 @@ class SourceExplorer(QWidget):
         self.tree.setCurrentItem(item)
         self.tree.scrollToItem(item)
         return True
+
+    def select_groups(self, groups: list[int]) -> bool:
+        """Select the row of the first of ``groups`` (indexes into the shown map). False if none."""
+        item = next((self._group_items[gi] for gi in groups if gi in self._group_items), None)
+        if item is None:
+            return False
+        self._select(item)
+        return True
+
+    def select_location(self, location: str) -> bool:
+        """Select the source-line row of ``location`` (``file:line``, the file shortened as
+        :func:`app.core.units.short_file` does) with the most measured time (the first without a
+        measure). False if no row has that line."""
+        hits = [item for item in self._line_items() if self._location(item) == location]
+        if not hits:
+            return False
+        self._select(max(hits, key=lambda it: (self.measured_of(it) or {}).get("wall_us", 0.0)))
+        return True
+
+    def _line_items(self) -> list[QTreeWidgetItem]:
+        out, it = [], QTreeWidgetItemIterator(self.tree)
+        while it.value():
+            if it.value().data(0, ROLE_KIND) == "line":
+                out.append(it.value())
+            it += 1
+        return out
+
+    @staticmethod
+    def _location(item: QTreeWidgetItem) -> str:
+        file, line = item.data(0, ROLE_EQNS)
+        return f"{short_file(file)}:{line}" if file else ""
+
+    def _select(self, item: QTreeWidgetItem) -> None:
+        self._reveal(item)
+        self.tree.setCurrentItem(item)
+        item.setSelected(True)
+        self.tree.scrollToItem(item)
 
     def _reveal(self, item: QTreeWidgetItem) -> None:
         parent = item.parent()

@@ -93,6 +93,14 @@ class SourceInspector(QWidget):
         if self.step.currentText() == step:
             self._on_step(step)
 
+    def set_measure(self, measure: Callable[[Any], Any] | None) -> None:
+        """Measured columns for the explorer (see :meth:`SourceExplorer.set_measure`); built now when the
+        panel is shown, else when it is next shown."""
+        shown = self.isVisible() or self.explorer.shown_map() is None
+        self.explorer.set_measure(measure, rebuild=shown)
+        if not shown:
+            self._stale = self.step.currentText() in self.maps
+
     def set_diff(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]]) -> None:
         self.diff.set_rows(primitive_rows, line_rows, counts)
 

@@ -123,7 +123,9 @@ class StepProfile:
     ``xplane_path``: the raw capture; ``model``: the engine's label; ``hlo_text``: the optimized HLO of the
     executable that ran (``Compiled.as_text()``), the text the rows' ``hlo_line`` numbers refer to;
     ``xla_cost``: XLA's own whole-module estimate (``Compiled.cost_analysis()``: ``flops``,
-    ``bytes accessed``, …) to compare with ``flops_per_step`` / ``bytes_per_step``, None when not given.
+    ``bytes accessed``, …) to compare with ``flops_per_step`` / ``bytes_per_step``, None when not given;
+    ``source_map``: the step's :class:`app.core.source_map.SourceMap` the attribution used (None without
+    one; not written by the CLI).
     """
 
     step: str
@@ -150,6 +152,7 @@ class StepProfile:
     model: str = ""
     hlo_text: str = field(default="", repr=False)
     xla_cost: dict[str, float] | None = None
+    source_map: Any = field(default=None, repr=False, compare=False)
 
     def summary(self) -> dict[str, Any]:
         """The step-level figures (no rows): what the CLI prints last."""

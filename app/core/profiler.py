@@ -210,6 +210,7 @@ def profile_step(engine: Any, prompt: str, step: str = "decode", n_steps: int = 
     profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step,
                                    getattr(engine, "label", ""))
     profile.xla_cost = _xla_cost(call.compiled)
+    profile.source_map = call.source_map
     return profile
 
 

@@ -165,11 +165,14 @@ class MeshChanged:
 class ProfileReady:
     """A finished profile: ``profile`` (:class:`app.core.profile_model.StepProfile`, plain data) and its
     rows aggregated four ways, as dicts (``rows["line" | "op" | "fusion" | "module"]``, layers folded for
-    ``module``), plus the step's timeline as a dict (:meth:`Timeline.to_dict`)."""
+    ``module``), plus the step's timeline as a dict (:meth:`Timeline.to_dict`) and ``ir``: the plain
+    :class:`app.core.ir.StepIR` the engine keeps for the profiled step (None when it has none; its ``hlo``
+    equals ``profile.hlo_text`` when it is the profiled executable's)."""
 
     profile: Any
     rows: dict[str, list[dict[str, Any]]]
     timeline: dict[str, Any]
+    ir: Any = None
 
 
 @dataclass(frozen=True)

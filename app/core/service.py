@@ -180,10 +180,12 @@ class ComputeService:
             if on_live_phase is not None:
                 on_live_phase(PhaseEvent("profiling", True, message))
 
-        profile = profile_step(self._engine(), request.prompt, request.step, request.n_steps, on_progress=progress)
+        engine = self._engine()
+        profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress)
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
                 for by in ("line", "op", "fusion", "module")}
-        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict())
+        ir = engine.ir.get(("jit-static", request.step))
+        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:

@@ -76,8 +76,8 @@ class InspectWiring(QObject):
 
     def _page(self) -> QWidget:
         """The tab: a bar of jump buttons to the linked lines of each IR view, then the inspector."""
-        page = QWidget()
-        bar = QHBoxLayout()
+        page = self.page = QWidget()
+        bar = self.bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 2)
         self.link_label = QLabel(HINT)
         self.link_label.setObjectName("linkSummary")
@@ -238,6 +238,7 @@ class InspectWiring(QObject):
         if not block.isValid():
             return
         cursor = QTextCursor(block)
-        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
-        view.setTextCursor(cursor)
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        view.setTextCursor(cursor)  # the line selected, the cursor at its start: no scroll to its far end
         view.centerCursor()

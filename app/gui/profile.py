@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.core.requests import ProfileReady
 from app.core.units import ms
+from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
 from widgets.timeline import StepTimeline
 
@@ -56,6 +57,7 @@ class ProfileWiring(QObject):
         self.session.events.busyChanged.connect(self._on_busy)
         self.table.rowActivated.connect(self.on_row)
         self.timeline.opClicked.connect(self.on_op)
+        self.links = ProfileLinks(window, self)  # measured columns, HLO tints, top 10, links to source
 
     def _page(self) -> QWidget:
         self.button = QPushButton("Profile", objectName="profileButton")
@@ -72,6 +74,7 @@ class ProfileWiring(QObject):
         bar = QHBoxLayout()
         for w in (self.button, self.step, self.steps, QLabel("by"), self.by, self.export_button):
             bar.addWidget(w)
+        self._bar = bar  # ProfileLinks adds its "Top 10 lines" button
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Vertical, objectName="profileSplit")
         split.addWidget(self.table)
@@ -102,10 +105,25 @@ class ProfileWiring(QObject):
         self._show_rows()
         self.timeline.set_timeline(ready.timeline)
         self.export_button.setEnabled(True)
-        if profile.hlo_text and self.ir_tabs.text_of(profile.step, "hlo") != profile.hlo_text:  # the profiled executable's own HLO, for the links
-            self.inspect.ir_arrived(profile.step)
-            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text})
+        if profile.hlo_text and self.ir_tabs.text_of(profile.step, "hlo") != profile.hlo_text:
+            self._show_profiled_ir(ready)
+        if self.ir_tabs.current_step() != profile.step and self.ir_tabs.text_of(profile.step, "hlo"):
+            self.ir_tabs.show_step(profile.step)  # every view on the profiled step: tints, measured columns
+        self.links.on_profile()
         self.ir_tabs.tabs.setCurrentWidget(self.table.parentWidget().parentWidget())
+
+    def _show_profiled_ir(self, ready: ProfileReady) -> None:
+        """The IR tabs showed another executable of the step: show the profiled one's IR (all of it, with
+        its source map, when the engine kept it; else its HLO alone, for the row → line links)."""
+        profile = ready.profile
+        self.inspect.ir_arrived(profile.step)
+        ir = ready.ir
+        if ir is not None and getattr(ir, "hlo", None) == profile.hlo_text:
+            self.ir_tabs.set_ir(profile.step, ir)
+            if profile.source_map is not None:
+                self.inspect.on_source_map(profile.step, profile.source_map)
+        else:
+            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text})
 
     @Slot()
     def _show_rows(self) -> None:
@@ -115,11 +133,25 @@ class ProfileWiring(QObject):
 
     @Slot(dict)
     def on_row(self, row: dict) -> None:
-        """A row: show its HLO line (instructions) in the optimized-HLO view."""
-        line = row.get("hlo_line")
+        """A row: a source line shows its row of the source explorer (Source map tab); any other row
+        selects the explorer row of its (largest) instruction — highlighting its jaxpr equations — and
+        shows that instruction's line in the optimized-HLO view."""
+        self._activate(row, self.by.currentData())
+
+    def _activate(self, row: dict, by: str) -> None:
+        if self.last is None:
+            return
+        if by == "line" and self.links.show_location(row.get("key", "")):
+            return
+        name = row.get("key") if row.get("hlo_line") else next(iter(row.get("instructions") or []), "")
+        line = row.get("hlo_line") or self._hlo_line(name)
+        self.ir_tabs.show_step(self.last.profile.step)
+        self.links.select_instruction(name)
         if line:
-            self.ir_tabs.show_step(self.last.profile.step)
             self.inspect.show_hlo_line(int(line))
+
+    def _hlo_line(self, name: str) -> int:
+        return next((r.get("hlo_line") or 0 for r in self.last.rows["fusion"] if r.get("key") == name), 0)
 
     @Slot(str)
     def on_op(self, name: str) -> None:
@@ -127,7 +159,7 @@ class ProfileWiring(QObject):
         rows = self.last.rows["fusion"] if self.last is not None else []
         row = next((r for r in rows if r.get("key") == name or name in (r.get("instructions") or [])), None)
         if row is not None:
-            self.on_row(row)
+            self._activate(row, "fusion")
 
     @Slot()
     def export(self) -> None:
