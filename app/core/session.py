@@ -127,6 +127,7 @@ class Session:
         self.active: rq.Request | None = None  # the run or race executing on the worker
         self.runs: list[RunState] = []
         self.last_error: rq.RequestFailed | None = None
+        self.last_profile: rq.ProfileReady | None = None
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
         self._n_runs = 0
@@ -291,7 +292,7 @@ class Session:
             rq.CollectivesReady: lambda e: self.events.collectives.emit(e.step, e.collectives),
             rq.DevicesListed: lambda e: self.events.devices.emit(e.devices),
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
-            rq.ProfileReady: self.events.profile.emit,
+            rq.ProfileReady: self._on_profile,
         }
 
     def _on_loaded(self, event: rq.ModelLoaded) -> None:
@@ -318,9 +319,19 @@ class Session:
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
 
+    def _on_profile(self, event: rq.ProfileReady) -> None:
+        self.last_profile = event
+        self.events.profile.emit(event)
+
     def _done_message(self, request: rq.Request) -> str:
         if self.last_error is not None and self.last_error.request is request:
             return ""
+        if isinstance(request, rq.ProfileRequest):
+            p = self.last_profile.profile if self.last_profile is not None else None
+            if p is None or p.step != request.step:
+                return ""
+            return (f"Profiled {p.n_steps} {p.step} steps: {p.step_ms:.2f} ms per step, ops running "
+                    f"{p.attributed_share:.0%} of it, idle {p.idle_share:.0%}.")
         if isinstance(request, rq.RaceRequest):
             rows = self.race_rows()
             done = [r["mode"] for r in rows if r["reason"] != "stopped"]
