@@ -31,41 +31,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import units
 from app.core.units import short_file
-
-COLUMNS = ("Name", "Equations", "FLOPs", "Output shapes", "µs / step", "% of step", "GB/s")
-#: Logical indexes of the measured columns (shown right after Name while a profile applies).
-US_COL, SHARE_COL, GBS_COL = 4, 5, 6
-MEASURED_TIPS = {
-    US_COL: "Summed duration of the node's XLA ops per step, measured by the profiler (µs)",
-    SHARE_COL: "Share of the step's wall time charged to the node (an instant with k ops running is split 1/k)",
-    GBS_COL: "Achieved GB/s: estimated bytes accessed per step / measured op time",
-}
-NUMERIC_COLS = (1, 2, US_COL, SHARE_COL, GBS_COL)
-ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.UserRole, Qt.UserRole + 1, Qt.UserRole + 2
-ROLE_MEASURED = Qt.UserRole + 3  # column 0: [busy µs, wall µs, bytes, share] per step
-
-
-def to_ranges(lines: list[int]) -> list[tuple[int, int]]:
-    """Sorted line numbers → inclusive ``(first, last)`` runs: ``[1,2,3,7]`` → ``[(1,3),(7,7)]``."""
-    out: list[tuple[int, int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
-
-
-class _Item(QTreeWidgetItem):
-    """Sorts numeric columns by value, not text."""
-
-    def __lt__(self, other: QTreeWidgetItem) -> bool:
-        col = self.treeWidget().sortColumn() if self.treeWidget() else 0
-        if col in NUMERIC_COLS:
-            return (self.data(col, Qt.UserRole) or 0) < (other.data(col, Qt.UserRole) or 0)
-        return self.text(col) < other.text(col)
+from widgets.source_rows import (  # noqa: F401  (the column and role constants are this view's API)
+    COLUMNS,
+    GBS_COL,
+    MEASURED_TIPS,
+    NUMERIC_COLS,
+    ROLE_EQNS,
+    ROLE_GROUPS,
+    ROLE_KIND,
+    ROLE_MEASURED,
+    SHARE_COL,
+    US_COL,
+    aggregate,
+    fill_counts,
+    module_item,
+    new_item,
+    rest_item,
+    to_ranges,
+)
 
 
 class SourceExplorer(QWidget):
@@ -167,116 +151,40 @@ class SourceExplorer(QWidget):
         modules: dict[str, QTreeWidgetItem] = {}
         lines: dict[tuple, QTreeWidgetItem] = {}
         for gi, g in enumerate(self._shown.groups):
-            mod_item = self._module_item(g.module, modules)
+            mod_item = module_item(self.tree, g.module, modules)
             line_key = (g.module, g.file, g.line)
             line_item = lines.get(line_key)
             if line_item is None:
                 text = f"{short_file(g.file)}:{g.line}  {g.function}" if g.file else "(no source)"
-                line_item = lines[line_key] = self._new(mod_item, text, "line")
+                line_item = lines[line_key] = new_item(mod_item, text, "line")
                 line_item.setData(0, ROLE_EQNS, (g.file, g.line))
             label = g.scope or "(no ATen scope)"
             if g.repeats > 1:
                 label += f"  ×{g.repeats}"
-            op_item = self._new(line_item, label, "group")
+            op_item = new_item(line_item, label, "group")
             op_item.setData(0, ROLE_GROUPS, [gi])
             self._group_items[gi] = op_item
-            self._fill(op_item, len(g.equations), g.flops, g.out_shapes)
+            fill_counts(op_item, len(g.equations), g.flops, g.out_shapes)
             for ei in g.equations:
                 e = self._shown.equations[ei]
-                eq_item = self._new(op_item, f"#{ei} {e.primitive}", "eqn")
+                eq_item = new_item(op_item, f"#{ei} {e.primitive}", "eqn")
                 eq_item.setData(0, ROLE_GROUPS, [gi])
                 eq_item.setData(0, ROLE_EQNS, [ei])
-                self._fill(eq_item, 1, e.flops, e.out_shapes)
+                fill_counts(eq_item, 1, e.flops, e.out_shapes)
                 self._eqn_items[ei] = eq_item
         measured = self._measure(self._shown) if self._measure is not None else None
         if measured is not None:
             for gi, item in self._group_items.items():
                 m = measured.groups.get(gi)
                 item.setData(0, ROLE_MEASURED, [m.busy_us, m.wall_us, m.bytes, m.share] if m else [0.0] * 4)
-            self._rest_item(measured.rest)
+            rest_item(self.tree.invisibleRootItem(), measured.rest)
         for col in MEASURED_TIPS:
             self.tree.setColumnHidden(col, measured is None)
-        self._aggregate(self.tree.invisibleRootItem())
+        aggregate(self.tree.invisibleRootItem(), top=True)
         self.tree.setSortingEnabled(True)
         for i in range(self.tree.topLevelItemCount()):
             self.tree.topLevelItem(i).setExpanded(True)
         self._on_search(self.search.text())
-
-    def _new(self, parent: QTreeWidgetItem, text: str, kind: str) -> QTreeWidgetItem:
-        item = _Item(parent, [text])
-        item.setData(0, ROLE_KIND, kind)
-        item.setToolTip(0, text)
-        return item
-
-    def _module_item(self, path: str, modules: dict[str, QTreeWidgetItem]) -> QTreeWidgetItem:
-        if path in modules:
-            return modules[path]
-        parent_path, _, name = path.rpartition(".")
-        parent = self._module_item(parent_path, modules) if parent_path else self.tree.invisibleRootItem()
-        item = self._new(parent, name or "(top level)", "module")
-        item.setToolTip(0, path or "(top level: outside any module)")
-        modules[path] = item
-        return item
-
-    def _rest_item(self, rest: Any) -> None:
-        """A top-level row for measured time on no line of the map (copies of inputs, no source)."""
-        item = self._new(self.tree.invisibleRootItem(), "(time on no source line)", "rest")
-        item.setToolTip(0, "Ops whose time the profiler could not put on a line of this map: copies of the "
-                           "inputs (KV cache), instructions without source metadata")
-        item.setData(0, ROLE_GROUPS, [])
-        item.setData(0, ROLE_MEASURED, [rest.busy_us, rest.wall_us, rest.bytes, rest.share])
-        self._fill(item, 0, 0.0, [])
-        item.setText(1, "")
-        item.setText(2, "")
-        for col in range(len(COLUMNS)):
-            item.setForeground(col, Qt.gray)
-
-    @staticmethod
-    def _fill_measured(item: QTreeWidgetItem, m: list[float] | None) -> None:
-        if m is None:
-            for col in MEASURED_TIPS:
-                item.setText(col, "")
-                item.setData(col, Qt.UserRole, None)
-            return
-        busy, _wall, nbytes, share = m
-        gbs = nbytes / busy / 1e3 if busy > 0 else None
-        for col, value, text in ((US_COL, busy, f"{busy:,.1f}"), (SHARE_COL, share, f"{share * 100:.1f}"),
-                                 (GBS_COL, gbs, units.fmt(gbs, ",.1f"))):
-            item.setText(col, text if busy > 0 else "")
-            item.setData(col, Qt.UserRole, value if busy > 0 else None)
-            item.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
-
-    @staticmethod
-    def _fill(item: QTreeWidgetItem, n: int, flops: float, shapes: list[str]) -> None:
-        item.setText(1, str(n))
-        item.setData(1, Qt.UserRole, n)
-        item.setText(2, units.flops(flops))
-        item.setData(2, Qt.UserRole, flops)
-        item.setText(3, " ".join(shapes[:4]) + (" …" if len(shapes) > 4 else ""))
-        item.setTextAlignment(1, Qt.AlignRight | Qt.AlignVCenter)
-        item.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
-
-    def _aggregate(self, item: QTreeWidgetItem) -> tuple[int, float, list[int], list[float] | None]:
-        """Fill module and line rows with the sums of their children (measured figures too); returns
-        (eqns, flops, groups, measured or None)."""
-        kind = item.data(0, ROLE_KIND)
-        if kind in ("group", "eqn", "rest"):
-            measured = item.data(0, ROLE_MEASURED) if kind != "eqn" else None
-            self._fill_measured(item, measured)
-            return (item.data(1, Qt.UserRole), item.data(2, Qt.UserRole), list(item.data(0, ROLE_GROUPS)),
-                    measured)
-        n, flops, groups, measured = 0, 0.0, [], None
-        for i in range(item.childCount()):
-            cn, cf, cg, cm = self._aggregate(item.child(i))
-            n, flops, groups = n + cn, flops + cf, groups + cg
-            if cm is not None:
-                measured = [a + b for a, b in zip(measured or [0.0] * 4, cm)]
-        if item is not self.tree.invisibleRootItem():
-            self._fill(item, n, flops, [])
-            item.setData(0, ROLE_GROUPS, groups)
-            item.setData(0, ROLE_MEASURED, measured)
-            self._fill_measured(item, measured)
-        return n, flops, groups, measured
 
     def measured_of(self, item: QTreeWidgetItem) -> dict[str, float] | None:
         """``{"busy_us", "wall_us", "bytes", "share"}`` per step of a node, None without a measure."""
