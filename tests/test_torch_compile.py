@@ -110,6 +110,27 @@ def test_second_run_and_prompt_in_same_bucket_compile_nothing(engines):
     assert tokens == expected and not any(c.compiled for c in calls)
 
 
+def test_stop_during_the_first_compile_ends_the_run_after_it_and_the_next_run_is_whole(engines):
+    engine = engines("llama")
+    clear_torch_compile(engine)
+    stop = []
+    events = list(engine.generate(
+        "The jit function traces",
+        GenerationSettings(mode="torch-compile", max_new_tokens=16, stop_at_eos=False),
+        should_stop=lambda: bool(stop),
+        on_live_phase=lambda e: stop.append(e) if e.phase == "compiling" and e.started else None,
+    ))
+    assert stop, "no live compiling phase was reported"
+    finished = events[-1]
+    assert isinstance(finished, FinishedEvent) and finished.reason == "stopped"
+    assert len([e for e in events if isinstance(e, TokenEvent)]) <= 1
+    assert [c.step for c in events if isinstance(c, CallRecord)] == ["prefill"]  # decode never compiled
+    expected, _, _ = run(engine, "torch")
+    tokens, calls, _ = run(engine, "torch-compile")
+    assert tokens == expected
+    assert [c.step for c in calls if c.compiled] == ["decode"]  # the prefill compiled before the stop is kept
+
+
 def test_changed_cache_length_reports_dynamo_guard_failure(engines):
     engine = engines("llama")
     run(engine, "torch-compile")
