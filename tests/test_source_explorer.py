@@ -28,8 +28,8 @@ def maps_and_texts(llama_engine):
     return maps, texts
 
 
-def _graph(sm, eqns):
-    return layout(build_dataflow(sm, eqns))
+def _graph(sm, eqns, expanded=None):
+    return layout(build_dataflow(sm, eqns, expanded=expanded))
 
 
 @pytest.fixture
@@ -156,7 +156,9 @@ def test_whole_step_graph_collapses_layers(maps_and_texts):
     sm = maps_and_texts[0]["decode"]
     df = _graph(sm, None)
     layers = [n for n in df.nodes if n.kind == "layer"]
-    assert [n.label.split("\n")[0] for n in layers] == ["model.layers.0", "model.layers.1"]
+    assert [n.label.split("\n")[0] for n in layers] == ["layers.0", "layers.1"]
+    assert [n.tooltip for n in layers] == ["model.layers.0", "model.layers.1"]
+    assert "m:model" in df.expanded and all(n.parent == "m:model" for n in layers)  # the overview opens model
     assert all(n.x >= 0 and n.y >= 0 for n in df.nodes) and df.width > 0
 
 

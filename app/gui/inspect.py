@@ -27,9 +27,10 @@ from widgets.source_inspector import SourceInspector
 HINT = "Select a node to highlight its lines in the IR views; click a line there to find its node here."
 
 
-def build_graph(source_map: Any, equations: list[int]) -> Any:
-    """Laid-out dataflow graph of ``equations`` (pure Python: grandalf, no JAX; runs on the GUI thread)."""
-    return layout(build_dataflow(source_map, equations))
+def build_graph(source_map: Any, equations: list[int], expanded: Any = None) -> Any:
+    """Laid-out dataflow graph of ``equations`` with the boxes ``expanded`` open (``None``: the overview);
+    pure Python (grandalf, no JAX), runs on the GUI thread."""
+    return layout(build_dataflow(source_map, equations, expanded=expanded))
 
 
 def source_view_key(source_check: QCheckBox) -> Callable[[str], str]:
