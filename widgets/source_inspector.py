@@ -79,7 +79,9 @@ class SourceInspector(QWidget):
         head.addWidget(self.step, 1)
         ll.addLayout(head)
         ll.addWidget(self.explorer)
-        split = QSplitter(Qt.Horizontal)
+        split = self.split = QSplitter(Qt.Horizontal)
+        split.setObjectName("sourceMapSplit")
+        self._sized = False
         split.addWidget(left)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 1)
@@ -141,6 +143,9 @@ class SourceInspector(QWidget):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
+        if not self._sized and self.width() > 200:  # first shown: explorer 40%, graph and diff 60%
+            self._sized = True
+            self.split.setSizes([int(self.width() * 0.4), int(self.width() * 0.6)])
         self.ensure_built()
 
     @Slot(list)
