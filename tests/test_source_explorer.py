@@ -28,8 +28,8 @@ def maps_and_texts(llama_engine):
     return maps, texts
 
 
-def _graph(sm, eqns):
-    return layout(build_dataflow(sm, eqns))
+def _graph(sm, eqns, expanded=None):
+    return layout(build_dataflow(sm, eqns, expanded=expanded))
 
 
 @pytest.fixture
@@ -156,7 +156,9 @@ def test_whole_step_graph_collapses_layers(maps_and_texts):
     sm = maps_and_texts[0]["decode"]
     df = _graph(sm, None)
     layers = [n for n in df.nodes if n.kind == "layer"]
-    assert [n.label.split("\n")[0] for n in layers] == ["model.layers.0", "model.layers.1"]
+    assert [n.label.split("\n")[0] for n in layers] == ["layers.0", "layers.1"]
+    assert [n.tooltip for n in layers] == ["model.layers.0", "model.layers.1"]
+    assert "m:model" in df.expanded and all(n.parent == "m:model" for n in layers)  # the overview opens model
     assert all(n.x >= 0 and n.y >= 0 for n in df.nodes) and df.width > 0
 
 
@@ -169,8 +171,11 @@ def test_diff_tables_and_chart(inspector):
     diff.only_diff.setChecked(True)
     shown = diff.visible_rows(diff.lines)
     assert shown and len(shown) < diff.lines.rowCount()
-    statuses = {diff.lines.item(r, 7).text() for r in range(diff.lines.rowCount()) if not diff.lines.isRowHidden(r)}
-    assert "same" not in statuses and "shape" in statuses
+    statuses = {diff.status(diff.lines, r) for r in range(diff.lines.rowCount()) if not diff.lines.isRowHidden(r)}
+    assert "same" not in statuses and "seq" in statuses  # decode: the same lines, one position
+    diff.only_structural.setChecked(True)
+    structural = [r for r in range(diff.lines.rowCount()) if not diff.lines.isRowHidden(r)]
+    assert structural and all(diff.status(diff.lines, r) not in ("same", "seq") for r in structural)
 
 
 def test_ir_linker_highlights_and_clicks_both_ways(inspector, qtbot, maps_and_texts):
@@ -217,3 +222,56 @@ def test_folded_group_graph_shows_one_layer(maps_and_texts):
     df = _graph(sm, g.equations)
     assert "model.layers.0, 1 of 2" in df.note
     assert sum(n.kind == "eqn" for n in df.nodes) == 3
+
+
+def test_views_read_at_1280x720(inspector, qtbot, maps_and_texts):
+    """The inspection view at the size it gets in a 1280×720 window: the graph of one attention block
+    at Fit shows labelled boxes in readable text; the diff table shows several rows."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton, QWidget
+
+    from widgets.code_view import CodeView
+
+    inspector.resize(940, 560)
+    tree = inspector.explorer.tree
+    attn = _find(tree, lambda it: it.text(0) == "self_attn" and it.parent().text(0) == "0")
+    tree.setCurrentItem(attn)
+    graph = inspector.graph
+    graph.fit()
+    groups = [item for item in graph.node_items.values() if item.node.kind in ("line", "call", "module")]
+    assert len(groups) >= 4 and all(item.node.label for item in groups)
+    assert graph.text_scale() >= 11, "node text at Fit is at least 11 px tall"
+    view_rect = graph.mapToScene(graph.viewport().rect()).boundingRect()
+    assert all(view_rect.contains(item.sceneBoundingRect()) for item in groups)
+    # Double-click opens a box (its children are drawn), Overview closes it again.
+    call = next(item for item in groups if item.node.kind == "call")
+    with qtbot.waitSignal(graph.groupToggled):
+        qtbot.mouseDClick(graph.viewport(), Qt.LeftButton, pos=graph.mapFromScene(call.sceneBoundingRect().center()))
+    assert any(item.node.parent == call.node.id for item in graph.node_items.values())
+    inspector.findChild(QPushButton, "graphOverview").click()
+    assert not any(item.node.parent for item in graph.node_items.values())
+
+    inspector.tabs.setCurrentWidget(inspector.diff)
+    table = inspector.diff.lines
+    qtbot.waitUntil(lambda: table.isVisible())
+    rows_shown = table.viewport().height() // table.rowHeight(0)
+    assert rows_shown >= 6, rows_shown
+    # The source-line gutter of the jaxpr view: short labels beside the code, inside the view.
+    _, texts = maps_and_texts
+    view = CodeView()
+    qtbot.addWidget(view)
+    from widgets.code_view import split_notes
+
+    code, notes = split_notes(texts["decode"]["jaxpr_source"])
+    assert code.split("\n") == [s.rstrip() for s in split_notes(texts["decode"]["jaxpr"])[0].split("\n")]
+    view.set_code(code, notes=notes)
+    view.resize(900, 400)
+    view.show()
+    first = next(i for i, n in enumerate(notes) if "modeling_llama.py" in n)
+    view.verticalScrollBar().setValue(first)
+    qtbot.wait(10)
+    shown = view.visible_notes()
+    assert shown and all("modeling_llama.py" in label or "cache_utils" in label or ":" in label for _, label in shown)
+    gutter = view.findChild(QWidget, "sourceGutter")
+    assert gutter.isVisible() and gutter.geometry().right() < view.width() * 0.5
+    assert "#" not in code.split("\n")[first], "the annotation left the code"

@@ -127,12 +127,16 @@ def test_prefill_decode_diff(maps):
     assert prims["dot_general"].a_flops > prims["dot_general"].b_flops
     rows = line_diff(maps["prefill"], maps["decode"])
     mlp = [r for r in rows if r.module == "model.layers.*.mlp" and r.scope.startswith("linear")][0]
-    assert mlp.status == "shape" and mlp.a_shapes != mlp.b_shapes
+    # the MLP does the same work on one position: only the sequence axis differs
+    assert mlp.status == "seq" and mlp.a_shapes != mlp.b_shapes and not mlp.structural
+    seq = mlp.seq
+    assert seq[1] == 1 and seq[0] > 1
     for r in rows:  # each status names what differs, and only that
         if r.status == "same":
             assert r.a_count == r.b_count and r.a_shapes == r.b_shapes
-        elif r.status == "shape":
-            assert r.a_count == r.b_count and r.a_shapes != r.b_shapes
+        elif r.status in ("seq", "shape"):
+            assert r.a_count == r.b_count and r.a_prims == r.b_prims and r.a_shapes != r.b_shapes
+    assert sum(r.status == "seq" for r in rows) > sum(r.structural for r in rows) > 0
     # decode runs one token: every matmul line's shapes differ from prefill's, none vanishes
     assert not [r for r in rows if r.scope.startswith("linear") and r.status in ("only a", "only b")]
 
@@ -150,3 +154,48 @@ def test_cli_inspect_source_map(model_dirs, tmp_path):
     assert main(argv + ["--json", "--fold-layers"], out, err) == 0, err.getvalue()
     data = json.loads(out.getvalue())
     assert data["folded"] and any(g["module"] == "model.layers.*.self_attn" for g in data["groups"])
+
+
+def test_diff_tells_sequence_length_from_structure():
+    from app.core.source_diff import DiffRow, sequence_pair
+
+    seq = DiffRow("mlp", 3, 3, ["f32[1,16,688]", "f32[1,16,256]"], ["f32[1,1,688]", "f32[1,1,256]"],
+                  a_prims={"dot_general": 3}, b_prims={"dot_general": 3})
+    other = DiffRow("attn", 2, 2, ["f32[1,8,16,64]"], ["f32[1,8,1,32]"],
+                    a_prims={"dot_general": 2}, b_prims={"dot_general": 2})
+    ops = DiffRow("pick", 2, 2, ["f32[1,8192]"], ["f32[1,8192]"], a_prims={"sub": 1, "jit": 1},
+                  b_prims={"squeeze": 2})
+    rows = [seq, other, ops, DiffRow("same", 1, 1, ["i32[]"], ["i32[]"])]
+    assert sequence_pair(rows) == (16, 1)
+    for r in rows:
+        r.seq = (16, 1)
+    assert [r.status for r in rows] == ["seq", "shape", "ops", "same"]
+    assert [r.structural for r in rows] == [False, True, True, False]
+    assert ops.primitive_change() == "−1 jit, +2 squeeze, −1 sub"
+
+
+def test_attention_graph_overview_is_grouped_and_opens_on_demand(maps):
+    from app.core.dataflow import build_dataflow, layout
+
+    sm = maps["decode"]
+    attn = [e.index for e in sm.equations if e.module == "model.layers.0.self_attn"]
+    df = layout(build_dataflow(sm, attn))
+    boxes = [n for n in df.nodes if n.kind != "input"]
+    assert len(boxes) <= 10 < len(attn), "the overview groups the equations"
+    titles = {n.label.split("\n")[0] for n in boxes}
+    assert {"query_states", "key_states", "value_states", "apply_rotary_pos_emb()"} <= titles
+    held = sorted(i for n in boxes for i in n.eqns)
+    assert held == sorted(attn), "every equation is in exactly one box"
+    rotary = next(n for n in boxes if n.label.startswith("apply_rotary_pos_emb"))
+    opened = layout(build_dataflow(sm, attn, expanded={rotary.id}))
+    inside = opened.children(rotary.id)
+    box = opened.node(rotary.id)
+    assert box.expanded and len(inside) > 1
+    assert sorted(i for n in inside for i in n.eqns) == sorted(rotary.eqns)
+    for n in inside:  # children are drawn inside their open box
+        assert box.x - box.w / 2 <= n.x - n.w / 2 and n.x + n.w / 2 <= box.x + box.w / 2
+        assert box.y - box.h / 2 <= n.y - n.h / 2 and n.y + n.h / 2 <= box.y + box.h / 2
+    top = [n for n in opened.nodes if not n.parent]
+    for i, a in enumerate(top):  # siblings never overlap
+        for b in top[i + 1:]:
+            assert abs(a.x - b.x) * 2 >= a.w + b.w - 1 or abs(a.y - b.y) * 2 >= a.h + b.h - 1

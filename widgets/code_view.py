@@ -6,9 +6,11 @@ once), so opening a 3 MB HLO module costs one ``setPlainText`` and a screenful o
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize, Qt, Slot
+import re
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Slot
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QPainter, QPaintEvent, QTextCharFormat, QTextLayout
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 from widgets.ir_lexer import lex_line
 
@@ -23,6 +25,50 @@ PALETTE: dict[str, str] = {
     "number": "#d84315",
     "meta": "#9e9e9e",
 }
+
+
+#: A trailing annotation column of JAX's pretty-printer (``pretty_print(source_info=True, name_stack=True)``
+#: pads each equation to a wide column, then ``# file:line:col (function)`` and, on a line of its own,
+#: ``# [name/stack]``).
+_NOTE = re.compile(r"^(.*?\S)\s+# (.*)$")
+_NOTE_ONLY = re.compile(r"^\s*# (.*)$")
+_SOURCE = re.compile(r"^(?P<file>\S+?):(?P<line>\d+)(?::\d+)? \((?P<func>[^)]*)\)\s*(?:\[(?P<scope>.*)\])?$")
+NOTES_MAX_CHARS = 34
+
+
+def split_notes(text: str) -> tuple[str, list[str]]:
+    """Move JAX's trailing ``# …`` annotations out of a pretty-printed jaxpr.
+
+    Returns the code (same lines as the jaxpr printed without source info, annotations removed) and one
+    note per code line (``""`` when none): ``/…/modeling_llama.py:111:16 (Rotary.forward) [aten::mul]``.
+    A line holding only a note (the name stack JAX prints below the source location) joins the note of the
+    line above, so line numbers match the jaxpr printed without source info.
+    """
+    code: list[str] = []
+    notes: list[str] = []
+    for line in text.split("\n"):
+        only = _NOTE_ONLY.match(line)
+        if only and code:
+            notes[-1] = f"{notes[-1]} {only.group(1)}".strip()
+            continue
+        m = _NOTE.match(line)
+        if m and "#" not in m.group(1):
+            code.append(m.group(1))
+            notes.append(m.group(2).strip())
+        else:
+            code.append(line)
+            notes.append("")
+    return "\n".join(code), notes
+
+
+def note_label(note: str) -> str:
+    """A short gutter label of a note: ``modeling_llama.py:111 aten::mul.Tensor`` (file name, line, last
+    name-stack component); ``[]`` alone gives ``""``."""
+    m = _SOURCE.match(note)
+    if m:
+        scope = (m.group("scope") or "").split("/")[-1]
+        return f"{m.group('file').rsplit('/', 1)[-1]}:{m.group('line')} {scope}".strip()
+    return note.strip("[] ").split("/")[-1]
 
 
 def _formats() -> dict[str, QTextCharFormat]:
@@ -48,6 +94,28 @@ class _LineNumberArea(QWidget):
         self._view.paint_line_numbers(event)
 
 
+class _NotesArea(QWidget):
+    """The source-line gutter: one short note per line (full text in a tooltip)."""
+
+    def __init__(self, view: CodeView) -> None:
+        super().__init__(view)
+        self._view = view
+        self.setObjectName("sourceGutter")
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        self._view.paint_notes(event)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip:
+            note = self._view.note_at(event.pos().y())
+            if note:
+                QToolTip.showText(event.globalPos(), note, self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(event)
+
+
 class CodeView(QPlainTextEdit):
     """Read-only monospace text with line numbers and lazy IR syntax highlighting.
 
@@ -69,17 +137,62 @@ class CodeView(QPlainTextEdit):
         self._highlight = True
         self._in_highlight = False
         self._numbers = _LineNumberArea(self)
+        self._notes: list[str] = []
+        self._labels: list[str] = []
+        self._notes_area = _NotesArea(self)
+        self._notes_area.hide()
+        self._code: str | None = None
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
 
     # -- public API -------------------------------------------------------------------------------
-    def set_code(self, text: str, highlight: bool = True) -> None:
-        """Replace the text (plain, any size); ``highlight=False`` shows it uncoloured."""
+    def set_code(self, text: str, highlight: bool = True, notes: list[str] | None = None) -> None:
+        """Replace the text (plain, any size); ``highlight=False`` shows it uncoloured. ``notes``: one
+        note per line shown in a gutter beside the code (see :func:`split_notes`), ``None`` for none.
+
+        New text opens at the top-left; the same text again (only the notes changed) keeps its place."""
+        self._set_notes(notes)
+        if text == self._code and highlight == self._highlight:
+            return
+        self._code = text
         self._done.clear()
         self._highlight = highlight
         self.setPlainText(text)
+        self.verticalScrollBar().setValue(0)
+        self.horizontalScrollBar().setValue(0)
         self._highlight_visible()
+
+    def _set_notes(self, notes: list[str] | None) -> None:
+        self._notes = list(notes or [])
+        self._labels = [note_label(n) for n in self._notes]
+        self._notes_area.setVisible(any(self._labels))
+        self._update_margins()
+        self._place_margins()
+        self._notes_area.update()
+
+    def notes(self) -> list[str]:
+        """The notes shown in the gutter (one per line; empty when the gutter is hidden)."""
+        return list(self._notes) if any(self._labels) else []
+
+    def gutter_width(self) -> int:
+        """Width in pixels of the source-line gutter (0 when hidden): the longest label up to
+        :data:`NOTES_MAX_CHARS` characters, at most 35% of the view."""
+        if not any(self._labels):
+            return 0
+        chars = min(NOTES_MAX_CHARS, max(len(s) for s in self._labels))
+        return min(12 + self.fontMetrics().horizontalAdvance("9") * chars, int(self.width() * 0.35))
+
+    def visible_notes(self) -> list[tuple[int, str]]:
+        """``(line, label)`` of the lines on screen that have a gutter label (1-based line numbers)."""
+        return [(b.blockNumber() + 1, self._labels[b.blockNumber()]) for b in self._visible_blocks()
+                if b.blockNumber() < len(self._labels) and self._labels[b.blockNumber()]]
+
+    def note_at(self, y: int) -> str:
+        """The full note of the line at viewport height ``y`` (``""`` if none)."""
+        block = self.cursorForPosition(self.viewport().rect().topLeft() + QPoint(0, y)).block()
+        n = block.blockNumber()
+        return self._notes[n] if 0 <= n < len(self._notes) else ""
 
     def highlighted_blocks(self) -> int:
         """Number of lines that received highlighting so far (lazy: visible lines only)."""
@@ -132,8 +245,10 @@ class CodeView(QPlainTextEdit):
     def _on_update_request(self, rect: QRect, dy: int) -> None:
         if dy:
             self._numbers.scroll(0, dy)
+            self._notes_area.scroll(0, dy)
         else:
             self._numbers.update(0, rect.y(), self._numbers.width(), rect.height())
+            self._notes_area.update(0, rect.y(), self._notes_area.width(), rect.height())
         self._highlight_visible()
 
     # -- line numbers -----------------------------------------------------------------------------
@@ -143,12 +258,18 @@ class CodeView(QPlainTextEdit):
 
     @Slot(int)
     def _update_margins(self, _count: int = 0) -> None:
-        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+        self.setViewportMargins(self.line_number_width() + self.gutter_width(), 0, 0, 0)
+
+    def _place_margins(self) -> None:
+        cr = self.contentsRect()
+        numbers = self.line_number_width()
+        self._numbers.setGeometry(QRect(cr.left(), cr.top(), numbers, cr.height()))
+        self._notes_area.setGeometry(QRect(cr.left() + numbers, cr.top(), self.gutter_width(), cr.height()))
 
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001
         super().resizeEvent(event)
-        cr = self.contentsRect()
-        self._numbers.setGeometry(QRect(cr.left(), cr.top(), self.line_number_width(), cr.height()))
+        self._update_margins()
+        self._place_margins()
         self._highlight_visible()
 
     def showEvent(self, event) -> None:  # noqa: N802, ANN001
@@ -172,4 +293,26 @@ class CodeView(QPlainTextEdit):
                 painter.drawText(
                     0, top, width, height, Qt.AlignmentFlag.AlignRight, str(block.blockNumber() + 1)
                 )
+        painter.end()
+
+    def paint_notes(self, event: QPaintEvent) -> None:
+        """Paint the gutter: a label where the note changes, a faint one where it repeats the line above."""
+        painter = QPainter(self._notes_area)
+        painter.fillRect(event.rect(), QColor("#f7f8fa"))
+        painter.setPen(QColor("#e0e3e7"))
+        right = self._notes_area.width() - 1
+        painter.drawLine(right, event.rect().top(), right, event.rect().bottom())
+        width = self._notes_area.width() - 12
+        height = self.fontMetrics().height()
+        metrics = self.fontMetrics()
+        for block in self._visible_blocks():
+            n = block.blockNumber()
+            label = self._labels[n] if n < len(self._labels) else ""
+            if not label:
+                continue
+            previous = next((self._labels[k] for k in range(n - 1, max(-1, n - 40), -1) if self._labels[k]), "")
+            painter.setPen(QColor("#b0b6bd" if label == previous else "#00695c"))
+            top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+            text = metrics.elidedText(label, Qt.TextElideMode.ElideMiddle, width)
+            painter.drawText(6, top, width, height, Qt.AlignmentFlag.AlignLeft, text)
         painter.end()

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPainterPath, QPen, QPolygonF, QWheelEvent
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsPathItem,
@@ -21,36 +32,86 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-FILL = {"eqn": "#e8f0fe", "input": "#f1f3f4", "layer": "#fef7e0"}
-BORDER = {"eqn": "#4a6fa5", "input": "#9aa0a6", "layer": "#b06000"}
+FILL = {"eqn": "#e8f0fe", "input": "#f1f3f4", "layer": "#fef7e0", "module": "#fef7e0", "line": "#e6f4ea",
+        "call": "#f3e8fd"}
+BORDER = {"eqn": "#4a6fa5", "input": "#9aa0a6", "layer": "#b06000", "module": "#b06000", "line": "#188038",
+          "call": "#8430ce"}
+OPEN_FILL = {"layer": "#fffcf2", "module": "#fffcf2", "line": "#f6fbf7", "call": "#fbf6fe"}
 HIGHLIGHT = "#d93025"
 DOT_PRIMS = ("dot_general", "conv_general_dilated")
+GROUP_KINDS = ("module", "layer", "call", "line")
+FONT_PT = 9  # the node text; app.core.dataflow sizes boxes for a 9 pt monospace font
+HEADER_H = 24.0  # the title row of an open box (app.core.dataflow.HEADER_H)
+
+
+def _font(bold: bool = False) -> QFont:
+    font = QFont("monospace", FONT_PT)
+    font.setStyleHint(QFont.StyleHint.TypeWriter)
+    font.setBold(bold)
+    return font
 
 
 class _NodeItem(QGraphicsRectItem):
+    """A node: a closed box (text centred) or, when ``node.expanded``, an open box with a title row."""
+
     def __init__(self, node: Any) -> None:
         super().__init__(QRectF(-node.w / 2, -node.h / 2, node.w, node.h))
         self.node = node
         self.setPos(node.x, node.y)
-        fill = "#d2e3fc" if node.kind == "eqn" and node.label.split("\n")[0] in DOT_PRIMS else FILL[node.kind]
+        kind = node.kind
+        first = node.label.split("\n")[0]
+        if node.expanded:
+            fill = OPEN_FILL.get(kind, "#ffffff")
+        else:
+            fill = "#d2e3fc" if kind == "eqn" and first in DOT_PRIMS else FILL.get(kind, "#ffffff")
         self.setBrush(QBrush(QColor(fill)))
-        self.setPen(QPen(QColor(BORDER[node.kind]), 1.2))
+        self._pen = QPen(QColor(BORDER.get(kind, "#80868b")), 1.2)
+        if node.expanded:
+            self._pen.setStyle(Qt.PenStyle.DashLine)
+            self.setZValue(-2)
+        elif kind in GROUP_KINDS:
+            self._pen.setWidthF(2.0)
+        self.setPen(self._pen)
         self.setFlag(QGraphicsItem.ItemIsSelectable, True)
-        self.setToolTip(node.label.replace("\n", "  ") + (f"\nequations {node.eqns[:8]}" if node.eqns else ""))
-        text = QGraphicsSimpleTextItem(node.label, self)
-        text.setFont(QFont("monospace", 8))
-        r = text.boundingRect()
-        text.setPos(-r.width() / 2, -r.height() / 2)
+        hint = ""
+        if kind in GROUP_KINDS:
+            hint = "\ndouble-click to close" if node.expanded else "\ndouble-click to open"
+        tip = getattr(node, "tooltip", "") or node.label.replace("\n", "  ")
+        self.setToolTip(tip + hint)
+        if node.expanded:
+            text = QGraphicsSimpleTextItem(("▾ " + first), self)
+            text.setFont(_font(bold=True))
+            text.setPos(-node.w / 2 + 8, -node.h / 2 + (HEADER_H - text.boundingRect().height()) / 2)
+        else:
+            text = QGraphicsSimpleTextItem(node.label, self)
+            text.setFont(_font(bold=kind in ("module", "layer")))
+            r = text.boundingRect()
+            text.setPos(-r.width() / 2, -r.height() / 2)
+        self.text = text
 
     def set_highlighted(self, on: bool) -> None:
-        color = QColor(HIGHLIGHT) if on else QColor(BORDER[self.node.kind])
-        self.setPen(QPen(color, 3.0 if on else 1.2))
+        pen = QPen(QColor(HIGHLIGHT), 3.0) if on else self._pen
+        self.setPen(pen)
+
+
+def _clip(points: list[tuple[float, float]], src: Any, dst: Any) -> list[tuple[float, float]]:
+    """End an edge on the borders of its boxes (bottom of the source, top of the target), not at their
+    centres: an edge into an open box stops at its frame."""
+    if src is not None:
+        x, y = points[0]
+        points[0] = (x, y + src.h / 2 if points[1][1] > y else y - src.h / 2)
+    if dst is not None:
+        x, y = points[-1]
+        points[-1] = (x, y - dst.h / 2 if points[-2][1] < y else y + dst.h / 2)
+    return points
 
 
 class DataflowGraph(QGraphicsView):
-    """``nodeClicked(list)``: equation indexes of the clicked node (emitted on the GUI thread)."""
+    """``nodeClicked(list)``: equation indexes of the clicked node; ``groupToggled(str)``: id of a box the
+    user double-clicked to open or close (both emitted on the GUI thread)."""
 
     nodeClicked = Signal(list)
+    groupToggled = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -80,8 +141,9 @@ class DataflowGraph(QGraphicsView):
         for e in graph.edges:
             if len(e.points) < 2:
                 continue
-            path = QPainterPath(QPointF(*e.points[0]))
-            for p in e.points[1:]:
+            points = _clip(list(e.points), by_id.get(e.src), by_id.get(e.dst))
+            path = QPainterPath(QPointF(*points[0]))
+            for p in points[1:]:
                 path.lineTo(QPointF(*p))
             item = QGraphicsPathItem(path)
             item.setPen(pen)
@@ -115,6 +177,9 @@ class DataflowGraph(QGraphicsView):
     def fit(self) -> None:
         if self._scene.items():
             self.fitInView(self._scene.sceneRect(), Qt.KeepAspectRatio)
+            if self.transform().m11() > 1.25:  # a small graph: no giant text
+                self.resetTransform()
+                self.scale(1.25, 1.25)
             if self.transform().m11() < 0.05:  # huge graphs: start readable near the top instead
                 self.resetTransform()
                 self.scale(0.5, 0.5)
@@ -137,6 +202,20 @@ class DataflowGraph(QGraphicsView):
         if isinstance(item, _NodeItem):
             self.click_node(item.node.id)
 
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802, ANN001
+        item = self.itemAt(event.position().toPoint())
+        while item is not None and not isinstance(item, _NodeItem):
+            item = item.parentItem()
+        if isinstance(item, _NodeItem) and item.node.kind in GROUP_KINDS:
+            self.groupToggled.emit(item.node.id)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def text_scale(self) -> float:
+        """On-screen height in pixels of one line of node text at the current zoom (readable from ~9)."""
+        return QFontMetricsF(_font()).height() * self.zoom_factor()
+
     def click_node(self, node_id: str) -> None:
         """Highlight ``node_id`` and emit ``nodeClicked`` with its equations (as a mouse click does)."""
         item = self.node_items.get(node_id)
@@ -150,7 +229,7 @@ class DataflowGraph(QGraphicsView):
         wanted = set(eqns)
         hits = []
         for nid, item in self.node_items.items():
-            on = bool(wanted.intersection(item.node.eqns)) and item.node.kind != "input"
+            on = bool(wanted.intersection(item.node.eqns)) and item.node.kind != "input" and not item.node.expanded
             item.set_highlighted(on)
             if on:
                 hits.append(nid)

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from widgets.code_view import CodeView
+from widgets.code_view import CodeView, split_notes
 from widgets.find_bar import FindBar
 
 NOT_AVAILABLE = "not available on this backend"
@@ -20,6 +20,10 @@ class IRPanel(QWidget):
     ``title`` names the IR ("jaxpr", "StableHLO", "optimized HLO"); ``suffix`` is the default file
     extension for Save as…. ``textShown()`` (GUI thread): the view's text was replaced (IR text, "not
     available" note or placeholder), e.g. to re-apply line highlights.
+
+    ``split_notes``: the text is a jaxpr pretty-printed with trailing ``# …`` annotations; they are moved
+    out of the code (line numbers stay those of the plain jaxpr) and shown in a gutter while
+    ``show_notes``. Copy and Save as… keep the full text.
     """
 
     textShown = Signal()
@@ -33,6 +37,8 @@ class IRPanel(QWidget):
         self._pending: tuple[str | None, str] | None = None
         self._pending_timer = QTimer(self, singleShot=True)
         self._pending_timer.timeout.connect(self.apply_pending)
+        self.split_notes = False
+        self.show_notes = False
         self.view = CodeView()
         self.view.setObjectName(view_name)
         self.find_bar = FindBar(self.view)
@@ -110,8 +116,13 @@ class IRPanel(QWidget):
             self.textShown.emit()
             return
         self._text = text
-        self.view.set_code(text)
-        lines = text.count("\n") + 1
+        if self.split_notes:
+            code, notes = split_notes(text)
+            self.view.set_code(code, notes=notes if self.show_notes else None)
+        else:
+            code = text
+            self.view.set_code(text)
+        lines = code.count("\n") + 1
         self.info.setText(f"{step} step · {lines:,} lines · {len(text) / 1024:,.0f} kB")
         self.textShown.emit()
 

@@ -113,8 +113,9 @@ class IRTabs(QWidget):
         self.source_check = QCheckBox("source lines")
         self.source_check.setObjectName("sourceInfoCheck")
         self.source_check.setToolTip(
-            "Show each jaxpr equation with the PyTorch / transformers line it came from"
+            "Show the PyTorch / transformers line and ATen op of each jaxpr equation in a column beside it"
         )
+        self.panels["jaxpr"].split_notes = True
         self.source_check.toggled.connect(self._on_source_toggled)
         self.panels["jaxpr"].add_tool(self.source_check)
         layout = QVBoxLayout(self)
@@ -155,8 +156,10 @@ class IRTabs(QWidget):
         delay = 0
         for key, panel in self.panels.items():
             text = _get(ir, key)
-            if key == "jaxpr" and self.source_check.isChecked():
-                text = _get(ir, "jaxpr_source") or text
+            if key == "jaxpr":
+                panel.show_notes = self.source_check.isChecked()
+                if panel.show_notes:
+                    text = _get(ir, "jaxpr_source") or text
             if panel is current:
                 panel.set_text(text, step)
             else:

@@ -148,9 +148,18 @@ class IRLinker(QObject):
         for name, hl in self.highlighters.items():
             hl.set_ranges(self.last.get(self.view_key(name), []), scroll=scroll)
 
+    def refresh_view(self, name: str, scroll: bool = True) -> None:
+        """Re-apply the last selection to view ``name`` only (its text was just replaced)."""
+        self.highlighters[name].set_ranges(self.last.get(self.view_key(name), []), scroll=scroll)
+
     def clear(self) -> None:
+        """Forget the selection; a view scrolled to it goes back to the top (no stale position)."""
         self.last = {}
-        self.refresh(scroll=False)
+        for hl in self.highlighters.values():
+            had = bool(hl.ranges())
+            hl.set_ranges([], scroll=False)
+            if had:
+                hl.edit.verticalScrollBar().setValue(0)
 
     @Slot(int)
     def _on_line_clicked(self, line: int) -> None:

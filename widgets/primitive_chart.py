@@ -13,8 +13,9 @@ COLORS = ("#4a6fa5", "#e8710a", "#188038", "#a142f4")
 
 
 class PrimitiveChart(pg.PlotWidget):
-    """``set_counts({"prefill": {...}, "decode": {...}})``; the ``top`` most frequent primitives are shown,
-    most frequent at the top; the rest are summed into ``(other)``."""
+    """``set_counts({"prefill": {...}, "decode": {...}})``; the most frequent primitives are shown, most
+    frequent at the top, as many as fit one readable label per bar pair (at most ``top``); the rest are
+    summed into ``(other)``."""
 
     def __init__(self, parent: QWidget | None = None, top: int = 20) -> None:
         super().__init__(parent)
@@ -28,9 +29,23 @@ class PrimitiveChart(pg.PlotWidget):
         self.bars: list[pg.BarGraphItem] = []
         self.categories: list[str] = []
         self.legend = self.getPlotItem().addLegend(offset=(-10, -40))
+        self._counts: dict[str, dict[str, int]] = {}
+        self._fits = top
 
+    def rows_that_fit(self) -> int:
+        """Categories whose labels fit the plot's height without overlapping (≥ 1.6 text lines each)."""
+        line = QFontMetrics(self.font()).height()
+        return max(4, min(self.top, int((self.height() - 70) / (1.6 * line))))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 (Qt override)
+        super().resizeEvent(event)
+        counts = self.__dict__.get("_counts")  # resized inside PlotWidget.__init__, before it is set
+        if counts and self.rows_that_fit() != self._fits:
+            self.set_counts(counts)
 
     def set_counts(self, counts: dict[str, dict[str, int]]) -> None:
+        self._counts = counts
+        self._fits = self.rows_that_fit()
         for bar in self.bars:
             self.removeItem(bar)
         self.bars.clear()
@@ -40,7 +55,9 @@ class PrimitiveChart(pg.PlotWidget):
             for prim, n in per_step.items():
                 totals[prim] = totals.get(prim, 0) + n
         ranked = sorted(totals, key=lambda p: (-totals[p], p))
-        shown, rest = ranked[: self.top], ranked[self.top:]
+        shown, rest = ranked[: self._fits - 1], ranked[self._fits - 1:]
+        if len(rest) == 1:
+            shown, rest = ranked, []
         self.categories = shown + (["(other)"] if rest else [])
         n_steps = max(len(counts), 1)
         height = 0.8 / n_steps

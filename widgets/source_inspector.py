@@ -1,8 +1,9 @@
 """The source-map panel: structure explorer on the left; on the right a dataflow graph of the selected node
 and the prefill-versus-decode comparison. Plain data in; the graph layout function is injected
-(``graph_builder(source_map, equation_indexes) -> laid-out graph``, e.g.
-``lambda sm, eqns: app.core.dataflow.layout(app.core.dataflow.build_dataflow(sm, eqns))``) so this widget
-imports neither JAX nor app.core. Signals are emitted on the GUI thread.
+(``graph_builder(source_map, equation_indexes, expanded) -> laid-out graph``, e.g.
+``lambda sm, eqns, expanded: layout(build_dataflow(sm, eqns, expanded=expanded))`` from
+``app.core.dataflow``; ``expanded`` is ``None`` for the overview or the set of open box ids) so this
+widget imports neither JAX nor app.core. Double-clicking a box of the graph opens or closes it. Signals are emitted on the GUI thread.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from widgets.dataflow_graph import DataflowGraph
 from widgets.source_explorer import SourceExplorer
 from widgets.step_diff import StepDiff
 
-GraphBuilder = Callable[[Any, list[int]], Any]
+GraphBuilder = Callable[[Any, list[int], Any], Any]
 
 
 class SourceInspector(QWidget):
@@ -49,9 +50,18 @@ class SourceInspector(QWidget):
         self.graph = DataflowGraph()
         self.graph_info = QLabel()
         self.diff = StepDiff()
-        fit, svg, png = QPushButton("Fit"), QPushButton("Export SVG…"), QPushButton("Export PNG…")
+        self.graph_info.setObjectName("graphInfo")
+        self._eqns: list[int] = []
+        self._graph: Any = None
+        overview = QPushButton("Overview")
+        overview.setObjectName("graphOverview")
+        overview.setToolTip("Close every box again (the first view of the selection)")
+        fit, svg, png = QPushButton("Fit"), QPushButton("SVG…"), QPushButton("PNG…")
+        svg.setToolTip("Export the graph as SVG")
+        png.setToolTip("Export the graph as PNG")
         bar = QHBoxLayout()
-        for w in (self.graph_info, fit, svg, png):
+        bar.setContentsMargins(4, 2, 4, 2)
+        for w in (self.graph_info, overview, fit, svg, png):
             bar.addWidget(w, 1 if w is self.graph_info else 0)
         graph_page = QWidget()
         gl = QVBoxLayout(graph_page)
@@ -69,7 +79,9 @@ class SourceInspector(QWidget):
         head.addWidget(self.step, 1)
         ll.addLayout(head)
         ll.addWidget(self.explorer)
-        split = QSplitter(Qt.Horizontal)
+        split = self.split = QSplitter(Qt.Horizontal)
+        split.setObjectName("sourceMapSplit")
+        self._sized = False
         split.addWidget(left)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 1)
@@ -81,6 +93,8 @@ class SourceInspector(QWidget):
         self.explorer.linesSelected.connect(self.linesSelected)
         self.explorer.equationsSelected.connect(self._on_equations)
         self.graph.nodeClicked.connect(self._on_node_clicked)
+        self.graph.groupToggled.connect(self._on_group_toggled)
+        overview.clicked.connect(self._on_overview)
         fit.clicked.connect(self.graph.fit)
         svg.clicked.connect(self._export_svg)
         png.clicked.connect(self._export_png)
@@ -137,6 +151,9 @@ class SourceInspector(QWidget):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
+        if not self._sized and self.width() > 200:  # first shown: explorer 40%, graph and diff 60%
+            self._sized = True
+            self.split.setSizes([int(self.width() * 0.4), int(self.width() * 0.6)])
         self.ensure_built()
 
     @Slot(list)
@@ -144,15 +161,34 @@ class SourceInspector(QWidget):
         if self._from_graph:
             self.graph.highlight_equations(eqns)
             return
+        self._eqns = list(eqns)
+        self._draw(None)
+
+    def _draw(self, expanded: Any) -> None:
+        """Build and show the graph of the selected equations with the boxes ``expanded`` open."""
         sm = self.explorer.shown_map()
-        if self.graph_builder is None or sm is None or not eqns:
+        if self.graph_builder is None or sm is None or not self._eqns:
             return
-        df = self.graph_builder(sm, list(eqns))
+        df = self._graph = self.graph_builder(sm, self._eqns, expanded)
         self.graph.set_graph(df)
-        layers = sum(n.kind == "layer" for n in df.nodes)
-        note = f", {layers} repeated layers collapsed" if layers else ""
-        note += f" ({df.note})" if getattr(df, "note", "") else ""
-        self.graph_info.setText(f"{len(df.nodes)} nodes, {len(df.edges)} edges{note}")
+        boxes = sum(n.kind in ("module", "layer", "call", "line") and not n.expanded for n in df.nodes)
+        eqns = sum(n.kind == "eqn" for n in df.nodes)
+        parts = [f"{len(self._eqns)} equations", f"{boxes} closed boxes" if boxes else "", f"{eqns} shown" if eqns else ""]
+        text = " · ".join(p for p in parts if p)
+        text += f" ({df.note})" if getattr(df, "note", "") else ""
+        self.graph_info.setText(text + (" — double-click a box to open it" if boxes else ""))
+
+    @Slot(str)
+    def _on_group_toggled(self, node_id: str) -> None:
+        if self._graph is None:
+            return
+        opened = set(getattr(self._graph, "expanded", ()))
+        opened ^= {node_id}
+        self._draw(frozenset(opened))
+
+    @Slot()
+    def _on_overview(self) -> None:
+        self._draw(None)
 
     @Slot(list)
     def _on_node_clicked(self, eqns: list) -> None:

@@ -1,7 +1,9 @@
-"""Prefill-versus-decode comparison: the primitive histogram of both steps, and two tables (per primitive,
-per source line) with counts, output shapes and estimated flops side by side; rows that differ are
-tinted and can be shown alone. Plain data in (``app.core.source_diff.DiffRow``-shaped rows: ``key,
-a_count, b_count, a_shapes, b_shapes, a_flops, b_flops, status``). No JAX.
+"""Prefill-versus-decode comparison: two tables (per source line, per primitive) with counts, output
+shapes and estimated flops side by side, and the primitive histogram of both steps. Rows whose shapes
+differ only in the sequence length are told apart from structural differences (other primitives or
+counts): each kind has its tint and its filter. Plain data in (``app.core.source_diff.DiffRow``-shaped
+rows: ``key, a_count, b_count, a_shapes, b_shapes, a_flops, b_flops, status``, optionally
+``primitive_change()``). No JAX.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -26,7 +28,10 @@ from PySide6.QtWidgets import (
 from app.core.units import flops as format_flops
 from widgets.primitive_chart import PrimitiveChart
 
-STATUS_COLORS = {"count": "#fce8e6", "shape": "#fef7e0", "only a": "#e6f4ea", "only b": "#e8f0fe"}
+STATUS_COLORS = {"count": "#fce8e6", "ops": "#fce8e6", "shape": "#fef7e0", "seq": "#f4f6f8",
+                 "only a": "#e6f4ea", "only b": "#e8f0fe"}
+STATUS_TEXT = {"seq": "sequence length", "ops": "other ops", "count": "count", "shape": "shape", "same": "same"}
+ROLE_STATUS = Qt.UserRole + 1
 
 
 class _Num(QTableWidgetItem):
@@ -51,26 +56,33 @@ class StepDiff(QWidget):
         self.chart = PrimitiveChart()
         self.only_diff = QCheckBox("Only rows that differ")
         self.only_diff.setObjectName("onlyDifferences")
+        self.only_structural = QCheckBox("Only structural differences")
+        self.only_structural.setObjectName("onlyStructural")
+        self.only_structural.setToolTip("Hide rows whose shapes differ only in the sequence length")
         self.summary = QLabel()
+        self.summary.setObjectName("diffSummary")
+        self.summary.setWordWrap(True)
         self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
         self.primitives = self._table("primitiveDiff")
         self.lines = self._table("lineDiff")
-        self.tabs.addTab(self.primitives, "Per primitive")
         self.tabs.addTab(self.lines, "Per source line")
-        bottom = QWidget()
-        lay = QVBoxLayout(bottom)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.summary)
-        lay.addWidget(self.only_diff)
-        lay.addWidget(self.tabs)
-        split = QSplitter(Qt.Vertical)
-        split.addWidget(self.chart)
-        split.addWidget(bottom)
+        self.tabs.addTab(self.primitives, "Per primitive")
+        self.tabs.addTab(self.chart, "Histogram")
+        filters = QHBoxLayout()
+        filters.setContentsMargins(4, 0, 4, 0)
+        filters.addWidget(self.only_diff)
+        filters.addWidget(self.only_structural)
+        filters.addStretch(1)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(split)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.summary)
+        layout.addLayout(filters)
+        layout.addWidget(self.tabs, 1)
         self._line_rows: list[Any] = []
         self.only_diff.toggled.connect(self._apply_filter)
+        self.only_structural.toggled.connect(self._apply_filter)
         self.lines.cellDoubleClicked.connect(self._on_line_double_clicked)
 
     def _table(self, name: str) -> QTableWidget:
@@ -81,21 +93,30 @@ class StepDiff(QWidget):
         t.setSortingEnabled(True)
         t.verticalHeader().setVisible(False)
         t.horizontalHeader().setSectionResizeMode(0, QHeaderView.Interactive)
-        t.setColumnWidth(0, 380)
+        t.setColumnWidth(0, 280)
+        t.setTextElideMode(Qt.ElideMiddle)
+        t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
+        t.setMinimumHeight(t.verticalHeader().defaultSectionSize() * 6 + 30)  # header and ≥ 6 rows
         return t
 
     def set_rows(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]],
                  names: tuple[str, str] = ("prefill", "decode")) -> None:
-        self.names = names
+        a, b = self.names = names
         self.chart.set_counts(counts)
         self._fill(self.primitives, primitive_rows, "Primitive")
         self._fill(self.lines, line_rows, "Module  source line  ATen op")
         self._line_rows = list(line_rows)
-        n_diff = sum(r.status != "same" for r in line_rows)
-        self.summary.setText(f"{len(line_rows)} source-line groups (layers folded), {n_diff} differ; "
-                             f"{sum(r.status != 'same' for r in primitive_rows)} of {len(primitive_rows)} "
-                             "primitives differ in count")
-        self._apply_filter(self.only_diff.isChecked())
+        seq = next((r.seq for r in line_rows if getattr(r, "seq", None)), None)
+        n_seq = sum(r.status == "seq" for r in line_rows)
+        n_struct = sum(r.status not in ("same", "seq") for r in line_rows)
+        seq_text = f" ({a} {seq[0]} → {b} {seq[1]})" if seq else ""
+        text = (
+            f"<b>{len(line_rows)}</b> source-line groups (layers folded): <b>{n_struct}</b> differ in structure, "
+            f"{n_seq} only in sequence length{seq_text}, {len(line_rows) - n_seq - n_struct} the same · "
+            f"{sum(r.status != 'same' for r in primitive_rows)} of {len(primitive_rows)} primitives differ in count"
+        )
+        self.summary.setText(text if line_rows else "")
+        self._apply_filter()
 
     def _fill(self, table: QTableWidget, rows: list[Any], first: str) -> None:
         a, b = self.names
@@ -105,28 +126,38 @@ class StepDiff(QWidget):
         table.setHorizontalHeaderLabels([first, f"{a} eqns", f"{b} eqns", f"{a} shapes", f"{b} shapes",
                                          f"{a} FLOPs", f"{b} FLOPs", "difference"])
         for r, row in enumerate(rows):
-            status = row.status.replace("only a", f"only {a}").replace("only b", f"only {b}")
+            status = row.status
+            text = STATUS_TEXT.get(status, status.replace("only a", f"only {a}").replace("only b", f"only {b}"))
+            change = row.primitive_change() if hasattr(row, "primitive_change") else ""
             items = [
                 QTableWidgetItem(row.key), _Num(row.a_count, str(row.a_count)), _Num(row.b_count, str(row.b_count)),
                 QTableWidgetItem(" ".join(row.a_shapes)), QTableWidgetItem(" ".join(row.b_shapes)),
                 _Num(row.a_flops, format_flops(row.a_flops)), _Num(row.b_flops, format_flops(row.b_flops)),
-                QTableWidgetItem(status),
+                QTableWidgetItem(f"{text}: {change}" if change else text),
             ]
+            items[7].setData(ROLE_STATUS, status)
+            items[7].setToolTip(f"{text}: {change}" if change else text)
             items[0].setData(Qt.UserRole, r)
             items[0].setToolTip(row.key)
-            color = STATUS_COLORS.get(row.status)
+            color = STATUS_COLORS.get(status)
             for c, item in enumerate(items):
                 if color:
                     item.setBackground(QBrush(QColor(color)))
                 table.setItem(r, c, item)
         table.setSortingEnabled(True)
 
-    @Slot(bool)
-    def _apply_filter(self, only: bool) -> None:
+    def status(self, table: QTableWidget, row: int) -> str:
+        """The status of ``row`` (``same``, ``seq``, ``ops``, ``count``, ``shape``, ``only a``/``only b``)."""
+        item = table.item(row, 7)
+        return item.data(ROLE_STATUS) if item is not None else "same"
+
+    @Slot()
+    def _apply_filter(self, _checked: bool = False) -> None:
+        only, structural = self.only_diff.isChecked(), self.only_structural.isChecked()
         for table in (self.primitives, self.lines):
             for r in range(table.rowCount()):
-                status = table.item(r, 7).text() if table.item(r, 7) else "same"
-                table.setRowHidden(r, only and status == "same")
+                status = self.status(table, r)
+                table.setRowHidden(r, (only and status == "same") or (structural and status in ("same", "seq")))
 
     def visible_rows(self, table: QTableWidget) -> list[str]:
         return [table.item(r, 0).text() for r in range(table.rowCount()) if not table.isRowHidden(r)]

@@ -9,12 +9,11 @@ a warm run that compiles nothing keeps everything; a change of model, mode or me
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from app.core.dataflow import build_dataflow, layout
 from app.core.source_diff import compare
@@ -27,19 +26,10 @@ from widgets.source_inspector import SourceInspector
 HINT = "Select a node to highlight its lines in the IR views; click a line there to find its node here."
 
 
-def build_graph(source_map: Any, equations: list[int]) -> Any:
-    """Laid-out dataflow graph of ``equations`` (pure Python: grandalf, no JAX; runs on the GUI thread)."""
-    return layout(build_dataflow(source_map, equations))
-
-
-def source_view_key(source_check: QCheckBox) -> Callable[[str], str]:
-    """Panel name → the source-map view its text is: the jaxpr panel shows ``jaxpr_source`` while its
-    "source lines" box is ticked."""
-
-    def view_key(name: str) -> str:
-        return "jaxpr_source" if name == "jaxpr" and source_check.isChecked() else name
-
-    return view_key
+def build_graph(source_map: Any, equations: list[int], expanded: Any = None) -> Any:
+    """Laid-out dataflow graph of ``equations`` with the boxes ``expanded`` open (``None``: the overview);
+    pure Python (grandalf, no JAX), runs on the GUI thread."""
+    return layout(build_dataflow(source_map, equations, expanded=expanded))
 
 
 class InspectWiring(QObject):
@@ -60,16 +50,14 @@ class InspectWiring(QObject):
         self.collectives = CollectivesTable()
         ir_tabs.panels["hlo"].layout().insertWidget(1, self.collectives)
         views = {name: ir_tabs.panels[name].view for name in self.views}
-        # view_key closes over the checkbox, not over self: no reference cycle through this object
-        self._view_key = source_view_key(ir_tabs.source_check)
-        self.linker = IRLinker(self.inspector, views, view_key=self._view_key, parent=self)
+        # the jaxpr view keeps the plain jaxpr's line numbers with or without its source-line gutter
+        self.linker = IRLinker(self.inspector, views, parent=self)
         self.inspector.clear()
         self.inspector.stepChanged.connect(self._on_inspector_step)
         for button in ir_tabs.step_buttons.values():
             button.toggled.connect(self._on_ir_step_toggled)
         for panel in ir_tabs.panels.values():
             panel.textShown.connect(self._refresh_links)
-        ir_tabs.source_check.toggled.connect(self._on_source_toggled)
         ir_tabs.tabs.currentChanged.connect(self._on_tab_changed)
         self.collectives.lineActivated.connect(self.show_hlo_line)
         self.inspector.linesSelected.connect(self._on_lines_selected)
@@ -183,7 +171,7 @@ class InspectWiring(QObject):
         """Say how many lines the selection links to in each IR view, with a button to go there."""
         any_lines = False
         for name, button in self.jump.items():
-            n = sum(b - a + 1 for a, b in lines.get(self._view_key(name), []))
+            n = sum(b - a + 1 for a, b in lines.get(name, []))
             title = self.ir_tabs.panels[name].title
             button.setText(f"{title}: {n:,} line{'s' if n != 1 else ''} →")
             button.setToolTip(f"Show the highlighted lines in the {title} tab")
@@ -219,12 +207,11 @@ class InspectWiring(QObject):
 
     @Slot()
     def _refresh_links(self) -> None:
-        self.linker.refresh(scroll=False)
-
-    @Slot(bool)
-    def _on_source_toggled(self, _on: bool) -> None:
-        self.linker.refresh(scroll=False)
-        self._on_lines_selected(self.linker.last)
+        """A panel got new text (it opened at the top): mark the selection's lines in it and go there,
+        or stay at the top when nothing is selected."""
+        name = next((n for n, p in self.ir_tabs.panels.items() if p is self.sender()), None)
+        if name in self.linker.highlighters:
+            self.linker.refresh_view(name)
 
     @Slot(int)
     def show_hlo_line(self, line: int) -> None:
