@@ -153,7 +153,7 @@ def test_latency_plot_points_flags_and_median(qtbot):
     assert points[0].compiled and points[0].step == "prefill" and not points[5].compiled
     plot.set_steady_ms(9.7)  # drawn at the redraw rate
     qtbot.waitUntil(lambda: plot._median.isVisible(), timeout=2000)
-    assert plot._median_label.textItem.toPlainText().startswith("steady decode 9.7 ms (103 tok/s)")
+    assert plot.median_text().startswith("steady decode 9.7 ms (103 tok/s)")
     plot.set_steady_ms(None)
     qtbot.waitUntil(lambda: not plot._median.isVisible(), timeout=2000)
     assert "compile 760 ms" in describe(points[0].record)
