@@ -99,7 +99,7 @@ class DemoKit(QObject):
             ui.plot,
             show=[self.stage_card],
             hide=[ui.prompt.examples],
-            sizes={ui.top_split: [32, 68], ui.stream_split: [2, 5, 4]},
+            sizes={ui.top_split: [32, 68], ui.stream_split: [2, 4, 5]},
         )
         self._build_menus()
         self._connect()
@@ -277,7 +277,10 @@ class DemoKit(QObject):
 
     def _show_stage(self) -> None:
         """While presenting, the race summary sits under the token stream once a race has rows."""
-        self.stage_card.setVisible(self.presentation.is_on() and self.stage_table.columnCount() > 0)
+        show = self.presentation.is_on() and self.stage_table.columnCount() > 0
+        if show != self.stage_card.isVisible():
+            self.stage_card.setVisible(show)
+            self.presentation.apply_sizes()
 
     @Slot(bool)
     def set_full_screen(self, on: bool) -> None:
@@ -334,8 +337,14 @@ class DemoKit(QObject):
         return f"Exported the plot to {export_plot(self.window.ui.plot, path)}"
 
     def export_records(self, path: Path) -> str:
-        """Write the call records of the shown runs as CSV or JSON (by suffix)."""
-        return f"Exported {exports.save_records(path, self.runs)} call records to {path}"
+        """Write the call records of the shown runs as CSV or JSON (by suffix; JSON carries the model, modes,
+        mesh and machine as ``metadata``)."""
+        loaded = self.session.loaded
+        model = f"{loaded.label} ({loaded.request.model})" if loaded else ""
+        dtype = loaded.request.dtype if loaded else ""
+        generation = self.window.ui.form.values()
+        meta = exports.run_metadata(self.runs, model, dtype, self.session.mesh, generation)
+        return f"Exported {exports.save_records(path, self.runs, meta)} call records to {path}"
 
     def export_report(self, path: Path) -> str:
         """Write the Markdown run report and the plot PNG next to it."""

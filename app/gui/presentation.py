@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QToolBar, QWidget
 
@@ -37,8 +37,8 @@ QMainWindow, QSplitter, QSplitter::handle, #sidebar {{ background: #ffffff; }}
 #card {{ background: #ffffff; border: 2px solid #000000; border-radius: 10px; }}
 #sectionTitle {{ color: #000000; font-size: {8 * k:.0f}pt; font-weight: 700; }}
 #statCard {{ background: #ffffff; border: 2px solid #000000; border-radius: 6px; }}
-#statValue {{ color: #000000; font-size: {14 * k:.0f}pt; font-weight: 700; }}
-#statCaption {{ color: #000000; font-size: {8 * k:.0f}pt; }}
+#statValue {{ color: #000000; font-size: {10 * k:.0f}pt; font-weight: 700; }}
+#statCaption {{ color: #000000; font-size: {7 * k:.0f}pt; }}
 #tokenView, QPlainTextEdit {{ background: #ffffff; color: #000000; border: 2px solid #000000; }}
 QPushButton {{ border: 2px solid #000000; color: #000000; background: #ffffff; padding: 4px 14px; }}
 QPushButton:disabled {{ color: #9ca3af; background: #f3f4f6; border: 2px dashed #9ca3af; }}
@@ -114,6 +114,10 @@ class Presentation:
             "docks": win.saveState(),
             "splitters": {sp: sp.sizes() for sp in win.findChildren(QSplitter)},
             "visible": {w: not w.isHidden() for w in self._panels()},
+            "fonts": {
+                w: (QFont(w.font()), w.testAttribute(Qt.WidgetAttribute.WA_SetFont))
+                for w in win.findChildren(QWidget)
+            },
         }
         for w in saved["visible"]:
             w.setVisible(w in self.show)
@@ -129,11 +133,18 @@ class Presentation:
                 rules.append(f"#{w.objectName()} {{ font-size: {w.font().pointSizeF() * self.scale:.1f}pt; }}")
         win.setStyleSheet(saved["style"] + "\n".join(rules) + presentation_qss(self.scale))
         self.plot.set_font_scale(self.scale, base.pointSizeF())
+        self._saved = saved
+        self.apply_sizes()
+
+    def apply_sizes(self) -> None:
+        """Give the splitters their presentation proportions (again, e.g. once the race summary shows)."""
+        if self._saved is None:
+            return
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         for splitter, parts in self.sizes.items():
             total = sum(splitter.sizes()) or 1
             shares = parts[: splitter.count()]
             splitter.setSizes([total * p // sum(shares) for p in shares])
-        self._saved = saved
 
     def _leave(self) -> None:
         saved, self._saved = self._saved, None
@@ -142,10 +153,28 @@ class Presentation:
         app.setFont(saved["app_font"])
         win.setStyleSheet(saved["style"])
         self.plot.set_font_scale(1.0, saved["app_font"].pointSizeF())
+        self._restore_fonts(saved["fonts"])
         for w, visible in saved["visible"].items():
             w.setVisible(visible)
+        # Lay out with the normal fonts first, so the docks' minimum sizes are the normal ones again.
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         win.restoreState(saved["docks"])
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         for splitter, sizes in saved["splitters"].items():
             splitter.setSizes(sizes)
         if win.windowState() != saved["state"]:
             win.setWindowState(saved["state"])
+
+    @staticmethod
+    def _restore_fonts(fonts: dict[QWidget, tuple[QFont, bool]]) -> None:
+        """Widgets that Qt did not give their font back when the style sheet went (children of a scroll
+        area's viewport): inheriting again, or their own font if they had set one."""
+        for w, (font, own) in fonts.items():
+            try:
+                if w.font() == font:
+                    continue
+            except RuntimeError:  # deleted meanwhile
+                continue
+            w.setFont(font if own else QFont())
+            if w.font() != font:
+                w.setFont(font)
