@@ -37,6 +37,8 @@ REDRAW_INTERVAL_MS = 50
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 LEGEND_CORNERS = ((-10, 8), (10, 8))  # top right, top left: in the band above the data
+#: Where a compile note may sit against its point (pyqtgraph TextItem anchors): above / below, right / left.
+NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15))
 MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 
@@ -451,9 +453,31 @@ class LatencyPlot(pg.PlotWidget):
     def font_scale(self) -> float:
         return self._font_scale
 
+    def _place_notes(self) -> None:
+        """Put each compile note on the side of its point (:data:`NOTE_ANCHORS`) where it covers no point,
+        stays inside the view and clears the legend and the notes placed before it."""
+        vb = self.getPlotItem().getViewBox()
+        view = vb.sceneBoundingRect()
+        spots = [
+            vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for r in self._runs for p in r.points
+        ]
+        taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
+        for note in (n for run in self._runs for n in run.notes):
+            best, best_cost = None, None
+            for anchor in NOTE_ANCHORS:
+                note.setAnchor(anchor)
+                rect = note.sceneBoundingRect()
+                margin = rect.adjusted(-6, -6, 6, 6)
+                cost = 10 * sum(margin.contains(sp) for sp in spots) + 5 * sum(rect.intersects(t) for t in taken)
+                cost += 0 if view.contains(rect) else 3
+                if best_cost is None or cost < best_cost:
+                    best, best_cost = anchor, cost
+            note.setAnchor(best)
+            taken.append(note.sceneBoundingRect())
+
     def place_legend(self) -> None:
         """Move the run legend to the top corner (in the band kept free above the data) where it hides the
-        fewest points and compile notes; hide it while no run is shown."""
+        fewest points and compile notes, then place the notes around it; hide it while no run is shown."""
         if self.plotItem is None:  # being deleted
             return
         self.legend.setVisible(bool(self._runs))
@@ -466,6 +490,7 @@ class LatencyPlot(pg.PlotWidget):
         offset = best_offset(vb, self.legend, xs, ys, obstacles, candidates=LEGEND_CORNERS)
         if tuple(self.legend.opts.get("offset") or ()) != offset:
             self.legend.setOffset(offset)
+        self._place_notes()
 
     def legend_rect(self) -> Any:
         """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""
@@ -474,7 +499,7 @@ class LatencyPlot(pg.PlotWidget):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        if hasattr(self, "legend"):
+        if hasattr(self, "legend") and self.plotItem is not None:  # None: being deleted
             self._set_title()
             self._fit_y()
             self.place_legend()

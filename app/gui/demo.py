@@ -99,7 +99,7 @@ class DemoKit(QObject):
             ui.plot,
             show=[self.stage_card],
             hide=[ui.prompt.examples],
-            sizes={ui.top_split: [32, 68], ui.stream_split: [2, 4, 5]},
+            sizes={ui.top_split: [32, 68], ui.stream_split: [2, 5, 3]},
         )
         self._build_menus()
         self._connect()
@@ -273,6 +273,8 @@ class DemoKit(QObject):
     def set_presentation(self, on: bool) -> None:
         self.presentation.set_on(on)
         self._show_stage()
+        tokens = self.window.ui.tokens  # the answer, not the (chat-formatted) prompt, after the font change
+        tokens.verticalScrollBar().setValue(tokens.verticalScrollBar().maximum())
         self.fullscreen_action.setChecked(self.window.isFullScreen())
 
     def _show_stage(self) -> None:

@@ -46,7 +46,7 @@ from widgets.token_view import TokenView
 LAYOUT_VERSION = 2
 #: Default shares: the bottom docks' height and the plot's width in the main area.
 BOTTOM_SHARE = 0.42
-PLOT_SHARE = 0.58
+PLOT_SHARE = 0.62
 SIDEBAR_WIDTH = 330
 
 
@@ -108,7 +108,7 @@ class WindowParts:
 
     def __init__(self, window: QMainWindow) -> None:
         self.model_picker = ModelPicker()
-        self.model_picker.combo.setMinimumContentsLength(16)  # the sidebar stays narrow at 1280 px
+        self.model_picker.combo.setMinimumContentsLength(19)  # the sidebar stays narrow at 1280 px
         self.model_label = QLabel("no model loaded")
         self.model_label.setObjectName("modelLabel")
         self.model_label.setWordWrap(True)
@@ -220,7 +220,7 @@ class DockLayout:
         return docks
 
     def apply_default_sizes(self) -> None:
-        """Sidebar ~330 px, bottom docks 42 % of the height, plot 58 % of the main area's width."""
+        """Sidebar ~330 px, bottom docks 42 % of the height, plot 62 % of the main area's width."""
         win, parts = self.window, self.parts
         side = max(SIDEBAR_WIDTH, parts.controls_dock.minimumSizeHint().width())
         win.resizeDocks([parts.controls_dock], [side], Qt.Orientation.Horizontal)
