@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
+    QLabel,
     QMainWindow,
     QMenu,
     QSplitter,
@@ -98,7 +99,7 @@ class DemoKit(QObject):
             window,
             ui.plot,
             show=[self.stage_card],
-            hide=[ui.prompt.examples],
+            hide=[ui.prompt.examples, ui.plot_card.findChild(QLabel, "sectionTitle")],  # the plot's key says it
             sizes={ui.top_split: [32, 68], ui.stream_split: [2, 5, 3]},
         )
         self._build_menus()
