@@ -481,6 +481,7 @@ class LatencyPlot(pg.PlotWidget):
         if self.plotItem is None:  # being deleted
             return
         self.legend.setVisible(bool(self._runs))
+        self._fit_legend_names()
         points = [(p.x, math.log10(max(p.wall_ms, 1e-3))) for run in self._runs for p in run.points]
         if not points:
             return
@@ -491,6 +492,23 @@ class LatencyPlot(pg.PlotWidget):
         if tuple(self.legend.opts.get("offset") or ()) != offset:
             self.legend.setOffset(offset)
         self._place_notes()
+
+    def _fit_legend_names(self) -> None:
+        """Cut run names at the right with "…" so the legend fits the view's width (a long model name
+        would push it off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
+        vb = self.getPlotItem().getViewBox()
+        font = QFont()
+        font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
+        room = max(80, int(vb.width()) - 2 * abs(LEGEND_CORNERS[0][0]) - 50)  # 50: the sample and margins
+        metrics = QFontMetricsF(font)
+        names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room) for run in self._runs]
+        shown = [label.text for _sample, label in self.legend.items]
+        if vb.width() <= 0 or shown == names:
+            return
+        for run in self._runs:
+            self.legend.removeItem(run.key)
+        for run, name in zip(self._runs, names):
+            self.legend.addItem(run.key, name)
 
     def legend_rect(self) -> Any:
         """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""
