@@ -154,7 +154,7 @@ def test_latency_plot_points_flags_and_median(qtbot):
     assert points[0].compiled and points[0].step == "prefill" and not points[5].compiled
     plot.set_steady_ms(9.7)  # drawn at the redraw rate
     qtbot.waitUntil(lambda: plot._median.isVisible(), timeout=2000)
-    assert plot._median_label.textItem.toPlainText().startswith("steady decode 9.7 ms (103 tok/s)")
+    assert plot.median_text().startswith("steady decode 9.7 ms (103 tok/s)")
     plot.set_steady_ms(None)
     qtbot.waitUntil(lambda: not plot._median.isVisible(), timeout=2000)
     assert "compile 760 ms" in describe(points[0].record)
@@ -337,3 +337,91 @@ def test_device_panel_greys_out_tp_sizes_the_model_does_not_allow(qtbot):
     offered = {panel.picker.itemData(i): panel.picker.model().item(i).isEnabled() for i in range(panel.picker.count())}
     assert offered == {"tp=1": True, "tp=2": False, "tp=3": True, "tp=4": False}
     assert "does not divide" in panel.picker.itemText(1)
+
+
+def _plot_with_run(qtbot, n: int = 12) -> LatencyPlot:
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(700, 400)
+    plot.show()
+    plot.start_run("jit-static")
+    for rec in synthetic_run(n):
+        plot.add_record(rec)
+    plot.redraw()
+    plot.redraw()  # settled: markers drawn, axes fitted
+    plot.set_steady_ms(9.7)
+    qtbot.wait(10)
+    return plot
+
+
+def _marker_pixels(plot, image, kind: str, scale: float, below: float = 0.0) -> list:
+    """The colour of ``image`` at each ``kind`` marker of the newest run, ``below`` px under its centre
+    (image = plot item rendered at ``scale``)."""
+    import math
+
+    vb = plot.getPlotItem().getViewBox()
+    origin = plot.getPlotItem().sceneBoundingRect().topLeft()
+    out = []
+    for p in plot.points():
+        if ("compiled" if p.compiled else "decode") != kind:
+            continue
+        at = vb.mapViewToScene(QPointF(p.x, math.log10(p.wall_ms))) - origin
+        out.append(image.pixelColor(round(at.x() * scale), round((at.y() + below) * scale)))
+    return out
+
+
+def test_plot_export_png_twice_the_size_and_svg_with_vector_markers(qtbot, tmp_path):
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    from widgets.call_tooltip import COMPILE_COLOUR
+    from widgets.plot_export import export_plot
+
+    plot = _plot_with_run(qtbot)
+    png = QImage(str(export_plot(plot, tmp_path / "plot.png")))
+    assert png.width() >= 2 * plot.width() - 2 and png.height() >= 2 * plot.height() - 2
+    assert QImage(str(export_plot(plot, tmp_path / "wide.png", width=2400))).width() == 2400
+
+    svg_path = export_plot(plot, tmp_path / "plot.svg")
+    text = svg_path.read_text()
+    assert "<image" not in text  # no embedded pixmaps: markers, axes and text are vectors
+    renderer = QSvgRenderer(str(svg_path))
+    assert renderer.isValid()
+    redrawn = QImage(png.size(), QImage.Format.Format_ARGB32)
+    redrawn.fill(Qt.GlobalColor.white)
+    painter = QPainter(redrawn)
+    renderer.render(painter, QRectF(0, 0, png.width(), png.height()))
+    painter.end()
+
+    def orange(c: QColor) -> bool:  # the compile star (#ea580c, a darker rim) – not white, not the blue line
+        return c.red() > c.green() > c.blue() and c.red() - c.blue() > 100
+
+    def blue(c: QColor) -> bool:  # the run's decode dots (#2563eb)
+        return c.blue() - c.red() > 100 and c.blue() > 180
+
+    assert orange(QColor(COMPILE_COLOUR)) and blue(QColor(plot.run_colours()[-1]))
+    for image in (png, redrawn):  # the PNG and the re-rendered SVG: markers at the data points
+        scale = png.width() / plot.getPlotItem().sceneBoundingRect().width()
+        stars = _marker_pixels(plot, image, "compiled", scale, below=3)  # the run's line crosses the centre
+        dots = _marker_pixels(plot, image, "decode", scale)
+        assert len(stars) == 2 and all(orange(c) for c in stars), [c.name() for c in stars]
+        assert len(dots) == 10 and all(blue(c) for c in dots), [c.name() for c in dots]
+
+
+def test_plot_axes_fit_the_run_and_legend_clears_the_points(qtbot):
+    import math
+
+    plot = _plot_with_run(qtbot, n=8)
+    (x0, x1), (y0, y1) = plot.getPlotItem().getViewBox().viewRange()
+    assert -1 <= x0 < 0 and 7 < x1 < 8.5  # 8 calls: the axis ends at the last one, not at 30
+    ys = [math.log10(p.wall_ms) for p in plot.points()]
+    assert y0 < min(ys) and max(ys) < y1
+    legend = plot.legend_rect()
+    inside = [p for p in plot.points() if legend.contains(QPointF(p.x, math.log10(p.wall_ms)))]
+    assert plot.legend.isVisible() and inside == []
+    assert legend.bottom() > max(ys) or legend.top() > max(ys)  # in the band above the data
+    assert plot.median_text().startswith("steady decode 9.7 ms")
+    plot.set_font_scale(1.75)  # presentation: bigger legend, still clear of the points
+    inside = [p for p in plot.points() if plot.legend_rect().contains(QPointF(p.x, math.log10(p.wall_ms)))]
+    assert inside == []

@@ -133,7 +133,11 @@ def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypa
     assert {r["mode"] for r in rows} == {"torch", "jit-static"}
     assert sum(r["compiled"] == "True" for r in rows) == 2
     data = json.loads(targets["Call records as JSON…"].read_text())
-    assert len(data) == 2 and sum(len(v) for v in data.values()) == len(rows)
+    runs, meta = data["runs"], data["metadata"]
+    assert len(runs) == 2 and sum(len(v) for v in runs.values()) == len(rows)
+    assert [r["mode"] for r in meta["runs"]] == ["torch", "jit-static"] and meta["mesh"] == "1 device"
+    assert window.session.loaded.label in meta["model"] and meta["dtype"] == "float32"
+    assert meta["machine"]["cpu_count"] == os.cpu_count() and meta["machine"]["packages"]["jax"]
     report = targets["Run report (Markdown)…"].read_text()
     assert "| torch |" in report and "| jit-static |" in report and "![report](report.png)" in report
     assert "first call after caches were cleared" in report

@@ -44,12 +44,13 @@ class GenerationForm(QWidget):
         self.cache_len.setSuffix(" positions")
         self.cache_len.setToolTip("Static KV-cache length (prompt + generated tokens). auto = the prompt's bucket "
                                   "+ max new tokens, rounded up to 64, capped at the model's positions")
-        self.ignore_eos = QCheckBox("ignore end of text (always generate max new tokens)")
+        self.ignore_eos = QCheckBox("ignore end of text")
         self.ignore_eos.setObjectName("ignoreEosCheck")
-        self.ignore_eos.setToolTip("For timing runs and races: a prompt that ends at once still yields every step")
-        self.chat = QCheckBox("chat template (on for instruct models)")
+        self.ignore_eos.setToolTip("Always generate max new tokens. For timing runs and races: a prompt that ends at once "
+                                   "still yields every step")
+        self.chat = QCheckBox("chat template")
         self.chat.setObjectName("chatCheck")
-        self.chat.setToolTip("Wrap the prompt in the model's chat template: the formatted prompt shows dimmed "
+        self.chat.setToolTip("On for instruct models. Wrap the prompt in the model's chat template: the formatted prompt shows dimmed "
                              "and the answer stops at the end-of-turn token")
         self.system = QLineEdit(placeholderText="system prompt (optional)")
         self.system.setObjectName("systemEdit")

@@ -1,7 +1,10 @@
 """Per-call latency plot: one point per model call, log-scale wall time, compiling calls starred.
 
-Successive runs overlay in distinct colours (the last :data:`MAX_RUNS`); the newest run's compiling calls
-are annotated with their compile phases (trace / lower / compile for XLA, Dynamo / AOT / Inductor for torch-compile) and a dashed line marks its steady decode median.
+Successive runs overlay in distinct colours and decode markers (the last :data:`MAX_RUNS`); the newest run's
+compiling calls are annotated with their compile phases (trace / lower / compile for XLA, Dynamo / AOT /
+Inductor for torch-compile) and a dashed line marks its steady decode median (its value is in the key above
+the plot). The run legend sits in a band kept free of points above the data, so it never hides one; the x
+axis fits the run once its points are drawn.
 Compiles served by the persistent compilation cache are green diamonds instead of orange stars; the
 tooltip of a compiling call says why it compiled.
 Records are buffered and drawn by a 30 Hz timer; each run's curves are created once and fed with
@@ -16,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCursor, QFont
+from PySide6.QtGui import QCursor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
 from app.core.units import ms
@@ -28,8 +31,15 @@ from widgets.log_axis import LogMsAxis
 MAX_RUNS = 5
 MAX_ANNOTATIONS = 3
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
+#: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
+RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
 REDRAW_INTERVAL_MS = 50
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
+X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
+LEGEND_CORNERS = ((-10, 8), (10, 8))  # top right, top left: in the band above the data
+#: Where a compile note may sit against its point (pyqtgraph TextItem anchors): above / below, right / left.
+NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15))
+MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 
 class LatencyPlot(pg.PlotWidget):
@@ -57,9 +67,11 @@ class LatencyPlot(pg.PlotWidget):
         item.setXRange(-1, X_STEP, padding=0.02)
         item.setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
         self._font_scale = 1.0
+        self._median_text = ""
+        self._title_key: tuple | None = None
         self._set_title()
         self.legend = item.addLegend(
-            offset=(-10, 110),
+            offset=LEGEND_CORNERS[0],
             labelTextSize="8pt",
             brush=pg.mkBrush(255, 255, 255, 210),
             pen=pg.mkPen("#e5e7eb"),
@@ -70,45 +82,75 @@ class LatencyPlot(pg.PlotWidget):
             angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine)
         )
         self._median.setVisible(False)
-        self._median_label = pg.TextItem(
-            "", color="#4b5563", anchor=(1, 1.05), fill=pg.mkBrush(255, 255, 255, 200)
-        )
-        self._median_label.setVisible(False)
-        self._median_label.setZValue(20)
         self._hover = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#111827", width=2), brush=None)
-        for extra in (self._median, self._median_label, self._hover):
+        for extra in (self._median, self._hover):
             item.addItem(extra, ignoreBounds=True)
         self._hovered = -1
         self._x_right = 0
         self._y_range: tuple[float, float] | None = None  # log10 bounds, grown in half-decade steps
+        self._y_view: tuple[float, float] | None = None  # the y range last set (bounds + legend band)
         self._steady: float | None = None
         self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
         self._timer.timeout.connect(self.redraw)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
-    def _set_title(self) -> None:
-        """The marker legend; on two lines when the fonts are scaled up (it sets the plot's min width)."""
-        size = 9 * self._font_scale
-        lines = 2 if self._font_scale > 1 else 1
+    def _title_keys(self) -> list[tuple[str, str]]:
+        """(plain text, html) of each key of the marker legend above the plot."""
         star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
         diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
-        if lines == 1:
-            keys = (
-                f"{star} compiling call &nbsp; {diamond} compile served from disk cache &nbsp; ■ prefill"
-                " &nbsp; ● decode &nbsp; ┄ steady decode median"
-            )
-        else:  # short enough for a half-width plot at presentation size
-            keys = f"{star} compile &nbsp; {diamond} from disk cache<br>■ prefill &nbsp; ● decode &nbsp; ┄ steady median"
+        median = f"steady decode {self._median_text}" if self._median_text else "steady decode median"
+        return [
+            ("★ compiling call", f"{star} compiling call"),
+            ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
+            ("■ prefill", "■ prefill"),
+            ("● decode", "● decode"),
+            (f"┄ {median}", f"┄ {median}"),
+        ]
+
+    def _set_title(self) -> None:
+        """The marker legend above the plot, wrapped onto as many lines as the plot's width needs (so it never
+        sets the plot's minimum width nor gets cut off)."""
+        size = 9 * self._font_scale
+        font = QFont()
+        font.setPointSizeF(size)
+        metrics = QFontMetricsF(font)
+        vb_width = self.getPlotItem().getViewBox().width()  # the title spans the view box's column
+        room = max(120.0, (vb_width if vb_width > 0 else self.width() - 80.0) - 10.0)
+        gap = metrics.horizontalAdvance("   ")
+        lines: list[list[str]] = [[]]
+        used = 0.0
+        for plain, html in self._title_keys():
+            w = metrics.horizontalAdvance(plain)
+            if lines[-1] and used + gap + w > room:
+                lines.append([])
+                used = 0.0
+            used += (gap if lines[-1] else 0.0) + w
+            lines[-1].append(html)
+        key = (size, tuple(tuple(line) for line in lines))
+        if key == self._title_key:
+            return
+        self._title_key = key
+        keys = "<br>".join(" &nbsp; ".join(line) for line in lines)
         self.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys}</span>")
-        height = int(lines * size * 2.0 + 10)  # pyqtgraph fixes the title row at 30 px
+        height = int(len(lines) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
         self.getPlotItem().titleLabel.setMaximumHeight(height)
         self.getPlotItem().layout.setRowFixedHeight(0, height)
 
+    def _marker_size(self, kind: str) -> float:
+        return MARKER_SIZES[kind] * (1.4 if self._font_scale > 1 else 1.0)
+
+    def median_text(self) -> str:
+        """The steady decode median as shown in the key above the plot ('' when none)."""
+        return f"steady decode {self._median_text}" if self._median_text else ""
+
     # -- feeding ----------------------------------------------------------------------------------
-    def start_run(self, label: str, colour: str | None = None, fade: bool = True) -> int:
-        """Begin a new overlaid run named ``label`` in the legend; returns its id. ``colour`` overrides
-        the next run colour; ``fade=False`` keeps earlier runs opaque and leaves the new run's compiles
-        unannotated (the lanes of a mode race: the compile log tells their split)."""
+    def start_run(
+        self, label: str, colour: str | None = None, fade: bool = True, symbol: str | None = None
+    ) -> int:
+        """Begin a new overlaid run named ``label`` in the legend; returns its id. ``colour`` and ``symbol``
+        (a pyqtgraph marker for its decode calls) override the next run colour and marker; ``fade=False``
+        keeps earlier runs opaque and leaves the new run's compiles unannotated (the lanes of a mode race:
+        the compile log tells their split)."""
         self.redraw()
         if len(self._runs) >= MAX_RUNS:
             self._drop(self._runs[0])
@@ -116,42 +158,65 @@ class LatencyPlot(pg.PlotWidget):
             for it in (old.line, *old.dots.values(), *old.notes):
                 it.setOpacity(0.4)
         colour = colour or RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
+        symbol = symbol or RUN_SYMBOLS[(self._next_id - 1) % len(RUN_SYMBOLS)]
         width = 1.5 * (2.0 if self._font_scale > 1 else 1.0)
-        line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width), name=f"run {self._next_id} · {label}")
+        line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width))
+        line.setZValue(1)  # above the compile stars: a lane that compiles at every step stays visible
         # One item per marker kind with a uniform style: pyqtgraph's fast path (no per-point pens).
         white = pg.mkPen("w", width=1)
+        # The legend's sample: the run's line with its decode marker (never added to the plot).
+        key = pg.PlotDataItem(
+            pen=pg.mkPen(colour, width=width),
+            symbol=symbol,
+            symbolSize=self._marker_size("decode"),
+            symbolBrush=colour,
+            symbolPen=white,
+        )
         dots = {
             "prefill": pg.PlotDataItem(
-                pen=None, symbol="s", symbolSize=9, symbolBrush=colour, symbolPen=white
+                pen=None,
+                symbol="s",
+                symbolSize=self._marker_size("prefill"),
+                symbolBrush=colour,
+                symbolPen=white,
             ),
             "decode": pg.PlotDataItem(
-                pen=None, symbol="o", symbolSize=8, symbolBrush=colour, symbolPen=white
+                pen=None,
+                symbol=symbol,
+                symbolSize=self._marker_size("decode"),
+                symbolBrush=colour,
+                symbolPen=white,
             ),
             "compiled": pg.PlotDataItem(
                 pen=None,
                 symbol="star",
-                symbolSize=18,
+                symbolSize=self._marker_size("compiled"),
                 symbolBrush=COMPILE_COLOUR,
                 symbolPen=pg.mkPen("#7c2d12", width=1),
             ),
             "disk": pg.PlotDataItem(
                 pen=None,
                 symbol="d",
-                symbolSize=16,
+                symbolSize=self._marker_size("disk"),
                 symbolBrush=DISK_COLOUR,
                 symbolPen=pg.mkPen("#064e3b", width=1),
             ),
         }
         self.addItem(line)
-        for item in dots.values():
+        for kind, item in dots.items():
             self.addItem(item)
-        run = PlotRun(self._next_id, label, colour, line, dots, annotate=fade)
+            item.setZValue(0 if kind in ("compiled", "disk") else 2)
+        run = PlotRun(self._next_id, label, colour, line, dots, annotate=fade, key=key, symbol=symbol)
+        self.legend.addItem(key, run.legend_name())
         self._runs.append(run)
         self._next_id += 1
+        self._steady = None
         self._median.setVisible(False)
-        self._median_label.setVisible(False)
+        self._median_text = ""
+        self._set_title()
         self._hover.setData([], [])
         self._x_right = max(self._x_right, 0)
+        self._fit_y()  # the legend grew: keep its band free of points
         return run.run_id
 
     def add_record(self, record: Any) -> None:
@@ -174,8 +239,10 @@ class LatencyPlot(pg.PlotWidget):
         self._y_range = None
         self._x_right = 0
         self.getPlotItem().setXRange(-1, X_STEP, padding=0.02)
+        self._steady = None
         self._median.setVisible(False)
-        self._median_label.setVisible(False)
+        self._median_text = ""
+        self._set_title()
 
     # -- queries ----------------------------------------------------------------------------------
     def run_count(self) -> int:
@@ -210,6 +277,8 @@ class LatencyPlot(pg.PlotWidget):
             for run in self._runs:
                 self._draw_dots(run, streaming=False)
                 set_antialias(run.line, True)
+            self._fit_x()  # the run has settled: the x axis fits its calls
+            self._fit_y()
             self.place_legend()  # once a burst of points is drawn
             return
         for run in dirty:
@@ -248,13 +317,46 @@ class LatencyPlot(pg.PlotWidget):
         bounds = (math.floor(min(ys) * 2) / 2, math.ceil(max(ys) * 2) / 2)
         if bounds != self._y_range:
             self._y_range = bounds
-            self.getPlotItem().setYRange(bounds[0] - 0.15, bounds[1] + 0.25, padding=0)
+            self._fit_y()
+
+    def _legend_band(self) -> float:
+        """Share of the view's height the legend needs at the top (legend height + margins), at most 0.6."""
+        vb = self.getPlotItem().getViewBox()
+        if not self._runs or vb.height() <= 0:
+            return 0.0
+        needed = self.legend.boundingRect().height() + 2 * abs(LEGEND_CORNERS[0][1])
+        return min(0.6, needed / vb.height())
+
+    def _fit_y(self) -> None:
+        """Set the y range to the data bounds plus a band above them as tall as the legend, so the legend
+        (in a top corner) never covers a point."""
+        if self._y_range is None:
+            return
+        low, high = self._y_range[0] - 0.15, self._y_range[1] + 0.1
+        band = self._legend_band()
+        top = low + (high - low) / (1.0 - band) if band > 0 else high + 0.15
+        view = (round(low, 3), round(max(top, high + 0.15), 3))
+        if view != self._y_view:
+            self._y_view = view
+            self.getPlotItem().setYRange(*view, padding=0)
 
     def _grow_x_range(self, last_x: int) -> None:
-        right = (last_x // X_STEP + 1) * X_STEP
+        """While points stream: the right edge doubles from :data:`X_MIN_RIGHT`, then grows by X_STEP."""
+        right = X_MIN_RIGHT
+        while right <= last_x and right < X_STEP:
+            right *= 2
+        if right <= last_x:
+            right = (last_x // X_STEP + 1) * X_STEP
         if right != self._x_right:
             self._x_right = right
             self.getPlotItem().setXRange(-1, right, padding=0.02)
+
+    def _fit_x(self) -> None:
+        """Fit the x axis to the shown calls (half a call of margin each side)."""
+        last = max((p.x for r in self._runs for p in r.points), default=None)
+        if last is not None and self._x_right != -last - 1:
+            self._x_right = -last - 1  # negative: fitted, not a streaming step
+            self.getPlotItem().setXRange(-0.5, last + 0.5, padding=0.02)
 
     def _annotate(self, run: PlotRun) -> None:
         """Label the first compiling calls with their split, alternately above and below the point."""
@@ -281,9 +383,10 @@ class LatencyPlot(pg.PlotWidget):
     def reset_zoom(self) -> None:
         """Fit both axes to the shown points again (after the user zoomed or panned)."""
         self._y_range = None
+        self._y_view = None
         self._x_right = 0
         self._grow_y_range()
-        self._grow_x_range(max((p.x for r in self._runs for p in r.points), default=0))
+        self._fit_x()
 
     def set_steady_ms(self, median: float | None) -> None:
         """Draw the newest run's steady decode time (ms per call; None hides the line and its label). While
@@ -293,21 +396,22 @@ class LatencyPlot(pg.PlotWidget):
             self._draw_steady()
 
     def _draw_steady(self) -> None:
+        """The dashed line at the median; its value goes in the key above the plot (never on the data)."""
         median = self._steady
         self._median.setVisible(median is not None)
-        self._median_label.setVisible(median is not None)
+        text = f"{ms(median)} ({1000 / median:.0f} tok/s)" if median else ""
         if median is not None:
-            y = math.log10(max(median, 1e-3))
-            self._median.setPos(QPointF(0, y))
-            self._median_label.setText(f"steady decode {ms(median)} ({1000 / median:.0f} tok/s)")
-            self._median_label.setPos(self._x_right, y)
+            self._median.setPos(QPointF(0, math.log10(max(median, 1e-3))))
+        if text != self._median_text:
+            self._median_text = text
+            self._set_title()
 
     def _drop(self, run: PlotRun) -> None:
-        entry = [it for sample, label in self.legend.items if sample.item is run.line for it in (sample, label)]
+        entry = [it for sample, label in self.legend.items if sample.item is run.key for it in (sample, label)]
         items = (run.line, *run.dots.values(), *run.notes)
         for it in items:
             self.removeItem(it)
-        self.legend.removeItem(run.line)
+        self.legend.removeItem(run.key)
         for it in (*items, *entry):  # delete on the GUI thread, not in a garbage collection elsewhere
             it.deleteLater()
         self._runs.remove(run)
@@ -330,38 +434,92 @@ class LatencyPlot(pg.PlotWidget):
         item.setLabel("bottom", "call index", **label_css)
         item.setLabel("left", "wall time per call", units="ms", **label_css)
         self._set_title()
-        legend_size = f"{8 * scale:.0f}pt"
-        self.legend.opts["labelTextSize"] = legend_size
-        for _sample, label in self.legend.items:
-            label.setText(label.text, size=legend_size)
-        self.legend.updateSize()
+        self.legend.opts["labelTextSize"] = f"{8 * scale:.0f}pt"
         note_font = QFont()
         note_font.setPointSizeF(base_pt * scale)
         for run in self._runs:
             run.line.setPen(pg.mkPen(run.colour, width=3.0 if big else 1.5))
+            run.key.setPen(pg.mkPen(run.colour, width=3.0 if big else 1.5))
+            for kind, dots in run.dots.items():
+                dots.setSymbolSize(self._marker_size(kind))
+            run.key.setSymbolSize(self._marker_size("decode"))
+            self.legend.removeItem(run.key)  # re-added: pyqtgraph sizes a legend row only when it is added
+            self.legend.addItem(run.key, run.legend_name())
             for note in run.notes:
                 note.setFont(note_font)
-        self._median_label.setFont(note_font)
+        self._fit_y()
         self.place_legend()
 
     def font_scale(self) -> float:
         return self._font_scale
 
+    def _place_notes(self) -> None:
+        """Put each compile note on the side of its point (:data:`NOTE_ANCHORS`) where it covers no point,
+        stays inside the view and clears the legend and the notes placed before it."""
+        vb = self.getPlotItem().getViewBox()
+        view = vb.sceneBoundingRect()
+        spots = [
+            vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for r in self._runs for p in r.points
+        ]
+        taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
+        for note in (n for run in self._runs for n in run.notes):
+            best, best_cost = None, None
+            for anchor in NOTE_ANCHORS:
+                note.setAnchor(anchor)
+                rect = note.sceneBoundingRect()
+                margin = rect.adjusted(-6, -6, 6, 6)
+                cost = 10 * sum(margin.contains(sp) for sp in spots) + 5 * sum(rect.intersects(t) for t in taken)
+                cost += 0 if view.contains(rect) else 3
+                if best_cost is None or cost < best_cost:
+                    best, best_cost = anchor, cost
+            note.setAnchor(best)
+            taken.append(note.sceneBoundingRect())
+
     def place_legend(self) -> None:
-        """Move the run legend to the corner where it hides the fewest points and labels."""
+        """Move the run legend to the top corner (in the band kept free above the data) where it hides the
+        fewest points and compile notes, then place the notes around it; hide it while no run is shown."""
+        if self.plotItem is None:  # being deleted
+            return
+        self.legend.setVisible(bool(self._runs))
+        self._fit_legend_names()
         points = [(p.x, math.log10(max(p.wall_ms, 1e-3))) for run in self._runs for p in run.points]
-        if not points or not self.legend.isVisible() or self.plotItem is None:  # None: being deleted
+        if not points:
             return
         xs, ys = np.array(points, dtype=float).T
-        labels = [self._median_label] + [n for run in self._runs for n in run.notes]
-        obstacles = [t.sceneBoundingRect() for t in labels if t.isVisible()]
-        offset = best_offset(self.getPlotItem().getViewBox(), self.legend, xs, ys, obstacles)
+        obstacles = [n.sceneBoundingRect() for run in self._runs for n in run.notes if n.isVisible()]
+        vb = self.getPlotItem().getViewBox()
+        offset = best_offset(vb, self.legend, xs, ys, obstacles, candidates=LEGEND_CORNERS)
         if tuple(self.legend.opts.get("offset") or ()) != offset:
             self.legend.setOffset(offset)
+        self._place_notes()
+
+    def _fit_legend_names(self) -> None:
+        """Cut run names at the right with "…" so the legend fits the view's width (a long model name
+        would push it off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
+        vb = self.getPlotItem().getViewBox()
+        font = QFont()
+        font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
+        room = max(80, int(vb.width()) - 2 * abs(LEGEND_CORNERS[0][0]) - 50)  # 50: the sample and margins
+        metrics = QFontMetricsF(font)
+        names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room) for run in self._runs]
+        shown = [label.text for _sample, label in self.legend.items]
+        if vb.width() <= 0 or shown == names:
+            return
+        for run in self._runs:
+            self.legend.removeItem(run.key)
+        for run, name in zip(self._runs, names):
+            self.legend.addItem(run.key, name)
+
+    def legend_rect(self) -> Any:
+        """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""
+        vb = self.getPlotItem().getViewBox()
+        return vb.mapSceneToView(self.legend.sceneBoundingRect()).boundingRect()
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        if hasattr(self, "legend"):
+        if hasattr(self, "legend") and self.plotItem is not None:  # None: being deleted
+            self._set_title()
+            self._fit_y()
             self.place_legend()
 
     # -- hover ------------------------------------------------------------------------------------

@@ -31,13 +31,17 @@ class PlotRun:
     dirty: bool = False
     annotate: bool = True
     dot_counts: dict[str, int] = field(default_factory=dict)  # markers drawn per kind
+    key: pg.PlotDataItem | None = None  # the legend's sample (line + decode marker), not in the plot
+    symbol: str = "o"  # the decode marker
+
+    def legend_name(self) -> str:
+        return f"run {self.run_id} · {self.label}"
 
 
 def point_kind(p: PlotPoint) -> str:
     if p.compiled:
         return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
     return p.step
-
 
 
 def set_antialias(item: pg.PlotDataItem, on: bool) -> None:

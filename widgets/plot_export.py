@@ -1,50 +1,107 @@
-"""Export a pyqtgraph plot widget as PNG or SVG (pyqtgraph's exporters on its PlotItem)."""
+"""Export a pyqtgraph plot widget for slides: PNG at 2× (or a chosen width), SVG with vector markers.
+
+Both render the plot's scene with Qt's painter while every item is in pyqtgraph's export mode: scatter
+markers are then drawn one by one as vector paths instead of being stamped from a pixmap atlas (pyqtgraph's
+own SVG exporter embeds the whole sprite sheet once per marker, which viewers show as smears).
+
+- PNG: a ``QImage`` with a device-pixel ratio of ``scale`` (2 by default), so lines, markers, text and the
+  legend all scale together (pyqtgraph 0.14's ``ImageExporter`` leaves the legend's text at screen size);
+- SVG: ``QSvgGenerator`` at the on-screen size in px (markers become ``<path>`` elements).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-from pyqtgraph.exporters import ImageExporter, SVGExporter
-from PySide6.QtCore import QRectF, QSize
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsItem
+
+#: Default PNG scale against the on-screen size (slides are shown larger than a laptop window).
+PNG_SCALE = 2.0
+
+
+def plot_rect(plot: pg.PlotWidget) -> QRectF:
+    """The scene rectangle exported: the plot item (axes, title, legend), in scene px."""
+    return plot.getPlotItem().sceneBoundingRect()
+
+
+@contextmanager
+def _export_mode(plot: pg.PlotWidget, painter: QPainter) -> Iterator[None]:
+    """Every item in export mode and uncached (a cached item, like the axes, would be painted as a pixmap)."""
+    everything = plot.scene().items()
+    cached = [(it, it.cacheMode()) for it in everything if it.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+    items = [it for it in everything if hasattr(it, "setExportMode")]
+    opts = {"antialias": True, "background": QColor("white"), "painter": painter, "resolutionScale": 1.0}
+    for it, _mode in cached:
+        it.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+    for it in items:
+        it.setExportMode(True, opts)
+    try:
+        yield
+    finally:
+        for it in items:
+            it.setExportMode(False)
+        for it, mode in cached:
+            it.setCacheMode(mode)
+
+
+def render_image(plot: pg.PlotWidget, scale: float = PNG_SCALE) -> QImage:
+    """The plot as an image ``scale`` times its on-screen size (white background)."""
+    source = plot_rect(plot)
+    size = QSize(round(source.width() * scale), round(source.height() * scale))
+    image = QImage(size, QImage.Format.Format_ARGB32)
+    image.setDevicePixelRatio(scale)
+    image.fill(Qt.GlobalColor.white)
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        with _export_mode(plot, painter):
+            plot.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    finally:
+        painter.end()
+    return image
+
+
+def render_svg(plot: pg.PlotWidget, path: str | Path, title: str = "latency per call") -> None:
+    """Write the plot as SVG at its on-screen size (px), markers as vector paths."""
+    source = plot_rect(plot)
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(QSize(round(source.width()), round(source.height())))
+    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+    generator.setResolution(96)  # CSS px: a browser shows it at the on-screen size
+    generator.setTitle(title)
+    painter = QPainter(generator)
+    try:
+        painter.fillRect(QRectF(0, 0, source.width(), source.height()), QColor("white"))
+        with _export_mode(plot, painter):
+            plot.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    finally:
+        painter.end()
 
 
 def export_plot(plot: pg.PlotWidget, path: str | Path, width: int | None = None) -> Path:
     """Write ``plot`` to ``path``: SVG for a ``.svg`` suffix, else a PNG ``width`` pixels wide (default:
-    as on screen — pyqtgraph 0.14 does not scale the legend with the rest, so a rescaled PNG shows a tiny
-    legend; presentation mode makes the on-screen plot big).
+    :data:`PNG_SCALE` × the on-screen width).
 
-    Returns the path. Raises OSError if nothing was written.
+    Returns the path. Raises OSError if nothing was written, ValueError for a width below 1.
     """
     path = Path(path)
-    item = plot.getPlotItem()
     if path.suffix.lower() == ".svg":
-        try:
-            SVGExporter(item).export(str(path))
-        except ValueError:
-            # pyqtgraph 0.14's SVG exporter cannot parse the "Z" (close path) Qt 6.11 writes in path data
-            # (pyqtgraph issue #3485): render the scene through Qt's own SVG generator instead.
-            _render_svg(plot, path)
+        render_svg(plot, path)
     else:
-        exporter = ImageExporter(item)
-        exporter.parameters()["width"] = int(width or item.sceneBoundingRect().width())
-        exporter.export(str(path))
+        if width is not None and width < 1:
+            raise ValueError(f"The PNG width must be at least 1 px, not {width}.")
+        source = plot_rect(plot)
+        scale = width / source.width() if width else PNG_SCALE
+        if not render_image(plot, scale).save(str(path), "PNG"):
+            raise OSError(f"The plot could not be written to {path}.")
     if not path.is_file() or path.stat().st_size == 0:
         raise OSError(f"The plot could not be written to {path}.")
     return path
-
-
-def _render_svg(plot: pg.PlotWidget, path: Path) -> None:
-    source = plot.getPlotItem().sceneBoundingRect()
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    generator.setSize(QSize(int(source.width()), int(source.height())))
-    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
-    generator.setTitle("latency per call")
-    painter = QPainter(generator)
-    try:
-        plot.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
-    finally:
-        painter.end()

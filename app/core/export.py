@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import platform
 from collections.abc import Iterable
 from dataclasses import asdict
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +42,38 @@ def write_records_csv(path: str | Path, runs: dict[str, list[Any]]) -> int:
     return len(rows)
 
 
-def write_records_json(path: str | Path, runs: dict[str, list[Any]]) -> int:
-    """Write ``{label: [record, …]}`` as JSON (full records, input shapes included). Returns records written."""
+VERSIONED = ("jax", "jaxlib", "torch", "torchax", "transformers")
+
+
+def machine_info() -> dict[str, Any]:
+    """Where the figures were measured: OS, CPU architecture and processor, logical cores, Python and the
+    versions of the JAX / PyTorch packages (``importlib.metadata``; None when not installed)."""
+
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "packages": {name: version(name) for name in VERSIONED},
+    }
+
+
+def write_records_json(
+    path: str | Path, runs: dict[str, list[Any]], meta: dict[str, Any] | None = None
+) -> int:
+    """Write ``{label: [record, …]}`` as JSON (full records, input shapes included); with ``meta`` (e.g.
+    model, modes, mesh, :func:`machine_info`) the file is ``{"metadata": meta, "runs": {label: […]}}``.
+    Returns the number of records written."""
     data = {label: [asdict(r) for r in records] for label, records in runs.items()}
-    Path(path).write_text(json.dumps(data, indent=2), encoding="utf-8")
+    out = data if meta is None else {"metadata": meta, "runs": data}
+    Path(path).write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
     return sum(len(v) for v in data.values())
 
 

@@ -1,8 +1,8 @@
 """The demo kit of the main window: mode race, why it compiled, caches, phases, presentation, export.
 
-:class:`DemoKit` adds two docks under the main area (``Demo kit``: race controls, compilation-cache
-controls, race summary; ``Compile log``: why each call compiled, phase breakdown), a File ▸ Export menu, a
-View menu (presentation mode, full screen, docks) and a Demo menu. It subscribes to the window's
+:class:`DemoKit` adds two docks to the bottom area, tabbed with "What JAX sees" (``Demo kit``: race
+controls, compilation-cache controls, race summary; ``Compile log``: why each call compiled, phase
+breakdown), a File ▸ Export menu, a View menu (presentation mode, full screen, docks) and a Demo menu. It subscribes to the window's
 :class:`app.core.session.Session` (the runs, the race, the cache state live there) and sends its requests
 through it to the compute thread.
 """
@@ -15,12 +15,10 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFileDialog,
-    QFrame,
+    QLabel,
     QMainWindow,
     QMenu,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -33,7 +31,7 @@ from app.core.requests import CacheInfo
 from app.core.session import RunState
 from app.core.settings import MODE_HELP, MODES
 from app.gui import exports
-from app.gui.layout import _card
+from app.gui.layout import card, dock_widget, scrolling
 from app.gui.presentation import Presentation
 from widgets.cache_panel import CachePanel
 from widgets.compile_log import CompileLog
@@ -49,6 +47,16 @@ MODE_COLOURS = {
     "jit-static": "#2563eb",
     "torch-compile": "#dc2626",
 }
+#: Marker of each mode's decode calls, so lanes stay apart where their lines overlap (pyqtgraph symbols).
+MODE_SYMBOLS = {
+    "torch": "o",
+    "torchax-eager": "t2",
+    "jit-dynamic": "t",
+    "jit-static": "t1",
+    "torch-compile": "t3",
+}
+#: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
+STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch")
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
     ("Plot as SVG…", "SVG image (*.svg)", "latency.svg", "export_plot"),
@@ -76,15 +84,23 @@ class DemoKit(QObject):
         self.session = window.session
         self.controls = RaceControls(MODES, MODE_HELP, MODE_COLOURS)
         self.table = RaceTable(RACE_COLUMNS[1:])
+        self.stage_table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])  # presentation
+        self.stage_table.setObjectName("stageRaceTable")
         self.cache = CachePanel(str(default_cache_dir()))
         self.log = CompileLog(COMPILE_COLUMNS)
         self.phases = PhaseBars()
         self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
         self._build_docks()
-        keep = [ui.prompt.parentWidget(), ui.tokens.parentWidget(), ui.plot.parentWidget()]
+        self.stage_card = card(self.stage_table, title="Race summary", stretch_last=True)
+        self.stage_card.setVisible(False)  # shown beside the plot while presenting, once a race has run
+        ui.stream_split.addWidget(self.stage_card)
         self.presentation = Presentation(
-            window, keep, ui.plot, also_hide=[ui.prompt.examples], sizes={ui.top_split: [2, 3]}
+            window,
+            ui.plot,
+            show=[self.stage_card],
+            hide=[ui.prompt.examples, ui.plot_card.findChild(QLabel, "sectionTitle")],  # the plot's key says it
+            sizes={ui.top_split: [32, 68], ui.stream_split: [2, 5, 3]},
         )
         self._build_menus()
         self._connect()
@@ -132,45 +148,32 @@ class DemoKit(QObject):
 
     # -- building ---------------------------------------------------------------------------------
     def _build_docks(self) -> None:
-        """Two docks side by side under the main area, so the token stream and the plot keep their width."""
+        """Two docks tabbed with "What JAX sees" under the main area: one shows at a time, so the token
+        stream and the plot keep their room; each can be dragged out or docked beside another."""
         column = QWidget()
         box = QVBoxLayout(column)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(6)
-        box.addWidget(_card(self.controls, title="Mode race"))
-        box.addWidget(_card(self.cache, title="Compilation cache"))
+        box.addWidget(card(self.controls, title="Mode race"))
+        box.addWidget(card(self.cache, title="Compilation cache"))
         box.addStretch(1)
-        scroll = QScrollArea()  # the dock may be shorter than the cards (small screens)
-        scroll.setWidget(column)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(column.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width())
         panel = QSplitter(Qt.Orientation.Horizontal)
         panel.setObjectName("demoSplit")
-        panel.addWidget(scroll)
-        panel.addWidget(_card(self.table, title="Race summary", stretch_last=True))
-        panel.setSizes([360, 400])
+        panel.addWidget(scrolling(column, "demoScroll"))  # the dock may be shorter than the cards
+        panel.addWidget(card(self.table, title="Race summary", stretch_last=True))
+        panel.setChildrenCollapsible(False)
+        panel.setStretchFactor(1, 1)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("whyTabs")
         self.tabs.addTab(self.log, "Why it compiled")
         self.tabs.addTab(self.phases, "Phase breakdown")
-        self.demo_dock = self._dock("Demo kit", "demoDock", panel)
-        self.why_dock = self._dock("Compile log", "whyDock", _card(self.tabs, stretch_last=True))
-        self.window.splitDockWidget(self.demo_dock, self.why_dock, Qt.Orientation.Horizontal)
-        self.window.resizeDocks([self.demo_dock, self.why_dock], [760, 840], Qt.Orientation.Horizontal)
-        self.window.resizeDocks([self.demo_dock], [320], Qt.Orientation.Vertical)
-
-    def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
-        dock = QDockWidget(title, self.window)
-        dock.setObjectName(name)
-        dock.setWidget(widget)
-        features = QDockWidget.DockWidgetFeature
-        dock.setFeatures(
-            features.DockWidgetClosable | features.DockWidgetMovable | features.DockWidgetFloatable
-        )
-        self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        return dock
+        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+        win, ir_dock = self.window, self.window.ui.ir_dock
+        self.demo_dock = dock_widget(win, "Demo kit", "demoDock", panel, bottom)
+        self.why_dock = dock_widget(win, "Compile log", "whyDock", card(self.tabs, stretch_last=True), bottom)
+        win.tabifyDockWidget(ir_dock, self.demo_dock)
+        win.tabifyDockWidget(self.demo_dock, self.why_dock)
+        ir_dock.raise_()
 
     def _action(
         self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False
@@ -198,8 +201,17 @@ class DemoKit(QObject):
             view, "&Full screen", self.set_full_screen, "F11", checkable=True
         )
         view.addSeparator()
-        view.addAction(self.demo_dock.toggleViewAction())
-        view.addAction(self.why_dock.toggleViewAction())
+        ui = self.window.ui
+        for dock, keys in (
+            (ui.controls_dock, "Ctrl+B"),
+            (ui.ir_dock, "Ctrl+1"),
+            (self.demo_dock, "Ctrl+2"),
+            (self.why_dock, "Ctrl+3"),
+        ):
+            action = dock.toggleViewAction()
+            action.setShortcut(QKeySequence(keys))
+            view.addAction(action)
+            self.window.addAction(action)
         demo = find_menu(self.window, "&Demo")
         self.race_action = self._action(demo, "&Race checked modes", self.race_checked, "Ctrl+R")
         self.replay_action = self._action(demo, "Replay &cold start", self.replay, "Ctrl+Shift+R")
@@ -261,7 +273,17 @@ class DemoKit(QObject):
     @Slot(bool)
     def set_presentation(self, on: bool) -> None:
         self.presentation.set_on(on)
+        self._show_stage()
+        tokens = self.window.ui.tokens  # the answer, not the (chat-formatted) prompt, after the font change
+        tokens.verticalScrollBar().setValue(tokens.verticalScrollBar().maximum())
         self.fullscreen_action.setChecked(self.window.isFullScreen())
+
+    def _show_stage(self) -> None:
+        """While presenting, the race summary sits under the token stream once a race has rows."""
+        show = self.presentation.is_on() and self.stage_table.columnCount() > 0
+        if show != self.stage_card.isVisible():
+            self.stage_card.setVisible(show)
+            self.presentation.apply_sizes()
 
     @Slot(bool)
     def set_full_screen(self, on: bool) -> None:
@@ -273,6 +295,8 @@ class DemoKit(QObject):
         lanes = [r for r in self.session.runs if r.race == run.race] if run.race is not None else [run]
         if len(lanes) == 1:
             self.table.clear_rows()
+            self.stage_table.clear_rows()
+            self._show_stage()
 
     def on_records(self, records: list[Any]) -> None:
         run = self.session.current
@@ -283,6 +307,8 @@ class DemoKit(QObject):
     def on_run_finished(self, run: RunState) -> None:
         current = [r for r in self.session.runs if r.race == run.race] if run.race is not None else [run]
         self.table.set_rows(self.session.race_rows(), MODE_COLOURS)
+        self.stage_table.set_rows(self.session.race_rows(), MODE_COLOURS)
+        self._show_stage()
         self.phases.set_calls(exports.phase_calls(current))
 
     def on_cache_info(self, info: CacheInfo) -> None:
@@ -314,8 +340,14 @@ class DemoKit(QObject):
         return f"Exported the plot to {export_plot(self.window.ui.plot, path)}"
 
     def export_records(self, path: Path) -> str:
-        """Write the call records of the shown runs as CSV or JSON (by suffix)."""
-        return f"Exported {exports.save_records(path, self.runs)} call records to {path}"
+        """Write the call records of the shown runs as CSV or JSON (by suffix; JSON carries the model, modes,
+        mesh and machine as ``metadata``)."""
+        loaded = self.session.loaded
+        model = f"{loaded.label} ({loaded.request.model})" if loaded else ""
+        dtype = loaded.request.dtype if loaded else ""
+        generation = self.window.ui.form.values()
+        meta = exports.run_metadata(self.runs, model, dtype, self.session.mesh, generation)
+        return f"Exported {exports.save_records(path, self.runs, meta)} call records to {path}"
 
     def export_report(self, path: Path) -> str:
         """Write the Markdown run report and the plot PNG next to it."""

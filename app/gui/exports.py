@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.columns import COMPILE_COLUMNS, compile_rows, render_markdown
-from app.core.export import markdown_report, write_records_csv, write_records_json
+from app.core.export import machine_info, markdown_report, write_records_csv, write_records_json
 from app.core.race import summary_rows
 from app.core.session import RunState
 from widgets.phase_bars import PhaseCall
@@ -46,11 +46,35 @@ def summary(runs: list[RunState]) -> list[dict[str, Any]]:
     return summary_rows({run.mode: run.finished for run in runs if run.finished is not None})
 
 
-def save_records(path: str | Path, runs: list[RunState]) -> int:
-    """CSV, or JSON for a ``.json`` suffix. Returns the number of records written."""
+def run_metadata(
+    runs: list[RunState], model: str, dtype: str, mesh: str, generation: dict[str, Any]
+) -> dict[str, Any]:
+    """What a JSON export says about the runs: model, dtype, mesh, the generation settings, each run's
+    mode, race and end, and the machine (:func:`app.core.export.machine_info`)."""
+    return {
+        "model": model,
+        "dtype": dtype,
+        "mesh": mesh,
+        "generation": generation,
+        "runs": [
+            {
+                "label": run.label,
+                "mode": run.mode,
+                "race": run.race,
+                "finished": run.finished.reason if run.finished else None,
+            }
+            for run in runs
+        ],
+        "machine": machine_info(),
+    }
+
+
+def save_records(path: str | Path, runs: list[RunState], meta: dict[str, Any] | None = None) -> int:
+    """CSV, or JSON for a ``.json`` suffix (with ``meta`` as its ``metadata``). Returns the number of
+    records written."""
     data = records_by_run(runs)
     if Path(path).suffix.lower() == ".json":
-        return write_records_json(path, data)
+        return write_records_json(path, data, meta)
     return write_records_csv(path, data)
 
 

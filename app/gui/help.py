@@ -15,7 +15,9 @@ SHORTCUTS = (
     ("Ctrl+Shift+R", "replay cold start: clear the in-memory caches and rerun the last run or race"),
     ("Ctrl+F", "find in the IR view that has focus; Enter / Shift+Enter: next / previous match"),
     ("Ctrl+Shift+M", "profile the compiled step: measured time per HLO op, source line and module"),
-    ("Ctrl+Shift+P", "presentation mode"),
+    ("Ctrl+Shift+P", "presentation mode: the plot large, with the token stream and race summary beside it"),
+    ("Ctrl+B", "show or hide the controls sidebar (model, generation settings, devices)"),
+    ("Ctrl+1 / 2 / 3", "show or hide What JAX sees / the Demo kit / the Compile log (tabs under the plot)"),
     ("F11", "full screen"),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),
@@ -73,7 +75,8 @@ class HelpDialog(QDialog):
 
 
 class WindowMenus(QObject):
-    """File ▸ Quit (Ctrl+Q), View ▸ the plot's copy / clear / reset zoom, Help ▸ Help (F1)."""
+    """File ▸ Quit (Ctrl+Q), View ▸ Reset layout and the plot's copy / clear / reset zoom, Help ▸ Help
+    (F1)."""
 
     def __init__(self, window: Any) -> None:
         from app.gui.demo import find_menu
@@ -83,6 +86,7 @@ class WindowMenus(QObject):
         self.quit_action = find_menu(window, "&File").addAction("&Quit", window.close)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         view = find_menu(window, "&View")
+        self.reset_layout_action = view.addAction("Reset &layout", self.reset_layout)
         view.addSeparator()
         plot = window.plot_actions
         for action in (plot.copy_action, plot.clear_action, plot.reset_action):
@@ -93,6 +97,14 @@ class WindowMenus(QObject):
         self.help_action.setShortcut(QKeySequence("F1"))
         for action in (self.quit_action, self.help_action, self.profile_action):
             window.addAction(action)  # shortcuts keep working when the menu bar is hidden
+
+    @Slot()
+    def reset_layout(self) -> None:
+        """Every dock back in its default place and shown, default panel sizes (leaves presentation mode)."""
+        window = self.parent()
+        if window.demo.presentation.is_on():
+            window.demo.presentation_action.setChecked(False)
+        window.dock_layout.reset()
 
     @Slot()
     def show_help(self) -> None:

@@ -1,14 +1,32 @@
-"""Builds the main window's widgets and layout (no behaviour: :mod:`app.window` wires it)."""
+"""Builds the main window's widgets and layout (no behaviour: :mod:`app.gui.window` wires it).
+
+The layout is designed for 1280×720 first:
+
+- the **main area** (the central widget) is the prompt and token stream beside the latency plot;
+- the **controls** (model, generation settings, devices) are a left dock whose content scrolls, so a short
+  window scrolls it instead of squashing it, and View ▸ Controls (Ctrl+B) collapses it;
+- **inspection** ("What JAX sees": the IR tabs, Source map, Profile) is a bottom dock, tabbed with the demo
+  kit's docks (:mod:`app.gui.demo`): one of them shows at a time, and each can be floated or docked
+  elsewhere.
+
+:class:`DockLayout` gives the default sizes (a share of the window, so 1920×1080 and 4K use the room),
+saves and restores the arrangement, and resets it (View ▸ Reset layout).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import base64
+
+from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFrame,
     QLabel,
     QMainWindow,
     QPushButton,
+    QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -24,6 +42,13 @@ from widgets.prompt_editor import PromptEditor
 from widgets.stats_strip import StatsStrip
 from widgets.token_view import TokenView
 
+#: Bumped when the dock arrangement changes shape: a state saved by another version is then ignored.
+LAYOUT_VERSION = 2
+#: Default shares: the bottom docks' height and the plot's width in the main area.
+BOTTOM_SHARE = 0.42
+PLOT_SHARE = 0.62
+SIDEBAR_WIDTH = 330
+
 
 def _section(title: str) -> QLabel:
     label = QLabel(title.upper())
@@ -31,7 +56,8 @@ def _section(title: str) -> QLabel:
     return label
 
 
-def _card(*widgets: QWidget, title: str | None = None, stretch_last: bool = False) -> QFrame:
+def card(*widgets: QWidget, title: str | None = None, stretch_last: bool = False) -> QFrame:
+    """A white rounded frame holding ``widgets`` one under the other, with an optional section title."""
     frame = QFrame()
     frame.setObjectName("card")
     box = QVBoxLayout(frame)
@@ -44,11 +70,45 @@ def _card(*widgets: QWidget, title: str | None = None, stretch_last: bool = Fals
     return frame
 
 
+_card = card  # the name other modules imported
+
+
+def scrolling(content: QWidget, name: str, both: bool = False) -> QScrollArea:
+    """``content`` in a scroll area: vertical only and as wide as the content needs, or (``both``) in both
+    directions. A scroll area smaller than its content scrolls, so the content keeps its minimum size."""
+    scroll = QScrollArea()
+    scroll.setObjectName(name)
+    scroll.setWidget(content)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    if not both:
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        content.ensurePolished()
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        scroll.setMinimumWidth(content.minimumSizeHint().width() + bar)
+    return scroll
+
+
+def dock_widget(
+    window: QMainWindow, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
+) -> QDockWidget:
+    """A closable, movable, floatable dock named ``name`` added to ``window`` in ``area``. A bottom dock's
+    content scrolls when the dock is shorter or narrower than the content's minimum size."""
+    dock = QDockWidget(title, window)
+    dock.setObjectName(name)
+    dock.setWidget(widget if area != Qt.DockWidgetArea.BottomDockWidgetArea else scrolling(widget, f"{name}Scroll", True))
+    features = QDockWidget.DockWidgetFeature
+    dock.setFeatures(features.DockWidgetClosable | features.DockWidgetMovable | features.DockWidgetFloatable)
+    window.addDockWidget(area, dock)
+    return dock
+
+
 class WindowParts:
     """Every widget of the main window, created and laid out into ``window``."""
 
     def __init__(self, window: QMainWindow) -> None:
         self.model_picker = ModelPicker()
+        self.model_picker.combo.setMinimumContentsLength(19)  # the sidebar stays narrow at 1280 px
         self.model_label = QLabel("no model loaded")
         self.model_label.setObjectName("modelLabel")
         self.model_label.setWordWrap(True)
@@ -79,47 +139,54 @@ class WindowParts:
         self.details_button.setVisible(False)
         self._lay_out(window)
 
-    def _sidebar(self) -> QFrame:
+    def _sidebar(self) -> QScrollArea:
         sidebar = QFrame()
         sidebar.setObjectName("sidebar")
         side = QVBoxLayout(sidebar)
-        side.setContentsMargins(10, 10, 10, 10)
-        side.setSpacing(10)
+        side.setContentsMargins(8, 6, 8, 8)
+        side.setSpacing(8)
         title = QLabel("torchax <b>playground</b>")
         title.setObjectName("appTitle")
         side.addWidget(title)
-        side.addWidget(
-            _card(self.model_picker, self.model_label, self.model_warning, self.model_error, title="Model")
-        )
-        side.addWidget(_card(self.form, title="Generation"))
-        side.addWidget(_card(self.device_panel, title="Devices"))
-        side.addWidget(_card(self.prompt, title="Prompt", stretch_last=True), 1)
-        sidebar.setMinimumWidth(330)
-        sidebar.setMaximumWidth(440)
-        return sidebar
+        side.addWidget(card(self.model_picker, self.model_label, self.model_warning, self.model_error, title="Model"))
+        side.addWidget(card(self.form, title="Generation"))
+        side.addWidget(card(self.device_panel, title="Devices"))
+        side.addStretch(1)
+        return scrolling(sidebar, "sidebarScroll")
 
     def _lay_out(self, window: QMainWindow) -> None:
-        sidebar = self._sidebar()
-        token_card = _card(self.stats, self.tokens, title="Token stream", stretch_last=True)
-        plot_card = _card(self.plot, title="Latency per call", stretch_last=True)
-        ir_card = _card(self.ir_tabs, title="What JAX sees", stretch_last=True)
+        self.prompt_card = card(self.prompt, title="Prompt", stretch_last=True)
+        self.token_card = card(self.stats, self.tokens, title="Token stream", stretch_last=True)
+        self.plot_card = card(self.plot, title="Latency per call", stretch_last=True)
+        self.stream_split = QSplitter(Qt.Orientation.Vertical)
+        self.stream_split.setObjectName("streamSplit")
+        self.stream_split.addWidget(self.prompt_card)
+        self.stream_split.addWidget(self.token_card)
+        self.stream_split.setStretchFactor(1, 1)
         self.top_split = QSplitter(Qt.Orientation.Horizontal)
         self.top_split.setObjectName("topSplit")
-        self.top_split.addWidget(token_card)
-        self.top_split.addWidget(plot_card)
-        self.top_split.setSizes([520, 640])
-        self.main_split = QSplitter(Qt.Orientation.Vertical)
-        self.main_split.setObjectName("mainSplit")
-        self.main_split.addWidget(self.top_split)
-        self.main_split.addWidget(ir_card)
-        self.main_split.setSizes([430, 420])
-        self.outer_split = QSplitter(Qt.Orientation.Horizontal)
-        self.outer_split.setObjectName("outerSplit")
-        self.outer_split.addWidget(sidebar)
-        self.outer_split.addWidget(self.main_split)
-        self.outer_split.setStretchFactor(1, 1)
-        self.outer_split.setSizes([350, 1250])
-        window.setCentralWidget(self.outer_split)
+        self.top_split.addWidget(self.stream_split)
+        self.top_split.addWidget(self.plot_card)
+        self.top_split.setStretchFactor(1, 1)
+        for split in (self.stream_split, self.top_split):
+            split.setChildrenCollapsible(False)  # a panel is never squashed below its minimum size
+        window.setCentralWidget(self.top_split)
+
+        window.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+        )
+        window.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        window.setCorner(Qt.Corner.TopLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        window.setTabPosition(Qt.DockWidgetArea.BottomDockWidgetArea, QTabWidget.TabPosition.North)
+        self.controls_dock = dock_widget(
+            window, "Controls", "controlsDock", self._sidebar(), Qt.DockWidgetArea.LeftDockWidgetArea
+        )
+        self.ir_card = card(self.ir_tabs, stretch_last=True)
+        self.ir_dock = dock_widget(
+            window, "What JAX sees", "irDock", self.ir_card, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
 
         bar = window.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -127,4 +194,68 @@ class WindowParts:
         bar.addPermanentWidget(self.busy)
 
     def splitters(self) -> dict[str, QSplitter]:
-        return {"top": self.top_split, "main": self.main_split, "outer": self.outer_split}
+        return {"central": self.top_split, "stream": self.stream_split}
+
+
+class DockLayout:
+    """The window's arrangement: docks (``QMainWindow.saveState``) and the main area's splitters.
+
+    Call :meth:`capture_default` once every dock exists; :meth:`apply_default_sizes` sizes the docks and
+    splitters as shares of the window (call it when the window is shown without a saved layout);
+    :meth:`reset` puts back the default arrangement and sizes.
+    """
+
+    def __init__(self, window: QMainWindow, parts: WindowParts) -> None:
+        self.window = window
+        self.parts = parts
+        self._default: QByteArray | None = None
+
+    def capture_default(self) -> None:
+        self._default = self.window.saveState(LAYOUT_VERSION)
+
+    def bottom_docks(self) -> list[QDockWidget]:
+        """The docks of the bottom area (inspection and the demo kit), in tab order."""
+        area = Qt.DockWidgetArea.BottomDockWidgetArea
+        docks = [d for d in self.window.findChildren(QDockWidget) if self.window.dockWidgetArea(d) == area]
+        return docks
+
+    def apply_default_sizes(self) -> None:
+        """Sidebar ~330 px, bottom docks 42 % of the height, plot 62 % of the main area's width."""
+        win, parts = self.window, self.parts
+        side = max(SIDEBAR_WIDTH, parts.controls_dock.minimumSizeHint().width())
+        win.resizeDocks([parts.controls_dock], [side], Qt.Orientation.Horizontal)
+        bottom = [d for d in self.bottom_docks() if not d.isFloating()]
+        if bottom:
+            win.resizeDocks(bottom[:1], [int(win.height() * BOTTOM_SHARE)], Qt.Orientation.Vertical)
+        width = max(1, win.width() - side)
+        parts.top_split.setSizes([int(width * (1 - PLOT_SHARE)), int(width * PLOT_SHARE)])
+        parts.stream_split.setSizes([1, 3 * max(1, parts.stream_split.height())])
+
+    def reset(self) -> None:
+        """The default arrangement: every dock back in place and shown, default sizes."""
+        if self._default is not None:
+            self.window.restoreState(self._default, LAYOUT_VERSION)
+        for dock in self.window.findChildren(QDockWidget):
+            dock.setFloating(False)
+            dock.setVisible(True)
+        self.parts.ir_dock.raise_()
+        self.apply_default_sizes()
+
+    def save(self) -> dict[str, str]:
+        """The arrangement as base64 strings (for the user settings)."""
+        out = {"window": self.window.saveState(LAYOUT_VERSION)}
+        out.update({name: sp.saveState() for name, sp in self.parts.splitters().items()})
+        return {name: base64.b64encode(bytes(state)).decode() for name, state in out.items()}
+
+    def restore(self, saved: dict[str, str]) -> bool:
+        """Restore what :meth:`save` wrote; False (and nothing changed) if there is no usable window state."""
+        try:
+            states = {name: QByteArray(base64.b64decode(value)) for name, value in saved.items()}
+        except (ValueError, TypeError):
+            return False
+        if "window" not in states or not self.window.restoreState(states["window"], LAYOUT_VERSION):
+            return False
+        for name, splitter in self.parts.splitters().items():
+            if name in states:
+                splitter.restoreState(states[name])
+        return True

@@ -8,6 +8,8 @@ from PySide6.QtCore import QObject, QPoint, Qt, Slot
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu
 
+from widgets.plot_export import PNG_SCALE, render_image
+
 
 class PlotActions(QObject):
     """Right-click on the plot opens :meth:`menu`; "Clear plot" also forgets the session's runs, so the
@@ -47,13 +49,9 @@ class PlotActions(QObject):
 
     @Slot()
     def copy(self) -> None:
-        """The plot as an image on the clipboard, at twice its on-screen size (for slides)."""
+        """The plot as an image on the clipboard, rendered at twice its on-screen size (for slides)."""
         self.plot.redraw()
-        pixmap = self.plot.grab()
-        QGuiApplication.clipboard().setImage(
-            pixmap.toImage().scaled(pixmap.size() * 2, Qt.AspectRatioMode.KeepAspectRatio,
-                                    Qt.TransformationMode.SmoothTransformation)
-        )
+        QGuiApplication.clipboard().setImage(render_image(self.plot, PNG_SCALE))
 
     @Slot()
     def clear(self) -> None:

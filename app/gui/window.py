@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Slot
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox, QWidget
 
 from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
@@ -22,10 +22,10 @@ from app.core.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.session import LiveFigures, RunState, Session
 from app.core.settings import GenerationSettings
 from app.core.units import ms
-from app.gui.demo import MODE_COLOURS, DemoKit
+from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
 from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
-from app.gui.layout import WindowParts
+from app.gui.layout import DockLayout, WindowParts
 from app.gui.mesh import MeshWiring
 from app.gui.plot_actions import PlotActions
 from app.gui.profile import ProfileWiring
@@ -75,7 +75,10 @@ class MainWindow(QMainWindow):
         self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
         self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
         self.mesh.message.connect(self._set_status)
-        self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ plot actions, Help ▸ Help (F1)
+        self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
+        self.dock_layout.capture_default()
+        self._layout_restored = self.dock_layout.restore(self.settings.splitters)
+        self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
 
     @property
     def loaded(self) -> ModelLoaded | None:
@@ -138,11 +141,9 @@ class MainWindow(QMainWindow):
         ui.prompt.set_prompt(s.prompt or DEFAULT_PROMPT)
         if s.geometry:
             self.restoreGeometry(QByteArray(base64.b64decode(s.geometry)))
-        else:
-            self.resize(1600, 980)
-        for name, splitter in ui.splitters().items():
-            if name in s.splitters:
-                splitter.restoreState(QByteArray(base64.b64decode(s.splitters[name])))
+        else:  # 1600×980, or 90 % of a smaller screen (a 1280×720 projector)
+            room = self.screen().availableGeometry().size() * 0.9
+            self.resize(min(1600, room.width()), min(980, room.height()))
 
     def _refresh_models(self) -> None:
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
@@ -154,9 +155,7 @@ class MainWindow(QMainWindow):
         s.prompt = ui.prompt.prompt()
         s.generation = ui.form.values()
         s.geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
-        s.splitters = {
-            n: base64.b64encode(bytes(sp.saveState())).decode() for n, sp in ui.splitters().items()
-        }
+        s.splitters = self.dock_layout.save()  # docks ("window") and the main area's splitters
         s.demo = self.demo.state()
         try:
             s.save()
@@ -277,7 +276,12 @@ class MainWindow(QMainWindow):
         else:
             if len([r for r in session.runs if r.race == run.race]) == 1:
                 ui.plot.clear_runs()  # the lanes are drawn together, one curve per mode
-            ui.plot.start_run(f"{run.mode} · {session.mesh}", colour=MODE_COLOURS.get(run.mode), fade=False)
+            ui.plot.start_run(
+                f"{run.mode} · {session.mesh}",
+                colour=MODE_COLOURS.get(run.mode),
+                fade=False,
+                symbol=MODE_SYMBOLS.get(run.mode),
+            )
         self.inspect.new_run(session, run)
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
         ui.busy.start("running")
@@ -385,6 +389,13 @@ class MainWindow(QMainWindow):
     @Slot(int)
     def _on_point_hovered(self, call_index: int) -> None:
         self.ui.tokens.highlight_call(call_index)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        """The first show without a remembered layout sizes the docks and panels as shares of the window."""
+        super().showEvent(event)
+        if not self._layout_restored:
+            self._layout_restored = True
+            self.dock_layout.apply_default_sizes()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Save settings, hide the window at once, stop the run and wait for the compute thread (a compile
