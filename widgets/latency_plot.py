@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont, QFontMetricsF
@@ -24,25 +23,19 @@ from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
 from app.core.units import ms
 from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
-from widgets.latency_runs import PlotPoint, PlotRun, point_kind, set_antialias
-from widgets.legend_place import best_offset
+from widgets.latency_runs import PlotPoint, PlotRun, point_kind, run_items, set_antialias
 from widgets.log_axis import LogMsAxis
+from widgets.plot_fitting import LEGEND_CORNERS, X_STEP, PlotFitting
 
 MAX_RUNS = 5
-MAX_ANNOTATIONS = 3
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 #: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
 RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
 REDRAW_INTERVAL_MS = 50
-X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
-X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
-LEGEND_CORNERS = ((-10, 8), (10, 8))  # top right, top left: in the band above the data
-#: Where a compile note may sit against its point (pyqtgraph TextItem anchors): above / below, right / left.
-NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15))
 MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 
-class LatencyPlot(pg.PlotWidget):
+class LatencyPlot(PlotFitting, pg.PlotWidget):
     """Wall time per call (log y) for the last few runs. Feed it from GUI-thread slots only.
 
     Signals (GUI thread): ``pointHovered(call_index)`` for the newest run's point under the mouse, -1
@@ -160,48 +153,7 @@ class LatencyPlot(pg.PlotWidget):
         colour = colour or RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
         symbol = symbol or RUN_SYMBOLS[(self._next_id - 1) % len(RUN_SYMBOLS)]
         width = 1.5 * (2.0 if self._font_scale > 1 else 1.0)
-        line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width))
-        line.setZValue(1)  # above the compile stars: a lane that compiles at every step stays visible
-        # One item per marker kind with a uniform style: pyqtgraph's fast path (no per-point pens).
-        white = pg.mkPen("w", width=1)
-        # The legend's sample: the run's line with its decode marker (never added to the plot).
-        key = pg.PlotDataItem(
-            pen=pg.mkPen(colour, width=width),
-            symbol=symbol,
-            symbolSize=self._marker_size("decode"),
-            symbolBrush=colour,
-            symbolPen=white,
-        )
-        dots = {
-            "prefill": pg.PlotDataItem(
-                pen=None,
-                symbol="s",
-                symbolSize=self._marker_size("prefill"),
-                symbolBrush=colour,
-                symbolPen=white,
-            ),
-            "decode": pg.PlotDataItem(
-                pen=None,
-                symbol=symbol,
-                symbolSize=self._marker_size("decode"),
-                symbolBrush=colour,
-                symbolPen=white,
-            ),
-            "compiled": pg.PlotDataItem(
-                pen=None,
-                symbol="star",
-                symbolSize=self._marker_size("compiled"),
-                symbolBrush=COMPILE_COLOUR,
-                symbolPen=pg.mkPen("#7c2d12", width=1),
-            ),
-            "disk": pg.PlotDataItem(
-                pen=None,
-                symbol="d",
-                symbolSize=self._marker_size("disk"),
-                symbolBrush=DISK_COLOUR,
-                symbolPen=pg.mkPen("#064e3b", width=1),
-            ),
-        }
+        line, key, dots = run_items(colour, symbol, width, self._marker_size)
         self.addItem(line)
         for kind, item in dots.items():
             self.addItem(item)
@@ -308,77 +260,6 @@ class LatencyPlot(pg.PlotWidget):
             run.dot_counts[kind] = len(chosen)
             item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
 
-    def _grow_y_range(self) -> None:
-        """Fit the log y axis to every shown point in half-decade steps: the axes (whose ticks are costly to
-        repaint) change only when a point crosses a step, not at every redraw while a run streams."""
-        ys = [math.log10(max(p.wall_ms, 1e-3)) for r in self._runs for p in r.points]
-        if not ys:
-            return
-        bounds = (math.floor(min(ys) * 2) / 2, math.ceil(max(ys) * 2) / 2)
-        if bounds != self._y_range:
-            self._y_range = bounds
-            self._fit_y()
-
-    def _legend_band(self) -> float:
-        """Share of the view's height the legend needs at the top (legend height + margins), at most 0.6."""
-        vb = self.getPlotItem().getViewBox()
-        if not self._runs or vb.height() <= 0:
-            return 0.0
-        needed = self.legend.boundingRect().height() + 2 * abs(LEGEND_CORNERS[0][1])
-        return min(0.6, needed / vb.height())
-
-    def _fit_y(self) -> None:
-        """Set the y range to the data bounds plus a band above them as tall as the legend, so the legend
-        (in a top corner) never covers a point."""
-        if self._y_range is None:
-            return
-        low, high = self._y_range[0] - 0.15, self._y_range[1] + 0.1
-        band = self._legend_band()
-        top = low + (high - low) / (1.0 - band) if band > 0 else high + 0.15
-        view = (round(low, 3), round(max(top, high + 0.15), 3))
-        if view != self._y_view:
-            self._y_view = view
-            self.getPlotItem().setYRange(*view, padding=0)
-
-    def _grow_x_range(self, last_x: int) -> None:
-        """While points stream: the right edge doubles from :data:`X_MIN_RIGHT`, then grows by X_STEP."""
-        right = X_MIN_RIGHT
-        while right <= last_x and right < X_STEP:
-            right *= 2
-        if right <= last_x:
-            right = (last_x // X_STEP + 1) * X_STEP
-        if right != self._x_right:
-            self._x_right = right
-            self.getPlotItem().setXRange(-1, right, padding=0.02)
-
-    def _fit_x(self) -> None:
-        """Fit the x axis to the shown calls (half a call of margin each side)."""
-        last = max((p.x for r in self._runs for p in r.points), default=None)
-        if last is not None and self._x_right != -last - 1:
-            self._x_right = -last - 1  # negative: fitted, not a streaming step
-            self.getPlotItem().setXRange(-0.5, last + 0.5, padding=0.02)
-
-    def _annotate(self, run: PlotRun) -> None:
-        """Label the first compiling calls with their split, alternately above and below the point."""
-        compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
-        for p in compiled[len(run.notes) :]:
-            phases = getattr(p.record, "compile_phases", None) or {}
-            text = f"{p.step} {ms(p.wall_ms)}: " + " · ".join(f"{name} {ms(v)}" for name, v in phases.items())
-            above = len(run.notes) % 2 == 0
-            note = pg.TextItem(
-                text,
-                color=COMPILE_COLOUR,
-                anchor=(-0.02, 1.15 if above else -0.15),
-                fill=pg.mkBrush(255, 255, 255, 190),
-            )
-            note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
-            if self._font_scale != 1.0:
-                font = QFont()
-                font.setPointSizeF(9.0 * self._font_scale)
-                note.setFont(font)
-            self.addItem(note, ignoreBounds=True)
-            run.notes.append(note)
-
     @Slot()
     def reset_zoom(self) -> None:
         """Fit both axes to the shown points again (after the user zoomed or panned)."""
@@ -452,68 +333,6 @@ class LatencyPlot(pg.PlotWidget):
 
     def font_scale(self) -> float:
         return self._font_scale
-
-    def _place_notes(self) -> None:
-        """Put each compile note on the side of its point (:data:`NOTE_ANCHORS`) where it covers no point,
-        stays inside the view and clears the legend and the notes placed before it."""
-        vb = self.getPlotItem().getViewBox()
-        view = vb.sceneBoundingRect()
-        spots = [
-            vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for r in self._runs for p in r.points
-        ]
-        taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
-        for note in (n for run in self._runs for n in run.notes):
-            best, best_cost = None, None
-            for anchor in NOTE_ANCHORS:
-                note.setAnchor(anchor)
-                rect = note.sceneBoundingRect()
-                margin = rect.adjusted(-6, -6, 6, 6)
-                cost = 10 * sum(margin.contains(sp) for sp in spots) + 5 * sum(rect.intersects(t) for t in taken)
-                cost += 0 if view.contains(rect) else 3
-                if best_cost is None or cost < best_cost:
-                    best, best_cost = anchor, cost
-            note.setAnchor(best)
-            taken.append(note.sceneBoundingRect())
-
-    def place_legend(self) -> None:
-        """Move the run legend to the top corner (in the band kept free above the data) where it hides the
-        fewest points and compile notes, then place the notes around it; hide it while no run is shown."""
-        if self.plotItem is None:  # being deleted
-            return
-        self.legend.setVisible(bool(self._runs))
-        self._fit_legend_names()
-        points = [(p.x, math.log10(max(p.wall_ms, 1e-3))) for run in self._runs for p in run.points]
-        if not points:
-            return
-        xs, ys = np.array(points, dtype=float).T
-        obstacles = [n.sceneBoundingRect() for run in self._runs for n in run.notes if n.isVisible()]
-        vb = self.getPlotItem().getViewBox()
-        offset = best_offset(vb, self.legend, xs, ys, obstacles, candidates=LEGEND_CORNERS)
-        if tuple(self.legend.opts.get("offset") or ()) != offset:
-            self.legend.setOffset(offset)
-        self._place_notes()
-
-    def _fit_legend_names(self) -> None:
-        """Cut run names at the right with "…" so the legend fits the view's width (a long model name
-        would push it off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
-        vb = self.getPlotItem().getViewBox()
-        font = QFont()
-        font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
-        room = max(80, int(vb.width()) - 2 * abs(LEGEND_CORNERS[0][0]) - 50)  # 50: the sample and margins
-        metrics = QFontMetricsF(font)
-        names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room) for run in self._runs]
-        shown = [label.text for _sample, label in self.legend.items]
-        if vb.width() <= 0 or shown == names:
-            return
-        for run in self._runs:
-            self.legend.removeItem(run.key)
-        for run, name in zip(self._runs, names):
-            self.legend.addItem(run.key, name)
-
-    def legend_rect(self) -> Any:
-        """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""
-        vb = self.getPlotItem().getViewBox()
-        return vb.mapSceneToView(self.legend.sceneBoundingRect()).boundingRect()
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyqtgraph as pg
+
+from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 
 
 @dataclass
@@ -51,3 +54,24 @@ def set_antialias(item: pg.PlotDataItem, on: bool) -> None:
     if item.opts.get("antialias") != on:
         item.opts["antialias"] = item.curve.opts["antialias"] = on
         item.curve.update()
+
+
+def run_items(colour: str, symbol: str, width: float,
+              size: Callable[[str], float]) -> tuple[pg.PlotDataItem, pg.PlotDataItem, dict[str, pg.PlotDataItem]]:
+    """The plot items of one run: its line (above the compile stars, so a lane that compiles at every step
+    stays visible), its legend sample (line + decode marker, never added to the plot) and one marker item
+    per kind with a uniform style (pyqtgraph's fast path: no per-point pens). ``size(kind)``: marker px."""
+    line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width))
+    line.setZValue(1)
+    white = pg.mkPen("w", width=1)
+    key = pg.PlotDataItem(pen=pg.mkPen(colour, width=width), symbol=symbol, symbolSize=size("decode"),
+                          symbolBrush=colour, symbolPen=white)
+    styles = {
+        "prefill": ("s", colour, white),
+        "decode": (symbol, colour, white),
+        "compiled": ("star", COMPILE_COLOUR, pg.mkPen("#7c2d12", width=1)),
+        "disk": ("d", DISK_COLOUR, pg.mkPen("#064e3b", width=1)),
+    }
+    dots = {kind: pg.PlotDataItem(pen=None, symbol=sym, symbolSize=size(kind), symbolBrush=brush, symbolPen=pen)
+            for kind, (sym, brush, pen) in styles.items()}
+    return line, key, dots

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import QApplication, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.requests import LoadRequest, ModelLoaded, RequestFailed
@@ -29,6 +29,7 @@ from app.gui.layout import DockLayout, WindowParts
 from app.gui.mesh import MeshWiring
 from app.gui.plot_actions import PlotActions
 from app.gui.profile import ProfileWiring
+from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
 from widgets.token_view import CallInfo
@@ -64,7 +65,7 @@ class MainWindow(QMainWindow):
         self.compute = ComputeThread(self)
         self.session = Session(self.compute.submit)
         self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
-        self._error_details = ""
+        self.status = StatusLine(self.ui.status_label, self.ui.details_button, self)
         self._closing = False
         self._connect()
         self._restore()
@@ -74,7 +75,7 @@ class MainWindow(QMainWindow):
         self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export
         self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
         self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
-        self.mesh.message.connect(self._set_status)
+        self.mesh.message.connect(self.status.show)
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
@@ -103,8 +104,8 @@ class MainWindow(QMainWindow):
         ev.runFinished.connect(self._on_run_finished)
         ev.idle.connect(self._on_idle)
         ev.error.connect(self._on_error)
-        ev.notice.connect(self.on_warning)
-        ev.status.connect(self._set_status)
+        ev.notice.connect(self.status.warn)
+        ev.status.connect(self.status.show)
         ev.sourceMap.connect(self.inspect.on_source_map)
         ev.collectives.connect(self.inspect.on_collectives)
         ui.model_picker.loadRequested.connect(self.request_load)
@@ -113,7 +114,6 @@ class MainWindow(QMainWindow):
         ui.prompt.stopRequested.connect(self.stop)
         ui.tokens.tokenHovered.connect(self._on_token_hovered)
         ui.plot.pointHovered.connect(self._on_point_hovered)
-        ui.details_button.clicked.connect(self.show_error_details)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, activated=self.run)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.escape)
@@ -184,12 +184,12 @@ class MainWindow(QMainWindow):
         try:
             settings = self.generation_settings()
         except Exception as exc:  # InvalidSettingsError
-            self._show_error(str(exc), "")
+            self.status.error(str(exc))
             return
         model, dtype = self.ui.model_picker.current_model(), self.ui.form.values()["dtype"]
         prompt = self.ui.prompt.prompt()
         if not prompt.strip():
-            self._show_error("The prompt is empty: type a few words (or pick an example) and run again.", "")
+            self.status.error("The prompt is empty: type a few words (or pick an example) and run again.")
             return
         self._forget_load_error(model, dtype)
         if race:
@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
             return
         self.compute.stop()
         self.ui.busy.set_stopping(True)
-        self._set_status("stopping after compile…" if self.ui.busy.is_uninterruptible() else "Stopping…")
+        self.status.show("stopping after compile…" if self.ui.busy.is_uninterruptible() else "Stopping…")
 
     def generation_settings(self) -> GenerationSettings:
         """The form's values as validated :class:`GenerationSettings`. Raises ``InvalidSettingsError``."""
@@ -237,10 +237,10 @@ class MainWindow(QMainWindow):
         keeps its indicator and speed."""
         self.ui.model_picker.set_busy(True)
         if self.session.active is not None:
-            self._set_status(f"{model} loads when this run ends (Stop to switch now).")
+            self.status.show(f"{model} loads when this run ends (Stop to switch now).")
             return
         self.ui.busy.start("loading", model)
-        self._set_status(f"Loading {model}…")
+        self.status.show(f"Loading {model}…")
 
     def _on_loaded(self, event: ModelLoaded) -> None:
         if event.seconds:  # a new model: the previous model's text, figures and IR are stale
@@ -257,7 +257,7 @@ class MainWindow(QMainWindow):
         self._refresh_models()
         self.ui.model_picker.set_current_model(event.request.model)
         took = f" in {event.seconds:.1f} s" if event.seconds else ""
-        self._set_status(f"Loaded {event.label}{took}. Ctrl+Enter runs.")
+        self.status.show(f"Loaded {event.label}{took}. Ctrl+Enter runs.")
 
     def _on_busy_changed(self, busy: bool) -> None:
         session = self.session
@@ -315,7 +315,7 @@ class MainWindow(QMainWindow):
         self.ui.plot.redraw()
         s, reason = run.finished.summary, run.finished.reason
         decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
-        self._set_status(
+        self.status.show(
             f"Done ({REASONS.get(reason, reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
             f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)})"
         )
@@ -328,59 +328,17 @@ class MainWindow(QMainWindow):
             self.ui.busy.start("loading", model)
             message = f"{message or self.ui.status_label.text()} · now loading {model}…"
         if message:
-            self._set_status(message)
+            self.status.show(message)
 
     def _on_error(self, event: RequestFailed) -> None:
         if isinstance(event.request, LoadRequest):
             self.ui.model_error.setText(event.message)
             self.ui.model_error.setVisible(True)
-        self._show_error(event.message, event.details)
-
-    def _show_error(self, message: str, details: str) -> None:
-        self._error_details = details or message
-        self.ui.status_label.setText(message)
-        self.ui.status_label.setProperty("error", True)
-        self.ui.status_label.setToolTip(message)
-        self._repolish(self.ui.status_label)
-        self.ui.details_button.setVisible(True)
-
-    @Slot(str)
-    def on_warning(self, text: str) -> None:
-        """Something optional failed on the compute thread (a source map, a mesh kept across a load)."""
-        label = self.ui.status_label
-        label.setText(f"{label.text()}  ⚠ {text}" if label.text() else f"⚠ {text}")
-        label.setToolTip(text)
-
-    # -- small helpers ----------------------------------------------------------------------------
-    @Slot()
-    def show_error_details(self) -> None:
-        box = QMessageBox(
-            QMessageBox.Icon.Warning,
-            "Error details",
-            self.ui.status_label.text(),
-            QMessageBox.StandardButton.Close,
-            self,
-        )
-        box.setDetailedText(self._error_details)
-        box.exec()
-
-    def _clear_error(self) -> None:
-        self.ui.status_label.setProperty("error", False)
-        self._repolish(self.ui.status_label)
-        self.ui.details_button.setVisible(False)
-
-    def _set_status(self, text: str) -> None:
-        self._clear_error()
-        self.ui.status_label.setText(text)
-
-    @staticmethod
-    def _repolish(widget: QWidget) -> None:
-        widget.style().unpolish(widget)
-        widget.style().polish(widget)
+        self.status.error(event.message, event.details)
 
     @Slot(str)
     def _on_dtype_changed(self, _dtype: str) -> None:
-        self._set_status("dtype changed: the model reloads at the next Load or Run.")
+        self.status.show("dtype changed: the model reloads at the next Load or Run.")
 
     @Slot(int)
     def _on_token_hovered(self, call_index: int) -> None:
