@@ -1,5 +1,6 @@
 """app/core must import and run without Qt (the design's one-way dependency)."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +24,12 @@ def test_core_imports_without_qt():
     out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def test_importing_the_app_sets_a_passive_openmp_wait_policy_before_torch_loads():
+    """PyTorch's OpenMP threads must sleep, not spin, when idle (app/__init__.py has the measurements)."""
+    code = ("import os; os.environ.pop('OMP_WAIT_POLICY', None); import app.core.engine, torch; "
+            "print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "PASSIVE"
