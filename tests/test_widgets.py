@@ -159,6 +159,15 @@ def test_latency_plot_points_flags_and_median(qtbot):
     qtbot.waitUntil(lambda: not plot._median.isVisible(), timeout=2000)
     assert "compile 760 ms" in describe(points[0].record)
     assert len(plot._runs[-1].notes) == 2  # the two compiling calls are annotated
+    # Each note: the call, then two phases a line, so it fits beside its point in a small window's plot.
+    plot.resize(420, 300)
+    qtbot.wait(50)
+    plot.place_legend()
+    view = plot.getPlotItem().getViewBox().sceneBoundingRect()
+    for note in plot._runs[-1].notes:
+        lines = note.toPlainText().splitlines()
+        assert lines[0].startswith(("prefill", "decode")) and all(line.count(" · ") <= 1 for line in lines)
+        assert view.contains(note.sceneBoundingRect()), (note.toPlainText(), note.sceneBoundingRect(), view)
     # hovering: the scene position of point 5 maps back to it
     vb = plot.getPlotItem().getViewBox()
     import math

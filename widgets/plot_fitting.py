@@ -145,7 +145,9 @@ class PlotFitting:
         compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
         for p in compiled[len(run.notes) :]:
             phases = getattr(p.record, "compile_phases", None) or {}
-            text = f"{p.step} {ms(p.wall_ms)}: " + " · ".join(f"{name} {ms(v)}" for name, v in phases.items())
+            parts = [f"{name} {ms(v)}" for name, v in phases.items()]
+            # Two phases a line: narrow enough to sit beside its point in a 1280x720 window's plot.
+            text = "\n".join([f"{p.step} {ms(p.wall_ms)}"] + [" · ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)])
             above = len(run.notes) % 2 == 0
             note = pg.TextItem(
                 text,
