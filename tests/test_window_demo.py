@@ -111,6 +111,16 @@ def test_persistent_cache_replay_cold_start_is_served_from_disk(qtbot, window, t
         set_persistent_cache(None)  # the compute thread is gone: make sure it is off for other tests
 
 
+def test_a_window_opened_with_the_cache_off_turns_both_compilers_caches_off(qtbot, window):
+    """Off means off for Inductor too: without the request Inductor would use its default disk cache. (The
+    service applies it on the compute thread, where torch's compiler config lives: it is thread-local.)"""
+    assert not window.demo.cache.is_enabled()
+    with qtbot.waitSignal(window.session.events.cache, timeout=10_000) as blocker:
+        window.demo._restore({})  # what a window does at start-up with the toggle off
+    info = blocker.args[0]
+    assert info.enabled is False and info.message.startswith("Persistent caches off")
+
+
 def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypatch):
     race(qtbot, window, ["torch", "jit-static"])
     targets = {

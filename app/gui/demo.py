@@ -133,6 +133,8 @@ class DemoKit(QObject):
             self.cache.dir_edit.setText(state["cache_dir"])
         if state.get("persistent_cache") is True:
             self.cache.toggle.setChecked(True)  # queues the change on the compute thread
+        else:  # off means off for both compilers (Inductor would otherwise use its default disk cache)
+            self.set_persistent(False, self.cache.directory())
         for dock in (self.demo_dock, self.why_dock):
             dock.setVisible(dock.objectName() not in (state.get("hidden_docks") or []))
 
