@@ -63,8 +63,8 @@ def set_inductor_cache(directory: str | Path | None) -> Path | None:
     caches on, or turn every Inductor cache off with None. Takes effect for the next compile in this
     process (graphs already compiled stay in Dynamo's in-memory cache: see
     :func:`app.core.torch_compile.clear_torch_compile`). Returns the directory in use, None when off.
-    Call it on the thread that compiles (the app's compute thread): a torch config value set on a thread
-    other than the main thread is seen by that thread only (measured with torch 2.13)."""
+    Call it on the thread that compiles (the app's compute thread): a torch compiler config value set on a
+    thread is seen by that thread only, the main thread included (measured with torch 2.13)."""
     import torch
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
