@@ -288,10 +288,18 @@ def test_help_quit_empty_prompt_and_escape_in_find(qtbot, window):
     window.menus.help_action.trigger()
     assert window.menus.dialog.isVisible() and "optimized HLO" in window.menus.dialog.text()
     assert window.menus.quit_action.shortcut().toString() == "Ctrl+Q"
-    window.findChild(QPlainTextEdit, "promptEdit").setPlainText("   ")
+    edit = window.findChild(QPlainTextEdit, "promptEdit")
+    edit.setPlainText("   ")
+    size = edit.size()
     window.run()
     label = window.findChild(QLabel, "statusLabel")
     assert "prompt is empty" in label.text() and not window.is_busy() and window.session.runs == []
+    # Inline, where the problem is, inside the prompt box: nothing around it moves; editing clears it.
+    inline = window.findChild(QLabel, "promptError")
+    assert inline.isVisible() and "prompt is empty" in inline.text()
+    assert edit.rect().contains(inline.geometry()) and edit.size() == size
+    edit.setPlainText("What is the capital of France?")
+    assert not inline.isVisible()
     bar = window.ui.ir_tabs.panels["hlo"].find_bar
     window.ui.ir_tabs.tabs.setCurrentWidget(window.ui.ir_tabs.panels["hlo"])
     bar.focus()
@@ -328,3 +336,16 @@ def test_model_switch_during_a_run_waits_for_the_run_and_says_so(qtbot, window, 
     assert run.finished is not None and run.finished.reason != "stopped"  # the run was not cut short
     assert window.loaded.request.model == other
     assert status.text().startswith("Loaded")
+
+
+def test_a_prompt_longer_than_the_kv_cache_is_refused_inline_with_advice_the_form_can_follow(qtbot, window):
+    window.ui.form.set_values({"max_cache_len": 8})
+    window.findChild(QPlainTextEdit, "promptEdit").setPlainText("word " * 40)
+    window.run()
+    inline = window.findChild(QLabel, "promptError")
+    qtbot.waitUntil(lambda: inline.isVisible(), timeout=RUN_TIMEOUT_MS)
+    assert "KV cache" in inline.text() and "'KV cache' field" in inline.text()
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=RUN_TIMEOUT_MS)
+    window.ui.form.set_values({"max_cache_len": None})  # auto: the run goes through
+    run_and_wait(qtbot, window)
+    assert window.findChild(QLabel, "statusLabel").text().startswith("Done")

@@ -85,6 +85,8 @@ def test_tp2_run_collectives_bytes_then_a_bad_tp(qtbot, window):
     window.mesh.request_mesh("tp=3")
     qtbot.waitUntil(lambda: status.property("error") is True, timeout=30_000)
     assert "tp=3" in status.text() and "divide" in status.text()
+    error = window.findChild(QLabel, "meshError")  # also inline, under the picker
+    assert error.isVisibleTo(window) and "tp=3" in error.text()
     assert window.mesh.current == "tp=2" and picker.currentData() == "tp=2"
     run_and_wait(qtbot, window)
     assert status.text().startswith("Done"), status.text()

@@ -97,6 +97,12 @@ class DevicePanel(QWidget):
         layout.setSpacing(6)
         layout.addLayout(row)
         layout.addWidget(self.mesh_label)
+        self.mesh_error = QLabel("")
+        self.mesh_error.setObjectName("meshError")
+        self.mesh_error.setWordWrap(True)
+        self.mesh_error.setStyleSheet("color: #b91c1c;")
+        self.mesh_error.setVisible(False)
+        layout.addWidget(self.mesh_error)
         layout.addWidget(self.table)
         self.apply_button.clicked.connect(self._on_apply)
         self.set_devices([])
@@ -120,6 +126,11 @@ class DevicePanel(QWidget):
         shown = max(1, min(len(self._devices), MAX_VISIBLE_ROWS))
         self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height() + shown * ROW_H + 4)
         self.set_mesh(self._mesh)
+
+    def set_error(self, text: str) -> None:
+        """A refused mesh, shown under the picker until the next mesh is applied (empty: hide)."""
+        self.mesh_error.setText(text)
+        self.mesh_error.setVisible(bool(text))
 
     def set_tp_sizes(self, sizes: tuple[int, ...] | None) -> None:
         """The tp sizes the loaded model allows (None: not known yet, every size offered)."""

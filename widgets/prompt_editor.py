@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 class PromptEditor(QWidget):
     """``promptEdit`` + ``runButton`` (Ctrl+Enter) + ``stopButton`` (Esc); shortcuts are set by the window.
+    :meth:`set_error` shows a message about the prompt inside the edit box (``promptError``, over its lower
+    edge: nothing around it moves) until the prompt is edited.
 
     Signals (GUI thread): ``runRequested()``, ``stopRequested()``.
     """
@@ -43,6 +53,38 @@ class PromptEditor(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.edit, 1)
         layout.addLayout(buttons)
+        self.error = QLabel(self.edit)
+        self.error.setObjectName("promptError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("QLabel#promptError { background: #fee2e2; color: #991b1b; "
+                                 "border: 1px solid #fca5a5; border-radius: 3px; padding: 2px 4px; }")
+        self.error.hide()
+        self.edit.textChanged.connect(self.clear_error)
+        self.edit.installEventFilter(self)
+
+    def set_error(self, text: str) -> None:
+        """Show ``text`` at the bottom of the prompt box (empty: hide it)."""
+        self.error.setText(text)
+        self.error.setVisible(bool(text))
+        self._place_error()
+
+    def error_text(self) -> str:
+        return self.error.text() if self.error.isVisible() else ""
+
+    @Slot()
+    def clear_error(self) -> None:
+        self.error.hide()
+
+    def _place_error(self) -> None:
+        width = max(40, self.edit.width() - 8)
+        height = self.error.heightForWidth(width)
+        self.error.setGeometry(4, max(0, self.edit.height() - height - 4), width, height)
+        self.error.raise_()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.edit and event.type() == QEvent.Type.Resize and self.error.isVisible():
+            self._place_error()
+        return False
 
     def set_examples(self, examples: list[dict[str, str]]) -> None:
         """``examples``: ``[{"title": …, "prompt": …}, …]``."""

@@ -107,11 +107,14 @@ class ModelLoaded:
 
 @dataclass(frozen=True)
 class RequestFailed:
-    """``request`` failed: ``message`` is one line saying what to do; ``details`` a traceback."""
+    """``request`` failed: ``message`` is one line saying what to do; ``details`` a traceback; ``field``
+    the input at fault, where the window shows the message inline: ``"model"``, ``"prompt"``, ``"mesh"``,
+    ``"settings"`` or ``""`` (no one input)."""
 
     request: Request
     message: str
     details: str = ""
+    field: str = ""
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,20 @@ def failure(request: rq.Request, exc: BaseException) -> rq.RequestFailed:
         message = str(exc)
     else:
         message = f"Unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
-    return rq.RequestFailed(request, message, details)
+    return rq.RequestFailed(request, message, details, _field_at_fault(request, exc))
+
+
+def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
+    """Which input of the window ``exc`` is about (see :class:`app.core.requests.RequestFailed`)."""
+    from app.core.errors import InvalidSettingsError, PromptTooLongError
+
+    if isinstance(request, rq.LoadRequest):
+        return "model"
+    if isinstance(request, rq.MeshRequest):
+        return "mesh"
+    if isinstance(exc, PromptTooLongError) or (isinstance(exc, InvalidSettingsError) and "prompt" in str(exc)):
+        return "prompt"
+    return "settings" if isinstance(exc, InvalidSettingsError) else ""
 
 
 class ComputeService:

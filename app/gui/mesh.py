@@ -41,6 +41,7 @@ class MeshWiring(QObject):
     def request_mesh(self, text: str) -> None:
         """Ask the compute thread to place the model on ``text`` (after any queued request)."""
         self._requested = text
+        self.panel.set_error("")
         self.message.emit(f"Applying mesh {text}…")
         self.session.set_mesh(text)
 
@@ -67,3 +68,4 @@ class MeshWiring(QObject):
         if isinstance(event.request, MeshRequest):
             self._requested = None
             self.panel.set_mesh(self.current)  # nothing changed: show the mesh still in use
+            self.panel.set_error(event.message)

@@ -189,7 +189,9 @@ class MainWindow(QMainWindow):
         model, dtype = self.ui.model_picker.current_model(), self.ui.form.values()["dtype"]
         prompt = self.ui.prompt.prompt()
         if not prompt.strip():
-            self.status.error("The prompt is empty: type a few words (or pick an example) and run again.")
+            message = "The prompt is empty: type a few words (or pick an example) and run again."
+            self.ui.prompt.set_error(message)
+            self.status.error(message)
             return
         self._forget_load_error(model, dtype)
         if race:
@@ -334,6 +336,8 @@ class MainWindow(QMainWindow):
         if isinstance(event.request, LoadRequest):
             self.ui.model_error.setText(event.message)
             self.ui.model_error.setVisible(True)
+        elif event.field == "prompt":
+            self.ui.prompt.set_error(event.message)  # inline, where the problem is (the mesh card does its own)
         self.status.error(event.message, event.details)
 
     @Slot(str)
