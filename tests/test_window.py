@@ -317,7 +317,14 @@ def test_plot_menu_clears_runs_and_ignore_eos_runs_every_step(qtbot, window, mon
     assert window.session.current.finished.reason == "max_new_tokens"
     menu = window.plot_actions.menu()
     texts = [a.text() for a in menu.actions() if a.text()]
-    assert texts == ["Plot as PNG…", "Plot as SVG…", "&Copy plot", "C&lear plot", "&Reset zoom"]
+    assert texts == ["Plot as PNG…", "Plot as SVG…", "&Copy plot", "C&lear plot", "&Reset zoom", "Runs on the plot"]
+    run_and_wait(qtbot, window)
+    assert window.ui.plot.run_count() == 2 and len(window.session.runs) == 2
+    keep_one = next(a for a in window.plot_actions.runs_group.actions() if a.data() == 1)
+    keep_one.trigger()  # the cap the user sets: the plot, the session (exports) and the settings follow
+    assert window.ui.plot.run_count() == 1 and len(window.session.runs) == 1 and window.settings.plot_runs == 1
+    run_and_wait(qtbot, window)
+    assert window.ui.plot.run_count() == 1 and window.session.runs[-1].label.startswith("run 3")
     window.plot_actions.copy()
     assert not QApplication.clipboard().image().isNull()
     window.plot_actions.clear_action.trigger()

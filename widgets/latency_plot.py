@@ -27,7 +27,8 @@ from widgets.latency_runs import PlotPoint, PlotRun, point_kind, run_items, set_
 from widgets.log_axis import LogMsAxis
 from widgets.plot_fitting import LEGEND_CORNERS, X_STEP, PlotFitting
 
-MAX_RUNS = 5
+MAX_RUNS = 5  # default; set_max_runs changes it
+MAX_LANES = 8  # lanes of a race (fade=False) kept whatever max_runs is
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 #: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
 RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
@@ -47,6 +48,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")})
         self.setObjectName("latencyPlot")
+        self.max_runs = MAX_RUNS
         item = self.getPlotItem()
         item.setLogMode(x=False, y=True)
         item.showGrid(x=True, y=True, alpha=0.15)
@@ -145,7 +147,8 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         keeps earlier runs opaque and leaves the new run's compiles unannotated (the lanes of a mode race:
         the compile log tells their split)."""
         self.redraw()
-        if len(self._runs) >= MAX_RUNS:
+        cap = self.max_runs if fade else max(self.max_runs, MAX_LANES)  # every lane of a race stays
+        while len(self._runs) >= cap:
             self._drop(self._runs[0])
         for old in self._runs if fade else ():
             for it in (old.line, *old.dots.values(), *old.notes):
@@ -195,6 +198,12 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self._median.setVisible(False)
         self._median_text = ""
         self._set_title()
+
+    def set_max_runs(self, n: int) -> None:
+        """Overlay at most ``n`` >= 1 runs (a race's lanes excepted); the oldest go now if there are more."""
+        self.max_runs = max(1, n)
+        while len(self._runs) > self.max_runs and all(r.annotate for r in self._runs):
+            self._drop(self._runs[0])
 
     # -- queries ----------------------------------------------------------------------------------
     def run_count(self) -> int:

@@ -130,10 +130,20 @@ class Session:
         self.last_profile: rq.ProfileReady | None = None
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
+        self.max_runs = MAX_RUNS  # runs kept (outside a race); see set_max_runs
         self._n_runs = 0
         self._race_id = 0
         self._race_modes: tuple[str, ...] = ()
         self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
+
+    def set_max_runs(self, n: int) -> None:
+        """Keep at most ``n`` >= 1 runs outside a race (the oldest go first, now and at the next run).
+        Raises ValueError for ``n < 1``."""
+        if n < 1:
+            raise ValueError(f"max_runs must be >= 1, got {n}")
+        self.max_runs = n
+        if self.runs and self.runs[-1].race is None:
+            del self.runs[:-n]
 
     def clear_runs(self) -> None:
         """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""
@@ -381,7 +391,7 @@ class Session:
             self.runs.clear()  # a race's lanes are shown together, without older runs
         self.runs.append(run)
         if race is None:  # every lane of a race stays, however many modes it has
-            del self.runs[:-MAX_RUNS]
+            del self.runs[:-self.max_runs]
         self.events.runStarted.emit(run)
         self.events.figures.emit(self.figures())
         return run

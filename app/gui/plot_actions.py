@@ -1,14 +1,17 @@
-"""The latency plot's context menu and View actions: export, copy to the clipboard, clear, reset zoom."""
+"""The latency plot's context menu and View actions: export, copy to the clipboard, clear, reset zoom, and how
+many runs the plot keeps."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt, Slot
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
 from PySide6.QtWidgets import QMenu
 
 from widgets.plot_export import PNG_SCALE, render_image
+
+RUN_CAPS = (1, 2, 3, 5, 8)  # choices of "Runs on the plot"
 
 
 class PlotActions(QObject):
@@ -23,6 +26,14 @@ class PlotActions(QObject):
         self.copy_action = self._action("&Copy plot", self.copy, "Ctrl+Shift+C")
         self.clear_action = self._action("C&lear plot", self.clear)
         self.reset_action = self._action("&Reset zoom", self.plot.reset_zoom)
+        self.settings = window.settings
+        self.runs_group = QActionGroup(self)
+        for n in RUN_CAPS:
+            action = QAction(f"Keep the last {n} run{'s' if n > 1 else ''}", self, checkable=True)
+            action.setData(n)
+            self.runs_group.addAction(action)
+        self.runs_group.triggered.connect(lambda action: self.set_max_runs(action.data()))
+        self.set_max_runs(self.settings.plot_runs if self.settings.plot_runs in RUN_CAPS else 5)
         self.plot.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.plot.customContextMenuRequested.connect(self.show_menu)
         self.session.events.busyChanged.connect(self._on_busy)
@@ -41,7 +52,18 @@ class PlotActions(QObject):
         menu.setObjectName("plotMenu")
         for action in (*self.exports, self.copy_action, None, self.clear_action, self.reset_action):
             menu.addSeparator() if action is None else menu.addAction(action)
+        runs = menu.addMenu("Runs on the plot")
+        runs.setObjectName("plotRunsMenu")
+        runs.addActions(self.runs_group.actions())
         return menu
+
+    def set_max_runs(self, n: int) -> None:
+        """Keep the last ``n`` runs on the plot and in the session (exports, race table); remembered."""
+        self.session.set_max_runs(n)
+        self.plot.set_max_runs(n)
+        self.settings.plot_runs = n
+        for action in self.runs_group.actions():
+            action.setChecked(action.data() == n)
 
     @Slot(QPoint)
     def show_menu(self, pos: QPoint) -> None:

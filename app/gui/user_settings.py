@@ -44,7 +44,8 @@ class UserSettings:
     recent_models: list[str] = field(default_factory=list)
     geometry: str = ""
     splitters: dict[str, str] = field(default_factory=dict)
-    demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.window_demo)
+    demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.gui.demo)
+    plot_runs: int = 5  # runs kept overlaid on the latency plot (the plot's context menu)
 
     @staticmethod
     def path() -> Path:
