@@ -202,9 +202,10 @@ def test_projection_lines_take_the_largest_shares(real_profile):
     profile, messages = real_profile
     assert messages and messages[0].startswith("compiling")
     lines = [r for r in aggregate(profile, by="line") if not r.key.startswith("<")]  # PyTorch source lines
-    top = [r.key.rsplit("/", 1)[-1] for r in lines[:5]]
+    top = [r.key.rsplit("/", 1)[-1] for r in lines[:6]]
     assert top[0] == MLP_LINE
-    assert set(top[1:]) == set(PROJECTIONS), top
+    # the four projections follow (the lm_head line may sit among them on a busy machine: measured times)
+    assert set(PROJECTIONS) <= set(top[1:]), top
     mlp = lines[0]
     assert mlp.flops_per_step > 0 and mlp.bytes_per_step > 2 * 3 * 768 * 3072 * 4 * 0.99  # 2 layers' MLP weights
     assert mlp.gbs and mlp.gbs > 0.5 and mlp.module.startswith("model.layers")
