@@ -75,7 +75,7 @@ def test_weights_and_cache_are_really_sharded(tp_dirs):
 def test_non_dividing_mesh_gives_its_error_and_changes_nothing(tp_dirs):
     engine = load_engine(tp_dirs["llama"])
     # The advice names only sizes that divide the model and fit the 4 simulated devices.
-    with pytest.raises(InvalidSettingsError, match=r"tp=3 does not divide num_attention_heads=4.*pick tp=1 or tp=2 or tp=4 "):
+    with pytest.raises(InvalidSettingsError, match=r"tp=3 does not divide num_attention_heads=4.*use tp=1 or tp=2 or tp=4 on these 4 devices"):
         engine.set_mesh(parse_mesh("tp=3"))
     with pytest.raises(InvalidSettingsError, match="needs 8 devices"):
         engine.set_mesh(parse_mesh("tp=8"))

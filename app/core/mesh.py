@@ -119,10 +119,10 @@ def check_divisible(config: Any, tp: int, n_devices: int | None = None) -> None:
     the sizes that work (:func:`tp_sizes` on ``n_devices``, default ``tp``'s own count)."""
     for name, value in _split_dims(config).items():
         if value % tp:
-            valid = [t for t in tp_sizes(config, n_devices or tp)]
+            valid = tp_sizes(config, n_devices or tp)
             raise InvalidSettingsError(
-                f"tp={tp} does not divide {name}={value} of this model: pick tp="
-                + " or tp=".join(map(str, valid)) + " in the mesh picker."
+                f"tp={tp} does not divide {name}={value} of this model: use tp=" + " or tp=".join(map(str, valid))
+                + f" on these {n_devices or tp} devices."
             )
 
 
