@@ -1,5 +1,7 @@
 """Cross-links between the source-map explorer and IR text views, without changing the views' own code.
 
+- :class:`ViewportOverlay`: the transparent overlay the line tints (:mod:`widgets.line_tints`) and
+  :class:`LineHighlighter` share.
 - :class:`LineHighlighter`: a transparent overlay on a ``QPlainTextEdit`` viewport that tints whole lines
   (it does not touch ``extraSelections``, which the find bar owns, nor the document's formats, which the
   lazy syntax highlighter owns).
@@ -12,7 +14,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer, Signal, Slot
@@ -22,38 +24,35 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 LINK_COLOR = QColor(255, 213, 79, 90)
 
 
-class LineHighlighter(QWidget):
-    """Tints the lines in ``ranges`` (1-based inclusive ``(first, last)`` pairs) of ``edit``."""
+class ViewportOverlay(QWidget):
+    """A transparent widget over ``edit``'s viewport that stays on it (through resizes and the scrolls that
+    move viewport children) and repaints with the text; subclasses paint per visible line
+    (:meth:`visible_lines`). ``below``: stack under overlays added earlier (the link highlights)."""
 
-    def __init__(self, edit: QPlainTextEdit, color: QColor = LINK_COLOR) -> None:
+    def __init__(self, edit: QPlainTextEdit, below: bool = False) -> None:
         super().__init__(edit.viewport())
         self.edit = edit
-        self.color = color
-        self._starts: list[int] = []
-        self._ends: list[int] = []
-        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setGeometry(edit.viewport().rect())
         edit.viewport().installEventFilter(self)
         edit.updateRequest.connect(self._on_update_request)
+        if below:
+            self.lower()
         self.show()
 
-    def set_ranges(self, ranges: list[tuple[int, int]], scroll: bool = True) -> None:
-        merged = sorted((int(a), int(b)) for a, b in ranges)
-        self._starts = [a for a, _ in merged]
-        self._ends = [b for _, b in merged]
-        if scroll and merged:
-            self.edit.verticalScrollBar().setValue(max(0, merged[0][0] - 4))
-        self.update()
-
-    def ranges(self) -> list[tuple[int, int]]:
-        return list(zip(self._starts, self._ends))
-
-    def is_highlighted(self, line_no: int) -> bool:
-        i = bisect_right(self._starts, line_no) - 1
-        return i >= 0 and any(self._starts[j] <= line_no <= self._ends[j] for j in range(max(0, i - 64), i + 1))
+    def visible_lines(self) -> Iterator[tuple[int, QRectF]]:
+        """``(1-based line, its rectangle in the viewport)`` of each visible line, top to bottom."""
+        edit, height = self.edit, self.height()
+        block, offset = edit.firstVisibleBlock(), edit.contentOffset()
+        while block.isValid():
+            rect = edit.blockBoundingGeometry(block).translated(offset)
+            if rect.top() > height:
+                break
+            yield block.blockNumber() + 1, rect
+            block = block.next()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Resize:
+        if event.type() == QEvent.Type.Resize:
             self.setGeometry(self.edit.viewport().rect())
         return False
 
@@ -71,21 +70,38 @@ class LineHighlighter(QWidget):
     def _home(self) -> None:
         self.setGeometry(self.edit.viewport().rect())
 
+
+class LineHighlighter(ViewportOverlay):
+    """Tints the lines in ``ranges`` (1-based inclusive ``(first, last)`` pairs) of ``edit``."""
+
+    def __init__(self, edit: QPlainTextEdit, color: QColor = LINK_COLOR) -> None:
+        self.color = color
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        super().__init__(edit)
+
+    def set_ranges(self, ranges: list[tuple[int, int]], scroll: bool = True) -> None:
+        merged = sorted((int(a), int(b)) for a, b in ranges)
+        self._starts = [a for a, _ in merged]
+        self._ends = [b for _, b in merged]
+        if scroll and merged:
+            self.edit.verticalScrollBar().setValue(max(0, merged[0][0] - 4))
+        self.update()
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return list(zip(self._starts, self._ends))
+
+    def is_highlighted(self, line_no: int) -> bool:
+        i = bisect_right(self._starts, line_no) - 1
+        return i >= 0 and any(self._starts[j] <= line_no <= self._ends[j] for j in range(max(0, i - 64), i + 1))
+
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001
         if not self._starts:
             return
         painter = QPainter(self)
-        edit = self.edit
-        block = edit.firstVisibleBlock()
-        offset = edit.contentOffset()
-        height = self.height()
-        while block.isValid():
-            rect = edit.blockBoundingGeometry(block).translated(offset)
-            if rect.top() > height:
-                break
-            if self.is_highlighted(block.blockNumber() + 1):
+        for line, rect in self.visible_lines():
+            if self.is_highlighted(line):
                 painter.fillRect(QRectF(0, rect.top(), self.width(), rect.height()), self.color)
-            block = block.next()
         painter.end()
 
 

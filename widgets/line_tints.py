@@ -8,32 +8,27 @@ highlighter's) nor ``extraSelections`` (the find bar's), and paints below the li
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer, Slot
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QToolTip
+
+from widgets.line_links import ViewportOverlay
 
 TINT_COLOR = QColor(244, 81, 30)  # deep orange: the hottest line gets MAX_ALPHA
 MAX_ALPHA = 110
 LABEL_COLOR = QColor(183, 28, 28)
 
 
-class LineTints(QWidget):
+class LineTints(ViewportOverlay):
     """Tints lines of ``edit``: :meth:`set_line_tints` takes 1-based line → value (≥ 0, e.g. a share of
     the step) and optional labels; the largest value gets the strongest tint, the others in proportion."""
 
     def __init__(self, edit: QPlainTextEdit) -> None:
-        super().__init__(edit.viewport())
-        self.setObjectName("lineTints")
-        self.edit = edit
         self._values: dict[int, float] = {}
         self._labels: dict[int, str] = {}
         self._max = 0.0
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.setGeometry(edit.viewport().rect())
-        edit.viewport().installEventFilter(self)
-        edit.updateRequest.connect(self._on_update_request)
-        self.lower()  # below the link highlights
-        self.show()
+        super().__init__(edit, below=True)  # below the link highlights
+        self.setObjectName("lineTints")
 
     def set_line_tints(self, values: dict[int, float], labels: dict[int, str] | None = None) -> None:
         """Tint line → value (``{}`` clears); ``labels``: line → text drawn at the right and shown as its
@@ -56,53 +51,31 @@ class LineTints(QWidget):
         return self._labels.get(line, "")
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Type.Resize:
-            self.setGeometry(self.edit.viewport().rect())
-        elif event.type() == QEvent.Type.ToolTip and self._labels:
+        if event.type() == QEvent.Type.ToolTip and self._labels:
             line = self.edit.cursorForPosition(event.pos()).blockNumber() + 1
             text = self._labels.get(line)
             if text:
                 QToolTip.showText(event.globalPos(), f"measured: {text}", self.edit.viewport())
                 return True
-        return False
-
-    @Slot(QRect, int)
-    def _on_update_request(self, _rect: QRect, _dy: int) -> None:
-        self.update()
-
-    def moveEvent(self, event) -> None:  # noqa: N802, ANN001
-        """A scroll of the viewport moves its children with it: stay on the viewport."""
-        super().moveEvent(event)
-        if self.pos() != QPoint(0, 0):
-            QTimer.singleShot(0, self._home)  # not inside the scroll that moved us (Qt ignores that)
-
-    @Slot()
-    def _home(self) -> None:
-        self.setGeometry(self.edit.viewport().rect())
+        return super().eventFilter(obj, event)
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001
         if not self._values:
             return
         painter = QPainter(self)
-        edit, width, height = self.edit, self.width(), self.height()
-        block, offset = edit.firstVisibleBlock(), edit.contentOffset()
-        metrics = edit.fontMetrics()
-        while block.isValid():
-            rect = edit.blockBoundingGeometry(block).translated(offset)
-            if rect.top() > height:
-                break
-            line = block.blockNumber() + 1
-            if line in self._values:
-                colour = QColor(TINT_COLOR)
-                colour.setAlpha(max(12, self.alpha(line)))
-                painter.fillRect(QRectF(0, rect.top(), width, rect.height()), colour)
-                text = self._labels.get(line)
-                if text:
-                    box = QRectF(0, rect.top(), width - 6, rect.height())
-                    back = QRectF(width - 10 - metrics.horizontalAdvance(text), rect.top(),
-                                  metrics.horizontalAdvance(text) + 8, rect.height())
-                    painter.fillRect(back, QColor(255, 255, 255, 220))
-                    painter.setPen(LABEL_COLOR)
-                    painter.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
-            block = block.next()
+        width, metrics = self.width(), self.edit.fontMetrics()
+        for line, rect in self.visible_lines():
+            if line not in self._values:
+                continue
+            colour = QColor(TINT_COLOR)
+            colour.setAlpha(max(12, self.alpha(line)))
+            painter.fillRect(QRectF(0, rect.top(), width, rect.height()), colour)
+            text = self._labels.get(line)
+            if text:
+                box = QRectF(0, rect.top(), width - 6, rect.height())
+                back = QRectF(width - 10 - metrics.horizontalAdvance(text), rect.top(),
+                              metrics.horizontalAdvance(text) + 8, rect.height())
+                painter.fillRect(back, QColor(255, 255, 255, 220))
+                painter.setPen(LABEL_COLOR)
+                painter.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
         painter.end()
