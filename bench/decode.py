@@ -7,7 +7,8 @@ time, steady ms/token, tokens/s, ratio to ``torch`` and to the memory-bandwidth 
 
 The memory-bandwidth bound: decoding one token reads every weight once, so
 ``bound_ms = weight_bytes / read_bandwidth``; read bandwidth is measured here by summing a 1 GiB float32
-array with NumPy, one thread per core (best of 5). Compare modes within one run, as ratios: this machine's
+array with NumPy, one thread per core (best of 5; :func:`app.core.profile_capture.read_bandwidth_gbs`,
+the profiler's roofline figure). Compare modes within one run, as ratios: this machine's
 speed moves between days (CONTEXT.md).
 
 ``--inductor-cache cold`` (default) points Inductor at a fresh temporary directory, so its FX graph and AOT
@@ -26,7 +27,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -36,23 +36,6 @@ import numpy as np  # noqa: E402
 
 PROMPT = "The jit function traces a Python function into a jaxpr"
 SLOW_MODES = ("torchax-eager", "jit-dynamic")
-
-
-def read_bandwidth_gbs(n_bytes: int = 1 << 30, repeats: int = 5) -> float:
-    """Sustained read bandwidth in GB/s (1e9 bytes/s): best of ``repeats`` sums over ``n_bytes``, split
-    across one thread per core (NumPy releases the GIL in large reductions), as XLA's CPU runtime reads
-    weights from every core."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    workers = os.cpu_count() or 1
-    chunks = np.array_split(np.ones(n_bytes // 4, dtype=np.float32), workers)
-    best = float("inf")
-    with ThreadPoolExecutor(workers) as pool:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            list(pool.map(np.sum, chunks))
-            best = min(best, time.perf_counter() - t0)
-    return n_bytes / best / 1e9
 
 
 def bench_mode(engine, mode: str, n_tokens: int) -> dict:
@@ -152,13 +135,14 @@ def main() -> int:
 
     from app.core.engine import load_engine
     from app.core.inductor_cache import default_inductor_cache_dir, set_inductor_cache
+    from app.core.profile_capture import read_bandwidth_gbs
 
     transformers.logging.set_verbosity_error()
     if args.threads:
         torch.set_num_threads(args.threads)
     cold = args.inductor_cache == "cold"
     set_inductor_cache(tempfile.mkdtemp(prefix="bench-inductor-") if cold else default_inductor_cache_dir())
-    bandwidth = read_bandwidth_gbs()
+    bandwidth = read_bandwidth_gbs(1 << 30, repeats=5)  # 1 GiB, best of 5: the bench's own figure
     results = []
     for name in args.models:
         engine = load_engine(name)

@@ -194,7 +194,7 @@ _bandwidth_cache: dict[tuple[int, int], float] = {}
 def read_bandwidth_gbs(n_bytes: int = 128 << 20, repeats: int = 3, cached: bool = True) -> float:
     """Sustained memory read bandwidth in GB/s (1e9 bytes/s): the best of ``repeats`` sums of a float32
     array of ``n_bytes`` (far larger than the CPU caches), split across one thread per core (NumPy releases
-    the GIL in large reductions), as ``bench/decode.py`` measures it. Memoised per process unless
+    the GIL in large reductions); ``bench/decode.py`` calls it with 1 GiB. Memoised per process unless
     ``cached`` is False (this machine's figure moves from week to week; compare within one run)."""
     key = (n_bytes, repeats)
     if cached and key in _bandwidth_cache:
