@@ -121,13 +121,14 @@ def test_stop_flag_ends_a_run_within_a_step(llama_engine, mode):
 
 
 def test_a_failure_names_the_input_at_fault():
-    from app.core.errors import InvalidSettingsError, ModelNotFoundError, PromptTooLongError
+    from app.core.errors import EmptyPromptError, InvalidSettingsError, ModelNotFoundError, PromptTooLongError
     from app.core.service import failure
 
     run = rq.RunRequest("hi", GenerationSettings())
     assert failure(rq.LoadRequest("x/y"), ModelNotFoundError("no such model")).field == "model"
     assert failure(rq.MeshRequest("tp=3"), InvalidSettingsError("tp=3 does not divide")).field == "mesh"
     assert failure(run, PromptTooLongError("The prompt is 40 tokens")).field == "prompt"
+    assert failure(run, EmptyPromptError("The prompt is empty")).field == "prompt"
     assert failure(run, InvalidSettingsError("top_p must be in (0, 1]")).field == "settings"
     unexpected = failure(run, RuntimeError("boom"))
     assert unexpected.field == "" and unexpected.message.startswith("Unexpected error: RuntimeError")

@@ -20,7 +20,7 @@ from typing import Any
 from app.core.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
 from app.core.compiled_step import CompiledStep
 from app.core.detok import IncrementalDetokenizer
-from app.core.errors import InvalidSettingsError, PromptTooLongError, UnsupportedModelError
+from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError, UnsupportedModelError
 from app.core.events import (
     CallRecord,
     Event,
@@ -244,7 +244,7 @@ class Engine:
         ids = list(self.tokenizer.encode(prompt, add_special_tokens=False) if chat else self.tokenizer.encode(prompt))
         if not ids:
             if not self.eos_ids:
-                raise InvalidSettingsError("The prompt is empty: type a few words.")
+                raise EmptyPromptError("The prompt is empty: type a few words.")
             ids = [self.eos_ids[0]]
         return ids
 

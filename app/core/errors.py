@@ -27,5 +27,9 @@ class InvalidSettingsError(PlaygroundError):
     """A generation setting is out of range (negative temperature, top-p outside (0, 1], unknown mode, …)."""
 
 
+class EmptyPromptError(InvalidSettingsError):
+    """The prompt is empty (or only whitespace) and the model has no token to start from."""
+
+
 class InsufficientMemoryError(PlaygroundError):
     """The estimated parameter bytes (times the copies the engine keeps) exceed the free memory."""

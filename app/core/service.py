@@ -48,13 +48,13 @@ def failure(request: rq.Request, exc: BaseException) -> rq.RequestFailed:
 
 def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
     """Which input of the window ``exc`` is about (see :class:`app.core.requests.RequestFailed`)."""
-    from app.core.errors import InvalidSettingsError, PromptTooLongError
+    from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError
 
     if isinstance(request, rq.LoadRequest):
         return "model"
     if isinstance(request, rq.MeshRequest):
         return "mesh"
-    if isinstance(exc, PromptTooLongError) or (isinstance(exc, InvalidSettingsError) and "prompt" in str(exc)):
+    if isinstance(exc, (PromptTooLongError, EmptyPromptError)):
         return "prompt"
     return "settings" if isinstance(exc, InvalidSettingsError) else ""
 
