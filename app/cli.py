@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from app.cli_profile import add_profile_parser, cmd_profile
 from app.core.errors import PlaygroundError
-from app.core.models import DEFAULT_MODEL
+from app.core.models.sources import DEFAULT_MODEL
 from app.core.settings import DTYPES, MODES, GenerationSettings
 
 WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives")
@@ -70,7 +70,7 @@ def apply_devices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if devices is not None and devices < 1:
         parser.error("--devices must be at least 1")
     if devices:
-        from app.core.mesh import simulate_cpu_devices
+        from app.core.parallel.mesh import simulate_cpu_devices
 
         simulate_cpu_devices(devices)  # every jax import is lazy, so JAX has not started yet
     return devices
@@ -139,8 +139,8 @@ def _quiet_libraries() -> None:
 
 def _load(args: argparse.Namespace, err: TextIO, on_event=None):
     """Load the engine and place it on ``--mesh``; print its warnings and, for a mesh, bytes per device."""
-    from app.core.engine import load_engine
-    from app.core.mesh import parse_mesh
+    from app.core.engine.engine import load_engine
+    from app.core.parallel.mesh import parse_mesh
 
     mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
     engine = load_engine(args.model, args.dtype, on_event=on_event)
@@ -166,7 +166,7 @@ def _phase_printer(err: TextIO):
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
-    from app.core.report import format_call_table, format_summary
+    from app.core.report.text import format_call_table, format_summary
 
     settings = _settings(args, capture_ir=not args.no_ir)
     on_phase = _phase_printer(err) if not args.json else None
@@ -210,11 +210,11 @@ def _write_json_event(out: TextIO, event: Any, model: str) -> None:
 
 
 def _use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
-    from app.core.compilation_cache import default_cache_dir, set_persistent_cache
+    from app.core.compile_cache.xla import default_cache_dir, set_persistent_cache
 
     if getattr(args, "persistent_cache", None):
-        from app.core.inductor_cache import set_inductor_cache
-        from app.core.service import inductor_dir_for
+        from app.core.compile_cache.inductor import set_inductor_cache
+        from app.core.session.service import inductor_dir_for
 
         path = default_cache_dir() if args.persistent_cache == "default" else args.persistent_cache
         used = set_persistent_cache(path)
@@ -279,8 +279,8 @@ def cmd_inspect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _source_map_text(engine: Any, step_ir: Any, args: argparse.Namespace) -> str:
-    from app.core import source_map_io
-    from app.core.source_map import build_source_map
+    from app.core.inspect import source_map_io
+    from app.core.inspect.source_map import build_source_map
 
     sm = build_source_map(step_ir, args.step, getattr(getattr(engine, "loaded", None), "model", None))
     if args.fold_layers:
@@ -290,10 +290,10 @@ def _source_map_text(engine: Any, step_ir: Any, args: argparse.Namespace) -> str
 
 
 def _inspect_text(step_ir: Any, what: str) -> str:
-    from app.core.ir import NOT_AVAILABLE
+    from app.core.inspect.ir import NOT_AVAILABLE
 
     if what == "collectives":
-        from app.core.mesh import collectives
+        from app.core.parallel.mesh import collectives
 
         found = collectives(step_ir.hlo)
         lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]

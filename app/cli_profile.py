@@ -1,6 +1,6 @@
 """``torchax-playground profile``: where the time of a compiled jit-static step goes, per XLA op, fusion,
 PyTorch source line, ATen op or module, with achieved GB/s and GFLOP/s against the machine's read
-bandwidth (:mod:`app.core.profiler`).
+bandwidth (:mod:`app.core.profile.step`).
 
 Wiring (in ``app/cli.py``): ``add_profile_parser(sub, _add_model_args)`` in ``build_parser`` and
 ``"profile": cmd_profile`` in ``main``'s command table. Errors are :class:`app.core.errors.PlaygroundError`
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from app.core import units
-from app.core.columns import Column, render_text
+from app.core.report.columns import Column, render_text
 
 BY_CHOICES = ("line", "op", "fusion", "module")
 _KEY_TITLE = {"line": "source line", "op": "ATen op", "fusion": "HLO instruction", "module": "module"}
@@ -66,7 +66,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the profile and print it (``--json``: JSON lines). Returns the exit status (0)."""
     from app.cli import _load, _phase_printer
     from app.core.errors import InvalidSettingsError
-    from app.core.profiler import aggregate, copy_xplane, profile_step, rows_to_csv, rows_to_json_lines
+    from app.core.profile.step import aggregate, copy_xplane, profile_step, rows_to_csv, rows_to_json_lines
 
     if getattr(args, "mode", "jit-static") != "jit-static":
         raise InvalidSettingsError(f"profile runs the jit-static steps; got --mode {args.mode}.")

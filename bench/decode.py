@@ -7,7 +7,7 @@ time, steady ms/token, tokens/s, ratio to ``torch`` and to the memory-bandwidth 
 
 The memory-bandwidth bound: decoding one token reads every weight once, so
 ``bound_ms = weight_bytes / read_bandwidth``; read bandwidth is measured here by summing a 1 GiB float32
-array with NumPy, one thread per core (best of 5; :func:`app.core.profile_capture.read_bandwidth_gbs`,
+array with NumPy, one thread per core (best of 5; :func:`app.core.profile.capture.read_bandwidth_gbs`,
 the profiler's roofline figure). Compare modes within one run, as ratios: this machine's
 speed moves between days (CONTEXT.md).
 
@@ -41,8 +41,8 @@ SLOW_MODES = ("torchax-eager", "jit-dynamic")
 def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     """One cold run of ``mode`` (every compiled step of the engine dropped first)."""
     from app.core.events import CallRecord, FinishedEvent, steady_decode_ms
+    from app.core.modes.torch_compile import clear_torch_compile
     from app.core.settings import GenerationSettings
-    from app.core.torch_compile import clear_torch_compile
 
     engine.clear_compiled()
     clear_torch_compile(engine)
@@ -133,9 +133,9 @@ def main() -> int:
     import torch
     import transformers
 
-    from app.core.engine import load_engine
-    from app.core.inductor_cache import default_inductor_cache_dir, set_inductor_cache
-    from app.core.profile_capture import read_bandwidth_gbs
+    from app.core.compile_cache.inductor import default_inductor_cache_dir, set_inductor_cache
+    from app.core.engine.engine import load_engine
+    from app.core.profile.capture import read_bandwidth_gbs
 
     transformers.logging.set_verbosity_error()
     if args.threads:

@@ -27,7 +27,7 @@ PROMPT = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n'
 
 
 def parse_args() -> argparse.Namespace:
-    from app.core.models import DEFAULT_MODEL
+    from app.core.models.sources import DEFAULT_MODEL
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=DEFAULT_MODEL)
@@ -171,7 +171,7 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
 
 
 def direct_bench(args: argparse.Namespace) -> list[dict]:
-    from app.core.engine import load_engine
+    from app.core.engine.engine import load_engine
     from app.core.events import FinishedEvent, TokenEvent
     from app.core.settings import GenerationSettings
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/load_time.py [--model smollm2-135m-instruct] [--json]
 
-Each load runs ``app.core.models.load_model`` in a fresh process (as when the app starts again) with
+Each load runs ``app.core.models.sources.load_model`` in a fresh process (as when the app starts again) with
 ``TORCHAX_PLAYGROUND_CACHE_DIR`` pointing at an empty temporary dir: load 1 converts the GGUF, loads 2 and
 3 read the stored Hugging Face folder. Times exclude the interpreter start and the torch/transformers
 imports (measured separately as ``import_s``). Target: a cached load under 5 s.
@@ -23,7 +23,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import torch, transformers  # noqa: F401
 t1 = time.perf_counter()
-from app.core.models import load_model, parse_model
+from app.core.models.sources import load_model, parse_model
 messages = []
 loaded = load_model(parse_model(sys.argv[1]), on_progress=messages.append)
 t2 = time.perf_counter()

@@ -25,16 +25,16 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from app.core.mesh import simulate_cpu_devices
+    from app.core.parallel.mesh import simulate_cpu_devices
 
     simulate_cpu_devices(max(args.tps))
     import warnings
 
     import transformers
 
-    from app.core.engine import load_engine
+    from app.core.engine.engine import load_engine
     from app.core.events import CallRecord, IREvent
-    from app.core.mesh import MeshSpec, collectives
+    from app.core.parallel.mesh import MeshSpec, collectives
     from app.core.settings import GenerationSettings
 
     warnings.filterwarnings("ignore")

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/op_profile.py [--models random:gpt2-small-shape smollm2-135m-instruct] [--steps 20]
 
-Per model: the time :func:`app.core.profiler.profile_step` takes end to end (compile, warm-up, 20 traced
+Per model: the time :func:`app.core.profile.step.profile_step` takes end to end (compile, warm-up, 20 traced
 decode steps, reading the capture; target < 5 s on the GPT-2 shape), the step's wall time, the share of it
 covered by XLA ops, the host share (no op running), the top source lines with achieved GB/s, and the
 roofline: the step's estimated bytes at the measured read bandwidth against the measured step time. A model
@@ -26,9 +26,9 @@ warnings.filterwarnings("ignore")
 
 
 def profile_model(name: str, steps: int, top: int, fold: bool) -> dict | None:
-    from app.core.engine import load_engine
+    from app.core.engine.engine import load_engine
     from app.core.errors import PlaygroundError
-    from app.core.profiler import aggregate, profile_step
+    from app.core.profile.step import aggregate, profile_step
 
     t0 = time.perf_counter()
     try:

@@ -35,11 +35,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    from app.core import source_map_io
-    from app.core.dataflow import build_dataflow, layer_instance, layout
-    from app.core.engine import load_engine
+    from app.core.engine.engine import load_engine
+    from app.core.inspect import source_map_io
+    from app.core.inspect.dataflow import build_dataflow, layer_instance, layout
+    from app.core.inspect.source_map import build_source_map
     from app.core.settings import GenerationSettings
-    from app.core.source_map import build_source_map
 
     engine = load_engine(args.model)
     engine.clear_compiled()

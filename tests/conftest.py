@@ -98,7 +98,7 @@ def model_dirs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def llama_engine(model_dirs):
     """A loaded engine on the tiny Llama, shared by tests (compiled steps persist across them)."""
-    from app.core.engine import load_engine
+    from app.core.engine.engine import load_engine
 
     return load_engine(model_dirs("llama"))
 
@@ -178,7 +178,7 @@ def no_dialogs(monkeypatch):
 @pytest.fixture(scope="session")
 def gui_model(model_dirs):
     """The model of the window tests: the small built-in ``pydoc-llama`` (fast to load and compile)."""
-    from app.core.models import MODELS_DIR
+    from app.core.models.sources import MODELS_DIR
 
     if (MODELS_DIR / "pydoc-llama" / "config.json").exists():
         return "pydoc-llama"

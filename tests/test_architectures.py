@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import ARCH_CONFIGS
 
-from app.core.engine import load_engine
+from app.core.engine.engine import load_engine
 from app.core.events import FinishedEvent
 from app.core.settings import GenerationSettings
 

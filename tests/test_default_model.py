@@ -13,9 +13,10 @@ import time
 
 import pytest
 
-from app.core import chat, errors
-from app.core import gguf as gguf_lib
-from app.core.models import (
+from app.core import errors
+from app.core.engine import chat
+from app.core.models import gguf as gguf_lib
+from app.core.models.sources import (
     BUILTIN_MODELS,
     DEFAULT_MODEL,
     TINY_MODEL,
@@ -52,7 +53,7 @@ def default_cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def smol(default_cache):
     """``(engine, progress messages, load seconds)`` for the default model (first load: converts)."""
-    from app.core.engine import load_engine
+    from app.core.engine.engine import load_engine
     from app.core.events import PhaseEvent
 
     messages: list[str] = []

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from app.cli import main
-from app.core import compilation_cache as cc
+from app.core.compile_cache import xla as cc
 from app.core.events import CallRecord, FinishedEvent, LaneEvent
-from app.core.export import markdown_report, write_records_csv, write_records_json
 from app.core.race import by_lane, format_race_table, race, summary_rows
+from app.core.report.export import markdown_report, write_records_csv, write_records_json
 from app.core.settings import GenerationSettings
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.core import errors
-from app.core.detok import IncrementalDetokenizer
-from app.core.engine import load_engine
+from app.core.engine.detok import IncrementalDetokenizer
+from app.core.engine.engine import load_engine
 from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
 from app.core.settings import GenerationSettings
 
@@ -159,7 +159,7 @@ def test_folder_that_is_not_a_model(tmp_path):
 
 
 def test_not_enough_memory(model_dirs, monkeypatch):
-    from app.core import model_size
+    from app.core.models import size as model_size
 
     monkeypatch.setattr(model_size, "available_memory_bytes", lambda: 1000)
     with pytest.raises(errors.InsufficientMemoryError, match="only 0.0 GiB is free"):
@@ -169,7 +169,7 @@ def test_not_enough_memory(model_dirs, monkeypatch):
 def test_missing_aten_lowering_names_the_op(llama_engine, monkeypatch):
     from torchax.tensor import OperatorNotFound
 
-    from app.core import modes
+    from app.core.modes import base as modes
 
     def no_lowering(*args, **kwargs):
         raise OperatorNotFound("Operator with name aten::frobnicate has no lowering")
@@ -209,7 +209,7 @@ def test_ignore_eos_generates_the_requested_count(llama_engine, monkeypatch):
 def test_unreachable_hub_fails_fast_without_retries(monkeypatch):
     import time
 
-    from app.core import models
+    from app.core.models import sources as models
 
     monkeypatch.setattr(models, "hub_reachable", lambda timeout_s=3.0: False)
     t0 = time.perf_counter()

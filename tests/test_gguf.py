@@ -18,11 +18,19 @@ import pytest
 import torch
 from conftest import build_tokenizer
 
-from app.core import chat, errors
-from app.core import gguf as gguf_lib
-from app.core.engine import load_engine
+from app.core import errors
+from app.core.engine import chat
+from app.core.engine.engine import load_engine
 from app.core.events import PhaseEvent, TokenEvent
-from app.core.models import check_model_kind, gguf_path, load_config, load_model, parameter_count, parse_model
+from app.core.models import gguf as gguf_lib
+from app.core.models.sources import (
+    check_model_kind,
+    gguf_path,
+    load_config,
+    load_model,
+    parameter_count,
+    parse_model,
+)
 from app.core.settings import GenerationSettings
 
 HIDDEN, FFN, LAYERS, HEADS, KV_HEADS, VOCAB = 64, 128, 2, 4, 2, 320
@@ -371,7 +379,7 @@ def test_repetition_penalty_matches_transformers(penalty):
     import jax.numpy as jnp
     from transformers import RepetitionPenaltyLogitsProcessor
 
-    from app.core.sampling import apply_repetition_penalty
+    from app.core.runtime.sampling import apply_repetition_penalty
 
     rng = np.random.default_rng(0)
     logits = rng.normal(0, 3, size=(3, 50)).astype(np.float32)

@@ -10,10 +10,10 @@ import torch
 from conftest import build_model_dir
 
 from app.cli import main
-from app.core.engine import load_engine
+from app.core.engine.engine import load_engine
 from app.core.errors import InvalidSettingsError
 from app.core.events import IREvent
-from app.core.mesh import MeshSpec, collectives, parse_mesh
+from app.core.parallel.mesh import MeshSpec, collectives, parse_mesh
 from app.core.settings import GenerationSettings
 
 PROMPT = "The jit function traces"
@@ -30,7 +30,7 @@ def tp_dirs(tmp_path_factory):
 
 
 def test_simulated_devices_flag_replaces_an_earlier_count(monkeypatch):
-    from app.core.mesh import simulate_cpu_devices
+    from app.core.parallel.mesh import simulate_cpu_devices
 
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_foo=1 --xla_force_host_platform_device_count=2")
     simulate_cpu_devices(8)
@@ -96,7 +96,7 @@ def test_cli_mesh_and_collectives(tp_dirs):
 def test_tp_sizes_are_the_ones_every_split_dimension_allows():
     from types import SimpleNamespace
 
-    from app.core.mesh import tp_sizes
+    from app.core.parallel.mesh import tp_sizes
 
     smollm2 = SimpleNamespace(num_attention_heads=9, num_key_value_heads=3, intermediate_size=1536)
     assert tp_sizes(smollm2, 4) == (1, 3)

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from app.core.profile_attrib import attribute
-from app.core.profile_build import aggregate, build_profile
-from app.core.profile_capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
-from app.core.profile_hlo import parse_hlo
-from app.core.profiler import copy_xplane, rows_to_csv, rows_to_json_lines
+from app.core.profile.attrib import attribute
+from app.core.profile.build import aggregate, build_profile
+from app.core.profile.capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
+from app.core.profile.hlo import parse_hlo
+from app.core.profile.step import copy_xplane, rows_to_csv, rows_to_json_lines
 
 LLAMA = "/site-packages/transformers/models/llama/modeling_llama.py"
 HLO = f"""HloModule jit_step, is_scheduled=true
@@ -115,7 +115,7 @@ def test_ops_without_metadata_are_attributed_by_weight_operand_or_input(hlo):
 
 
 def test_thread_labels_number_each_pool():
-    from app.core.profile_capture import _thread_labels
+    from app.core.profile.capture import _thread_labels
 
     labels = _thread_labels(["tf_XLAEigen/-6520359923282580726", "tf_XLAEigen/798", "tf_XLAPjRtCpuClient/12"])
     assert list(labels.values()) == ["XLAEigen 1", "XLAEigen 2", "XLAPjRtCpuClient 1"]
@@ -189,8 +189,8 @@ def llama_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def real_profile(llama_dir):
-    from app.core.engine import load_engine
-    from app.core.profiler import profile_step
+    from app.core.engine.engine import load_engine
+    from app.core.profile.step import profile_step
 
     engine = load_engine(llama_dir)
     messages: list[str] = []
@@ -280,7 +280,7 @@ def test_profile_laid_on_the_source_map_keeps_every_share(real_profile):
     """The explorer's measured columns: every group's share plus the rest sum to the attributed share, on
     the map and on its folded form; the MLP line holds the most time; the hottest instruction's line is
     found in the map."""
-    from app.core.profile_source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
+    from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 
     profile, _ = real_profile
     sm = profile.source_map

@@ -9,11 +9,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from app.core.dataflow import build_dataflow, layout  # noqa: E402
 from app.core.events import IREvent  # noqa: E402
+from app.core.inspect.dataflow import build_dataflow, layout  # noqa: E402
+from app.core.inspect.source_diff import line_diff, primitive_diff  # noqa: E402
+from app.core.inspect.source_map import build_source_map  # noqa: E402
 from app.core.settings import GenerationSettings  # noqa: E402
-from app.core.source_diff import line_diff, primitive_diff  # noqa: E402
-from app.core.source_map import build_source_map  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import re
 
 import pytest
 
-from app.core import source_map_io
 from app.core.events import IREvent
+from app.core.inspect import source_map_io
+from app.core.inspect.source_diff import line_diff, primitive_diff
+from app.core.inspect.source_map import SourceMap, build_source_map
 from app.core.settings import GenerationSettings
-from app.core.source_diff import line_diff, primitive_diff
-from app.core.source_map import SourceMap, build_source_map
 
 
 def _sdpa_call_line() -> tuple[str, int]:
@@ -157,7 +157,7 @@ def test_cli_inspect_source_map(model_dirs, tmp_path):
 
 
 def test_diff_tells_sequence_length_from_structure():
-    from app.core.source_diff import DiffRow, sequence_pair
+    from app.core.inspect.source_diff import DiffRow, sequence_pair
 
     seq = DiffRow("mlp", 3, 3, ["f32[1,16,688]", "f32[1,16,256]"], ["f32[1,1,688]", "f32[1,1,256]"],
                   a_prims={"dot_general": 3}, b_prims={"dot_general": 3})
@@ -175,7 +175,7 @@ def test_diff_tells_sequence_length_from_structure():
 
 
 def test_attention_graph_overview_is_grouped_and_opens_on_demand(maps):
-    from app.core.dataflow import build_dataflow, layout
+    from app.core.inspect.dataflow import build_dataflow, layout
 
     sm = maps["decode"]
     attn = [e.index for e in sm.equations if e.module == "model.layers.0.self_attn"]

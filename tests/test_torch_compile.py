@@ -10,18 +10,19 @@ from typing import ClassVar
 
 import pytest
 
-from app.core import modes, settings
-from app.core.engine import load_engine
-from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
-from app.core.inductor_cache import (
+from app.core import settings
+from app.core.compile_cache.inductor import (
     clear_inductor_disk_cache,
     inductor_cache_dir,
     inductor_cache_size,
     set_inductor_cache,
 )
+from app.core.engine.engine import load_engine
+from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
+from app.core.modes import base as modes
+from app.core.modes.torch_compile import TorchCompileMode, clear_torch_compile
+from app.core.modes.torch_compile_capture import PHASES, compile_phases
 from app.core.settings import GenerationSettings
-from app.core.torch_compile import TorchCompileMode, clear_torch_compile
-from app.core.torch_compile_capture import PHASES, compile_phases
 
 
 class RecordedMode(TorchCompileMode):
@@ -195,16 +196,16 @@ def test_compile_phases_are_exclusive_and_sum_to_the_frame_compile():
 
 
 def test_importing_this_module_first_is_not_circular():
-    """``Engine.clear_compiled`` imports app.core.torch_compile before any run; the engine looks the mode up
+    """``Engine.clear_compiled`` imports app.core.modes.torch_compile before any run; the engine looks the mode up
     through ``modes.mode_class``: either order must give one class, registered and subclassing Mode."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = ("import app.core.torch_compile as tc; from app.core.modes import MODE_CLASSES, Mode, mode_class; "
+    code = ("import app.core.modes.torch_compile as tc; from app.core.modes.base import MODE_CLASSES, Mode, mode_class; "
             "assert MODE_CLASSES['torch-compile'] is tc.TorchCompileMode is mode_class('torch-compile'); "
             "assert issubclass(tc.TorchCompileMode, Mode)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])
-    code = ("from app.core.modes import MODE_CLASSES, mode_class; assert 'torch-compile' not in MODE_CLASSES; "
-            "import app.core.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
+    code = ("from app.core.modes.base import MODE_CLASSES, mode_class; assert 'torch-compile' not in MODE_CLASSES; "
+            "import app.core.modes.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])

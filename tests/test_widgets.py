@@ -313,7 +313,7 @@ def test_user_settings_round_trip(config_dir):
 
 
 def test_ir_tabs_keep_both_compilers_of_a_step(qtbot):
-    from app.core.ir import StepIR
+    from app.core.inspect.ir import StepIR
 
     tabs = IRTabs()
     qtbot.addWidget(tabs)

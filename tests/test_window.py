@@ -178,7 +178,7 @@ def test_unexpected_error_mid_run_keeps_window_usable(qtbot, window, monkeypatch
 
 
 def test_engine_warnings_are_shown(qtbot, window):
-    from app.core.requests import LoadRequest, ModelLoaded
+    from app.core.session.requests import LoadRequest, ModelLoaded
 
     request = LoadRequest("tiny")
     window.session.apply(ModelLoaded(request, "tiny (random weights)", "tiny", 0.0, ("random weights: noise",)))
@@ -248,7 +248,7 @@ def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot):
     from PySide6.QtCore import QObject, Qt, Slot
 
     from app.core.events import CallRecord, TokenEvent
-    from app.core.requests import RequestDone, RunRequest
+    from app.core.session.requests import RequestDone, RunRequest
     from app.core.settings import GenerationSettings
     from app.gui.worker import ComputeThread
 

@@ -74,7 +74,7 @@ def test_stop_ends_the_race_within_a_mode(qtbot, window, monkeypatch):
 
 
 def test_persistent_cache_replay_cold_start_is_served_from_disk(qtbot, window, tmp_path):
-    from app.core.compilation_cache import set_persistent_cache
+    from app.core.compile_cache.xla import set_persistent_cache
 
     demo, cache_dir = window.demo, tmp_path / "jax-cache"
     seen = []
@@ -203,7 +203,7 @@ def test_presentation_mode_scales_fonts_hides_panels_and_restores(
 
 
 def test_demo_widgets_take_plain_data(qtbot):
-    from app.core.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
+    from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
     from widgets.compile_log import CompileLog
     from widgets.latency_plot import describe
     from widgets.phase_bars import PhaseBars, PhaseCall

@@ -1,6 +1,6 @@
 """The collectives XLA inserted into a partitioned (multi-device) optimized HLO module: a one-line count
 and a small table (kind, shape, model source line, HLO line). Plain data in: objects with ``kind``,
-``shape``, ``source``, ``op_name``, ``name`` and ``line`` attributes (``app.core.mesh.Collective``).
+``shape``, ``source``, ``op_name``, ``name`` and ``line`` attributes (``app.core.parallel.mesh.Collective``).
 No JAX. Signals are emitted on the GUI thread.
 """
 

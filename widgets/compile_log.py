@@ -1,7 +1,7 @@
 """Compile log: one row per compiling call, with why it compiled and where the time went.
 
 Plain data in: the columns are objects with ``key``, ``title``, ``format(value)`` and ``align`` (the app
-passes ``app.core.columns.COMPILE_COLUMNS``); :meth:`CompileLog.add_row` takes one dict keyed by those
+passes ``app.core.report.columns.COMPILE_COLUMNS``); :meth:`CompileLog.add_row` takes one dict keyed by those
 keys (a ``reason`` key gets the stretching column and a tool tip with ``input_shapes``; ``disk_cache``
 True is tinted green).
 """

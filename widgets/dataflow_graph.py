@@ -1,4 +1,4 @@
-"""Dataflow graph view: a laid-out graph (``app.core.dataflow.Dataflow``-shaped plain data: ``nodes`` with
+"""Dataflow graph view: a laid-out graph (``app.core.inspect.dataflow.Dataflow``-shaped plain data: ``nodes`` with
 ``id, label, kind, eqns, x, y, w, h``; ``edges`` with ``src, dst, label, points``) drawn in a
 QGraphicsView. Wheel zooms around the cursor, dragging pans, clicking a node emits its equations.
 Export to SVG (``QSvgGenerator``, in PySide6-Essentials' QtSvg) and PNG. No JAX.
@@ -40,8 +40,8 @@ OPEN_FILL = {"layer": "#fffcf2", "module": "#fffcf2", "line": "#f6fbf7", "call":
 HIGHLIGHT = "#d93025"
 DOT_PRIMS = ("dot_general", "conv_general_dilated")
 GROUP_KINDS = ("module", "layer", "call", "line")
-FONT_PT = 9  # the node text; app.core.dataflow sizes boxes for a 9 pt monospace font
-HEADER_H = 24.0  # the title row of an open box (app.core.dataflow.HEADER_H)
+FONT_PT = 9  # the node text; app.core.inspect.dataflow sizes boxes for a 9 pt monospace font
+HEADER_H = 24.0  # the title row of an open box (app.core.inspect.dataflow.HEADER_H)
 
 
 def _font(bold: bool = False) -> QFont:

@@ -2,7 +2,7 @@
 source line and module. A "top 10" switch keeps the ten rows that take the most wall time.
 
 Plain data in: :meth:`ProfileTable.set_rows` takes one dict per row with the keys of
-``app.core.profile_model.ProfileRow`` (``key``, ``us_per_step``, ``wall_us_per_step``, ``share``,
+``app.core.profile.model.ProfileRow`` (``key``, ``us_per_step``, ``wall_us_per_step``, ``share``,
 ``gbs``, ``bandwidth_share``, ``gflops``, ``calls_per_step``, ``kind``, ``source``, ``module``, …); missing
 figures show as ``–`` and sort below every number. Signals (GUI thread): ``rowActivated(dict)`` with the
 row's dict when a row is double-clicked or Enter is pressed on it.

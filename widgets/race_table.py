@@ -1,7 +1,7 @@
 """Mode-race summary: one column per mode, one row per figure; the best value of each row is highlighted.
 
 Plain data in: the metrics are column objects (``key``, ``short`` or ``title``, ``format(value)``, ``best``
-of ``"low"``/``"high"``/None — the app passes ``app.core.columns.RACE_COLUMNS``), and :meth:`set_rows`
+of ``"low"``/``"high"``/None — the app passes ``app.core.report.columns.RACE_COLUMNS``), and :meth:`set_rows`
 takes one dict per mode keyed by those keys plus ``mode`` and ``reason``.
 """
 

@@ -3,7 +3,7 @@ flops and output shapes; sortable, searchable, layers foldable. With a profile o
 (:meth:`SourceExplorer.set_measure`) it adds measured columns — µs per step, % of the step, achieved GB/s —
 per ATen op, line and module, and a row for the time on no line of the map.
 
-Plain data in (an ``app.core.source_map.SourceMap``-shaped object: ``groups``, ``equations``,
+Plain data in (an ``app.core.inspect.source_map.SourceMap``-shaped object: ``groups``, ``equations``,
 ``group_lines(group, view)``, ``groups_for_line(view, line)``, ``fold_layers()``); no JAX. Links both ways:
 selecting a node emits the lines to highlight in each IR view; :meth:`select_for_line` selects the node of a
 line clicked in an IR view. Signals are emitted on the GUI thread.
@@ -59,7 +59,7 @@ class SourceExplorer(QWidget):
 
     Measured columns: :meth:`set_measure` takes ``measure(shown_map)`` returning an object with
     ``groups`` (group index → object with ``busy_us``, ``wall_us``, ``bytes``, ``share``) and ``rest``
-    (same fields), e.g. :func:`app.core.profile_source.measure_source_map` bound to a profile; it is
+    (same fields), e.g. :func:`app.core.profile.source.measure_source_map` bound to a profile; it is
     called again whenever the tree is rebuilt (folding layers)."""
 
     linesSelected = Signal(dict)

@@ -2,7 +2,7 @@
 and the prefill-versus-decode comparison. Plain data in; the graph layout function is injected
 (``graph_builder(source_map, equation_indexes, expanded) -> laid-out graph``, e.g.
 ``lambda sm, eqns, expanded: layout(build_dataflow(sm, eqns, expanded=expanded))`` from
-``app.core.dataflow``; ``expanded`` is ``None`` for the overview or the set of open box ids) so this
+``app.core.inspect.dataflow``; ``expanded`` is ``None`` for the overview or the set of open box ids) so this
 widget imports neither JAX nor app.core. Double-clicking a box of the graph opens or closes it. Signals are emitted on the GUI thread.
 """
 

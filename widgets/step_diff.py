@@ -1,7 +1,7 @@
 """Prefill-versus-decode comparison: two tables (per source line, per primitive) with counts, output
 shapes and estimated flops side by side, and the primitive histogram of both steps. Rows whose shapes
 differ only in the sequence length are told apart from structural differences (other primitives or
-counts): each kind has its tint and its filter. Plain data in (``app.core.source_diff.DiffRow``-shaped
+counts): each kind has its tint and its filter. Plain data in (``app.core.inspect.source_diff.DiffRow``-shaped
 rows: ``key, a_count, b_count, a_shapes, b_shapes, a_flops, b_flops, status``, optionally
 ``primitive_change()``). No JAX.
 """

@@ -1,7 +1,7 @@
 """Timeline of one profiled step: one lane per runtime thread with a bar per executed HLO op, and a lane of
 the gaps in which no op runs (host work, dispatch, the runtime between ops), summed in the header.
 
-Plain data in: :meth:`StepTimeline.set_timeline` takes a dict (what ``app.core.profile_model.Timeline
+Plain data in: :meth:`StepTimeline.set_timeline` takes a dict (what ``app.core.profile.model.Timeline
 .to_dict()`` gives)::
 
     {"step_us": 1200.0, "threads": ["XLAPjRtCpuClient 1", "XLAEigen 1"],

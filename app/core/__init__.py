@@ -2,7 +2,7 @@
 prefill/decode, sampling, timing records and IR capture.
 
 Heavy modules (jax, torch, transformers) are imported by the submodules that need them, so importing
-``app.core`` itself is cheap. Entry point: :func:`app.core.engine.load_engine`.
+``app.core`` itself is cheap. Entry point: :func:`app.core.engine.engine.load_engine`.
 """
 
 from app.core.errors import (

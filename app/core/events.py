@@ -1,4 +1,4 @@
-"""Typed events yielded by :func:`app.core.engine.Engine.generate` (plain data: no Qt, no JAX objects).
+"""Typed events yielded by :func:`app.core.engine.engine.Engine.generate` (plain data: no Qt, no JAX objects).
 
 The GUI's worker forwards each event over a Qt signal unchanged; the CLI prints them; ``--json`` writes
 ``event.to_json()`` per line. Times are wall-clock milliseconds from ``time.perf_counter`` unless named
@@ -98,12 +98,12 @@ class CallRecord(_Event):
 
 @dataclass(frozen=True)
 class IREvent(_Event):
-    """IR captured at the first compile of a step kind: an :class:`app.core.ir.StepIR` of plain texts and
+    """IR captured at the first compile of a step kind: an :class:`app.core.inspect.ir.StepIR` of plain texts and
     figures (its ``closed_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``)."""
 
     step: StepKind
     mode: str
-    ir: Any  # app.core.ir.StepIR (kept Any so events.py stays free of heavy imports)
+    ir: Any  # app.core.inspect.ir.StepIR (kept Any so events.py stays free of heavy imports)
     kind = "ir"
 
     def to_json(self) -> dict[str, Any]:

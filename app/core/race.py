@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from app.core.columns import RACE_COLUMNS, render_text
 from app.core.events import Event, FinishedEvent, LaneEvent
+from app.core.report.columns import RACE_COLUMNS, render_text
 from app.core.settings import MODES, GenerationSettings
 
 EAGER_MODE = "torchax-eager"
@@ -39,7 +39,7 @@ def race(
     on_live_phase: Callable[[Any], None] | None = None,
 ) -> Iterator[Event]:
     """Run ``prompt`` through each of ``modes`` in order: per lane a :class:`LaneEvent`, then the events of
-    :meth:`app.core.engine.Engine.generate`.
+    :meth:`app.core.engine.engine.Engine.generate`.
 
     Raises :class:`app.core.errors.InvalidSettingsError` for an unknown mode before running anything.
     Stops between modes (and within a mode, between steps) once ``should_stop()`` is true.
@@ -69,7 +69,7 @@ def by_lane(events: Iterator[Event]) -> Iterator[tuple[str | None, Event]]:
 
 
 def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
-    """One row per mode, keyed as :data:`app.core.columns.RACE_COLUMNS`: ``ttft_ms``, ``compile_ms``,
+    """One row per mode, keyed as :data:`app.core.report.columns.RACE_COLUMNS`: ``ttft_ms``, ``compile_ms``,
     ``steady_ms_per_token``, ``tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
     ``speedup_vs_torch`` (steady decode tokens/s over torch's, when torch ran)."""
     rows = []

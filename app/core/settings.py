@@ -40,7 +40,7 @@ class GenerationSettings:
         the logit ``s`` of a token already in the prompt or the output becomes ``s / penalty`` (``s * penalty``
         when negative) before selection, inside the jitted step; 1.0 disables it.
     chat : format the prompt with the tokenizer's chat template (a user turn, the generation prompt);
-        None = on for instruct models that have a template (:func:`app.core.chat.is_instruct`).
+        None = on for instruct models that have a template (:func:`app.core.engine.chat.is_instruct`).
     system_prompt : the system turn of a chat prompt ("" = none).
     """
 

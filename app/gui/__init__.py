@@ -1,4 +1,4 @@
-"""The desktop window: Qt wiring of the Qt-free session model (:mod:`app.core.session`) to the widgets.
+"""The desktop window: Qt wiring of the Qt-free session model (:mod:`app.core.session.model`) to the widgets.
 
 ``window`` (the main window and its run wiring), ``layout`` (widgets laid out), ``worker`` (the one
 compute thread), ``demo`` (race, caches, compile log, exports), ``inspect`` (source map and IR links),

@@ -3,7 +3,7 @@
 :class:`DemoKit` adds two docks to the bottom area, tabbed with "What JAX sees" (``Demo kit``: race
 controls, compilation-cache controls, race summary; ``Compile log``: why each call compiled, phase
 breakdown), a File ▸ Export menu, a View menu (presentation mode, full screen, docks) and a Demo menu. It subscribes to the window's
-:class:`app.core.session.Session` (the runs, the race, the cache state live there) and sends its requests
+:class:`app.core.session.model.Session` (the runs, the race, the cache state live there) and sends its requests
 through it to the compute thread.
 """
 
@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
-from app.core.compilation_cache import default_cache_dir
-from app.core.requests import CacheInfo
-from app.core.session import RunState
+from app.core.compile_cache.xla import default_cache_dir
+from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
+from app.core.session.model import RunState
+from app.core.session.requests import CacheInfo
 from app.core.settings import MODE_HELP, MODES
 from app.gui import exports
 from app.gui.layout import card, dock_widget, scrolling

@@ -1,6 +1,6 @@
 """Exports of the demo kit: the latency plot (PNG / SVG), call records (CSV / JSON), a Markdown run report.
 
-Plain functions over the session's runs (:class:`app.core.session.RunState`); the window asks for file
+Plain functions over the session's runs (:class:`app.core.session.model.RunState`); the window asks for file
 names and reports the result.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.core.columns import COMPILE_COLUMNS, compile_rows, render_markdown
-from app.core.export import machine_info, markdown_report, write_records_csv, write_records_json
 from app.core.race import summary_rows
-from app.core.session import RunState
+from app.core.report.columns import COMPILE_COLUMNS, compile_rows, render_markdown
+from app.core.report.export import machine_info, markdown_report, write_records_csv, write_records_json
+from app.core.session.model import RunState
 from widgets.phase_bars import PhaseCall
 from widgets.plot_export import export_plot
 
@@ -50,7 +50,7 @@ def run_metadata(
     runs: list[RunState], model: str, dtype: str, mesh: str, generation: dict[str, Any]
 ) -> dict[str, Any]:
     """What a JSON export says about the runs: model, dtype, mesh, the generation settings, each run's
-    mode, race and end, and the machine (:func:`app.core.export.machine_info`)."""
+    mode, race and end, and the machine (:func:`app.core.report.export.machine_info`)."""
     return {
         "model": model,
         "dtype": dtype,
@@ -79,7 +79,7 @@ def save_records(path: str | Path, runs: list[RunState], meta: dict[str, Any] | 
 
 
 def compile_lines(runs: list[RunState]) -> list[str]:
-    """A Markdown table of the compiling calls (:data:`app.core.columns.COMPILE_COLUMNS`)."""
+    """A Markdown table of the compiling calls (:data:`app.core.report.columns.COMPILE_COLUMNS`)."""
     rows = compile_rows((run.label, run.records) for run in runs)
     if not rows:
         return []

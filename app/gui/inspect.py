@@ -1,6 +1,6 @@
 """The window's source-map tab and the HLO view's collectives table, linked to the IR
 views. GUI thread only; the maps and collectives are plain data built on the compute thread
-(:meth:`app.core.service.ComputeService._after_run`).
+(:meth:`app.core.session.service.ComputeService._after_run`).
 
 A map's line numbers only hold for the IR text it was built from, so maps follow the IR tabs step by
 step: new IR for a step drops that step's map (and its highlights) until the new map arrives after the run;
@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
-from app.core.dataflow import build_dataflow, layout
-from app.core.source_diff import compare
-from app.core.source_map import VIEWS as MAP_VIEWS
+from app.core.inspect.dataflow import build_dataflow, layout
+from app.core.inspect.source_diff import compare
+from app.core.inspect.source_map import VIEWS as MAP_VIEWS
 from widgets.collectives_table import CollectivesTable
 from widgets.ir_tabs import IRTabs
 from widgets.line_links import IRLinker

@@ -1,6 +1,6 @@
 """The window's device panel: devices listed by the compute thread, mesh changes sent to it as queued
 requests, bytes per device after each mesh change and run. GUI thread only; every JAX call happens on the
-compute thread (:class:`app.core.service.ComputeService`).
+compute thread (:class:`app.core.session.service.ComputeService`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.core.requests import MeshChanged, MeshRequest, ModelLoaded, RequestFailed
-from app.core.session import Session
+from app.core.session.model import Session
+from app.core.session.requests import MeshChanged, MeshRequest, ModelLoaded, RequestFailed
 from widgets.device_panel import DevicePanel
 
 

@@ -1,6 +1,6 @@
 """The Profile tab: measured time per HLO op, per fusion, per source line and per module, with the step's
 timeline, linked to the optimized-HLO view. GUI thread only; the profile is measured on the compute thread
-(:meth:`app.core.service.ComputeService._profile`) and arrives as plain data."""
+(:meth:`app.core.session.service.ComputeService._profile`) and arrives as plain data."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.requests import ProfileReady
+from app.core.session.requests import ProfileReady
 from app.core.units import ms
 from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
@@ -164,7 +164,7 @@ class ProfileWiring(QObject):
     @Slot()
     def export(self) -> None:
         """The table as CSV or JSON, the timeline as PNG or SVG, or the raw capture (.xplane.pb), by suffix."""
-        from app.core.profiler import copy_xplane
+        from app.core.profile.step import copy_xplane
 
         path, _ = QFileDialog.getSaveFileName(
             self.table, "Export the profile", str(Path.home() / "profile.csv"),

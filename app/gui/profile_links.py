@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 
-from app.core.profile_source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
+from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
 from widgets.line_tints import LineTints
 from widgets.source_explorer import US_COL

@@ -1,6 +1,6 @@
 """The main window: wires the widgets to the session model and the compute thread.
 
-Data flows one way: the user's intent goes to :class:`app.core.session.Session`, which sends typed
+Data flows one way: the user's intent goes to :class:`app.core.session.model.Session`, which sends typed
 requests to the one compute worker (:class:`app.gui.worker.ComputeThread`); the worker's events come back
 on the GUI thread into :meth:`Session.apply_all`, and the session's signals feed the widgets (token view,
 latency plot, IR tabs, stats strip). The window keeps no run state of its own.
@@ -17,9 +17,9 @@ from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
-from app.core.models import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
-from app.core.requests import LoadRequest, ModelLoaded, RequestFailed
-from app.core.session import LiveFigures, RunState, Session
+from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
+from app.core.session.model import LiveFigures, RunState, Session
+from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.settings import GenerationSettings
 from app.core.units import ms
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit

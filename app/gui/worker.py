@@ -1,8 +1,8 @@
 """The compute thread: one long-lived QThread and one worker object on it that owns every JAX / torchax /
 torch call.
 
-The GUI sends typed requests (:mod:`app.core.requests`) with :meth:`ComputeThread.submit`; the worker
-executes them in order with :class:`app.core.service.ComputeService` and sends the answers back as
+The GUI sends typed requests (:mod:`app.core.session.requests`) with :meth:`ComputeThread.submit`; the worker
+executes them in order with :class:`app.core.session.service.ComputeService` and sends the answers back as
 :attr:`ComputeWorker.events` (lists of plain events, batched). :meth:`ComputeThread.stop` ends a run
 within one decode step (a ``threading.Event`` the engine polls between steps); :meth:`ComputeThread.shutdown`
 stops, drops queued requests and waits for the thread (a destroyed running QThread would abort the process:
@@ -41,14 +41,14 @@ class ComputeWorker(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        from app.core.service import ComputeService
+        from app.core.session.service import ComputeService
 
         self.service = ComputeService()
         self._stop = threading.Event()
 
     @property
     def engine(self) -> Any:
-        """The loaded :class:`app.core.engine.Engine`, or None. Use only on the compute thread."""
+        """The loaded :class:`app.core.engine.engine.Engine`, or None. Use only on the compute thread."""
         return self.service.engine
 
     def _should_stop(self) -> bool:

@@ -1,0 +1,384 @@
+"""The engine: a loaded model, its JAX weights, compiled steps, and the streamed generation loop.
+
+Use from a script, the CLI or the GUI's worker thread (all calls of one engine on one thread)::
+
+    engine = load_engine("pydoc-llama")
+    for event in engine.generate("The jit function", GenerationSettings(max_new_tokens=20)):
+        ...
+
+Compiled executables live on the engine, so a second run with the same shapes compiles nothing: the
+spike vanishes on the second Run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
+from app.core.engine.detok import IncrementalDetokenizer
+from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError, UnsupportedModelError
+from app.core.events import (
+    CallRecord,
+    Event,
+    FinishedEvent,
+    IREvent,
+    PhaseEvent,
+    PromptEvent,
+    Summary,
+    TokenEvent,
+)
+from app.core.models.facts import eos_ids, warnings_for
+from app.core.models.sources import LoadedModel, ModelSpec, load_model, parse_model
+from app.core.runtime.compiled_step import CompiledStep
+from app.core.settings import GenerationSettings
+
+
+def _never() -> bool:
+    return False
+
+
+def load_engine(
+    model: str | ModelSpec, dtype: str = "float32", on_event: Callable[[PhaseEvent], None] | None = None
+) -> Engine:
+    """Resolve and load ``model`` (built-in name, hub id, folder or ``random:…``) into an :class:`Engine`.
+
+    ``on_event`` receives ``loading`` and ``converting`` phase events (start/end with ``elapsed_ms``): the
+    weights are converted to JAX arrays here, so a run's time to first token measures generation only.
+    Raises the :class:`app.core.errors.PlaygroundError` subclasses of :func:`app.core.models.sources.load_model`.
+    """
+    spec = model if isinstance(model, ModelSpec) else parse_model(model, dtype)
+    emit = on_event or (lambda e: None)
+    emit(PhaseEvent("loading", True, spec.label))
+    t0 = time.perf_counter()
+    loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)))
+    emit(PhaseEvent("loading", False, spec.label, (time.perf_counter() - t0) * 1000))
+    engine = Engine(loaded)
+    emit(PhaseEvent("converting", True, "weights to JAX arrays"))
+    t0 = time.perf_counter()
+    engine.jax_state()
+    emit(PhaseEvent("converting", False, "weights to JAX arrays", (time.perf_counter() - t0) * 1000))
+    return engine
+
+
+class Engine:
+    """A loaded causal LM ready to run in any mode. Not thread-safe: use it from one thread."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        from app.core.inspect.ir import attribute_to_model_source
+        from app.core.runtime.pytrees import register_cache_pytrees
+
+        register_cache_pytrees()
+        attribute_to_model_source()
+        self.loaded = loaded
+        self.model = loaded.model
+        self.config = loaded.model.config
+        self.tokenizer = loaded.tokenizer
+        self._jax: tuple[Any, Any] | None = None
+        self._steps: dict[tuple, CompiledStep] = {}
+        self._static_templates: dict[int, Any] = {}
+        self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR (with its jaxpr) of the latest compile
+        self._cleared = False
+        self.mesh_spec: Any = None  # app.core.parallel.mesh.MeshSpec, None = one device
+        self.mesh: Any = None
+        self._unsharded: Any = None
+        self.warnings: list[str] = warnings_for(loaded)
+        self.eos_ids = eos_ids(loaded)
+        self.pad_id = self.eos_ids[0] if self.eos_ids else 0
+        self.chat_template = has_chat_template(self.tokenizer)
+        self.chat_default = is_instruct(f"{loaded.spec.source} {loaded.spec.label}", self.tokenizer)
+        self.turn_end_ids = [i for i in end_of_turn_ids(self.tokenizer, self.config,
+                                                        getattr(self.model, "generation_config", None))
+                             if i < self.vocab_size] if self.chat_template else []
+
+    # -- identity ---------------------------------------------------------------------------------------
+    @property
+    def spec(self) -> ModelSpec:
+        return self.loaded.spec
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def model_id(self) -> str:
+        return self.spec.source
+
+    @property
+    def vocab_size(self) -> int:
+        """Width of the logits: rows of the output embedding (the LM head)."""
+        head = self.model.get_output_embeddings()
+        return int((head if head is not None else self.model.get_input_embeddings()).weight.shape[0])
+
+    @property
+    def max_positions(self) -> int | None:
+        cfg = self.config.get_text_config(decoder=True) if hasattr(self.config, "get_text_config") else self.config
+        for name in ("max_position_embeddings", "n_positions"):
+            value = getattr(cfg, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
+    # -- JAX state --------------------------------------------------------------------------------------
+    def jax_state(self) -> tuple[Any, Any]:
+        """``(weights, fn)`` from ``torchax.extract_jax`` (converted once, on first use).
+
+        ``weights`` is a dict of jax arrays keyed by parameter name; ``fn(weights, args, kwargs)`` runs the
+        module on jax arrays. Weights are passed as arguments, never closed over (a closure would embed them
+        as constants in the lowered module)."""
+        if self._jax is None:
+            import torchax
+
+            self._jax = torchax.extract_jax(self.model)
+        return self._jax
+
+    def compiled_step(self, mode: str, kind: str, greedy: bool, build: Callable[[], CompiledStep]) -> CompiledStep:
+        """The :class:`CompiledStep` for ``(mode, kind, greedy)``: made once by ``build()`` (the mode object
+        owns the step function, argument names and donation) and kept across runs, so a second run compiles
+        nothing. Its first compile is explained: a changed static argument, or caches cleared."""
+        key = (mode, kind, greedy)
+        if key not in self._steps:
+            step = build()
+            if (mode, kind, not greedy) in self._steps:
+                step.first_reason = f"new static argument: greedy={greedy}"
+            elif self._cleared:
+                step.first_reason = "first call after caches were cleared"
+            self._steps[key] = step
+        return self._steps[key]
+
+    def set_mesh(self, spec: Any) -> None:
+        """Run on a device mesh (``app.core.parallel.mesh.MeshSpec``; None or tp=1 = one device).
+
+        Checks that ``tp`` divides the model's heads and MLP width, places the weights with
+        ``NamedSharding`` (Megatron rules of :mod:`app.core.parallel.mesh`) and drops compiled steps and cache
+        templates. Raises :class:`InvalidSettingsError` (non-dividing mesh, too few devices) and then
+        leaves the engine as it was."""
+        from app.core.parallel import mesh as mesh_lib
+
+        if spec is not None and spec.n_devices == 1:
+            spec = None
+        if spec is not None:
+            mesh = mesh_lib.build_mesh(spec)
+            import jax
+
+            mesh_lib.check_divisible(self.config, spec.tp, len(jax.devices()))
+        weights, fn = self.jax_state()
+        if self._unsharded is None:
+            self._unsharded = weights
+        if spec is None:
+            self._jax = (self._unsharded, fn)
+            self.mesh_spec = self.mesh = None
+        else:
+            self._jax = (mesh_lib.shard_weights(self._unsharded, mesh, spec.tp), fn)
+            self.mesh_spec, self.mesh = spec, mesh
+        self._static_templates.clear()
+        self.clear_compiled()
+
+    @property
+    def mesh_label(self) -> str:
+        return str(self.mesh_spec) if self.mesh_spec is not None else "1 device"
+
+    def device_bytes(self) -> dict[str, dict[str, int]]:
+        """Bytes per device of the weights and of the latest static KV cache: ``{"weights": {"cpu:0": n},
+        "kv_cache": {...}}`` (from each array's addressable shards)."""
+        from app.core.parallel.mesh import bytes_per_device
+
+        out = {"weights": bytes_per_device(self.jax_state()[0])}
+        if self._static_templates:
+            out["kv_cache"] = bytes_per_device(self._static_templates_any())
+        return out
+
+    def _static_templates_any(self) -> Any:
+        return next(reversed(self._static_templates.values()))
+
+    def clear_compiled(self) -> None:
+        """Drop every compiled step of this engine: the next run traces, lowers and compiles again (new
+        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well;
+        torch-compile's steps and Dynamo's caches too."""
+        from app.core.compile_cache.xla import clear_in_memory_caches
+        from app.core.modes.torch_compile import clear_torch_compile
+
+        clear_torch_compile(self)  # torch-compile's compiled steps and torch._dynamo.reset()
+        self._steps.clear()
+        self._cleared = True
+        clear_in_memory_caches()
+
+    def dynamic_cache(self) -> Any:
+        """An empty ``DynamicCache`` whose tensors (if any) are jax arrays."""
+        from app.core.runtime.kv_cache import empty_dynamic_cache
+
+        return empty_dynamic_cache(self.config)
+
+    def static_cache(self, max_cache_len: int) -> Any:
+        """A zeroed ``StaticCache`` of ``max_cache_len`` positions as a pytree of jax arrays (placed on the
+        mesh when there is one); see :func:`app.core.runtime.kv_cache.static_cache_template`."""
+        import jax
+        import jax.numpy as jnp
+
+        if max_cache_len not in self._static_templates:
+            from app.core.runtime.kv_cache import static_cache_template
+
+            template = static_cache_template(self.model, max_cache_len, self.pad_id)
+            if self.mesh is not None:
+                from app.core.parallel.mesh import place_cache
+
+                template = place_cache(template, self.mesh, self.mesh_spec.tp)
+            self._static_templates[max_cache_len] = template
+        return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
+
+    # -- generation -------------------------------------------------------------------------------------
+    def prompt_text(self, prompt: str, settings: GenerationSettings) -> tuple[str, bool]:
+        """``(text the model reads, chat)``: with chat (``settings.chat``, or by default for an instruct
+        model with a template) the user's text inside the chat template (:func:`app.core.engine.chat.format_chat`).
+        Raises :class:`InvalidSettingsError` for chat on a tokenizer without a template."""
+        chat = self.chat_default if settings.chat is None else settings.chat
+        if not chat:
+            return prompt, False
+        return format_chat(self.tokenizer, prompt, settings.system_prompt or None), True
+
+    def encode(self, prompt: str, chat: bool = False) -> list[int]:
+        """Token ids of ``prompt`` (a formatted chat prompt already holds its special tokens: none are
+        added). An empty prompt starts from the end-of-text token; InvalidSettingsError without one."""
+        ids = list(self.tokenizer.encode(prompt, add_special_tokens=False) if chat else self.tokenizer.encode(prompt))
+        if not ids:
+            if not self.eos_ids:
+                raise EmptyPromptError("The prompt is empty: type a few words.")
+            ids = [self.eos_ids[0]]
+        return ids
+
+    def cache_len_for(self, n_prompt: int, settings: GenerationSettings) -> int:
+        """Static KV-cache length: ``settings.max_cache_len`` or the prompt bucket + ``max_new_tokens``
+        rounded up to a multiple of 64, capped at the model's maximum positions."""
+        from app.core.modes.base import prompt_bucket
+
+        if settings.max_cache_len is not None:
+            length = settings.max_cache_len
+        else:
+            length = -(-(prompt_bucket(n_prompt, 1 << 30) + settings.max_new_tokens) // 64) * 64
+        cap = self.max_positions
+        if cap is not None:
+            if settings.max_cache_len is not None and settings.max_cache_len > cap:
+                raise InvalidSettingsError(
+                    f"max_cache_len {settings.max_cache_len} exceeds the model's {cap} positions: use at most {cap}."
+                )
+            length = min(length, cap)
+        return length
+
+    def generate(
+        self,
+        prompt: str,
+        settings: GenerationSettings,
+        should_stop: Callable[[], bool] = _never,
+        on_live_phase: Callable[[PhaseEvent], None] | None = None,
+    ) -> Iterator[Event]:
+        """Stream one generation as events (see :mod:`app.core.events`).
+
+        Yields a :class:`PromptEvent`, phase events, one :class:`CallRecord` per model call, one
+        :class:`TokenEvent` per token, :class:`IREvent` s for newly compiled steps (plain texts: the live
+        jaxpr stays in :attr:`ir`), and finally one :class:`FinishedEvent`. ``should_stop`` is polled
+        between steps (Stop lands within one decode step). ``on_live_phase`` receives phases reported
+        while a call blocks (``torch-compile``'s compiler phases), on this thread. Raises
+        :class:`InvalidSettingsError` or :class:`PromptTooLongError` before any event when the input is bad,
+        and :class:`UnsupportedModelError` when torchax has no lowering for an ATen op of the model.
+        """
+        import torch
+
+        from app.core.modes.base import mode_class
+
+        settings = settings.validated()
+        text, chat = self.prompt_text(prompt, settings)
+        prompt_ids = self.encode(text, chat)
+        max_cache_len = self.cache_len_for(len(prompt_ids), settings)
+        if len(prompt_ids) >= max_cache_len:
+            if settings.max_cache_len is not None and (self.max_positions is None or max_cache_len < self.max_positions):
+                advice = ("raise the KV cache length (the form's 'KV cache' field, --max-cache-len) above "
+                          f"{len(prompt_ids)} or shorten the prompt.")
+            else:
+                advice = f"this model holds at most {max_cache_len} positions: shorten the prompt."
+            raise PromptTooLongError(
+                f"The prompt is {len(prompt_ids)} tokens but the KV cache holds {max_cache_len} positions: {advice}"
+            )
+        mode = mode_class(settings.mode)(self, settings, max_cache_len)
+        if on_live_phase is not None:
+            mode.emit_live = on_live_phase
+        with torch.no_grad():
+            try:
+                yield PromptEvent(text, len(prompt_ids), chat)
+                yield from self._loop(mode, prompt_ids, settings, max_cache_len, should_stop, chat)
+            except Exception as exc:
+                _raise_friendly(exc)
+                raise
+
+    def _loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat=False) -> Iterator[Event]:
+        detok = IncrementalDetokenizer(self.tokenizer)
+        records: list[CallRecord] = []
+        t_start = time.perf_counter()
+        ttft_ms = None
+        position = len(prompt_ids)
+        reason = "max_new_tokens"
+        captured: set[tuple[str, str]] = set()
+        step_gen, kind = mode.prefill(prompt_ids), "prefill"
+        while True:
+            result = yield from step_gen
+            record = _record(len(records), kind, settings.mode, result, self.mesh_label)
+            records.append(record)
+            yield record
+            if result.capture_ir is not None:
+                yield from self._capture_ir(settings, kind, result, captured)
+            text = detok.push(result.token)
+            elapsed_ms = (time.perf_counter() - t_start) * 1000
+            if ttft_ms is None:
+                ttft_ms = elapsed_ms
+            yield TokenEvent(len(detok.ids) - 1, result.token, text, record.index, elapsed_ms)
+            if settings.stop_at_eos and chat and result.token in self.turn_end_ids:
+                reason = "end_of_turn"
+                break
+            if settings.stop_at_eos and result.token in self.eos_ids:
+                reason = "eos"
+                break
+            if len(detok.ids) >= settings.max_new_tokens:
+                break
+            if should_stop():
+                reason = "stopped"
+                break
+            if position >= max_cache_len:
+                reason = "cache_full"
+                break
+            step_gen, kind = mode.decode(result.token, position), "decode"
+            position += 1
+        total_ms = (time.perf_counter() - t_start) * 1000
+        summary = Summary.from_records(settings.mode, records, len(detok.ids), ttft_ms, total_ms)
+        text = self.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        yield FinishedEvent(reason, summary, list(detok.ids), text)
+
+    def _capture_ir(
+        self, settings: GenerationSettings, kind: str, result: Any, captured: set[tuple[str, str]]
+    ) -> Iterator[IREvent]:
+        """IR of the first compile of each step kind in a run (jit-dynamic compiles every decode step: one
+        decode IR is enough), built after the call's timing was taken."""
+        key = (settings.mode, kind)
+        if not settings.capture_ir or key in captured:
+            return
+        captured.add(key)
+        step_ir = result.capture_ir()
+        self.ir[key] = step_ir
+        yield IREvent(kind, settings.mode, step_ir.plain())
+
+
+def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRecord:
+    """The mode's timing record of one call, completed with the loop's bookkeeping."""
+    return replace(
+        result.record, index=index, step=kind, mode=mode, input_shapes=result.input_shapes,
+        wall_ms=result.wall_ms, timestamp=time.time(), mesh=mesh,
+    )
+
+
+def _raise_friendly(exc: BaseException) -> None:
+    """Turn torchax's ``OperatorNotFound`` into :class:`UnsupportedModelError` naming the ATen op."""
+    if type(exc).__name__ == "OperatorNotFound":
+        raise UnsupportedModelError(
+            f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in 'torch' mode, or "
+            "register a lowering with torchax.ops.ops_registry."
+        ) from exc

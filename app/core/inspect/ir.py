@@ -1,0 +1,171 @@
+"""IR capture following JAX's stages API: ``jit(f).trace()`` → jaxpr, ``.lower()`` → StableHLO,
+``.compile()`` → optimized HLO, cost and memory analysis (``jax/_src/stages.py``).
+
+Every text or analysis is ``None`` when the backend cannot provide it (a method raises or returns
+nothing); views show ``None`` as "not available on this backend".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+NOT_AVAILABLE = "not available on this backend"
+_STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:, ]+ = )?\"?(stablehlo|chlo|func|sdy|mhlo)\.[\w.]+", re.M)
+_HLO_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = ", re.M)
+_HLO_FUSION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = .*\bfusion\(.*\bkind=", re.M)
+
+
+@dataclass
+class StepIR:
+    """The IR of one compiled step (prefill or decode step).
+
+    ``jaxpr`` is the closed jaxpr pretty-printed with name stacks (torchax's ``aten::`` scopes);
+    ``jaxpr_source`` adds each equation's source location. ``stablehlo`` is the lowered module
+    (``Lowered.as_text()``); ``stablehlo_debug`` the same module with source locations
+    (``as_text(debug_info=True)``: each op line gains ``loc(#locN)`` and ``#loc`` alias lines surround the
+    module; the other lines are those of ``stablehlo``, in order — see ``app/core/inspect/text_index.py``).
+    ``hlo`` is the optimized HLO after XLA's passes (``Compiled.as_text()``).
+    ``cost``: ``Compiled.cost_analysis()`` (keys such as ``flops``, ``bytes accessed``, float values).
+    ``memory``: ``Compiled.memory_analysis()`` as bytes: ``argument``, ``output``, ``temp``,
+    ``generated_code``, ``alias``. ``input_labels``: one readable name per flattened input of the jaxpr,
+    in order (weight names, KV-cache leaves, ``input_ids``, …, ``PRNG key``).
+    ``compiler`` is ``"xla"`` (the JAX modes) or ``"inductor"`` (``torch-compile``, whose step has
+    ``fx_graph``: the FX graph Dynamo captured, and ``inductor_code``: the code Inductor generated).
+    ``n_fusions``: fusion instructions in the optimized HLO; ``n_kernels``: kernels Inductor generated.
+    """
+
+    jaxpr: str | None = None
+    jaxpr_source: str | None = None
+    stablehlo: str | None = None
+    stablehlo_debug: str | None = None
+    hlo: str | None = None
+    cost: dict[str, float] | None = None
+    memory: dict[str, int] | None = None
+    n_equations: int | None = None
+    n_stablehlo_ops: int | None = None
+    n_hlo_instructions: int | None = None
+    input_labels: list[str] = field(default_factory=list)
+    compiler: str = "xla"
+    fx_graph: str | None = None
+    inductor_code: str | None = None
+    n_fusions: int | None = None
+    n_kernels: int | None = None
+    closed_jaxpr: Any = field(default=None, repr=False, compare=False)
+
+    def text(self, which: str) -> str | None:
+        """``which`` in ``jaxpr``, ``jaxpr_source``, ``stablehlo``, ``hlo``, ``fx_graph``, ``inductor_code``."""
+        return getattr(self, which)
+
+    def plain(self) -> StepIR:
+        """This IR without the live jaxpr object: texts and figures only, safe to send to another thread."""
+        return replace(self, closed_jaxpr=None)
+
+    def summary(self) -> dict[str, Any]:
+        """Plain figures for tables and JSON: flops, bytes accessed, memory bytes, op counts."""
+        cost = self.cost or {}
+        return {
+            "flops": cost.get("flops"),
+            "bytes_accessed": cost.get("bytes accessed"),
+            "memory": self.memory,
+            "n_equations": self.n_equations,
+            "n_stablehlo_ops": self.n_stablehlo_ops,
+            "n_hlo_instructions": self.n_hlo_instructions,
+            "n_fusions": self.n_fusions,
+            "n_kernels": self.n_kernels,
+            "compiler": self.compiler,
+            "jaxpr_chars": len(self.jaxpr or ""),
+            "stablehlo_chars": len(self.stablehlo or ""),
+            "hlo_chars": len(self.hlo or ""),
+        }
+
+
+_excluded = False
+
+
+def attribute_to_model_source() -> None:
+    """Make JAX's source attribution skip torchax and torch frames (idempotent).
+
+    JAX summarises an equation's traceback as its first frame outside JAX itself; under torchax that frame
+    is torchax's ATen lowering (``torchax/ops/jaten.py``). Excluding the torchax and torch directories
+    (``jax._src.source_info_util.register_exclusion``) makes the summary land on the model's own line,
+    e.g. ``transformers/models/llama/modeling_llama.py:245 (forward)``.
+    """
+    global _excluded
+    if _excluded:
+        return
+    import os
+
+    import torch
+    import torchax
+    from jax._src import source_info_util
+
+    for module in (torchax, torch):
+        source_info_util.register_exclusion(os.path.dirname(module.__file__) + os.sep)
+    _excluded = True
+
+
+def _safe(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception:  # a backend that cannot answer returns None, never crashes the run
+        return None
+
+
+def count_equations(jaxpr: Any) -> int:
+    """Equations in a jaxpr, counting those inside sub-jaxprs (pjit, scan, cond, custom_jvp…)."""
+    from jax._src import core
+
+    total = 0
+    for eqn in jaxpr.eqns:
+        total += 1
+        for sub in core.jaxprs_in_params(eqn.params):
+            total += count_equations(sub)
+    return total
+
+
+def cost_dict(raw: Any) -> dict[str, float] | None:
+    """Normalise ``cost_analysis()`` output (a dict, or a list with one dict per device) to one dict."""
+    if raw is None:
+        return None
+    if isinstance(raw, (list, tuple)):
+        raw = raw[0] if raw else None
+    if not raw:
+        return None
+    return {str(k): float(v) for k, v in dict(raw).items()}
+
+
+def memory_dict(raw: Any) -> dict[str, int] | None:
+    if raw is None:
+        return None
+    names = ("argument", "output", "temp", "generated_code", "alias")
+    out = {n: getattr(raw, f"{n}_size_in_bytes", None) for n in names}
+    return {k: int(v) for k, v in out.items() if v is not None} or None
+
+
+def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -> StepIR:
+    """Build a :class:`StepIR` from the three stage objects of one step. Never raises."""
+    closed = _safe(lambda: traced.jaxpr)
+    jaxpr = _safe(lambda: closed.pretty_print(name_stack=True)) if closed is not None else None
+    jaxpr_src = (
+        _safe(lambda: closed.pretty_print(name_stack=True, source_info=True)) if closed is not None else None
+    )
+    stablehlo = _safe(lowered.as_text)
+    stablehlo_debug = _safe(lowered.as_text, debug_info=True)
+    hlo = _safe(compiled.as_text)
+    return StepIR(
+        jaxpr=jaxpr,
+        jaxpr_source=jaxpr_src,
+        stablehlo=stablehlo,
+        stablehlo_debug=stablehlo_debug,
+        hlo=hlo,
+        cost=cost_dict(_safe(compiled.cost_analysis)),
+        memory=memory_dict(_safe(compiled.memory_analysis)),
+        n_equations=_safe(count_equations, closed.jaxpr) if closed is not None else None,
+        n_stablehlo_ops=len(_STABLEHLO_OP.findall(stablehlo)) if stablehlo else None,
+        n_hlo_instructions=len(_HLO_INSTRUCTION.findall(hlo)) if hlo else None,
+        n_fusions=len(_HLO_FUSION.findall(hlo)) if hlo else None,
+        input_labels=input_labels,
+        closed_jaxpr=closed,
+    )

@@ -1,0 +1,280 @@
+"""Source map of a compiled step: PyTorch source line ↔ ATen op ↔ jaxpr equations ↔ StableHLO ops ↔
+optimized-HLO instructions and fusions. Plain dataclasses; no Qt. Build it where JAX objects live (the
+compute thread or the CLI) and hand the result to views.
+
+A :class:`OpGroup` gathers the top-level equations that share (module path, source file, line, name
+scope). The module path comes from the traceback (``app/core/inspect/module_paths.py``); the source line is JAX's
+user frame (torch and torchax are excluded by ``app.core.inspect.ir.attribute_to_model_source``); the scope is
+the name stack torchax opens per ATen op (``scaled_dot_product_attention/aten::bmm``).
+
+Links into the texts of :class:`app.core.inspect.ir.StepIR` (1-based line numbers):
+
+- ``jaxpr`` / ``jaxpr_source``: each equation's line range, parsed from the pretty-printed text;
+- ``stablehlo``: the ops lowered from each equation. Ops are aligned to equations in order (lowering
+  visits equations in order) by matching their (file, line, scope) debug location, so each layer gets its
+  own ops; ops of private functions (``call @silu``) are added to the calling equation;
+- ``hlo``: optimized HLO keeps no layer identity, so a group links to every instruction whose metadata
+  names its (file, line) and scope, in all layers (exact once layers are folded), plus the fusions those
+  instructions were fused into.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.inspect import text_index as tx
+from app.core.inspect.module_paths import fold_path
+from app.core.units import short_file
+
+VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
+
+
+@dataclass
+class EquationInfo:
+    """One top-level equation of the step's jaxpr (``index`` = position in ``jaxpr.eqns``).
+
+    ``operands``: producer equation index per non-literal input, or ``-1 - k`` for input ``k`` of the
+    jaxpr. ``out_shapes`` like ``f32[1,4,1,16]``; ``flops`` estimated (``app/core/inspect/flops.py``).
+    ``file``/``line``/``function``: the user frame (``line`` 0 when none). ``scope``: the name stack.
+    ``lines``: ``{"jaxpr": [first, last], "jaxpr_source": [first, last], "stablehlo": [line, …]}`` —
+    1-based; a view is missing when its text could not be parsed or nothing was lowered from it."""
+
+    index: int
+    primitive: str
+    out_shapes: list[str]
+    flops: float
+    module: str
+    file: str
+    line: int
+    function: str
+    scope: str
+    operands: list[int] = field(default_factory=list)
+    lines: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
+class OpGroup:
+    """Equations sharing (module, file, line, scope). ``primitives``: primitive → count; ``flops``: sum;
+    ``stablehlo_lines`` / ``hlo_lines``: linked lines; ``hlo_instructions``/``fusions``: instruction names;
+    ``repeats``: how many layers a folded group stands for (1 otherwise)."""
+
+    module: str
+    file: str
+    line: int
+    function: str
+    scope: str
+    equations: list[int] = field(default_factory=list)
+    primitives: dict[str, int] = field(default_factory=dict)
+    out_shapes: list[str] = field(default_factory=list)
+    flops: float = 0.0
+    stablehlo_lines: list[int] = field(default_factory=list)
+    hlo_lines: list[int] = field(default_factory=list)
+    hlo_instructions: list[str] = field(default_factory=list)
+    fusions: list[str] = field(default_factory=list)
+    repeats: int = 1
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.module, self.file, self.line, self.scope)
+
+    @property
+    def location(self) -> str:
+        """``transformers/models/llama/modeling_llama.py:245`` (path shortened after site-packages)."""
+        return f"{short_file(self.file)}:{self.line}"
+
+
+@dataclass
+class SourceMap:
+    """Everything above for one step (``step`` = ``prefill``/``decode``), as plain data."""
+
+    step: str
+    equations: list[EquationInfo]
+    groups: list[OpGroup]
+    input_labels: list[str] = field(default_factory=list)
+    folded: bool = False
+    _reverse: dict[str, dict[int, list[int]]] | None = field(default=None, repr=False, compare=False)
+
+    def group_lines(self, group: OpGroup, view: str) -> list[int]:
+        """Sorted line numbers of ``group`` in the text of ``view`` (one of :data:`VIEWS`)."""
+        if view == "stablehlo":
+            return sorted(group.stablehlo_lines)
+        if view == "hlo":
+            return sorted(group.hlo_lines)
+        out: set[int] = set()
+        for i in group.equations:
+            r = self.equations[i].lines.get(view)
+            if r:
+                out.update(range(r[0], r[1] + 1))
+        return sorted(out)
+
+    def groups_for_line(self, view: str, line_no: int) -> list[int]:
+        """Indexes of the groups linked to ``line_no`` of ``view`` (empty if none)."""
+        if self._reverse is None:
+            self._reverse = {}
+            for v in VIEWS:
+                index: dict[int, list[int]] = {}
+                for gi, g in enumerate(self.groups):
+                    for ln in self.group_lines(g, v):
+                        index.setdefault(ln, []).append(gi)
+                self._reverse[v] = index
+        return list(self._reverse.get(view, {}).get(line_no, []))
+
+    def primitive_counts(self) -> dict[str, int]:
+        """Top-level primitive → number of equations (repeats of folded groups included)."""
+        c: Counter[str] = Counter()
+        for g in self.groups:
+            for p, n in g.primitives.items():
+                c[p] += n
+        return dict(c.most_common())
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The IR views whose line numbers the map holds (:data:`VIEWS`)."""
+        return VIEWS
+
+    def total_flops(self) -> float:
+        return sum(g.flops for g in self.groups)
+
+    def fold_layers(self) -> SourceMap:
+        """A map whose repeated layers (numeric path components) are merged: ``model.layers.*.mlp``.
+        Counts and flops are summed over layers; ``repeats`` says how many layers a group stands for."""
+        merged: dict[tuple, OpGroup] = {}
+        layers: dict[tuple, set[str]] = {}
+        for g in self.groups:
+            folded = fold_path(g.module)
+            key = (folded, g.file, g.line, g.scope)
+            m = merged.get(key)
+            if m is None:
+                m = merged[key] = OpGroup(folded, g.file, g.line, g.function, g.scope)
+                layers[key] = set()
+            layers[key].add(g.module)
+            m.equations += g.equations
+            for p, n in g.primitives.items():
+                m.primitives[p] = m.primitives.get(p, 0) + n
+            m.out_shapes += [s for s in g.out_shapes if s not in m.out_shapes]
+            m.flops += g.flops
+            m.stablehlo_lines = sorted(set(m.stablehlo_lines) | set(g.stablehlo_lines))
+            m.hlo_lines = sorted(set(m.hlo_lines) | set(g.hlo_lines))
+            m.hlo_instructions += [s for s in g.hlo_instructions if s not in m.hlo_instructions]
+            m.fusions += [s for s in g.fusions if s not in m.fusions]
+        for key, m in merged.items():
+            m.repeats = len(layers[key])
+        return SourceMap(self.step, self.equations, list(merged.values()), self.input_labels, folded=True)
+
+
+def _shape_str(aval: Any) -> str:
+    dtype = getattr(aval, "dtype", None)
+    short = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
+             "bool": "bool", "uint32": "u32", "int8": "i8", "uint8": "u8", "float64": "f64"}
+    name = short.get(str(dtype), str(dtype))
+    return f"{name}[{','.join(str(d) for d in getattr(aval, 'shape', ()))}]"
+
+
+def _frames(tb: Any) -> tuple[list[Any], list[int], list[int], list[str]]:
+    codes, lastis = tb.raw_frames()
+    frames = tb.frames
+    lines = [f.line_num for f in frames] if len(frames) == len(codes) else list(lastis)
+    return list(codes), list(lastis), lines, [f.function_name for f in frames]
+
+
+def _equation(i: int, eqn: Any, var_index: dict, resolver: Any) -> EquationInfo:
+    from jax._src import core, source_info_util
+
+    from app.core.inspect.flops import eqn_flops
+
+    codes, lastis, lines, funcs = _frames(eqn.source_info.traceback)
+    user = next((j for j, c in enumerate(codes) if source_info_util.is_user_filename(c.co_filename)), None)
+    operands = [var_index[id(v)] for v in eqn.invars if not isinstance(v, core.Literal) and id(v) in var_index]
+    return EquationInfo(
+        index=i, primitive=eqn.primitive.name,
+        out_shapes=[_shape_str(v.aval) for v in eqn.outvars], flops=eqn_flops(eqn),
+        module=resolver.path(codes, lastis, lines, user),
+        file=codes[user].co_filename if user is not None else "",
+        line=lines[user] if user is not None else 0,
+        function=funcs[user] if user is not None and user < len(funcs) else "",
+        scope=str(eqn.source_info.name_stack), operands=operands,
+    )
+
+
+def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: dict[str, tuple[int, int]],
+                     lookahead: int = 64) -> None:
+    """Assign each ``main`` op to the next equation (from the last match on) with the same location:
+    first (file, line, scope, primitive), then (file, line, scope prefix) for ops a lowering rule added."""
+    keys = [(e.file, e.line, e.scope) for e in eqns]
+    ptr = 0
+    for op in ops:
+        if op.func != "main" or not op.file:
+            continue
+        key = (op.file, op.src_line, op.scope)
+        window = range(ptr, min(ptr + lookahead, len(eqns)))
+        prim = op.primitive.split("(")[0]
+        hit = next((j for j in window if keys[j] == key and eqns[j].primitive == prim), None)
+        if hit is None:
+            hit = next((j for j in window if keys[j][:2] == key[:2] and key[2].startswith(keys[j][2])), None)
+        if hit is None:
+            continue
+        ptr = hit
+        target = eqns[hit].lines.setdefault("stablehlo", [])
+        target.append(op.line)
+        if op.callee in funcs:
+            a, b = funcs[op.callee]
+            target.extend(range(a, b + 1))
+
+
+def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> None:
+    by_line: dict[tuple[str, int], list[tx.HloInstruction]] = {}
+    for ins in instructions:
+        if ins.file:
+            by_line.setdefault((ins.file, ins.src_line), []).append(ins)
+    for g in groups:
+        hits = [i for i in by_line.get((g.file, g.line), []) if i.scope == g.scope or
+                (g.scope and i.scope.startswith(g.scope + "/"))]
+        g.hlo_lines = [i.line for i in hits]
+        g.hlo_instructions = [i.name for i in hits]
+        g.fusions = list(dict.fromkeys(i.fusion for i in hits if i.fusion))
+
+
+def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> SourceMap:
+    """Build the :class:`SourceMap` of a :class:`app.core.inspect.ir.StepIR` (needs ``closed_jaxpr``).
+
+    ``model``: the traced ``torch.nn.Module`` for exact module paths (``model.layers.3.self_attn``);
+    without it paths use attribute names from the call line and ``<Class>.<k>``. Raises ``ValueError`` if
+    the step has no jaxpr.
+    """
+    from app.core.inspect.ir import attribute_to_model_source
+    from app.core.inspect.module_paths import ModulePathResolver
+
+    closed = getattr(step_ir, "closed_jaxpr", None)
+    if closed is None:
+        raise ValueError("This step has no jaxpr to map (IR capture was off or failed).")
+    attribute_to_model_source()
+    jaxpr = closed.jaxpr
+    var_index = {id(v): -1 - k for k, v in enumerate(jaxpr.invars)}
+    resolver = ModulePathResolver(model)
+    eqns: list[EquationInfo] = []
+    for i, eqn in enumerate(jaxpr.eqns):
+        eqns.append(_equation(i, eqn, var_index, resolver))
+        for v in eqn.outvars:
+            var_index[id(v)] = i
+    for view in ("jaxpr", "jaxpr_source"):
+        spans = tx.jaxpr_equation_lines(getattr(step_ir, view, None), len(eqns))
+        for e, span in zip(eqns, spans or []):
+            e.lines[view] = list(span)
+    ops = tx.stablehlo_ops(getattr(step_ir, "stablehlo_debug", None), getattr(step_ir, "stablehlo", None))
+    if ops:
+        _align_stablehlo(eqns, ops, tx.function_lines(step_ir.stablehlo))
+    groups: dict[tuple, OpGroup] = {}
+    for e in eqns:
+        key = (e.module, e.file, e.line, e.scope)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = OpGroup(e.module, e.file, e.line, e.function, e.scope)
+        g.equations.append(e.index)
+        g.primitives[e.primitive] = g.primitives.get(e.primitive, 0) + 1
+        g.out_shapes += [s for s in e.out_shapes if s not in g.out_shapes]
+        g.flops += e.flops
+        g.stablehlo_lines += e.lines.get("stablehlo", [])
+    _link_hlo(list(groups.values()), tx.hlo_instructions(getattr(step_ir, "hlo", None)))
+    return SourceMap(step, eqns, list(groups.values()), list(getattr(step_ir, "input_labels", []) or []))

@@ -1,0 +1,279 @@
+"""The ``torch-compile`` mode: PyTorch with a transformers ``StaticCache``, prefill and decode through
+``torch.compile`` (Dynamo → AOT autograd → Inductor, C++ kernels on CPU).
+
+Prompts are right-padded to :func:`app.core.modes.base.prompt_bucket` like jit-static, positions are passed
+explicitly (transformers 5 models derive the cache write position from each ``StaticLayer``'s
+``cumulative_length`` tensor, reset to the true prompt length after prefill) and the attention mask is
+``(1, max_cache_len)`` ones, so one prefill graph serves every prompt length of a bucket and one decode
+graph serves every step. The compiled steps and the ``StaticCache`` live on the engine
+(``engine._torch_compile_state``), so a second run compiles nothing.
+
+Every figure comes from PyTorch's own reporting (torch/_dynamo/utils.py):
+
+- compile time and its phases: the nested ``dynamo_timed`` timers in ``compilation_time_metrics``
+  (``_compile.compile_inner`` ⊃ ``OutputGraph.call_user_compiler`` ⊃ ``compile_fx_inner`` ⊃
+  ``GraphLowering.compile_to_module`` ⊃ ``PyCodeCache.load_by_key_path``), made exclusive by subtraction;
+- why it compiled: ``CompilationMetrics.recompile_reason`` (the failed Dynamo guard); graph breaks:
+  ``counters["graph_break"]`` and each graph's ``GraphModule.compile_subgraph_reason`` (what
+  ``torch._dynamo.explain`` reports);
+- disk-cache hits: ``counters["inductor"]["fxgraph_cache_hit"]`` and
+  ``counters["aot_autograd"]["autograd_cache_hit"]``.
+
+The backend wraps ``torch._inductor.compile_fx.compile_fx`` to keep each Dynamo graph's readable code;
+Inductor's output module (Python wrapper with the C++ kernels inline) is captured through
+``GraphLowering.save_output_code`` (torch/_inductor/graph.py), which Inductor calls on a fresh compile and
+on an FX-graph-cache hit.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from typing import Any
+
+from app.core.events import CallRecord, PhaseEvent
+from app.core.modes.base import MODE_CLASSES, Mode, StepGen, StepResult, prompt_bucket
+from app.core.modes.torch_compile_capture import (
+    FRAME,
+    Capture,
+    backend,
+    capturing,
+    compile_phases,
+    since,
+    snapshot,
+)
+
+STATE_ATTR = "_torch_compile_state"
+
+
+# -- per-engine state ----------------------------------------------------------------------------------
+def _state(engine: Any) -> dict:
+    """``engine._torch_compile_state``: ``("cache", max_cache_len)`` → ``StaticCache`` and
+    ``("step", kind)`` → :class:`_Step`, created on first use."""
+    state = getattr(engine, STATE_ATTR, None)
+    if state is None:
+        state = {}
+        setattr(engine, STATE_ATTR, state)
+    return state
+
+
+def clear_torch_compile(engine: Any) -> None:
+    """Drop the engine's compiled steps and static caches and reset Dynamo (``torch._dynamo.reset()``:
+    every compiled frame and guard of the process), so the next run traces and compiles again (Inductor's
+    disk caches may still serve it; see :mod:`app.core.compile_cache.inductor`)."""
+    import torch._dynamo
+
+    setattr(engine, STATE_ATTR, {"cleared": True})
+    torch._dynamo.reset()
+
+
+def _step_fn(model: Any, input_ids: Any, position_ids: Any, attention_mask: Any, cache: Any) -> Any:
+    return model(input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask,
+                 past_key_values=cache, use_cache=True).logits
+
+
+class _Step:
+    """One compiled step kind. ``fn`` runs a private copy of :func:`_step_fn`'s code object: Dynamo keys
+    its cache by code object, so steps of different engines or kinds never share guards or counts."""
+
+    def __init__(self, kind: str, fullgraph: bool) -> None:
+        import torch
+
+        code = _step_fn.__code__.replace(co_name=f"torch_compile_{kind}")
+        self.kind, self.fullgraph = kind, fullgraph
+        raw = types.FunctionType(code, _step_fn.__globals__, code.co_name)
+        self.fn = torch.compile(raw, backend=backend, fullgraph=fullgraph, dynamic=False)
+        self.seen: set[tuple] = set()
+        self.n_compiles = 0
+        self.forced_breaks: list[str] = []
+
+
+def static_cache(engine: Any, max_cache_len: int) -> Any:
+    """The engine's ``StaticCache`` of ``max_cache_len`` positions, zeroed in place (same tensors, so no
+    recompile). Built once: sliding-window layers become full ``StaticLayer`` s (as in
+    :mod:`app.core.runtime.kv_cache`) and one eager 1-token forward allocates the tensors outside the graph."""
+    import torch
+    from transformers import StaticCache
+    from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+
+    state = _state(engine)
+    cache = state.get(("cache", max_cache_len))
+    if cache is None:
+        cache = StaticCache(config=engine.model.config, max_cache_len=max_cache_len)
+        for i, layer in enumerate(cache.layers):
+            if isinstance(layer, StaticSlidingWindowLayer):
+                cache.layers[i] = StaticLayer(max_cache_len=max_cache_len)
+        with torch.no_grad():
+            engine.model(input_ids=torch.tensor([[engine.pad_id]]), position_ids=torch.tensor([[0]]),
+                         past_key_values=cache, use_cache=True)
+        state[("cache", max_cache_len)] = cache
+    cache.reset()
+    return cache
+
+
+def _set_length(cache: Any, length: int) -> None:
+    """After a padded prefill, each layer's write position is the true prompt length (in place)."""
+    for layer in cache.layers:
+        value = getattr(layer, "cumulative_length", None)
+        if isinstance(value, int):
+            layer.cumulative_length = length
+        elif value is not None:
+            value.fill_(length)
+
+
+class TorchCompileMode(Mode):
+    """The ``torch-compile`` execution mode.
+
+    ``torch.compile`` (Inductor, CPU) over a ``StaticCache``: one prefill graph per prompt bucket, one
+    decode graph, then every step reuses them. Sampling is ``Mode._sample_host`` on the last real
+    position's logits, as in ``torch`` mode.
+
+    After a compiling call, ``ir_texts[kind]`` = ``{"fx_graph": str, "inductor_code": str}`` and
+    ``ir_summary[kind]`` = ``{"kernels", "extern_calls", "graphs", "graph_breaks", "break_reasons",
+    "fullgraph", "fx_ops"}``, and the step's ``capture_ir()`` returns them as an
+    :class:`app.core.inspect.ir.StepIR` (``compiler="inductor"``). Compile stages go to ``emit_live`` live."""
+
+    mode = "torch-compile"
+    compiler = "inductor"
+
+    def __init__(self, engine: Any, settings: Any, max_cache_len: int) -> None:
+        from app.core.compile_cache.inductor import ensure_inductor_cache
+
+        super().__init__(engine, settings, max_cache_len)  # type: ignore[call-arg]  (Mode.__init__)
+        ensure_inductor_cache()
+        self.ir_texts: dict[str, dict[str, str]] = {}
+        self.ir_summary: dict[str, dict[str, Any]] = {}
+
+    def prefill(self, prompt_ids):
+        import torch
+
+
+        self.cache = static_cache(self.engine, self.max_cache_len)
+        self._start_seen(prompt_ids)
+        n = len(prompt_ids)
+        bucket = prompt_bucket(n, self.max_cache_len)
+        ids = torch.tensor([list(prompt_ids) + [self.engine.pad_id] * (bucket - n)], dtype=torch.long)
+        self.mask = torch.ones((1, self.max_cache_len), dtype=torch.long)
+        shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
+        return (yield from self._call("prefill", ids, 0, n - 1, shapes))
+
+    def decode(self, token, position):
+        import torch
+
+        ids = torch.tensor([[token]], dtype=torch.long)
+        shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
+        return (yield from self._call("decode", ids, position, 0, shapes))
+
+    def _step(self, kind: str) -> _Step:
+        state = _state(self.engine)
+        step = state.get(("step", kind))
+        if step is None:
+            step = state[("step", kind)] = _Step(kind, fullgraph=True)
+        return step
+
+    def _call(self, kind: str, ids: Any, start: int, last: int, shapes: dict) -> StepGen:
+        import torch
+
+
+        t_wall = time.perf_counter()
+        step = self._step(kind)
+        positions = torch.arange(start, start + ids.shape[1])[None, :]
+        signature = (tuple(ids.shape), self.max_cache_len)
+        detail = f"torch.compile {kind} step"
+        expect = signature not in step.seen
+        if expect:
+            yield PhaseEvent("compiling", True, detail)
+        logits, info, step = self._run(step, (self.engine.model, ids, positions, self.mask, self.cache), detail)
+        step.seen.add(signature)
+        record = self._record(step, info)
+        if record.compiled:
+            if not expect:
+                yield PhaseEvent("compiling", True, detail)
+            yield PhaseEvent("compiling", False, detail, record.compile_ms)
+        elif expect:
+            yield PhaseEvent("compiling", False, detail, 0.0)
+        if kind == "prefill":
+            _set_length(self.cache, last + 1)
+        token = self._sample_host(logits[:, last].float().numpy())
+        capture = self._capture_ir(kind) if record.compiled and kind in self.ir_texts else None
+        return StepResult(token, record, shapes, (time.perf_counter() - t_wall) * 1000, capture)
+
+    def _run(self, step: _Step, args: tuple, detail: str) -> tuple[Any, dict, _Step]:
+        """Call the compiled step; if Dynamo cannot capture one graph (``fullgraph=True`` raises
+        ``torch._dynamo.exc.Unsupported``), replace it by a ``fullgraph=False`` step and call again."""
+        import torch._dynamo
+
+        cap = Capture(detail, getattr(self, "emit_live", None))
+        before = snapshot()
+        t0 = time.perf_counter()
+        with capturing(cap):
+            try:
+                logits = step.fn(*args)
+            except torch._dynamo.exc.Unsupported as exc:
+                if not step.fullgraph:
+                    raise
+                reason = str(exc).strip().splitlines()[0]
+                step = _Step(step.kind, fullgraph=False)
+                step.forced_breaks.append(reason)
+                _state(self.engine)[("step", step.kind)] = step
+                logits = step.fn(*args)
+        info = since(before)
+        info.update(wall_ms=(time.perf_counter() - t0) * 1000, capture=cap)
+        return logits, info, step
+
+    def _record(self, step: _Step, info: dict) -> CallRecord:
+        """Timing fields of the call (the engine fills in index, mode, shapes, wall). ``compile_ms`` is
+        Dynamo's frame-compile time (all phases); ``execute_ms`` the call's wall time minus it."""
+        metrics, cap = info["metrics"], info["capture"]
+        if not metrics:
+            return CallRecord(0, step.kind, "", {}, info["wall_ms"], info["wall_ms"])
+        compile_ms = info["seconds"][FRAME] * 1000
+        execute_ms = max(info["wall_ms"] - compile_ms, 0.0)
+        cache = info["cache"]
+        hits = cache["fxgraph_cache_hit"] + cache["autograd_cache_hit"]
+        reason = self._reason(step, metrics)
+        step.n_compiles += 1
+        if cap.fx_graphs or cap.output_code:
+            self._remember(step, cache["graph_breaks"], cap)
+        return CallRecord(
+            0, step.kind, "", {}, info["wall_ms"], execute_ms, compiled=True, compile_ms=compile_ms,
+            persistent_cache_hit=hits > 0 and cache["fxgraph_cache_miss"] == 0, compile_reason=reason,
+            compile_phases=compile_phases(info["seconds"]),
+        )
+
+    def _reason(self, step: _Step, metrics: list) -> str:
+        guards = [m.recompile_reason for m in metrics if m.recompile_reason]
+        if guards:
+            reason = "Dynamo guard failed: " + guards[0]
+        elif step.n_compiles == 0:
+            cleared = _state(self.engine).get("cleared")
+            reason = "first call after caches were cleared" if cleared else "first call"
+        else:
+            reason = "new Dynamo frame, no guard failed (e.g. after torch._dynamo.reset())"
+        if step.forced_breaks and step.n_compiles == 0:
+            reason += f"; fullgraph=False after a graph break: {step.forced_breaks[0]}"
+        return reason
+
+    def _remember(self, step: _Step, breaks: int, cap: Capture) -> None:
+        sep = "\n\n# " + "-" * 30 + " next graph " + "-" * 30 + "\n\n"
+        code = sep.join(cap.output_code)
+        self.ir_texts[step.kind] = {"fx_graph": sep.join(cap.fx_graphs), "inductor_code": code}
+        self.ir_summary[step.kind] = {
+            "kernels": code.count("async_compile.cpp_pybinding(") + code.count("async_compile.cpp("),
+            "extern_calls": code.count("extern_kernels."),
+            "graphs": len(cap.fx_graphs),
+            "graph_breaks": max(breaks, len(cap.break_reasons)),
+            "break_reasons": list(dict.fromkeys(step.forced_breaks + cap.break_reasons)),
+            "fullgraph": step.fullgraph,
+            "fx_ops": sum(cap.op_counts),
+        }
+
+    def _capture_ir(self, kind: str) -> Any:
+        from app.core.inspect.ir import StepIR
+
+        texts, summary = dict(self.ir_texts[kind]), dict(self.ir_summary[kind])
+        return lambda: StepIR(compiler="inductor", fx_graph=texts["fx_graph"],
+                              inductor_code=texts["inductor_code"], n_kernels=summary["kernels"])
+
+
+MODE_CLASSES[TorchCompileMode.mode] = TorchCompileMode  # registered on import: see modes.mode_class

@@ -1,0 +1,242 @@
+"""Tensor parallelism on a JAX device mesh: sharding rules, weight/cache placement, collectives.
+
+JAX's SPMD partitioner (GSPMD) is the distributed engine: we place weights and the KV cache with
+``NamedSharding`` and XLA inserts the collectives. Rules are Megatron-style (Shoeybi et al. 2019,
+"Megatron-LM", section 3): column-parallel q/k/v/gate/up projections (output features split),
+row-parallel o/down projections (input features split, an all-reduce after), embedding and lm_head split by
+vocabulary when it divides the axis (else replicated), KV cache split on heads. Norms and biases of
+row-parallel layers are replicated.
+
+On a CPU, N devices are simulated with ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` set
+before JAX starts (:func:`simulate_cpu_devices`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.errors import InvalidSettingsError
+
+# Name patterns (parameter path → which dimension of the *stored* tensor is split on "tp").
+# torch.nn.Linear stores (out_features, in_features); GPT-2's Conv1D stores (in_features, out_features).
+_COLUMN = re.compile(r"\.(q_proj|k_proj|v_proj|gate_proj|up_proj|gate_up_proj|qkv_proj|query_key_value|fc1|dense_h_to_4h)\.(weight|bias)$")
+_ROW = re.compile(r"\.(o_proj|down_proj|out_proj|fc2|dense_4h_to_h|dense)\.weight$")
+_CONV1D_COLUMN = re.compile(r"\.(c_attn|c_fc)\.(weight|bias)$")
+_CONV1D_ROW = re.compile(r"\.c_proj\.weight$")
+_VOCAB = re.compile(r"(embed_tokens|wte|word_embeddings|lm_head|embed_out)\.weight$")
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    """Mesh axes and sizes, e.g. ``MeshSpec((("tp", 4),))``. ``dp`` > 1 needs a batch > 1, which this
+    playground (one sequence at a time) does not decode, so it is refused with a message."""
+
+    axes: tuple[tuple[str, int], ...] = (("tp", 1),)
+
+    @property
+    def tp(self) -> int:
+        return dict(self.axes).get("tp", 1)
+
+    @property
+    def n_devices(self) -> int:
+        n = 1
+        for _, size in self.axes:
+            n *= size
+        return n
+
+    def __str__(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.axes)
+
+
+def parse_mesh(text: str | None) -> MeshSpec:
+    """``"tp=4"`` or ``"dp=1,tp=2"`` → :class:`MeshSpec`. Raises :class:`InvalidSettingsError`."""
+    if not text:
+        return MeshSpec()
+    axes = []
+    for part in text.split(","):
+        name, _, size = part.strip().partition("=")
+        if name not in ("dp", "tp") or not size.isdigit() or int(size) < 1:
+            raise InvalidSettingsError(f"Bad mesh {text!r}: write axis=size pairs such as 'tp=4' or 'dp=1,tp=2'.")
+        axes.append((name, int(size)))
+    spec = MeshSpec(tuple(axes))
+    if dict(spec.axes).get("dp", 1) > 1:
+        raise InvalidSettingsError(
+            f"Mesh {text!r}: dp > 1 splits the batch, and the playground decodes one sequence (batch 1). "
+            "Use tp only, e.g. 'tp=4'."
+        )
+    return spec
+
+
+def simulate_cpu_devices(n: int) -> None:
+    """Ask XLA:CPU for ``n`` devices. Must run before JAX initialises its backend (before the first
+    array is created); later calls have no effect, which :func:`build_mesh` reports."""
+    flags = re.sub(r"--xla_force_host_platform_device_count=\d+", "", os.environ.get("XLA_FLAGS", ""))
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
+
+
+def build_mesh(spec: MeshSpec) -> Any:
+    """A ``jax.sharding.Mesh`` over the first ``spec.n_devices`` devices. Raises
+    :class:`InvalidSettingsError` when there are fewer devices, saying how to simulate more."""
+    import jax
+    import numpy as np
+
+    devices = jax.devices()
+    if spec.n_devices > len(devices):
+        raise InvalidSettingsError(
+            f"Mesh {spec} needs {spec.n_devices} devices but JAX sees {len(devices)} ({devices[0].platform}). "
+            f"On a CPU, start with --devices {spec.n_devices} (XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={spec.n_devices})."
+        )
+    names = tuple(name for name, _ in spec.axes)
+    shape = tuple(size for _, size in spec.axes)
+    return jax.sharding.Mesh(np.asarray(devices[: spec.n_devices]).reshape(shape), names)
+
+
+def _split_dims(config: Any) -> dict[str, int]:
+    """The model dimensions tensor parallelism splits: attention heads, KV heads, MLP width."""
+    cfg = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+    dims = {
+        "num_attention_heads": getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None),
+        "num_key_value_heads": getattr(cfg, "num_key_value_heads", None),
+        "intermediate_size": getattr(cfg, "intermediate_size", None) or getattr(cfg, "n_inner", None)
+        or getattr(cfg, "ffn_dim", None),
+    }
+    return {name: value for name, value in dims.items() if isinstance(value, int) and value > 0}
+
+
+def tp_sizes(config: Any, n_devices: int) -> tuple[int, ...]:
+    """The tensor-parallel sizes this model can use on ``n_devices`` devices: every ``tp <= n_devices``
+    that divides all of :func:`_split_dims` (SmolLM2's 9 heads / 3 KV heads on 4 devices: ``(1, 3)``)."""
+    dims = _split_dims(config).values()
+    return tuple(tp for tp in range(1, max(1, n_devices) + 1) if all(v % tp == 0 for v in dims))
+
+
+def check_divisible(config: Any, tp: int, n_devices: int | None = None) -> None:
+    """Raise :class:`InvalidSettingsError` naming the first model dimension that ``tp`` does not divide, and
+    the sizes that work (:func:`tp_sizes` on ``n_devices``, default ``tp``'s own count)."""
+    for name, value in _split_dims(config).items():
+        if value % tp:
+            valid = tp_sizes(config, n_devices or tp)
+            raise InvalidSettingsError(
+                f"tp={tp} does not divide {name}={value} of this model: use tp=" + " or tp=".join(map(str, valid))
+                + f" on these {n_devices or tp} devices."
+            )
+
+
+def weight_spec(name: str, shape: tuple[int, ...], tp: int) -> tuple:
+    """The ``PartitionSpec`` entries for one parameter (see the module docstring for the rules)."""
+    if tp == 1 or not shape:
+        return ()
+    def split(dim: int) -> tuple:
+        if shape[dim] % tp:
+            return ()
+        spec = [None] * len(shape)
+        spec[dim] = "tp"
+        return tuple(spec)
+
+    if _VOCAB.search(name):
+        return split(0)
+    if _COLUMN.search(name):
+        return split(0)
+    if _ROW.search(name) and len(shape) == 2:
+        return split(1)
+    if _CONV1D_COLUMN.search(name):
+        return split(len(shape) - 1)
+    if _CONV1D_ROW.search(name) and len(shape) == 2:
+        return split(0)
+    return ()
+
+
+def shard_weights(weights: dict[str, Any], mesh: Any, tp: int) -> dict[str, Any]:
+    """Place each weight with ``NamedSharding(mesh, PartitionSpec(*weight_spec(...)))``."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    return {
+        name: jax.device_put(value, NamedSharding(mesh, PartitionSpec(*weight_spec(name, value.shape, tp))))
+        for name, value in weights.items()
+    }
+
+
+def leaf_cache_sharding(x: Any, mesh: Any, tp: int) -> Any:
+    """Sharding of one KV-cache leaf: 4-D keys/values ``(batch, kv_heads, max_cache_len, head_dim)`` split
+    on heads, everything else (lengths) replicated."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    if getattr(x, "ndim", 0) == 4 and tp > 1 and x.shape[1] % tp == 0:
+        return NamedSharding(mesh, PartitionSpec(None, "tp", None, None))
+    return NamedSharding(mesh, PartitionSpec())
+
+
+def _map_cache_leaves(cache: Any, fn: Any) -> Any:
+    import jax
+
+    leaves, treedef = jax.tree.flatten(cache)
+    return treedef.unflatten([fn(x) for x in leaves])
+
+
+def place_cache(cache: Any, mesh: Any, tp: int) -> Any:
+    """``device_put`` every cache leaf with :func:`leaf_cache_sharding`."""
+    import jax
+
+    return _map_cache_leaves(cache, lambda x: jax.device_put(x, leaf_cache_sharding(x, mesh, tp)))
+
+
+def constrain_cache(cache: Any, mesh: Any, tp: int) -> Any:
+    """Inside a traced step: keep the output cache sharded like the input (heads on ``tp``), so the next
+    call's inputs match the compiled executable."""
+    import jax
+
+    return _map_cache_leaves(
+        cache, lambda x: jax.lax.with_sharding_constraint(x, leaf_cache_sharding(x, mesh, tp))
+    )
+
+
+def bytes_per_device(tree: Any) -> dict[str, int]:
+    """Bytes each device holds for the arrays of ``tree`` (``"cpu:0" → bytes``), from addressable shards."""
+    import jax
+
+    out: dict[str, int] = {}
+    for leaf in jax.tree.leaves(tree):
+        for shard in getattr(leaf, "addressable_shards", []):
+            key = f"{shard.device.platform}:{shard.device.id}"
+            out[key] = out.get(key, 0) + shard.data.nbytes
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0].split(":")[1])))
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective instruction of an optimized HLO module."""
+
+    kind: str  # all-reduce, all-gather, reduce-scatter, collective-permute, all-to-all
+    name: str
+    shape: str  # e.g. "f32[1,1,768]"
+    op_name: str  # name scope, e.g. "jit(step)/aten::mm"
+    source: str  # "modeling_llama.py:245 (forward)" or "" when the metadata has none
+    line: int  # 1-based line in the HLO text
+
+
+COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
+_SHAPE = re.compile(r"= (\(?[a-z]\w*\[[^\]]*\][^ ]*)")
+
+
+def collectives(hlo_text: str | None) -> list[Collective]:
+    """Collectives XLA inserted, in text order, with shapes and the model source line (HLO metadata's
+    stack frame, resolved by :func:`app.core.inspect.text_index.hlo_instructions`)."""
+    from app.core.inspect.source_map import short_file
+    from app.core.inspect.text_index import hlo_instructions
+
+    lines = (hlo_text or "").split("\n")
+    found = []
+    for ins in hlo_instructions(hlo_text):
+        kind = ins.opcode.removesuffix("-start")
+        if kind not in COLLECTIVE_KINDS:
+            continue
+        m = _SHAPE.search(lines[ins.line - 1])
+        shape = re.sub(r"\{[^}]*\}", "", m.group(1)) if m else ""
+        source = f"{short_file(ins.file)}:{ins.src_line} ({ins.function})" if ins.file else ""
+        found.append(Collective(kind, ins.name, shape, ins.scope, source, ins.line))
+    return found

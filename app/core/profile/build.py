@@ -1,0 +1,174 @@
+"""Turn a capture (:mod:`app.core.profile.capture`), a parsed HLO module (:mod:`app.core.profile.hlo`)
+and its attribution (:mod:`app.core.profile.attrib`) into a :class:`app.core.profile.model.StepProfile`,
+and aggregate its rows per source line, ATen op, fusion or module. Plain inputs only: testable without an
+engine or a profiler run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from app.core.inspect.module_paths import fold_path
+from app.core.profile.attrib import Attribution, Part, Source, common_module
+from app.core.profile.capture import Capture, OpEvent, gaps, merge, wall_shares
+from app.core.profile.hlo import HloModuleInfo
+from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
+
+BY = ("line", "op", "fusion", "module")
+
+
+def _part_dict(p: Part) -> dict[str, Any]:
+    s = p.source
+    return {"fraction": p.fraction, "source": s.location, "module": s.module, "aten": s.aten, "via": p.via,
+            "function": s.function, "scope": s.scope, "file": s.file, "line": s.line}
+
+
+def _parts(name: str, info: HloModuleInfo, attribution: Attribution) -> list[Part]:
+    parts = attribution.parts.get(name)
+    if parts:
+        return parts
+    via = "unmatched" if name not in info.ops else "none"
+    return [Part(Source(label=f"<{via}: {name}>"), 1.0, via)]
+
+
+def _step_figures(capture: Capture) -> tuple[list[dict[str, float]], dict[int, float]]:
+    """Per step: wall, union of op time, host and between-op gaps (ns); per event (by id) its wall share."""
+    by_step: dict[int, list[OpEvent]] = {}
+    for ev in capture.events:
+        by_step.setdefault(ev.step, []).append(ev)
+    figures, charged = [], {}
+    for win in capture.steps:
+        evs = by_step.get(win.index, [])
+        iv = [(max(e.start_ns, win.start_ns), min(e.end_ns, win.end_ns)) for e in evs]
+        iv = [(a, max(a, b)) for a, b in iv]
+        union = sum(b - a for a, b in merge(iv))
+        first = min((a for a, _ in iv), default=win.end_ns)
+        last = max((b for _, b in iv), default=win.end_ns)
+        host = (first - win.start_ns) + (win.end_ns - last) if iv else win.duration_ns
+        figures.append({"wall": win.duration_ns, "union": union, "host": host,
+                        "busy": sum(e.duration_ns for e in evs)})
+        for e, share in zip(evs, wall_shares(iv)):
+            charged[id(e)] = share
+    return figures, charged
+
+
+def build_profile(capture: Capture, info: HloModuleInfo, attribution: Attribution,
+                  bandwidth_gbs: float | None = None, step: str = "decode", xplane_path: str = "",
+                  model: str = "") -> StepProfile:
+    """The :class:`StepProfile` of ``capture``'s steps. Raises ``ValueError`` when it has no step."""
+    n = len(capture.steps)
+    if n == 0:
+        raise ValueError("The capture holds no step to profile.")
+    figures, charged = _step_figures(capture)
+    wall_ns = sum(f["wall"] for f in figures)
+    step_us = wall_ns / n / 1e3
+    acc: dict[str, ProfileRow] = {}
+    for ev in capture.events:
+        row = acc.setdefault(ev.name, ProfileRow(ev.name))
+        row.calls_per_step += 1 / n
+        row.us_per_step += ev.duration_ns / n / 1e3
+        row.wall_us_per_step += charged.get(id(ev), 0.0) / n / 1e3
+        if ev.thread not in row.threads:
+            row.threads.append(ev.thread)
+    parts = {name: _parts(name, info, attribution) for name in acc}
+    for name, row in acc.items():
+        _describe(row, info.ops.get(name), parts[name])
+        row.finish(step_us, bandwidth_gbs)
+    rows = sorted(acc.values(), key=lambda r: -r.wall_us_per_step)
+    union_share = sum(f["union"] for f in figures) / wall_ns if wall_ns else 0.0
+    host_share = sum(f["host"] for f in figures) / wall_ns if wall_ns else 0.0
+    total_bytes = sum(r.bytes_per_step for r in rows)
+    return StepProfile(
+        step=step, module=capture.module, n_steps=n, step_ms=step_us / 1e3,
+        step_ms_median=statistics.median(f["wall"] for f in figures) / 1e6,
+        op_ms=sum(f["union"] for f in figures) / n / 1e6, busy_ms=sum(f["busy"] for f in figures) / n / 1e6,
+        attributed_share=union_share, idle_share=1.0 - union_share, host_share=host_share,
+        between_ops_share=max(0.0, 1.0 - union_share - host_share), bandwidth_gbs=bandwidth_gbs,
+        bytes_per_step=total_bytes, flops_per_step=sum(r.flops_per_step for r in rows),
+        bound_ms=total_bytes / bandwidth_gbs / 1e6 if bandwidth_gbs else None, rows=rows,
+        parts={k: [_part_dict(p) for p in v] for k, v in parts.items()},
+        timeline=_timeline(capture, figures, parts, info),
+        unmatched=sorted(k for k, v in parts.items() if v[0].via == "unmatched"),
+        other_modules=dict(capture.other_modules), xplane_path=str(xplane_path), model=model,
+    )
+
+
+def _describe(row: ProfileRow, op: Any, parts: list[Part]) -> None:
+    main = max(parts, key=lambda p: p.fraction)
+    row.source, row.module, row.aten, row.via = main.source.location, main.source.module, main.source.aten, main.via
+    row.instructions = [row.key]
+    if op is not None:
+        row.kind, row.hlo_line = op.kind, op.text_line
+        row.bytes_per_step = op.bytes_accessed * row.calls_per_step
+        row.flops_per_step = op.flops * row.calls_per_step
+
+
+def _timeline(capture: Capture, figures: list[dict], parts: dict[str, list[Part]],
+              info: HloModuleInfo) -> Timeline:
+    walls = [f["wall"] for f in figures]
+    median = sorted(walls)[len(walls) // 2]
+    win = capture.steps[walls.index(median)]
+    bars, iv = [], []
+    for ev in capture.events:
+        if ev.step != win.index:
+            continue
+        main = max(parts[ev.name], key=lambda p: p.fraction).source
+        op = info.ops.get(ev.name)
+        bars.append(TimelineBar(ev.thread, (ev.start_ns - win.start_ns) / 1e3, ev.duration_ns / 1e3, ev.name,
+                                op.kind if op is not None else "?", main.location, main.module))
+        iv.append((ev.start_ns, ev.end_ns))
+    holes = [[(a - win.start_ns) / 1e3, (b - a) / 1e3] for a, b in gaps(iv, win.start_ns, win.end_ns)]
+    threads = sorted({b.thread for b in bars}, key=lambda t: (not t.startswith("XLAPjRt"), t))
+    return Timeline(win.index, win.duration_ns / 1e3, bars, holes, threads)
+
+
+def aggregate(profile: StepProfile, by: str = "line", fold_layers: bool = False) -> list[ProfileRow]:
+    """Rows of ``profile`` summed per ``by``: ``"line"`` (source ``file:line``), ``"op"`` (ATen op),
+    ``"fusion"`` (HLO instruction: the profile's own rows) or ``"module"`` (module path; ``fold_layers``
+    merges repeated layers into ``model.layers.*``). An instruction standing for several parts is split
+    with their fractions (:mod:`app.core.profile.attrib`), so each aggregation's ``share`` sums to
+    ``profile.attributed_share``. Sorted by wall time, largest first. Raises ``ValueError`` for another
+    ``by``."""
+    if by not in BY:
+        raise ValueError(f"by must be one of {', '.join(BY)}, got {by!r}.")
+    if by == "fusion":
+        return list(profile.rows)
+    acc: dict[str, ProfileRow] = {}
+    best: dict[str, float] = {}
+    modules: dict[str, list[str]] = {}
+    step_us = profile.step_ms * 1e3
+    for row in profile.rows:
+        for p in profile.parts.get(row.key, []):
+            module = fold_path(p["module"]) if fold_layers else p["module"]
+            key = {"line": p["source"], "op": p["aten"], "module": module or _no_module(p)}[by]
+            _add(acc.setdefault(key, ProfileRow(key, aten=p["aten"])), row, p, module, best, key)
+            modules.setdefault(key, []).append(module)
+    for key, agg in acc.items():
+        if by != "module":
+            agg.module = common_module(modules[key])
+        agg.finish(step_us, profile.bandwidth_gbs)
+    return sorted(acc.values(), key=lambda r: -r.wall_us_per_step)
+
+
+def _no_module(part: dict[str, Any]) -> str:
+    return "<root>" if part["file"] else "<no module>"
+
+
+def _add(agg: ProfileRow, row: ProfileRow, p: dict[str, Any], module: str, best: dict[str, float],
+         key: str) -> None:
+    f = p["fraction"]
+    agg.us_per_step += f * row.us_per_step
+    agg.wall_us_per_step += f * row.wall_us_per_step
+    agg.bytes_per_step += f * row.bytes_per_step
+    agg.flops_per_step += f * row.flops_per_step
+    if row.key not in agg.instructions:
+        agg.instructions.append(row.key)
+        agg.calls_per_step += row.calls_per_step
+    for k in row.kind.split(", ") if row.kind else []:
+        if k not in agg.kind.split(", "):
+            agg.kind = f"{agg.kind}, {k}" if agg.kind else k
+    agg.threads += [t for t in row.threads if t not in agg.threads]
+    if f * row.wall_us_per_step >= best.get(key, -1.0):
+        best[key] = f * row.wall_us_per_step
+        agg.source, agg.aten, agg.via, agg.module = p["source"], p["aten"], p["via"], module

@@ -1,0 +1,275 @@
+"""Step profiler: where the time of a compiled jit-static step goes — measured time per XLA op, per fusion,
+per PyTorch source line, per ATen op and per module, with a roofline against the machine's read bandwidth.
+No Qt. Run it where the engine lives (the compute thread or the CLI), outside any run's timings::
+
+    profile = profile_step(engine, "The jit function", step="decode", n_steps=20)
+    for row in aggregate(profile, by="line")[:5]:
+        print(row.source, row.us_per_step, row.share, row.gbs)
+
+How: the step is compiled (or reused) by one call, warmed up, then ``n_steps`` calls run under
+``jax.profiler`` (``start_trace``/``stop_trace``, Python tracer off), each inside a
+``TraceAnnotation`` so the capture knows where a step starts and ends. The capture
+(``plugins/profile/<ts>/<host>.xplane.pb``) is read with ``jax.profiler.ProfileData``
+(:mod:`app.core.profile.capture`), joined with the optimized HLO's instructions and metadata
+(:mod:`app.core.profile.hlo`, :mod:`app.core.profile.attrib`) and the step's source map
+(:mod:`app.core.inspect.source_map`), and summed (:mod:`app.core.profile.build`). XLA:CPU has no per-op device
+profile in XProf (tensorflow/tensorboard#6974); on GPU/TPU the op events live on other planes and this
+reader finds none (``ValueError``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import InvalidSettingsError, PlaygroundError
+from app.core.profile.attrib import attribute
+from app.core.profile.build import BY, aggregate, build_profile
+from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_bandwidth_gbs, read_capture
+from app.core.profile.hlo import parse_hlo
+from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
+
+__all__ = [
+    "BY", "CSV_COLUMNS", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
+    "copy_xplane", "profile_from_capture", "profile_step", "read_bandwidth_gbs", "rows_to_csv",
+    "rows_to_json_lines",
+]
+
+CSV_COLUMNS = ("key", "us_per_step", "wall_us_per_step", "share", "calls_per_step", "bytes_per_step",
+               "flops_per_step", "gbs", "gflops", "bandwidth_share", "bound_us", "source", "module", "aten",
+               "kind", "instructions", "threads", "hlo_line", "via")
+
+
+@dataclass
+class StepCall:
+    """What the profiler needs from an engine: ``compiled`` (the AOT ``jax.stages.Compiled`` the calls run),
+    ``run()`` one call as the app makes it (build arguments, call, wait, copy the token to the host), and
+    ``source_map`` of the step (:class:`app.core.inspect.source_map.SourceMap`, None when it cannot be built)."""
+
+    compiled: Any
+    run: Callable[[], None]
+    source_map: Any = None
+
+
+def _drain(gen: Any) -> Any:
+    """Run a mode's step generator (it yields phase events) and return its result."""
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
+    """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes/base.py``'s ``JitStaticMode``, its
+    ``prefill``/``decode`` generators and its ``cache``/``mask``/``seen`` state; the engine's ``_steps``
+    and ``ir``; ``CompiledStep._executables``). Makes one greedy call of the jit-static ``step``
+    (compiling it on first use) with a KV cache sized for the prompt plus ``n_calls`` decode steps, and
+    returns the executable and a function making one more call exactly as the mode does. Decode starts from
+    a zeroed cache after the prompt's positions (no prefill compile: a step's time depends on the cache's
+    shape, not its values). Raises :class:`InvalidSettingsError` when the calls do not fit the model."""
+    import jax.numpy as jnp
+    import torch
+
+    from app.core.modes.base import JitStaticMode
+    from app.core.runtime.pytrees import FlatTree
+    from app.core.settings import GenerationSettings
+
+    ids = engine.encode(prompt)
+    settings = GenerationSettings(mode="jit-static", max_new_tokens=n_calls + 4, stop_at_eos=False).validated()
+    cache_len = engine.cache_len_for(len(ids), settings)
+    if step == "decode" and len(ids) + n_calls + 4 > cache_len:
+        raise InvalidSettingsError(f"{n_calls} decode steps after a {len(ids)}-token prompt do not fit the "
+                                   f"model's {cache_len} positions: profile fewer steps.")
+    mode = JitStaticMode(engine, settings, cache_len)
+    state: dict[str, Any] = {"token": engine.pad_id, "position": len(ids)}
+    if step == "decode":
+        mode.cache = FlatTree.of(engine.static_cache(cache_len))
+        mode.mask = jnp.ones((1, cache_len), jnp.int32)
+        if hasattr(mode, "_start_seen"):  # the repetition penalty's seen-token mask, where modes keep one
+            mode.seen = jnp.asarray(mode._start_seen(ids))
+
+    def run() -> None:
+        with torch.no_grad():
+            result = _drain(mode.decode(state["token"], state["position"]) if step == "decode"
+                            else mode.prefill(ids))
+        state.setdefault("first", result)
+        state["last"] = result
+        if step == "decode":
+            state["token"], state["position"] = result.token, state["position"] + 1
+
+    run()
+    compiled_step = engine._steps[("jit-static", step, settings.greedy)]
+    key, compiled = _executable_used(compiled_step, run)
+    step_ir, compiled = _step_ir(engine, step, state, compiled_step, key, run, compiled)
+    return StepCall(compiled, run, _source_map(step_ir, step, getattr(engine, "model", None)))
+
+
+def _executable_used(compiled_step: Any, run: Callable[[], None]) -> tuple[Any, Any]:
+    """``(key, executable)`` that one ``run()`` looked up in ``compiled_step``'s executable table."""
+    table, used = compiled_step._executables, []
+
+    class _Recording(dict):
+        def get(self, key: Any, default: Any = None) -> Any:
+            value = dict.get(self, key, default)
+            used.append((key, value))
+            return value
+
+    compiled_step._executables = _Recording(table)
+    try:
+        run()
+    finally:
+        table.update(compiled_step._executables)
+        compiled_step._executables = table
+    if not used or used[-1][1] is None:
+        raise RuntimeError("The profiled call did not run a cached executable.")
+    return used[-1]
+
+
+def _step_ir(engine: Any, step: str, state: dict, compiled_step: Any, key: Any, run: Callable[[], None],
+             compiled: Any) -> tuple[Any, Any]:
+    """The step's :class:`app.core.inspect.ir.StepIR` (with its jaxpr) and the executable: the IR is captured from
+    a compiling first call and kept in ``engine.ir`` as a run does, else the engine's; when neither has a
+    jaxpr (compiled by a run without IR capture) the step compiles once more to capture it."""
+    ir_key = ("jit-static", step)
+    if state["first"].capture_ir is not None:
+        engine.ir[ir_key] = state["first"].capture_ir()
+    if getattr(engine.ir.get(ir_key), "closed_jaxpr", None) is None:
+        compiled_step._executables.pop(key, None)
+        run()
+        capture = state["last"].capture_ir
+        engine.ir[ir_key] = capture() if capture is not None else None
+        compiled = compiled_step._executables.get(key, compiled)
+    return engine.ir.get(ir_key), compiled
+
+
+def _source_map(step_ir: Any, step: str, model: Any) -> Any:
+    """The step's source map, or None when its IR is unknown or has no jaxpr."""
+    from app.core.inspect.source_map import build_source_map
+
+    try:
+        return build_source_map(step_ir, step, model) if step_ir is not None else None
+    except ValueError:
+        return None
+
+
+def _trace(call: StepCall, n_steps: int, log_dir: str) -> Path:
+    """Run ``n_steps`` calls under the profiler, each inside a :data:`STEP_ANNOTATION` annotation."""
+    import jax
+
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0  # Python function events would dominate the capture and slow each step
+    try:
+        jax.profiler.start_trace(log_dir, profiler_options=options)
+    except RuntimeError as exc:  # "Profile has already been started": another trace is running
+        raise PlaygroundError(f"Cannot start the profiler: {exc}. Stop the other trace first.") from exc
+    try:
+        for i in range(n_steps):
+            with jax.profiler.TraceAnnotation(STEP_ANNOTATION, step=i):
+                call.run()
+    finally:
+        jax.profiler.stop_trace()
+    return find_xplane(log_dir)
+
+
+def profile_step(engine: Any, prompt: str, step: str = "decode", n_steps: int = 20, warmup: int = 3,
+                 bandwidth_gbs: float | None = None, log_dir: str | None = None,
+                 on_progress: Callable[[str], None] | None = None) -> StepProfile:
+    """Profile ``n_steps`` steady calls of the engine's jit-static ``step`` (``"decode"``: one token each,
+    the KV cache fed from call to call; ``"prefill"``: the padded prompt, a fresh cache each call).
+
+    ``warmup`` calls run first, untraced. ``bandwidth_gbs``: the machine's read bandwidth for the roofline,
+    measured (:func:`read_bandwidth_gbs`, ~0.3 s the first time) when None. ``log_dir``: where the capture
+    goes (a new temporary directory when None; it is left for export, see :func:`copy_xplane`).
+    ``on_progress(str)`` is called on this thread before each phase. Compiles on first use (seconds).
+    Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps``, :class:`PlaygroundError` when the
+    profiler is busy, ``ValueError`` when the capture holds no op of the step (not XLA:CPU)."""
+    report = on_progress or (lambda message: None)
+    if step not in ("decode", "prefill"):
+        raise InvalidSettingsError(f"step must be 'decode' or 'prefill', got {step!r}.")
+    if n_steps < 1 or warmup < 0:
+        raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
+    report(f"compiling the jit-static {step} step")
+    call = _step_call(engine, prompt, step, n_steps + warmup)
+    report(f"warming up: {warmup} {step} calls")
+    for _ in range(warmup):
+        call.run()
+    report(f"profiling {n_steps} {step} calls")
+    xplane = _trace(call, n_steps, log_dir or tempfile.mkdtemp(prefix="torchax-playground-profile-"))
+    if bandwidth_gbs is None:
+        report("measuring the memory read bandwidth")
+        bandwidth_gbs = read_bandwidth_gbs()
+    report("reading the capture")
+    profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step,
+                                   getattr(engine, "label", ""))
+    profile.xla_cost = _xla_cost(call.compiled)
+    profile.source_map = call.source_map
+    return profile
+
+
+def _xla_cost(compiled: Any) -> dict[str, float] | None:
+    from app.core.inspect.ir import cost_dict
+
+    try:
+        return cost_dict(compiled.cost_analysis())
+    except Exception:  # a backend without cost analysis: no comparison figure
+        return None
+
+
+def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: Any = None,
+                         bandwidth_gbs: float | None = None, step: str = "decode", model: str = "") -> StepProfile:
+    """Build a :class:`StepProfile` from plain inputs: a capture (``.xplane.pb`` path or bytes) whose steps
+    are annotated with :data:`STEP_ANNOTATION`, the optimized HLO text of the executable that ran
+    (``Compiled.as_text()``) and, optionally, the step's source map (module paths and the source lines of
+    projections, see :mod:`app.core.profile.attrib`). Raises ``ValueError`` for an unreadable HLO text or a
+    capture without annotated steps."""
+    info = parse_hlo(hlo_text)
+    capture = read_capture(xplane, info.name)
+    path = "" if isinstance(xplane, (bytes, bytearray)) else str(xplane)
+    profile = build_profile(capture, info, attribute(info, source_map), bandwidth_gbs, step, path, model)
+    profile.hlo_text = hlo_text
+    return profile
+
+
+# ------------------------------------------------------------------------------------------- export
+def _cell(value: Any) -> Any:
+    return " ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value)
+
+
+def rows_to_csv(rows: list[ProfileRow]) -> str:
+    """CSV text of profile rows, columns :data:`CSV_COLUMNS` (lists space-separated, None empty)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        d = row.to_dict()
+        writer.writerow([_cell(d[c]) for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+def rows_to_json_lines(rows: list[ProfileRow], profile: StepProfile | None = None, by: str = "") -> str:
+    """One JSON object per row (``{"event": "row", "by": …, **row}``), then, with ``profile``, one
+    ``{"event": "summary", …}`` line with :meth:`StepProfile.summary`."""
+    lines = [json.dumps({"event": "row", "by": by, **row.to_dict()}) for row in rows]
+    if profile is not None:
+        lines.append(json.dumps({"event": "summary", "by": by, **profile.summary()}))
+    return "\n".join(lines) + "\n"
+
+
+def copy_xplane(profile: StepProfile, dest: str | Path) -> Path:
+    """Copy the raw capture to ``dest`` (a file path, or a folder that keeps the file's name) for XProf /
+    TensorBoard / Perfetto. Raises ``FileNotFoundError`` when the profile has no capture file."""
+    src = Path(profile.xplane_path) if profile.xplane_path else None
+    if src is None or not src.is_file():
+        raise FileNotFoundError(f"The profile's capture {profile.xplane_path or '(none)'} no longer exists.")
+    dest = Path(dest)
+    target = dest / src.name if dest.is_dir() else dest
+    shutil.copyfile(src, target)
+    return target

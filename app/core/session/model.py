@@ -1,0 +1,400 @@
+"""The session model: the window's run state in one Qt-free object that views subscribe to.
+
+Like napari's ``components/`` models (plain Python state with events), :class:`Session` owns the load
+queue, the run or race in progress and its lanes, the runs kept for the latency plot, the live figures
+(computed once, from the same fields as :class:`app.core.events.Summary`), the compilation-cache state and
+the last error. User intents (:meth:`Session.run`, :meth:`Session.race`, …) become typed requests handed
+to ``submit`` (the compute worker); the worker's answers come back through :meth:`Session.apply`. Views
+connect to the :class:`Signal` s in :attr:`Session.events` and never keep run state of their own.
+
+Everything here runs on the thread that calls it (the GUI thread in the window).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.events import (
+    CallRecord,
+    FinishedEvent,
+    IREvent,
+    LaneEvent,
+    PhaseEvent,
+    PromptEvent,
+    TokenEvent,
+    steady_decode_ms,
+)
+from app.core.race import summary_rows
+from app.core.session import requests as rq
+from app.core.settings import GenerationSettings
+
+#: Runs kept for the latency plot and the exports (oldest dropped first).
+MAX_RUNS = 5
+
+
+class Signal:
+    """A minimal observer list: ``connect(callback)``, ``disconnect(callback)``, ``emit(*args)``."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[..., Any]] = []
+
+    def connect(self, callback: Callable[..., Any]) -> None:
+        self._callbacks.append(callback)
+
+    def disconnect(self, callback: Callable[..., Any]) -> None:
+        self._callbacks.remove(callback)
+
+    def emit(self, *args: Any) -> None:
+        for callback in list(self._callbacks):
+            callback(*args)
+
+
+@dataclass
+class RunState:
+    """One run on the plot (a single run, or one lane of a race).
+
+    ``label`` e.g. ``"run 3 · jit-static"``; ``race`` the race it belongs to (None for a single run);
+    ``records`` its call records; ``tokens`` its token events; ``finished`` once it ends."""
+
+    label: str
+    mode: str
+    race: int | None = None
+    records: list[CallRecord] = field(default_factory=list)
+    tokens: list[TokenEvent] = field(default_factory=list)
+    prompt: PromptEvent | None = None
+    finished: FinishedEvent | None = None
+
+    @property
+    def n_compiles(self) -> int:
+        return sum(1 for r in self.records if r.compiled)
+
+
+@dataclass(frozen=True)
+class LiveFigures:
+    """The stats strip's figures. While a run streams: ``ttft_ms`` is the first token's ``elapsed_ms``
+    (the same clock as :attr:`Summary.ttft_ms`), ``tokens_per_s`` the rate since the first token; once it
+    ends, the :class:`Summary` values themselves (decode tokens/s when there was a steady decode)."""
+
+    ttft_ms: float | None = None
+    tokens_per_s: float | None = None
+    n_tokens: int = 0
+    n_compiles: int = 0
+    steady_ms: float | None = None
+
+    @staticmethod
+    def of(run: RunState) -> LiveFigures:
+        if run.finished is not None:
+            s = run.finished.summary
+            return LiveFigures(s.ttft_ms, s.decode_tokens_per_s or s.tokens_per_s, s.n_tokens, s.n_compiles,
+                               s.steady_decode_ms)
+        toks = run.tokens
+        rate = None
+        if len(toks) > 1 and toks[-1].elapsed_ms > toks[0].elapsed_ms:
+            rate = (len(toks) - 1) / ((toks[-1].elapsed_ms - toks[0].elapsed_ms) / 1000)
+        ttft = toks[0].elapsed_ms if toks else None
+        return LiveFigures(ttft, rate, len(toks), run.n_compiles, steady_decode_ms(run.records))
+
+
+class SessionEvents:
+    """The session's signals. Arguments are plain data.
+
+    loadStarted(model), modelLoaded(ModelLoaded), busyChanged(bool), runStarted(RunState) — also once per
+    race lane —, prompt(PromptEvent) (the prompt as the model sees it), records(list[CallRecord]), tokens(list[TokenEvent]), figures(LiveFigures),
+    phase(PhaseEvent), ir(IREvent), runFinished(RunState), raceSummary(list[dict]) (rows of
+    :func:`app.core.race.summary_rows` for the race or run in progress), idle(str message), error(RequestFailed),
+    notice(str), profile(ProfileReady), sourceMap(step, SourceMap), collectives(step, list[Collective]), devices(list), mesh(MeshChanged),
+    cache(CacheInfo), status(str).
+    """
+
+    def __init__(self) -> None:
+        for name in ("loadStarted", "modelLoaded", "busyChanged", "runStarted", "prompt", "records", "tokens", "figures",
+                     "phase", "ir", "runFinished", "raceSummary", "idle", "error", "notice", "sourceMap", "profile",
+                     "collectives", "devices", "mesh", "cache", "status"):
+            setattr(self, name, Signal())
+
+
+class Session:
+    """State of one window's session. ``submit(request)`` sends a request to the compute worker."""
+
+    def __init__(self, submit: Callable[[rq.Request], None]) -> None:
+        self.submit = submit
+        self.events = SessionEvents()
+        self.loaded: rq.ModelLoaded | None = None
+        self.load_queue: list[rq.LoadRequest] = []
+        self.pending: rq.Request | None = None  # a run or race waiting for its model to load
+        self.active: rq.Request | None = None  # the run or race executing on the worker
+        self.runs: list[RunState] = []
+        self.last_error: rq.RequestFailed | None = None
+        self.last_profile: rq.ProfileReady | None = None
+        self.mesh = "1 device"
+        self.cache_info: rq.CacheInfo | None = None
+        self.max_runs = MAX_RUNS  # runs kept (outside a race); see set_max_runs
+        self._n_runs = 0
+        self._race_id = 0
+        self._race_modes: tuple[str, ...] = ()
+        self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
+
+    def set_max_runs(self, n: int) -> None:
+        """Keep at most ``n`` >= 1 runs outside a race (the oldest go first, now and at the next run).
+        Raises ValueError for ``n < 1``."""
+        if n < 1:
+            raise ValueError(f"max_runs must be >= 1, got {n}")
+        self.max_runs = n
+        if self.runs and self.runs[-1].race is None:
+            del self.runs[:-n]
+
+    def clear_runs(self) -> None:
+        """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""
+        if not self.running:
+            self.runs.clear()
+
+    def disconnect_all(self) -> None:
+        """Drop every subscriber (a closing window calls it: no reference cycle outlives it)."""
+        self.events = SessionEvents()
+
+    # -- queries ----------------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """A load, run or race is queued or executing."""
+        return bool(self.load_queue) or self.pending is not None or self.active is not None
+
+    @property
+    def running(self) -> bool:
+        return self.active is not None
+
+    @property
+    def racing(self) -> bool:
+        return isinstance(self.active or self.pending, rq.RaceRequest)
+
+    @property
+    def current(self) -> RunState | None:
+        return self.runs[-1] if self.runs else None
+
+    def figures(self) -> LiveFigures:
+        return LiveFigures.of(self.current) if self.current else LiveFigures()
+
+    def race_rows(self) -> list[dict[str, Any]]:
+        """Summary rows of the finished lanes of the newest race (or of the newest run)."""
+        run = self.current
+        if run is None:
+            return []
+        lanes = [r for r in self.runs if r.race == run.race] if run.race is not None else [run]
+        return summary_rows({r.mode: r.finished for r in lanes if r.finished is not None})
+
+    # -- intents (from the user) ------------------------------------------------------------------------
+    def load(self, model: str, dtype: str = "float32") -> bool:
+        """Queue a load of ``model`` unless it is loaded or the last one queued. Returns True if queued."""
+        model = model.strip()
+        latest = self.load_queue[-1] if self.load_queue else self.loaded and self.loaded.request
+        if not model or (latest is not None and (latest.model, latest.dtype) == (model, dtype)):
+            return False
+        request = rq.LoadRequest(model, dtype)
+        self.load_queue.append(request)
+        self.events.loadStarted.emit(model)
+        self._busy_changed()
+        self.submit(request)
+        return True
+
+    def run(self, prompt: str, settings: GenerationSettings, model: str, dtype: str = "float32") -> bool:
+        """Generate ``prompt`` on ``model`` (loaded first if it changed). False when busy."""
+        return self._start(rq.RunRequest(prompt, settings), model, dtype)
+
+    def race(self, prompt: str, modes: list[str], settings: GenerationSettings, eager_tokens: int,
+             model: str, dtype: str = "float32") -> bool:
+        """Race ``modes`` on ``model`` (loaded first if it changed). False when busy or no modes."""
+        if not modes:
+            return False
+        return self._start(rq.RaceRequest(prompt, tuple(modes), settings, eager_tokens), model, dtype)
+
+    def replay(self) -> bool:
+        """Clear the in-memory caches, then rerun the last run or race (cold start on demand)."""
+        if self.busy or self.last_request is None or self.loaded is None:
+            return False
+        self.submit(rq.CacheRequest("clear_memory"))
+        return self._start(self.last_request, self.loaded.request.model, self.loaded.request.dtype)
+
+    def _start(self, request: rq.Request, model: str, dtype: str) -> bool:
+        if self.busy:
+            return False
+        self.pending = request
+        self.last_request = request
+        self.load(model, dtype)
+        self._busy_changed()
+        if not self.load_queue and self.loaded is not None:
+            self._send_pending()
+        return True
+
+    def _send_pending(self) -> None:
+        request, self.pending = self.pending, None
+        if request is None:
+            return
+        self.active = request
+        self.last_error = None
+        if isinstance(request, rq.RaceRequest):
+            self._race_id += 1
+            self._race_modes = request.modes
+        else:
+            self._new_run(request.settings.mode, None)
+        self.events.status.emit("Running…" if isinstance(request, rq.RunRequest) else "Racing…")
+        self.submit(request)
+
+    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20) -> bool:
+        """Profile the loaded model's jit-static ``step``; refused (False) while busy or with no model."""
+        if self.busy or self.loaded is None:
+            return False
+        self.active = request = rq.ProfileRequest(prompt, step, n_steps)
+        self._busy_changed()
+        self.events.status.emit(f"Profiling {n_steps} {step} steps…")
+        self.submit(request)
+        return True
+
+    def cache(self, action: str, directory: str = "") -> None:
+        self.submit(rq.CacheRequest(action, directory))
+
+    def set_mesh(self, text: str) -> None:
+        self.submit(rq.MeshRequest(text))
+
+    def list_devices(self) -> None:
+        self.submit(rq.DevicesRequest())
+
+    # -- answers (from the worker) ----------------------------------------------------------------------
+    def apply(self, event: Any) -> None:
+        """Take one event of the worker's stream (engine events and :mod:`app.core.session.requests` answers)."""
+        handler = self._handlers().get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def apply_all(self, events: list[Any]) -> None:
+        """Take a batch: consecutive call records and tokens are announced once per batch."""
+        records: list[CallRecord] = []
+        tokens: list[TokenEvent] = []
+        for event in events:
+            if isinstance(event, CallRecord) and self.current is not None:
+                self.current.records.append(event)
+                records.append(event)
+            elif isinstance(event, TokenEvent) and self.current is not None:
+                self.current.tokens.append(event)
+                tokens.append(event)
+            else:
+                self._flush(records, tokens)
+                self.apply(event)
+        self._flush(records, tokens)
+
+    def _flush(self, records: list[CallRecord], tokens: list[TokenEvent]) -> None:
+        if records:
+            self.events.records.emit(list(records))
+        if tokens:
+            self.events.tokens.emit(list(tokens))
+        if records or tokens:
+            self.events.figures.emit(self.figures())
+        records.clear()
+        tokens.clear()
+
+    def _handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            rq.ModelLoaded: self._on_loaded, rq.RequestFailed: self._on_failed, rq.RequestDone: self._on_done,
+            LaneEvent: self._on_lane, PromptEvent: self._on_prompt, FinishedEvent: self._on_finished,
+            CallRecord: lambda e: self.apply_all([e]), TokenEvent: lambda e: self.apply_all([e]),
+            PhaseEvent: self.events.phase.emit, IREvent: self.events.ir.emit,
+            rq.Notice: lambda e: self.events.notice.emit(e.text), rq.SourceMapReady: lambda e: self.events.sourceMap.emit(e.step, e.source_map),
+            rq.CollectivesReady: lambda e: self.events.collectives.emit(e.step, e.collectives),
+            rq.DevicesListed: lambda e: self.events.devices.emit(e.devices),
+            rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
+            rq.ProfileReady: self._on_profile,
+        }
+
+    def _on_loaded(self, event: rq.ModelLoaded) -> None:
+        if self.load_queue and self.load_queue[0] == event.request:
+            self.load_queue.pop(0)
+        self.loaded = event
+        self.mesh = event.mesh
+        self.events.modelLoaded.emit(event)
+        if not self.load_queue and self.pending is not None:
+            self._send_pending()
+
+    def _on_failed(self, event: rq.RequestFailed) -> None:
+        self.last_error = event
+        if isinstance(event.request, rq.LoadRequest):
+            if event.request in self.load_queue:
+                self.load_queue.remove(event.request)
+            self.pending = None  # it was meant for the model that failed
+        self.events.error.emit(event)
+
+    def _on_done(self, event: rq.RequestDone) -> None:
+        request = event.request
+        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest)) and request is self.active:
+            self.active = None
+            self.events.idle.emit(self._done_message(request))
+        self._busy_changed()
+
+    def _on_profile(self, event: rq.ProfileReady) -> None:
+        self.last_profile = event
+        self.events.profile.emit(event)
+
+    def _done_message(self, request: rq.Request) -> str:
+        if self.last_error is not None and self.last_error.request is request:
+            return ""
+        if isinstance(request, rq.ProfileRequest):
+            p = self.last_profile.profile if self.last_profile is not None else None
+            if p is None or p.step != request.step:
+                return ""
+            return (f"Profiled {p.n_steps} {p.step} steps: {p.step_ms:.2f} ms per step, ops running "
+                    f"{p.attributed_share:.0%} of it, idle {p.idle_share:.0%}.")
+        if isinstance(request, rq.RaceRequest):
+            rows = self.race_rows()
+            done = [r["mode"] for r in rows if r["reason"] != "stopped"]
+            stopped = [r["mode"] for r in rows if r["reason"] == "stopped"]
+            steady = [r for r in rows if r["steady_ms_per_token"] and r["mode"] in done]
+            best = min(steady, key=lambda r: r["steady_ms_per_token"], default=None)
+            tail = (f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)"
+                    if best and len(done) > 1 else "")
+            if stopped or len(rows) < len(request.modes):
+                untouched = [m for m in request.modes if m not in done + stopped]
+                return (f"Race stopped: finished {', '.join(done) or 'none'}"
+                        + (f"; stopped {', '.join(stopped)}" if stopped else "")
+                        + (f"; not run {', '.join(untouched)}" if untouched else "") + tail)
+            return f"Race done: {', '.join(done)}{tail}"
+        return ""
+
+    def _on_lane(self, event: LaneEvent) -> None:
+        self._new_run(event.mode, self._race_id)
+        self.events.status.emit(f"Race {event.index + 1}/{event.n_lanes}: {event.mode}…")
+
+    def _on_prompt(self, event: PromptEvent) -> None:
+        if self.current is not None:
+            self.current.prompt = event
+            self.events.prompt.emit(event)
+
+    def _on_finished(self, event: FinishedEvent) -> None:
+        run = self.current
+        if run is None:
+            return
+        run.finished = event
+        self.events.figures.emit(self.figures())
+        self.events.runFinished.emit(run)
+        self.events.raceSummary.emit(self.race_rows())
+
+    def _on_mesh(self, event: rq.MeshChanged) -> None:
+        self.mesh = event.label
+        self.events.mesh.emit(event)
+
+    def _on_cache(self, event: rq.CacheInfo) -> None:
+        self.cache_info = event
+        self.events.cache.emit(event)
+
+    def _new_run(self, mode: str, race: int | None) -> RunState:
+        self._n_runs += 1
+        run = RunState(f"run {self._n_runs} · {mode}", mode, race)
+        if race is not None and self.runs and self.runs[-1].race != race:
+            self.runs.clear()  # a race's lanes are shown together, without older runs
+        self.runs.append(run)
+        if race is None:  # every lane of a race stays, however many modes it has
+            del self.runs[:-self.max_runs]
+        self.events.runStarted.emit(run)
+        self.events.figures.emit(self.figures())
+        return run
+
+    def _busy_changed(self) -> None:
+        self.events.busyChanged.emit(self.busy)

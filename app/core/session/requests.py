@@ -1,0 +1,191 @@
+"""Typed requests to the compute service and the events it answers with (plain data: no Qt, no JAX).
+
+The window sends one request type per action to the one worker on the compute thread
+(:mod:`app.gui.worker`), which executes it with :class:`app.core.session.service.ComputeService`; the answers are
+the engine events of :mod:`app.core.events` plus the events below. Every request ends with exactly one
+:class:`RequestDone`; a failure adds one :class:`RequestFailed` naming the request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.settings import GenerationSettings
+
+
+class Request:
+    """Base of every request. ``label`` names it in messages (``"load"``, ``"run"``, ``"race"``, …)."""
+
+    label = "request"
+
+
+@dataclass(frozen=True)
+class LoadRequest(Request):
+    """Load ``model`` (built-in name, hub id, folder, GGUF file or ``random:…``) in ``dtype``."""
+
+    model: str
+    dtype: str = "float32"
+    label = "load"
+
+
+@dataclass(frozen=True)
+class RunRequest(Request):
+    """Generate from ``prompt`` with ``settings`` on the loaded model."""
+
+    prompt: str
+    settings: GenerationSettings
+    label = "run"
+
+
+@dataclass(frozen=True)
+class RaceRequest(Request):
+    """Run ``prompt`` through ``modes`` one after another, each cold (:func:`app.core.race.race`)."""
+
+    prompt: str
+    modes: tuple[str, ...]
+    settings: GenerationSettings
+    eager_tokens: int = 8
+    label = "race"
+
+
+@dataclass(frozen=True)
+class CacheRequest(Request):
+    """A compilation-cache action: ``action`` is ``"persistent_on"``, ``"persistent_off"``,
+    ``"clear_memory"``, ``"clear_disk"`` or ``"refresh"``; ``directory`` the persistent cache's."""
+
+    action: str
+    directory: str = ""
+    label = "cache"
+
+
+@dataclass(frozen=True)
+class MeshRequest(Request):
+    """Place the loaded model on mesh ``text`` (``"tp=2"``; ``""`` or ``"tp=1"`` = one device)."""
+
+    text: str
+    label = "mesh"
+
+
+@dataclass(frozen=True)
+class ProfileRequest(Request):
+    """Profile ``n_steps`` steady calls of the loaded model's jit-static ``step`` (``"decode"`` or
+    ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profile.step.profile_step`)."""
+
+    prompt: str
+    step: str = "decode"
+    n_steps: int = 20
+    label = "profile"
+
+
+@dataclass(frozen=True)
+class DevicesRequest(Request):
+    """List the devices JAX sees."""
+
+    label = "devices"
+
+
+# -- answers ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelLoaded:
+    """A model is ready. ``seconds`` is 0.0 when it was already loaded; ``warnings`` are one-line notes
+    (bfloat16 on CPU, random weights, a mesh that does not fit); ``mesh`` the mesh it runs on;
+    ``chat_template``: its tokenizer has one; ``chat_default``: an instruct model (Chat on by default);
+    ``tp_sizes``: the tensor-parallel sizes the model's heads and MLP width allow on the devices present
+    (:func:`app.core.parallel.mesh.tp_sizes`)."""
+
+    request: LoadRequest
+    label: str
+    model_id: str
+    seconds: float
+    warnings: tuple[str, ...] = ()
+    mesh: str = "1 device"
+    chat_template: bool = False
+    chat_default: bool = False
+    tp_sizes: tuple[int, ...] = (1,)
+
+
+@dataclass(frozen=True)
+class RequestFailed:
+    """``request`` failed: ``message`` is one line saying what to do; ``details`` a traceback; ``field``
+    the input at fault, where the window shows the message inline: ``"model"``, ``"prompt"``, ``"mesh"``,
+    ``"settings"`` or ``""`` (no one input)."""
+
+    request: Request
+    message: str
+    details: str = ""
+    field: str = ""
+
+
+@dataclass(frozen=True)
+class RequestDone:
+    """``request`` is finished, successfully or not (always the last answer to a request)."""
+
+    request: Request
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something optional failed (a source map, bytes per device); the request itself went on."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class SourceMapReady:
+    """The :class:`app.core.inspect.source_map.SourceMap` of a step whose IR arrived in the run, built after the
+    run's last token (so building it never counts in the run's timings)."""
+
+    step: str
+    source_map: Any
+
+
+@dataclass(frozen=True)
+class CollectivesReady:
+    """Collectives (:class:`app.core.parallel.mesh.Collective`) in a step's optimized HLO (empty on 1 device)."""
+
+    step: str
+    collectives: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DevicesListed:
+    """The devices JAX sees (:class:`app.core.parallel.devices.DeviceInfo`)."""
+
+    devices: list[Any]
+
+
+@dataclass(frozen=True)
+class MeshChanged:
+    """The mesh the engine runs on (``"1 device"``, ``"tp=2"``) and bytes per device:
+    ``{"weights": {"cpu:0": bytes}, "kv_cache": {...}}``."""
+
+    label: str
+    device_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProfileReady:
+    """A finished profile: ``profile`` (:class:`app.core.profile.model.StepProfile`, plain data) and its
+    rows aggregated four ways, as dicts (``rows["line" | "op" | "fusion" | "module"]``, layers folded for
+    ``module``), plus the step's timeline as a dict (:meth:`Timeline.to_dict`) and ``ir``: the plain
+    :class:`app.core.inspect.ir.StepIR` the engine keeps for the profiled step (None when it has none; its ``hlo``
+    equals ``profile.hlo_text`` when it is the profiled executable's)."""
+
+    profile: Any
+    rows: dict[str, list[dict[str, Any]]]
+    timeline: dict[str, Any]
+    ir: Any = None
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """State of the compilation caches after a cache request or a run. ``enabled``: the persistent cache is
+    on; ``directory``: the directory measured; ``n_files`` / ``n_bytes``: what it holds; ``message``: one
+    line about the request (bytes freed, …)."""
+
+    enabled: bool
+    directory: str
+    n_files: int
+    n_bytes: int
+    message: str = ""

@@ -1,0 +1,268 @@
+"""The compute service: executes typed requests on the compute thread and yields plain events.
+
+One :class:`ComputeService` per compute thread owns the loaded :class:`app.core.engine.engine.Engine`, the chosen
+device mesh and the persistent-cache directory. :meth:`ComputeService.handle` turns one request of
+:mod:`app.core.session.requests` into a stream of events: engine events for runs and races, the answers of
+:mod:`app.core.session.requests` otherwise, a :class:`RequestFailed` when it fails (every exception becomes data,
+nothing escapes) and always one final :class:`RequestDone`. No Qt: the window's worker
+(:mod:`app.gui.worker`) forwards the stream as signals; a script can iterate it directly.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import PlaygroundError
+from app.core.events import IREvent
+from app.core.session import requests as rq
+
+
+def _settle_garbage_collector() -> None:
+    """Collect once, then ``gc.freeze()`` what is alive (the libraries and the loaded model, ~500k objects).
+
+    Python's full (generation 2) collections otherwise scan all of them: a 0.25–0.35 s pause of every
+    thread, which lands mid-run and freezes the window (measured on a GPT-2-sized model). ``unfreeze``
+    first, so the previous model's objects can be collected. See the ``gc.freeze`` documentation.
+    """
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+def failure(request: rq.Request, exc: BaseException) -> rq.RequestFailed:
+    """The :class:`RequestFailed` of ``exc``: the app's own errors keep their message; anything else is
+    reported as unexpected, with its type."""
+    details = "".join(traceback.format_exception(exc))
+    if isinstance(exc, PlaygroundError):
+        message = str(exc)
+    else:
+        message = f"Unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
+    return rq.RequestFailed(request, message, details, _field_at_fault(request, exc))
+
+
+def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
+    """Which input of the window ``exc`` is about (see :class:`app.core.session.requests.RequestFailed`)."""
+    from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError
+
+    if isinstance(request, rq.LoadRequest):
+        return "model"
+    if isinstance(request, rq.MeshRequest):
+        return "mesh"
+    if isinstance(exc, (PromptTooLongError, EmptyPromptError)):
+        return "prompt"
+    return "settings" if isinstance(exc, InvalidSettingsError) else ""
+
+
+class ComputeService:
+    """Executes requests one at a time. Use from one thread (the engine is not thread-safe)."""
+
+    def __init__(self) -> None:
+        self.engine: Any = None
+        self._key: tuple[str, str] | None = None
+        self._mesh: Any = None  # app.core.parallel.mesh.MeshSpec chosen by the user, applied to every loaded model
+        self._cache_dir = ""
+
+    def handle(
+        self,
+        request: rq.Request,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_live_phase: Callable[[Any], None] | None = None,
+    ) -> Iterator[Any]:
+        """Execute ``request``; yields its events, then one :class:`RequestDone`."""
+        handler = {
+            rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
+            rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
+            rq.ProfileRequest: self._profile,
+        }[type(request)]
+        try:
+            yield from handler(request, should_stop, on_live_phase)
+        except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
+            yield failure(request, exc)
+        finally:
+            yield rq.RequestDone(request)
+
+    # -- models -----------------------------------------------------------------------------------------
+    def _load(self, request: rq.LoadRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        from app.core.engine.engine import load_engine
+
+        if self.engine is not None and self._key == (request.model, request.dtype):
+            yield self._loaded(request, 0.0, [])
+            return
+        phases: list[Any] = []
+        t0 = time.perf_counter()
+        engine = load_engine(request.model, request.dtype, on_event=on_live_phase or phases.append)
+        yield from phases
+        self.engine, self._key = engine, (request.model, request.dtype)
+        _settle_garbage_collector()
+        note = self._apply_mesh_after_load(engine)
+        yield self._loaded(request, time.perf_counter() - t0, [note] if note else [])
+
+    def _loaded(self, request: rq.LoadRequest, seconds: float, notes: list[str]) -> rq.ModelLoaded:
+        import jax
+
+        from app.core.parallel.mesh import tp_sizes
+
+        engine = self.engine
+        warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
+        return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
+                              engine.chat_template, engine.chat_default, tp_sizes(engine.config, len(jax.devices())))
+
+    def _apply_mesh_after_load(self, engine: Any) -> str | None:
+        """Keep the chosen mesh for a newly loaded model. If it does not fit, the model runs on one device
+        and the returned note (shown with the model's warnings) says why."""
+        if self._mesh is None:
+            return None
+        try:
+            engine.set_mesh(self._mesh)
+        except Exception as exc:  # noqa: BLE001
+            note = f"The mesh {self._mesh} chosen earlier does not fit this model: {exc} It runs on 1 device."
+            self._mesh = None
+            return note
+        return None
+
+    def _engine(self) -> Any:
+        if self.engine is None:
+            raise PlaygroundError("No model is loaded: pick one and press Load.")
+        return self.engine
+
+    # -- runs -------------------------------------------------------------------------------------------
+    def _run(self, request: rq.RunRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        engine = self._engine()
+        irs: list[IREvent] = []
+        try:
+            for event in engine.generate(request.prompt, request.settings, should_stop, on_live_phase):
+                if isinstance(event, IREvent):
+                    irs.append(event)
+                yield event
+        finally:
+            yield from self._after_run(irs)
+
+    def _race(self, request: rq.RaceRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        from app.core.race import race
+
+        engine = self._engine()
+        irs: list[IREvent] = []
+        try:
+            stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
+                          eager_tokens=request.eager_tokens, on_live_phase=on_live_phase)
+            for event in stream:
+                if isinstance(event, IREvent):
+                    irs.append(event)
+                yield event
+        finally:
+            yield from self._after_run(irs)
+
+    def _after_run(self, irs: list[IREvent]) -> Iterator[Any]:
+        """Source maps and collectives of the IR captured in the run (each step's latest), then bytes per
+        device and the persistent cache's size. Each failure is a :class:`Notice`: the run's tokens and timings are already out."""
+        from app.core.inspect.source_map import build_source_map
+        from app.core.parallel.mesh import collectives
+
+        engine = self.engine
+        latest = {(ev.mode, ev.step): ev for ev in irs}
+        for (mode, step), ev in latest.items():
+            if ev.ir.compiler != "xla":
+                continue
+            try:
+                yield rq.SourceMapReady(step, build_source_map(engine.ir[(mode, step)], step, engine.model))
+            except Exception as exc:  # noqa: BLE001
+                yield rq.Notice(f"No source map for the {step} step: {type(exc).__name__}: {exc}")
+            try:
+                yield rq.CollectivesReady(step, collectives(ev.ir.hlo))
+            except Exception as exc:  # noqa: BLE001
+                yield rq.Notice(f"Could not list the {step} step's collectives: {exc}")
+        try:
+            yield rq.MeshChanged(engine.mesh_label, engine.device_bytes())
+            yield self._cache_info("")  # the run may have written to the persistent cache
+        except Exception as exc:  # noqa: BLE001
+            yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
+
+    def _profile(self, request: rq.ProfileRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        """Profile the step on the compute thread, outside any run's timings; progress as live phases."""
+        from app.core.events import PhaseEvent
+        from app.core.profile.build import aggregate
+        from app.core.profile.step import profile_step
+
+        def progress(message: str) -> None:
+            if on_live_phase is not None:
+                on_live_phase(PhaseEvent("profiling", True, message))
+
+        engine = self._engine()
+        profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress)
+        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
+                for by in ("line", "op", "fusion", "module")}
+        ir = engine.ir.get(("jit-static", request.step))
+        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
+
+    # -- devices and mesh -------------------------------------------------------------------------------
+    def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+        from app.core.parallel.devices import list_devices
+
+        yield rq.DevicesListed(list_devices())
+
+    def _set_mesh(self, request: rq.MeshRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+        """On an error (bad text, too few devices, tp not dividing the model) the engine stays as it was."""
+        from app.core.parallel.mesh import parse_mesh
+
+        spec = parse_mesh(request.text)
+        engine = self.engine
+        if engine is None:
+            raise PlaygroundError("Load a model before choosing a device mesh.")
+        engine.set_mesh(spec)
+        self._mesh = spec if spec.n_devices > 1 else None
+        yield rq.MeshChanged(engine.mesh_label, engine.device_bytes())
+
+    # -- compilation caches -----------------------------------------------------------------------------
+    def _cache(self, request: rq.CacheRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+        """One toggle, one clear button for both compilers: JAX's persistent compilation cache in the
+        directory, Inductor's FX-graph / AOT-autograd caches beside it (:func:`inductor_dir_for`)."""
+        from app.core.compile_cache import inductor as ic
+        from app.core.compile_cache import xla as cc
+        from app.core.units import nbytes
+
+        directory = request.directory
+        if request.action in ("persistent_on", "persistent_off"):
+            on = request.action == "persistent_on"
+            used = cc.set_persistent_cache(directory if on else None)
+            ic.set_inductor_cache(inductor_dir_for(used) if used else None)
+            message = f"Persistent caches on: {used} (Inductor: {inductor_dir_for(used)})" if used else (
+                "Persistent caches off: every compile is cold.")
+        elif request.action == "clear_memory":
+            self.engine.clear_compiled() if self.engine is not None else cc.clear_in_memory_caches()
+            message = "In-memory caches cleared: the next run compiles again."
+        elif request.action == "clear_disk":
+            freed = cc.clear_disk_cache(directory) if directory else 0
+            if directory and inductor_dir_for(directory).is_dir():
+                freed += ic.clear_inductor_disk_cache(inductor_dir_for(directory))
+            message = f"Disk caches cleared: {nbytes(freed)} freed."
+        elif request.action == "refresh":
+            message = ""
+        else:
+            raise PlaygroundError(f"Unknown cache action {request.action!r}.")
+        yield self._cache_info(directory, message)
+
+    def _cache_info(self, directory: str, message: str = "") -> rq.CacheInfo:
+        from app.core.compile_cache.xla import disk_cache_size, persistent_cache_dir
+
+        in_use = persistent_cache_dir()
+        self._cache_dir = str(in_use) if in_use else (directory or self._cache_dir)
+        n_files, n_bytes = disk_cache_size(self._cache_dir) if self._cache_dir else (0, 0)
+        if self._cache_dir:
+            more_files, more_bytes = disk_cache_size(inductor_dir_for(self._cache_dir))
+            n_files, n_bytes = n_files + more_files, n_bytes + more_bytes
+        return rq.CacheInfo(in_use is not None, self._cache_dir, n_files, n_bytes, message)
+
+
+def inductor_dir_for(jax_dir: str | Path) -> Path:
+    """Where Inductor's caches go beside JAX's persistent cache in ``jax_dir``: the sibling ``inductor``
+    folder of the default ``…/jax-compilation-cache``, else ``<jax_dir>-inductor``."""
+    path = Path(jax_dir)
+    if path.name == "jax-compilation-cache":
+        return path.parent / "inductor"
+    return path.parent / f"{path.name}-inductor"
