@@ -252,15 +252,14 @@ def test_every_op_event_is_an_instruction_of_the_compiled_module(real_profile):
 
 
 def test_cli_profile_json_rows_and_summary(llama_dir):
-    from app.cli import _add_model_args
-    from app.cli_profile import add_profile_parser, cmd_profile
+    from app.cli import profile as cli_profile
 
     parser = argparse.ArgumentParser()
-    add_profile_parser(parser.add_subparsers(dest="command"), _add_model_args)
+    cli_profile.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["profile", "--model", llama_dir, "--steps", "4", "--warmup", "1", "--by", "line",
                               "--json"])
     out, err = io.StringIO(), io.StringIO()
-    assert cmd_profile(args, out, err) == 0
+    assert cli_profile.run(args, out, err) == 0
     lines = [json.loads(s) for s in out.getvalue().splitlines()]
     rows, summary = lines[:-1], lines[-1]
     assert rows and all({"source", "module", "us_per_step", "share"} <= set(r) for r in rows)
@@ -273,7 +272,7 @@ def test_cli_profile_json_rows_and_summary(llama_dir):
     from app.core.errors import PlaygroundError
 
     with pytest.raises(PlaygroundError):
-        cmd_profile(args, out, err)
+        cli_profile.run(args, out, err)
 
 
 def test_profile_laid_on_the_source_map_keeps_every_share(real_profile):

@@ -10,7 +10,6 @@ from typing import ClassVar
 
 import pytest
 
-from app.core import settings
 from app.core.compile_cache.inductor import (
     clear_inductor_disk_cache,
     inductor_cache_dir,
@@ -19,7 +18,8 @@ from app.core.compile_cache.inductor import (
 )
 from app.core.engine.engine import load_engine
 from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
-from app.core.modes import base as modes
+from app.core.modes import torch_compile as torch_compile_module
+from app.core.modes.catalog import mode_class
 from app.core.modes.torch_compile import TorchCompileMode, clear_torch_compile
 from app.core.modes.torch_compile_capture import PHASES, compile_phases
 from app.core.settings import GenerationSettings
@@ -37,11 +37,10 @@ class RecordedMode(TorchCompileMode):
 
 @pytest.fixture(scope="module", autouse=True)
 def registered(tmp_path_factory):
-    """Register the mode (until the app does) and give Inductor a fresh cache directory."""
+    """Make the catalog's torch-compile class the recording subclass, and give Inductor a fresh cache directory."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(modes.MODE_CLASSES, "torch-compile", RecordedMode)
-        if "torch-compile" not in settings.MODES:
-            mp.setattr(settings, "MODES", settings.MODES + ("torch-compile",))
+        mp.setattr(torch_compile_module, "TorchCompileMode", RecordedMode)
+        assert mode_class("torch-compile") is RecordedMode
         directory = set_inductor_cache(tmp_path_factory.mktemp("inductor"))
         yield directory
 
@@ -196,16 +195,19 @@ def test_compile_phases_are_exclusive_and_sum_to_the_frame_compile():
 
 
 def test_importing_this_module_first_is_not_circular():
-    """``Engine.clear_compiled`` imports app.core.modes.torch_compile before any run; the engine looks the mode up
-    through ``modes.mode_class``: either order must give one class, registered and subclassing Mode."""
+    """The engine looks modes up in the catalog (``mode_class``), which imports a mode's module on first use:
+    importing the module first or the catalog first gives one class, subclassing Mode, and listing or using
+    other modes never imports torch.compile's machinery."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = ("import app.core.modes.torch_compile as tc; from app.core.modes.base import MODE_CLASSES, Mode, mode_class; "
-            "assert MODE_CLASSES['torch-compile'] is tc.TorchCompileMode is mode_class('torch-compile'); "
+    code = ("import app.core.modes.torch_compile as tc; from app.core.modes.base import Mode; "
+            "from app.core.modes.catalog import mode_class; "
+            "assert tc.TorchCompileMode is mode_class('torch-compile'); "
             "assert issubclass(tc.TorchCompileMode, Mode)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])
-    code = ("from app.core.modes.base import MODE_CLASSES, mode_class; assert 'torch-compile' not in MODE_CLASSES; "
+    code = ("import sys; from app.core.modes.catalog import CATALOG, mode_class; mode_class('jit-static'); "
+            "assert 'app.core.modes.torch_compile' not in sys.modules; "
             "import app.core.modes.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])

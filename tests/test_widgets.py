@@ -259,7 +259,7 @@ def test_model_picker_and_generation_form(qtbot):
     with qtbot.waitSignal(picker.loadRequested) as blocker:
         picker.load_button.click()
     assert blocker.args == ["some-org/some-model"]
-    form = GenerationForm(("torch", "jit-static"), {}, ("float32", "bfloat16"))
+    form = GenerationForm(("torch", "jit-static"), {}, ("float32", "bfloat16"), "jit-static")
     qtbot.addWidget(form)
     assert form.values()["mode"] == "jit-static" and form.values()["temperature"] == 0.0
     form.set_values(

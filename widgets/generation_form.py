@@ -22,6 +22,7 @@ class GenerationForm(QWidget):
         modes: tuple[str, ...],
         mode_help: dict[str, str],
         dtypes: tuple[str, ...],
+        default_mode: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -69,7 +70,8 @@ class GenerationForm(QWidget):
         self.sample.toggled.connect(self._on_sample)
         self.chat.toggled.connect(self.system.setEnabled)
         self.set_chat_available(False, False)
-        self.mode.setCurrentText("jit-static")
+        if default_mode is not None:
+            self.mode.setCurrentText(default_mode)
         self._on_mode(self.mode.currentText())
         self._on_sample(False)
 

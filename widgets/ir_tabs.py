@@ -132,7 +132,7 @@ class IRTabs(QWidget):
             btn.setChecked(False)
         self.summary.setText("")
         for key, panel in self.panels.items():
-            mode = "torch-compile" if key in INDUCTOR_VIEWS else "a jit mode"
+            mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
             panel.set_placeholder(message or f"Run the model in {mode} to see its {panel.title}.")
 
     def set_ir(self, step: str, ir: Any) -> None:

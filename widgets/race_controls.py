@@ -14,9 +14,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-#: torchax-eager dispatches every ATen op on its own (~0.5–2 s per token cold): cap its tokens.
-EAGER_MODE = "torchax-eager"
-
 
 class RaceControls(QWidget):
     """Signals (GUI thread): ``raceRequested(modes)`` with the checked modes in display order;
@@ -30,6 +27,8 @@ class RaceControls(QWidget):
         modes: tuple[str, ...],
         mode_help: dict[str, str],
         colours: dict[str, str],
+        capped_mode: str | None = None,
+        token_cap: int = 8,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -47,10 +46,12 @@ class RaceControls(QWidget):
             check.toggled.connect(self._update)
             grid.addWidget(check, i // 2, i % 2)
             self.checks[mode] = check
-        self.eager_tokens = QSpinBox(minimum=1, maximum=256, value=8)
+        #: The mode whose tokens the spin box caps (torchax-eager: ~0.5–2 s per token cold), or None.
+        self.capped_mode = capped_mode
+        self.eager_tokens = QSpinBox(minimum=1, maximum=256, value=token_cap)
         self.eager_tokens.setObjectName("eagerTokensSpin")
         self.eager_tokens.setToolTip(
-            "torchax-eager runs every ATen op through JAX one by one (~0.5–2 s per token from cold): "
+            f"{capped_mode} runs every ATen op through JAX one by one (~0.5–2 s per token from cold): "
             "it generates at most this many tokens so the race stays short"
         )
         self.race_button = QPushButton("▶▶  Race")
@@ -97,7 +98,7 @@ class RaceControls(QWidget):
     def _update(self) -> None:
         self.race_button.setEnabled(not self._running and bool(self.modes()))
         self.replay_button.setEnabled(not self._running)
-        eager = self.checks.get(EAGER_MODE)
+        eager = self.checks.get(self.capped_mode) if self.capped_mode else None
         self.eager_tokens.setEnabled(eager is not None and eager.isChecked())
 
     @Slot()

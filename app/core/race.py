@@ -4,7 +4,8 @@
 and the window consume the same stream. Each mode starts cold by default (``Engine.clear_compiled()`` and
 ``jax.clear_caches()``), so the summary shows what a first run costs: time to first token, total compile
 ms, steady ms/token, tokens/s, total time, number of compiles. ``torchax-eager`` dispatches every ATen op
-on its own (~0.5–2 s per token from cold), so its lane is capped at ``eager_tokens``.
+on its own (~0.5–2 s per token from cold), so its lane is capped at ``eager_tokens`` (the catalog's
+``token_cap``).
 """
 
 from __future__ import annotations
@@ -13,17 +14,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.events import Event, FinishedEvent, LaneEvent
+from app.core.modes.catalog import CATALOG, REFERENCE_MODE, mode_info
 from app.core.report.columns import RACE_COLUMNS, render_text
 from app.core.settings import MODES, GenerationSettings
 
-EAGER_MODE = "torchax-eager"
-#: Default token cap of the torchax-eager lane.
-EAGER_TOKENS = 8
+#: Default token cap of a capped lane (torchax-eager): the catalog's ``token_cap``.
+EAGER_TOKENS: int = next(info.token_cap for info in CATALOG if info.token_cap is not None)
 
 
 def lane_settings(settings: GenerationSettings, mode: str, eager_tokens: int = EAGER_TOKENS) -> GenerationSettings:
-    """``settings`` for one lane: ``mode`` set, torchax-eager capped at ``eager_tokens`` (>= 1)."""
-    if mode == EAGER_MODE:
+    """``settings`` for one lane: ``mode`` set; a mode with a ``token_cap`` in the catalog (torchax-eager) is
+    capped at ``eager_tokens`` (>= 1)."""
+    if mode_info(mode).token_cap is not None:
         settings = settings.with_(max_new_tokens=min(settings.max_new_tokens, max(1, eager_tokens)))
     return settings.with_(mode=mode)
 
@@ -73,7 +75,7 @@ def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
     ``steady_ms_per_token``, ``tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
     ``speedup_vs_torch`` (steady decode tokens/s over torch's, when torch ran)."""
     rows = []
-    torch = finished.get("torch")
+    torch = finished.get(REFERENCE_MODE)
     torch_rate = torch.summary.decode_tokens_per_s if torch else None
     for mode, fin in finished.items():
         s = fin.summary

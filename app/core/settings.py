@@ -6,16 +6,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.core.errors import InvalidSettingsError
+from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES
 
-#: Execution modes, from the PyTorch reference to the fully jitted static-cache path.
-MODES: tuple[str, ...] = ("torch", "torchax-eager", "jit-dynamic", "jit-static", "torch-compile")
-MODE_HELP: dict[str, str] = {
-    "torch": "PyTorch eager reference: our own loop over the HF module with a DynamicCache",
-    "torchax-eager": "torchax without jit: every ATen op dispatched to JAX one by one",
-    "jit-dynamic": "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
-    "jit-static": "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
-    "torch-compile": "PyTorch's own compiler: torch.compile (Inductor, C++ on CPU) over a StaticCache",
-}
+#: Mode names in display order, from the catalog (:data:`app.core.modes.catalog.CATALOG`).
+MODES: tuple[str, ...] = MODE_NAMES
 DTYPES: tuple[str, ...] = ("float32", "bfloat16")
 
 
@@ -25,7 +19,7 @@ class GenerationSettings:
 
     Attributes
     ----------
-    mode : one of :data:`MODES`.
+    mode : one of :data:`MODES` (the catalog's names).
     max_new_tokens : number of tokens to generate at most (>= 1).
     temperature : 0 means greedy (argmax); > 0 samples from ``softmax(logits / temperature)``.
     top_k : keep the k most likely tokens before sampling; 0 disables.
@@ -44,7 +38,7 @@ class GenerationSettings:
     system_prompt : the system turn of a chat prompt ("" = none).
     """
 
-    mode: str = "jit-static"
+    mode: str = DEFAULT_MODE
     max_new_tokens: int = 64
     temperature: float = 0.0
     top_k: int = 0

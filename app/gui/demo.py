@@ -26,10 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.compile_cache.xla import default_cache_dir
+from app.core.modes.catalog import CATALOG, MODE_NAMES
+from app.core.race import EAGER_TOKENS
 from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
-from app.core.settings import MODE_HELP, MODES
 from app.gui import exports
 from app.gui.layout import card, dock_widget, scrolling
 from app.gui.presentation import Presentation
@@ -40,21 +41,12 @@ from widgets.plot_export import export_plot
 from widgets.race_controls import RaceControls
 from widgets.race_table import RaceTable
 
-MODE_COLOURS = {
-    "torch": "#475569",
-    "torchax-eager": "#9333ea",
-    "jit-dynamic": "#0891b2",
-    "jit-static": "#2563eb",
-    "torch-compile": "#dc2626",
-}
+#: Colour of each mode's curve and race lane, from the catalog.
+MODE_COLOURS = {info.name: info.colour for info in CATALOG}
 #: Marker of each mode's decode calls, so lanes stay apart where their lines overlap (pyqtgraph symbols).
-MODE_SYMBOLS = {
-    "torch": "o",
-    "torchax-eager": "t2",
-    "jit-dynamic": "t",
-    "jit-static": "t1",
-    "torch-compile": "t3",
-}
+MODE_SYMBOLS = {info.name: info.marker for info in CATALOG}
+MODE_HELP = {info.name: info.help for info in CATALOG}
+CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)
 #: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
 STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch")
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
@@ -82,7 +74,7 @@ class DemoKit(QObject):
         super().__init__(window)  # the window is reached through parent(): no reference cycle to it
         ui = window.ui
         self.session = window.session
-        self.controls = RaceControls(MODES, MODE_HELP, MODE_COLOURS)
+        self.controls = RaceControls(MODE_NAMES, MODE_HELP, MODE_COLOURS, CAPPED_MODE, EAGER_TOKENS)
         self.table = RaceTable(RACE_COLUMNS[1:])
         self.stage_table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])  # presentation
         self.stage_table.setObjectName("stageRaceTable")
@@ -126,7 +118,7 @@ class DemoKit(QObject):
 
     def _restore(self, state: dict[str, Any]) -> None:
         if isinstance(state.get("modes"), list):
-            self.controls.set_modes([m for m in state["modes"] if m in MODES])
+            self.controls.set_modes([m for m in state["modes"] if m in MODE_NAMES])
         if isinstance(state.get("eager_tokens"), int):
             self.controls.eager_tokens.setValue(state["eager_tokens"])
         if isinstance(state.get("cache_dir"), str) and state["cache_dir"]:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
 from app.core.inspect.source_map import VIEWS as MAP_VIEWS
+from app.core.modes.catalog import CATALOG, mode_info
 from widgets.collectives_table import CollectivesTable
 from widgets.ir_tabs import IRTabs
 from widgets.line_links import IRLinker
@@ -121,10 +122,10 @@ class InspectWiring(QObject):
         self._ir_key = key
         self.clear()
         modes = getattr(session.active, "modes", None) or [run.mode]
-        compiled = [m for m in modes if m.startswith("jit") or m == "torch-compile"]
+        compiled = [m for m in modes if mode_info(m).inspectable]
         self.ir_tabs.clear(
             "Waiting for the first compile…" if compiled
-            else f"No compiler in {run.mode} mode: pick jit-static, jit-dynamic or torch-compile to see the IR."
+            else f"No compiler in {run.mode} mode: pick {', '.join(i.name for i in CATALOG if i.inspectable)} to see the IR."
         )
 
     def forget(self) -> None:

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.settings import DTYPES, MODE_HELP, MODES
+from app.core.modes.catalog import CATALOG, DEFAULT_MODE, MODE_NAMES
+from app.core.settings import DTYPES
 from widgets.busy_indicator import BusyIndicator
 from widgets.device_panel import DevicePanel
 from widgets.generation_form import GenerationForm
@@ -121,7 +122,7 @@ class WindowParts:
         self.model_warning.setObjectName("modelWarning")
         self.model_warning.setWordWrap(True)
         self.model_warning.setVisible(False)
-        self.form = GenerationForm(MODES, MODE_HELP, DTYPES)
+        self.form = GenerationForm(MODE_NAMES, {i.name: i.help for i in CATALOG}, DTYPES, DEFAULT_MODE)
         self.prompt = PromptEditor()
         self.device_panel = DevicePanel()
         self.stats = StatsStrip()

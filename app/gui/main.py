@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
     """``(options, arguments left for Qt)``. With ``--devices N``, asks XLA:CPU for N devices now, before
     the compute thread first imports JAX (no effect if JAX has already started)."""
-    from app.cli import add_devices_arg, apply_devices
+    from app.options import add_devices_arg, apply_devices
 
     parser = argparse.ArgumentParser(prog="torchax-playground gui", add_help=True)
     parser.add_argument("--model", default=None, help="built-in name, random:<preset>, hub id or folder")

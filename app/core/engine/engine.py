@@ -78,6 +78,10 @@ class Engine:
         self.tokenizer = loaded.tokenizer
         self._jax: tuple[Any, Any] | None = None
         self._steps: dict[tuple, CompiledStep] = {}
+        #: Per-mode state that outlives a run, keyed by mode name: the one place a mode keeps what is not a
+        #: :class:`CompiledStep` (torch-compile: its compiled graphs and static caches). Read and created with
+        #: :meth:`mode_state`; reset by :meth:`clear_compiled`.
+        self._mode_state: dict[str, dict] = {}
         self._static_templates: dict[int, Any] = {}
         self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR (with its jaxpr) of the latest compile
         self._cleared = False
@@ -148,6 +152,15 @@ class Engine:
             self._steps[key] = step
         return self._steps[key]
 
+    def existing_step(self, mode: str, kind: str, greedy: bool) -> CompiledStep | None:
+        """The :class:`CompiledStep` of ``(mode, kind, greedy)`` if a run made it, else None (never builds one)."""
+        return self._steps.get((mode, kind, greedy))
+
+    def mode_state(self, mode: str) -> dict:
+        """Mode ``mode``'s state on this engine (an empty dict on first use; ``{"cleared": True}`` after
+        :meth:`clear_compiled` dropped what the mode had made)."""
+        return self._mode_state.setdefault(mode, {})
+
     def set_mesh(self, spec: Any) -> None:
         """Run on a device mesh (``app.core.parallel.mesh.MeshSpec``; None or tp=1 = one device).
 
@@ -198,9 +211,12 @@ class Engine:
         ``jax.jit`` objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well;
         torch-compile's steps and Dynamo's caches too."""
         from app.core.compile_cache.xla import clear_in_memory_caches
-        from app.core.modes.torch_compile import clear_torch_compile
+        from app.core.modes.catalog import mode_class
 
-        clear_torch_compile(self)  # torch-compile's compiled steps and torch._dynamo.reset()
+        for mode, state in list(self._mode_state.items()):
+            if set(state) - {"cleared"}:  # the mode made something: drop it, and say why it compiles again
+                mode_class(mode).clear_state(self)
+                self._mode_state[mode] = {"cleared": True}
         self._steps.clear()
         self._cleared = True
         clear_in_memory_caches()
@@ -285,7 +301,7 @@ class Engine:
         """
         import torch
 
-        from app.core.modes.base import mode_class
+        from app.core.modes.catalog import mode_class
 
         settings = settings.validated()
         text, chat = self.prompt_text(prompt, settings)

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import time
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, PhaseEvent
-from app.core.modes.base import MODE_CLASSES, Mode, StepGen, StepResult, prompt_bucket
+from app.core.modes.base import Mode, StepGen, StepResult, prompt_bucket
+from app.core.modes.catalog import mode_name_of
 from app.core.modes.torch_compile_capture import (
     FRAME,
     Capture,
@@ -43,28 +44,23 @@ from app.core.modes.torch_compile_capture import (
     snapshot,
 )
 
-STATE_ATTR = "_torch_compile_state"
-
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
+    from app.core.settings import GenerationSettings
 
 # -- per-engine state ----------------------------------------------------------------------------------
-def _state(engine: Any) -> dict:
-    """``engine._torch_compile_state``: ``("cache", max_cache_len)`` → ``StaticCache`` and
-    ``("step", kind)`` → :class:`_Step`, created on first use."""
-    state = getattr(engine, STATE_ATTR, None)
-    if state is None:
-        state = {}
-        setattr(engine, STATE_ATTR, state)
-    return state
+def _state(engine: Engine) -> dict:
+    """This mode's state on ``engine`` (:meth:`Engine.mode_state`): ``("cache", max_cache_len)`` →
+    ``StaticCache`` and ``("step", kind)`` → :class:`_Step`, created on first use."""
+    return engine.mode_state(mode_name_of(TorchCompileMode))
 
 
-def clear_torch_compile(engine: Any) -> None:
-    """Drop the engine's compiled steps and static caches and reset Dynamo (``torch._dynamo.reset()``:
-    every compiled frame and guard of the process), so the next run traces and compiles again (Inductor's
-    disk caches may still serve it; see :mod:`app.core.compile_cache.inductor`)."""
-    import torch._dynamo
-
-    setattr(engine, STATE_ATTR, {"cleared": True})
-    torch._dynamo.reset()
+def clear_torch_compile(engine: Engine) -> None:
+    """Drop the engine's compiled steps and static caches of this mode and reset Dynamo (see
+    :meth:`TorchCompileMode.clear_state`), so the next run traces and compiles again and says why."""
+    TorchCompileMode.clear_state(engine)
+    _state(engine).clear()
+    _state(engine)["cleared"] = True
 
 
 def _step_fn(model: Any, input_ids: Any, position_ids: Any, attention_mask: Any, cache: Any) -> Any:
@@ -88,7 +84,7 @@ class _Step:
         self.forced_breaks: list[str] = []
 
 
-def static_cache(engine: Any, max_cache_len: int) -> Any:
+def static_cache(engine: Engine, max_cache_len: int) -> Any:
     """The engine's ``StaticCache`` of ``max_cache_len`` positions, zeroed in place (same tensors, so no
     recompile). Built once: sliding-window layers become full ``StaticLayer`` s (as in
     :mod:`app.core.runtime.kv_cache`) and one eager 1-token forward allocates the tensors outside the graph."""
@@ -133,10 +129,7 @@ class TorchCompileMode(Mode):
     "fullgraph", "fx_ops"}``, and the step's ``capture_ir()`` returns them as an
     :class:`app.core.inspect.ir.StepIR` (``compiler="inductor"``). Compile stages go to ``emit_live`` live."""
 
-    mode = "torch-compile"
-    compiler = "inductor"
-
-    def __init__(self, engine: Any, settings: Any, max_cache_len: int) -> None:
+    def __init__(self, engine: Engine, settings: GenerationSettings, max_cache_len: int) -> None:
         from app.core.compile_cache.inductor import ensure_inductor_cache
 
         super().__init__(engine, settings, max_cache_len)  # type: ignore[call-arg]  (Mode.__init__)
@@ -144,12 +137,20 @@ class TorchCompileMode(Mode):
         self.ir_texts: dict[str, dict[str, str]] = {}
         self.ir_summary: dict[str, dict[str, Any]] = {}
 
+    @classmethod
+    def clear_state(cls, engine: Engine) -> None:
+        """Reset Dynamo (``torch._dynamo.reset()``: every compiled frame and guard of the process); the
+        engine drops this mode's steps and static caches (Inductor's disk caches may still serve the next
+        compile; see :mod:`app.core.compile_cache.inductor`)."""
+        import torch._dynamo
+
+        torch._dynamo.reset()
+
     def prefill(self, prompt_ids):
         import torch
 
-
         self.cache = static_cache(self.engine, self.max_cache_len)
-        self._start_seen(prompt_ids)
+        self.start_seen(prompt_ids)
         n = len(prompt_ids)
         bucket = prompt_bucket(n, self.max_cache_len)
         ids = torch.tensor([list(prompt_ids) + [self.engine.pad_id] * (bucket - n)], dtype=torch.long)
@@ -274,6 +275,3 @@ class TorchCompileMode(Mode):
         texts, summary = dict(self.ir_texts[kind]), dict(self.ir_summary[kind])
         return lambda: StepIR(compiler="inductor", fx_graph=texts["fx_graph"],
                               inductor_code=texts["inductor_code"], n_kernels=summary["kernels"])
-
-
-MODE_CLASSES[TorchCompileMode.mode] = TorchCompileMode  # registered on import: see modes.mode_class

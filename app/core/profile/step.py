@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError, PlaygroundError
 from app.core.profile.attrib import attribute
@@ -35,6 +35,10 @@ from app.core.profile.build import BY, aggregate, build_profile
 from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_bandwidth_gbs, read_capture
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
+    from app.core.runtime.compiled_step import CompiledStep
 
 __all__ = [
     "BY", "CSV_COLUMNS", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
@@ -67,7 +71,7 @@ def _drain(gen: Any) -> Any:
         return stop.value
 
 
-def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
+def _step_call(engine: Engine, prompt: str, step: str, n_calls: int) -> StepCall:
     """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes/base.py``'s ``JitStaticMode``, its
     ``prefill``/``decode`` generators and its ``cache``/``mask``/``seen`` state; the engine's ``_steps``
     and ``ir``; ``CompiledStep._executables``). Makes one greedy call of the jit-static ``step``
@@ -78,23 +82,22 @@ def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
     import jax.numpy as jnp
     import torch
 
-    from app.core.modes.base import JitStaticMode
+    from app.core.modes.catalog import mode_class, profiling_mode
     from app.core.runtime.pytrees import FlatTree
     from app.core.settings import GenerationSettings
 
     ids = engine.encode(prompt)
-    settings = GenerationSettings(mode="jit-static", max_new_tokens=n_calls + 4, stop_at_eos=False).validated()
+    settings = GenerationSettings(mode=profiling_mode(), max_new_tokens=n_calls + 4, stop_at_eos=False).validated()
     cache_len = engine.cache_len_for(len(ids), settings)
     if step == "decode" and len(ids) + n_calls + 4 > cache_len:
         raise InvalidSettingsError(f"{n_calls} decode steps after a {len(ids)}-token prompt do not fit the "
                                    f"model's {cache_len} positions: profile fewer steps.")
-    mode = JitStaticMode(engine, settings, cache_len)
+    mode = mode_class(settings.mode)(engine, settings, cache_len)
     state: dict[str, Any] = {"token": engine.pad_id, "position": len(ids)}
     if step == "decode":
         mode.cache = FlatTree.of(engine.static_cache(cache_len))
         mode.mask = jnp.ones((1, cache_len), jnp.int32)
-        if hasattr(mode, "_start_seen"):  # the repetition penalty's seen-token mask, where modes keep one
-            mode.seen = jnp.asarray(mode._start_seen(ids))
+        mode.seen = jnp.asarray(mode.start_seen(ids))  # the repetition penalty's seen-token mask
 
     def run() -> None:
         with torch.no_grad():
@@ -106,47 +109,29 @@ def _step_call(engine: Any, prompt: str, step: str, n_calls: int) -> StepCall:
             state["token"], state["position"] = result.token, state["position"] + 1
 
     run()
-    compiled_step = engine._steps[("jit-static", step, settings.greedy)]
-    key, compiled = _executable_used(compiled_step, run)
-    step_ir, compiled = _step_ir(engine, step, state, compiled_step, key, run, compiled)
+    compiled_step = engine.existing_step(mode.mode, step, settings.greedy)
+    run()
+    key, compiled = compiled_step.last_key, compiled_step.executable(compiled_step.last_key)
+    if compiled is None:
+        raise RuntimeError("The profiled call did not run a cached executable.")
+    step_ir, compiled = _step_ir(engine, (mode.mode, step), state, compiled_step, key, run, compiled)
     return StepCall(compiled, run, _source_map(step_ir, step, getattr(engine, "model", None)))
 
 
-def _executable_used(compiled_step: Any, run: Callable[[], None]) -> tuple[Any, Any]:
-    """``(key, executable)`` that one ``run()`` looked up in ``compiled_step``'s executable table."""
-    table, used = compiled_step._executables, []
-
-    class _Recording(dict):
-        def get(self, key: Any, default: Any = None) -> Any:
-            value = dict.get(self, key, default)
-            used.append((key, value))
-            return value
-
-    compiled_step._executables = _Recording(table)
-    try:
-        run()
-    finally:
-        table.update(compiled_step._executables)
-        compiled_step._executables = table
-    if not used or used[-1][1] is None:
-        raise RuntimeError("The profiled call did not run a cached executable.")
-    return used[-1]
-
-
-def _step_ir(engine: Any, step: str, state: dict, compiled_step: Any, key: Any, run: Callable[[], None],
+def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step: CompiledStep, key: Any,
+             run: Callable[[], None],
              compiled: Any) -> tuple[Any, Any]:
     """The step's :class:`app.core.inspect.ir.StepIR` (with its jaxpr) and the executable: the IR is captured from
     a compiling first call and kept in ``engine.ir`` as a run does, else the engine's; when neither has a
     jaxpr (compiled by a run without IR capture) the step compiles once more to capture it."""
-    ir_key = ("jit-static", step)
     if state["first"].capture_ir is not None:
         engine.ir[ir_key] = state["first"].capture_ir()
     if getattr(engine.ir.get(ir_key), "closed_jaxpr", None) is None:
-        compiled_step._executables.pop(key, None)
+        compiled_step.forget(key)
         run()
         capture = state["last"].capture_ir
         engine.ir[ir_key] = capture() if capture is not None else None
-        compiled = compiled_step._executables.get(key, compiled)
+        compiled = compiled_step.executable(key) or compiled
     return engine.ir.get(ir_key), compiled
 
 
@@ -179,7 +164,7 @@ def _trace(call: StepCall, n_steps: int, log_dir: str) -> Path:
     return find_xplane(log_dir)
 
 
-def profile_step(engine: Any, prompt: str, step: str = "decode", n_steps: int = 20, warmup: int = 3,
+def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int = 20, warmup: int = 3,
                  bandwidth_gbs: float | None = None, log_dir: str | None = None,
                  on_progress: Callable[[str], None] | None = None) -> StepProfile:
     """Profile ``n_steps`` steady calls of the engine's jit-static ``step`` (``"decode"``: one token each,

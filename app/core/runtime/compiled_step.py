@@ -81,6 +81,8 @@ class CompiledStep:
         self.arg_names = arg_names
         self._jitted = jax.jit(fn, donate_argnums=donate_argnums)
         self._executables: dict[Any, Any] = {}
+        #: Signature of the latest call (:meth:`executable` gives what it ran).
+        self.last_key: Any = None
         self._last_shapes: dict[str, tuple] | None = None
         self.first_reason = "first call"
         self._weights_sig: tuple[Any, Any] | None = None
@@ -115,6 +117,15 @@ class CompiledStep:
         ]
         return ("new input shape: " + "; ".join(changed)) if changed else "new input structure or dtype"
 
+    def executable(self, key: Any) -> Any:
+        """The compiled executable (``jax.stages.Compiled``) kept for call signature ``key`` (e.g.
+        :attr:`last_key`), or None."""
+        return self._executables.get(key)
+
+    def forget(self, key: Any) -> None:
+        """Drop the executable of signature ``key``: the next call with it traces, lowers and compiles again."""
+        self._executables.pop(key, None)
+
     def input_labels(self, args: tuple) -> list[str]:
         """One readable label per flattened input leaf, e.g. ``weights['model.embed_tokens.weight']``."""
         labels = []
@@ -126,7 +137,7 @@ class CompiledStep:
     def __call__(self, *args: Any) -> Iterator[PhaseEvent | StepOutput]:
         """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
         :class:`StepOutput`."""
-        key = self._key(args)
+        key = self.last_key = self._key(args)
         executable = self._executables.get(key)
         stages = None
         timing: dict[str, Any] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.race import EAGER_TOKENS
 from app.core.settings import GenerationSettings
 
 
@@ -45,7 +46,7 @@ class RaceRequest(Request):
     prompt: str
     modes: tuple[str, ...]
     settings: GenerationSettings
-    eager_tokens: int = 8
+    eager_tokens: int = EAGER_TOKENS
     label = "race"
 
 

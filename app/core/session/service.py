@@ -18,6 +18,7 @@ from typing import Any
 
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
+from app.core.modes.catalog import profiling_mode
 from app.core.session import requests as rq
 
 
@@ -197,7 +198,7 @@ class ComputeService:
         profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress)
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
                 for by in ("line", "op", "fusion", "module")}
-        ir = engine.ir.get(("jit-static", request.step))
+        ir = engine.ir.get((profiling_mode(), request.step))
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
 
     # -- devices and mesh -------------------------------------------------------------------------------

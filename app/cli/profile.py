@@ -2,18 +2,17 @@
 PyTorch source line, ATen op or module, with achieved GB/s and GFLOP/s against the machine's read
 bandwidth (:mod:`app.core.profile.step`).
 
-Wiring (in ``app/cli.py``): ``add_profile_parser(sub, _add_model_args)`` in ``build_parser`` and
-``"profile": cmd_profile`` in ``main``'s command table. Errors are :class:`app.core.errors.PlaygroundError`
-(exit status 2 through ``main``).
+Errors are :class:`app.core.errors.PlaygroundError` (exit status 2 through :func:`app.cli.parser.main`).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any, TextIO
 
+from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
+from app.core.modes.catalog import profiling_mode
 from app.core.report.columns import Column, render_text
 
 BY_CHOICES = ("line", "op", "fusion", "module")
@@ -43,8 +42,8 @@ def profile_columns(by: str) -> tuple[Column, ...]:
     )
 
 
-def add_profile_parser(subparsers: Any, add_model_args: Callable[[argparse.ArgumentParser], None]):
-    """Add the ``profile`` subcommand to ``subparsers`` (``add_model_args`` adds ``--model`` & co.)."""
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``profile`` subcommand to ``subparsers``."""
     p = subparsers.add_parser("profile", help="measure where a jit-static step's time goes (per XLA op, fusion, "
                                               "source line, ATen op or module) against the read bandwidth")
     add_model_args(p)
@@ -62,18 +61,18 @@ def add_profile_parser(subparsers: Any, add_model_args: Callable[[argparse.Argum
     return p
 
 
-def cmd_profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the profile and print it (``--json``: JSON lines). Returns the exit status (0)."""
-    from app.cli import _load, _phase_printer
     from app.core.errors import InvalidSettingsError
     from app.core.profile.step import aggregate, copy_xplane, profile_step, rows_to_csv, rows_to_json_lines
 
-    if getattr(args, "mode", "jit-static") != "jit-static":
-        raise InvalidSettingsError(f"profile runs the jit-static steps; got --mode {args.mode}.")
+    mode = profiling_mode()
+    if getattr(args, "mode", mode) != mode:
+        raise InvalidSettingsError(f"profile runs the {mode} steps; got --mode {args.mode}.")
     if args.steps < 1 or args.warmup < 0:
         raise InvalidSettingsError("--steps must be at least 1 and --warmup at least 0.")
     quiet = args.json
-    engine = _load(args, err, on_event=None if quiet else _phase_printer(err))
+    engine = load_engine_for(args, err, on_event=None if quiet else phase_printer(err))
     progress = None if quiet else (lambda msg: print(f"[profile] {msg}…", file=err, flush=True))
     profile = profile_step(engine, args.prompt, step=args.step, n_steps=args.steps, warmup=args.warmup,
                            on_progress=progress)

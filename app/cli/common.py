@@ -1,0 +1,133 @@
+"""What the subcommands share: the model and generation arguments, settings from them, loading the engine
+onto ``--mesh``, phase printing, the JSON lines of ``generate --json``, the persistent caches."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from typing import TYPE_CHECKING, Any, TextIO
+
+from app.core.models.sources import DEFAULT_MODEL
+from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES
+from app.core.settings import DTYPES, GenerationSettings
+from app.options import add_devices_arg
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help="built-in name, hub id, folder, or random:<preset|config.json|hub id> "
+                        f"(default: {DEFAULT_MODEL})")
+    p.add_argument("--dtype", choices=DTYPES, default="float32",
+                   help="weights dtype (bfloat16 is ~10x slower on XLA:CPU)")
+    p.add_argument("--mode", choices=MODE_NAMES, default=DEFAULT_MODE)
+    p.add_argument("--prompt", default="What is the capital of France?",
+                   help="the user's text (inside the chat template for instruct models)")
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    p.add_argument("--top-k", type=int, default=0, help="0 disables")
+    p.add_argument("--top-p", type=float, default=1.0, help="1.0 disables")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-cache-len", type=int, default=None,
+                   help="static KV-cache positions (default: prompt bucket + max new tokens, rounded to 64)")
+    p.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens even past the end token")
+    p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                   help="format the prompt with the model's chat template (default: on for instruct models)")
+    p.add_argument("--system", default="", metavar="TEXT", help="system prompt of a chat (default: none)")
+    p.add_argument("--repetition-penalty", type=float, default=1.0, metavar="P",
+                   help="transformers' repetition penalty, applied inside the jitted step (1.0 = off)")
+    p.add_argument("--mesh", default=None, metavar="AXES",
+                   help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
+    add_devices_arg(p)
+    p.add_argument("--distributed", action="store_true",
+                   help="multi-host: call jax.distributed.initialize() first (auto-detected on TPU, Slurm, "
+                        "Open MPI; else give --coordinator, --num-processes and --process-id)")
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
+    p.add_argument("--num-processes", type=int, default=None)
+    p.add_argument("--process-id", type=int, default=None)
+    p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
+                   help="use JAX's persistent compilation cache and Inductor's disk caches beside it "
+                        "(default dir: the platform cache dir)")
+
+
+def settings_from_args(args: argparse.Namespace, **overrides: Any) -> GenerationSettings:
+    values = dict(
+        mode=args.mode, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
+        top_p=args.top_p, seed=args.seed, max_cache_len=args.max_cache_len, stop_at_eos=not args.ignore_eos,
+        chat=args.chat, system_prompt=args.system, repetition_penalty=args.repetition_penalty,
+    )
+    values.update(overrides)
+    return GenerationSettings(**values).validated()
+
+
+def quiet_libraries() -> None:
+    import warnings
+
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    import logging
+
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Engine:
+    """Load the engine and place it on ``--mesh``; print its warnings and, for a mesh, bytes per device."""
+    from app.core.engine.engine import load_engine
+    from app.core.parallel.mesh import parse_mesh
+
+    mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
+    engine = load_engine(args.model, args.dtype, on_event=on_event)
+    for warning in engine.warnings:
+        print(f"warning: {warning}", file=err)
+    if mesh.n_devices > 1:
+        engine.set_mesh(mesh)
+        per_device = engine.device_bytes()["weights"]
+        sizes = ", ".join(f"{d} {b / 2**20:.1f} MiB" for d, b in per_device.items())
+        print(f"[mesh] {mesh}: weights per device: {sizes}", file=err)
+    return engine
+
+
+def phase_printer(err: TextIO):
+    def on_event(event) -> None:
+        if event.started:
+            print(f"[{event.phase}] {event.detail}…", file=err, flush=True)
+        elif event.elapsed_ms is not None:
+            print(f"[{event.phase}] {event.detail}: {event.elapsed_ms:,.0f} ms", file=err, flush=True)
+
+    return on_event
+
+
+def write_json_event(out: TextIO, event: Any, model: str) -> None:
+    """One JSON line per token, call record and the final summary, and the formatted prompt of a chat
+    (other events are not printed)."""
+    from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
+
+    if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
+        out.write(json.dumps(event.to_json()) + "\n")
+    elif isinstance(event, FinishedEvent):
+        out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
+                              **vars(event.summary), "token_ids": event.token_ids, "text": event.text}) + "\n")
+    out.flush()
+
+
+def use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
+    from app.core.compile_cache.xla import default_cache_dir, set_persistent_cache
+
+    if getattr(args, "persistent_cache", None):
+        from app.core.compile_cache.inductor import set_inductor_cache
+        from app.core.session.service import inductor_dir_for
+
+        path = default_cache_dir() if args.persistent_cache == "default" else args.persistent_cache
+        used = set_persistent_cache(path)
+        print(f"[cache] persistent compilation caches: JAX {used}, Inductor {set_inductor_cache(inductor_dir_for(used))}",
+              file=err)
+
+
+def main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()

@@ -1,0 +1,61 @@
+"""``torchax-playground generate``: stream a model's text to stdout, then its call table and summary
+(``--json``: one JSON object per token, call record and the summary)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from typing import Any, TextIO
+
+from app.cli.common import (
+    add_model_args,
+    load_engine_for,
+    main_thread,
+    phase_printer,
+    settings_from_args,
+    write_json_event,
+)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    gen = sub.add_parser("generate", help="stream text to stdout, then a timing table")
+    add_model_args(gen)
+    gen.add_argument("--json", action="store_true",
+                     help="one JSON object per line: tokens, call records, then a summary")
+    gen.add_argument("--no-ir", action="store_true", help="skip IR capture (faster first calls)")
+    return gen
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
+    from app.core.report.text import format_call_table, format_summary
+
+    settings = settings_from_args(args, capture_ir=not args.no_ir)
+    on_phase = phase_printer(err) if not args.json else None
+    engine = load_engine_for(args, err, on_event=on_phase)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
+    records: list[CallRecord] = []
+    try:
+        for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
+            if args.json:
+                write_json_event(out, event, engine.label)
+            elif isinstance(event, PromptEvent):
+                print(event.text, end="", file=out, flush=True)  # what the model reads (chat template applied)
+            elif isinstance(event, TokenEvent):
+                print(event.text, end="", file=out, flush=True)
+            elif isinstance(event, CallRecord):
+                records.append(event)
+            elif isinstance(event, PhaseEvent) and on_phase and event.phase != "running":
+                on_phase(event)
+            elif isinstance(event, FinishedEvent):
+                print("\n", file=out)
+                print(format_call_table(records), file=out)
+                print(format_summary(engine.label, event), file=out)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 0
+
+

@@ -1,0 +1,104 @@
+"""``torchax-playground inspect``: the jaxpr / StableHLO / HLO / cost / memory / collectives of a compiled
+step, or its source map, in any mode that compiles (the catalog's ``inspectable`` modes: the jit modes'
+XLA IR, torch-compile's FX graph and Inductor code)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+
+from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
+
+WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives", "fx-graph", "inductor-code")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    ins = sub.add_parser("inspect", help="print the jaxpr / StableHLO / HLO / cost / memory of a step")
+    add_model_args(ins)
+    ins.add_argument("--step", choices=("prefill", "decode"), default="decode")
+    ins.add_argument("--what", choices=WHAT, default=None,
+                     help="default: jaxpr (torch-compile: fx-graph)")
+    ins.add_argument("-o", "--output", help="write to this file instead of stdout")
+    ins.add_argument("--source-map", action="store_true",
+                     help="print the source map instead (source line / ATen op → jaxpr equations, StableHLO "
+                          "ops, HLO instructions, flops) as CSV, or JSON with -o file.json or --json")
+    ins.add_argument("--json", action="store_true", help="with --source-map: JSON instead of CSV")
+    ins.add_argument("--fold-layers", action="store_true",
+                     help="with --source-map: merge repeated layers (model.layers.*.mlp)")
+    return ins
+
+
+#: What each compiler's step can print (``--what``), its default first.
+WHAT_BY_COMPILER = {
+    "xla": ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives"),
+    "inductor": ("fx-graph", "inductor-code"),
+}
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.errors import InvalidSettingsError
+    from app.core.modes.catalog import CATALOG, mode_info
+
+    info = mode_info(args.mode)
+    if not info.inspectable:
+        modes = ", ".join(i.name for i in CATALOG if i.inspectable)
+        raise InvalidSettingsError(f"Mode {args.mode!r} compiles nothing to inspect: use one of {modes}.")
+    allowed = WHAT_BY_COMPILER[info.compiler]
+    what = args.what or allowed[0]
+    if what not in allowed and not args.source_map:
+        raise InvalidSettingsError(f"{args.mode} ({info.compiler}) has no {what}: choose one of {', '.join(allowed)}.")
+    if args.source_map and info.compiler != "xla":
+        raise InvalidSettingsError(f"The source map joins jaxpr, StableHLO and HLO: {args.mode} has none.")
+    max_new = 2 if args.step == "decode" else 1  # a decode step compiles at the second token
+    settings = settings_from_args(args, max_new_tokens=max_new, stop_at_eos=False)
+    engine = load_engine_for(args, err, on_event=phase_printer(err))
+    engine.clear_compiled()
+    for _ in engine.generate(args.prompt, settings):
+        pass
+    step_ir = engine.ir.get((args.mode, args.step))
+    if step_ir is None:
+        raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
+    if args.source_map:
+        text = _source_map_text(engine, step_ir, args)
+    else:
+        text = _inspect_text(step_ir, what)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {len(text):,} characters to {args.output}", file=err)
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _source_map_text(engine: Engine, step_ir: Any, args: argparse.Namespace) -> str:
+    from app.core.inspect import source_map_io
+    from app.core.inspect.source_map import build_source_map
+
+    sm = build_source_map(step_ir, args.step, getattr(getattr(engine, "loaded", None), "model", None))
+    if args.fold_layers:
+        sm = sm.fold_layers()
+    as_json = args.json or (args.output or "").lower().endswith(".json")
+    return source_map_io.to_json(sm, indent=1) if as_json else source_map_io.to_csv(sm)
+
+
+def _inspect_text(step_ir: Any, what: str) -> str:
+    from app.core.inspect.ir import NOT_AVAILABLE
+
+    if what == "collectives":
+        from app.core.parallel.mesh import collectives
+
+        found = collectives(step_ir.hlo)
+        lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]
+        return "\n".join([f"{len(found)} collectives", *lines])
+    if what in ("cost", "memory"):
+        data = step_ir.cost if what == "cost" else step_ir.memory
+        return json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
+    text = step_ir.text(what.replace("-", "_"))
+    return text if text is not None else NOT_AVAILABLE
+
+

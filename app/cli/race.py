@@ -1,0 +1,55 @@
+"""``torchax-playground race``: one prompt through several modes, each from cold, and their summaries
+side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
+from app.core.modes.catalog import MODE_NAMES
+from app.core.race import EAGER_TOKENS
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    race = sub.add_parser("race", help="run one prompt through several modes and compare them")
+    add_model_args(race)
+    race.add_argument("--modes", nargs="+", choices=MODE_NAMES, default=list(MODE_NAMES))
+    race.add_argument("--warm", action="store_true", help="keep compiled steps between modes (default: cold)")
+    race.add_argument("--eager-tokens", type=int, default=EAGER_TOKENS, metavar="N",
+                      help="token cap of the torchax-eager lane (it dispatches every op on its own; "
+                           f"default {EAGER_TOKENS})")
+    race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
+    return race
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.events import FinishedEvent, LaneEvent
+    from app.core.race import by_lane, format_race_table, race, summary_rows
+
+    settings = settings_from_args(args, capture_ir=False)
+    engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
+    finished: dict[str, FinishedEvent] = {}
+    stream = race(engine, args.prompt, args.modes, settings, cold=not args.warm, eager_tokens=args.eager_tokens)
+    for mode, event in by_lane(stream):
+        if isinstance(event, LaneEvent) and not args.json:
+            print(f"[race] {event.index + 1}/{event.n_lanes} {mode}…", file=err, flush=True)
+        elif isinstance(event, FinishedEvent):
+            finished[mode] = event
+            if not args.json:
+                print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms",
+                      file=err, flush=True)
+    rows = summary_rows(finished)
+    if args.json:
+        for row in rows:
+            out.write(json.dumps({"event": "race", **row, "token_ids": finished[row["mode"]].token_ids}) + "\n")
+    else:
+        print(f"model {engine.label} | prompt {args.prompt!r}", file=out)
+        print(format_race_table(rows), file=out)
+        n = min((len(f.token_ids) for f in finished.values()), default=0)  # torchax-eager's lane is capped
+        same = len({tuple(f.token_ids[:n]) for f in finished.values()}) == 1
+        print(f"identical tokens across modes (first {n}): {'yes' if same else 'no'}", file=out)
+    return 0
+
+

@@ -1,0 +1,102 @@
+"""The mode catalog: the one place where execution modes are named, described and given capabilities.
+
+Everything that lists modes derives from :data:`CATALOG`: the CLI's ``--mode`` / ``--modes`` choices, the
+form's mode box, the race controls, the GUI's colour and marker of each mode, what ``inspect`` and
+``profile`` accept. A mode's class is named here as ``"module:Class"`` and imported on first use
+(:func:`mode_class`), so listing modes never loads torch.compile's machinery and nothing registers itself
+on import (the shape of transformers' ``models/auto/`` name → lazily imported class mappings).
+
+Importing this module imports nothing heavy (no JAX, no torch).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.modes.base import Mode
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    """One execution mode.
+
+    Attributes
+    ----------
+    name : the mode's name in the CLI, the settings and every record (``CallRecord.mode``).
+    help : one line for ``--help``, the form's tooltip and the race controls.
+    compiler : ``None`` (nothing compiles), ``"xla"`` (``jax.jit``) or ``"inductor"`` (``torch.compile``):
+        what the IR views show for this mode.
+    class_path : ``"module:Class"`` of its :class:`app.core.modes.base.Mode` subclass.
+    colour : ``#rrggbb`` of its curve and race lane in the window.
+    marker : pyqtgraph symbol of its decode points (so lanes stay apart where their lines overlap).
+    profilable : ``profile`` can measure its steps (``app.core.profile.step``).
+    token_cap : default cap on its tokens in a race (``None`` = none): torchax-eager dispatches every ATen
+        op on its own (~0.5–2 s per token cold).
+    """
+
+    name: str
+    help: str
+    compiler: str | None
+    class_path: str
+    colour: str
+    marker: str
+    profilable: bool = False
+    token_cap: int | None = None
+
+    @property
+    def inspectable(self) -> bool:
+        """A compiler runs, so there is IR to show (jaxpr / StableHLO / HLO, or FX graph / Inductor code)."""
+        return self.compiler is not None
+
+
+#: Every mode, from the PyTorch reference to the fully jitted static-cache path, in display order.
+CATALOG: tuple[ModeInfo, ...] = (
+    ModeInfo("torch", "PyTorch eager reference: our own loop over the HF module with a DynamicCache",
+             None, "app.core.modes.eager:TorchMode", "#475569", "o"),
+    ModeInfo("torchax-eager", "torchax without jit: every ATen op dispatched to JAX one by one",
+             None, "app.core.modes.eager:TorchaxEagerMode", "#9333ea", "t2", token_cap=8),
+    ModeInfo("jit-dynamic", "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
+             "xla", "app.core.modes.jit:JitDynamicMode", "#0891b2", "t"),
+    ModeInfo("jit-static", "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
+             "xla", "app.core.modes.jit:JitStaticMode", "#2563eb", "t1", profilable=True),
+    ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile (Inductor, C++ on CPU) over a StaticCache",
+             "inductor", "app.core.modes.torch_compile:TorchCompileMode", "#dc2626", "t3"),
+)
+#: Mode names in display order.
+MODE_NAMES: tuple[str, ...] = tuple(info.name for info in CATALOG)
+#: The PyTorch eager reference every speed-up ("× torch") is measured against.
+REFERENCE_MODE: str = CATALOG[0].name
+#: The mode a new user gets: the one the playground exists to show (two compiles, then fast steps).
+DEFAULT_MODE: str = CATALOG[3].name
+_BY_NAME = {info.name: info for info in CATALOG}
+
+
+def mode_info(name: str) -> ModeInfo:
+    """The catalog entry of mode ``name``. Raises KeyError for a name not in :data:`CATALOG`."""
+    return _BY_NAME[name]
+
+
+def profiling_mode() -> str:
+    """The mode whose steps ``profile`` measures (the one marked ``profilable``)."""
+    return next(info.name for info in CATALOG if info.profilable)
+
+
+def mode_name_of(cls: type) -> str:
+    """The name of the mode whose class is ``cls`` or one of its bases (a subclass of a mode's class is
+    that mode). Raises KeyError for a class not in the catalog."""
+    for klass in cls.__mro__:
+        path = f"{klass.__module__}:{klass.__qualname__}"
+        for info in CATALOG:
+            if info.class_path == path:
+                return info.name
+    raise KeyError(f"{cls.__module__}:{cls.__qualname__}")
+
+
+def mode_class(name: str) -> type[Mode]:
+    """The :class:`app.core.modes.base.Mode` subclass of mode ``name``, imported on first use.
+    Raises KeyError for an unknown name."""
+    module, _, cls = mode_info(name).class_path.partition(":")
+    return getattr(importlib.import_module(module), cls)
