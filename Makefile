@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(VENV)/bin/torchax-playground
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check app widgets tests bench
+	$(VENV)/bin/ruff check app widgets tests bench tools
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 

@@ -109,6 +109,21 @@ RUN_TIMEOUT_MS = 240_000
 PROMPT = "The jit function"
 
 
+@pytest.fixture(scope="module")
+def engines(model_dirs):
+    """``engines(arch)``: one loaded engine per architecture of :data:`ARCH_CONFIGS`, kept for the module."""
+    from app.core.engine.engine import load_engine
+
+    cache = {}
+
+    def get(arch: str):
+        if arch not in cache:
+            cache[arch] = load_engine(model_dirs(arch))
+        return cache[arch]
+
+    return get
+
+
 @pytest.fixture(autouse=True)
 def no_thread_or_timer_left(request):
     """Fail a test that leaves a compute thread or a QTimer running once its widgets are closed and deleted

@@ -11,12 +11,15 @@ on its own (~0.5–2 s per token from cold), so its lane is capped at ``eager_to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import Event, FinishedEvent, LaneEvent
 from app.core.modes.catalog import CATALOG, REFERENCE_MODE, mode_info
 from app.core.report.columns import RACE_COLUMNS, render_text
 from app.core.settings import MODES, GenerationSettings
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
 
 #: Default token cap of a capped lane (torchax-eager): the catalog's ``token_cap``.
 EAGER_TOKENS: int = next(info.token_cap for info in CATALOG if info.token_cap is not None)
@@ -31,7 +34,7 @@ def lane_settings(settings: GenerationSettings, mode: str, eager_tokens: int = E
 
 
 def race(
-    engine: Any,
+    engine: Engine,
     prompt: str,
     modes: list[str],
     settings: GenerationSettings,

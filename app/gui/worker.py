@@ -14,9 +14,12 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
 
 #: Calls and tokens are sent to the GUI at most this often while steps are fast (seconds).
 BATCH_INTERVAL_S = 0.016
@@ -47,7 +50,7 @@ class ComputeWorker(QObject):
         self._stop = threading.Event()
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine | None:
         """The loaded :class:`app.core.engine.engine.Engine`, or None. Use only on the compute thread."""
         return self.service.engine
 

@@ -202,7 +202,7 @@ def _tables(lines: list[str]) -> tuple[dict[str, dict[int, str]], int]:
     tables: dict[str, dict[int, str]] = {}
     current: dict[int, str] | None = None
     i = 0
-    for i, s in enumerate(lines):
+    for i, s in enumerate(lines):  # noqa: B007 (i is returned: where the tables end)
         if s in ("FileNames", "FunctionNames", "FileLocations", "StackFrames"):
             current = tables.setdefault(s, {})
         elif current is not None and (m := _TABLE_ROW.match(s)):

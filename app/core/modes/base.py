@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -27,8 +27,33 @@ from app.core.events import CallRecord, PhaseEvent
 from app.core.runtime.sampling import jitted_pick_token, sampling_args, seen_mask
 
 if TYPE_CHECKING:
-    from app.core.engine.engine import Engine
+    from app.core.runtime.compiled_step import CompiledStep
     from app.core.settings import GenerationSettings
+
+
+class ModeHost(Protocol):
+    """What a mode needs of the engine that drives it (:class:`app.core.engine.engine.Engine` is one): the
+    model, its JAX weights, the compiled steps and caches kept across runs, and per-mode state. A
+    ``Protocol`` so that modes do not import the engine (which imports them)."""
+
+    model: Any  # the Hugging Face module (torch)
+    config: Any  # its PretrainedConfig
+    pad_id: int
+    mesh: Any  # jax.sharding.Mesh or None
+    mesh_spec: Any  # app.core.parallel.mesh.MeshSpec or None
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def jax_state(self) -> tuple[Any, Any]: ...
+
+    def compiled_step(self, mode: str, kind: str, greedy: bool, build: Callable[[], CompiledStep]) -> CompiledStep: ...
+
+    def dynamic_cache(self) -> Any: ...
+
+    def static_cache(self, max_cache_len: int) -> Any: ...
+
+    def mode_state(self, mode: str) -> dict: ...
 
 
 @dataclass
@@ -91,7 +116,7 @@ class Mode:
 
     emit_live: Callable[[PhaseEvent], None] = staticmethod(_no_live_event)
 
-    def __init__(self, engine: Engine, settings: GenerationSettings, max_cache_len: int) -> None:
+    def __init__(self, engine: ModeHost, settings: GenerationSettings, max_cache_len: int) -> None:
         #: This mode's name (:data:`app.core.modes.catalog.CATALOG`): the class was looked up by it.
         self.mode = settings.mode
         self.engine = engine
@@ -109,7 +134,7 @@ class Mode:
         return self.seen
 
     @classmethod
-    def clear_state(cls, engine: Engine) -> None:
+    def clear_state(cls, engine: ModeHost) -> None:
         """Drop what this mode made outside the engine's compiled steps (called by
         :meth:`app.core.engine.engine.Engine.clear_compiled` before it resets :meth:`Engine.mode_state`)."""
 

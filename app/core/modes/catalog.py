@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from app.core.modes.base import Mode
 
 
 @dataclass(frozen=True)
@@ -95,8 +91,8 @@ def mode_name_of(cls: type) -> str:
     raise KeyError(f"{cls.__module__}:{cls.__qualname__}")
 
 
-def mode_class(name: str) -> type[Mode]:
-    """The :class:`app.core.modes.base.Mode` subclass of mode ``name``, imported on first use.
-    Raises KeyError for an unknown name."""
+def mode_class(name: str) -> type:
+    """The :class:`app.core.modes.base.Mode` subclass of mode ``name``, imported on first use (typed
+    ``type``: the catalog imports no mode, not even for type checking). Raises KeyError for an unknown name."""
     module, _, cls = mode_info(name).class_path.partition(":")
     return getattr(importlib.import_module(module), cls)

@@ -6,7 +6,7 @@ explicitly (transformers 5 models derive the cache write position from each ``St
 ``cumulative_length`` tensor, reset to the true prompt length after prefill) and the attention mask is
 ``(1, max_cache_len)`` ones, so one prefill graph serves every prompt length of a bucket and one decode
 graph serves every step. The compiled steps and the ``StaticCache`` live on the engine
-(``engine._torch_compile_state``), so a second run compiles nothing.
+(this mode's :meth:`app.core.engine.engine.Engine.mode_state`), so a second run compiles nothing.
 
 Every figure comes from PyTorch's own reporting (torch/_dynamo/utils.py):
 
@@ -32,7 +32,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, PhaseEvent
-from app.core.modes.base import Mode, StepGen, StepResult, prompt_bucket
+from app.core.modes.base import Mode, ModeHost, StepGen, StepResult, prompt_bucket
 from app.core.modes.catalog import mode_name_of
 from app.core.modes.torch_compile_capture import (
     FRAME,
@@ -45,17 +45,16 @@ from app.core.modes.torch_compile_capture import (
 )
 
 if TYPE_CHECKING:
-    from app.core.engine.engine import Engine
     from app.core.settings import GenerationSettings
 
 # -- per-engine state ----------------------------------------------------------------------------------
-def _state(engine: Engine) -> dict:
-    """This mode's state on ``engine`` (:meth:`Engine.mode_state`): ``("cache", max_cache_len)`` →
+def _state(engine: ModeHost) -> dict:
+    """This mode's state on ``engine`` (:meth:`app.core.engine.engine.Engine.mode_state`): ``("cache", max_cache_len)`` →
     ``StaticCache`` and ``("step", kind)`` → :class:`_Step`, created on first use."""
     return engine.mode_state(mode_name_of(TorchCompileMode))
 
 
-def clear_torch_compile(engine: Engine) -> None:
+def clear_torch_compile(engine: ModeHost) -> None:
     """Drop the engine's compiled steps and static caches of this mode and reset Dynamo (see
     :meth:`TorchCompileMode.clear_state`), so the next run traces and compiles again and says why."""
     TorchCompileMode.clear_state(engine)
@@ -84,7 +83,7 @@ class _Step:
         self.forced_breaks: list[str] = []
 
 
-def static_cache(engine: Engine, max_cache_len: int) -> Any:
+def static_cache(engine: ModeHost, max_cache_len: int) -> Any:
     """The engine's ``StaticCache`` of ``max_cache_len`` positions, zeroed in place (same tensors, so no
     recompile). Built once: sliding-window layers become full ``StaticLayer`` s (as in
     :mod:`app.core.runtime.kv_cache`) and one eager 1-token forward allocates the tensors outside the graph."""
@@ -129,7 +128,7 @@ class TorchCompileMode(Mode):
     "fullgraph", "fx_ops"}``, and the step's ``capture_ir()`` returns them as an
     :class:`app.core.inspect.ir.StepIR` (``compiler="inductor"``). Compile stages go to ``emit_live`` live."""
 
-    def __init__(self, engine: Engine, settings: GenerationSettings, max_cache_len: int) -> None:
+    def __init__(self, engine: ModeHost, settings: GenerationSettings, max_cache_len: int) -> None:
         from app.core.compile_cache.inductor import ensure_inductor_cache
 
         super().__init__(engine, settings, max_cache_len)  # type: ignore[call-arg]  (Mode.__init__)
@@ -138,7 +137,7 @@ class TorchCompileMode(Mode):
         self.ir_summary: dict[str, dict[str, Any]] = {}
 
     @classmethod
-    def clear_state(cls, engine: Engine) -> None:
+    def clear_state(cls, engine: ModeHost) -> None:
         """Reset Dynamo (``torch._dynamo.reset()``: every compiled frame and guard of the process); the
         engine drops this mode's steps and static caches (Inductor's disk caches may still serve the next
         compile; see :mod:`app.core.compile_cache.inductor`)."""

@@ -5,7 +5,7 @@ queue, the run or race in progress and its lanes, the runs kept for the latency 
 (computed once, from the same fields as :class:`app.core.events.Summary`), the compilation-cache state and
 the last error. User intents (:meth:`Session.run`, :meth:`Session.race`, …) become typed requests handed
 to ``submit`` (the compute worker); the worker's answers come back through :meth:`Session.apply`. Views
-connect to the :class:`Signal` s in :attr:`Session.events` and never keep run state of their own.
+connect to the declared signals of :attr:`Session.events` (:class:`SessionEvents`) and never keep run state of their own.
 
 Everything here runs on the thread that calls it (the GUI thread in the window).
 """
@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from psygnal import Signal, SignalGroup
 
 from app.core.events import (
     CallRecord,
@@ -32,23 +34,6 @@ from app.core.settings import GenerationSettings
 
 #: Runs kept for the latency plot and the exports (oldest dropped first).
 MAX_RUNS = 5
-
-
-class Signal:
-    """A minimal observer list: ``connect(callback)``, ``disconnect(callback)``, ``emit(*args)``."""
-
-    def __init__(self) -> None:
-        self._callbacks: list[Callable[..., Any]] = []
-
-    def connect(self, callback: Callable[..., Any]) -> None:
-        self._callbacks.append(callback)
-
-    def disconnect(self, callback: Callable[..., Any]) -> None:
-        self._callbacks.remove(callback)
-
-    def emit(self, *args: Any) -> None:
-        for callback in list(self._callbacks):
-            callback(*args)
 
 
 @dataclass
@@ -97,22 +82,57 @@ class LiveFigures:
         return LiveFigures(ttft, rate, len(toks), run.n_compiles, steady_decode_ms(run.records))
 
 
-class SessionEvents:
-    """The session's signals. Arguments are plain data.
-
-    loadStarted(model), modelLoaded(ModelLoaded), busyChanged(bool), runStarted(RunState) — also once per
-    race lane —, prompt(PromptEvent) (the prompt as the model sees it), records(list[CallRecord]), tokens(list[TokenEvent]), figures(LiveFigures),
-    phase(PhaseEvent), ir(IREvent), runFinished(RunState), raceSummary(list[dict]) (rows of
-    :func:`app.core.race.summary_rows` for the race or run in progress), idle(str message), error(RequestFailed),
-    notice(str), profile(ProfileReady), sourceMap(step, SourceMap), collectives(step, list[Collective]), devices(list), mesh(MeshChanged),
-    cache(CacheInfo), status(str).
+class SessionEvents(SignalGroup):
+    """The session's signals, declared and typed (``psygnal``, the signal library napari's models use:
+    https://psygnal.readthedocs.io): a reader, a type checker and an IDE see every signal and its arguments.
+    Arguments are plain data; every signal is emitted on the thread that calls the session (the GUI thread
+    in the window). Connect with ``session.events.<name>.connect(callback)``.
     """
 
-    def __init__(self) -> None:
-        for name in ("loadStarted", "modelLoaded", "busyChanged", "runStarted", "prompt", "records", "tokens", "figures",
-                     "phase", "ir", "runFinished", "raceSummary", "idle", "error", "notice", "sourceMap", "profile",
-                     "collectives", "devices", "mesh", "cache", "status"):
-            setattr(self, name, Signal())
+    #: A model starts loading: its name.
+    loadStarted = Signal(str)
+    #: A model finished loading.
+    modelLoaded = Signal(rq.ModelLoaded)
+    #: The compute worker became busy (True) or idle (False).
+    busyChanged = Signal(bool)
+    #: A run starts (also once per race lane).
+    runStarted = Signal(RunState)
+    #: The prompt as the model sees it (chat template applied).
+    prompt = Signal(PromptEvent)
+    #: New call records of the run in progress (a batch).
+    records = Signal(list)
+    #: New token events of the run in progress (a batch).
+    tokens = Signal(list)
+    #: The stats strip's figures changed.
+    figures = Signal(LiveFigures)
+    #: A phase starts or ends (loading, tracing, compiling, …).
+    phase = Signal(PhaseEvent)
+    #: The IR of a newly compiled step.
+    ir = Signal(IREvent)
+    #: A run (or lane) ended.
+    runFinished = Signal(RunState)
+    #: Rows of :func:`app.core.race.summary_rows` for the race or run in progress.
+    raceSummary = Signal(list)
+    #: The worker is idle again: a message saying what finished.
+    idle = Signal(str)
+    #: A request failed.
+    error = Signal(rq.RequestFailed)
+    #: A message to show without failing anything.
+    notice = Signal(str)
+    #: A step's source map: ``(step, SourceMap)``.
+    sourceMap = Signal(str, object)
+    #: A measured profile.
+    profile = Signal(rq.ProfileReady)
+    #: A step's collectives: ``(step, list[Collective])``.
+    collectives = Signal(str, list)
+    #: The devices present (list of device descriptions).
+    devices = Signal(list)
+    #: The mesh changed.
+    mesh = Signal(rq.MeshChanged)
+    #: The compilation caches' state.
+    cache = Signal(rq.CacheInfo)
+    #: A status-bar message.
+    status = Signal(str)
 
 
 class Session:

@@ -14,12 +14,15 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
 from app.core.modes.catalog import profiling_mode
 from app.core.session import requests as rq
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
 
 
 def _settle_garbage_collector() -> None:
@@ -64,7 +67,7 @@ class ComputeService:
     """Executes requests one at a time. Use from one thread (the engine is not thread-safe)."""
 
     def __init__(self) -> None:
-        self.engine: Any = None
+        self.engine: Engine | None = None
         self._key: tuple[str, str] | None = None
         self._mesh: Any = None  # app.core.parallel.mesh.MeshSpec chosen by the user, applied to every loaded model
         self._cache_dir = ""
@@ -114,7 +117,7 @@ class ComputeService:
         return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
                               engine.chat_template, engine.chat_default, tp_sizes(engine.config, len(jax.devices())))
 
-    def _apply_mesh_after_load(self, engine: Any) -> str | None:
+    def _apply_mesh_after_load(self, engine: Engine) -> str | None:
         """Keep the chosen mesh for a newly loaded model. If it does not fit, the model runs on one device
         and the returned note (shown with the model's warnings) says why."""
         if self._mesh is None:

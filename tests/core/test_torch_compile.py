@@ -45,18 +45,6 @@ def registered(tmp_path_factory):
         yield directory
 
 
-@pytest.fixture(scope="module")
-def engines(model_dirs):
-    loaded = {}
-
-    def get(arch: str):
-        if arch not in loaded:
-            loaded[arch] = load_engine(model_dirs(arch))
-        return loaded[arch]
-
-    return get
-
-
 def run(engine, mode, prompt="The jit function traces", live=None, **overrides):
     kwargs = {"mode": mode, "max_new_tokens": 16, "stop_at_eos": False, **overrides}
     events = list(engine.generate(prompt, GenerationSettings(**kwargs), on_live_phase=live))
@@ -206,8 +194,8 @@ def test_importing_this_module_first_is_not_circular():
             "from app.core.modes.catalog import mode_class; "
             "assert tc.TorchCompileMode is mode_class('torch-compile'); "
             "assert issubclass(tc.TorchCompileMode, Mode)")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[2])
     code = ("import sys; from app.core.modes.catalog import CATALOG, mode_class; mode_class('jit-static'); "
             "assert 'app.core.modes.torch_compile' not in sys.modules; "
             "import app.core.modes.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[2])

@@ -1,6 +1,6 @@
 """The built-in model in assets/models/pydoc-llama loads offline, predicts held-out text, and speaks words.
 
-The corpus is rebuilt from the installed packages by app.tools.pydoc_corpus (about 10-20 s), so the
+The corpus is rebuilt from the installed packages by tools.pydoc_corpus (about 10-20 s), so the
 held-out split and the training vocabulary are exactly the ones the model was trained and measured on.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-MODEL_DIR = Path(__file__).resolve().parents[1] / "assets" / "models" / "pydoc-llama"
+MODEL_DIR = Path(__file__).resolve().parents[2] / "assets" / "models" / "pydoc-llama"
 # Measured on the shipped weights: 4.591 nats/token on the first 4,096 held-out tokens (see the model card).
 # The margin only absorbs numeric noise across CPUs / thread counts.
 HELDOUT_SLICE_TOKENS = 4096
@@ -41,7 +41,7 @@ def model_and_tokenizer(offline):
 
 @pytest.fixture(scope="module")
 def corpus():
-    from app.tools.pydoc_corpus import build_corpus
+    from tools.pydoc_corpus import build_corpus
 
     return build_corpus(workers=2)
 
@@ -63,7 +63,7 @@ def test_folder_loads_offline_as_standard_llama(model_and_tokenizer):
 
 
 def test_heldout_loss_below_threshold(model_and_tokenizer, corpus):
-    from app.tools.train_builtin import heldout_ids, heldout_loss
+    from tools.train_builtin import heldout_ids, heldout_loss
 
     model, tokenizer = model_and_tokenizer
     ids = heldout_ids(tokenizer, corpus.heldout)
@@ -72,8 +72,8 @@ def test_heldout_loss_below_threshold(model_and_tokenizer, corpus):
 
 
 def test_generated_words_come_from_the_corpus(model_and_tokenizer, corpus):
-    from app.tools.pydoc_corpus import corpus_words
-    from app.tools.train_builtin import generate
+    from tools.pydoc_corpus import corpus_words
+    from tools.train_builtin import generate
 
     model, tokenizer = model_and_tokenizer
     vocab = corpus_words(corpus.train)

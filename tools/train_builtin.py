@@ -1,9 +1,9 @@
 """Train the built-in model: a small Llama causal LM that writes English about code.
 
-    python -m app.tools.train_builtin                       # about 25 minutes on 2 CPU cores
-    python -m app.tools.train_builtin --steps 2000 --seed 0  # a fixed number of steps (reproducible)
+    python -m tools.train_builtin                       # about 25 minutes on 2 CPU cores
+    python -m tools.train_builtin --steps 2000 --seed 0  # a fixed number of steps (reproducible)
 
-Pipeline: build the pydoc corpus (:mod:`app.tools.pydoc_corpus`), train a byte-level BPE tokenizer on the
+Pipeline: build the pydoc corpus (:mod:`tools.pydoc_corpus`), train a byte-level BPE tokenizer on the
 training documents, pack the documents into one token stream separated by ``<|endoftext|>``, train a
 ``LlamaForCausalLM`` with AdamW and a warmup + cosine learning-rate schedule (bf16 autocast on CPU, fp32
 weights), measure the held-out loss in fp32, generate samples and write a standard Hugging Face folder:
@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from app.tools.pydoc_corpus import Corpus, Document, build_corpus
+from tools.pydoc_corpus import Corpus, Document, build_corpus
 
 EOT = "<|endoftext|>"
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "models" / "pydoc-llama"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "assets" / "models" / "pydoc-llama"
 PROMPTS = ("The jit function", "This module provides", "Returns the")
 MODEL_SHAPE = dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=8,
                    num_key_value_heads=8, max_position_embeddings=512)
@@ -243,7 +243,7 @@ numpy, jax, torch and transformers. It writes English-ish prose about code ("Ret
 
 ## Corpus
 
-Built by `app/tools/pydoc_corpus.py` from the `.py` files of the installed packages, read with `ast`
+Built by `tools/pydoc_corpus.py` from the `.py` files of the installed packages, read with `ast`
 (nothing imported): module, class and function docstrings, string literals given to
 `add_docstr`/`add_newdoc` (torch's and numpy's reference docs) and `pydoc_data/topics.py` (the language
 reference shown by `help()`). Test, vendored and `testing` directories are skipped.
@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         "versions": f"Python {platform.python_version()}, numpy {np.__version__}, jax {jax.__version__}, "
                     f"torch {torch.__version__}, transformers {transformers.__version__}, "
                     f"tokenizers {tokenizers.__version__}",
-        "command": f"python -m app.tools.train_builtin --steps {result['steps']} --seed {args.seed} "
+        "command": f"python -m tools.train_builtin --steps {result['steps']} --seed {args.seed} "
                    f"--threads {args.threads}",
     }
     info["total_seconds"] = time.perf_counter() - t_start

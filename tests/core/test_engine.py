@@ -169,7 +169,7 @@ def test_not_enough_memory(model_dirs, monkeypatch):
 def test_missing_aten_lowering_names_the_op(llama_engine, monkeypatch):
     from torchax.tensor import OperatorNotFound
 
-    from app.core.modes import base as modes
+    from app.core.modes import jit as modes  # the default mode's module (jit-static)
 
     def no_lowering(*args, **kwargs):
         raise OperatorNotFound("Operator with name aten::frobnicate has no lowering")

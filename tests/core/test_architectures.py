@@ -11,7 +11,6 @@ import pytest
 import torch
 from conftest import ARCH_CONFIGS
 
-from app.core.engine.engine import load_engine
 from app.core.events import FinishedEvent
 from app.core.settings import GenerationSettings
 
@@ -31,18 +30,6 @@ def _reference(engine, n_new: int) -> list[int]:
 def _tokens(engine, mode: str, n_new: int) -> FinishedEvent:
     events = list(engine.generate(PROMPT, GenerationSettings(mode=mode, max_new_tokens=n_new)))
     return events[-1]
-
-
-@pytest.fixture(scope="module")
-def engines(model_dirs):
-    cache = {}
-
-    def get(arch):
-        if arch not in cache:
-            cache[arch] = load_engine(model_dirs(arch))
-        return cache[arch]
-
-    return get
 
 
 @pytest.mark.parametrize("arch", sorted(ARCH_CONFIGS))

@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import time  # noqa: E402
 
-from conftest import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS  # noqa: E402
+from conftest import LOAD_TIMEOUT_MS, PROMPT, RUN_TIMEOUT_MS, run_and_wait  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QPushButton  # noqa: E402
 
@@ -21,12 +21,6 @@ WINDOW_TOKENS = 12
 
 
 
-
-
-def run_and_wait(qtbot, win) -> None:
-    qtbot.mouseClick(win.findChild(QPushButton, "runButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: win.is_busy(), timeout=2000)
-    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
 
 
 def test_run_shows_tokens_plot_and_ir(qtbot, window):
