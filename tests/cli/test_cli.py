@@ -57,3 +57,15 @@ def test_errors_are_one_line_with_status_2(model_dirs):
     assert code == 2 and "top_p" in err
     code, _, err = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch")
     assert code == 2 and "compiles nothing" in err
+
+
+def test_inspect_agrees_with_the_catalog_on_what_each_mode_can_show(model_dirs):
+    """The CLI and the window derive what a mode can show from the catalog: torch-compile's IR (the FX graph
+    Dynamo captured) is inspectable from the command line too, and a jit view asked of it is refused by name."""
+    from app.core.modes.catalog import CATALOG
+
+    assert [i.name for i in CATALOG if i.inspectable] == ["jit-dynamic", "jit-static", "torch-compile"]
+    code, _, err = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch-compile", "--what", "hlo")
+    assert code == 2 and "fx-graph" in err
+    code, out, _ = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch-compile", "--step", "prefill")
+    assert code == 0 and "def forward" in out
