@@ -114,10 +114,10 @@ def test_ops_without_metadata_are_attributed_by_weight_operand_or_input(hlo):
     assert "tuple" not in parts and "zero" not in parts  # no work, no events
 
 
-def test_thread_labels_number_each_pool():
-    from app.core.profile.capture import _thread_labels
+def testthread_labels_number_each_pool():
+    from app.core.profile.capture import thread_labels
 
-    labels = _thread_labels(["tf_XLAEigen/-6520359923282580726", "tf_XLAEigen/798", "tf_XLAPjRtCpuClient/12"])
+    labels = thread_labels(["tf_XLAEigen/-6520359923282580726", "tf_XLAEigen/798", "tf_XLAPjRtCpuClient/12"])
     assert list(labels.values()) == ["XLAEigen 1", "XLAEigen 2", "XLAPjRtCpuClient 1"]
 
 

@@ -83,7 +83,7 @@ def _profile_data(source: str | os.PathLike | bytes):
     return ProfileData.from_file(os.fspath(source))
 
 
-def _thread_labels(names: list[str]) -> dict[str, str]:
+def thread_labels(names: list[str]) -> dict[str, str]:
     """``tf_XLAEigen/6375…`` → ``XLAEigen 1`` (numbered per pool in order of appearance)."""
     counts: dict[str, int] = {}
     out = {}
@@ -104,7 +104,7 @@ def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str
     if plane is None:
         raise ValueError("The capture has no '/host:CPU' plane (not an XLA:CPU profile).")
     lines = list(plane.lines)
-    labels = _thread_labels([line.name for line in lines])
+    labels = thread_labels([line.name for line in lines])
     windows: list[tuple[float, float]] = []
     raw: list[tuple[str, str, float, float, str]] = []
     for line in lines:
