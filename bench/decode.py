@@ -42,6 +42,7 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     """One cold run of ``mode`` (every compiled step of the engine dropped first)."""
     from app.core.events import CallRecord, FinishedEvent, steady_decode_ms
     from app.core.modes.torch_compile import clear_torch_compile
+    from app.core.report.text import summary_line
     from app.core.settings import GenerationSettings
 
     engine.clear_compiled()
@@ -57,6 +58,7 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     steady = steady_decode_ms(records)
     if steady is None and decode:  # every decode step compiled (jit-dynamic: one shape per length)
         steady = float(np.median([r.wall_ms for r in decode]))
+    print(f"  {mode}: {summary_line(finished)}", flush=True)
     return {
         "mode": mode,
         "tokens": finished.summary.n_tokens,
@@ -67,7 +69,7 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
         "compile_total_ms": sum(r.compile_total_ms for r in records if r.compiled),
         "compiles": finished.summary.n_compiles,
         "steady_ms_per_token": steady,
-        "tokens_per_s": 1000.0 / steady if steady else None,
+        "decode_tokens_per_s": 1000.0 / steady if steady else None,
         "token_ids": finished.token_ids,
     }
 
@@ -106,7 +108,7 @@ def print_result(res: dict) -> None:
     for r in res["modes"]:
         print(f"{r['mode']:<14} {r['tokens']:>6} {f(r['first_prefill_ms'], ',.1f'):>14} "
               f"{f(r['first_decode_ms'], ',.1f'):>14} {f(r['compile_total_ms'], ',.0f'):>11} {r['compiles']:>8} "
-              f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['tokens_per_s'], ',.1f'):>9} "
+              f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['decode_tokens_per_s'], ',.1f'):>9} "
               f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8}")
     for r in res["modes"]:
         for kind in ("prefill", "decode"):
@@ -149,9 +151,9 @@ def main() -> int:
         weight_bytes = engine.loaded.param_bytes
         bound_ms = weight_bytes / (bandwidth * 1e9) * 1000
         rows = [bench_mode(engine, m, args.slow_tokens if m in SLOW_MODES else args.tokens) for m in args.modes]
-        torch_rate = next((r["tokens_per_s"] for r in rows if r["mode"] == "torch"), None)
+        torch_rate = next((r["decode_tokens_per_s"] for r in rows if r["mode"] == "torch"), None)
         for r in rows:
-            r["ratio_to_torch"] = r["tokens_per_s"] / torch_rate if torch_rate and r["tokens_per_s"] else None
+            r["ratio_to_torch"] = r["decode_tokens_per_s"] / torch_rate if torch_rate and r["decode_tokens_per_s"] else None
             r["ratio_to_bound"] = r["steady_ms_per_token"] / bound_ms if r["steady_ms_per_token"] else None
         res = {"model": engine.label, "params": engine.loaded.n_params, "weight_bytes": weight_bytes,
                "bandwidth_gbs": bandwidth, "bound_ms_per_token": bound_ms, "torch_threads": torch.get_num_threads(),

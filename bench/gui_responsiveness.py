@@ -159,7 +159,7 @@ def gui_bench(args: argparse.Namespace) -> list[dict]:
                 "ticks": len(probe.gaps),
                 "gui_decode_tps": gui_tps,
                 "engine_decode_tps": s.decode_tokens_per_s,
-                "engine_tps": s.tokens_per_s,
+                "engine_tps": s.overall_tokens_per_s,
                 "ttft_ms": s.ttft_ms,
                 "n_tokens": s.n_tokens,
                 "n_compiles": s.n_compiles,
@@ -192,7 +192,7 @@ def direct_bench(args: argparse.Namespace) -> list[dict]:
                 if len(times) > 1
                 else float("nan"),
                 "engine_decode_tps": summary.decode_tokens_per_s,
-                "engine_tps": summary.tokens_per_s,
+                "engine_tps": summary.overall_tokens_per_s,
                 "ttft_ms": summary.ttft_ms,
                 "n_tokens": summary.n_tokens,
             }

@@ -1,7 +1,9 @@
 """Sortable table of profile rows: µs per step, % of the step, achieved GB/s and GFLOP/s, calls, kind,
 source line and module. A "top 10" switch keeps the ten rows that take the most wall time.
 
-Plain data in: :meth:`ProfileTable.set_rows` takes one dict per row with the keys of
+Plain data in: the columns (objects with ``key``, ``title``, ``format(value) -> str`` and ``align``: the
+profile's one column table, ``app.core.profile.columns.PROFILE_COLUMNS``) and the first column's title per
+aggregation (``BY_TITLES``) are given to the constructor; :meth:`ProfileTable.set_rows` takes one dict per row with the keys of
 ``app.core.profile.model.ProfileRow`` (``key``, ``us_per_step``, ``wall_us_per_step``, ``share``,
 ``gbs``, ``bandwidth_share``, ``gflops``, ``calls_per_step``, ``kind``, ``source``, ``module``, …); missing
 figures show as ``–`` and sort below every number. Signals (GUI thread): ``rowActivated(dict)`` with the
@@ -10,10 +12,9 @@ row's dict when a row is double-clicked or Enter is pressed on it.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,34 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.units import fmt
+from app.core.units import csv_text
 
 TOP_N = 10
-KEY_TITLES = {"line": "source line", "op": "ATen op", "fusion": "HLO instruction", "module": "module"}
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-def _pct(v: Any) -> str:
-    return fmt(None if v is None else v * 100, ".1f")
-
-
-def _num(digits: int):
-    return lambda v: fmt(v, f",.{digits}f")
-
-
-#: (row key, header, formatter, numeric?) of every column, left to right; column 0's header follows ``by``.
-COLUMNS: tuple[tuple[str, str, Any, bool], ...] = (
-    ("key", "source line", str, False),
-    ("us_per_step", "µs / step", _num(1), True),
-    ("share", "% of step", _pct, True),
-    ("gbs", "GB/s", _num(1), True),
-    ("bandwidth_share", "% of read BW", _pct, True),
-    ("gflops", "GFLOP/s", _num(2), True),
-    ("calls_per_step", "calls", _num(0), True),
-    ("kind", "kind", lambda v: v or "–", False),
-    ("source", "source", lambda v: v or "–", False),
-    ("module", "module", lambda v: v or "–", False),
-)
 
 
 class _Item(QTableWidgetItem):
@@ -81,12 +58,15 @@ class ProfileTable(QWidget):
 
     rowActivated = Signal(dict)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, columns: Sequence[Any], by_titles: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("profileTable")
+        #: (row key, header, formatter, numeric?) of every column, left to right; column 0's header follows ``by``.
+        self.columns = [(c.key, c.title, c.format, c.align == "right") for c in columns]
+        self.by_titles = dict(by_titles)
         self.top_only = QCheckBox(f"top {TOP_N} only", objectName="profileTopOnly")
         self.count = QLabel("", objectName="profileRowCount")
-        self.table = QTableWidget(0, len(COLUMNS), objectName="profileTableView")
+        self.table = QTableWidget(0, len(self.columns), objectName="profileTableView")
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -125,7 +105,7 @@ class ProfileTable(QWidget):
 
     def sort_by(self, key: str, descending: bool = True) -> None:
         """Sort by the column of row key ``key`` (as clicking its header does)."""
-        col = [c[0] for c in COLUMNS].index(key)
+        col = [c[0] for c in self.columns].index(key)
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         self.table.sortItems(col, order)
         self.table.horizontalHeader().setSortIndicator(col, order)
@@ -138,13 +118,8 @@ class ProfileTable(QWidget):
     def csv_text(self, shown_only: bool = False) -> str:
         """CSV of the rows (all, or only those shown); lists joined with spaces, missing values empty."""
         rows = self.rows() if shown_only else self._rows
-        keys = list(dict.fromkeys(k for r in rows for k in r)) or [c[0] for c in COLUMNS]
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(keys)
-        for r in rows:
-            writer.writerow([_cell(r.get(k)) for k in keys])
-        return buf.getvalue()
+        keys = list(dict.fromkeys(k for r in rows for k in r)) or [c[0] for c in self.columns]
+        return csv_text(keys, ([r.get(k) for k in keys] for r in rows))
 
     def json_text(self, shown_only: bool = False) -> str:
         """JSON list of the rows (all, or only those shown)."""
@@ -159,7 +134,7 @@ class ProfileTable(QWidget):
 
     # -- internals ----------------------------------------------------------------------------------
     def _set_headers(self) -> None:
-        titles = [KEY_TITLES.get(self._by, self._by)] + [c[1] for c in COLUMNS[1:]]
+        titles = [self.by_titles.get(self._by, self._by)] + [c[1] for c in self.columns[1:]]
         self.table.setHorizontalHeaderLabels(titles)
 
     def _fill(self) -> None:
@@ -169,7 +144,7 @@ class ProfileTable(QWidget):
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
-            for j, (key, _, formatter, numeric) in enumerate(COLUMNS):
+            for j, (key, _, formatter, numeric) in enumerate(self.columns):
                 value = row.get(key)
                 sort_key = (float(value) if value is not None else -math.inf) if numeric else str(value or "")
                 item = _Item(formatter(value), sort_key)
@@ -196,6 +171,3 @@ class ProfileTable(QWidget):
         if row is not None:
             self.rowActivated.emit(dict(row))
 
-
-def _cell(value: Any) -> Any:
-    return " ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value)

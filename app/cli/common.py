@@ -117,16 +117,13 @@ def write_json_event(out: TextIO, event: Any, model: str) -> None:
 
 
 def use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
-    from app.core.compile_cache.xla import default_cache_dir, set_persistent_cache
-
     if getattr(args, "persistent_cache", None):
-        from app.core.compile_cache.inductor import set_inductor_cache
-        from app.core.session.service import inductor_dir_for
+        from app.core.compile_cache.switch import use_persistent_caches
+        from app.core.compile_cache.xla import default_cache_dir
 
         path = default_cache_dir() if args.persistent_cache == "default" else args.persistent_cache
-        used = set_persistent_cache(path)
-        print(f"[cache] persistent compilation caches: JAX {used}, Inductor {set_inductor_cache(inductor_dir_for(used))}",
-              file=err)
+        used, inductor_used = use_persistent_caches(path)
+        print(f"[cache] persistent compilation caches: JAX {used}, Inductor {inductor_used}", file=err)
 
 
 def main_thread() -> bool:

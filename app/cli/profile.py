@@ -13,33 +13,10 @@ from typing import Any, TextIO
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
 from app.core.modes.catalog import profiling_mode
-from app.core.report.columns import Column, render_text
+from app.core.profile.columns import BY_TITLES, profile_columns
+from app.core.report.columns import render_text
 
-BY_CHOICES = ("line", "op", "fusion", "module")
-_KEY_TITLE = {"line": "source line", "op": "ATen op", "fusion": "HLO instruction", "module": "module"}
-
-
-def _pct(value: Any) -> str:
-    return units.fmt(None if value is None else value * 100, ".1f")
-
-
-def profile_columns(by: str) -> tuple[Column, ...]:
-    """Columns of the text table for rows aggregated ``by`` (the key column's title follows ``by``)."""
-    fixed = lambda d: (lambda v: units.fmt(v, f",.{d}f"))  # noqa: E731
-    key = Column("key", _KEY_TITLE.get(by, by), format=str, align="left")
-    where = (Column("module", "module", format=lambda v: v or "–", align="left") if by == "line"
-             else Column("source", "source", format=lambda v: v or "–", align="left"))
-    return (
-        Column("us_per_step", "µs/step", format=fixed(1)),
-        Column("share", "% of step", format=_pct),
-        Column("gbs", "GB/s", format=fixed(1)),
-        Column("bandwidth_share", "% of BW", format=_pct),
-        Column("gflops", "GFLOP/s", format=fixed(2)),
-        Column("calls_per_step", "calls", format=fixed(0)),
-        Column("kind", "kind", format=lambda v: v or "–", align="left"),
-        key,
-        where,
-    )
+BY_CHOICES = tuple(BY_TITLES)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

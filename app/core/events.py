@@ -123,8 +123,8 @@ class Summary:
 
     ``ttft_ms``: time to first token, from the start of generation (after loading) to the first token,
     compile included. ``steady_decode_ms``: median ``wall_ms`` of decode calls that did not compile (None
-    if there were none). ``decode_tokens_per_s`` = 1000 / ``steady_decode_ms``. ``tokens_per_s``: generated
-    tokens / ``total_ms`` (everything included). ``compile_ms``: sum over compiling calls of trace + lower +
+    if there were none). ``decode_tokens_per_s`` = 1000 / ``steady_decode_ms`` (the steady decode rate). ``overall_tokens_per_s``:
+    generated tokens / ``total_ms`` (everything included: prefill, compiles, decode). ``compile_ms``: sum over compiling calls of trace + lower +
     compile.
     """
 
@@ -133,7 +133,7 @@ class Summary:
     ttft_ms: float | None
     steady_decode_ms: float | None
     decode_tokens_per_s: float | None
-    tokens_per_s: float
+    overall_tokens_per_s: float
     total_ms: float
     compile_ms: float
     n_compiles: int
@@ -152,7 +152,7 @@ class Summary:
             ttft_ms=ttft_ms,
             steady_decode_ms=steady_ms,
             decode_tokens_per_s=(1000.0 / steady_ms) if steady_ms else None,
-            tokens_per_s=(n_tokens / (total_ms / 1000.0)) if total_ms > 0 else 0.0,
+            overall_tokens_per_s=(n_tokens / (total_ms / 1000.0)) if total_ms > 0 else 0.0,
             total_ms=total_ms,
             compile_ms=sum(r.compile_total_ms for r in compiles),
             n_compiles=len(compiles),

@@ -75,7 +75,7 @@ def by_lane(events: Iterator[Event]) -> Iterator[tuple[str | None, Event]]:
 
 def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
     """One row per mode, keyed as :data:`app.core.report.columns.RACE_COLUMNS`: ``ttft_ms``, ``compile_ms``,
-    ``steady_ms_per_token``, ``tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
+    ``steady_ms_per_token``, ``decode_tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
     ``speedup_vs_torch`` (steady decode tokens/s over torch's, when torch ran)."""
     rows = []
     torch = finished.get(REFERENCE_MODE)
@@ -87,7 +87,7 @@ def summary_rows(finished: dict[str, FinishedEvent]) -> list[dict[str, Any]]:
             "ttft_ms": s.ttft_ms,
             "compile_ms": s.compile_ms,
             "steady_ms_per_token": s.steady_decode_ms,
-            "tokens_per_s": s.decode_tokens_per_s,
+            "decode_tokens_per_s": s.decode_tokens_per_s,
             "total_ms": s.total_ms,
             "n_compiles": s.n_compiles,
             "n_tokens": s.n_tokens,

@@ -6,6 +6,9 @@ import-linter contracts in ``pyproject.toml``). Missing figures show as ``–``.
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
@@ -41,6 +44,32 @@ def ms(value: float | None) -> str:
 def fmt(value: Any, spec: str, missing: str = "–") -> str:
     """``format(value, spec)``, or ``missing`` for None (a figure a run could not produce)."""
     return missing if value is None else format(value, spec)
+
+
+def fixed(digits: int) -> Callable[[Any], str]:
+    """A formatter with ``digits`` decimals and thousands separators: ``fixed(1)(1234.56)`` → ``"1,234.6"``."""
+    return lambda value: fmt(value, f",.{digits}f")
+
+
+def percent(fraction: float | None) -> str:
+    """A fraction as a percentage with one decimal, no sign: ``percent(0.123)`` → ``"12.3"``."""
+    return fmt(None if fraction is None else fraction * 100, ".1f")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: lists space-separated, None empty, anything else as is."""
+    return " ".join(map(str, value)) if isinstance(value, (list, tuple)) else ("" if value is None else value)
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """CSV text (``\n`` line ends) of ``header`` then ``rows``, each cell through :func:`csv_cell`: the one
+    CSV writer of the app (profile rows, source maps, call records, the Qt tables' exports)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([csv_cell(v) for v in row])
+    return buf.getvalue()
 
 
 def flops(value: float | None) -> str:

@@ -20,13 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS
 from app.core.session.requests import ProfileReady
 from app.core.units import ms
 from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
 from widgets.timeline import StepTimeline
-
-BY = (("line", "source line"), ("op", "ATen op"), ("fusion", "HLO instruction"), ("module", "module"))
 
 
 def summary_text(profile: Any) -> str:
@@ -50,7 +49,7 @@ class ProfileWiring(QObject):
         self.ir_tabs = window.ui.ir_tabs
         self.prompt = window.ui.prompt
         self.last: ProfileReady | None = None
-        self.table = ProfileTable()
+        self.table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
         self.timeline = StepTimeline()
         self.ir_tabs.tabs.addTab(self._page(), "Profile")
         self.session.events.profile.connect(self.on_profile)
@@ -66,7 +65,7 @@ class ProfileWiring(QObject):
         self.step.addItems(["decode", "prefill"])
         self.steps = QSpinBox(minimum=1, maximum=500, value=20, objectName="profileSteps", suffix=" steps")
         self.by = QComboBox(objectName="profileBy")
-        for key, title in BY:
+        for key, title in BY_TITLES.items():
             self.by.addItem(title, key)
         self.export_button = QPushButton("Export…", objectName="profileExport", enabled=False)
         self.summary = QLabel("Profile the compiled step to see where its time goes.", objectName="profileSummary")

@@ -18,10 +18,10 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
+from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, Session
 from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.settings import GenerationSettings
-from app.core.units import ms
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
 from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
@@ -36,13 +36,6 @@ from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEFAULT_PROMPT = "What is the capital of France?"  # the default model is a chat model
-REASONS = {
-    "eos": "end of text",
-    "end_of_turn": "end of the assistant's turn",
-    "max_new_tokens": "max new tokens",
-    "cache_full": "KV cache full",
-    "stopped": "stopped",
-}
 
 
 def load_examples() -> list[dict[str, str]]:
@@ -305,7 +298,7 @@ class MainWindow(QMainWindow):
             self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
 
     def _on_figures(self, f: LiveFigures) -> None:
-        self.ui.stats.set_stats(f.ttft_ms, f.tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
+        self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
         self.ui.plot.set_steady_ms(f.steady_ms)
 
     def _on_ir(self, event: Any) -> None:
@@ -315,12 +308,7 @@ class MainWindow(QMainWindow):
     def _on_run_finished(self, run: RunState) -> None:
         self.ui.tokens.flush()
         self.ui.plot.redraw()
-        s, reason = run.finished.summary, run.finished.reason
-        decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
-        self.status.show(
-            f"Done ({REASONS.get(reason, reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
-            f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)})"
-        )
+        self.status.show(summary_line(run.finished))
 
     def _on_idle(self, message: str) -> None:
         self.ui.tokens.flush()

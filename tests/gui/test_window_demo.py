@@ -230,7 +230,7 @@ def test_demo_widgets_take_plain_data(qtbot):
         "ttft_ms": 900.0,
         "compile_ms": 1500.0,
         "steady_ms_per_token": 1.0,
-        "tokens_per_s": 1000.0,
+        "decode_tokens_per_s": 1000.0,
         "total_ms": 2000.0,
         "n_compiles": 2,
         "n_tokens": 16,

@@ -10,6 +10,7 @@ import json
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
+from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS
 from widgets.profile_table import TOP_N, ProfileTable
 from widgets.timeline import GAP_LANE, StepTimeline
 
@@ -103,7 +104,7 @@ def test_timeline_exports_png_and_svg(timeline, tmp_path):
 
 @pytest.fixture
 def table(qtbot):
-    view = ProfileTable()
+    view = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
     qtbot.addWidget(view)
     rows = [_row(f"file.py:{i}", us) for i, us in enumerate([5.0, 120.0, 30.0, 7.5, 60.0, 1.0, 300.0, 2.0,
                                                                   45.0, 9.0, 11.0, 80.0])]

@@ -12,8 +12,10 @@ import io
 import json
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Any
 
 from app.core.inspect.source_map import EquationInfo, OpGroup, SourceMap
+from app.core.units import csv_text
 
 CSV_COLUMNS = (
     "module", "file", "line", "function", "scope", "n_equations", "primitives", "out_shapes", "flops",
@@ -42,25 +44,19 @@ def from_json(text: str) -> SourceMap:
     )
 
 
+def _cell(g: OpGroup, col: str) -> Any:
+    if col == "n_equations":
+        return len(g.equations)
+    if col == "primitives":
+        return " ".join(f"{k}={v}" for k, v in g.primitives.items())
+    if col == "flops":
+        return repr(float(g.flops))
+    return getattr(g, col)  # lists are space-separated by csv_text
+
+
 def to_csv(sm: SourceMap) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for g in sm.groups:
-        row = []
-        for col in CSV_COLUMNS:
-            if col == "n_equations":
-                row.append(len(g.equations))
-            elif col == "primitives":
-                row.append(" ".join(f"{k}={v}" for k, v in g.primitives.items()))
-            elif col in _INT_LISTS or col in _STR_LISTS:
-                row.append(" ".join(str(x) for x in getattr(g, col)))
-            elif col == "flops":
-                row.append(repr(float(g.flops)))
-            else:
-                row.append(getattr(g, col))
-        w.writerow(row)
-    return buf.getvalue()
+    """CSV text of the map's groups, columns :data:`CSV_COLUMNS`."""
+    return csv_text(CSV_COLUMNS, ([_cell(g, col) for col in CSV_COLUMNS] for g in sm.groups))
 
 
 def groups_from_csv(text: str) -> list[OpGroup]:

@@ -85,22 +85,14 @@ class _Step:
 
 def static_cache(engine: ModeHost, max_cache_len: int) -> Any:
     """The engine's ``StaticCache`` of ``max_cache_len`` positions, zeroed in place (same tensors, so no
-    recompile). Built once: sliding-window layers become full ``StaticLayer`` s (as in
-    :mod:`app.core.runtime.kv_cache`) and one eager 1-token forward allocates the tensors outside the graph."""
-    import torch
-    from transformers import StaticCache
-    from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+    recompile). Built once from :func:`app.core.runtime.kv_cache.torch_static_cache` (sliding-window layers
+    as full ``StaticLayer`` s, tensors allocated by one eager 1-token forward outside the graph)."""
+    from app.core.runtime.kv_cache import torch_static_cache
 
     state = _state(engine)
     cache = state.get(("cache", max_cache_len))
     if cache is None:
-        cache = StaticCache(config=engine.model.config, max_cache_len=max_cache_len)
-        for i, layer in enumerate(cache.layers):
-            if isinstance(layer, StaticSlidingWindowLayer):
-                cache.layers[i] = StaticLayer(max_cache_len=max_cache_len)
-        with torch.no_grad():
-            engine.model(input_ids=torch.tensor([[engine.pad_id]]), position_ids=torch.tensor([[0]]),
-                         past_key_values=cache, use_cache=True)
+        cache = torch_static_cache(engine.model, max_cache_len, engine.pad_id)
         state[("cache", max_cache_len)] = cache
     cache.reset()
     return cache

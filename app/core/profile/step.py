@@ -19,8 +19,6 @@ reader finds none (``ValueError``).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import shutil
 import tempfile
@@ -33,8 +31,10 @@ from app.core.errors import InvalidSettingsError, PlaygroundError
 from app.core.profile.attrib import attribute
 from app.core.profile.build import BY, aggregate, build_profile
 from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_bandwidth_gbs, read_capture
+from app.core.profile.columns import CSV_COLUMNS
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
+from app.core.units import csv_text
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -45,11 +45,6 @@ __all__ = [
     "copy_xplane", "profile_from_capture", "profile_step", "read_bandwidth_gbs", "rows_to_csv",
     "rows_to_json_lines",
 ]
-
-CSV_COLUMNS = ("key", "us_per_step", "wall_us_per_step", "share", "calls_per_step", "bytes_per_step",
-               "flops_per_step", "gbs", "gflops", "bandwidth_share", "bound_us", "source", "module", "aten",
-               "kind", "instructions", "threads", "hlo_line", "via")
-
 
 @dataclass
 class StepCall:
@@ -224,19 +219,10 @@ def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: 
 
 
 # ------------------------------------------------------------------------------------------- export
-def _cell(value: Any) -> Any:
-    return " ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value)
-
-
 def rows_to_csv(rows: list[ProfileRow]) -> str:
-    """CSV text of profile rows, columns :data:`CSV_COLUMNS` (lists space-separated, None empty)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for row in rows:
-        d = row.to_dict()
-        writer.writerow([_cell(d[c]) for c in CSV_COLUMNS])
-    return buf.getvalue()
+    """CSV text of profile rows, columns :data:`app.core.profile.columns.CSV_COLUMNS` (lists space-separated,
+    None empty)."""
+    return csv_text(CSV_COLUMNS, ([row.to_dict()[c] for c in CSV_COLUMNS] for row in rows))
 
 
 def rows_to_json_lines(rows: list[ProfileRow], profile: StepProfile | None = None, by: str = "") -> str:

@@ -50,7 +50,7 @@ RACE_COLUMNS: tuple[Column, ...] = (
     Column("compile_ms", "compile", "ms", _fixed(1), short="compile"),
     Column("n_compiles", "compiles", format=_plain, short="compiles"),
     Column("steady_ms_per_token", "steady ms/token", "ms", _fixed(2), "low", short="ms / token"),
-    Column("tokens_per_s", "tokens/s", "tokens/s", _fixed(1), "high", short="tokens / s"),
+    Column("decode_tokens_per_s", "decode tokens/s", "tokens/s", _fixed(1), "high", short="tokens / s"),
     Column("total_ms", "total", "ms", _fixed(1), "low", short="total"),
     Column("n_tokens", "tokens", format=_plain, short="tokens"),
     Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import platform
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.report.columns import RACE_COLUMNS, render_markdown
+from app.core.units import csv_text
 
 RECORD_FIELDS = (
     "run", "index", "step", "mode", "input_ids_shape", "wall_ms", "execute_ms", "compiled", "trace_ms",
@@ -35,10 +35,8 @@ def record_rows(records: Iterable[Any], run: str = "") -> list[dict[str, Any]]:
 def write_records_csv(path: str | Path, runs: dict[str, list[Any]]) -> int:
     """Write every run's records to CSV; ``runs`` maps a run label to its records. Returns rows written."""
     rows = [row for label, records in runs.items() for row in record_rows(records, label)]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=RECORD_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    Path(path).write_text(csv_text(RECORD_FIELDS, ([row[k] for k in RECORD_FIELDS] for row in rows)),
+                          encoding="utf-8")
     return len(rows)
 
 

@@ -1,10 +1,21 @@
-"""Plain-text tables of call records and run summaries (CLI, benchmarks, exported reports)."""
+"""Plain-text tables of call records and run summaries: the one place a run's summary becomes text
+(:func:`format_summary` for the CLI and exported reports, :func:`summary_line` for the window's status
+line and the benchmarks)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.core.units import fmt
+from app.core.units import fmt, ms
+
+#: Why a run ended (``FinishedEvent.reason``), in words.
+FINISH_REASONS = {
+    "eos": "end of text",
+    "end_of_turn": "end of the assistant's turn",
+    "max_new_tokens": "max new tokens",
+    "cache_full": "KV cache full",
+    "stopped": "stopped",
+}
 
 
 def _ms(value: float | None) -> str:
@@ -34,12 +45,22 @@ def format_call_table(records: list[Any], head: int = 6, tail: int = 3) -> str:
     return "\n".join(lines)
 
 
+def summary_line(finished: Any) -> str:
+    """One line: why it ended, tokens, total time, TTFT, the steady decode rate and the compiles, e.g.
+    ``Done (max new tokens): 16 tokens in 2.10 s · TTFT 1.20 s · decode 41.6 tok/s · 2 compiles (1.90 s)``."""
+    s, reason = finished.summary, finished.reason
+    decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
+    return (f"Done ({FINISH_REASONS.get(reason, reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
+            f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)})")
+
+
 def format_summary(label: str, finished: Any) -> str:
+    """The CLI's and the exported report's summary: three lines with every figure of the run."""
     s = finished.summary
     rate = f"{s.decode_tokens_per_s:,.1f}" if s.decode_tokens_per_s else "-"
     return (
         f"model {label} | mode {s.mode} | {s.n_tokens} tokens, stopped by {finished.reason}\n"
         f"time to first token {_ms(s.ttft_ms)} ms | steady decode {_ms(s.steady_decode_ms)} ms/token "
-        f"({rate} tokens/s) | overall {s.tokens_per_s:,.1f} tokens/s | total {_ms(s.total_ms)} ms\n"
+        f"({rate} tokens/s) | overall {s.overall_tokens_per_s:,.1f} tokens/s | total {_ms(s.total_ms)} ms\n"
         f"compiles {s.n_compiles} ({_ms(s.compile_ms)} ms compiling) | calls {s.n_calls}"
     )

@@ -32,7 +32,14 @@ def empty_dynamic_cache(config: Any) -> Any:
 
 
 def static_cache_template(model: Any, max_cache_len: int, pad_id: int) -> Any:
-    """A zeroed ``StaticCache`` of ``max_cache_len`` positions as jax arrays.
+    """A zeroed ``StaticCache`` of ``max_cache_len`` positions as jax arrays (:func:`torch_static_cache`
+    moved to JAX)."""
+    return to_jax(torch_static_cache(model, max_cache_len, pad_id))
+
+
+def torch_static_cache(model: Any, max_cache_len: int, pad_id: int) -> Any:
+    """A zeroed ``StaticCache`` of ``max_cache_len`` positions (torch tensors): the one template every
+    static-cache mode starts from.
 
     Each ``StaticSlidingWindowLayer`` (transformers/cache_utils.py) becomes a full-length ``StaticLayer`` (the
     sliding layer keeps a Python int length that would silently reset or recompile every step; HF masks
@@ -55,4 +62,4 @@ def static_cache_template(model: Any, max_cache_len: int, pad_id: int) -> Any:
             use_cache=True,
         )
     cache.reset()
-    return to_jax(cache)
+    return cache

@@ -59,11 +59,11 @@ class RunState:
 @dataclass(frozen=True)
 class LiveFigures:
     """The stats strip's figures. While a run streams: ``ttft_ms`` is the first token's ``elapsed_ms``
-    (the same clock as :attr:`Summary.ttft_ms`), ``tokens_per_s`` the rate since the first token; once it
+    (the same clock as :attr:`Summary.ttft_ms`), ``live_tokens_per_s`` the rate since the first token; once it
     ends, the :class:`Summary` values themselves (decode tokens/s when there was a steady decode)."""
 
     ttft_ms: float | None = None
-    tokens_per_s: float | None = None
+    live_tokens_per_s: float | None = None
     n_tokens: int = 0
     n_compiles: int = 0
     steady_ms: float | None = None
@@ -72,7 +72,7 @@ class LiveFigures:
     def of(run: RunState) -> LiveFigures:
         if run.finished is not None:
             s = run.finished.summary
-            return LiveFigures(s.ttft_ms, s.decode_tokens_per_s or s.tokens_per_s, s.n_tokens, s.n_compiles,
+            return LiveFigures(s.ttft_ms, s.decode_tokens_per_s or s.overall_tokens_per_s, s.n_tokens, s.n_compiles,
                                s.steady_decode_ms)
         toks = run.tokens
         rate = None

@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.compile_cache.switch import inductor_dir_for, use_persistent_caches
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
 from app.core.modes.catalog import profiling_mode
@@ -233,9 +233,8 @@ class ComputeService:
         directory = request.directory
         if request.action in ("persistent_on", "persistent_off"):
             on = request.action == "persistent_on"
-            used = cc.set_persistent_cache(directory if on else None)
-            ic.set_inductor_cache(inductor_dir_for(used) if used else None)
-            message = f"Persistent caches on: {used} (Inductor: {inductor_dir_for(used)})" if used else (
+            used, inductor_used = use_persistent_caches(directory if on else None)
+            message = f"Persistent caches on: {used} (Inductor: {inductor_used})" if used else (
                 "Persistent caches off: every compile is cold.")
         elif request.action == "clear_memory":
             self.engine.clear_compiled() if self.engine is not None else cc.clear_in_memory_caches()
@@ -261,12 +260,3 @@ class ComputeService:
             more_files, more_bytes = disk_cache_size(inductor_dir_for(self._cache_dir))
             n_files, n_bytes = n_files + more_files, n_bytes + more_bytes
         return rq.CacheInfo(in_use is not None, self._cache_dir, n_files, n_bytes, message)
-
-
-def inductor_dir_for(jax_dir: str | Path) -> Path:
-    """Where Inductor's caches go beside JAX's persistent cache in ``jax_dir``: the sibling ``inductor``
-    folder of the default ``…/jax-compilation-cache``, else ``<jax_dir>-inductor``."""
-    path = Path(jax_dir)
-    if path.name == "jax-compilation-cache":
-        return path.parent / "inductor"
-    return path.parent / f"{path.name}-inductor"
