@@ -10,20 +10,33 @@ COMPILE_COLOUR = "#ea580c"
 DISK_COLOUR = "#059669"
 
 
-def describe(record: Any, run: str = "") -> str:
+#: Titles of the timing fields when no column table is given (the app passes its one call-record table,
+#: ``app.core.report.columns.CALL_COLUMNS``, whose titles these mirror).
+DEFAULT_TITLES = {"wall_ms": "wall", "execute_ms": "execute", "trace_ms": "trace", "lower_ms": "lower",
+                  "compile_ms": "compile"}
+
+
+def describe(record: Any, run: str = "", titles: dict[str, str] | None = None) -> str:
     """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`);
-    ``run`` is the plot run's label, shown on top when given."""
+    ``run`` is the plot run's label, shown on top when given; ``titles`` maps a timing field to its column
+    title (the call-record column table's, given as plain data)."""
+    titles = {**DEFAULT_TITLES, **(titles or {})}
+
     def g(name):
         return getattr(record, name, None)
-    lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", f"wall {ms(g('wall_ms'))}"]
+
+    def timing(name):
+        return f"{titles[name]} {ms(g(name))}"
+
+    lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", timing("wall_ms")]
     if run:
         lines.insert(0, f"<i>{run}</i>")
     if g("execute_ms") is not None:
-        lines[-1] += f" · execute {ms(g('execute_ms'))}"
+        lines[-1] += f" · {timing('execute_ms')}"
     if g("compiled"):
         lines.append(
-            f"<span style='color:{COMPILE_COLOUR}'>compiled: trace {ms(g('trace_ms'))} · "
-            f"lower {ms(g('lower_ms'))} · compile {ms(g('compile_ms'))}</span>"
+            f"<span style='color:{COMPILE_COLOUR}'>compiled: {timing('trace_ms')} · "
+            f"{timing('lower_ms')} · {timing('compile_ms')}</span>"
         )
         if g("compile_reason"):
             lines.append(f"<b>why it compiled:</b> {g('compile_reason')}")

@@ -49,6 +49,9 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")})
         self.setObjectName("latencyPlot")
         self.max_runs = MAX_RUNS
+        #: Titles of the call-record timing fields for the hover tool tip (plain data from the app's one
+        #: call-record column table; see :func:`widgets.call_tooltip.describe`).
+        self.call_titles: dict[str, str] = {}
         item = self.getPlotItem()
         item.setLogMode(x=False, y=True)
         item.showGrid(x=True, y=True, alpha=0.15)
@@ -383,7 +386,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         index = point.x if found and found[0] is self._runs[-1] else -1  # token links: newest run only
         if found is not None:
             run, point = found
-            QToolTip.showText(QCursor.pos(), describe(point.record, f"run {run.run_id} · {run.label}"), self)
+            QToolTip.showText(QCursor.pos(), describe(point.record, f"run {run.run_id} · {run.label}", self.call_titles), self)
         elif self._hovered != -1:
             QToolTip.hideText()
         if index != self._hovered:

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.units import short_file
+from app.core.units import short_file, source_label
 from widgets.source_rows import (  # noqa: F401  (the column and role constants are this view's API)
     COLUMNS,
     GBS_COL,
@@ -155,7 +155,7 @@ class SourceExplorer(QWidget):
             line_key = (g.module, g.file, g.line)
             line_item = lines.get(line_key)
             if line_item is None:
-                text = f"{short_file(g.file)}:{g.line}  {g.function}" if g.file else "(no source)"
+                text = f"{source_label(g.file, g.line)}  {g.function}" if g.file else "(no source)"
                 line_item = lines[line_key] = new_item(mod_item, text, "line")
                 line_item.setData(0, ROLE_EQNS, (g.file, g.line))
             label = g.scope or "(no ATen scope)"
@@ -316,7 +316,7 @@ class SourceExplorer(QWidget):
     @staticmethod
     def _location(item: QTreeWidgetItem) -> str:
         file, line = item.data(0, ROLE_EQNS)
-        return f"{short_file(file)}:{line}" if file else ""
+        return source_label(file, line)
 
     def _select(self, item: QTreeWidgetItem) -> None:
         self._reveal(item)

@@ -87,6 +87,19 @@ def times(value: float | None) -> str:
     return fmt(value, ".2f") + ("×" if value is not None else "")
 
 
+def source_label(file: str, line: int) -> str:
+    """The one ``file:line`` text of a source location (:class:`app.core.inspect.location.SourceLocation`
+    uses it; so do the widgets, which receive plain fields): ``transformers/models/llama/modeling_llama.py:243``,
+    ``""`` when the file is unknown."""
+    return f"{short_file(file)}:{line}" if file else ""
+
+
+def elide_start(text: str, max_chars: int) -> str:
+    """``text`` cut at its start to fit ``max_chars``, so a ``file:line`` keeps its line number:
+    ``…/llama/modeling_llama.py:243``."""
+    return text if len(text) <= max_chars else "…" + text[len(text) - max(1, max_chars - 1):]
+
+
 def short_file(path: str) -> str:
     """A source path shortened after ``site-packages/``: ``transformers/models/llama/modeling_llama.py``."""
     for marker in ("site-packages/", "dist-packages/"):

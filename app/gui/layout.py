@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.modes.catalog import CATALOG, DEFAULT_MODE, MODE_NAMES
+from app.core.report.columns import CALL_COLUMNS
 from app.core.settings import DTYPES
 from widgets.busy_indicator import BusyIndicator
 from widgets.device_panel import DevicePanel
@@ -129,6 +130,7 @@ class WindowParts:
         self.tokens = TokenView()
         self.tokens.setObjectName("tokenView")
         self.plot = LatencyPlot()
+        self.plot.call_titles = {c.key: c.title for c in CALL_COLUMNS}
         self.ir_tabs = IRTabs()
         self.status_label = QLabel("Ready")
         self.status_label.setObjectName("statusLabel")

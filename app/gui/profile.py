@@ -20,23 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS
+from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS, profile_summary
 from app.core.session.requests import ProfileReady
-from app.core.units import ms
 from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
 from widgets.timeline import StepTimeline
-
-
-def summary_text(profile: Any) -> str:
-    """One line: step wall time, the share covered by ops, idle (host + between ops), the roofline."""
-    return (
-        f"{profile.step} step <b>{ms(profile.step_ms)}</b> · ops running "
-        f"<b>{profile.attributed_share:.0%}</b> · idle {profile.idle_share:.0%} (host "
-        f"{profile.host_share:.0%}, between ops {profile.between_ops_share:.0%}) · "
-        f"{profile.bytes_per_step / 1e6:,.0f} MB read per step · bandwidth bound {ms(profile.bound_ms)} at "
-        f"{profile.bandwidth_gbs:.1f} GB/s (step = {profile.step_ms / profile.bound_ms:.2f}× the bound)"
-    )
 
 
 class ProfileWiring(QObject):
@@ -100,7 +88,7 @@ class ProfileWiring(QObject):
     def on_profile(self, ready: ProfileReady) -> None:
         self.last = ready
         profile = ready.profile
-        self.summary.setText(summary_text(profile))
+        self.summary.setText(profile_summary(profile))
         self._show_rows()
         self.timeline.set_timeline(ready.timeline)
         self.export_button.setEnabled(True)
@@ -177,7 +165,7 @@ class ProfileWiring(QObject):
             self.timeline.export(path)
         else:
             self.table.export(path)
-        self.summary.setText(f"{summary_text(self.last.profile)} · exported to {path}")
+        self.summary.setText(f"{profile_summary(self.last.profile)} · exported to {path}")
 
     def _on_busy(self, busy: bool) -> None:
         self.button.setEnabled(not busy)

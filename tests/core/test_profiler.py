@@ -107,7 +107,7 @@ def test_ops_without_metadata_are_attributed_by_weight_operand_or_input(hlo):
     (weight,) = parts["dot.2"]
     assert weight.via == "weight" and weight.source.module == "model.layers.0.mlp.up_proj"
     (copy_of_input,) = parts["copy.1"]
-    assert copy_of_input.via == "input" and copy_of_input.source.location == "<input cache[0]>"
+    assert copy_of_input.via == "input" and copy_of_input.source.where == "<input cache[0]>"
     (inherited,) = parts["copy.2"]
     assert inherited.via == "operand" and inherited.source == weight.source
     assert parts["slice.3"][0].source.line == 164  # inherits the fusion's dominant line
@@ -291,14 +291,14 @@ def test_profile_laid_on_the_source_map_keeps_every_share(real_profile):
         assert measure.rest.share < 0.5 * profile.attributed_share
         by_line: dict[str, float] = {}
         for gi, m in measure.groups.items():
-            loc = shown.groups[gi].location.rsplit("/", 1)[-1]
+            loc = shown.groups[gi].label.rsplit("/", 1)[-1]
             by_line[loc] = by_line.get(loc, 0.0) + m.wall_us
         assert max(by_line, key=by_line.get) == MLP_LINE
     layer_modules = {sm.groups[gi].module for gi in measure_source_map(profile, sm).groups}
     assert {"model.layers.0.mlp", "model.layers.1.mlp"} <= layer_modules  # per layer, not folded
     hottest = max(profile.rows, key=lambda r: r.share)
     groups = groups_for_instruction(profile, hottest.key, sm)
-    assert groups and sm.groups[groups[0]].location == hottest.source
+    assert groups and sm.groups[groups[0]].label == hottest.source
     assert groups_for_instruction(profile, "no-such-instruction", sm) == []
     shares = hlo_line_shares(profile)
     assert shares[hottest.hlo_line][0] == hottest.share and len(shares) == len(profile.rows)

@@ -150,7 +150,7 @@ def _statement_group(module: str, stmt: list[EquationInfo]) -> Group:
     if len(stmt) == 1:
         shape = head.out_shapes[0] if head.out_shapes else ""
         return Group(f"e{head.index}", "eqn", f"{head.primitive}\n{shape}", [head.index],
-                     tooltip=f"#{head.index} {head.primitive} {shape}\n{short_file(head.file)}:{head.line} "
+                     tooltip=f"#{head.index} {head.primitive} {shape}\n{head.location.label} "
                              f"{head.function}\n{head.scope}")
     ops = _ops(stmt)
     op = ops.split(" · ")[0]
@@ -158,7 +158,7 @@ def _statement_group(module: str, stmt: list[EquationInfo]) -> Group:
     title = statement_name(head.file, head.line) or op
     group = Group(f"s:{module}:{head.index}", "line", f"{title}\n:{head.line} {op}",
                   [e.index for e in stmt],
-                  tooltip=f"{short_file(head.file)}:{head.line} {head.function}\n"
+                  tooltip=f"{head.location.label} {head.function}\n"
                           f"{linecache.getline(head.file, head.line).strip()}\nATen ops: {ops}\n"
                           f"{len(stmt)} equations: " + ", ".join(sorted({e.primitive for e in stmt})))
     group.children = [_statement_group(module, [e]) for e in stmt]

@@ -7,14 +7,12 @@ nothing); views show ``None`` as "not available on this backend".
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.core.inspect.text_index import count_hlo, count_stablehlo_ops
+
 NOT_AVAILABLE = "not available on this backend"
-_STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:, ]+ = )?\"?(stablehlo|chlo|func|sdy|mhlo)\.[\w.]+", re.M)
-_HLO_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = ", re.M)
-_HLO_FUSION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = .*\bfusion\(.*\bkind=", re.M)
 
 
 @dataclass
@@ -163,9 +161,9 @@ def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -
         cost=cost_dict(_safe(compiled.cost_analysis)),
         memory=memory_dict(_safe(compiled.memory_analysis)),
         n_equations=_safe(count_equations, closed.jaxpr) if closed is not None else None,
-        n_stablehlo_ops=len(_STABLEHLO_OP.findall(stablehlo)) if stablehlo else None,
-        n_hlo_instructions=len(_HLO_INSTRUCTION.findall(hlo)) if hlo else None,
-        n_fusions=len(_HLO_FUSION.findall(hlo)) if hlo else None,
+        n_stablehlo_ops=count_stablehlo_ops(stablehlo) if stablehlo else None,
+        n_hlo_instructions=count_hlo(hlo)[0] if hlo else None,
+        n_fusions=count_hlo(hlo)[1] if hlo else None,
         input_labels=input_labels,
         closed_jaxpr=closed,
     )

@@ -20,7 +20,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from app.core.inspect.source_map import SourceMap, short_file
+from app.core.inspect.location import SourceLocation
+from app.core.inspect.source_map import SourceMap
+from app.core.units import short_file
 
 
 @dataclass
@@ -41,6 +43,10 @@ class DiffRow:
     a_prims: dict[str, int] = field(default_factory=dict)
     b_prims: dict[str, int] = field(default_factory=dict)
     seq: tuple[int, int] | None = None  # the sequence lengths of the two steps (see sequence_pair)
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, "", self.scope)
 
     @property
     def status(self) -> str:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.inspect import text_index as tx
+from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
-from app.core.units import short_file
 
 VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
 
@@ -52,6 +52,10 @@ class EquationInfo:
     scope: str
     operands: list[int] = field(default_factory=list)
     lines: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, self.function, self.scope)
 
 
 @dataclass
@@ -80,9 +84,13 @@ class OpGroup:
         return (self.module, self.file, self.line, self.scope)
 
     @property
-    def location(self) -> str:
-        """``transformers/models/llama/modeling_llama.py:245`` (path shortened after site-packages)."""
-        return f"{short_file(self.file)}:{self.line}"
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, self.function, self.scope)
+
+    @property
+    def label(self) -> str:
+        """``transformers/models/llama/modeling_llama.py:245`` (:attr:`SourceLocation.label`)."""
+        return self.location.label
 
 
 @dataclass
@@ -207,7 +215,7 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
     for op in ops:
         if op.func != "main" or not op.file:
             continue
-        key = (op.file, op.src_line, op.scope)
+        key = (op.file, op.line, op.scope)
         window = range(ptr, min(ptr + lookahead, len(eqns)))
         prim = op.primitive.split("(")[0]
         hit = next((j for j in window if keys[j] == key and eqns[j].primitive == prim), None)
@@ -217,7 +225,7 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
             continue
         ptr = hit
         target = eqns[hit].lines.setdefault("stablehlo", [])
-        target.append(op.line)
+        target.append(op.text_line)
         if op.callee in funcs:
             a, b = funcs[op.callee]
             target.extend(range(a, b + 1))
@@ -227,11 +235,11 @@ def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> N
     by_line: dict[tuple[str, int], list[tx.HloInstruction]] = {}
     for ins in instructions:
         if ins.file:
-            by_line.setdefault((ins.file, ins.src_line), []).append(ins)
+            by_line.setdefault((ins.file, ins.line), []).append(ins)
     for g in groups:
         hits = [i for i in by_line.get((g.file, g.line), []) if i.scope == g.scope or
                 (g.scope and i.scope.startswith(g.scope + "/"))]
-        g.hlo_lines = [i.line for i in hits]
+        g.hlo_lines = [i.text_line for i in hits]
         g.hlo_instructions = [i.name for i in hits]
         g.fusions = list(dict.fromkeys(i.fusion for i in hits if i.fusion))
 

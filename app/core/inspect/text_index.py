@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.inspect.location import SourceLocation
+
 _EQN_START = re.compile(r"^    [^ \])}#]")
 _LOC_DEF = re.compile(r"^#loc(\d*) = loc\((.*)\)\s*$")
 _LOC_REF = re.compile(r"loc\(#loc(\d*)\)\s*$")
@@ -30,13 +32,19 @@ _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):\d+')
 _CALLSITE = re.compile(r"^callsite\(#loc(\d*) at #loc(\d*)\)$")
 _FUNC = re.compile(r"^\s*func\.func (?:public |private )?@([\w.$\-]+)\(")
 _CALL = re.compile(r"\bcall @([\w.$\-]+)\(")
-_STABLE_OP = re.compile(r"^\s*(?:%[\w#:, ]+ = )?\"?((?:stablehlo|chlo|func|sdy|mhlo)\.[\w.]+|call)\b")
+#: One StableHLO op line; group 1: the op (``stablehlo.dot_general``, ``func.return``, ``call``). The one
+#: StableHLO line pattern of the app (IR counts, the source map).
+STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:, ]+ = )?\"?((?:stablehlo|chlo|func|sdy|mhlo)\.[\w.]+|call)\b")
 
 _HLO_COMP = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\) -> .*\{\s*$")
-_HLO_INSTR = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = (.*?) ([a-z][\w\-]*)\(")
+#: One HLO instruction line; groups: name, output shape, opcode, the rest of the line after ``opcode(``. The
+#: one HLO line pattern of the app (IR counts, the source map, the profile's HLO parse, collectives).
+HLO_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = (.*?) ([a-z][\w\-]*)\((.*)$")
+#: ``calls=%computation`` of a fusion or call; ``kind=kLoop`` of a fusion.
+HLO_CALLS = re.compile(r"\bcalls=%?([\w.\-]+)")
+HLO_KIND = re.compile(r"\bkind=(k\w+)")
 _HLO_META = re.compile(r"metadata=\{([^}]*)\}")
 _META_FIELD = re.compile(r'(\w+)=(?:"((?:[^"\\]|\\.)*)"|(\S+))')
-_HLO_CALLS = re.compile(r"calls=%?([\w.\-]+)")
 _TABLE_ROW = re.compile(r"^(\d+) (.*)$")
 
 
@@ -84,16 +92,22 @@ def jaxpr_equation_lines(text: str | None, n_eqns: int) -> list[tuple[int, int]]
 # ------------------------------------------------------------------------------------------ StableHLO
 @dataclass
 class StableOp:
-    """One StableHLO op line: ``line`` in the plain text, its function, and where it came from."""
+    """One StableHLO op line: ``text_line`` in the plain text, ``func`` the StableHLO function holding it, and
+    where it came from (``file``, ``line``, ``scope``; :attr:`location`)."""
 
-    line: int
+    text_line: int
     func: str
     op: str
     scope: str = ""
     primitive: str = ""
     file: str = ""
-    src_line: int = 0
+    line: int = 0
     callee: str | None = None
+    function: str = ""
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, self.function, self.scope)
 
 
 class _LocTable:
@@ -149,14 +163,14 @@ def stablehlo_ops(debug_text: str | None, plain_text: str | None) -> list[Stable
         if m := _FUNC.match(s):
             func = m.group(1)
             continue
-        m = _STABLE_OP.match(s)
+        m = STABLEHLO_OP.match(s)
         if not m or m.group(1).startswith("func.return"):
             continue
-        op = StableOp(line=i + 1, func=func, op=m.group(1))
+        op = StableOp(text_line=i + 1, func=func, op=m.group(1))
         if c := _CALL.search(s):
             op.callee = c.group(1)
         if r := _LOC_REF.search(s):
-            name, op.file, op.src_line = table.resolve(r.group(1))
+            name, op.file, op.line = table.resolve(r.group(1))
             op.scope, op.primitive = split_loc_name(name)
         ops.append(op)
     return ops
@@ -182,10 +196,11 @@ def function_lines(plain_text: str | None) -> dict[str, tuple[int, int]]:
 # ------------------------------------------------------------------------------------- optimized HLO
 @dataclass
 class HloInstruction:
-    """One optimized-HLO instruction: ``line`` in the HLO text, its computation and the fusion instruction
-    that calls that computation (``None`` outside fusions); source from its metadata."""
+    """One optimized-HLO instruction: ``text_line`` in the HLO text, its computation and the fusion
+    instruction that calls that computation (``None`` outside fusions); where it came from (``file``,
+    ``line``, ``function``, ``scope``; :attr:`location`) from its metadata."""
 
-    line: int
+    text_line: int
     name: str
     opcode: str
     computation: str
@@ -193,8 +208,12 @@ class HloInstruction:
     scope: str = ""
     primitive: str = ""
     file: str = ""
-    src_line: int = 0
+    line: int = 0
     function: str = ""
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, self.function, self.scope)
 
 
 def _tables(lines: list[str]) -> tuple[dict[str, dict[int, str]], int]:
@@ -245,20 +264,35 @@ def hlo_instructions(text: str | None) -> list[HloInstruction]:
         if m := _HLO_COMP.match(s):
             comp = m.group(2)
             continue
-        m = _HLO_INSTR.match(s)
+        m = HLO_INSTRUCTION.match(s)
         if not m:
             continue
-        ins = HloInstruction(line=i + 1, name=m.group(1), opcode=m.group(3), computation=comp)
-        if ins.opcode == "fusion" and (c := _HLO_CALLS.search(s)):
+        ins = HloInstruction(text_line=i + 1, name=m.group(1), opcode=m.group(3), computation=comp)
+        if ins.opcode == "fusion" and (c := HLO_CALLS.search(s)):
             fusion_of[c.group(1)] = ins.name
         if meta := _HLO_META.search(s):
             f = _fields(meta.group(1))
             ins.scope, ins.primitive = split_loc_name(f.get("op_name", ""))
             if "stack_frame_id" in f:
-                ins.file, ins.src_line, ins.function = resolve(int(f["stack_frame_id"]))
+                ins.file, ins.line, ins.function = resolve(int(f["stack_frame_id"]))
             if "source_file" in f:
-                ins.file, ins.src_line = f["source_file"], int(f.get("source_line", 0))
+                ins.file, ins.line = f["source_file"], int(f.get("source_line", 0))
         out.append(ins)
     for ins in out:  # fused computations are printed before the fusion that calls them
         ins.fusion = fusion_of.get(ins.computation)
     return out
+
+
+def count_stablehlo_ops(text: str) -> int:
+    """StableHLO ops in a module's text (``call`` lines excepted: they name another function's ops)."""
+    return sum(1 for s in text.splitlines() if (m := STABLEHLO_OP.match(s)) and m.group(1) != "call")
+
+
+def count_hlo(text: str) -> tuple[int, int]:
+    """``(instructions, fusions)`` in an HLO module's text (fused computations' instructions included)."""
+    n = fusions = 0
+    for s in text.splitlines():
+        if m := HLO_INSTRUCTION.match(s):
+            n += 1
+            fusions += m.group(3) == "fusion" and HLO_KIND.search(m.group(4)) is not None
+    return n, fusions

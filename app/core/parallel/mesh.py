@@ -220,14 +220,12 @@ class Collective:
 
 
 COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
-_SHAPE = re.compile(r"= (\(?[a-z]\w*\[[^\]]*\][^ ]*)")
 
 
 def collectives(hlo_text: str | None) -> list[Collective]:
     """Collectives XLA inserted, in text order, with shapes and the model source line (HLO metadata's
     stack frame, resolved by :func:`app.core.inspect.text_index.hlo_instructions`)."""
-    from app.core.inspect.source_map import short_file
-    from app.core.inspect.text_index import hlo_instructions
+    from app.core.inspect.text_index import HLO_INSTRUCTION, hlo_instructions
 
     lines = (hlo_text or "").split("\n")
     found = []
@@ -235,8 +233,8 @@ def collectives(hlo_text: str | None) -> list[Collective]:
         kind = ins.opcode.removesuffix("-start")
         if kind not in COLLECTIVE_KINDS:
             continue
-        m = _SHAPE.search(lines[ins.line - 1])
-        shape = re.sub(r"\{[^}]*\}", "", m.group(1)) if m else ""
-        source = f"{short_file(ins.file)}:{ins.src_line} ({ins.function})" if ins.file else ""
-        found.append(Collective(kind, ins.name, shape, ins.scope, source, ins.line))
+        m = HLO_INSTRUCTION.match(lines[ins.text_line - 1])
+        shape = re.sub(r"\{[^}]*\}", "", m.group(2)) if m else ""
+        source = f"{ins.location.label} ({ins.function})" if ins.file else ""
+        found.append(Collective(kind, ins.name, shape, ins.scope, source, ins.text_line))
     return found

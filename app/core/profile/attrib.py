@@ -36,9 +36,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
 from app.core.profile.hlo import NO_WORK, HloModuleInfo, HloOp
-from app.core.units import short_file
 
 _WEIGHT = re.compile(r"^weights\[['\"](.+)['\"]\]$")
 
@@ -60,9 +60,14 @@ class Source:
     primitive: str = ""
 
     @property
-    def location(self) -> str:
-        """``transformers/models/llama/modeling_llama.py:164``, or :attr:`label` without a line."""
-        return f"{short_file(self.file)}:{self.line}" if self.file else (self.label or "<no source>")
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line, self.function, self.scope)
+
+    @property
+    def where(self) -> str:
+        """``transformers/models/llama/modeling_llama.py:164`` (:attr:`SourceLocation.label`), or :attr:`label`
+        without a line."""
+        return self.location.label or self.label or "<no source>"
 
     @property
     def aten(self) -> str:
@@ -102,7 +107,7 @@ class Attribution:
 
 
 def _located(op: HloOp) -> Source | None:
-    return Source(op.file, op.src_line, op.function, op.scope, primitive=op.primitive) if op.file else None
+    return Source(op.file, op.line, op.function, op.scope, primitive=op.primitive) if op.file else None
 
 
 def _fused_parts(op: HloOp, info: HloModuleInfo) -> list[Part]:

@@ -20,7 +20,7 @@ BY = ("line", "op", "fusion", "module")
 
 def _part_dict(p: Part) -> dict[str, Any]:
     s = p.source
-    return {"fraction": p.fraction, "source": s.location, "module": s.module, "aten": s.aten, "via": p.via,
+    return {"fraction": p.fraction, "source": s.where, "module": s.module, "aten": s.aten, "via": p.via,
             "function": s.function, "scope": s.scope, "file": s.file, "line": s.line}
 
 
@@ -96,7 +96,7 @@ def build_profile(capture: Capture, info: HloModuleInfo, attribution: Attributio
 
 def _describe(row: ProfileRow, op: Any, parts: list[Part]) -> None:
     main = max(parts, key=lambda p: p.fraction)
-    row.source, row.module, row.aten, row.via = main.source.location, main.source.module, main.source.aten, main.via
+    row.source, row.module, row.aten, row.via = main.source.where, main.source.module, main.source.aten, main.via
     row.instructions = [row.key]
     if op is not None:
         row.kind, row.hlo_line = op.kind, op.text_line
@@ -116,7 +116,7 @@ def _timeline(capture: Capture, figures: list[dict], parts: dict[str, list[Part]
         main = max(parts[ev.name], key=lambda p: p.fraction).source
         op = info.ops.get(ev.name)
         bars.append(TimelineBar(ev.thread, (ev.start_ns - win.start_ns) / 1e3, ev.duration_ns / 1e3, ev.name,
-                                op.kind if op is not None else "?", main.location, main.module))
+                                op.kind if op is not None else "?", main.where, main.module))
         iv.append((ev.start_ns, ev.end_ns))
     holes = [[(a - win.start_ns) / 1e3, (b - a) / 1e3] for a, b in gaps(iv, win.start_ns, win.end_ns)]
     threads = sorted({b.thread for b in bars}, key=lambda t: (not t.startswith("XLAPjRt"), t))

@@ -1,4 +1,4 @@
-"""The profile's table, defined once: the title of each aggregation (``by``), every column (key, title,
+"""The profile's table and its one-line summary, defined once: the title of each aggregation (``by``), every column (key, title,
 unit, formatter) and the CSV columns. The CLI's text table (:func:`profile_columns`), the Qt table (which
 takes :data:`PROFILE_COLUMNS` and :data:`BY_TITLES` as plain data) and the CSV/JSON exports render these.
 Row keys are those of :meth:`app.core.profile.model.ProfileRow.to_dict`.
@@ -6,8 +6,10 @@ Row keys are those of :meth:`app.core.profile.model.ProfileRow.to_dict`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.core.report.columns import Column
-from app.core.units import fixed, percent
+from app.core.units import fixed, ms, percent
 
 
 def _text(value: object) -> str:
@@ -48,3 +50,14 @@ def profile_columns(by: str) -> tuple[Column, ...]:
     figures = tuple(c for c in PROFILE_COLUMNS if c.key not in ("key", "source", "module"))
     where = next(c for c in PROFILE_COLUMNS if c.key == ("module" if by == "line" else "source"))
     return (*figures, key_column(by), where)
+
+
+def profile_summary(p: Any) -> str:
+    """One line of a :class:`app.core.profile.model.StepProfile`'s step figures, the same in the window's
+    Profile tab, its status line and the CLI: step wall time, the share covered by ops, idle (host + between
+    ops), bytes read per step and the bandwidth bound, e.g. ``decode step 29.1 ms per step · ops running 84% ·
+    idle 16% (host 10%, between ops 6%) · 538 MB read per step · bound 16.0 ms at 33.6 GB/s (1.82× the bound)``."""
+    bound = (f" · {p.bytes_per_step / 1e6:,.0f} MB read per step · bound {ms(p.bound_ms)} at "
+             f"{p.bandwidth_gbs:.1f} GB/s ({p.step_ms / p.bound_ms:.2f}× the bound)") if p.bound_ms else ""
+    return (f"{p.step} step {ms(p.step_ms)} per step · ops running {p.attributed_share:.0%} · idle "
+            f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}")

@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from app.core.inspect.text_index import hlo_instructions
+from app.core.inspect.text_index import HLO_CALLS, HLO_INSTRUCTION, HLO_KIND, hlo_instructions
 
 #: Bytes per element of each HLO primitive type (``xla/primitive_util.h``).
 DTYPE_BYTES = {
@@ -45,10 +45,7 @@ ELEMENTWISE = frozenset({
 NO_WORK = frozenset({"parameter", "constant", "bitcast", "tuple", "get-tuple-element", "after-all"})
 
 _SHAPE = re.compile(r"\b([a-z]+\d*(?:e\d+m\d+(?:fnuz|fn)?)?)\[([\d,]*)\]")
-_LINE = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = (.*?) ([a-z][\w\-]*)\((.*)$")
 _OPERAND = re.compile(r"%([\w.\-]+)")
-_KIND = re.compile(r"\bkind=(k\w+)")
-_CALLS = re.compile(r"\bcalls=%?([\w.\-]+)")
 _CONTRACT = re.compile(r"\blhs_contracting_dims=\{([\d,]*)\}")
 _WINDOW = re.compile(r"\bwindow=\{size=([\dx]+)")
 _ENTRY = re.compile(r"^ENTRY %?([\w.\-]+) ", re.M)
@@ -80,7 +77,7 @@ class HloOp:
     custom fusion names its backend) or, for other instructions, the opcode. ``shape``: the output shape text
     (``f32[1,256]{1,0}``). ``operands``: operand instruction names. ``fused``: for a fusion, the names of its
     fused instructions (nested fusions flattened), else empty. ``flops`` and ``bytes_accessed``: estimates
-    (module docstring). ``file``/``src_line``/``function``/``scope``/``primitive``: from its metadata
+    (module docstring). ``file``/``line``/``function``/``scope``/``primitive``: from its metadata (:attr:`location`)
     (empty/0 when it has none). ``param_label``/``param_index``: a parameter's ``op_name`` (``weights['lm_head.weight']``) and number.
     ``order``: position in its computation (a scheduled module prints instructions in execution order);
     ``text_line``: 1-based line in the HLO text; ``top_level``: outside fused computations (can be an event).
@@ -96,7 +93,7 @@ class HloOp:
     flops: float = 0.0
     bytes_accessed: float = 0.0
     file: str = ""
-    src_line: int = 0
+    line: int = 0
     function: str = ""
     scope: str = ""
     primitive: str = ""
@@ -144,21 +141,21 @@ def _parse_lines(text: str) -> tuple[dict[str, HloOp], dict[str, str], dict[str,
     roots: dict[str, str] = {}
     counters: dict[str, int] = {}
     for ins in meta.values():
-        s = lines[ins.line - 1]
-        m = _LINE.match(s)
+        s = lines[ins.text_line - 1]
+        m = HLO_INSTRUCTION.match(s)
         if not m:
             continue
         rest = m.group(4)
         op = HloOp(ins.name, ins.opcode, ins.opcode, ins.computation, m.group(2),
-                   operands=_OPERAND.findall(_operand_text(rest)), file=ins.file, src_line=ins.src_line,
-                   function=ins.function, scope=ins.scope, primitive=ins.primitive, text_line=ins.line)
+                   operands=_OPERAND.findall(_operand_text(rest)), file=ins.file, line=ins.line,
+                   function=ins.function, scope=ins.scope, primitive=ins.primitive, text_line=ins.text_line)
         op.order = counters[ins.computation] = counters.get(ins.computation, -1) + 1
         if op.opcode == "fusion":
-            kind = _KIND.search(rest)
+            kind = HLO_KIND.search(rest)
             custom = _CUSTOM_KIND.search(rest)
             op.kind = custom.group(1) if custom and kind and kind.group(1) == "kCustom" else (
                 kind.group(1) if kind else "fusion")
-            if c := _CALLS.search(rest):
+            if c := HLO_CALLS.search(rest):
                 calls[c.group(1)] = ins.name
         if op.opcode == "parameter":
             op.param_index = int(rest.split(")", 1)[0] or -1)

@@ -36,7 +36,7 @@ class Column:
 
 
 def _fixed(digits: int) -> Callable[[Any], str]:
-    return lambda v: units.fmt(v, f",.{digits}f")
+    return lambda v: "" if v == "" else units.fmt(v, f",.{digits}f")  # "": a row's blank cell (a gap marker)
 
 
 def _plain(value: Any) -> str:
@@ -66,6 +66,41 @@ def _phases(value: Any) -> str:
 
 def _disk(value: Any) -> str:
     return "◆ hit" if value is True else ("miss" if value is False else "–")
+
+
+#: Every field of a call record as exported (CSV / JSON): :func:`app.core.report.export.record_rows`.
+RECORD_FIELDS = (
+    "run", "index", "step", "mode", "input_ids_shape", "wall_ms", "execute_ms", "compiled", "trace_ms",
+    "lower_ms", "compile_ms", "compile_phases", "persistent_cache_hit", "compile_reason", "timestamp", "mesh",
+)
+
+#: One model call (rows from :func:`call_row`): the CLI's call table and the plot's call tool tip. Timing
+#: columns are keyed by the :class:`app.core.events.CallRecord` field they show.
+CALL_COLUMNS: tuple[Column, ...] = (
+    Column("index", "call", format=_plain),
+    Column("step", "step", format=_plain, align="left"),
+    Column("input_ids", "input_ids", format=_plain, align="left"),
+    Column("wall_ms", "wall", "ms", _fixed(1)),
+    Column("trace_ms", "trace", "ms", _fixed(1)),
+    Column("lower_ms", "lower", "ms", _fixed(1)),
+    Column("compile_ms", "compile", "ms", _fixed(1)),
+    Column("execute_ms", "execute", "ms", _fixed(1)),
+    Column("note", "note", format=lambda v: v or "", align="left"),
+)
+
+
+def call_row(record: Any) -> dict[str, Any]:
+    """The :data:`CALL_COLUMNS` row of one :class:`app.core.events.CallRecord`."""
+    note = ""
+    if record.compiled:
+        note = "compiled" + (" (persistent cache)" if record.persistent_cache_hit else "")
+        if record.compile_reason:
+            note += f": {record.compile_reason}"
+    return {
+        "index": record.index, "step": record.step, "input_ids": "x".join(map(str, record.input_shapes.get("input_ids", []))),
+        "wall_ms": record.wall_ms, "trace_ms": record.trace_ms, "lower_ms": record.lower_ms,
+        "compile_ms": record.compile_ms, "execute_ms": record.execute_ms, "note": note,
+    }
 
 
 #: Compiling calls (rows from :func:`compile_rows`): why each call compiled and what it cost.

@@ -11,13 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from app.core.report.columns import RACE_COLUMNS, render_markdown
+from app.core.report.columns import RACE_COLUMNS, RECORD_FIELDS, render_markdown
 from app.core.units import csv_text
-
-RECORD_FIELDS = (
-    "run", "index", "step", "mode", "input_ids_shape", "wall_ms", "execute_ms", "compiled", "trace_ms",
-    "lower_ms", "compile_ms", "compile_phases", "persistent_cache_hit", "compile_reason", "timestamp", "mesh",
-)
 
 
 def record_rows(records: Iterable[Any], run: str = "") -> list[dict[str, Any]]:

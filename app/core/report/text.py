@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.report.columns import CALL_COLUMNS, call_row, render_text
 from app.core.units import fmt, ms
 
 #: Why a run ended (``FinishedEvent.reason``), in words.
@@ -23,26 +24,16 @@ def _ms(value: float | None) -> str:
 
 
 def format_call_table(records: list[Any], head: int = 6, tail: int = 3) -> str:
-    """One row per call (first ``head`` and last ``tail`` rows, compiling calls always shown)."""
-    header = f"{'call':>4} {'step':<7} {'input_ids':<9} {'wall ms':>9} {'trace':>8} {'lower':>8} {'compile':>9} {'execute':>9}  note"
-    lines = [header, "-" * len(header)]
+    """The CLI's call table (:data:`app.core.report.columns.CALL_COLUMNS`): the first ``head`` and last
+    ``tail`` calls, compiling calls always shown, ``…`` where calls are left out."""
     shown = [r for i, r in enumerate(records) if i < head or i >= len(records) - tail or r.compiled]
-    last = -1
+    rows, last = [], -1
     for r in shown:
         if r.index != last + 1:
-            lines.append(f"{'…':>4}")
+            rows.append({c.key: "" for c in CALL_COLUMNS} | {"index": "…"})
         last = r.index
-        shape = "x".join(map(str, r.input_shapes.get("input_ids", [])))
-        note = ""
-        if r.compiled:
-            note = "compiled" + (" (persistent cache)" if r.persistent_cache_hit else "")
-            if r.compile_reason:
-                note += f": {r.compile_reason}"
-        lines.append(
-            f"{r.index:>4} {r.step:<7} {shape:<9} {_ms(r.wall_ms):>9} {_ms(r.trace_ms):>8} "
-            f"{_ms(r.lower_ms):>8} {_ms(r.compile_ms):>9} {_ms(r.execute_ms):>9}  {note}"
-        )
-    return "\n".join(lines)
+        rows.append(call_row(r))
+    return render_text(CALL_COLUMNS, rows)
 
 
 def summary_line(finished: Any) -> str:

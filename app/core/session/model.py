@@ -28,6 +28,7 @@ from app.core.events import (
     TokenEvent,
     steady_decode_ms,
 )
+from app.core.profile.columns import profile_summary
 from app.core.race import summary_rows
 from app.core.session import requests as rq
 from app.core.settings import GenerationSettings
@@ -360,8 +361,7 @@ class Session:
             p = self.last_profile.profile if self.last_profile is not None else None
             if p is None or p.step != request.step:
                 return ""
-            return (f"Profiled {p.n_steps} {p.step} steps: {p.step_ms:.2f} ms per step, ops running "
-                    f"{p.attributed_share:.0%} of it, idle {p.idle_share:.0%}.")
+            return f"Profiled {p.n_steps} {p.step} steps: {profile_summary(p)}"
         if isinstance(request, rq.RaceRequest):
             rows = self.race_rows()
             done = [r["mode"] for r in rows if r["reason"] != "stopped"]
