@@ -1,6 +1,8 @@
 """Per-call latency plot: one point per model call, log-scale wall time, compiling calls starred.
 
-Successive runs overlay in distinct colours and decode markers (the last :data:`MAX_RUNS`); the newest run's
+Successive runs overlay in distinct colours and decode markers; which runs are shown is the app's to say
+(:meth:`LatencyPlot.retain`: the window keeps the session's runs, so the plot holds no run list of its own
+beyond their drawings); the newest run's
 compiling calls are annotated with their compile phases (trace / lower / compile for XLA, Dynamo / AOT /
 Inductor for torch-compile) and a dashed line marks its steady decode median (its value is in the key above
 the plot). The run legend sits in a band kept free of points above the data, so it never hides one; the x
@@ -27,8 +29,6 @@ from widgets.latency_runs import PlotPoint, PlotRun, point_kind, run_items, set_
 from widgets.log_axis import LogMsAxis
 from widgets.plot_fitting import LEGEND_CORNERS, X_STEP, PlotFitting
 
-MAX_RUNS = 5  # default; set_max_runs changes it
-MAX_LANES = 8  # lanes of a race (fade=False) kept whatever max_runs is
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 #: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
 RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
@@ -48,7 +48,6 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")})
         self.setObjectName("latencyPlot")
-        self.max_runs = MAX_RUNS
         #: Titles of the call-record timing fields for the hover tool tip (plain data from the app's one
         #: call-record column table; see :func:`widgets.call_tooltip.describe`).
         self.call_titles: dict[str, str] = {}
@@ -143,31 +142,32 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
 
     # -- feeding ----------------------------------------------------------------------------------
     def start_run(
-        self, label: str, colour: str | None = None, fade: bool = True, symbol: str | None = None
+        self, label: str, colour: str | None = None, fade: bool = True, symbol: str | None = None,
+        run_id: int | None = None, group: int | None = None,
     ) -> int:
-        """Begin a new overlaid run named ``label`` in the legend; returns its id. ``colour`` and ``symbol``
-        (a pyqtgraph marker for its decode calls) override the next run colour and marker; ``fade=False``
-        keeps earlier runs opaque and leaves the new run's compiles unannotated (the lanes of a mode race:
-        the compile log tells their split)."""
+        """Begin a new overlaid run named ``label`` in the legend; returns its id (``run_id``, the session's
+        run number, or the next number). ``colour`` and ``symbol`` (a pyqtgraph marker for its decode calls)
+        override the next run colour and marker. Earlier runs fade, except, with ``fade=False``, the runs
+        of the same ``group`` (the lanes of a mode race, drawn together), whose compiles are not annotated
+        either (the compile log tells their split)."""
         self.redraw()
-        cap = self.max_runs if fade else max(self.max_runs, MAX_LANES)  # every lane of a race stays
-        while len(self._runs) >= cap:
-            self._drop(self._runs[0])
-        for old in self._runs if fade else ():
-            for it in (old.line, *old.dots.values(), *old.notes):
-                it.setOpacity(0.4)
-        colour = colour or RUN_COLOURS[(self._next_id - 1) % len(RUN_COLOURS)]
-        symbol = symbol or RUN_SYMBOLS[(self._next_id - 1) % len(RUN_SYMBOLS)]
+        for old in self._runs:
+            if fade or old.group is None or old.group != group:
+                for it in (old.line, *old.dots.values(), *old.notes):
+                    it.setOpacity(0.4)
+        run_id = self._next_id if run_id is None else run_id
+        colour = colour or RUN_COLOURS[(run_id - 1) % len(RUN_COLOURS)]
+        symbol = symbol or RUN_SYMBOLS[(run_id - 1) % len(RUN_SYMBOLS)]
         width = 1.5 * (2.0 if self._font_scale > 1 else 1.0)
         line, key, dots = run_items(colour, symbol, width, self._marker_size)
         self.addItem(line)
         for kind, item in dots.items():
             self.addItem(item)
             item.setZValue(0 if kind in ("compiled", "disk") else 2)
-        run = PlotRun(self._next_id, label, colour, line, dots, annotate=fade, key=key, symbol=symbol)
+        run = PlotRun(run_id, label, colour, line, dots, annotate=fade, key=key, symbol=symbol, group=group)
         self.legend.addItem(key, run.legend_name())
         self._runs.append(run)
-        self._next_id += 1
+        self._next_id = run_id + 1
         self._steady = None
         self._median.setVisible(False)
         self._median_text = ""
@@ -202,11 +202,14 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self._median_text = ""
         self._set_title()
 
-    def set_max_runs(self, n: int) -> None:
-        """Overlay at most ``n`` >= 1 runs (a race's lanes excepted); the oldest go now if there are more."""
-        self.max_runs = max(1, n)
-        while len(self._runs) > self.max_runs and all(r.annotate for r in self._runs):
-            self._drop(self._runs[0])
+    def retain(self, run_ids: list[int]) -> None:
+        """Keep the drawings of the runs ``run_ids`` (the session's runs) and drop the others: retention is
+        decided by the session (:attr:`app.core.session.model.Session.max_runs`), never here."""
+        keep = set(run_ids)
+        for run in [r for r in self._runs if r.run_id not in keep]:
+            self._drop(run)
+        if not self._runs:
+            self.clear_runs()
 
     # -- queries ----------------------------------------------------------------------------------
     def run_count(self) -> int:

@@ -36,6 +36,7 @@ class PlotRun:
     dot_counts: dict[str, int] = field(default_factory=dict)  # markers drawn per kind
     key: pg.PlotDataItem | None = None  # the legend's sample (line + decode marker), not in the plot
     symbol: str = "o"  # the decode marker
+    group: int | None = None  # runs drawn together (a race's lanes) share a group
 
     def legend_name(self) -> str:
         return f"run {self.run_id} · {self.label}"

@@ -60,7 +60,7 @@ class PlotActions(QObject):
     def set_max_runs(self, n: int) -> None:
         """Keep the last ``n`` runs on the plot and in the session (exports, race table); remembered."""
         self.session.set_max_runs(n)
-        self.plot.set_max_runs(n)
+        self.plot.retain([r.run_id for r in self.session.runs])
         self.settings.plot_runs = n
         for action in self.runs_group.actions():
             action.setChecked(action.data() == n)
@@ -79,7 +79,7 @@ class PlotActions(QObject):
     def clear(self) -> None:
         if not self.session.busy:
             self.session.clear_runs()
-            self.plot.clear_runs()
+            self.plot.retain([r.run_id for r in self.session.runs])
 
     def _on_busy(self, busy: bool) -> None:
         self.clear_action.setEnabled(not busy)

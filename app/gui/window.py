@@ -266,16 +266,17 @@ class MainWindow(QMainWindow):
         ui.tokens.start(ui.prompt.prompt())
         ui.stats.reset()
         model = session.loaded.label if session.loaded else ""
+        ui.plot.retain([r.run_id for r in session.runs])  # the session decides which runs stay
         if run.race is None:
-            ui.plot.start_run(f"{run.mode} · {session.mesh} · {model}")
-        else:
-            if len([r for r in session.runs if r.race == run.race]) == 1:
-                ui.plot.clear_runs()  # the lanes are drawn together, one curve per mode
+            ui.plot.start_run(f"{run.mode} · {session.mesh} · {model}", run_id=run.run_id)
+        else:  # a race's lanes are drawn together, one curve per mode, earlier runs faded beside them
             ui.plot.start_run(
                 f"{run.mode} · {session.mesh}",
                 colour=MODE_COLOURS.get(run.mode),
                 fade=False,
                 symbol=MODE_SYMBOLS.get(run.mode),
+                run_id=run.run_id,
+                group=run.race,
             )
         self.inspect.new_run(session, run)
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run

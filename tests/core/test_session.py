@@ -21,7 +21,7 @@ class Recorder:
 
     def session(self) -> Session:
         s = Session(self.sent.append)
-        for name in vars(s.events):
+        for name in s.events.signals:
             getattr(s.events, name).connect(lambda *args, n=name: self.emitted.setdefault(n, []).append(args))
         return s
 
@@ -132,3 +132,29 @@ def test_a_failure_names_the_input_at_fault():
     assert failure(run, InvalidSettingsError("top_p must be in (0, 1]")).field == "settings"
     unexpected = failure(run, RuntimeError("boom"))
     assert unexpected.field == "" and unexpected.message.startswith("Unexpected error: RuntimeError")
+
+
+def test_the_session_keeps_the_last_runs_and_a_race_keeps_earlier_ones_unless_the_cap_forces_them_out():
+    """Retention is the session's alone (the plot, the race table and exports show ``session.runs``): a race
+    started after two runs keeps them beside its lanes while the cap allows, then drops the oldest and says
+    so; a race's lanes always stay together."""
+    rec = Recorder()
+    session = rec.session()
+    session.max_runs = 4
+    for _ in range(2):
+        session.active = None
+        session.pending = rq.RunRequest("p", GenerationSettings())
+        session._send_pending()
+    assert [r.run_id for r in session.runs] == [1, 2]
+    session.pending = rq.RaceRequest("p", ("torch", "jit-static", "torch-compile"), GenerationSettings())
+    session._send_pending()
+    session.apply(LaneEvent("torch", 0, 3, 8))
+    session.apply(LaneEvent("jit-static", 1, 3, 8))
+    assert [r.label for r in session.runs] == ["run 1 · jit-static", "run 2 · jit-static", "run 3 · torch",
+                                               "run 4 · jit-static"]
+    assert not any("left the plot" in args[0] for args in rec.emitted.get("status", []))
+    session.apply(LaneEvent("torch-compile", 2, 3, 8))
+    assert [r.run_id for r in session.runs] == [2, 3, 4, 5]
+    assert any("run 1 · jit-static left the plot" in args[0] for args in rec.emitted["status"])
+    session.set_max_runs(1)  # the newest race's three lanes stay together
+    assert [r.run_id for r in session.runs] == [3, 4, 5]

@@ -15,13 +15,14 @@ from PySide6.QtGui import QTextCharFormat  # noqa: E402
 from PySide6.QtWidgets import QPlainTextEdit  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
 
+from app.core.session.model import MAX_RUNS  # noqa: E402
 from widgets.busy_indicator import BusyIndicator  # noqa: E402
 from widgets.code_view import CodeView  # noqa: E402
 from widgets.find_bar import FindBar, find_all  # noqa: E402
 from widgets.generation_form import GenerationForm  # noqa: E402
 from widgets.ir_lexer import lex_line  # noqa: E402
 from widgets.ir_tabs import IRTabs  # noqa: E402
-from widgets.latency_plot import MAX_RUNS, LatencyPlot, describe  # noqa: E402
+from widgets.latency_plot import LatencyPlot, describe  # noqa: E402
 from widgets.model_picker import ModelPicker  # noqa: E402
 from widgets.stats_strip import StatsStrip  # noqa: E402
 from widgets.token_view import CallInfo, TokenView  # noqa: E402
@@ -180,16 +181,21 @@ def test_latency_plot_points_flags_and_median(qtbot):
     assert hovered == [5]
 
 
-def test_latency_plot_overlays_last_runs(qtbot):
+def test_latency_plot_overlays_the_runs_it_is_told_to_keep(qtbot):
+    """The plot draws the runs the session keeps (:meth:`LatencyPlot.retain`), by the session's run ids."""
     plot = LatencyPlot()
     qtbot.addWidget(plot)
-    for run in range(MAX_RUNS + 2):
-        plot.start_run(f"run {run}")
+    for run in range(1, MAX_RUNS + 3):
+        plot.retain(list(range(max(1, run - MAX_RUNS + 1), run)))  # the session's last MAX_RUNS - 1 runs
+        plot.start_run(f"run {run}", run_id=run)
         for rec in synthetic_run(5):
             plot.add_record(rec)
         plot.redraw()
     assert plot.run_count() == MAX_RUNS
     assert len(plot.legend.items) == MAX_RUNS
+    assert plot.run_labels() == [f"run {i}" for i in range(3, MAX_RUNS + 3)]
+    plot.retain([])
+    assert plot.run_count() == 0 and not plot.legend.items
 
 
 def test_token_view_hover_data_and_compiled_marks(qtbot):

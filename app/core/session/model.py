@@ -42,11 +42,13 @@ class RunState:
     """One run on the plot (a single run, or one lane of a race).
 
     ``label`` e.g. ``"run 3 · jit-static"``; ``race`` the race it belongs to (None for a single run);
+    ``run_id`` its number in the session (3 here), by which views keep its drawings;
     ``records`` its call records; ``tokens`` its token events; ``finished`` once it ends."""
 
     label: str
     mode: str
     race: int | None = None
+    run_id: int = 0
     records: list[CallRecord] = field(default_factory=list)
     tokens: list[TokenEvent] = field(default_factory=list)
     prompt: PromptEvent | None = None
@@ -158,13 +160,27 @@ class Session:
         self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
 
     def set_max_runs(self, n: int) -> None:
-        """Keep at most ``n`` >= 1 runs outside a race (the oldest go first, now and at the next run).
-        Raises ValueError for ``n < 1``."""
+        """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
+        newest race always stay together). Raises ValueError for ``n < 1``."""
         if n < 1:
             raise ValueError(f"max_runs must be >= 1, got {n}")
         self.max_runs = n
-        if self.runs and self.runs[-1].race is None:
-            del self.runs[:-n]
+        self._retain()
+
+    def _retain(self) -> list[RunState]:
+        """Drop the oldest runs beyond :attr:`max_runs` (never a lane of the newest race) and say which went
+        (status). The one retention rule of the window: the plot, the race table and the exports show
+        :attr:`runs`. Returns the runs dropped."""
+        newest_race = self.runs[-1].race if self.runs else None
+        lanes = sum(1 for r in self.runs if newest_race is not None and r.race == newest_race)
+        cap = max(self.max_runs, lanes)
+        dropped = self.runs[:-cap] if len(self.runs) > cap else []
+        if dropped:
+            del self.runs[:len(dropped)]
+            self.events.status.emit(
+                f"Runs on the plot: {cap} at most, so {', '.join(r.label for r in dropped)} left the plot "
+                "(plot menu ▸ Runs on the plot)")
+        return dropped
 
     def clear_runs(self) -> None:
         """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""
@@ -406,12 +422,9 @@ class Session:
 
     def _new_run(self, mode: str, race: int | None) -> RunState:
         self._n_runs += 1
-        run = RunState(f"run {self._n_runs} · {mode}", mode, race)
-        if race is not None and self.runs and self.runs[-1].race != race:
-            self.runs.clear()  # a race's lanes are shown together, without older runs
-        self.runs.append(run)
-        if race is None:  # every lane of a race stays, however many modes it has
-            del self.runs[:-self.max_runs]
+        run = RunState(f"run {self._n_runs} · {mode}", mode, race, run_id=self._n_runs)
+        self.runs.append(run)  # earlier runs stay (a race's lanes beside them) unless the cap forces them out
+        self._retain()
         self.events.runStarted.emit(run)
         self.events.figures.emit(self.figures())
         return run
