@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "style.qss"
+#: How long closing the window waits for the compute thread before the process ends without it (ms).
+QUIT_WAIT_MS = 1500
 
 
 def configure_application(app) -> None:
@@ -48,15 +50,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         settings.model = args.model
     window = MainWindow(settings=settings)
+    window.quit_wait_ms = QUIT_WAIT_MS
     window.show()
     previous, timer = _close_on_signals(window)
     try:
-        return app.exec()
+        code = app.exec()
     finally:
         timer.stop()
-        window.deleteLater()  # the window is closed: free it (and its widgets' timers) on this thread
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    end_process(window.compute, code)
+    window.deleteLater()  # the window is closed: free it (and its widgets' timers) on this thread
+    return code
+
+
+def end_process(compute: Any, code: int) -> None:
+    """When the compute thread is still inside a compile after the window closed (settings, layout and
+    exports already written), end the process now with ``code`` (``os._exit``: no Python or Qt teardown,
+    which would wait for the compile or abort on a running QThread, pytest-qt #276); else return."""
+    if compute.thread.isRunning():
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:

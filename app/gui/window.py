@@ -60,6 +60,11 @@ class MainWindow(QMainWindow):
         self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
         self.status = StatusLine(self.ui.status_label, self.ui.details_button, self)
         self._closing = False
+        self._prompt_tokens = 0
+        #: How long closing waits for the compute thread (ms); None = until it ends. The app sets 1,500
+        #: (:func:`app.gui.main.main`): a compile still running then is abandoned and the process ends
+        #: (:func:`app.gui.main.end_process`) with everything the user made already saved.
+        self.quit_wait_ms: int | None = None
         self._connect()
         self._restore()
         if autoload:
@@ -96,6 +101,7 @@ class MainWindow(QMainWindow):
         ev.ir.connect(self._on_ir)
         ev.runFinished.connect(self._on_run_finished)
         ev.idle.connect(self._on_idle)
+        ev.background.connect(self._on_background)
         ev.error.connect(self._on_error)
         ev.notice.connect(self.status.warn)
         ev.status.connect(self.status.show)
@@ -194,7 +200,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def stop(self) -> None:
-        """Stop the run after its current step; during a compile, say it will stop after the compile."""
+        """Stop the run after its current step. During a trace or compile (which cannot be cut short) the
+        run ends as stopped at once and the window is usable: the compiler finishes in the background
+        (:meth:`Session.abandon`), and a new run waits for it, visibly."""
         session = self.session
         if not session.running:
             if session.pending is not None:
@@ -202,8 +210,10 @@ class MainWindow(QMainWindow):
                 self._on_busy_changed(session.busy)
             return
         self.compute.stop()
+        if self.ui.busy.is_uninterruptible() and session.abandon():
+            return
         self.ui.busy.set_stopping(True)
-        self.status.show("stopping after compile…" if self.ui.busy.is_uninterruptible() else "Stopping…")
+        self.status.show("Stopping…")
 
     def generation_settings(self) -> GenerationSettings:
         """The form's values as validated :class:`GenerationSettings`. Raises ``InvalidSettingsError``."""
@@ -222,8 +232,13 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def on_phase(self, event: Any) -> None:
+        if self.session.background is not None:
+            return  # the abandoned run's compiler, finishing in the background: not this run's phase
         if event.started:
-            self.ui.busy.start(event.phase, event.detail)
+            detail = event.detail
+            if "prefill" in detail and self._prompt_tokens:  # a long prefill says how long its prompt is
+                detail = f"{detail} · {self._prompt_tokens:,}-token prompt"
+            self.ui.busy.start(event.phase, detail)
         elif self.session.running:
             self.ui.busy.start("running")
 
@@ -254,6 +269,11 @@ class MainWindow(QMainWindow):
         took = f" in {event.seconds:.1f} s" if event.seconds else ""
         self.status.show(f"Loaded {event.label}{took}. Ctrl+Enter runs.")
 
+    def _on_background(self, finishing: bool) -> None:
+        """The compute thread finished the abandoned compile: a run waiting for it starts now."""
+        if not finishing and self.session.running:
+            self.ui.busy.start("running")
+
     def _on_busy_changed(self, busy: bool) -> None:
         session = self.session
         self.ui.model_picker.set_busy(bool(session.load_queue))
@@ -280,12 +300,18 @@ class MainWindow(QMainWindow):
             )
         self.inspect.new_run(session, run)
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
-        ui.busy.start("running")
+        if session.background is not None:
+            ui.busy.start("waiting for the compute thread:", "compiler finishing in the background")
+        else:
+            ui.busy.start("running")
 
     def _on_prompt(self, event: Any) -> None:
         """The prompt as the model sees it (with a chat template: the formatted conversation), in grey."""
         if event.text != self.ui.prompt.prompt():
             self.ui.tokens.start(event.text)
+        self._prompt_tokens = event.n_tokens
+        if self.session.background is None:  # the prefill starts: say how long the prompt is
+            self.ui.busy.start("prefill", f"{event.n_tokens:,}-token prompt")
 
     def _on_records(self, records: list[Any]) -> None:
         for record in records:
@@ -349,13 +375,14 @@ class MainWindow(QMainWindow):
             self.dock_layout.apply_default_sizes()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        """Save settings, hide the window at once, stop the run and wait for the compute thread (a compile
-        in progress cannot be interrupted: it finishes first, with the window already gone)."""
+        """Save settings, hide the window at once, stop the run and wait for the compute thread at most
+        :attr:`quit_wait_ms` (a compile in progress cannot be interrupted; the app then ends the process
+        without waiting for it: :func:`app.gui.main.end_process`)."""
         if not self._closing:
             self._closing = True
             self.save_settings()
             self.hide()  # at once: a compile in progress finishes on the compute thread, unseen
             QApplication.processEvents()
-            self.compute.shutdown()
+            self.compute.shutdown(self.quit_wait_ms)
             self.session.disconnect_all()  # no window <-> session cycle left for a garbage collection
         event.accept()

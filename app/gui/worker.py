@@ -122,10 +122,17 @@ class ComputeThread(QObject):
         """Every ComputeThread still referenced (tests use it to find threads left running)."""
         return list(cls._instances)
 
-    def shutdown(self) -> None:
-        """Stop the current run, drop queued requests, and wait for the thread to finish (never abort)."""
+    def shutdown(self, wait_ms: int | None = None) -> bool:
+        """Stop the current run, drop queued requests, and wait for the thread to finish (never abort): until
+        it ends, or at most ``wait_ms``. Returns True when the thread has ended (False: it is still inside a
+        compile that cannot be interrupted; destroying it now would abort the process, so the caller ends the
+        process instead: :func:`app.gui.main.end_process`)."""
         self.stop()
         if self.thread.isRunning():
             self.thread.requestInterruption()
             self.thread.quit()
-            self.thread.wait()
+            if wait_ms is None:
+                self.thread.wait()
+            else:
+                self.thread.wait(wait_ms)
+        return not self.thread.isRunning()

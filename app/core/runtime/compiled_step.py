@@ -149,7 +149,7 @@ class CompiledStep:
             traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
             lowered = yield from _timed("lowering", detail, phases, "lower", traced.lower)
             hits_before = getattr(_counts, "hits", 0)
-            executable = yield from _timed("compiling", detail, phases, "compile", lowered.compile)
+            executable = yield from _timed("compiling", detail, phases, "compile", lambda: _compile(lowered))
             timing.update(
                 trace_ms=phases["trace"], lower_ms=phases["lower"], compile_ms=phases["compile"],
                 persistent_cache_hit=getattr(_counts, "hits", 0) > hits_before, compile_phases=phases,
@@ -163,6 +163,20 @@ class CompiledStep:
         record = CallRecord(index=0, step=self.name, mode="", input_shapes={}, wall_ms=execute_ms,
                             execute_ms=execute_ms, compiled=stages is not None, **timing)
         yield StepOutput(out, record, stages)
+
+
+#: Test-only: seconds to sleep inside every compile (a compile that cannot be interrupted, made long on
+#: purpose), read from the environment at each compile. Unset in normal use.
+COMPILE_DELAY_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S"
+
+
+def _compile(lowered: Any) -> Any:
+    import os
+
+    delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
+    if delay > 0:
+        time.sleep(delay)
+    return lowered.compile()
 
 
 def _timed(phase: str, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):

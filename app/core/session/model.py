@@ -25,6 +25,7 @@ from app.core.events import (
     LaneEvent,
     PhaseEvent,
     PromptEvent,
+    Summary,
     TokenEvent,
     steady_decode_ms,
 )
@@ -136,6 +137,8 @@ class SessionEvents(SignalGroup):
     cache = Signal(rq.CacheInfo)
     #: A status-bar message.
     status = Signal(str)
+    #: The compute thread is finishing a run abandoned during a compile (True), or is free again (False).
+    background = Signal(bool)
 
 
 class Session:
@@ -158,6 +161,9 @@ class Session:
         self._race_id = 0
         self._race_modes: tuple[str, ...] = ()
         self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
+        #: A run or race stopped during a compile (:meth:`abandon`) that the compute thread is still finishing;
+        #: its events are dropped until its RequestDone arrives.
+        self.background: rq.Request | None = None
 
     def set_max_runs(self, n: int) -> None:
         """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
@@ -303,8 +309,47 @@ class Session:
         if handler is not None:
             handler(event)
 
+    def abandon(self) -> bool:
+        """Stop the active run or race now, without waiting for the compute thread (a compile in progress
+        cannot be interrupted: XLA and Inductor compile in one call). The current run ends as ``stopped``
+        with what it has, the window is usable at once, and the compiler's late result is dropped from the
+        views (kept in the engine's compiled steps: the next run reuses it). Requests sent meanwhile wait
+        for the compute thread in order (:attr:`background` says it is busy). Returns False when no run or
+        race is active."""
+        request = self.active
+        if not isinstance(request, (rq.RunRequest, rq.RaceRequest)):
+            return False
+        run = self.current
+        if run is not None and run.finished is None:
+            tokens = run.tokens
+            total_ms = tokens[-1].elapsed_ms if tokens else sum(r.wall_ms for r in run.records)
+            summary = Summary.from_records(run.mode, run.records, len(tokens),
+                                           tokens[0].elapsed_ms if tokens else None, total_ms)
+            run.finished = FinishedEvent("stopped", summary, [t.token_id for t in tokens],
+                                         "".join(t.text for t in tokens))
+            self.events.figures.emit(self.figures())
+            self.events.runFinished.emit(run)
+            self.events.raceSummary.emit(self.race_rows())
+        self.background, self.active = request, None
+        self.events.background.emit(True)
+        self.events.idle.emit(self._done_message(request) or "Stopped. The compiler finishes in the background; a "
+                              "new run waits for it.")
+        self._busy_changed()
+        return True
+
     def apply_all(self, events: list[Any]) -> None:
-        """Take a batch: consecutive call records and tokens are announced once per batch."""
+        """Take a batch: consecutive call records and tokens are announced once per batch. Events of an
+        abandoned request (:meth:`abandon`) are dropped: the compute thread handles requests in order, so
+        everything before that request's RequestDone is its own."""
+        if self.background is not None:
+            done = next((i for i, e in enumerate(events)
+                         if isinstance(e, rq.RequestDone) and e.request is self.background), None)
+            if done is None:
+                return
+            events = events[done + 1:]
+            self.background = None
+            self.events.background.emit(False)
+            self.events.status.emit("The compute thread is free.")
         records: list[CallRecord] = []
         tokens: list[TokenEvent] = []
         for event in events:
