@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -238,17 +238,10 @@ class DataflowGraph(QGraphicsView):
         return hits
 
     def export_svg(self, path: str | Path) -> None:
-        from PySide6.QtSvg import QSvgGenerator
+        """Write the graph as SVG or PDF (by suffix) in page coordinates (:mod:`widgets.vector_export`)."""
+        from widgets.vector_export import export_scene_vector
 
-        rect = self._scene.sceneRect()
-        gen = QSvgGenerator()
-        gen.setFileName(str(path))
-        gen.setSize(QSize(int(rect.width()), int(rect.height())))
-        gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-        gen.setTitle("dataflow graph")
-        painter = QPainter(gen)
-        self._scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-        painter.end()
+        export_scene_vector(self._scene, path)
 
     def export_png(self, path: str | Path, max_side: int = 8000) -> None:
         rect = self._scene.sceneRect()

@@ -5,7 +5,8 @@ Successive runs overlay in distinct colours and decode markers; which runs are s
 beyond their drawings); the newest run's
 compiling calls are annotated with their compile phases (trace / lower / compile for XLA, Dynamo / AOT /
 Inductor for torch-compile) and a dashed line marks its steady decode median (its value is in the key above
-the plot). The run legend sits in a band kept free of points above the data, so it never hides one; the x
+the plot). The run legend sits in its own row under the x axis, in as many columns as fit, so it never hides
+a point; the x
 axis fits the run once its points are drawn.
 Compiles served by the persistent compilation cache are green diamonds instead of orange stars; the
 tooltip of a compiling call says why it compiled.
@@ -26,8 +27,9 @@ from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 from app.core.units import ms
 from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
 from widgets.latency_runs import PlotPoint, PlotRun, point_kind, run_items, set_antialias
+from widgets.legend_row import add_legend_row
 from widgets.log_axis import LogMsAxis
-from widgets.plot_fitting import LEGEND_CORNERS, X_STEP, PlotFitting
+from widgets.plot_fitting import X_STEP, PlotFitting
 
 RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 #: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
@@ -67,12 +69,9 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self._median_text = ""
         self._title_key: tuple | None = None
         self._set_title()
-        self.legend = item.addLegend(
-            offset=LEGEND_CORNERS[0],
-            labelTextSize="8pt",
-            brush=pg.mkBrush(255, 255, 255, 210),
-            pen=pg.mkPen("#e5e7eb"),
-        )
+        # the run legend in a row of its own under the x axis: never over the data, never clipped
+        self.legend, self._legend_row = add_legend_row(item, labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 210),
+                                                       pen=pg.mkPen("#e5e7eb"))
         self._runs: list[PlotRun] = []
         self._next_id = 1
         self._median = pg.InfiniteLine(
@@ -95,14 +94,53 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         """(plain text, html) of each key of the marker legend above the plot."""
         star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
         diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
-        median = f"steady decode {self._median_text}" if self._median_text else "steady decode median"
+        lanes = [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
+        if lanes:  # a race: one dashed line per lane, each value in its lane's colour
+            plain = "┄ steady decode " + " · ".join(f"{self._lane_name(r)} {ms(r.steady_ms)}" for r in lanes)
+            html = "┄ steady decode " + " · ".join(
+                f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>" for r in lanes)
+            median_key = (plain, html)
+        else:
+            median = f"steady decode {self._median_text}" if self._median_text else "steady decode median"
+            median_key = (f"┄ {median}", f"┄ {median}")
         return [
             ("★ compiling call", f"{star} compiling call"),
             ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
             ("■ prefill", "■ prefill"),
             ("● decode", "● decode"),
-            (f"┄ {median}", f"┄ {median}"),
+            median_key,
         ]
+
+    @staticmethod
+    def _lane_name(run: PlotRun) -> str:
+        return run.label.split(" · ")[0]
+
+    def steady_lines(self) -> list[pg.InfiniteLine | None]:
+        """Each shown run's own steady-decode line (race lanes; None for a run without one), oldest first."""
+        return [r.steady_line for r in self._runs]
+
+    def set_run_steady(self, run_id: int, median: float | None) -> None:
+        """A race lane's steady decode median (ms per call): a dashed line in the lane's colour, its value in
+        the key above the plot beside the other lanes' (None removes it). The single-run line
+        (:meth:`set_steady_ms`) is hidden while lanes have theirs."""
+        run = next((r for r in self._runs if r.run_id == run_id), None)
+        if run is None:
+            return
+        run.steady_ms = median
+        if median is None:
+            if run.steady_line is not None:
+                run.steady_line.setVisible(False)
+        else:
+            if run.steady_line is None:
+                run.steady_line = pg.InfiniteLine(angle=0, movable=False,
+                                                  pen=pg.mkPen(run.colour, width=1.2, style=Qt.PenStyle.DashLine))
+                self.getPlotItem().addItem(run.steady_line, ignoreBounds=True)
+            run.steady_line.setPos(QPointF(0, math.log10(max(median, 1e-3))))
+            run.steady_line.setVisible(True)
+            self._steady = None
+            self._median.setVisible(False)
+        self._title_key = None
+        self._set_title()
 
     def _set_title(self) -> None:
         """The marker legend above the plot, wrapped onto as many lines as the plot's width needs (so it never
@@ -304,7 +342,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
 
     def _drop(self, run: PlotRun) -> None:
         entry = [it for sample, label in self.legend.items if sample.item is run.key for it in (sample, label)]
-        items = (run.line, *run.dots.values(), *run.notes)
+        items = (run.line, *run.dots.values(), *run.notes, *([run.steady_line] if run.steady_line else []))
         for it in items:
             self.removeItem(it)
         self.legend.removeItem(run.key)

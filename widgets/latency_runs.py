@@ -37,6 +37,8 @@ class PlotRun:
     key: pg.PlotDataItem | None = None  # the legend's sample (line + decode marker), not in the plot
     symbol: str = "o"  # the decode marker
     group: int | None = None  # runs drawn together (a race's lanes) share a group
+    steady_ms: float | None = None  # a race lane's steady decode median, drawn as its own dashed line
+    steady_line: pg.InfiniteLine | None = None
 
     def legend_name(self) -> str:
         return f"run {self.run_id} · {self.label}"

@@ -1,12 +1,11 @@
-"""Export a pyqtgraph plot widget for slides: PNG at 2× (or a chosen width), SVG with vector markers.
+"""Export a pyqtgraph plot widget for slides: PNG at 2× (or a chosen width); SVG and PDF through
+:mod:`widgets.vector_export` (matplotlib: page coordinates every renderer draws alike).
 
-Both render the plot's scene with Qt's painter while every item is in pyqtgraph's export mode: scatter
-markers are then drawn one by one as vector paths instead of being stamped from a pixmap atlas (pyqtgraph's
-own SVG exporter embeds the whole sprite sheet once per marker, which viewers show as smears).
-
-- PNG: a ``QImage`` with a device-pixel ratio of ``scale`` (2 by default), so lines, markers, text and the
-  legend all scale together (pyqtgraph 0.14's ``ImageExporter`` leaves the legend's text at screen size);
-- SVG: ``QSvgGenerator`` at the on-screen size in px (markers become ``<path>`` elements).
+The PNG renders the plot's scene with Qt's painter while every item is in pyqtgraph's export mode (scatter
+markers drawn one by one, not stamped from a pixmap atlas), into a ``QImage`` with a device-pixel ratio of
+``scale`` (2 by default), so lines, markers, text and the legend all scale together (pyqtgraph 0.14's
+``ImageExporter`` leaves the legend's text at screen size). Qt's SVG output is not used: it draws curves
+inside data-space transforms that only Qt's renderer draws right.
 """
 
 from __future__ import annotations
@@ -18,8 +17,9 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem
+
+from widgets.vector_export import FORMATS, export_plot_vector
 
 #: Default PNG scale against the on-screen size (slides are shown larger than a laptop window).
 PNG_SCALE = 2.0
@@ -68,33 +68,16 @@ def render_image(plot: pg.PlotWidget, scale: float = PNG_SCALE) -> QImage:
     return image
 
 
-def render_svg(plot: pg.PlotWidget, path: str | Path, title: str = "latency per call") -> None:
-    """Write the plot as SVG at its on-screen size (px), markers as vector paths."""
-    source = plot_rect(plot)
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    generator.setSize(QSize(round(source.width()), round(source.height())))
-    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
-    generator.setResolution(96)  # CSS px: a browser shows it at the on-screen size
-    generator.setTitle(title)
-    painter = QPainter(generator)
-    try:
-        painter.fillRect(QRectF(0, 0, source.width(), source.height()), QColor("white"))
-        with _export_mode(plot, painter):
-            plot.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
-    finally:
-        painter.end()
-
-
 def export_plot(plot: pg.PlotWidget, path: str | Path, width: int | None = None) -> Path:
-    """Write ``plot`` to ``path``: SVG for a ``.svg`` suffix, else a PNG ``width`` pixels wide (default:
+    """Write ``plot`` to ``path``: SVG or PDF for a ``.svg`` / ``.pdf`` suffix (matplotlib, from the plot's
+    data: :mod:`widgets.vector_export`), else a PNG ``width`` pixels wide (default:
     :data:`PNG_SCALE` × the on-screen width).
 
     Returns the path. Raises OSError if nothing was written, ValueError for a width below 1.
     """
     path = Path(path)
-    if path.suffix.lower() == ".svg":
-        render_svg(plot, path)
+    if path.suffix.lower() in FORMATS:  # SVG / PDF in page coordinates, drawn alike by every renderer
+        export_plot_vector(plot, path)
     else:
         if width is not None and width < 1:
             raise ValueError(f"The PNG width must be at least 1 px, not {width}.")

@@ -8,20 +8,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.core.units import ms
 from widgets.call_tooltip import COMPILE_COLOUR
-from widgets.legend_place import best_offset
+from widgets.legend_row import fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
+MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
-LEGEND_CORNERS = ((-10, 8), (10, 8))  # top right, top left: in the band above the data
-NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15))
+NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5))
 
 
 class PlotFitting:
@@ -35,27 +34,32 @@ class PlotFitting:
         if not ys:
             return
         bounds = (math.floor(min(ys) * 2) / 2, math.ceil(max(ys) * 2) / 2)
+        self._y_data_max = max(ys)
         if bounds != self._y_range:
             self._y_range = bounds
             self._fit_y()
 
-    def _legend_band(self) -> float:
-        """Share of the view's height the legend needs at the top (legend height + margins), at most 0.6."""
+    def _fit_legend(self) -> None:
+        """The run legend (under the x axis) in as many columns as fit the view's width; its row as tall as it."""
         vb = self.getPlotItem().getViewBox()
-        if not self._runs or vb.height() <= 0:
-            return 0.0
-        needed = self.legend.boundingRect().height() + 2 * abs(LEGEND_CORNERS[0][1])
-        return min(0.6, needed / vb.height())
+        fit_legend_row(self.legend, self._legend_row, (vb.width() if vb.width() > 0 else self.width() - 80) - 10)
 
     def _fit_y(self) -> None:
-        """Set the y range to the data bounds plus a band above them as tall as the legend, so the legend
-        (in a top corner) never covers a point."""
+        """Set the y range to the data bounds (half-decade steps) and a margin, with at most
+        :data:`MAX_HEADROOM_DECADES` above the largest point: the axis never runs past the data's max × 10,
+        whatever the legend (under the x axis) or the view's height."""
         if self._y_range is None:
             return
         low, high = self._y_range[0] - 0.15, self._y_range[1] + 0.1
-        band = self._legend_band()
-        top = low + (high - low) / (1.0 - band) if band > 0 else high + 0.15
-        view = (round(low, 3), round(max(top, high + 0.15), 3))
+        cap = getattr(self, "_y_data_max", self._y_range[1]) + MAX_HEADROOM_DECADES
+        top = high + 0.15
+        vb = self.getPlotItem().getViewBox()
+        notes = [n for run in self._runs for n in run.notes if n.isVisible()]
+        if notes and vb.height() > 0:  # room above the spike for its compile notes, within the cap
+            tall = max(n.boundingRect().height() for n in notes) + 8
+            if tall < 0.8 * vb.height():
+                top = max(top, low + (high - low) / (1 - tall / vb.height()))
+        view = (round(low, 3), round(min(top, cap), 3))
         if view != self._y_view:
             self._y_view = view
             self.getPlotItem().setYRange(*view, padding=0)
@@ -89,34 +93,37 @@ class PlotFitting:
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
         for note in (n for run in self._runs for n in run.notes):
             best, best_cost = None, None
-            for anchor in NOTE_ANCHORS:
-                note.setAnchor(anchor)
-                rect = note.sceneBoundingRect()
-                margin = rect.adjusted(-6, -6, 6, 6)
-                cost = 10 * sum(margin.contains(sp) for sp in spots) + 5 * sum(rect.intersects(t) for t in taken)
-                cost += 0 if view.contains(rect) else 3
-                if best_cost is None or cost < best_cost:
-                    best, best_cost = anchor, cost
-            note.setAnchor(best)
+            own = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
+            # the full split first; in a cramped plot the one-line form (the compile log has the split)
+            for text in dict.fromkeys((getattr(note, "full_text", None), getattr(note, "short_text", None))):
+                if text is not None and text != note.toPlainText():
+                    note.setText(text)
+                for anchor in NOTE_ANCHORS:
+                    note.setAnchor(anchor)
+                    rect = note.sceneBoundingRect()
+                    margin = rect.adjusted(-6, -6, 6, 6)
+                    cost = 10 * sum(margin.contains(sp) for sp in spots if (sp - own).manhattanLength() > 1)
+                    cost += 5 * sum(rect.intersects(t) for t in taken)
+                    cost += 0 if view.contains(rect) else 3
+                    if best_cost is None or cost < best_cost:
+                        best, best_cost = (text, anchor), cost
+                if best_cost == 0:
+                    break
+            if best[0] is not None and best[0] != note.toPlainText():
+                note.setText(best[0])
+            note.setAnchor(best[1])
             taken.append(note.sceneBoundingRect())
 
     def place_legend(self) -> None:
-        """Move the run legend to the top corner (in the band kept free above the data) where it hides the
-        fewest points and compile notes, then place the notes around it; hide it while no run is shown."""
+        """Fit the run legend (its names, its columns, its row under the x axis), then place the compile
+        notes; hide it while no run is shown."""
         if self.plotItem is None:  # being deleted
             return
         self.legend.setVisible(bool(self._runs))
         self._fit_legend_names()
-        points = [(p.x, math.log10(max(p.wall_ms, 1e-3))) for run in self._runs for p in run.points]
-        if not points:
-            return
-        xs, ys = np.array(points, dtype=float).T
-        obstacles = [n.sceneBoundingRect() for run in self._runs for n in run.notes if n.isVisible()]
-        vb = self.getPlotItem().getViewBox()
-        offset = best_offset(vb, self.legend, xs, ys, obstacles, candidates=LEGEND_CORNERS)
-        if tuple(self.legend.opts.get("offset") or ()) != offset:
-            self.legend.setOffset(offset)
-        self._place_notes()
+        self._fit_legend()
+        if any(run.points for run in self._runs):
+            self._place_notes()
 
     def _fit_legend_names(self) -> None:
         """Cut run names at the right with "…" so the legend fits the view's width (a long model name
@@ -124,7 +131,7 @@ class PlotFitting:
         vb = self.getPlotItem().getViewBox()
         font = QFont()
         font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
-        room = max(80, int(vb.width()) - 2 * abs(LEGEND_CORNERS[0][0]) - 50)  # 50: the sample and margins
+        room = max(80, int(vb.width()) - 70)  # the sample and margins
         metrics = QFontMetricsF(font)
         names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room) for run in self._runs]
         shown = [label.text for _sample, label in self.legend.items]
@@ -156,6 +163,7 @@ class PlotFitting:
                 fill=pg.mkBrush(255, 255, 255, 190),
             )
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
+            note.full_text, note.short_text = text, f"{p.step} compile {ms(p.wall_ms)}"  # short: when cramped
             if self._font_scale != 1.0:
                 font = QFont()
                 font.setPointSizeF(9.0 * self._font_scale)

@@ -1,6 +1,7 @@
 """Mode-race summary: one column per mode, one row per figure; the best value of each row is highlighted.
 
-Plain data in: the metrics are column objects (``key``, ``short`` or ``title``, ``format(value)``, ``best``
+Plain data in: the metrics are column objects (``key``, ``short`` or ``title``, ``format(value)`` or, when
+they have it, ``spoken_text(value)`` with the unit in the value, ``best``
 of ``"low"``/``"high"``/None — the app passes ``app.core.report.columns.RACE_COLUMNS``), and :meth:`set_rows`
 takes one dict per mode keyed by those keys plus ``mode`` and ``reason``.
 """
@@ -51,15 +52,14 @@ class RaceTable(QTableWidget):
         bold = QFont(self.font())
         bold.setBold(True)
         for col, row in enumerate(rows):
-            title = row["mode"].replace("-", "-\n", 1) + (
-                "\n(stopped)" if row.get("reason") == "stopped" else ""
-            )
+            title = row["mode"] + (" (stopped)" if row.get("reason") == "stopped" else "")  # one line
             header = QTableWidgetItem(title)
             header.setForeground(QBrush(QColor(colours.get(row["mode"], "#111827"))))
             header.setFont(bold)
             self.setHorizontalHeaderItem(col, header)
         for r, metric in enumerate(self.metrics):
-            best, fmt = metric.best, metric.format
+            best = metric.best
+            fmt = getattr(metric, "spoken_text", metric.format)  # values carry their unit (s, ms/token, ×)
             values = [row.get(metric.key) for row in rows]
             known = [v for v in values if v is not None]
             winner = (min(known) if best == "low" else max(known)) if best and len(known) > 1 else None

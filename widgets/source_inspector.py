@@ -200,7 +200,8 @@ class SourceInspector(QWidget):
 
     @Slot()
     def _export_svg(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export graph as SVG", "dataflow.svg", "SVG (*.svg)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export graph as SVG or PDF", "dataflow.svg",
+                                              "SVG (*.svg);;PDF (*.pdf)")
         if path:
             self.graph.export_svg(path)
 

@@ -26,6 +26,7 @@ from PySide6.QtCore import QPointF, Qt, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import fmt
+from widgets.legend_row import add_legend_row, fit_legend_row
 from widgets.plot_export import export_plot
 
 PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2", "#ca8a04", "#db2777", "#4f46e5",
@@ -95,7 +96,9 @@ class StepTimeline(QWidget):
         item.getViewBox().invertY(True)
         self._end_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#111827", width=1.5))
         item.addItem(self._end_line, ignoreBounds=True)
-        self._legend = item.addLegend(offset=(-10, 10), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 210))
+        # the legend under the time axis, never over the bars
+        self._legend, self._legend_row = add_legend_row(item, labelTextSize="8pt",
+                                                        brush=pg.mkBrush(255, 255, 255, 210))
 
     # -- data ---------------------------------------------------------------------------------------
     def set_timeline(self, data: dict[str, Any]) -> None:
@@ -189,6 +192,8 @@ class StepTimeline(QWidget):
                                pen=pg.mkPen(GAP, width=0))
         item.addItem(gaps)
         self._items.append(gaps)
+        vb = item.getViewBox()
+        fit_legend_row(self._legend, self._legend_row, (vb.width() if vb.width() > 0 else self.width() - 120) - 10)
         left = item.getAxis("left")
         left.setTicks([list(enumerate(self._lanes)), []])
         left.setWidth(int(max((len(lane) for lane in self._lanes), default=8) * 6.5) + 12)  # no auto-width

@@ -52,6 +52,7 @@ STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch"
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
     ("Plot as SVG…", "SVG image (*.svg)", "latency.svg", "export_plot"),
+    ("Plot as PDF…", "PDF document (*.pdf)", "latency.pdf", "export_plot"),
     ("Call records as CSV…", "CSV (*.csv)", "calls.csv", "export_records"),
     ("Call records as JSON…", "JSON (*.json)", "calls.json", "export_records"),
     ("Run report (Markdown)…", "Markdown (*.md)", "run-report.md", "export_report"),

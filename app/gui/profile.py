@@ -155,13 +155,13 @@ class ProfileWiring(QObject):
 
         path, _ = QFileDialog.getSaveFileName(
             self.table, "Export the profile", str(Path.home() / "profile.csv"),
-            "Table (*.csv *.json);;Timeline (*.png *.svg);;Raw capture (*.xplane.pb)",
+            "Table (*.csv *.json);;Timeline (*.png *.svg *.pdf);;Raw capture (*.xplane.pb)",
         )
         if not path or self.last is None:
             return
         if path.endswith(".xplane.pb"):
             copy_xplane(self.last.profile, path)
-        elif Path(path).suffix.lower() in (".png", ".svg"):
+        elif Path(path).suffix.lower() in (".png", ".svg", ".pdf"):
             self.timeline.export(path)
         else:
             self.table.export(path)

@@ -326,7 +326,11 @@ class MainWindow(QMainWindow):
 
     def _on_figures(self, f: LiveFigures) -> None:
         self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
-        self.ui.plot.set_steady_ms(f.steady_ms)
+        run = self.session.current
+        if run is not None and run.race is not None:  # one dashed line per lane, in its colour
+            self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
+        else:
+            self.ui.plot.set_steady_ms(f.steady_ms)
 
     def _on_ir(self, event: Any) -> None:
         self.inspect.ir_arrived(event.step)

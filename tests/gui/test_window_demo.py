@@ -14,6 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton
 from qt_helpers import synthetic_run  # noqa: E402
 
+from app.core.units import ms  # noqa: E402
+
 WINDOW_TOKENS = 6
 
 
@@ -55,7 +57,7 @@ def test_race_gives_same_tokens_one_curve_per_mode_and_the_compile_story(qtbot, 
     assert demo.table.text("n_compiles", "jit-static") == "2"
     steady = {run.mode: run.finished.summary.steady_decode_ms for run in demo.runs}
     assert demo.table.text("speedup_vs_torch", "jit-static") == f"{steady['torch'] / steady['jit-static']:.2f}×"
-    assert demo.table.text("ttft_ms", "jit-static") == f"{demo.runs[-1].finished.summary.ttft_ms:,.1f}"
+    assert demo.table.text("ttft_ms", "jit-static") == ms(demo.runs[-1].finished.summary.ttft_ms)  # with its unit
     assert 0 < demo.phases.bar_count() <= 6
     assert window.ui.status_label.text().startswith("Race done")
     assert window.findChild(QPushButton, "raceButton").isEnabled()
@@ -239,6 +241,6 @@ def test_demo_widgets_take_plain_data(qtbot):
     }
     table.set_rows([row, {**row, "mode": "torch", "steady_ms_per_token": 2.0, "n_compiles": 0}])
     assert (
-        table.text("steady_ms_per_token", "jit-static") == "1.00"
+        table.text("steady_ms_per_token", "jit-static") == "1.00 ms/token"
         and table.text("speedup_vs_torch", "torch") == "–"
     )

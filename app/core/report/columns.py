@@ -26,6 +26,12 @@ class Column:
     best: str | None = None
     short: str = ""
     align: str = "right"
+    #: The cell text with its unit, for tables read aloud or from afar (the race summary in the window:
+    #: ``75.87 s`` rather than ``75,868.4`` under a "ms" header); None = :attr:`format` and the header's unit.
+    spoken: Callable[[Any], str] | None = None
+
+    def spoken_text(self, value: Any) -> str:
+        return (self.spoken or self.format)(value)
 
     def text(self, row: dict[str, Any]) -> str:
         return self.format(row.get(self.key))
@@ -43,15 +49,25 @@ def _plain(value: Any) -> str:
     return "–" if value is None else str(value)
 
 
+def _per_token(value: Any) -> str:
+    return "–" if value is None else f"{value:,.2f} ms/token" if value < 10 else f"{value:,.1f} ms/token"
+
+
+def _rate(value: Any) -> str:
+    return "–" if value is None else f"{value:,.1f} tok/s"
+
+
 #: Race summary, one row per mode (rows from :func:`app.core.race.summary_rows`).
 RACE_COLUMNS: tuple[Column, ...] = (
     Column("mode", "mode", format=_plain, align="left"),
-    Column("ttft_ms", "TTFT", "ms", _fixed(1), "low", short="TTFT"),
-    Column("compile_ms", "compile", "ms", _fixed(1), short="compile"),
+    Column("ttft_ms", "TTFT", "ms", _fixed(1), "low", short="TTFT", spoken=units.ms),
+    Column("compile_ms", "compile", "ms", _fixed(1), short="compile", spoken=units.ms),
     Column("n_compiles", "compiles", format=_plain, short="compiles"),
-    Column("steady_ms_per_token", "steady ms/token", "ms", _fixed(2), "low", short="ms / token"),
-    Column("decode_tokens_per_s", "decode tokens/s", "tokens/s", _fixed(1), "high", short="tokens / s"),
-    Column("total_ms", "total", "ms", _fixed(1), "low", short="total"),
+    Column("steady_ms_per_token", "steady ms/token", "ms", _fixed(2), "low", short="steady decode",
+           spoken=_per_token),
+    Column("decode_tokens_per_s", "decode tokens/s", "tokens/s", _fixed(1), "high", short="decode rate",
+           spoken=_rate),
+    Column("total_ms", "total", "ms", _fixed(1), "low", short="total", spoken=units.ms),
     Column("n_tokens", "tokens", format=_plain, short="tokens"),
     Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch"),
 )

@@ -1,0 +1,47 @@
+"""A plot's legend in a row of its own under the x axis: it never covers a data point and is never clipped.
+
+pyqtgraph anchors a ``LegendItem`` inside the view box, over the data. Here a placeholder widget takes row
+4 of the ``PlotItem``'s layout (under the bottom axis), the legend is its child, and :func:`fit_legend_row`
+lays the entries out in as many columns as fit the width and gives the row the legend's height.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+
+LEGEND_ROW = 4  # PlotItem layout rows: 0 title, 1 top axis, 2 view box, 3 bottom axis
+
+
+def add_legend_row(item: pg.PlotItem, **legend_opts: Any) -> tuple[pg.LegendItem, pg.GraphicsWidget]:
+    """A legend under ``item``'s x axis and the placeholder that holds its row: ``(legend, row)``."""
+    row = pg.GraphicsWidget()
+    row.setMinimumHeight(0)
+    row.setMaximumHeight(0)
+    item.layout.addItem(row, LEGEND_ROW, 1)
+    legend = pg.LegendItem(offset=None, **legend_opts)
+    legend.setParentItem(row)  # no pyqtgraph anchor: it outlives its parent's deletion and then fails
+    legend.setPos(0, 2)  # left-aligned in the row, under the axis' start
+    return legend, row
+
+
+def fit_legend_row(legend: pg.LegendItem, row: pg.GraphicsWidget, room: float) -> None:
+    """Lay ``legend`` out in the most columns whose width fits ``room`` px (one at least) and give ``row``
+    its height (0 when it has no entry)."""
+    n = len(legend.items)
+    columns = 1
+    for c in range(n, 0, -1):
+        if legend.columnCount != c:
+            legend.setColumnCount(c)
+            legend.updateSize()
+        if legend.boundingRect().width() <= room:
+            columns = c
+            break
+    if legend.columnCount != columns:
+        legend.setColumnCount(columns)
+        legend.updateSize()
+    height = legend.boundingRect().height() + 6 if n else 0
+    if abs(row.maximumHeight() - height) > 0.5:
+        row.setMinimumHeight(height)
+        row.setMaximumHeight(height)
