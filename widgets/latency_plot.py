@@ -146,11 +146,11 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         """The marker legend above the plot, wrapped onto as many lines as the plot's width needs (so it never
         sets the plot's minimum width nor gets cut off)."""
         size = 9 * self._font_scale
-        font = QFont()
+        font = QFont(self.getPlotItem().titleLabel.item.font())  # the family the title is drawn in
         font.setPointSizeF(size)
         metrics = QFontMetricsF(font)
         vb_width = self.getPlotItem().getViewBox().width()  # the title spans the view box's column
-        room = max(120.0, (vb_width if vb_width > 0 else self.width() - 80.0) - 10.0)
+        room = max(120.0, (vb_width if vb_width > 0 else self.width() - 80.0) - 16.0)
         gap = metrics.horizontalAdvance("   ")
         lines: list[list[str]] = [[]]
         used = 0.0

@@ -26,18 +26,20 @@ def add_legend_row(item: pg.PlotItem, **legend_opts: Any) -> tuple[pg.LegendItem
     return legend, row
 
 
-def fit_legend_row(legend: pg.LegendItem, row: pg.GraphicsWidget, room: float) -> None:
-    """Lay ``legend`` out in the most columns whose width fits ``room`` px (one at least) and give ``row``
-    its height (0 when it has no entry)."""
+def fit_legend_row(legend: pg.LegendItem, row: pg.GraphicsWidget, room: float | None = None,
+                   columns: int | None = None) -> None:
+    """Lay ``legend`` out in ``columns`` columns, or the most whose width fits ``room`` px (one at least), and
+    give ``row`` its height (0 when it has no entry)."""
     n = len(legend.items)
-    columns = 1
-    for c in range(n, 0, -1):
-        if legend.columnCount != c:
-            legend.setColumnCount(c)
-            legend.updateSize()
-        if legend.boundingRect().width() <= room:
-            columns = c
-            break
+    if columns is None:
+        columns = 1
+        for c in range(n, 0, -1):
+            if legend.columnCount != c:
+                legend.setColumnCount(c)
+                legend.updateSize()
+            if room is None or legend.boundingRect().width() <= room:
+                columns = c
+                break
     if legend.columnCount != columns:
         legend.setColumnCount(columns)
         legend.updateSize()

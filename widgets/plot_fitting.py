@@ -18,6 +18,7 @@ from widgets.legend_row import fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
 MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
+LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5))
@@ -40,9 +41,8 @@ class PlotFitting:
             self._fit_y()
 
     def _fit_legend(self) -> None:
-        """The run legend (under the x axis) in as many columns as fit the view's width; its row as tall as it."""
-        vb = self.getPlotItem().getViewBox()
-        fit_legend_row(self.legend, self._legend_row, (vb.width() if vb.width() > 0 else self.width() - 80) - 10)
+        """The run legend (under the x axis) in its columns (:meth:`_legend_layout`); its row as tall as it."""
+        fit_legend_row(self.legend, self._legend_row, columns=self._legend_layout()[0])
 
     def _fit_y(self) -> None:
         """Set the y range to the data bounds (half-decade steps) and a margin, with at most
@@ -125,14 +125,29 @@ class PlotFitting:
         if any(run.points for run in self._runs):
             self._place_notes()
 
-    def _fit_legend_names(self) -> None:
-        """Cut run names at the right with "…" so the legend fits the view's width (a long model name
-        would push it off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
+    def _legend_layout(self) -> tuple[int, float]:
+        """``(columns, px per name)`` of the run legend under the x axis: at most a fifth of the plot's height
+        in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's width."""
         vb = self.getPlotItem().getViewBox()
-        font = QFont()
+        n = len(self._runs)
+        room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
+        row_px = self._legend_metrics().lineSpacing() + 8
+        max_rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
+        columns = max(1, min(n, -(-n // max_rows)))
+        return columns, max(60.0, room / columns - 45)  # 45: the sample and the gaps
+
+    def _legend_metrics(self) -> QFontMetricsF:
+        """Metrics of the legend's labels as drawn (their item's font at the legend's size)."""
+        font = QFont(self.legend.items[0][1].item.font()) if self.legend.items else QFont()
         font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
-        room = max(80, int(vb.width()) - 70)  # the sample and margins
-        metrics = QFontMetricsF(font)
+        return QFontMetricsF(font)
+
+    def _fit_legend_names(self) -> None:
+        """Cut run names at the right with "…" to their legend column's width (a long model name would push
+        the legend off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
+        vb = self.getPlotItem().getViewBox()
+        _columns, room = self._legend_layout()
+        metrics = self._legend_metrics()
         names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room) for run in self._runs]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:

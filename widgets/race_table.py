@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
@@ -43,11 +43,12 @@ class RaceTable(QTableWidget):
             "the whole run. Best value of a row in green."
         )
         self._rows: list[dict[str, Any]] = []
+        self._colours: dict[str, str] = {}
 
     def set_rows(self, rows: list[dict[str, Any]], colours: dict[str, str] | None = None) -> None:
         """Show ``rows`` (one per mode, in race order); ``colours`` maps a mode to its plot colour."""
         colours = colours or {}
-        self._rows = list(rows)
+        self._rows, self._colours = list(rows), dict(colours)
         self.setColumnCount(len(rows))
         bold = QFont(self.font())
         bold.setBold(True)
@@ -70,6 +71,24 @@ class RaceTable(QTableWidget):
                     item.setBackground(BEST_BRUSH)
                     item.setForeground(BEST_TEXT)
                 self.setItem(r, col, item)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        """A font change (presentation mode on or off) redraws the headers in the new font: their bold font
+        is set per item, so it would otherwise keep the old size (also when a race ended while presenting)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and self._rows:
+            self.set_rows(self._rows, self._colours)
+
+    def content_height(self) -> int:
+        """Height that shows the header and every row without a scroll bar (px)."""
+        self.resizeRowsToContents()
+        rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
+        return self.horizontalHeader().sizeHint().height() + rows + 2 * self.frameWidth() + 2
+
+    def fit_rows(self, on: bool) -> None:
+        """Always show every row (no vertical scroll bar: the presentation's race summary), or not."""
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setMinimumHeight(self.content_height() if on else 0)
 
     def clear_rows(self) -> None:
         self.set_rows([])

@@ -276,6 +276,7 @@ class DemoKit(QObject):
     def _show_stage(self) -> None:
         """While presenting, the race summary sits under the token stream once a race has rows."""
         show = self.presentation.is_on() and self.stage_table.columnCount() > 0
+        self.stage_table.fit_rows(show)  # the whole summary, never behind a scroll bar, while presenting
         if show != self.stage_card.isVisible():
             self.stage_card.setVisible(show)
             self.presentation.apply_sizes()

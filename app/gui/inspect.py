@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
@@ -70,6 +70,8 @@ class InspectWiring(QObject):
         bar.setContentsMargins(6, 4, 6, 2)
         self.link_label = QLabel(HINT)
         self.link_label.setObjectName("linkSummary")
+        # a long summary is cut, never widens the tab (at 1280x720 it made the dock need an outer scrollbar)
+        self.link_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.link_label, 1)
         self.jump: dict[str, QToolButton] = {}
         for name in self.views:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
+from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QSizePolicy, QToolButton
 
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
@@ -46,6 +46,7 @@ class ProfileLinks(QObject):
         self.hlo_panel.add_tool(self.legend)
         self._cache: dict[int, Any] = {}  # id(source map) → its SourceMeasure for the current profile
         self.status = QLabel(NO_PROFILE, objectName="sourceMapProfileStatus")
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # cut, never wider
         self.profile_button = QPushButton("Profile", objectName="sourceMapProfileButton")
         self.profile_button.setToolTip("Measure the time of each op of the shown step under jax.profiler "
                                        "(the Profile tab's settings)")

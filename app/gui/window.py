@@ -287,11 +287,12 @@ class MainWindow(QMainWindow):
         ui.stats.reset()
         model = session.loaded.label if session.loaded else ""
         ui.plot.retain([r.run_id for r in session.runs])  # the session decides which runs stay
+        mesh = f" · {session.mesh}"  # 1-device and N-device runs overlay: each says which it was
         if run.race is None:
-            ui.plot.start_run(f"{run.mode} · {session.mesh} · {model}", run_id=run.run_id)
+            ui.plot.start_run(f"{run.mode}{mesh} · {model}", run_id=run.run_id)
         else:  # a race's lanes are drawn together, one curve per mode, earlier runs faded beside them
             ui.plot.start_run(
-                f"{run.mode} · {session.mesh}",
+                f"{run.mode}{mesh}",
                 colour=MODE_COLOURS.get(run.mode),
                 fade=False,
                 symbol=MODE_SYMBOLS.get(run.mode),
