@@ -75,6 +75,9 @@ class IRTabs(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._irs: dict[str, Any] = {}
+        #: per step, per compiler ("xla" | "inductor"): that compiler's fields and where they came from
+        self._figures: dict[str, dict[str, dict[str, Any]]] = {}
+        self._origins: dict[str, dict[str, str]] = {}
         self._hold_hidden = False
         self._step = "prefill"
         self.panels = {
@@ -95,6 +98,11 @@ class IRTabs(QWidget):
         header = QHBoxLayout()
         header.setContentsMargins(6, 4, 6, 4)
         header.setSpacing(4)
+        self.origin = QLabel("")
+        self.origin.setObjectName("irOrigin")
+        self.origin.setToolTip("The run and mode whose compiled step the current tab shows")
+        header.addWidget(self.origin)
+        header.addSpacing(8)
         header.addWidget(QLabel("Step "))
         for step in STEPS:
             btn = QPushButton(step, checkable=True)
@@ -127,6 +135,9 @@ class IRTabs(QWidget):
     def clear(self, message: str | None = None) -> None:
         """Forget every step's IR and show ``message`` (or the default hint) in each view."""
         self._irs.clear()
+        self._figures.clear()
+        self._origins.clear()
+        self.origin.setText("")
         for btn in self.step_buttons.values():
             btn.setEnabled(False)
             btn.setChecked(False)
@@ -135,11 +146,20 @@ class IRTabs(QWidget):
             mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
             panel.set_placeholder(message or f"Run the model in {mode} to see its {panel.title}.")
 
-    def set_ir(self, step: str, ir: Any) -> None:
+    def set_ir(self, step: str, ir: Any, origin: str = "") -> None:
         """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
-        compiler's IR of the step stays); shows it if it is the first one or the current step."""
+        compiler's IR of the step stays); shows it if it is the first one or the current step.
+
+        ``origin`` names the run and mode it came from (``"run 3 · jit-static"``): the header shows it, with
+        the step, for the compiler of the current tab, and the figures beside it are that compiler's only."""
         fields = ir if isinstance(ir, dict) else vars(ir)
-        self._irs[step] = {**self._irs.get(step, {}), **{k: v for k, v in fields.items() if v is not None}}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        compiler = fields.get("compiler") or ("inductor" if any(k in fields for k in INDUCTOR_VIEWS) else "xla")
+        self._irs[step] = {**self._irs.get(step, {}), **fields}
+        per = self._figures.setdefault(step, {})
+        per[compiler] = {**per.get(compiler, {}), **fields}
+        if origin:
+            self._origins.setdefault(step, {})[compiler] = origin
         self.step_buttons[step].setEnabled(True)
         if len(self._irs) == 1 or step == self._step:
             self.show_step(step)
@@ -165,8 +185,25 @@ class IRTabs(QWidget):
             else:
                 delay += 40
                 panel.set_text(text, step, delay_ms=delay, hold=self._hold_hidden)
-        self.summary.setText(summary_text(ir))
-        labels = _get(ir, "input_labels") or []
+        self._show_header()
+
+    def current_compiler(self) -> str:
+        """``"inductor"`` when the current tab is an Inductor view, else ``"xla"``."""
+        key = next((k for k, p in self.panels.items() if p is self.tabs.currentWidget()), "jaxpr")
+        return "inductor" if key in INDUCTOR_VIEWS else "xla"
+
+    def origin_text(self) -> str:
+        """What the header names for the current tab: ``"run 3 · jit-static · decode"`` (or just the step)."""
+        origin = self._origins.get(self._step, {}).get(self.current_compiler(), "")
+        return f"{origin} · {self._step}" if origin else ""
+
+    def _show_header(self) -> None:
+        """The origin and figures of the current tab's compiler for the current step."""
+        figures = self._figures.get(self._step, {}).get(self.current_compiler()) or {}
+        self.summary.setText(summary_text(figures) if figures else "")
+        text = self.origin_text()
+        self.origin.setText(f"<b>{text}</b>" if text else "")
+        labels = _get(figures, "input_labels") or []
         self.summary.setToolTip("inputs: " + ", ".join(labels) if labels else "")
 
     def hold_hidden(self, hold: bool) -> None:
@@ -198,6 +235,8 @@ class IRTabs(QWidget):
         panel = self.tabs.currentWidget()
         if isinstance(panel, IRPanel) and panel.has_pending():
             panel.apply_pending()
+        if self._step in self._irs:
+            self._show_header()
 
     @Slot(object)
     def _on_step_clicked(self, button: QPushButton) -> None:

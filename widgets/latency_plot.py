@@ -88,7 +88,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self._steady: float | None = None
         self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
         self._timer.timeout.connect(self.redraw)
-        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.scene().sigMouseMoved.connect(self.hover_at)
 
     def _title_keys(self) -> list[tuple[str, str]]:
         """(plain text, html) of each key of the marker legend above the plot."""
@@ -173,6 +173,14 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
 
     def _marker_size(self, kind: str) -> float:
         return MARKER_SIZES[kind] * (1.4 if self._font_scale > 1 else 1.0)
+
+    def steady_visible(self) -> bool:
+        """Whether the steady-decode line of a single run is shown."""
+        return self._median.isVisible()
+
+    def notes(self, run: int = -1) -> list[pg.TextItem]:
+        """The compile notes of run ``run`` (index into the drawn runs; -1 the latest)."""
+        return list(self._runs[run].notes)
 
     def median_text(self) -> str:
         """The steady decode median as shown in the key above the plot ('' when none)."""
@@ -421,7 +429,8 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
             self._hover.setData([], [])
 
     @Slot(object)
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+    def hover_at(self, scene_pos: QPointF) -> None:
+        """Show the tool tip of the point under ``scene_pos`` (scene coordinates) and emit ``pointHovered``."""
         found = self._nearest(scene_pos, 12.0)
         point = found[1] if found else None
         index = point.x if found and found[0] is self._runs[-1] else -1  # token links: newest run only

@@ -64,6 +64,8 @@ class ProfileTable(QWidget):
         #: (row key, header, formatter, numeric?) of every column, left to right; column 0's header follows ``by``.
         self.columns = [(c.key, c.title, c.format, c.align == "right") for c in columns]
         self.by_titles = dict(by_titles)
+        #: each column's meaning (``help``), shown as its header's tool tip
+        self.helps = [getattr(c, "help", "") for c in columns]
         self.top_only = QCheckBox(f"top {TOP_N} only", objectName="profileTopOnly")
         self.count = QLabel("", objectName="profileRowCount")
         self.table = QTableWidget(0, len(self.columns), objectName="profileTableView")
@@ -136,6 +138,9 @@ class ProfileTable(QWidget):
     def _set_headers(self) -> None:
         titles = [self.by_titles.get(self._by, self._by)] + [c[1] for c in self.columns[1:]]
         self.table.setHorizontalHeaderLabels(titles)
+        for j, text in enumerate(self.helps):
+            if text and (item := self.table.horizontalHeaderItem(j)) is not None:
+                item.setToolTip(text)
 
     def _fill(self) -> None:
         rows = sorted(self._rows, key=lambda r: -(r.get("wall_us_per_step") or r.get("us_per_step") or 0.0))

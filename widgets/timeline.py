@@ -81,7 +81,7 @@ class StepTimeline(QWidget):
         self._items: list[Any] = []
         self.legend_entries: list[tuple[str, str]] = []
         self.colour_choice.currentIndexChanged.connect(self._on_colour_changed)
-        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.plot.scene().sigMouseMoved.connect(self.hover_at)
         self.plot.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
     def _setup_plot(self) -> None:
@@ -123,6 +123,10 @@ class StepTimeline(QWidget):
         if index < 0:
             raise ValueError(f"colour mode must be 'kind' or 'source', got {mode!r}.")
         self.colour_choice.setCurrentIndex(index)
+
+    def bars(self) -> list[dict[str, Any]]:
+        """The bars drawn, as given to :meth:`set_data` (each a dict with ``thread``, ``start_us``, ``dur_us``, …)."""
+        return list(self._data["bars"])
 
     def bar_count(self) -> int:
         return len(self._data["bars"])
@@ -210,9 +214,10 @@ class StepTimeline(QWidget):
         def pct(v: float) -> str:
             return fmt(v / step * 100 if step else None, ".0f")
 
+        # in ms like the Profile tab's header; this is one step (the median one), the header the mean
         self.summary.setText(
-            f"step {fmt(step, ',.1f')} µs · ops running {fmt(busy, ',.1f')} µs ({pct(busy)}%) · "
-            f"no op running {fmt(gap, ',.1f')} µs ({pct(gap)}%) in {len(self._data['gaps'])} gaps · "
+            f"median step {fmt(step / 1e3, ',.2f')} ms · ops running {fmt(busy / 1e3, ',.2f')} ms ({pct(busy)}%) · "
+            f"no op running {fmt(gap / 1e3, ',.2f')} ms ({pct(gap)}%) in {len(self._data['gaps'])} gaps · "
             f"{self.bar_count()} ops")
 
     # -- mouse --------------------------------------------------------------------------------------
@@ -231,7 +236,8 @@ class StepTimeline(QWidget):
         self._redraw()
 
     @Slot(object)
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+    def hover_at(self, scene_pos: QPointF) -> None:
+        """Show the bar under ``scene_pos`` (scene coordinates) in the hover line and its tool tip."""
         bar = self._bar_under(scene_pos)
         text = describe_bar(bar) if bar else ""
         self.hover.setText(text.replace("\n", " · "))

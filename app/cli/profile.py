@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
 from app.core.modes.catalog import profiling_mode
-from app.core.profile.columns import BY_TITLES, profile_columns, profile_summary
+from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.report.columns import render_text
 
 BY_CHOICES = tuple(BY_TITLES)
@@ -78,6 +78,7 @@ def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str
              f"{p.bound_ms:.2f} ms" if p.bound_ms is not None else "")
     lines = [
         head, table, "", profile_summary(p),
+        *([note] if (note := bandwidth_note(rows, p.bandwidth_gbs)) else []),
         f"step wall {p.step_ms:.3f} ms (median {p.step_ms_median:.3f}); ops run {p.op_ms:.3f} ms; host: "
         "arguments, dispatch, token to host",
         f"busy {p.busy_ms:.3f} ms summed over threads; {units.flops(p.flops_per_step)}FLOP per step{bound}",

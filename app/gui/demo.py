@@ -97,7 +97,7 @@ class DemoKit(QObject):
         )
         self._build_menus()
         self._connect()
-        self._restore(window.settings.demo)
+        self.restore(window.settings.demo)
         self.session.cache("refresh", self.cache.directory())
         window.installEventFilter(self)  # leave presentation mode before the window saves its layout
 
@@ -117,7 +117,7 @@ class DemoKit(QObject):
             "hidden_docks": [d.objectName() for d in (self.demo_dock, self.why_dock) if d.isHidden()],
         }
 
-    def _restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any]) -> None:
         if isinstance(state.get("modes"), list):
             self.controls.set_modes([m for m in state["modes"] if m in MODE_NAMES])
         if isinstance(state.get("eager_tokens"), int):

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS, profile_summary
+from app.core.modes.catalog import profiling_mode
+from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS, bandwidth_note, profile_summary
 from app.core.session.requests import ProfileReady
 from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
@@ -88,7 +89,9 @@ class ProfileWiring(QObject):
     def on_profile(self, ready: ProfileReady) -> None:
         self.last = ready
         profile = ready.profile
-        self.summary.setText(profile_summary(profile))
+        note = bandwidth_note(ready.rows.get("fusion", []), profile.bandwidth_gbs)
+        self.summary.setText(f"<b>{profiling_mode()} · {profile.step} · {profile.n_steps} steps profiled</b> · "
+                             f"{profile_summary(profile)}" + (f"<br><i>{note}</i>" if note else ""))
         self._show_rows()
         self.timeline.set_timeline(ready.timeline)
         self.export_button.setEnabled(True)
@@ -106,11 +109,11 @@ class ProfileWiring(QObject):
         self.inspect.ir_arrived(profile.step)
         ir = ready.ir
         if ir is not None and getattr(ir, "hlo", None) == profile.hlo_text:
-            self.ir_tabs.set_ir(profile.step, ir)
+            self.ir_tabs.set_ir(profile.step, ir, f"profiled · {profiling_mode()}")
             if profile.source_map is not None:
                 self.inspect.on_source_map(profile.step, profile.source_map)
         else:
-            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text})
+            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text}, f"profiled · {profiling_mode()}")
 
     @Slot()
     def _show_rows(self) -> None:

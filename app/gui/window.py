@@ -335,7 +335,9 @@ class MainWindow(QMainWindow):
 
     def _on_ir(self, event: Any) -> None:
         self.inspect.ir_arrived(event.step)
-        self.ui.ir_tabs.set_ir(event.step, event.ir)
+        run = self.session.current
+        origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
+        self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
 
     def _on_run_finished(self, run: RunState) -> None:
         self.ui.tokens.flush()

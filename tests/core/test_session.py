@@ -67,8 +67,8 @@ def test_window_and_cli_race_read_the_same_stream(llama_engine):
     finished = {mode: e for mode, e in by_lane(iter(events)) if isinstance(e, FinishedEvent)}
     cli_rows = summary_rows(finished)
     session = Session(lambda request: None)
-    session.active = rq.RaceRequest("The jit", ("torch", "jit-static"), settings)
-    session._race_id = 1
+    session.pending = rq.RaceRequest("The jit", ("torch", "jit-static"), settings)
+    session.send_pending()
     session.apply_all(events)
     assert session.race_rows() == cli_rows
     assert [r.mode for r in session.runs] == ["torch", "jit-static"] and all(r.race == 1 for r in session.runs)
@@ -80,7 +80,8 @@ def test_stopped_race_summarises_only_finished_lanes():
     settings = GenerationSettings()
     session = Session(lambda request: None)
     request = rq.RaceRequest("p", ("torch", "jit-static"), settings)
-    session.active, session._race_id = request, 1
+    session.pending = request
+    session.send_pending()
     messages = []
     session.events.idle.connect(messages.append)
     session.apply(LaneEvent("torch", 0, 2, 8))
@@ -144,10 +145,10 @@ def test_the_session_keeps_the_last_runs_and_a_race_keeps_earlier_ones_unless_th
     for _ in range(2):
         session.active = None
         session.pending = rq.RunRequest("p", GenerationSettings())
-        session._send_pending()
+        session.send_pending()
     assert [r.run_id for r in session.runs] == [1, 2]
     session.pending = rq.RaceRequest("p", ("torch", "jit-static", "torch-compile"), GenerationSettings())
-    session._send_pending()
+    session.send_pending()
     session.apply(LaneEvent("torch", 0, 3, 8))
     session.apply(LaneEvent("jit-static", 1, 3, 8))
     assert [r.label for r in session.runs] == ["run 1 · jit-static", "run 2 · jit-static", "run 3 · torch",

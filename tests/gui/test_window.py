@@ -263,7 +263,7 @@ def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot):
     receiver = Receiver()
     compute.worker.events.connect(receiver.on_batch, Qt.ConnectionType.DirectConnection)
     compute.worker.service.engine = _FakeEngine()
-    compute.worker.service._after_run = lambda irs: iter(())
+    compute.worker.service.after_run = lambda irs: iter(())
     try:
         def done(events: list) -> bool:
             return any(isinstance(e, RequestDone) for e in events)

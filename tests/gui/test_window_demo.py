@@ -118,7 +118,7 @@ def test_a_window_opened_with_the_cache_off_turns_both_compilers_caches_off(qtbo
     service applies it on the compute thread, where torch's compiler config lives: it is thread-local.)"""
     assert not window.demo.cache.is_enabled()
     with qtbot.waitSignal(window.session.events.cache, timeout=10_000) as blocker:
-        window.demo._restore({})  # what a window does at start-up with the toggle off
+        window.demo.restore({})  # what a window does at start-up with the toggle off
     info = blocker.args[0]
     assert info.enabled is False and info.message.startswith("Persistent caches off")
 

@@ -90,7 +90,7 @@ def test_profile_fills_the_explorer_tints_the_hlo_and_links_bars_to_source(qtbot
     timeline = window.profile.timeline
     # The longest bar with a PyTorch line (a copy of a KV-cache input, "<input cache[k]>", can be longer on a
     # loaded machine and has no line to select).
-    bar = max((b for b in timeline._data["bars"] if b.get("source") and not b["source"].startswith("<")),
+    bar = max((b for b in timeline.bars() if b.get("source") and not b["source"].startswith("<")),
               key=lambda b: b["duration_us"])
     x, lane = timeline.bar_centre(bar["name"])
     scene = timeline.plot.getPlotItem().getViewBox().mapViewToScene(QPointF(x, lane))

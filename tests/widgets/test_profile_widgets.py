@@ -59,7 +59,7 @@ def test_timeline_draws_bars_per_thread_and_sums_the_gaps(timeline):
     assert timeline.lanes() == ["XLAPjRtCpuClient 1", "XLAEigen 1", GAP_LANE]
     assert timeline.gap_total_us() == pytest.approx(570.0)
     text = timeline.summary.text()
-    assert "570.0 µs (57%)" in text and "430.0 µs (43%)" in text and "4 gaps" in text
+    assert "0.57 ms (57%)" in text and "0.43 ms (43%)" in text and "4 gaps" in text and text.startswith("median step 1.00 ms")
     assert timeline.bar_at(350.0, 1)["name"] == "dot.19"
     assert timeline.bar_at(350.0, 0) is None  # nothing on the client thread then
     assert timeline.bar_at(120.0, 0)["name"] == "copy.12"
@@ -89,9 +89,9 @@ def test_clicking_a_bar_emits_its_instruction_name(qtbot, timeline):
 
 def test_hovering_a_bar_describes_the_op(qtbot, timeline):
     x, lane = timeline.bar_centre("ynn_fusion.3")
-    timeline._on_mouse_moved(timeline.plot.getPlotItem().getViewBox().mapViewToScene(QPointF(x, lane)))
+    timeline.hover_at(timeline.plot.getPlotItem().getViewBox().mapViewToScene(QPointF(x, lane)))
     assert "ynn_fusion.3" in timeline.hover.text() and LINE_B in timeline.hover.text()
-    timeline._on_mouse_moved(timeline.plot.getPlotItem().getViewBox().mapViewToScene(QPointF(700.0, 1)))
+    timeline.hover_at(timeline.plot.getPlotItem().getViewBox().mapViewToScene(QPointF(700.0, 1)))
     assert timeline.hover.text() == ""
 
 
@@ -172,3 +172,23 @@ def test_line_tints_follow_the_share_and_stay_on_the_viewport_when_scrolled(qtbo
     assert tints.geometry() == view.viewport().rect() == links.geometry()  # not scrolled away with the text
     tints.set_line_tints({})
     assert tints.tints() == {} and tints.alpha(3) == 0
+
+
+def test_rows_above_the_read_bandwidth_are_explained():
+    """A row over 100 % of the read bandwidth gets a note (cache hits), and the column's header says why."""
+    from app.core.profile.columns import PROFILE_COLUMNS, bandwidth_note
+
+    rows = [{"bandwidth_share": 1.085}, {"bandwidth_share": 0.4}, {"bandwidth_share": None}]
+    note = bandwidth_note(rows, 33.6)
+    assert note.startswith("1 row above 100 % of read BW (up to 108%)") and "CPU caches" in note
+    assert bandwidth_note(rows[1:], 33.6) == ""
+    assert "caches" in next(c.help for c in PROFILE_COLUMNS if c.key == "bandwidth_share")
+
+
+def test_profile_table_headers_carry_each_columns_meaning(qtbot):
+    from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS
+
+    table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
+    qtbot.addWidget(table)
+    col = [c.key for c in PROFILE_COLUMNS].index("bandwidth_share")
+    assert "caches" in table.table.horizontalHeaderItem(col).toolTip()

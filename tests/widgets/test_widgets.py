@@ -154,18 +154,18 @@ def test_latency_plot_points_flags_and_median(qtbot):
     points = plot.points()
     assert points[0].compiled and points[0].step == "prefill" and not points[5].compiled
     plot.set_steady_ms(9.7)  # drawn at the redraw rate
-    qtbot.waitUntil(lambda: plot._median.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: plot.steady_visible(), timeout=2000)
     assert plot.median_text().startswith("steady decode 9.7 ms (103 tok/s)")
     plot.set_steady_ms(None)
-    qtbot.waitUntil(lambda: not plot._median.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: not plot.steady_visible(), timeout=2000)
     assert "compile 760 ms" in describe(points[0].record)
-    assert len(plot._runs[-1].notes) == 2  # the two compiling calls are annotated
+    assert len(plot.notes()) == 2  # the two compiling calls are annotated
     # Each note: the call, then two phases a line, so it fits beside its point in a small window's plot.
     plot.resize(420, 300)
     qtbot.wait(50)
     plot.place_legend()
     view = plot.getPlotItem().getViewBox().sceneBoundingRect()
-    for note in plot._runs[-1].notes:
+    for note in plot.notes():
         lines = note.toPlainText().splitlines()
         assert lines[0].startswith(("prefill", "decode")) and all(line.count(" · ") <= 1 for line in lines)
         assert view.contains(note.sceneBoundingRect()), (note.toPlainText(), note.sceneBoundingRect(), view)
@@ -177,7 +177,7 @@ def test_latency_plot_points_flags_and_median(qtbot):
     assert plot.nearest_point(scene).x == 5
     hovered = []
     plot.pointHovered.connect(hovered.append)
-    plot._on_mouse_moved(scene)
+    plot.hover_at(scene)
     assert hovered == [5]
 
 
@@ -324,9 +324,11 @@ def test_ir_tabs_keep_both_compilers_of_a_step(qtbot):
     tabs = IRTabs()
     qtbot.addWidget(tabs)
     tabs.show()
-    tabs.set_ir("decode", StepIR(jaxpr="{ lambda ; a:f32[]. let b = sin a in (b,) }", hlo="HloModule m", n_fusions=3))
+    tabs.set_ir("decode", StepIR(jaxpr="{ lambda ; a:f32[]. let b = sin a in (b,) }", hlo="HloModule m", n_fusions=3),
+                "run 3 · jit-static")
     tabs.set_ir("decode", StepIR(compiler="inductor", fx_graph="def forward(self, x): ...",
-                                 inductor_code="cpp_fused_add_0 = async_compile.cpp_pybinding(...)", n_kernels=1))
+                                 inductor_code="cpp_fused_add_0 = async_compile.cpp_pybinding(...)", n_kernels=1),
+                "run 4 · torch-compile")
     for key in tabs.panels:
         tabs.tabs.setCurrentWidget(tabs.panels[key])
     qtbot.waitUntil(lambda: not tabs.pending(), timeout=2000)
@@ -334,7 +336,13 @@ def test_ir_tabs_keep_both_compilers_of_a_step(qtbot):
              for name in ("jaxprView", "hloView", "fxGraphView", "inductorCodeView")}
     assert "sin a" in views["jaxprView"] and views["hloView"] == "HloModule m"
     assert "def forward" in views["fxGraphView"] and "cpp_fused_add_0" in views["inductorCodeView"]
-    assert "XLA fusions <b>3</b>" in tabs.summary.text() and "Inductor kernels <b>1</b>" in tabs.summary.text()
+    # each tab names the run and mode it shows, with that compiler's figures only (never mixed)
+    tabs.tabs.setCurrentWidget(tabs.panels["jaxpr"])
+    assert tabs.origin_text() == "run 3 · jit-static · decode" and "run 3 · jit-static" in tabs.origin.text()
+    assert "XLA fusions <b>3</b>" in tabs.summary.text() and "Inductor kernels" not in tabs.summary.text()
+    tabs.tabs.setCurrentWidget(tabs.panels["inductor_code"])
+    assert tabs.origin_text() == "run 4 · torch-compile · decode"
+    assert "Inductor kernels <b>1</b>" in tabs.summary.text() and "XLA fusions" not in tabs.summary.text()
 
 
 def test_device_panel_greys_out_tp_sizes_the_model_does_not_allow(qtbot):

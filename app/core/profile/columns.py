@@ -23,9 +23,11 @@ BY_TITLES: dict[str, str] = {"line": "source line", "op": "ATen op", "fusion": "
 PROFILE_COLUMNS: tuple[Column, ...] = (
     Column("key", BY_TITLES["line"], format=str, align="left"),
     Column("us_per_step", "µs/step", "µs", fixed(1)),
-    Column("share", "% of step", "%", percent),
+    Column("share", "% of step", "%", percent, help="Share of the step's wall time during which this row's ops run"),
     Column("gbs", "GB/s", "GB/s", fixed(1)),
-    Column("bandwidth_share", "% of read BW", "%", percent),
+    Column("bandwidth_share", "% of read BW", "%", percent, help=(
+        "GB/s over the machine's measured read bandwidth (a sum over an array far larger than the CPU caches). Over 100 %: the op's bytes "
+        "were (partly) in the CPU caches, which are faster than DRAM; the estimate counts them as read from memory.")),
     Column("gflops", "GFLOP/s", "GFLOP/s", fixed(2)),
     Column("calls_per_step", "calls", format=fixed(0)),
     Column("kind", "kind", format=_text, align="left"),
@@ -52,6 +54,23 @@ def profile_columns(by: str) -> tuple[Column, ...]:
     return (*figures, key_column(by), where)
 
 
+def bandwidth_note(rows: list[Any], bandwidth_gbs: float | None) -> str:
+    """Why some rows read faster than the machine can (``""`` when none does): the read bandwidth is measured
+    from DRAM (an array far larger than the caches, :func:`app.core.profile.capture.read_bandwidth_gbs`), while an op whose bytes are
+    still in the CPU caches reads them faster — its ``% of read BW`` then exceeds 100 %. ``rows``: profile rows
+    (objects or dicts with ``bandwidth_share``, a fraction)."""
+    def share(r: Any) -> float:
+        value = r.get("bandwidth_share") if isinstance(r, dict) else getattr(r, "bandwidth_share", None)
+        return float(value or 0.0)
+
+    over = [r for r in rows if share(r) > 1.0]
+    if not over or not bandwidth_gbs:
+        return ""
+    top = max(share(r) for r in over)
+    return (f"{len(over)} row{'s' if len(over) > 1 else ''} above 100 % of read BW (up to {top:.0%}): "
+            f"{bandwidth_gbs:.1f} GB/s is DRAM's read bandwidth, and bytes already in the CPU caches are read faster.")
+
+
 def profile_summary(p: Any) -> str:
     """One line of a :class:`app.core.profile.model.StepProfile`'s step figures, the same in the window's
     Profile tab, its status line and the CLI: step wall time, the share covered by ops, idle (host + between
@@ -59,5 +78,5 @@ def profile_summary(p: Any) -> str:
     idle 16% (host 10%, between ops 6%) · 538 MB read per step · bound 16.0 ms at 33.6 GB/s (1.82× the bound)``."""
     bound = (f" · {p.bytes_per_step / 1e6:,.0f} MB read per step · bound {ms(p.bound_ms)} at "
              f"{p.bandwidth_gbs:.1f} GB/s ({p.step_ms / p.bound_ms:.2f}× the bound)") if p.bound_ms else ""
-    return (f"{p.step} step {ms(p.step_ms)} per step · ops running {p.attributed_share:.0%} · idle "
+    return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}) · ops running {p.attributed_share:.0%} · idle "
             f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}")

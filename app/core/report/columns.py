@@ -29,6 +29,8 @@ class Column:
     #: The cell text with its unit, for tables read aloud or from afar (the race summary in the window:
     #: ``75.87 s`` rather than ``75,868.4`` under a "ms" header); None = :attr:`format` and the header's unit.
     spoken: Callable[[Any], str] | None = None
+    #: What the column means, for a header's tool tip ("" = the title says it all).
+    help: str = ""
 
     def spoken_text(self, value: Any) -> str:
         return (self.spoken or self.format)(value)

@@ -266,10 +266,12 @@ class Session:
         self.load(model, dtype)
         self._busy_changed()
         if not self.load_queue and self.loaded is not None:
-            self._send_pending()
+            self.send_pending()
         return True
 
-    def _send_pending(self) -> None:
+    def send_pending(self) -> None:
+        """Start the queued request (``pending``), if any: it becomes ``active``, a run or race starts in the
+        run list, and the request goes to the compute thread. Called when the model it needs is loaded."""
         request, self.pending = self.pending, None
         if request is None:
             return
@@ -394,7 +396,7 @@ class Session:
         self.mesh = event.mesh
         self.events.modelLoaded.emit(event)
         if not self.load_queue and self.pending is not None:
-            self._send_pending()
+            self.send_pending()
 
     def _on_failed(self, event: rq.RequestFailed) -> None:
         self.last_error = event

@@ -145,7 +145,7 @@ class ComputeService:
                     irs.append(event)
                 yield event
         finally:
-            yield from self._after_run(irs)
+            yield from self.after_run(irs)
 
     def _race(self, request: rq.RaceRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
         from app.core.race import race
@@ -160,9 +160,9 @@ class ComputeService:
                     irs.append(event)
                 yield event
         finally:
-            yield from self._after_run(irs)
+            yield from self.after_run(irs)
 
-    def _after_run(self, irs: list[IREvent]) -> Iterator[Any]:
+    def after_run(self, irs: list[IREvent]) -> Iterator[Any]:
         """Source maps and collectives of the IR captured in the run (each step's latest), then bytes per
         device and the persistent cache's size. Each failure is a :class:`Notice`: the run's tokens and timings are already out."""
         from app.core.inspect.source_map import build_source_map
