@@ -199,9 +199,9 @@ class DemoKit(QObject):
         ui = self.window.ui
         for dock, keys in (
             (ui.controls_dock, "Ctrl+B"),
-            (ui.ir_dock, "Ctrl+1"),
-            (self.demo_dock, "Ctrl+2"),
-            (self.why_dock, "Ctrl+3"),
+            (ui.ir_dock, "Ctrl+Alt+1"),
+            (self.demo_dock, "Ctrl+Alt+2"),
+            (self.why_dock, "Ctrl+Alt+3"),
         ):
             action = dock.toggleViewAction()
             action.setShortcut(QKeySequence(keys))
@@ -267,6 +267,9 @@ class DemoKit(QObject):
 
     @Slot(bool)
     def set_presentation(self, on: bool) -> None:
+        workspaces = getattr(self.window, "workspaces", None)
+        if on and workspaces is not None and workspaces.current() != "Run":
+            workspaces.show("Run")  # presenting is the plot and the stream
         self.presentation.set_on(on)
         self._show_stage()
         tokens = self.window.ui.tokens  # the answer, not the (chat-formatted) prompt, after the font change

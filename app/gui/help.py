@@ -17,7 +17,8 @@ SHORTCUTS = (
     ("Ctrl+Shift+M", "profile the compiled step: measured time per HLO op, source line and module"),
     ("Ctrl+Shift+P", "presentation mode: the plot large, with the token stream and race summary beside it"),
     ("Ctrl+B", "show or hide the controls sidebar (model, generation settings, devices)"),
-    ("Ctrl+1 / 2 / 3", "show or hide What JAX sees / the Demo kit / the Compile log (tabs under the plot)"),
+    ("Ctrl+1 / Ctrl+2", "the Run workspace (prompt, stream, plot) / the Inspect workspace (every IR view, full window)"),
+    ("Ctrl+Alt+1 / 2 / 3", "show or hide What JAX sees / the Demo kit / the Compile log (tabs under the plot)"),
     ("F11", "full screen"),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),
@@ -86,6 +87,11 @@ class WindowMenus(QObject):
         self.quit_action = find_menu(window, "&File").addAction("&Quit", window.close)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         view = find_menu(window, "&View")
+        first = view.actions()[0] if view.actions() else None
+        for action in window.workspaces.actions.values():
+            view.insertAction(first, action)
+        if first is not None:
+            view.insertSeparator(first)
         self.reset_layout_action = view.addAction("Reset &layout", self.reset_layout)
         view.addSeparator()
         plot = window.plot_actions
@@ -104,6 +110,7 @@ class WindowMenus(QObject):
         window = self.parent()
         if window.demo.presentation.is_on():
             window.demo.presentation_action.setChecked(False)
+        window.workspaces.show("Run")
         window.dock_layout.reset()
 
     @Slot()

@@ -55,6 +55,34 @@ QStatusBar {{ background: #ffffff; border-top: 2px solid #000000; }}
 """
 
 
+def dock_state(win: QMainWindow) -> dict[str, Any]:
+    """The docks in front of their tab group and the sizes of the docked ones. (Hidden docks keep their
+    place, so showing them again restores the arrangement; ``restoreState`` would also do it, but
+    under X11 it can leave a stale copy of a dock area's tab bar on screen.)"""
+    docks = [d for d in win.findChildren(QDockWidget) if not d.isHidden() and not d.isFloating()]
+    front = [d for d in docks if not d.visibleRegion().isEmpty()]
+    return {"front": front, "sizes": [(d, d.width(), d.height()) for d in front]}
+
+
+def restore_docks(win: QMainWindow, state: dict[str, Any]) -> None:
+    """Raise the docks that were in front and give the docked ones their sizes again (:func:`dock_state`)."""
+    for dock in state["front"]:
+        dock.raise_()
+    docks = [d for d, _, _ in state["sizes"]]
+    horizontal = [d for d in docks if win.dockWidgetArea(d) in (Qt.DockWidgetArea.LeftDockWidgetArea,
+                                                              Qt.DockWidgetArea.RightDockWidgetArea)]
+    vertical = [d for d in docks if d not in horizontal]
+    sizes = {d: (w, h) for d, w, h in state["sizes"]}
+    for _ in range(2):  # the area's size includes a tab bar the dock's does not: measure, then correct
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        if horizontal:
+            asked = [2 * sizes[d][0] - d.width() if d.width() else sizes[d][0] for d in horizontal]
+            win.resizeDocks(horizontal, asked, Qt.Orientation.Horizontal)
+        if vertical:
+            asked = [2 * sizes[d][1] - d.height() if d.height() else sizes[d][1] for d in vertical]
+            win.resizeDocks(vertical, asked, Qt.Orientation.Vertical)
+
+
 class Presentation:
     """Turns presentation mode on and off for ``window``.
 
@@ -111,7 +139,7 @@ class Presentation:
             "app_font": QFont(app.font()),
             "style": win.styleSheet(),
             "state": win.windowState(),
-            "docks": self._dock_state(),
+            "docks": dock_state(win),
             "splitters": {sp: sp.sizes() for sp in win.findChildren(QSplitter)},
             "visible": {w: not w.isHidden() for w in self._panels()},
             "fonts": {
@@ -158,39 +186,12 @@ class Presentation:
             w.setVisible(visible)
         # Lay out with the normal fonts first, so the docks' minimum sizes are the normal ones again.
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        self._restore_docks(saved["docks"])
+        restore_docks(win, saved["docks"])
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         for splitter, sizes in saved["splitters"].items():
             splitter.setSizes(sizes)
         if win.windowState() != saved["state"]:
             win.setWindowState(saved["state"])
-
-    def _dock_state(self) -> dict[str, Any]:
-        """The docks in front of their tab group and the sizes of the docked ones. (Hidden docks keep their
-        place, so showing them again restores the arrangement; ``restoreState`` would also do it, but
-        under X11 it can leave a stale copy of a dock area's tab bar on screen.)"""
-        win = self.window
-        docks = [d for d in win.findChildren(QDockWidget) if not d.isHidden() and not d.isFloating()]
-        front = [d for d in docks if not d.visibleRegion().isEmpty()]
-        return {"front": front, "sizes": [(d, d.width(), d.height()) for d in front]}
-
-    def _restore_docks(self, state: dict[str, Any]) -> None:
-        win = self.window
-        for dock in state["front"]:
-            dock.raise_()
-        docks = [d for d, _, _ in state["sizes"]]
-        horizontal = [d for d in docks if win.dockWidgetArea(d) in (Qt.DockWidgetArea.LeftDockWidgetArea,
-                                                                  Qt.DockWidgetArea.RightDockWidgetArea)]
-        vertical = [d for d in docks if d not in horizontal]
-        sizes = {d: (w, h) for d, w, h in state["sizes"]}
-        for _ in range(2):  # the area's size includes a tab bar the dock's does not: measure, then correct
-            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-            if horizontal:
-                asked = [2 * sizes[d][0] - d.width() if d.width() else sizes[d][0] for d in horizontal]
-                win.resizeDocks(horizontal, asked, Qt.Orientation.Horizontal)
-            if vertical:
-                asked = [2 * sizes[d][1] - d.height() if d.height() else sizes[d][1] for d in vertical]
-                win.resizeDocks(vertical, asked, Qt.Orientation.Vertical)
 
     @staticmethod
     def _restore_fonts(fonts: dict[QWidget, tuple[QFont, bool]]) -> None:

@@ -55,7 +55,7 @@ class ProfileLinks(QObject):
         profile_wiring._bar.insertWidget(6, self.profile_top_button)  # after Export…
         bar = self.inspect.bar
         for i, w in enumerate((self.profile_button, self.top_button, self.status)):
-            bar.insertWidget(i, w)
+            bar.insertWidget(i, w, 1 if w is self.status else 0)  # shares the room with the link summary
         self.profile_button.clicked.connect(self._on_profile_clicked)
         self.hlo_panel.textShown.connect(self.refresh_tints)
         self.inspect.inspector.stepChanged.connect(self._on_step_changed)

@@ -45,6 +45,7 @@ class UserSettings:
     geometry: str = ""
     splitters: dict[str, str] = field(default_factory=dict)
     demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.gui.demo)
+    workspace: str = "Run"  # the workspace shown at the last quit (app.gui.workspaces)
     plot_runs: int = 5  # runs kept overlaid on the latency plot (the plot's context menu)
 
     @staticmethod

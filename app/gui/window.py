@@ -32,6 +32,7 @@ from app.gui.profile import ProfileWiring
 from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
+from app.gui.workspaces import RUN, Workspaces
 from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
         self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
         self.status = StatusLine(self.ui.status_label, self.ui.details_button, self)
         self._closing = False
+        self._shown_once = False
         self._prompt_tokens = 0
         #: How long closing waits for the compute thread (ms); None = until it ends. The app sets 1,500
         #: (:func:`app.gui.main.main`): a compile still running then is abandoned and the process ends
@@ -74,6 +76,7 @@ class MainWindow(QMainWindow):
         self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
         self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
         self.mesh.message.connect(self.status.show)
+        self.workspaces = Workspaces(self)  # Run | Inspect above the main area (Ctrl+1 / Ctrl+2)
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
@@ -140,9 +143,11 @@ class MainWindow(QMainWindow):
         ui.prompt.set_prompt(s.prompt or DEFAULT_PROMPT)
         if s.geometry:
             self.restoreGeometry(QByteArray(base64.b64decode(s.geometry)))
-        else:  # 1600×980, or 90 % of a smaller screen (a 1280×720 projector)
-            room = self.screen().availableGeometry().size() * 0.9
-            self.resize(min(1600, room.width()), min(980, room.height()))
+        else:  # 1600×980, or the whole of a smaller screen (a 1280×720 projector: every pixel counts)
+            room = self.screen().availableGeometry().size()
+            small = room.width() < 1600 or room.height() < 980
+            share = 1.0 if small else 0.9  # (the window manager keeps the frame on the screen)
+            self.resize(min(1600, int(room.width() * share)), min(980, int(room.height() * share)))
 
     def _refresh_models(self) -> None:
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]
@@ -154,6 +159,9 @@ class MainWindow(QMainWindow):
         s.prompt = ui.prompt.prompt()
         s.generation = ui.form.values()
         s.geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
+        s.workspace = self.workspaces.current()
+        if s.workspace != RUN:  # the dock arrangement saved is Run's (Inspect hides every dock)
+            self.workspaces.show(RUN)
         s.splitters = self.dock_layout.save()  # docks ("window") and the main area's splitters
         s.demo = self.demo.state()
         try:
@@ -380,6 +388,10 @@ class MainWindow(QMainWindow):
         if not self._layout_restored:
             self._layout_restored = True
             self.dock_layout.apply_default_sizes()
+        if not self._shown_once:
+            self._shown_once = True
+            if self.settings.workspace in self.workspaces.names():
+                self.workspaces.show(self.settings.workspace)  # where the user left off
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Save settings, hide the window at once, stop the run and wait for the compute thread at most

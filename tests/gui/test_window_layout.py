@@ -247,3 +247,59 @@ def test_reset_layout_and_remembered_arrangement(qtbot, make_window, gui_model, 
         assert win.size().toTuple() == (1280, 720)
     finally:
         win.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_inspect_workspace_fills_the_window_and_run_comes_back_as_it_was(qtbot, app_look, make_window, gui_model, size):
+    """Ctrl+2: every IR view in the full window (30+ jaxpr lines at 1280×720, the Source map's tree and graph
+    side by side with the graph's buttons shown), no dock, no outer scroll bar; Ctrl+1 puts Run back exactly."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeySequence
+
+    from app.core.inspect.ir import StepIR
+
+    win = make_window(gui_model, autoload=False, size=size)
+    try:
+        ui = win.ui
+        jaxpr = "{ lambda ; a:f32[8]. let\n" + "".join(f"    b{i}:f32[8] = sin a\n" for i in range(120)) + "  in (b0,) }"
+        ui.ir_tabs.set_ir("decode", StepIR(jaxpr=jaxpr, hlo="HloModule m"), "run 1 · jit-static")
+        settle(qtbot)
+        before = snapshot(win)
+        assert win.workspaces.current() == "Run"
+        assert win.workspaces.actions["Inspect"].shortcut() == QKeySequence("Ctrl+2")
+        win.workspaces.actions["Inspect"].trigger()
+        settle(qtbot)
+        assert win.workspaces.current() == "Inspect"
+        assert not any(d.isVisible() for d in win.findChildren(QDockWidget))
+        assert ui.ir_card.isVisible() and win.workspaces.inspect_page.isAncestorOf(ui.ir_card)
+        assert ui.ir_card.width() >= size[0] - 40 and ui.ir_card.height() >= size[1] * 0.7
+        parent = ui.ir_card.parentWidget()
+        while parent is not None:  # no outer scroll bar: nothing around the views scrolls
+            assert type(parent).__name__ != "QScrollArea", parent.objectName()
+            parent = parent.parentWidget()
+        view = ui.ir_tabs.panels["jaxpr"].view
+        ui.ir_tabs.tabs.setCurrentWidget(ui.ir_tabs.panels["jaxpr"])
+        settle(qtbot)
+        lines = view.viewport().height() // view.fontMetrics().lineSpacing()
+        assert lines >= 30, lines
+        assert ui.ir_tabs.origin_text() == "run 1 · jit-static · decode" and ui.ir_tabs.origin.isVisible()
+        ui.ir_tabs.tabs.setCurrentWidget(win.inspect.page)
+        settle(qtbot)
+        inspector = win.inspect.inspector
+        left, graph = inspector.split.widget(0), inspector.split.widget(1)
+        assert inspector.split.orientation() == Qt.Orientation.Horizontal
+        assert left.width() >= 300 and graph.width() >= 400 and left.height() >= size[1] * 0.6
+        buttons = [b for b in graph.findChildren(QPushButton) if b.isVisible()]
+        assert buttons and all(graph.rect().contains(b.geometry().translated(b.parentWidget().mapTo(graph, b.pos()) - b.pos()))
+                               for b in buttons)
+        assert squashed(win) == []
+        ui.ir_tabs.tabs.setCurrentWidget(ui.ir_tabs.panels["jaxpr"])  # the tab shown before
+        win.workspaces.actions["Run"].trigger()
+        settle(qtbot)
+        assert win.workspaces.current() == "Run" and ui.ir_dock.isAncestorOf(ui.ir_card)
+        after = snapshot(win)
+        assert after["docks"] == before["docks"] and after["splitters"] == before["splitters"]
+        assert [name for name in ("irDockScroll",) if win.findChild(QWidget, name).widget() is not ui.ir_card] == []
+    finally:
+        win.close()
+
