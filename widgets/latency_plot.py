@@ -95,20 +95,19 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
         diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
         lanes = [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
-        if lanes:  # a race: one dashed line per lane, each value in its lane's colour
-            plain = "┄ steady decode " + " · ".join(f"{self._lane_name(r)} {ms(r.steady_ms)}" for r in lanes)
-            html = "┄ steady decode " + " · ".join(
-                f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>" for r in lanes)
-            median_key = (plain, html)
+        if lanes:  # a race: one dashed line per lane, each value in its lane's colour (each a key: they wrap)
+            median_keys = [("┄ steady decode", "┄ steady decode")] + [
+                (f"{self._lane_name(r)} {ms(r.steady_ms)}",
+                 f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>") for r in lanes]
         else:
             median = f"steady decode {self._median_text}" if self._median_text else "steady decode median"
-            median_key = (f"┄ {median}", f"┄ {median}")
+            median_keys = [(f"┄ {median}", f"┄ {median}")]
         return [
             ("★ compiling call", f"{star} compiling call"),
             ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
             ("■ prefill", "■ prefill"),
             ("● decode", "● decode"),
-            median_key,
+            *median_keys,
         ]
 
     @staticmethod
@@ -150,7 +149,8 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         font.setPointSizeF(size)
         metrics = QFontMetricsF(font)
         vb_width = self.getPlotItem().getViewBox().width()  # the title spans the view box's column
-        room = max(120.0, (vb_width if vb_width > 0 else self.width() - 80.0) - 16.0)
+        # 0.8: the title's rich text is drawn wider than these metrics measure it (up to ~15 % when scaled)
+        room = max(120.0, 0.8 * (vb_width if vb_width > 0 else self.width() - 80.0) - 16.0)
         gap = metrics.horizontalAdvance("   ")
         lines: list[list[str]] = [[]]
         used = 0.0
@@ -199,8 +199,10 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self.redraw()
         for old in self._runs:
             if fade or old.group is None or old.group != group:
-                for it in (old.line, *old.dots.values(), *old.notes):
+                for it in (old.line, *old.dots.values()):
                     it.setOpacity(0.4)
+                for note in old.notes:  # an earlier run's compile split is in the compile log, not over the new run
+                    note.setVisible(False)
         run_id = self._next_id if run_id is None else run_id
         colour = colour or RUN_COLOURS[(run_id - 1) % len(RUN_COLOURS)]
         symbol = symbol or RUN_SYMBOLS[(run_id - 1) % len(RUN_SYMBOLS)]

@@ -91,7 +91,7 @@ class PlotFitting:
             vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for r in self._runs for p in r.points
         ]
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
-        for note in (n for run in self._runs for n in run.notes):
+        for note in (n for run in self._runs for n in run.notes if n.isVisible()):
             best, best_cost = None, None
             own = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
             # the full split first; in a cramped plot the one-line form (the compile log has the split)
@@ -120,8 +120,15 @@ class PlotFitting:
         if self.plotItem is None:  # being deleted
             return
         self.legend.setVisible(bool(self._runs))
-        self._fit_legend_names()
-        self._fit_legend()
+        vb = self.getPlotItem().getViewBox()
+        room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
+        share = 1.0
+        for _ in range(6):  # labels are drawn wider than measured in some fonts: cut the names until it fits
+            self._fit_legend_names(share)
+            self._fit_legend()
+            if vb.width() <= 0 or self.legend.boundingRect().width() <= room:
+                break
+            share *= 0.85
         if any(run.points for run in self._runs):
             self._place_notes()
 
@@ -142,13 +149,14 @@ class PlotFitting:
         font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
         return QFontMetricsF(font)
 
-    def _fit_legend_names(self) -> None:
+    def _fit_legend_names(self, share: float = 1.0) -> None:
         """Cut run names at the right with "…" to their legend column's width (a long model name would push
         the legend off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
         vb = self.getPlotItem().getViewBox()
         _columns, room = self._legend_layout()
         metrics = self._legend_metrics()
-        names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room) for run in self._runs]
+        names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room * share)
+                 for run in self._runs]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:
             return

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 BEST_BRUSH = QBrush(QColor("#dcfce7"))
@@ -85,10 +85,28 @@ class RaceTable(QTableWidget):
         rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
         return self.horizontalHeader().sizeHint().height() + rows + 2 * self.frameWidth() + 2
 
+    def content_width(self) -> int:
+        """Width that shows the row titles and every column's header and values uncut, on one line (px)."""
+        bold = QFont(self.font())
+        bold.setBold(True)
+        wide = QFontMetrics(bold)
+        width = self.verticalHeader().sizeHint().width() + 2 * self.frameWidth() + 4
+        for col in range(self.columnCount()):
+            header = self.horizontalHeaderItem(col)
+            texts = [self.item(r, col).text() for r in range(self.rowCount()) if self.item(r, col)]
+            plain = self.fontMetrics()
+            width += max([wide.horizontalAdvance(header.text() if header else "")]
+                         + [plain.horizontalAdvance(t) for t in texts]) + 12
+        return width
+
     def fit_rows(self, on: bool) -> None:
-        """Always show every row (no vertical scroll bar: the presentation's race summary), or not."""
+        """Always show every row and every value uncut (no scroll bar, no "…": the presentation's race
+        summary), or not."""
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setMinimumHeight(self.content_height() if on else 0)
+        self.setMinimumWidth(self.content_width() if on else 0)
+        mode = QHeaderView.ResizeMode.ResizeToContents if on else QHeaderView.ResizeMode.Stretch
+        self.horizontalHeader().setSectionResizeMode(mode)  # each column as wide as its longest value
 
     def clear_rows(self) -> None:
         self.set_rows([])

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.model = args.model
     window = MainWindow(settings=settings)
     window.quit_wait_ms = QUIT_WAIT_MS
-    window.show()
+    window.show_first_time()
     previous, timer = _close_on_signals(window)
     try:
         code = app.exec()

@@ -145,9 +145,17 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(QByteArray(base64.b64decode(s.geometry)))
         else:  # 1600×980, or the whole of a smaller screen (a 1280×720 projector: every pixel counts)
             room = self.screen().availableGeometry().size()
-            small = room.width() < 1600 or room.height() < 980
-            share = 1.0 if small else 0.9  # (the window manager keeps the frame on the screen)
-            self.resize(min(1600, int(room.width() * share)), min(980, int(room.height() * share)))
+            self.resize(min(1600, int(room.width() * 0.9)), min(980, int(room.height() * 0.9)))
+
+    def show_first_time(self) -> None:
+        """Show the window as the app starts: maximized on a screen smaller than 1600×980 without a remembered
+        geometry (a 1280×720 projector: every pixel counts, the title bar and status bar stay on screen)."""
+        room = self.screen().availableGeometry().size()
+        if not self.settings.geometry and (room.width() < 1600 or room.height() < 980):
+            self.resize(room)  # the whole screen even where no window manager maximizes
+            self.showMaximized()
+        else:
+            self.show()
 
     def _refresh_models(self) -> None:
         presets = [RANDOM_PREFIX + name for name in SHAPE_PRESETS]

@@ -1,5 +1,5 @@
-"""Workspaces: full-window arrangements of the main window, switched by the tabs above the main area or by
-Ctrl+1 (Run) and Ctrl+2 (Inspect).
+"""Workspaces: full-window arrangements of the main window, switched by the tabs at the right of the menu bar
+or by Ctrl+1 (Run) and Ctrl+2 (Inspect).
 
 - **Run**: the prompt and token stream beside the latency plot, the controls dock at the left and the bottom
   docks (What JAX sees, Demo kit, Compile log) under them — the arrangement the user left, kept exactly.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QScrollArea, QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
@@ -30,7 +30,7 @@ RUN, INSPECT = (name for name, _, _ in WORKSPACES)
 
 
 class Workspaces(QObject):
-    """Puts a tab bar and a page stack in the window's central area and switches between workspaces.
+    """Puts a tab bar in the menu bar's corner and a page stack in the central area; switches workspaces.
 
     Signals: ``changed(str)`` — the workspace now shown (GUI thread)."""
 
@@ -59,13 +59,9 @@ class Workspaces(QObject):
             action.triggered.connect(lambda _=False, n=name: self.show(n))
             window.addAction(action)  # works with the menu bar hidden
             self.actions[name] = action
-        central = QWidget(objectName="workspaceArea")
-        box = QVBoxLayout(central)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.setSpacing(0)
-        box.addWidget(self.tab_bar)
-        box.addWidget(self.stack, 1)
-        window.setCentralWidget(central)
+        # the tabs sit in the menu bar's corner: every pixel under it goes to the workspace
+        window.menuBar().setCornerWidget(self.tab_bar, Qt.Corner.TopRightCorner)
+        window.setCentralWidget(self.stack)
         self._ir_scroll: QScrollArea = ui.ir_dock.widget()
         self._docks_shown: dict[QDockWidget, bool] = {}
         self._dock_sizes: dict[str, Any] | None = None
