@@ -16,6 +16,7 @@ FINISH_REASONS = {
     "max_new_tokens": "max new tokens",
     "cache_full": "KV cache full",
     "stopped": "stopped",
+    "calls": "all calls made",
 }
 
 
