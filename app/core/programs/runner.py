@@ -74,7 +74,12 @@ class ProgramRunner:
         import jax
 
         self.prepared = prepared
-        self._jitted = jax.jit(prepared.fn, static_argnums=prepared.static_argnums,
+        fn = prepared.fn
+
+        def entry(*args: Any) -> Any:  # a new function per runner: JAX's in-process trace cache starts empty
+            return fn(*args)
+
+        self._jitted = jax.jit(entry, static_argnums=prepared.static_argnums,
                                donate_argnums=prepared.donate_argnums)
         self._executables: dict[CallKey, Any] = {}
         self._last_key: CallKey | None = None
