@@ -25,4 +25,4 @@ model = MLP().eval()
 
 def model_args():
     # Example inputs as torch tensors; the playground converts them to JAX arrays.
-    return (torch.randn(4, 32),)
+    return (torch.randn(4, 32, generator=torch.Generator().manual_seed(1)),)
