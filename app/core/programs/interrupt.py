@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 from app.core.programs.errors import ProgramStopped
 
 
-
 @contextlib.contextmanager
 def stoppable(path: str, should_stop: Callable[[], bool] | None) -> Iterator[None]:
     """Within this block, user code from ``path`` raises :class:`ProgramStopped` at its next line once

@@ -126,8 +126,8 @@ class Program:
     display_name: str = ""
 
     def entry(self, name: str | None = None) -> EntryPoint:
-        """The entry point ``name``, or the first one. Raises :class:`ProgramError` if there is none or the
-        name is unknown."""
+        """The entry point ``name`` (any function, jitted function or ``nn.Module`` of the file, listed or not),
+        or the first listed one. Raises :class:`ProgramError` if there is none or the name is unknown."""
         if not self.entries:
             raise ProgramError("The program defines no entry point: define a function and its example "
                                "arguments (f and f_args()), or list them in ENTRY_POINTS.",
@@ -135,6 +135,12 @@ class Program:
         if name is None:
             return next(iter(self.entries.values()))
         if name not in self.entries:
+            # any function or module of the file can be named, even when not discovered as an entry point
+            obj = vars(self.module).get(name)
+            found = _entry(name, obj, self.path, _top_level_lines(self.source), vars(self.module)) \
+                if obj is not None and not name.startswith("__") else None
+            if found is not None:
+                return found
             raise ProgramError(f"No entry point {name!r}; the program has {', '.join(self.entries)}.",
                                error_type="NoEntryPoint", stage="load")
         return self.entries[name]
