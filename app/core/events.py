@@ -14,7 +14,8 @@ from typing import Any, Literal
 Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling"]
 StepKind = Literal["prefill", "decode"]
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
-FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped"]
+#: ``calls``: a program run (``app.core.programs``) made all the calls it was asked for.
+FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped", "calls"]
 
 
 class _Event:

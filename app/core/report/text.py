@@ -16,6 +16,7 @@ FINISH_REASONS = {
     "max_new_tokens": "max new tokens",
     "cache_full": "KV cache full",
     "stopped": "stopped",
+    "calls": "all calls made",
 }
 
 
@@ -23,17 +24,25 @@ def _ms(value: float | None) -> str:
     return fmt(value, ",.1f")
 
 
-def format_call_table(records: list[Any], head: int = 6, tail: int = 3) -> str:
+def format_call_table(records: list[Any], head: int = 6, tail: int = 3, input_name: str = "input_ids") -> str:
     """The CLI's call table (:data:`app.core.report.columns.CALL_COLUMNS`): the first ``head`` and last
-    ``tail`` calls, compiling calls always shown, ``…`` where calls are left out."""
+    ``tail`` calls, compiling calls always shown, ``…`` where calls are left out. ``input_name``: the
+    ``CallRecord.input_shapes`` key whose shape the input column shows (a program's ``"arg 0"``)."""
+    from dataclasses import replace
+
+    columns = CALL_COLUMNS if input_name == "input_ids" else tuple(
+        replace(c, title=input_name) if c.key == "input_ids" else c for c in CALL_COLUMNS)
     shown = [r for i, r in enumerate(records) if i < head or i >= len(records) - tail or r.compiled]
     rows, last = [], -1
     for r in shown:
         if r.index != last + 1:
-            rows.append({c.key: "" for c in CALL_COLUMNS} | {"index": "…"})
+            rows.append({c.key: "" for c in columns} | {"index": "…"})
         last = r.index
-        rows.append(call_row(r))
-    return render_text(CALL_COLUMNS, rows)
+        row = call_row(r)
+        if input_name != "input_ids":
+            row["input_ids"] = "x".join(map(str, r.input_shapes.get(input_name, [])))
+        rows.append(row)
+    return render_text(columns, rows)
 
 
 def summary_line(finished: Any) -> str:

@@ -1,0 +1,160 @@
+"""``torchax-playground program FILE.py[:ENTRY]``: run your own JAX function or PyTorch module — timed calls,
+jit vs no-jit, a shape sweep with power-of-two buckets — or print its jaxpr / StableHLO / HLO / cost / memory.
+``--json`` writes the same ``call`` and ``summary`` lines as ``generate --json``; ``--example NAME`` runs a
+gallery example, ``--list-examples`` lists them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+from typing import Any, TextIO
+
+from app.cli.common import main_thread, write_json_event
+
+WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("program", help="run or inspect your own JAX function / PyTorch module from a .py file")
+    p.add_argument("target", nargs="?", metavar="FILE.py[:ENTRY]",
+                   help="the program and optionally its entry point (default: the first one)")
+    p.add_argument("--example", metavar="NAME", help="a gallery example instead of FILE (see --list-examples)")
+    p.add_argument("--list-examples", action="store_true", help="list the gallery examples and exit")
+    p.add_argument("--list", action="store_true", help="list the program's entry points and exit")
+    p.add_argument("--args", dest="spec", metavar="SPEC",
+                   help="argument spec instead of the file's example arguments, e.g. 'f32[8,128], 3' or "
+                        "'({\"w\": f32[4,4]}, i32[8])' (random data, seeded)")
+    p.add_argument("--static", metavar="I,J", help="static argument indices (overrides the file's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random data for --args and --sweep")
+    p.add_argument("--calls", type=int, default=5, help="number of calls (default: 5)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--no-jit", action="store_true", help="op-by-op dispatch instead of jax.jit")
+    mode.add_argument("--compare-jit", action="store_true", help="the jit run, then the no-jit run")
+    p.add_argument("--sweep", metavar="1:N|SIZES|SHAPES",
+                   help="one call per size of argument --sweep-arg's first axis: 1:16, 1:64:8, 3,5,9, or "
+                        "array specs 'f32[1,128], f32[2,128]'")
+    p.add_argument("--sweep-arg", type=int, default=0, metavar="K", help="the swept argument (default: 0)")
+    p.add_argument("--bucket", action="store_true",
+                   help="with --sweep: also run the sweep zero-padded to power-of-two buckets and compare compiles")
+    p.add_argument("--what", choices=WHAT, help="print this IR of the entry point instead of running calls")
+    p.add_argument("-o", "--output", help="with --what: write to this file instead of stdout")
+    p.add_argument("--json", action="store_true", help="one JSON object per call record, then a summary per run")
+    return p
+
+
+def _target(args: argparse.Namespace) -> tuple[str, str | None]:
+    from app.core.errors import InvalidSettingsError
+    from app.core.programs.gallery import example
+
+    if args.example:
+        try:
+            path = example(args.example).path
+        except KeyError as exc:
+            raise InvalidSettingsError(str(exc.args[0])) from None
+        entry = args.target or None  # ``--example loops fori``: the positional names the entry point
+        return path, entry
+    if not args.target:
+        raise InvalidSettingsError("Give a program FILE.py[:ENTRY], or --example NAME (see --list-examples).")
+    path, sep, entry = args.target.rpartition(":")
+    if sep and entry.isidentifier() and path:  # FILE.py:ENTRY (a Windows drive letter has no identifier after ':')
+        return path, entry
+    return args.target, None
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.programs.gallery import list_examples
+    from app.core.programs.loader import load_program
+
+    if args.list_examples:
+        for ex in list_examples():
+            print(f"{ex.name:<20} {ex.title}\n{'':<20} {ex.point}", file=out)
+        return 0
+    path, entry_name = _target(args)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
+    try:
+        program = load_program(path, should_stop=stop.is_set)
+        if args.list:
+            for e in program.entries.values():
+                source = f"{e.args_function}()" if e.args_function else "needs --args"
+                print(f"{e.name:<20} {e.kind:<13} line {e.line:<5} args: {source}  {e.doc}", file=out)
+            return 0
+        static = tuple(int(i) for i in args.static.split(",") if i.strip()) if args.static else None
+        prepared = program.prepare(entry_name, args.spec, args.seed, static, should_stop=stop.is_set)
+        label = f"{program.display_name}:{prepared.entry.name}"
+        if args.what:
+            return _print_ir(prepared, args, out, err, stop.is_set)
+        if not args.json:
+            print(f"{label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
+        for result in _runs(prepared, args, stop.is_set):
+            _report(result, label, args, out)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 0
+
+
+def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any):
+    from app.core.programs.runner import JIT, NO_JIT, parse_sweep, run_calls, run_sweep
+
+    if args.sweep:
+        sweep = parse_sweep(args.sweep)
+        plain = run_sweep(prepared, sweep, False, args.sweep_arg, should_stop)
+        yield plain
+        if args.bucket and not plain.stopped:
+            yield run_sweep(prepared, sweep, True, args.sweep_arg, should_stop)
+        return
+    modes = [JIT, NO_JIT] if args.compare_jit else [NO_JIT if args.no_jit else JIT]
+    for mode in modes:
+        result = run_calls(prepared, args.calls, mode, should_stop)
+        yield result
+        if result.stopped:
+            return
+
+
+def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO) -> None:
+    from app.core.events import FinishedEvent
+    from app.core.report.text import format_call_table
+    from app.core.units import ms
+
+    if args.json:
+        for record in result.records:
+            write_json_event(out, record, label)
+        write_json_event(out, FinishedEvent("stopped" if result.stopped else "calls", result.summary), label)
+        return
+    s = result.summary
+    print(f"\n{label} | mode {result.mode} | {s.n_calls} calls{' (stopped)' if result.stopped else ''}", file=out)
+    print(format_call_table(result.records, input_name=_first_input(result.records)), file=out)
+    line = (f"first call {ms(result.first_call_ms)} | steady call {ms(result.steady_ms)} | "
+            f"compiles {s.n_compiles} ({ms(s.compile_ms)} compiling) | total {ms(s.total_ms)}")
+    if result.sizes:
+        buckets = sorted(set(result.padded_sizes))
+        line += (f"\nsweep of {len(result.sizes)} sizes ({min(result.sizes)}…{max(result.sizes)}): "
+                 f"{s.n_compiles} compiles" + (f" for buckets {', '.join(map(str, buckets))}"
+                                               if result.mode != "jit" else ""))
+    print(line, file=out)
+
+
+def _first_input(records: list[Any]) -> str:
+    return next(iter(records[0].input_shapes), "input_ids") if records else "input_ids"
+
+
+def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO, should_stop: Any) -> int:
+    from app.core.inspect.ir import NOT_AVAILABLE
+    from app.core.programs.ir import entry_ir
+
+    step_ir = entry_ir(prepared, should_stop=should_stop)
+    if args.what in ("cost", "memory"):
+        data = step_ir.cost if args.what == "cost" else step_ir.memory
+        text = json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
+    else:
+        text = step_ir.text(args.what.replace("-", "_")) or NOT_AVAILABLE
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {len(text):,} characters to {args.output}", file=err)
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+    return 0
