@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, TokenEvent
 from app.core.inspect.ir import StepIR
 from app.core.recording.environment import environment
 from app.core.recording.model import RecordedRun, SessionFile
+from app.core.recording.store import utc_now
 
 
 class RunRecorder:
@@ -92,7 +92,7 @@ class RunRecorder:
         env["mesh"] = run.mesh
         env["persistent_cache_hits"] = run.persistent_cache_hits
         run.environment = env
-        run.recorded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        run.recorded_at = utc_now()
         if run not in self.runs:
             self.runs.append(run)
         if run is self.current:

@@ -13,7 +13,7 @@ import os
 import tempfile
 import zipfile
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ MAX_JSON_BYTES = 2 * 2**30
 
 def utc_now() -> str:
     """The current time as ISO 8601 UTC with seconds: ``"2026-11-25T11:43:59+00:00"``."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _app_version() -> str | None:
