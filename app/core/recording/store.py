@@ -65,6 +65,7 @@ def save(session: SessionFile, path: str | os.PathLike) -> int:
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
         with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
             zf.writestr(MEMBER, data)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the file from other users
         os.replace(tmp, path)
         tmp = None
     except OSError as exc:
