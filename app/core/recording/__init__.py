@@ -8,9 +8,9 @@ schedule), ``perfetto`` (Chrome / Perfetto trace), ``compare`` (summary table by
 ``text`` (readable and ``generate --json`` output). Nothing here imports JAX, torch or Qt.
 """
 
-from app.core.recording.model import FORMAT_VERSION, RecordedRun, SessionFile, config_summary
+from app.core.recording.model import FORMAT_VERSION, RecordedRun, config_summary
 from app.core.recording.recorder import RunRecorder
-from app.core.recording.store import load, load_all, save
+from app.core.recording.store import SessionFile, load, load_all, save
 
 __all__ = ["FORMAT_VERSION", "RecordedRun", "RunRecorder", "SessionFile", "config_summary", "load", "load_all",
            "save"]

@@ -225,39 +225,3 @@ def config_summary(config: Any) -> dict[str, Any]:
             value = str(value).removeprefix("torch.")
         out[key] = list(value) if isinstance(value, tuple) else value
     return out
-
-
-@dataclass
-class SessionFile:
-    """The content of one ``.session`` file: its runs, in the order they ran.
-
-    ``format_version``: the schema version it was written with (:data:`FORMAT_VERSION`); ``created_at``:
-    ISO 8601 UTC time of writing; ``app_version``: torchax-playground's version; ``path``: the file it was
-    read from or last written to (None for a session built in memory).
-    """
-
-    runs: list[RecordedRun] = field(default_factory=list)
-    format_version: int = FORMAT_VERSION
-    created_at: str = ""
-    app_version: str | None = None
-    path: str | None = None
-
-    def save(self, path: Any) -> int:
-        """Write to ``path`` (see :func:`app.core.recording.store.save`). Returns the bytes written; raises
-        :class:`app.core.errors.SessionFileError` when it cannot be written (nothing is left half-written)."""
-        from app.core.recording.store import save
-
-        return save(self, path)
-
-    @staticmethod
-    def load(path: Any) -> SessionFile:
-        """Read ``path`` (see :func:`app.core.recording.store.load`); raises
-        :class:`app.core.errors.SessionFileError` naming the file and the problem."""
-        from app.core.recording.store import load
-
-        return load(path)
-
-    def run_list(self) -> list[tuple[str, str, str]]:
-        """``(label, mode, recorded label)`` per run, e.g. ``("run 1 · jit-static", "jit-static",
-        "recorded on CPU × 1 · jax 0.10.2 · 2026-11-25")``."""
-        return [(r.label, r.mode, r.recorded_label) for r in self.runs]

@@ -10,8 +10,8 @@ from typing import Any
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, TokenEvent
 from app.core.inspect.ir import StepIR
 from app.core.recording.environment import environment
-from app.core.recording.model import RecordedRun, SessionFile
-from app.core.recording.store import utc_now
+from app.core.recording.model import RecordedRun
+from app.core.recording.store import SessionFile, utc_now
 
 
 class RunRecorder:

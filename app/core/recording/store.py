@@ -13,13 +13,14 @@ import os
 import tempfile
 import zipfile
 import zlib
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import SessionFileError
-from app.core.recording.model import FORMAT_NAME, FORMAT_VERSION, RecordedRun, SessionFile
+from app.core.recording.model import FORMAT_NAME, FORMAT_VERSION, RecordedRun
 
 #: The archive member holding the document.
 MEMBER = "session.json"
@@ -27,6 +28,38 @@ MEMBER = "session.json"
 SUFFIX = ".session"
 #: Largest ``session.json`` read, uncompressed (a guard against zip bombs): 2 GiB.
 MAX_JSON_BYTES = 2 * 2**30
+
+
+@dataclass
+class SessionFile:
+    """The content of one ``.session`` file: its runs, in the order they ran.
+
+    ``format_version``: the schema version it was written with (:data:`FORMAT_VERSION`); ``created_at``:
+    ISO 8601 UTC time of writing; ``app_version``: torchax-playground's version; ``path``: the file it was
+    read from or last written to (None for a session built in memory).
+    """
+
+    runs: list[RecordedRun] = field(default_factory=list)
+    format_version: int = FORMAT_VERSION
+    created_at: str = ""
+    app_version: str | None = None
+    path: str | None = None
+
+    def save(self, path: Any) -> int:
+        """Write to ``path`` (see :func:`save`). Returns the bytes written; raises
+        :class:`app.core.errors.SessionFileError` when it cannot be written (nothing is left half-written)."""
+        return save(self, path)
+
+    @staticmethod
+    def load(path: Any) -> SessionFile:
+        """Read ``path`` (see :func:`load`); raises
+        :class:`app.core.errors.SessionFileError` naming the file and the problem."""
+        return load(path)
+
+    def run_list(self) -> list[tuple[str, str, str]]:
+        """``(label, mode, recorded label)`` per run, e.g. ``("run 1 · jit-static", "jit-static",
+        "recorded on CPU × 1 · jax 0.10.2 · 2026-11-25")``."""
+        return [(r.label, r.mode, r.recorded_label) for r in self.runs]
 
 
 def utc_now() -> str:

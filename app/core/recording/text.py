@@ -7,7 +7,8 @@ from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
 from app.core.recording.compare import ir_figures
-from app.core.recording.model import RecordedRun, SessionFile
+from app.core.recording.model import RecordedRun
+from app.core.recording.store import SessionFile
 from app.core.report.text import format_call_table, format_summary
 from app.core.units import ms
 
