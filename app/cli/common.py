@@ -128,3 +128,50 @@ def use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
 
 def main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
+
+
+def add_session_args(p: argparse.ArgumentParser) -> None:
+    """``--save-session PATH`` and ``--perfetto PATH`` (``generate`` and ``race``)."""
+    p.add_argument("--save-session", default=None, metavar="PATH",
+                   help="write the run(s) to a session file (open with show-session or the window)")
+    p.add_argument("--perfetto", default=None, metavar="PATH",
+                   help="write a Chrome / Perfetto trace (JSON; .json.gz compressed) of the run(s)")
+
+
+def session_recorder(args: argparse.Namespace, engine: Engine, settings: GenerationSettings):
+    """A :class:`app.core.recording.RunRecorder` for this command's run(s), or None when neither
+    ``--save-session`` nor ``--perfetto`` was given."""
+    if not (getattr(args, "save_session", None) or getattr(args, "perfetto", None)):
+        return None
+    from dataclasses import asdict
+
+    from app.core.recording import RunRecorder, config_summary
+
+    return RunRecorder(engine.label, engine.model_id, config_summary(engine.config), asdict(settings), args.prompt)
+
+
+def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO, engine: Engine | None = None) -> None:
+    """Write ``--save-session`` and ``--perfetto`` from ``recorder`` (nothing when it is None). With
+    ``engine``, each recorded step's source map is built from the engine's IR and saved with the run."""
+    if recorder is None:
+        return
+    session = recorder.session()
+    if engine is not None and getattr(args, "save_session", None):
+        from app.core.inspect.source_map import build_source_map
+
+        for run in session.runs:
+            for step in run.ir:
+                step_ir = engine.ir.get((run.mode, step))
+                if step_ir is not None and getattr(step_ir, "closed_jaxpr", None) is not None:
+                    try:
+                        run.source_maps[step] = build_source_map(step_ir, step, engine.model)
+                    except Exception as exc:  # a map that cannot be built leaves the rest of the file intact
+                        print(f"warning: no source map of the {step} step ({type(exc).__name__}: {exc})", file=err)
+    if args.save_session:
+        size = session.save(args.save_session)
+        print(f"[session] wrote {args.save_session} ({len(session.runs)} run(s), {size / 1e6:.2f} MB)", file=err)
+    if args.perfetto:
+        from app.core.recording.perfetto import write_trace
+
+        n = write_trace(args.perfetto, session.runs)
+        print(f"[perfetto] wrote {args.perfetto} ({n} events; open in ui.perfetto.dev)", file=err)

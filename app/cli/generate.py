@@ -10,11 +10,14 @@ from typing import Any, TextIO
 
 from app.cli.common import (
     add_model_args,
+    add_session_args,
     load_engine_for,
     main_thread,
     phase_printer,
+    session_recorder,
     settings_from_args,
     write_json_event,
+    write_session_outputs,
 )
 
 
@@ -24,6 +27,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gen.add_argument("--json", action="store_true",
                      help="one JSON object per line: tokens, call records, then a summary")
     gen.add_argument("--no-ir", action="store_true", help="skip IR capture (faster first calls)")
+    add_session_args(gen)
     return gen
 
 
@@ -37,8 +41,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
     records: list[CallRecord] = []
+    recorder = session_recorder(args, engine, settings)
     try:
         for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
+            if recorder is not None:
+                recorder.feed(event)
             if args.json:
                 write_json_event(out, event, engine.label)
             elif isinstance(event, PromptEvent):
@@ -56,6 +63,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+    write_session_outputs(args, recorder, err, engine)
     return 0
 
 

@@ -1,7 +1,9 @@
-"""The command line: ``torchax-playground generate|inspect|race|profile|program …``; no subcommand opens the window.
+"""The command line: ``torchax-playground generate|inspect|race|profile|program|passes|show-session …``; no
+subcommand opens the window.
 
 One module per command (:mod:`app.cli.generate`, :mod:`app.cli.inspect`, :mod:`app.cli.race`,
-:mod:`app.cli.profile`, :mod:`app.cli.program`), each with ``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
+:mod:`app.cli.profile`, :mod:`app.cli.program`, :mod:`app.cli.passes`, :mod:`app.cli.show_session`), each with
+``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
 they share is :mod:`app.cli.common`. Errors exit with status 2 and one clear line on stderr (a traceback
 only with ``--debug``).
 """
@@ -12,13 +14,14 @@ import argparse
 import sys
 from typing import TextIO
 
-from app.cli import generate, inspect, profile, program, race
+from app.cli import generate, inspect, profile, program, race, show_session
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.core.errors import PlaygroundError
 from app.options import add_devices_arg, apply_devices
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
-COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "profile": profile, "program": program}
+COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "profile": profile, "program": program,
+            "show-session": show_session}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +56,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         gui_args = [] if getattr(args, "model", None) is None else ["--model", args.model]
         return gui_main(gui_args + ([] if devices is None else ["--devices", str(devices)]))
     try:
-        quiet_libraries()
+        if getattr(COMMANDS[args.command], "NEEDS_LIBRARIES", True):  # show-session reads files only
+            quiet_libraries()
         use_persistent_cache(args, err)
         return COMMANDS[args.command].run(args, out, err)
     except PlaygroundError as exc:

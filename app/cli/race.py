@@ -7,7 +7,15 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
+from app.cli.common import (
+    add_model_args,
+    add_session_args,
+    load_engine_for,
+    phase_printer,
+    session_recorder,
+    settings_from_args,
+    write_session_outputs,
+)
 from app.core.modes.catalog import MODE_NAMES
 from app.core.race import EAGER_TOKENS
 
@@ -21,6 +29,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                       help="token cap of the torchax-eager lane (it dispatches every op on its own; "
                            f"default {EAGER_TOKENS})")
     race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
+    add_session_args(race)
     return race
 
 
@@ -32,7 +41,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
     stream = race(engine, args.prompt, args.modes, settings, cold=not args.warm, eager_tokens=args.eager_tokens)
+    recorder = session_recorder(args, engine, settings)
     for mode, event in by_lane(stream):
+        if recorder is not None:
+            recorder.feed(event)
         if isinstance(event, LaneEvent) and not args.json:
             print(f"[race] {event.index + 1}/{event.n_lanes} {mode}…", file=err, flush=True)
         elif isinstance(event, FinishedEvent):
@@ -50,6 +62,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         n = min((len(f.token_ids) for f in finished.values()), default=0)  # torchax-eager's lane is capped
         same = len({tuple(f.token_ids[:n]) for f in finished.values()}) == 1
         print(f"identical tokens across modes (first {n}): {'yes' if same else 'no'}", file=out)
+    write_session_outputs(args, recorder, err)
     return 0
 
 

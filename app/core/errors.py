@@ -33,3 +33,14 @@ class EmptyPromptError(InvalidSettingsError):
 
 class InsufficientMemoryError(PlaygroundError):
     """The estimated parameter bytes (times the copies the engine keeps) exceed the free memory."""
+
+
+class SessionFileError(PlaygroundError):
+    """A session file cannot be read or written: missing, not a session file, truncated, corrupted, or
+    written by a newer format. ``path`` is the file, ``problem`` one phrase naming what is wrong; the
+    message is ``"<path>: <problem>"``. Raising it changes nothing: no run is added or replaced."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = str(path)
+        self.problem = problem

@@ -37,7 +37,11 @@ def to_json(sm: SourceMap, indent: int | None = None) -> str:
 
 
 def from_json(text: str) -> SourceMap:
-    d = json.loads(text)
+    return from_dict(json.loads(text))
+
+
+def from_dict(d: dict) -> SourceMap:
+    """The :class:`SourceMap` of a :func:`to_dict` dict (raises KeyError / TypeError on a malformed one)."""
     return SourceMap(
         step=d["step"], folded=d.get("folded", False), input_labels=d.get("input_labels", []),
         equations=[EquationInfo(**e) for e in d["equations"]], groups=[OpGroup(**g) for g in d["groups"]],

@@ -1,0 +1,125 @@
+"""Comparing recorded runs: a summary table labelled by machine, and a line diff of two runs' IR texts."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from app.core.recording.model import RecordedRun
+from app.core.report.columns import RACE_COLUMNS, Column, render_text
+from app.core.units import fmt
+
+#: The IR texts a diff can compare (attributes of :class:`app.core.inspect.ir.StepIR`).
+IR_TEXTS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo", "fx_graph", "inductor_code")
+
+#: The comparison table: the run and its machine, then the race summary's figures.
+COMPARE_COLUMNS: tuple[Column, ...] = (
+    Column("run", "run", align="left"),
+    Column("machine", "machine", align="left"),
+    Column("recorded", "recorded", align="left"),
+    *(c for c in RACE_COLUMNS if c.key not in ("mode", "speedup_vs_torch")),
+)
+
+
+def compare_rows(runs: list[RecordedRun]) -> list[dict[str, Any]]:
+    """One row per run, keyed as :data:`COMPARE_COLUMNS`: ``run`` (label and mode), ``machine``
+    (``"CPU × 1 · jax 0.10.2"``), ``recorded`` (date), ``ttft_ms``, ``compile_ms``, ``n_compiles``,
+    ``steady_ms_per_token``, ``decode_tokens_per_s``, ``total_ms`` (ms), ``n_tokens``. A run that did not
+    finish has None figures."""
+    rows = []
+    for run in runs:
+        s = run.summary
+        rows.append({
+            "run": run.label if run.mode in run.label else f"{run.label} · {run.mode}",
+            "machine": run.machine, "recorded": run.recorded_at[:10],
+            "ttft_ms": s.ttft_ms if s else None, "compile_ms": s.compile_ms if s else None,
+            "n_compiles": s.n_compiles if s else None,
+            "steady_ms_per_token": s.steady_decode_ms if s else None,
+            "decode_tokens_per_s": s.decode_tokens_per_s if s else None,
+            "total_ms": s.total_ms if s else None, "n_tokens": s.n_tokens if s else len(run.tokens),
+        })
+    return rows
+
+
+def format_compare(runs: list[RecordedRun]) -> str:
+    """The comparison table as text (the CLI's ``show-session --compare``), with the best value of each
+    figure named below it when runs come from more than one machine or mode."""
+    rows = compare_rows(runs)
+    lines = [render_text(COMPARE_COLUMNS, rows)]
+    for c in COMPARE_COLUMNS:
+        values = [(r[c.key], r["run"], r["machine"]) for r in rows if isinstance(r.get(c.key), (int, float))]
+        if c.best and len(values) > 1:
+            best = (min if c.best == "low" else max)(values, key=lambda v: v[0])
+            lines.append(f"best {c.title}: {c.format(best[0])} {c.unit} — {best[1]} on {best[2]}".replace("  ", " "))
+    return "\n".join(lines)
+
+
+_HLO_ID = re.compile(r"(?<=[A-Za-z_])\.\d+\b")  # %fusion.12 → %fusion.#
+_SSA = re.compile(r"%\d+\b")  # StableHLO %12 → %#
+_LOC = re.compile(r"\s*(loc\(#loc\d*\)|metadata=\{[^}]*\})")  # source locations and metadata
+
+
+def normalize_line(line: str, which: str) -> str:
+    """The line as the diff aligns it: instruction numbers (``fusion.12``), SSA values (``%12``), source
+    locations and metadata dropped, so the same program on two machines aligns line by line and only
+    real differences (shapes, ops, layouts, fusions) remain."""
+    line = _LOC.sub("", line).rstrip()
+    if which in ("hlo", "stablehlo"):
+        return _SSA.sub("%#", _HLO_ID.sub(".#", line))
+    return line
+
+
+def ir_diff(a: RecordedRun, b: RecordedRun, step: str, which: str = "hlo", context: int = 3) -> str:
+    """A unified diff of ``step``'s ``which`` text (one of :data:`IR_TEXTS`) in runs ``a`` and ``b``,
+    aligned on normalized lines (:func:`normalize_line`) and printed with the original lines; a header
+    names both runs and machines and counts the lines that differ. Raises KeyError naming what is missing
+    when either run has no such step or text."""
+    if which not in IR_TEXTS:
+        raise KeyError(f"unknown IR text {which!r} (one of {', '.join(IR_TEXTS)})")
+    texts = []
+    for run in (a, b):
+        ir = run.ir.get(step)
+        if ir is None:
+            raise KeyError(f"{run.label} has no IR of the {step} step (it has: {', '.join(run.ir) or 'none'})")
+        text = ir.text(which)
+        if text is None:
+            raise KeyError(f"{run.label} has no {which} text of the {step} step")
+        texts.append(text.splitlines())
+    norm = [[normalize_line(x, which) for x in t] for t in texts]
+    matcher = difflib.SequenceMatcher(None, norm[0], norm[1], autojunk=False)
+    out = [f"--- {a.label} · {a.machine}  ({step} {which}, {len(texts[0])} lines)",
+           f"+++ {b.label} · {b.machine}  ({step} {which}, {len(texts[1])} lines)"]
+    removed = added = 0
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [" " + x for x in texts[0][a1:a2]]
+                continue
+            out += ["-" + x for x in texts[0][a1:a2]]
+            out += ["+" + x for x in texts[1][b1:b2]]
+            removed += a2 - a1
+            added += b2 - b1
+    same = sum(m.size for m in matcher.get_matching_blocks())
+    out.insert(2, f"{same} lines align, {removed} only in the first, {added} only in the second"
+                  + (" (identical after normalizing)" if not removed and not added else ""))
+    return "\n".join(out)
+
+
+def ir_figures(run: RecordedRun) -> list[str]:
+    """One line per recorded step: its counts and cost, e.g. ``decode: 412 equations · 96 StableHLO ops ·
+    80 HLO instructions (12 fusions) · 1.2 GFLOP · 40.1 MB accessed``."""
+    lines = []
+    for step, ir in run.ir.items():
+        s = ir.summary()
+        parts = [f"{fmt(s['n_equations'], ',d')} equations", f"{fmt(s['n_stablehlo_ops'], ',d')} StableHLO ops",
+                 f"{fmt(s['n_hlo_instructions'], ',d')} HLO instructions ({fmt(s['n_fusions'], ',d')} fusions)"]
+        if s["flops"] is not None:
+            parts.append(f"{s['flops'] / 1e9:,.3f} GFLOP")
+        if s["bytes_accessed"] is not None:
+            parts.append(f"{s['bytes_accessed'] / 1e6:,.1f} MB accessed")
+        texts = [w for w in IR_TEXTS if ir.text(w)]
+        lines.append(f"{step}: " + " · ".join(parts) + f" · texts: {', '.join(texts) or 'none'}")
+    return lines

@@ -1,0 +1,122 @@
+"""Build :class:`RecordedRun` objects from the event stream of a run or a race (the CLI and the window's
+``Session`` feed the same events)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, TokenEvent
+from app.core.inspect.ir import StepIR
+from app.core.recording.environment import environment
+from app.core.recording.model import RecordedRun
+from app.core.recording.store import SessionFile, utc_now
+
+
+class RunRecorder:
+    """Consumes :mod:`app.core.events` events with :meth:`feed` and keeps one :class:`RecordedRun` per run.
+
+    ``model``: the engine's label; ``model_id``: what was loaded; ``config``: a config summary
+    (:func:`app.core.recording.model.config_summary`); ``settings``: the run's
+    :class:`app.core.settings.GenerationSettings` as a dict (a race lane's mode and token cap are taken from
+    its :class:`LaneEvent`); ``prompt``: the user's text; ``first_run``: number of the first run's label
+    (``"run 1 · jit-static"``). A run starts at a :class:`LaneEvent`, or at the first
+    :class:`PromptEvent` / :class:`CallRecord` / :class:`TokenEvent` when none is running, and ends at its
+    :class:`FinishedEvent`. :class:`PhaseEvent` and unknown events are ignored. The environment is taken
+    when a run ends (JAX's devices only if JAX is imported by then).
+    """
+
+    def __init__(self, model: str, model_id: str = "", config: dict[str, Any] | None = None,
+                 settings: dict[str, Any] | None = None, prompt: str = "", first_run: int = 1) -> None:
+        self.model, self.model_id, self.config = model, model_id, dict(config or {})
+        self.settings, self.prompt = dict(settings or {}), prompt
+        self.runs: list[RecordedRun] = []
+        self.current: RecordedRun | None = None
+        self._next = first_run
+        self._race: int | None = None
+        self._lane_settings: dict[str, Any] | None = None
+
+    def start(self, mode: str | None = None, label: str | None = None, race: int | None = None,
+              settings: dict[str, Any] | None = None) -> RecordedRun:
+        """Start a run explicitly (the window passes its own label, e.g. ``"run 3 · jit-static"``)."""
+        settings = dict(settings if settings is not None else self._lane_settings or self.settings)
+        mode = mode or settings.get("mode", "")
+        run = RecordedRun(label=label or f"run {self._next} · {mode}", mode=mode, model=self.model,
+                          model_id=self.model_id, config=self.config, settings=settings, prompt=self.prompt,
+                          race=race, started_at=time.time())
+        self._next += 1
+        self.current = run
+        return run
+
+    def feed(self, event: Any) -> RecordedRun | None:
+        """Record one event; returns the run it completed (on a :class:`FinishedEvent`), else None."""
+        if isinstance(event, LaneEvent):
+            if event.index == 0:
+                self._race = (self._race or 0) + 1
+            self._lane_settings = {**self.settings, "mode": event.mode, "max_new_tokens": event.max_new_tokens}
+            self.start(event.mode, race=self._race)
+            return None
+        if not isinstance(event, (PromptEvent, CallRecord, TokenEvent, IREvent, FinishedEvent)):
+            return None
+        run = self.current
+        if run is None:
+            run = self.start(getattr(event, "mode", None) or None)
+        if isinstance(event, PromptEvent):
+            run.prompt_event = event
+        elif isinstance(event, CallRecord):
+            run.records.append(event)
+            run.mode = event.mode or run.mode
+        elif isinstance(event, TokenEvent):
+            run.tokens.append(event)
+        elif isinstance(event, IREvent):
+            ir = event.ir.plain() if isinstance(event.ir, StepIR) else event.ir
+            run.ir[event.step] = ir
+        elif isinstance(event, FinishedEvent):
+            run.finished = event
+            self.finish(run)
+            return run
+        return None
+
+    def feed_all(self, events: Any) -> list[RecordedRun]:
+        """:meth:`feed` each event; returns the runs completed."""
+        return [run for run in (self.feed(e) for e in events) if run is not None]
+
+    def finish(self, run: RecordedRun | None = None) -> RecordedRun | None:
+        """End ``run`` (default: the current one) even without a :class:`FinishedEvent` (a stopped or failed
+        run keeps what it recorded): stamps its environment and time and adds it to :attr:`runs`."""
+        run = run or self.current
+        if run is None:
+            return None
+        env = environment()
+        env["mesh"] = run.mesh
+        env["persistent_cache_hits"] = run.persistent_cache_hits
+        run.environment = env
+        run.recorded_at = utc_now()
+        if run not in self.runs:
+            self.runs.append(run)
+        if run is self.current:
+            self.current = None
+        return run
+
+    def add_source_map(self, step: str, source_map: Any, run: RecordedRun | None = None) -> None:
+        """Attach a step's :class:`app.core.inspect.source_map.SourceMap` to ``run`` (default: the last run)."""
+        target = run or self.current or (self.runs[-1] if self.runs else None)
+        if target is not None:
+            target.source_maps[step] = source_map
+
+    def add_profile(self, profile: Any, run: RecordedRun | None = None) -> None:
+        """Attach a measured :class:`app.core.profile.model.StepProfile` (its ``source_map`` goes to the run's
+        ``source_maps``) to ``run`` (default: the last run)."""
+        target = run or self.current or (self.runs[-1] if self.runs else None)
+        if target is None:
+            return
+        if getattr(profile, "source_map", None) is not None:
+            target.source_maps.setdefault(profile.step, profile.source_map)
+        target.profile = replace(profile, source_map=None)
+
+    def session(self) -> SessionFile:
+        """A :class:`SessionFile` of the finished runs (and the current one, ended as it stands)."""
+        if self.current is not None:
+            self.finish()
+        return SessionFile(runs=list(self.runs))

@@ -1,0 +1,76 @@
+"""A recorded run as readable text (``show-session``), and as the JSON lines ``generate --json`` printed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
+from app.core.recording.compare import ir_figures
+from app.core.recording.model import RecordedRun
+from app.core.recording.store import SessionFile
+from app.core.report.text import format_call_table, format_summary
+from app.core.units import ms
+
+
+def json_lines(run: RecordedRun) -> list[str]:
+    """The lines ``generate --json`` printed for this run, in order (a chat's formatted prompt, then each
+    call record and its tokens, the summary last): ``json.dumps`` of each event's ``to_json()``, the summary
+    as ``{"event": "summary", "reason", "model", **Summary, "token_ids", "text"}``."""
+    out = []
+    for event in run.events():
+        if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
+            out.append(json.dumps(event.to_json()))
+        elif isinstance(event, FinishedEvent):
+            out.append(json.dumps({"event": "summary", "reason": event.reason, "model": run.model,
+                                   **vars(event.summary), "token_ids": event.token_ids, "text": event.text}))
+    return out
+
+
+def _settings_line(settings: dict[str, Any]) -> str:
+    keys = ("max_new_tokens", "temperature", "top_k", "top_p", "seed", "max_cache_len", "repetition_penalty",
+            "chat", "stop_at_eos")
+    return " · ".join(f"{k} {settings[k]}" for k in keys if k in settings)
+
+
+def format_run(run: RecordedRun) -> str:
+    """Several lines: label, model, where it was recorded, settings, prompt, generated text, the call table,
+    the summary and the IR figures of each recorded step."""
+    env = run.environment
+    pk = env.get("packages") or {}
+    versions = " · ".join(f"{k} {v}" for k, v in pk.items() if v)
+    lines = [f"== {run.label} · {run.recorded_label}",
+             f"model {run.model}" + (f" ({run.model_id})" if run.model_id and run.model_id != run.model else "")
+             + f" · mode {run.mode} · mesh {run.mesh}" + (f" · race {run.race}" if run.race else ""),
+             f"machine {env.get('cpu_model') or '?'} · {env.get('cpu_count') or '?'} cores · {env.get('os', '?')}",
+             f"versions {versions or '–'}" + (f" · XLA_FLAGS {env['xla_flags']}" if env.get("xla_flags") else ""),
+             f"settings {_settings_line(run.settings) or '–'}",
+             f"prompt {run.prompt!r}" + (f" ({run.prompt_event.n_tokens} tokens)" if run.prompt_event else ""),
+             f"text {run.text!r}"]
+    if run.tokens:
+        lines.append(f"tokens {len(run.tokens)}: first at {ms(run.tokens[0].elapsed_ms)}, "
+                     f"last at {ms(run.tokens[-1].elapsed_ms)}")
+    if run.records:
+        lines += ["", format_call_table(run.records)]
+    if run.finished:
+        lines += ["", format_summary(run.model, run.finished)]
+    else:
+        lines.append("(the run did not finish)")
+    if run.persistent_cache_hits:
+        lines.append(f"persistent cache served {run.persistent_cache_hits} compile(s)")
+    lines += [f"IR {line}" for line in ir_figures(run)]
+    for step in run.source_maps:
+        lines.append(f"source map of the {step} step: {len(run.source_maps[step].groups)} source lines")
+    if run.profile is not None:
+        p = run.profile
+        lines.append(f"profile of the {p.step} step: {p.n_steps} steps, {p.step_ms:,.3f} ms per step, "
+                     f"{len(p.rows)} instructions")
+    return "\n".join(lines)
+
+
+def format_session(session: SessionFile) -> str:
+    """Every run of the session (:func:`format_run`), after a header naming the file and its runs."""
+    head = f"{session.path or 'session'}: {len(session.runs)} run(s), format {session.format_version}"
+    if session.created_at:
+        head += f", written {session.created_at}"
+    return "\n\n".join([head, *(format_run(r) for r in session.runs)])

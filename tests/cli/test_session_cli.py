@@ -1,0 +1,64 @@
+"""``--save-session`` / ``--perfetto`` on generate and race, and ``show-session`` (text, --json, --compare,
+--diff-ir, --perfetto, bad files)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from app.cli import main
+from app.core.recording import load
+from app.core.recording.perfetto import validate
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_race_saves_every_lane_and_a_perfetto_trace(model_dirs, tmp_path):
+    session, trace = tmp_path / "race.session", tmp_path / "race.json"
+    code, out, err = run_cli("race", "--model", model_dirs("llama"), "--prompt", "The jit", "--max-new-tokens", 3,
+                             "--modes", "torch", "jit-static", "--save-session", session, "--perfetto", trace)
+    assert code == 0, err
+    assert f"[session] wrote {session}" in err and f"[perfetto] wrote {trace}" in err
+    runs = load(session).runs
+    assert [(r.mode, r.race) for r in runs] == [("torch", 1), ("jit-static", 1)]
+    assert runs[0].token_ids == runs[1].token_ids and runs[1].summary.n_compiles == 2
+    doc = json.loads(trace.read_text())
+    assert validate(doc) == []
+    assert sum(e.get("name") == "compile" for e in doc["traceEvents"]) == 2  # jit-static's prefill and decode
+
+    code, out, err = run_cli("show-session", session)
+    assert code == 0, err
+    assert out.count("recorded on CPU") == 2 and "time to first token" in out and "mode torch" in out
+    code, out, _ = run_cli("show-session", session, "--compare")
+    assert code == 0 and "machine" in out and "run 2 · jit-static" in out and "best steady" in out
+    code, _, err = run_cli("show-session", session, "--diff-ir", "decode")
+    assert code == 2 and err.startswith("error: ") and "no IR of the decode step" in err
+    again = tmp_path / "again.json"
+    code, _, err = run_cli("show-session", session, "--perfetto", again)
+    assert code == 0 and validate(json.loads(again.read_text())) == []
+
+
+def test_generate_session_shows_as_its_json_and_diffs_its_ir(model_dirs, tmp_path):
+    session = tmp_path / "gen.session"
+    code, gen_out, err = run_cli("generate", "--model", model_dirs("llama"), "--prompt", "The jit",
+                                 "--max-new-tokens", 3, "--json", "--save-session", session)
+    assert code == 0, err
+    code, out, err = run_cli("show-session", session, "--json")
+    assert code == 0, err
+    assert out == gen_out
+    code, out, _ = run_cli("show-session", session, session, "--diff-ir", "decode", "--ir", "stablehlo")
+    assert code == 0 and "0 only in the first, 0 only in the second (identical after normalizing)" in out
+    code, out, _ = run_cli("show-session", session, session, "--diff-ir", "prefill", "--runs", 1, 2)
+    assert code == 0 and "(prefill hlo," in out
+
+
+def test_show_session_refuses_a_bad_file_in_one_line(tmp_path):
+    bad = tmp_path / "bad.session"
+    bad.write_text("not a session")
+    code, out, err = run_cli("show-session", bad)
+    assert code == 2 and out == ""
+    assert err.strip() == f"error: {bad}: is not a session file (not a zip archive)"
