@@ -1,7 +1,7 @@
-"""The command line: ``torchax-playground generate|inspect|race|profile …``; no subcommand opens the window.
+"""The command line: ``torchax-playground generate|inspect|race|profile|passes …``; no subcommand opens the window.
 
 One module per command (:mod:`app.cli.generate`, :mod:`app.cli.inspect`, :mod:`app.cli.race`,
-:mod:`app.cli.profile`), each with ``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
+:mod:`app.cli.profile`, :mod:`app.cli.passes`), each with ``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
 they share is :mod:`app.cli.common`. Errors exit with status 2 and one clear line on stderr (a traceback
 only with ``--debug``).
 """
@@ -12,13 +12,13 @@ import argparse
 import sys
 from typing import TextIO
 
-from app.cli import generate, inspect, profile, race
+from app.cli import generate, inspect, passes, profile, race
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.core.errors import PlaygroundError
 from app.options import add_devices_arg, apply_devices
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
-COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "profile": profile}
+COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "profile": profile, "passes": passes}
 
 
 def build_parser() -> argparse.ArgumentParser:
