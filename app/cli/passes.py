@@ -27,6 +27,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="first line containing TEXT in every snapshot (e.g. fusion.12)")
     p.add_argument("--history", metavar="NAME", default=None, help="one instruction's path through the passes")
     p.add_argument("--pass-hlo", metavar="N", default=None, help="print snapshot N's HLO (dump index or pass name)")
+    p.add_argument("--fusions", action="store_true",
+                   help="every fusion of the final module: kind, the pass that created it, what it absorbed")
     p.add_argument("--fusion-log", action="store_true",
                    help="compile in a child process with XLA's fusion log and print its decisions")
     p.add_argument("--json", action="store_true", help="JSON lines instead of text")
@@ -101,6 +103,16 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
         rows = [vars(e) for e in h.events] + [d.summary() for d in h.decisions]
         for r in rows:
             out.write((json.dumps(r) if as_json else "  ".join(f"{k}={v}" for k, v in r.items())) + "\n")
+        return
+    if args.fusions:
+        for f in query.fusion_table(pipeline):
+            row = {"fusion": f.name, "kind": f.kind, "created_by": f.created_by, "created_in": f.created_in,
+                   "source": f.source, "absorbed": [list(a) for a in f.absorbed],
+                   "decisions": [d.summary() for d in f.decisions], "llvm_ir": f.has_llvm_ir}
+            lines = sorted({w for _, _, w in f.absorbed if w} | ({f.source} if f.source else set()))
+            out.write(json.dumps(row) + "\n" if as_json else
+                      f"{f.name:<36} {f.kind:<8} by {f.created_by or '-':<16} {len(f.absorbed):>3} ops  "
+                      f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}\n")
         return
     if args.list:
         for r in query.pass_rows(pipeline):

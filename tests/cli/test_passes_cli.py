@@ -32,6 +32,10 @@ def test_passes_summary_and_list(model):
     assert {"pipeline", "pass", "index", "changed", "ms", "n_instructions", "n_fusions", "fusion_kinds"} <= set(rows[0])
     fusion = next(r for r in rows if r["pass"] == "fusion")
     assert fusion["changed"] >= 1 and fusion["ms"] > 0 and fusion["n_fusions"] > 0
+    code, out, err = run_cli("passes", "--model", model, "--fusions", "--json")
+    assert code == 0, err
+    fusions = [json.loads(line) for line in out.splitlines()]
+    assert fusions and {f["created_by"] for f in fusions} >= {"fusion"}
 
 
 def test_passes_diff_search_and_fusion_log(model):

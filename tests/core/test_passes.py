@@ -155,6 +155,13 @@ def test_llama_decode_step(llama_decode):
     assert re.search(r"fusion", first.label)
     b = query.compile_breakdown(pipeline)
     assert abs(sum(p.ms for p in b.parts) - b.total_ms) <= 0.1 * b.total_ms
+    rows = query.fusion_table(pipeline)
+    assert len(rows) == pipeline.final.n_fusions
+    assert all(r.created_by for r in rows)  # every fusion traced to the pass that created it
+    # ≥ 1 source line for every fusion the fusion pass made (fusion-wrapper's wrapped reduce-windows come from
+    # instructions XLA created without metadata)
+    made = [r for r in rows if r.created_by == "fusion"]
+    assert made and all(r.source or any(where for _, _, where in r.absorbed) for r in made)
 
 
 def test_llama_decode_fusion_log_in_a_child(llama_decode):
@@ -167,3 +174,5 @@ def test_llama_decode_fusion_log_in_a_child(llama_decode):
     final_fusions = {m.group(1) for s in pipeline.final.text.splitlines()
                      if (m := HLO_INSTRUCTION.match(s)) and m.group(3) == "fusion"}
     assert {d.fusion for d in fused if d.kind} & final_fusions
+    rows = query.fusion_table(pipeline)
+    assert any(r.decisions for r in rows)

@@ -136,7 +136,8 @@ class FusionDecision:
     """One "Evaluating fusion: producer 'P' into consumer 'C'" of XLA's fusion log and what followed it.
 
     ``fused``: a "Fusing %P … into %C" line followed; ``reason``: the reason lines logged in between
-    ("Fusing: consumer is elementwise or fusible.", "Producer is not loop-fusible.", joined by "; ");
+    ("Fusing: consumer is elementwise or fusible.", "Producer is not loop-fusible.", joined by "; "; empty
+    when XLA logged none, e.g. a refusal of a ``tuple`` consumer decided before the CPU fusion's checks);
     ``fusion``: the fusion the producer went into (the new fusion's name from "created new fusion: %name",
     or the consumer when it already was a fusion), ``kind`` its ``kind=k…`` when logged; ``order``: position
     in the log."""

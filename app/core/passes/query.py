@@ -8,7 +8,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from app.core.inspect.text_index import HLO_INSTRUCTION
+from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND, hlo_instructions
 from app.core.passes.model import PassPipeline, Snapshot
 from app.core.passes.parse import RUN_BACKEND, norm
 
@@ -237,6 +237,56 @@ def instruction_history(pipeline: PassPipeline, name: str) -> InstructionHistory
         prev = now
     decisions = [d for d in pipeline.fusion_log if name in (d.producer, d.consumer, d.fusion)]
     return InstructionHistory(name, events, decisions)
+
+
+# ------------------------------------------------------------------------------------------- fusions
+@dataclass
+class FusionRow:
+    """One fusion instruction of the final module: ``name``, ``kind`` (``kLoop``, ``kCustom``, …),
+    ``created_in`` / ``created_by``: the label and pass of the first snapshot defining it (None if only the
+    final module does), ``absorbed``: ``(name, opcode, "file:line")`` of the instructions of its fused
+    computation (parameters left out; source from their metadata), ``source``: the fusion instruction's own
+    ``"file:line"`` ("" when XLA left it no metadata, as for some ``fusion-wrapper`` fusions), ``decisions``: the fusion log's
+    entries that went into it or were refused by it, ``has_llvm_ir``: its kernel's LLVM IR was dumped."""
+
+    name: str
+    kind: str
+    created_in: str | None
+    created_by: str | None
+    absorbed: list[tuple[str, str, str]]
+    source: str
+    decisions: list
+    has_llvm_ir: bool
+
+
+def fusion_table(pipeline: PassPipeline) -> list[FusionRow]:
+    """Every fusion of the final module, in text order, with where it came from (see :class:`FusionRow`).
+    Empty when the recording has no final module."""
+    if pipeline.final is None:
+        return []
+    text = pipeline.final.text
+    instructions = hlo_instructions(text)
+    inside: dict[str, list[tuple[str, str, str]]] = {}
+
+    def where(ins) -> str:
+        return f"{ins.file.rsplit('/', 1)[-1]}:{ins.line}" if ins.file else ""
+
+    for ins in instructions:
+        if ins.fusion and ins.opcode != "parameter":
+            inside.setdefault(ins.fusion, []).append((ins.name, ins.opcode, where(ins)))
+    lines = text.splitlines()
+    rows = []
+    for ins in instructions:
+        if ins.opcode != "fusion":
+            continue
+        kind = m.group(1) if (m := HLO_KIND.search(lines[ins.text_line - 1])) else ""
+        first = first_appearance(pipeline, ins.name)
+        created = None if first is None or first.snapshot == pipeline.final.index else first
+        by = pipeline.snapshot(created.snapshot).pass_name if created else None
+        decisions = [d for d in pipeline.fusion_log if ins.name in (d.fusion, d.consumer)]
+        rows.append(FusionRow(ins.name, kind, created.label if created else None, by, inside.get(ins.name, []),
+                              where(ins), decisions, ins.name in pipeline.fusion_ir))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------ breakdown
