@@ -176,3 +176,20 @@ def test_llama_decode_fusion_log_in_a_child(llama_decode):
     assert {d.fusion for d in fused if d.kind} & final_fusions
     rows = query.fusion_table(pipeline)
     assert any(r.decisions for r in rows)
+
+
+def test_recording_bypasses_the_persistent_cache(tmp_path):
+    """Dump flags are not in the persistent cache's key: with the cache on and the module already stored,
+    a recording still compiles (and dumps); the cache is back on afterwards."""
+    from app.core.compile_cache.xla import persistent_cache_dir, set_persistent_cache
+
+    set_persistent_cache(tmp_path / "cache")
+    try:
+        lowered = _mlp_lowered()
+        lowered.compile()  # stored in the persistent cache
+        assert any((tmp_path / "cache").iterdir())
+        pipeline = record_pipeline(lowered)
+        assert len(pipeline.snapshots) >= 5 and pipeline.pass_times
+        assert persistent_cache_dir() == (tmp_path / "cache").resolve()
+    finally:
+        set_persistent_cache(None)
