@@ -14,14 +14,14 @@ import argparse
 import sys
 from typing import TextIO
 
-from app.cli import generate, inspect, profile, program, race, show_session
+from app.cli import generate, inspect, passes, profile, program, race, show_session
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.core.errors import PlaygroundError
 from app.options import add_devices_arg, apply_devices
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
 COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "profile": profile, "program": program,
-            "show-session": show_session}
+            "passes": passes, "show-session": show_session}
 
 
 def build_parser() -> argparse.ArgumentParser:

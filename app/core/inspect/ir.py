@@ -51,14 +51,18 @@ class StepIR:
     n_fusions: int | None = None
     n_kernels: int | None = None
     closed_jaxpr: Any = field(default=None, repr=False, compare=False)
+    #: The live ``jax.stages.Lowered`` of an XLA step (None for Inductor, and in :meth:`plain` copies): what
+    #: :func:`app.core.passes.record.record_pipeline` compiles again to record XLA's pass pipeline.
+    lowered: Any = field(default=None, repr=False, compare=False)
 
     def text(self, which: str) -> str | None:
         """``which`` in ``jaxpr``, ``jaxpr_source``, ``stablehlo``, ``hlo``, ``fx_graph``, ``inductor_code``."""
         return getattr(self, which)
 
     def plain(self) -> StepIR:
-        """This IR without the live jaxpr object: texts and figures only, safe to send to another thread."""
-        return replace(self, closed_jaxpr=None)
+        """This IR without the live jaxpr and ``Lowered`` objects: texts and figures only, safe to send to
+        another thread."""
+        return replace(self, closed_jaxpr=None, lowered=None)
 
     def summary(self) -> dict[str, Any]:
         """Plain figures for tables and JSON: flops, bytes accessed, memory bytes, op counts."""
@@ -166,4 +170,5 @@ def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -
         n_fusions=count_hlo(hlo)[1] if hlo else None,
         input_labels=input_labels,
         closed_jaxpr=closed,
+        lowered=lowered,
     )

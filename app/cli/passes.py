@@ -1,0 +1,167 @@
+"""``torchax-playground passes``: XLA's pass pipeline for a model's compiled step, step by step — the passes
+that changed the module with their compile times, a diff of one pass's snapshot against the one before,
+search across snapshots, the fusion log's decisions, and the compile time taken apart.
+
+The step is compiled as ``inspect`` does (a short generation), then compiled once more with XLA's pass dumps
+under a profiler session (:func:`app.core.passes.record.record_pipeline`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("passes", help="XLA's pass pipeline of a step: per-pass snapshots, diffs, times, fusions")
+    add_model_args(p)
+    p.add_argument("--step", choices=("prefill", "decode"), default="decode")
+    p.add_argument("--list", action="store_true",
+                   help="every pass run (also those that changed nothing) with its ms and the module's counts")
+    p.add_argument("--diff", metavar="N", default=None,
+                   help="diff snapshot N (dump index or pass name, e.g. fusion) against the snapshot before it")
+    p.add_argument("--context", type=int, default=3, help="with --diff: unchanged lines around each change")
+    p.add_argument("--search", metavar="TEXT", default=None,
+                   help="first line containing TEXT in every snapshot (e.g. fusion.12)")
+    p.add_argument("--history", metavar="NAME", default=None, help="one instruction's path through the passes")
+    p.add_argument("--pass-hlo", metavar="N", default=None, help="print snapshot N's HLO (dump index or pass name)")
+    p.add_argument("--fusions", action="store_true",
+                   help="every fusion of the final module: kind, the pass that created it, what it absorbed")
+    p.add_argument("--fusion-log", action="store_true",
+                   help="compile in a child process with XLA's fusion log and print its decisions")
+    p.add_argument("--json", action="store_true", help="JSON lines instead of text")
+    return p
+
+
+def _snapshot_key(value: str) -> int | str:
+    return int(value) if value.lstrip("-").isdigit() else value
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.errors import InvalidSettingsError
+    from app.core.modes.catalog import CATALOG, mode_info
+    from app.core.passes.record import record_pipeline
+
+    info = mode_info(args.mode)
+    if info.compiler != "xla":
+        modes = ", ".join(i.name for i in CATALOG if i.inspectable and i.compiler == "xla")
+        raise InvalidSettingsError(f"Mode {args.mode!r} is not compiled by XLA: use one of {modes}.")
+    max_new = 2 if args.step == "decode" else 1
+    settings = settings_from_args(args, max_new_tokens=max_new, stop_at_eos=False)
+    engine = load_engine_for(args, err, on_event=phase_printer(err))
+    engine.clear_compiled()
+    for _ in engine.generate(args.prompt, settings):
+        pass
+    step_ir = engine.ir.get((args.mode, args.step))
+    lowered = getattr(step_ir, "lowered", None)
+    if lowered is None:
+        raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
+    print(f"[passes] recording {args.step} step{' with the fusion log (child process)' if args.fusion_log else ''}…",
+          file=err, flush=True)
+    pipeline = record_pipeline(lowered, fusion_log=args.fusion_log)
+    print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
+          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps", file=err)
+    write_report(pipeline, args, out)
+    return 0
+
+
+def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """Print what the arguments ask of a recorded pipeline (shared by any source of a ``Lowered``)."""
+    from app.core.passes import query
+
+    as_json = args.json
+    if args.pass_hlo is not None:
+        out.write(pipeline.snapshot(_snapshot_key(args.pass_hlo)).text)
+        return
+    if args.diff is not None:
+        new = pipeline.snapshot(_snapshot_key(args.diff))
+        old = query.previous_snapshot(pipeline, new)
+        if old is None:
+            raise KeyError(f"Snapshot {args.diff!r} is the first: nothing to diff against.")
+        d = query.diff_snapshots(old, new, args.context)
+        if as_json:
+            out.write(json.dumps({"old": d.old, "new": d.new, "added": d.added, "removed": d.removed,
+                                  "hunks": [{"header": h.header, "folded_before": h.folded_before,
+                                             "lines": [[ln.tag, ln.old, ln.new, ln.text] for ln in h.lines]}
+                                            for h in d.hunks], "folded_after": d.folded_after}) + "\n")
+        else:
+            out.write(d.unified())
+        return
+    if args.search is not None:
+        hits = query.search(pipeline, args.search)
+        first = query.first_appearance(pipeline, args.search)
+        for h in hits:
+            out.write((json.dumps(vars(h)) if as_json else f"{h.label}: line {h.line}: {h.text.strip()}") + "\n")
+        if not as_json:
+            out.write(f"{len(hits)} snapshots contain {args.search!r}"
+                      + (f"; first defined in {first.label} line {first.line}" if first else "") + "\n")
+        return
+    if args.history is not None:
+        h = query.instruction_history(pipeline, args.history)
+        rows = [vars(e) for e in h.events] + [d.summary() for d in h.decisions]
+        for r in rows:
+            out.write((json.dumps(r) if as_json else "  ".join(f"{k}={v}" for k, v in r.items())) + "\n")
+        return
+    if args.fusions:
+        for f in query.fusion_table(pipeline):
+            row = {"fusion": f.name, "kind": f.kind, "created_by": f.created_by, "created_in": f.created_in,
+                   "source": f.source, "absorbed": [list(a) for a in f.absorbed],
+                   "decisions": [d.summary() for d in f.decisions], "llvm_ir": f.has_llvm_ir}
+            lines = sorted({w for _, _, w in f.absorbed if w} | ({f.source} if f.source else set()))
+            out.write(json.dumps(row) + "\n" if as_json else
+                      f"{f.name:<36} {f.kind:<8} by {f.created_by or '-':<16} {len(f.absorbed):>3} ops  "
+                      f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}\n")
+        return
+    if args.list:
+        for r in query.pass_rows(pipeline):
+            out.write(json.dumps(r) + "\n" if as_json else _pass_line(r))
+        return
+    if args.fusion_log:
+        for d in pipeline.fusion_log:
+            out.write(json.dumps(d.summary()) + "\n" if as_json else
+                      f"{'fused  ' if d.fused else 'refused'} {d.producer} → {d.consumer}"
+                      f"{' = ' + d.fusion if d.fusion else ''}{' ' + d.kind if d.kind else ''}: {d.reason}\n")
+        if not as_json:
+            _summary(pipeline, out)
+        return
+    if as_json:
+        for s in pipeline.all_snapshots():
+            out.write(json.dumps({"event": "snapshot", **s.summary()}) + "\n")
+        b = query.compile_breakdown(pipeline)
+        out.write(json.dumps({"event": "compile_phases", "total_ms": round(b.total_ms, 3),
+                              "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
+                                        for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),
+                              "n_fusion_compiles": b.n_fusion_compiles}) + "\n")
+        return
+    for s in pipeline.all_snapshots():
+        out.write(f"{s.index:>5} {s.pipeline[:38]:<38} {s.pass_name[:34]:<34} {s.n_instructions:>6} instr "
+                  f"{s.n_fusions:>4} fusions {_kinds(s.fusion_kinds)}\n")
+    _summary(pipeline, out)
+
+
+def _kinds(kinds: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(kinds.items()))
+
+
+def _pass_line(r: dict) -> str:
+    counts = f"{r['n_instructions']:>6} instr {r['n_fusions']:>4} fusions" if r["index"] is not None else ""
+    mark = f"#{r['index']:<4}" if r["index"] is not None else "  -  "
+    return f"{mark} {r['pipeline'][:36]:<36} {r['pass'][:36]:<36} ×{r['runs']:<3} {r['ms']:>9.3f} ms {counts}\n"
+
+
+def _summary(pipeline: Any, out: TextIO) -> None:
+    from app.core.passes import query
+
+    b = query.compile_breakdown(pipeline)
+    out.write(f"\ncompile {b.total_ms:,.1f} ms (recorded with dumps on):\n")
+    for group, ms in b.by_group().items():
+        out.write(f"  {group:<12} {ms:>9.1f} ms  {100 * ms / b.total_ms:5.1f} %\n")
+    for p in b.parts:
+        out.write(f"    {p.label[:48]:<48} {p.ms:>9.2f} ms\n")
+    out.write(f"  per-fusion kernel compiles (concurrent): {b.n_fusion_compiles} × FusionCompiler::Compile, "
+              f"{b.fusion_compile_ms:.1f} ms\n")
+    if pipeline.fusion_log:
+        fused = sum(d.fused for d in pipeline.fusion_log)
+        out.write(f"  fusion log: {len(pipeline.fusion_log)} decisions, {fused} fused\n")

@@ -1,0 +1,2 @@
+"""XLA's pass pipeline step by step: record a compile's per-pass HLO snapshots, pass times, backend phases
+and fusion decisions (:mod:`.record`), and query them (:mod:`.query`). No Qt."""

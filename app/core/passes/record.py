@@ -1,0 +1,145 @@
+"""Record XLA's pass pipeline for one jax ``Lowered``: compile it again with the pass dumps on, under a
+profiler session, and read back every snapshot, pass time and backend phase (:mod:`app.core.passes.parse`).
+
+In process (the default): ``lowered.compile(compiler_options={"xla_dump_to": d, "xla_dump_hlo_pass_re":
+".*", "xla_dump_hlo_as_text": True})`` (per-compile debug options, ``jax/_src/stages.py``). The dump flags
+are left out of the persistent compilation cache key (``jax/_src/cache_key.py``), so a cache hit would dump
+nothing: the persistent cache is turned off around the compile and back on after it; the in-memory
+executable cache never hits (its key holds the fresh dump directory).
+
+With ``fusion_log=True`` the compile runs in a child process instead (:mod:`app.core.passes._child`), from
+``lowered.as_text(debug_info=True)``, because XLA reads ``TF_CPP_VMODULE`` once, when jaxlib loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import PlaygroundError
+from app.core.passes.fusion_log import parse_fusion_log
+from app.core.passes.model import PassPipeline
+from app.core.passes.parse import read_dumps, read_profile, rename_pipelines
+
+#: Dump options passed to ``Lowered.compile(compiler_options=…)`` (XLA ``DebugOptions`` fields).
+DUMP_OPTIONS = {"xla_dump_hlo_pass_re": ".*", "xla_dump_hlo_as_text": True}
+#: Environment of the child that logs fusion decisions (tsl logging: ``tsl/platform/default/logging.cc``).
+FUSION_LOG_ENV = {"TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "cpu_instruction_fusion=2,instruction_fusion=2"}
+CHILD_TIMEOUT_S = 300.0
+
+
+class RecordingError(PlaygroundError):
+    """A pipeline could not be recorded: a profiler session already running, no dumps written, a child
+    process that failed or timed out, or a step that is not an XLA ``Lowered``."""
+
+
+class RecordingStopped(RecordingError):
+    """``should_stop()`` returned True: the recording was abandoned (a child process is killed; an
+    in-process compile cannot be interrupted and is only stopped before or after it)."""
+
+
+def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Callable[[], bool] | None = None,
+                    timeout_s: float = CHILD_TIMEOUT_S, keep_dir: str | os.PathLike | None = None) -> PassPipeline:
+    """Compile ``lowered`` (a ``jax.stages.Lowered``) again with XLA's pass dumps and a profiler session and
+    return its :class:`~app.core.passes.model.PassPipeline`.
+
+    ``fusion_log``: compile in a child process with XLA's fusion log on and parse its decisions (slower:
+    the child imports JAX, ~2 s). ``should_stop``: polled before and after the compile (and every 0.1 s
+    while a child runs); when it returns True, :class:`RecordingStopped` is raised. ``timeout_s``: the
+    child's limit. ``keep_dir``: write the dumps and the capture there instead of a temporary directory
+    (deleted on return). The compiled executable is dropped; the caller's own executable is untouched.
+    Raises :class:`RecordingError` (see there)."""
+    stop = should_stop or (lambda: False)
+    if not hasattr(lowered, "compile") or not hasattr(lowered, "as_text"):
+        raise RecordingError(f"Cannot record XLA's passes of a {type(lowered).__name__}: it is not a jax Lowered "
+                             "(torch-compile steps are compiled by Inductor, not XLA).")
+    if stop():
+        raise RecordingStopped("Pipeline recording stopped before the compile.")
+    with tempfile.TemporaryDirectory(prefix="xla-passes-") as tmp:
+        work = Path(keep_dir) if keep_dir is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        if fusion_log:
+            compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s)
+        else:
+            compile_ms, log_text = _compile_here(lowered, work), None
+        if stop():
+            raise RecordingStopped("Pipeline recording stopped after the compile.")
+        return _read(work, compile_ms, log_text)
+
+
+def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
+    from app.core.profile.capture import find_xplane
+
+    module, snapshots, before, final, fusion_ir, dump_bytes = read_dumps(work / "dump")
+    try:
+        xplane = find_xplane(work / "profile")
+        pass_times, pipelines, backend, client_ms = read_profile(xplane, module, snapshots)
+    except (FileNotFoundError, ValueError) as exc:
+        raise RecordingError(f"No pass times: {exc}") from exc
+    rename_pipelines(snapshots, pipelines)
+    decisions, n_lines = parse_fusion_log(log_text) if log_text is not None else ([], 0)
+    return PassPipeline(module, snapshots, before, final, pass_times, pipelines, backend, compile_ms, client_ms,
+                        fusion_ir, decisions, n_lines, in_child=log_text is not None, dump_bytes=dump_bytes)
+
+
+def _compile_here(lowered: Any, work: Path) -> float:
+    import jax
+
+    from app.core.compile_cache.xla import persistent_cache_dir, set_persistent_cache
+
+    options = {"xla_dump_to": str(work / "dump"), **DUMP_OPTIONS}
+    cache_dir = persistent_cache_dir()
+    try:
+        jax.profiler.start_trace(str(work / "profile"))
+    except RuntimeError as exc:  # "Profile has already been started"
+        raise RecordingError(f"A profiler session is already running ({exc}); record the passes after it.") from exc
+    try:
+        if cache_dir is not None:
+            set_persistent_cache(None)
+        t0 = time.perf_counter()
+        lowered.compile(compiler_options=options)
+        return (time.perf_counter() - t0) * 1000
+    finally:
+        jax.profiler.stop_trace()
+        if cache_dir is not None:
+            set_persistent_cache(cache_dir)
+
+
+def _compile_in_child(lowered: Any, work: Path, stop: Callable[[], bool], timeout_s: float) -> tuple[float, str]:
+    text = lowered.as_text(debug_info=True)
+    if "mhlo.num_partitions = 1" not in text and "mhlo.num_partitions" in text:
+        raise RecordingError("The fusion log is recorded for one device only: this step runs on a device mesh.")
+    module_path = work / "module.mlir"
+    module_path.write_text(text, encoding="utf-8")
+    log_path = work / "xla.log"
+    env = {**os.environ, **FUSION_LOG_ENV, "JAX_PLATFORMS": "cpu"}
+    env.pop("XLA_FLAGS", None) if "xla_dump" in env.get("XLA_FLAGS", "") else None
+    child = Path(__file__).with_name("_child.py")
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen([sys.executable, str(child), str(module_path), str(work)], stdout=log,
+                                stderr=subprocess.STDOUT, env=env)
+        t0 = time.monotonic()
+        try:
+            while proc.poll() is None:
+                if stop():
+                    raise RecordingStopped("Pipeline recording stopped: the compiling child process was ended.")
+                if time.monotonic() - t0 > timeout_s:
+                    raise RecordingError(f"The compiling child process took over {timeout_s:.0f} s and was ended.")
+                time.sleep(0.1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    log_text = log_path.read_text("utf-8", "replace")
+    if proc.returncode != 0:
+        tail = "\n".join(log_text.strip().splitlines()[-3:])
+        raise RecordingError(f"The compiling child process failed (exit {proc.returncode}): {tail}")
+    compile_ms = json.loads((work / "result.json").read_text())["compile_ms"]
+    return compile_ms, log_text
