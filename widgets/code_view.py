@@ -7,9 +7,19 @@ once), so opening a 3 MB HLO module costs one ``setPlainText`` and a screenful o
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Slot
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QPainter, QPaintEvent, QTextCharFormat, QTextLayout
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetrics,
+    QPainter,
+    QPaintEvent,
+    QTextCharFormat,
+    QTextLayout,
+)
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 from widgets.ir_lexer import lex_line
@@ -94,13 +104,51 @@ class _LineNumberArea(QWidget):
         self._view.paint_line_numbers(event)
 
 
+def fit_label(label: str, width: float, metrics: QFontMetrics) -> str:
+    """``label`` (``file:line scope``) cut to ``width`` px keeping its ``file:line``: the scope goes first
+    (cut at its end), then the file is cut at its start: ``…ing_llama.py:243``. The line number is what an
+    engineer needs, so it is never the part cut."""
+    if metrics.horizontalAdvance(label) <= width:
+        return label
+    head, _, tail = label.partition(" ")
+    if tail and metrics.horizontalAdvance(head + " …") <= width:
+        return metrics.elidedText(label, Qt.TextElideMode.ElideRight, width)
+    return metrics.elidedText(head, Qt.TextElideMode.ElideLeft, width)
+
+
 class _NotesArea(QWidget):
-    """The source-line gutter: one short note per line (full text in a tooltip)."""
+    """The source-line gutter: one short note per line (full text in a tooltip). Its right edge can be
+    dragged to widen or narrow it."""
+
+    GRIP_PX = 5
 
     def __init__(self, view: CodeView) -> None:
         super().__init__(view)
         self._view = view
+        self._drag_from: tuple[float, int] | None = None
         self.setObjectName("sourceGutter")
+        self.setMouseTracking(True)
+
+    def _on_grip(self, x: float) -> bool:
+        return x >= self.width() - self.GRIP_PX
+
+    def mousePressEvent(self, event: Any) -> None:  # noqa: N802
+        if self._on_grip(event.position().x()):
+            self._drag_from = (event.globalPosition().x(), self.width())
+        else:
+            super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: Any) -> None:  # noqa: N802
+        if self._drag_from is not None:
+            start, width = self._drag_from
+            self._view.set_gutter_width(int(width + event.globalPosition().x() - start))
+        shape = Qt.CursorShape.SplitHCursor if self._drag_from or self._on_grip(event.position().x()) else (
+            Qt.CursorShape.ArrowCursor)
+        self.setCursor(shape)
+
+    def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802
+        self._drag_from = None
+        super().mouseReleaseEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         self._view.paint_notes(event)
@@ -175,11 +223,21 @@ class CodeView(QPlainTextEdit):
         """The notes shown in the gutter (one per line; empty when the gutter is hidden)."""
         return list(self._notes) if any(self._labels) else []
 
+    def set_gutter_width(self, px: int | None) -> None:
+        """Give the source-line gutter ``px`` pixels (dragging its edge does; between 60 px and 70 % of the
+        view), or None for the automatic width."""
+        self._gutter_px = None if px is None else max(60, min(int(px), int(self.width() * 0.7)))
+        self._update_margins()
+        self._place_margins()
+        self._notes_area.update()
+
     def gutter_width(self) -> int:
-        """Width in pixels of the source-line gutter (0 when hidden): the longest label up to
-        :data:`NOTES_MAX_CHARS` characters, at most 35% of the view."""
+        """Width in pixels of the source-line gutter (0 when hidden): the width the user dragged it to, else
+        the longest label up to :data:`NOTES_MAX_CHARS` characters, at most 35% of the view."""
         if not any(self._labels):
             return 0
+        if getattr(self, "_gutter_px", None) is not None:
+            return self._gutter_px
         chars = min(NOTES_MAX_CHARS, max(len(s) for s in self._labels))
         return min(12 + self.fontMetrics().horizontalAdvance("9") * chars, int(self.width() * 0.35))
 
@@ -313,6 +371,6 @@ class CodeView(QPlainTextEdit):
             previous = next((self._labels[k] for k in range(n - 1, max(-1, n - 40), -1) if self._labels[k]), "")
             painter.setPen(QColor("#b0b6bd" if label == previous else "#00695c"))
             top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
-            text = metrics.elidedText(label, Qt.TextElideMode.ElideMiddle, width)
+            text = fit_label(label, width, metrics)
             painter.drawText(6, top, width, height, Qt.AlignmentFlag.AlignLeft, text)
         painter.end()

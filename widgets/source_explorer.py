@@ -87,6 +87,7 @@ class SourceExplorer(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(0, QHeaderView.Interactive)
         self.tree.setColumnWidth(0, 320)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # "…/masking_utils.py:243  fn": the line stays
         for col, tip in MEASURED_TIPS.items():
             self.tree.headerItem().setToolTip(col, tip)
             self.tree.header().moveSection(self.tree.header().visualIndex(col), col - 3)  # after Name

@@ -94,7 +94,7 @@ class StepDiff(QWidget):
         t.verticalHeader().setVisible(False)
         t.horizontalHeader().setSectionResizeMode(0, QHeaderView.Interactive)
         t.setColumnWidth(0, 280)
-        t.setTextElideMode(Qt.ElideMiddle)
+        t.setTextElideMode(Qt.ElideLeft)  # cut the module path, keep "file.py:243 · aten::op" (full in the tool tip)
         t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
         t.setMinimumHeight(t.verticalHeader().defaultSectionSize() * 6 + 30)  # header and ≥ 6 rows
         return t

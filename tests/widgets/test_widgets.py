@@ -449,3 +449,38 @@ def test_plot_axes_fit_the_run_and_legend_clears_the_points(qtbot):
     plot.set_font_scale(1.75)  # presentation: bigger legend, still clear of the points
     inside = [p for p in plot.points() if plot.legend_rect().contains(QPointF(p.x, math.log10(p.wall_ms)))]
     assert inside == []
+
+
+def test_source_references_keep_their_line_number_when_cut(qtbot):
+    """A cut source reference loses its scope, then the start of its path, never its line number; the gutter
+    can be dragged wider; the Source map and the prefill/decode diff cut at the start."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QFontMetrics
+
+    from widgets.code_view import CodeView, fit_label
+    from widgets.source_explorer import SourceExplorer
+    from widgets.step_diff import StepDiff
+
+    view = CodeView()
+    qtbot.addWidget(view)
+    metrics = QFontMetrics(view.font())
+    label = "modeling_llama.py:243 aten::scaled_dot_product_attention"
+    wide = fit_label(label, metrics.horizontalAdvance(label) + 5, metrics)
+    assert wide == label
+    no_scope = fit_label(label, metrics.horizontalAdvance("modeling_llama.py:243 aten…"), metrics)
+    assert no_scope.startswith("modeling_llama.py:243") and no_scope.endswith("…")
+    tight = fit_label(label, metrics.horizontalAdvance("ng_llama.py:243"), metrics)
+    assert tight.endswith("py:243") and tight.startswith("…")
+    view.resize(800, 300)
+    view.set_code("a\nb", notes=["/x/modeling_llama.py:243:7 (f) [aten::mm]", ""])
+    auto = view.gutter_width()
+    view.set_gutter_width(auto + 100)
+    assert view.gutter_width() == auto + 100
+    view.set_gutter_width(None)
+    assert view.gutter_width() == auto
+    explorer = SourceExplorer()
+    qtbot.addWidget(explorer)
+    assert explorer.tree.textElideMode() == Qt.TextElideMode.ElideLeft
+    diff = StepDiff()
+    qtbot.addWidget(diff)
+    assert diff.lines.textElideMode() == Qt.TextElideMode.ElideLeft
