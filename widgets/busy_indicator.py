@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 #: Wording of engine phases (``app.core.events.Phase``) for people.
 PHASE_LABELS: dict[str, str] = {
-    "loading": "loading weights",
+    "loading": "loading",
     "converting": "converting to JAX",
     "tracing": "tracing",
     "lowering": "lowering",
@@ -75,8 +75,8 @@ class BusyIndicator(QWidget):
     def _refresh(self) -> None:
         elapsed = time.perf_counter() - self._t0
         what = PHASE_LABELS.get(self._phase, self._phase)
-        if self._detail:
-            what += f" {self._detail}"
+        if self._detail:  # "compiling decode step"; a load's detail is a sentence of its own
+            what += f" · {self._detail}" if self._phase in ("loading", "converting") else f" {self._detail}"
         if self._stopping:
             what = "stopping after compile" if self.is_uninterruptible() else "stopping"
         self.label.setText(f"{what}… {elapsed:.1f} s")

@@ -40,6 +40,9 @@ class GenerationForm(QWidget):
         self.dtype.currentTextChanged.connect(self.dtypeChanged)
         self.max_new_tokens = QSpinBox(minimum=1, maximum=4096, value=64)
         self.max_new_tokens.setObjectName("maxTokensSpin")
+        self.max_new_tokens.setToolTip(
+            "New tokens to generate: 1–4,096. A run can end sooner: at the end of text (unless 'ignore end of "
+            "text'), or when the KV cache is full — the status line says so before the run starts.")
         self.cache_len = QSpinBox(minimum=0, maximum=1 << 17, singleStep=64, value=0, specialValueText="auto")
         self.cache_len.setObjectName("cacheLenSpin")
         self.cache_len.setSuffix(" positions")

@@ -28,6 +28,7 @@ class ModelPicker(QWidget):
         self.combo.lineEdit().setPlaceholderText("built-in, hub id (org/name) or folder")
         self.combo.lineEdit().returnPressed.connect(self._on_return)
         self.combo.activated.connect(self._on_activated)
+        self.combo.currentIndexChanged.connect(lambda _i: self.combo.lineEdit().setCursorPosition(0))
         folder = QToolButton(text="Folder…", toolTip="Open a local model folder (config.json + weights)")
         folder.clicked.connect(self.open_folder)
         self.load_button = QPushButton("Load")
@@ -80,6 +81,8 @@ class ModelPicker(QWidget):
             self.combo.setCurrentIndex(index)
         else:
             self.combo.setEditText(model)
+        self.combo.lineEdit().setCursorPosition(0)  # a long name shows its start (the end is "— built-in")
+        self.combo.setToolTip(self.combo.currentText())
 
     def set_busy(self, busy: bool) -> None:
         self.load_button.setEnabled(not busy)

@@ -99,10 +99,12 @@ class PromptEditor(QWidget):
     def set_prompt(self, text: str) -> None:
         self.edit.setPlainText(text)
 
-    def set_running(self, running: bool) -> None:
-        """Enable Stop and disable Run while a generation runs."""
+    def set_running(self, running: bool, stoppable: bool | None = None) -> None:
+        """Disable Run while the compute thread is busy; enable Stop while what runs can be stopped
+        (``stoppable``, default ``running``: a run, race or profile — not a model load, which Stop cannot cut
+        short)."""
         self.run_button.setEnabled(not running)
-        self.stop_button.setEnabled(running)
+        self.stop_button.setEnabled(running if stoppable is None else stoppable)
 
     @Slot(int)
     def _on_example(self, index: int) -> None:

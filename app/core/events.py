@@ -178,11 +178,16 @@ class FinishedEvent(_Event):
 @dataclass(frozen=True)
 class PromptEvent(_Event):
     """The prompt as the model sees it, before the first call: ``text`` is the formatted prompt (the chat
-    template applied when ``chat``), ``n_tokens`` its length in tokens."""
+    template applied when ``chat``), ``n_tokens`` its length in tokens. ``cache_len``: the KV cache's length
+    (positions) for the run; ``new_tokens_cap``: set when the cache ends the run before ``max_new_tokens``
+    (``cache_len - n_tokens + 1`` new tokens at most: the prefill's, then one per free position), None when ``max_new_tokens`` fits."""
 
     text: str
     n_tokens: int
     chat: bool = False
+    cache_len: int | None = None
+    max_new_tokens: int | None = None
+    new_tokens_cap: int | None = None
     kind = "prompt"
 
 

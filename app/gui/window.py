@@ -175,7 +175,7 @@ class MainWindow(QMainWindow):
         try:
             s.save()
         except OSError as exc:
-            self.ui.status_label.setText(f"Could not save settings: {exc}")
+            self.status.show(f"Could not save settings: {exc}")
 
     # -- requests ---------------------------------------------------------------------------------
     @Slot(str)
@@ -267,6 +267,8 @@ class MainWindow(QMainWindow):
             return
         self.ui.busy.start("loading", model)
         self.status.show(f"Loading {model}…")
+        if self.session.loaded is None:  # the first start: say what is happening, not "no model loaded"
+            self.ui.model_label.setText(f"loading <b>{model}</b>…")
 
     def _on_loaded(self, event: ModelLoaded) -> None:
         if event.seconds:  # a new model: the previous model's text, figures and IR are stale
@@ -293,7 +295,7 @@ class MainWindow(QMainWindow):
     def _on_busy_changed(self, busy: bool) -> None:
         session = self.session
         self.ui.model_picker.set_busy(bool(session.load_queue))
-        self.ui.prompt.set_running(busy)
+        self.ui.prompt.set_running(busy, stoppable=busy and session.active is not None)
         if not busy:
             self.ui.busy.stop()
 
@@ -366,7 +368,7 @@ class MainWindow(QMainWindow):
         if self.session.load_queue:  # a model switch queued during the run starts now
             model = self.session.load_queue[0].model
             self.ui.busy.start("loading", model)
-            message = f"{message or self.ui.status_label.text()} · now loading {model}…"
+            message = f"{message or self.status.text()} · now loading {model}…"
         if message:
             self.status.show(message)
 

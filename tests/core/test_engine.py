@@ -7,7 +7,7 @@ import pytest
 from app.core import errors
 from app.core.engine.detok import IncrementalDetokenizer
 from app.core.engine.engine import load_engine
-from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
+from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, PromptEvent, TokenEvent
 from app.core.settings import GenerationSettings
 
 
@@ -106,9 +106,17 @@ def test_top_k_one_is_greedy(llama_engine):
 
 def test_cache_full_stops_with_its_reason(llama_engine):
     prompt_len = len(llama_engine.encode("The jit function"))
-    finished = run(llama_engine, max_new_tokens=100, max_cache_len=prompt_len + 4)[-1]
+    events = run(llama_engine, max_new_tokens=100, max_cache_len=prompt_len + 4)
+    finished = events[-1]
     assert finished.reason == "cache_full"
     assert len(finished.token_ids) == 5  # prefill token + one decode step per free slot
+    prompt = next(e for e in events if isinstance(e, PromptEvent))
+    assert prompt.new_tokens_cap == 5 and prompt.cache_len == prompt_len + 4  # said before the run
+    from app.core.report.text import cap_note
+
+    assert cap_note(prompt).startswith("Capped at 5 new tokens: the KV cache holds") and "asked for 100" in cap_note(prompt)
+    fits = next(e for e in run(llama_engine, max_new_tokens=2) if isinstance(e, PromptEvent))
+    assert fits.new_tokens_cap is None and cap_note(fits) == ""
 
 
 def test_multibyte_characters_stream_intact(llama_engine):

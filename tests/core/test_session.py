@@ -159,3 +159,21 @@ def test_the_session_keeps_the_last_runs_and_a_race_keeps_earlier_ones_unless_th
     assert any("run 1 · jit-static left the plot" in args[0] for args in rec.emitted["status"])
     session.set_max_runs(1)  # the newest race's three lanes stay together
     assert [r.run_id for r in session.runs] == [3, 4, 5]
+
+
+def test_caps_say_so_when_they_apply():
+    """A KV cache that ends the run early is said before the run; a race lane capped by the eager token cap says so."""
+    from app.core.events import PromptEvent
+
+    session = Session(lambda request: None)
+    notices, statuses = [], []
+    session.events.notice.connect(notices.append)
+    session.events.status.connect(statuses.append)
+    session.pending = rq.RaceRequest("p", ("torchax-eager", "jit-static"), GenerationSettings(max_new_tokens=100))
+    session.send_pending()
+    session.apply(LaneEvent("torchax-eager", 0, 2, 8))
+    assert statuses[-1].startswith("Race 1/2: torchax-eager (capped at 8 tokens")
+    session.apply(PromptEvent("p", 6, False, 64, 100, 59))
+    assert notices and notices[-1].startswith("Capped at 59 new tokens: the KV cache holds 64 positions")
+    session.apply(LaneEvent("jit-static", 1, 2, 100))
+    assert "capped" not in statuses[-1]

@@ -113,3 +113,27 @@ def test_closing_during_a_compile_ends_the_process_within_2_s_and_keeps_the_sett
     assert proc.returncode == 0
     saved = json.loads((tmp_path / "config" / "gui.json").read_text())
     assert saved["prompt"] == "typed before quitting"
+
+
+def test_first_start_says_it_is_loading_and_stop_is_off_during_a_load(qtbot, config_dir, gui_model):
+    """A new user's first seconds: the model box says the model is loading (not "no model loaded"), the busy
+    line reads as a sentence, and Stop (which cannot cut a load short) is not offered."""
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
+
+    win = MainWindow(settings=UserSettings(model=gui_model), autoload=True)
+    qtbot.addWidget(win)
+    win.show()
+    try:
+        stop = win.findChild(QPushButton, "stopButton")
+        assert win.is_busy() and not stop.isEnabled()
+        assert win.ui.model_label.text().startswith("loading") and gui_model in win.ui.model_label.text()
+        assert win.ui.busy.text().startswith(f"loading · {gui_model}")
+        qtbot.waitUntil(lambda: win.loaded is not None and not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+        assert gui_model in win.ui.model_label.text() and not stop.isEnabled()
+        win.ui.form.set_values({"max_new_tokens": 3})
+        win.run()
+        qtbot.waitUntil(lambda: stop.isEnabled() or not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    finally:
+        win.close()

@@ -59,7 +59,7 @@ def test_race_gives_same_tokens_one_curve_per_mode_and_the_compile_story(qtbot, 
     assert demo.table.text("speedup_vs_torch", "jit-static") == f"{steady['torch'] / steady['jit-static']:.2f}×"
     assert demo.table.text("ttft_ms", "jit-static") == ms(demo.runs[-1].finished.summary.ttft_ms)  # with its unit
     assert 0 < demo.phases.bar_count() <= 6
-    assert window.ui.status_label.text().startswith("Race done")
+    assert window.status.text().startswith("Race done")
     assert window.findChild(QPushButton, "raceButton").isEnabled()
 
 
@@ -104,7 +104,7 @@ def test_persistent_cache_replay_cold_start_is_served_from_disk(qtbot, window, t
 
         demo.cache.clear_disk.click()
         qtbot.waitUntil(lambda: "freed" in demo.last_cache_message, timeout=10_000)
-        assert "0 B freed" not in demo.last_cache_message and "freed" in window.ui.status_label.text()
+        assert "0 B freed" not in demo.last_cache_message and "freed" in window.status.text()
         assert demo.cache.size_label.text().startswith("0 entries")
         demo.cache.toggle.setChecked(False)
         qtbot.waitUntil(lambda: not seen[-1].enabled, timeout=10_000)
@@ -154,7 +154,7 @@ def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypa
     assert "| torch |" in report and "| jit-static |" in report and "![report](report.png)" in report
     assert "first call after caches were cleared" in report
     assert (tmp_path / "report.png").stat().st_size > 0
-    assert "Exported" in window.ui.status_label.text()
+    assert "Exported" in window.status.text()
 
 
 def test_presentation_mode_scales_fonts_hides_panels_and_restores(

@@ -32,7 +32,7 @@ def _profile_from_source_map_tab(qtbot, window):
     assert window.is_busy() and not button.isEnabled()
     qtbot.waitUntil(lambda: window.profile.last is not None and not window.is_busy(), timeout=240_000)
     assert button.isEnabled()
-    status = window.ui.status_label.text()
+    status = window.status.text()
     assert status.startswith("Profiled 2 decode steps:") and "ms per step" in status, status
     return window.profile.last.profile
 

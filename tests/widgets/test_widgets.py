@@ -484,3 +484,24 @@ def test_source_references_keep_their_line_number_when_cut(qtbot):
     diff = StepDiff()
     qtbot.addWidget(diff)
     assert diff.lines.textElideMode() == Qt.TextElideMode.ElideLeft
+
+
+def test_status_messages_are_cut_at_a_word_with_the_whole_in_the_tool_tip(qtbot):
+    from PySide6.QtWidgets import QLabel, QPushButton, QWidget
+
+    from app.gui.status import StatusLine
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    label, details = QLabel(host), QPushButton(host)
+    status = StatusLine(label, details, host)
+    host.resize(2100, 40)
+    host.show()
+    label.resize(260, 20)
+    message = "The prompt is 5,000 tokens but the KV cache holds 2,048 positions: shorten the prompt."
+    status.error(message)
+    shown = label.text()
+    assert shown.endswith(" …") and message.startswith(shown[:-2]) and message[len(shown) - 2] == " "
+    assert label.toolTip() == message and status.text() == message
+    label.resize(2000, 20)
+    qtbot.waitUntil(lambda: label.text() == message, timeout=1000)

@@ -321,7 +321,9 @@ class Engine:
             mode.emit_live = on_live_phase
         with torch.no_grad():
             try:
-                yield PromptEvent(text, len(prompt_ids), chat)
+                room = max_cache_len - len(prompt_ids) + 1  # the prefill's token, then one per free position
+                cap = room if room < settings.max_new_tokens else None
+                yield PromptEvent(text, len(prompt_ids), chat, max_cache_len, settings.max_new_tokens, cap)
                 yield from self._loop(mode, prompt_ids, settings, max_cache_len, should_stop, chat)
             except Exception as exc:
                 _raise_friendly(exc)

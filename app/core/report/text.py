@@ -10,6 +10,16 @@ from app.core.report.columns import CALL_COLUMNS, call_row, render_text
 from app.core.units import fmt, ms
 
 #: Why a run ended (``FinishedEvent.reason``), in words.
+def cap_note(prompt: Any) -> str:
+    """What caps a run, said before it runs (``""`` when nothing does): a :class:`app.core.events.PromptEvent`
+    whose KV cache cannot hold ``max_new_tokens`` after the prompt."""
+    cap = getattr(prompt, "new_tokens_cap", None)
+    if cap is None:
+        return ""
+    return (f"Capped at {cap:,} new tokens: the KV cache holds {prompt.cache_len:,} positions and the prompt "
+            f"takes {prompt.n_tokens:,} (asked for {prompt.max_new_tokens:,}); the run ends with 'KV cache full'.")
+
+
 FINISH_REASONS = {
     "eos": "end of text",
     "end_of_turn": "end of the assistant's turn",

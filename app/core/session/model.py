@@ -31,6 +31,7 @@ from app.core.events import (
 )
 from app.core.profile.columns import profile_summary
 from app.core.race import summary_rows
+from app.core.report.text import cap_note
 from app.core.session import requests as rq
 from app.core.settings import GenerationSettings
 
@@ -283,6 +284,7 @@ class Session:
         else:
             self._new_run(request.settings.mode, None)
         self.events.status.emit("Running…" if isinstance(request, rq.RunRequest) else "Racing…")
+        self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
 
     def profile(self, prompt: str, step: str = "decode", n_steps: int = 20) -> bool:
@@ -443,12 +445,17 @@ class Session:
 
     def _on_lane(self, event: LaneEvent) -> None:
         self._new_run(event.mode, self._race_id)
-        self.events.status.emit(f"Race {event.index + 1}/{event.n_lanes}: {event.mode}…")
+        asked = getattr(getattr(self.active, "settings", None), "max_new_tokens", None)
+        capped = (f" (capped at {event.max_new_tokens} tokens: the Demo kit's eager tokens)"
+                  if asked is not None and event.max_new_tokens < asked else "")
+        self.events.status.emit(f"Race {event.index + 1}/{event.n_lanes}: {event.mode}{capped}…")
 
     def _on_prompt(self, event: PromptEvent) -> None:
         if self.current is not None:
             self.current.prompt = event
             self.events.prompt.emit(event)
+            if note := cap_note(event):  # a cap says so when it applies
+                self.events.notice.emit(note)
 
     def _on_finished(self, event: FinishedEvent) -> None:
         run = self.current
