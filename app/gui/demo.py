@@ -362,6 +362,4 @@ class DemoKit(QObject):
             action.setEnabled(not running)
 
     def _status(self, text: str) -> None:
-        label = self.window.ui.status_label
-        label.setText(text)
-        label.setToolTip(text)
+        self.window.status.show(text)

@@ -50,7 +50,8 @@ def test_race_gives_same_tokens_one_curve_per_mode_and_the_compile_story(qtbot, 
     assert not by_run["torch"]
     assert len(by_run["jit-dynamic"]) == len(demo.runs[1].records)  # a recompile at every step
     assert len(by_run["jit-static"]) == 2  # prefill + decode, then every step reuses them
-    assert by_run["jit-static"][0]["why it compiled"] == "first call after caches were cleared"
+    # the first compile of this window's engine: a first call (the race's clearing dropped nothing of it)
+    assert by_run["jit-static"][0]["why it compiled"] == "first call"
     assert any("new input shape" in r["why it compiled"] for r in by_run["jit-dynamic"])
     assert all(r["why it compiled"] != "–" for r in rows)
     assert demo.table.modes() == modes
@@ -152,7 +153,7 @@ def test_exports_write_plot_records_and_report(qtbot, window, tmp_path, monkeypa
     assert meta["machine"]["cpu_count"] == os.cpu_count() and meta["machine"]["packages"]["jax"]
     report = targets["Run report (Markdown)…"].read_text()
     assert "| torch |" in report and "| jit-static |" in report and "![report](report.png)" in report
-    assert "first call after caches were cleared" in report
+    assert "| first call |" in report  # the window's first compile
     assert (tmp_path / "report.png").stat().st_size > 0
     assert "Exported" in window.status.text()
 

@@ -84,7 +84,8 @@ class Engine:
         self._mode_state: dict[str, dict] = {}
         self._static_templates: dict[int, Any] = {}
         self.ir: dict[tuple[str, str], Any] = {}  # (mode, step) → StepIR (with its jaxpr) of the latest compile
-        self._cleared = False
+        #: steps that were compiled, then dropped by :meth:`clear_compiled`: their next compile says why
+        self._dropped: set[tuple[str, str, bool]] = set()
         self.mesh_spec: Any = None  # app.core.parallel.mesh.MeshSpec, None = one device
         self.mesh: Any = None
         self._unsharded: Any = None
@@ -147,7 +148,7 @@ class Engine:
             step = build()
             if (mode, kind, not greedy) in self._steps:
                 step.first_reason = f"new static argument: greedy={greedy}"
-            elif self._cleared:
+            elif key in self._dropped:
                 step.first_reason = "first call after caches were cleared"
             self._steps[key] = step
         return self._steps[key]
@@ -217,8 +218,8 @@ class Engine:
             if set(state) - {"cleared"}:  # the mode made something: drop it, and say why it compiles again
                 mode_class(mode).clear_state(self)
                 self._mode_state[mode] = {"cleared": True}
+        self._dropped |= set(self._steps)  # a step never compiled before compiles for its "first call"
         self._steps.clear()
-        self._cleared = True
         clear_in_memory_caches()
 
     def dynamic_cache(self) -> Any:
