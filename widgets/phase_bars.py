@@ -20,6 +20,15 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("compile", "#ea580c"),
     ("execute", "#16a34a"),
 )
+#: torch.compile's own split of its compile (``CallRecord.compile_phases``): drawn in place of one "compile"
+#: segment, in shades of the compile colour (app/core/modes/torch_compile_capture.py ``compile_phases``).
+COMPILER_PHASES: tuple[tuple[str, str], ...] = (
+    ("dynamo", "#7c3aed"),
+    ("aot autograd", "#c026d3"),
+    ("inductor lowering", "#f97316"),
+    ("inductor codegen", "#dc2626"),
+    ("c++ compile", "#92400e"),
+)
 MAX_BARS = 12
 BAR_HEIGHT = 0.62
 
@@ -33,6 +42,13 @@ class PhaseCall(NamedTuple):
     compile_ms: float
     execute_ms: float
     disk_hit: bool = False
+    #: the compiler's own split of ``compile_ms`` (torch-compile: Dynamo, AOT autograd, Inductor, C++), ms
+    compile_parts: tuple[tuple[str, float], ...] = ()
+
+    def segments(self) -> list[tuple[str, float]]:
+        """``(phase, ms)`` left to right: trace, lower, compile (or its parts), execute."""
+        compile_ = list(self.compile_parts) or [("compile", self.compile_ms)]
+        return [("trace", self.trace_ms), ("lower", self.lower_ms), *compile_, ("execute", self.execute_ms)]
 
 
 class PhaseBars(pg.PlotWidget):
@@ -53,7 +69,7 @@ class PhaseBars(pg.PlotWidget):
         self._font_scale = 1.0
         self._set_legend()
         self._bars: dict[str, pg.BarGraphItem] = {}
-        for name, colour in PHASES:
+        for name, colour in (*PHASES, *COMPILER_PHASES):
             bar = pg.BarGraphItem(
                 x0=[], y=[], width=[], height=BAR_HEIGHT, brush=colour, pen=pg.mkPen("w", width=0.5)
             )
@@ -75,11 +91,20 @@ class PhaseBars(pg.PlotWidget):
             label.deleteLater()  # on the GUI thread, not in a garbage collection on another thread
         self._labels.clear()
         ys = list(range(len(shown)))
+        segments: dict[str, tuple[list[float], list[float], list[float]]] = {n: ([], [], []) for n in self._bars}
         start = [0.0] * len(shown)
-        for name, _ in PHASES:
-            widths = [max(float(getattr(c, f"{name}_ms") or 0.0), 0.0) for c in shown]
-            self._bars[name].setOpts(x0=list(start), y=ys, width=widths, height=BAR_HEIGHT)
-            start = [s + w for s, w in zip(start, widths)]
+        for i, call in enumerate(shown):
+            for name, value in call.segments():
+                width = max(float(value or 0.0), 0.0)
+                x0, y, w = segments.setdefault(name, ([], [], []))
+                x0.append(start[i])
+                y.append(i)
+                w.append(width)
+                start[i] += width
+        for name, (x0, y, w) in segments.items():
+            if name in self._bars:
+                self._bars[name].setOpts(x0=x0, y=y, width=w, height=BAR_HEIGHT)
+        self._set_legend(any(c.compile_parts for c in shown))
         ticks = [(y, c.label + ("  ◆" if c.disk_hit else "")) for y, c in zip(ys, shown)]
         item.getAxis("left").setTicks([ticks, []])
         right = max(start, default=0.0)
@@ -100,9 +125,11 @@ class PhaseBars(pg.PlotWidget):
             item.setXRange(0, right * 1.18 or 1.0, padding=0)
             item.setYRange(-0.6, len(shown) - 0.4 + (0.6 if left_out else 0), padding=0)
 
-    def _set_legend(self) -> None:
-        """The legend, as the plot's title: a coloured square per phase."""
-        keys = " &nbsp; ".join(f"<span style='color:{colour}'>■</span> {name}" for name, colour in PHASES)
+    def _set_legend(self, compiler_parts: bool = False) -> None:
+        """The legend, as the plot's title: a coloured square per phase (with torch.compile's parts when a bar
+        shows them)."""
+        phases = PHASES + (COMPILER_PHASES if compiler_parts else ())
+        keys = " &nbsp; ".join(f"<span style='color:{colour}'>■</span> {name}" for name, colour in phases)
         size = 9 * self._font_scale
         self.setTitle(
             f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys} &nbsp; ◆ = from disk cache</span>"
@@ -110,6 +137,10 @@ class PhaseBars(pg.PlotWidget):
 
     def legend_text(self) -> str:
         return self.getPlotItem().titleLabel.text
+
+    def segment_widths(self) -> dict[str, list[float]]:
+        """Per phase drawn, the widths (ms) of its segments, top bar first."""
+        return {name: [float(w) for w in bar.opts["width"]] for name, bar in self._bars.items() if len(bar.opts["width"])}
 
     def bar_count(self) -> int:
         return len(self._calls)

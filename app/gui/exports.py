@@ -19,6 +19,13 @@ from widgets.plot_export import export_plot
 PHASES_PER_RUN = 4  # jit-dynamic compiles at every step: its first few bars tell the story
 
 
+def compiler_parts(record: Any) -> tuple[tuple[str, float], ...]:
+    """A compile's own split when the compiler reports one beyond trace / lower / compile (torch-compile:
+    Dynamo, AOT autograd, Inductor lowering and codegen, C++ compile; ms), else ``()``."""
+    parts = {k: v for k, v in (record.compile_phases or {}).items() if k not in ("trace", "lower", "compile")}
+    return tuple(parts.items())
+
+
 def phase_calls(runs: list[RunState], per_run: int = PHASES_PER_RUN) -> list[PhaseCall]:
     """The first ``per_run`` compiling calls of each run, as phase-bar rows."""
     calls = []
@@ -32,6 +39,7 @@ def phase_calls(runs: list[RunState], per_run: int = PHASES_PER_RUN) -> list[Pha
                     r.compile_ms or 0.0,
                     r.execute_ms or 0.0,
                     bool(r.persistent_cache_hit),
+                    compiler_parts(r),
                 )
             )
     return calls

@@ -505,3 +505,18 @@ def test_status_messages_are_cut_at_a_word_with_the_whole_in_the_tool_tip(qtbot)
     assert label.toolTip() == message and status.text() == message
     label.resize(2000, 20)
     qtbot.waitUntil(lambda: label.text() == message, timeout=1000)
+
+
+def test_phase_bars_split_torch_compiles_compile_into_its_own_phases(qtbot):
+    from widgets.phase_bars import PhaseBars, PhaseCall
+
+    bars = PhaseBars()
+    qtbot.addWidget(bars)
+    parts = (("dynamo", 900.0), ("aot autograd", 300.0), ("inductor lowering", 2000.0), ("inductor codegen", 800.0),
+             ("c++ compile", 6000.0))
+    bars.set_calls([PhaseCall("jit-static · prefill #0", 200, 40, 700, 5),
+                    PhaseCall("torch-compile · prefill #0", 0, 0, 10_000, 30, compile_parts=parts)])
+    assert [n for n, _ in bars.calls()[1].segments()] == ["trace", "lower", *[n for n, _ in parts], "execute"]
+    drawn = bars.segment_widths()
+    assert drawn["c++ compile"] == [6000.0] and drawn["compile"] == [700.0]
+    assert "c++ compile" in bars.legend_text() and "dynamo" in bars.legend_text()

@@ -9,6 +9,7 @@ from typing import Any
 from app.core.report.columns import CALL_COLUMNS, call_row, render_text
 from app.core.units import fmt, ms
 
+
 #: Why a run ended (``FinishedEvent.reason``), in words.
 def cap_note(prompt: Any) -> str:
     """What caps a run, said before it runs (``""`` when nothing does): a :class:`app.core.events.PromptEvent`
