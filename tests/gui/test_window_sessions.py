@@ -19,6 +19,7 @@ from qt_helpers import synthetic_run  # noqa: E402
 from app.core.events import FinishedEvent, PromptEvent, Summary, TokenEvent  # noqa: E402
 from app.core.inspect.ir import StepIR  # noqa: E402
 from app.core.recording import RecordedRun, SessionFile  # noqa: E402
+from app.core.recording.perfetto import validate  # noqa: E402
 from app.core.recording.timing import replay_schedule  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,8 +63,10 @@ def test_a_run_saved_and_reopened_shows_the_same_points_text_and_ir(qtbot, windo
     assert window.sessions.save(path) > 0 and "Saved 1 run" in window.ui.status_label.text()
     assert window.sessions.export_perfetto(tmp_path / "live.json")
     trace = json.loads((tmp_path / "live.json").read_text())
-    events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    assert sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "call") or len(events) > len(live_points)
+    assert not validate(trace)  # Perfetto's rules: slices of a track nested or disjoint
+    calls = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "call"]
+    assert len(calls) == len(live_points)
+    assert sum(1 for e in trace["traceEvents"] if e.get("cat") == "token") == len(window.session.current.tokens)
 
     other = make_window(gui_model, autoload=False)
     try:
