@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import SessionFileError
 from app.core.recording import RecordedRun, RunRecorder, SessionFile, load_all
 from app.core.recording.compare import COMPARE_COLUMNS, IR_TEXTS, compare_rows, ir_diff
+from app.core.recording.environment import machine_name
 from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
@@ -47,6 +48,11 @@ FILTER = f"torchax-playground session (*{SUFFIX})"
 #: Colours of the machines when runs of more than one machine are on the plot.
 MACHINE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
 MAX_RECENT_SESSIONS = 8
+
+
+def short_origin(run: RecordedRun) -> str:
+    """What the IR tabs' header names for a recorded run: ``"jit-static · recorded on CPU × 1"``."""
+    return f"{run.mode} · recorded on {machine_name(run.environment)}"
 
 
 class SessionFiles(QObject):
@@ -217,6 +223,11 @@ class SessionFiles(QObject):
         """The recorded runs of the plot's runs, oldest first (what Save session writes)."""
         return [self.recorded[r.run_id] for r in self.session.runs if r.run_id in self.recorded]
 
+    def ir_origin(self, run: RunState) -> str:
+        """The IR tabs' origin of a recorded run's IR (its mode and machine)."""
+        recorded = self.recorded.get(run.run_id) or self._pending
+        return short_origin(recorded) if recorded is not None else run.label
+
     def prompt_of(self, run: RunState) -> str:
         recorded = self.recorded.get(run.run_id) or self._pending
         return recorded.prompt if recorded is not None else ""
@@ -320,6 +331,7 @@ class SessionFiles(QObject):
             return False
         self.show_runs(runs)
         self.window.ui.plot.redraw()
+        self.window.ui.busy.stop()  # shown at once: no phase is running
         t_shown = time.perf_counter()
         self.last_open_ms = ((t_read - t0) * 1000, (t_shown - t_read) * 1000)
         self.opened = files
@@ -346,11 +358,26 @@ class SessionFiles(QObject):
                 key = (file_index, run.race)
                 race = races.get(key) or races.setdefault(key, self.session.new_race_id())
             self.show_run(run, race, keep=len(runs))
+        with_ir = [run for _, run in runs if run.ir]
+        if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
+            self.show_ir(with_ir[-1])
+
+    def show_ir(self, run: RecordedRun) -> None:
+        """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with where it was recorded."""
+        window = self.window
+        state = next((s for s in self.session.runs if self.recorded.get(s.run_id) is run), None)
+        origin = short_origin(run)
+        for step, ir in run.ir.items():
+            window.inspect.ir_arrived(step)
+            window.ui.ir_tabs.set_ir(step, ir, origin)
+        for step, source_map in run.source_maps.items():
+            if step in run.ir:
+                window.inspect.on_source_map(step, source_map)
 
     def show_run(self, run: RecordedRun, race: int | None = None, keep: int = 1) -> RunState | None:
         """One recorded run onto the plot, token view, IR tabs (with its source maps), compile log and race
         table."""
-        state = self._begin(run, f"{run.label} · {run.machine}", race, keep=keep)
+        state = self._begin(run, run.label, race, keep=keep)
         if state is None:
             return None
         events: list[Any] = run.events()
@@ -374,7 +401,8 @@ class SessionFiles(QObject):
         run = self.recorded.get(state.run_id) or self._pending
         plot = self.window.ui.plot
         machine = run.machine if run is not None else ""
-        label = f"▶ replay · {state.label}" if state.replay else f"{state.label} (recorded)"
+        where = f"{state.mode} · {machine_name(run.environment) if run is not None else ''}"
+        label = f"▶ replay · {where}" if state.replay else f"{where} (recorded)"  # the plot adds "run N · "
         colour = self._machines.get(machine)
         if state.race is not None:
             plot.start_run(label, colour=colour or MODE_COLOURS.get(state.mode), fade=False,

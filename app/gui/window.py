@@ -365,7 +365,7 @@ class MainWindow(QMainWindow):
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
         if run is not None and run.origin:
-            origin = f"{run.label} · {run.origin}"
+            origin = self.sessions.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
 
     def _on_run_finished(self, run: RunState) -> None:
