@@ -402,7 +402,9 @@ class SessionFiles(QObject):
         plot = self.window.ui.plot
         machine = run.machine if run is not None else ""
         where = f"{state.mode} · {machine_name(run.environment) if run is not None else ''}"
-        label = f"▶ replay · {where}" if state.replay else f"{where} (recorded)"  # the plot adds "run N · "
+        if state.replay:  # the mode first: a race lane's steady-decode key is named by it
+            where = f"{state.mode} ▶ replay · {machine_name(run.environment) if run is not None else ''}"
+        label = where if state.replay else f"{where} (recorded)"  # the plot adds "run N · "
         colour = self._machines.get(machine)
         if state.race is not None:
             plot.start_run(label, colour=colour or MODE_COLOURS.get(state.mode), fade=False,

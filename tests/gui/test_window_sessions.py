@@ -154,7 +154,7 @@ def test_replay_at_10x_streams_every_token_at_the_recorded_intervals(qtbot, make
         replay = win.sessions.replay
         assert replay.start(10.0)
         assert win.is_busy() and "▶ replay" in win.windowTitle()
-        assert win.ui.plot.run_labels()[-1].startswith("▶ replay")
+        assert win.ui.plot.run_labels()[-1].startswith("jit-static ▶ replay")
         assert "Replaying" in win.ui.status_label.text()
         qtbot.waitUntil(lambda: not replay.running, timeout=20_000)
         assert not win.is_busy() and "▶ replay" not in win.windowTitle()
