@@ -163,12 +163,14 @@ class SessionFiles(QObject):
     def _on_run_started(self, run: RunState) -> None:
         live = {r.run_id for r in self.session.runs}
         self.recorded = {k: v for k, v in self.recorded.items() if k in live}  # the plot's runs only
+        kept = {id(r) for r in self.recorded.values()}
+        self.recorder.runs = [r for r in self.recorder.runs if id(r) in kept]  # runs off the plot are freed
         if run.origin:
             self._live = None
             return
         window, loaded = self.window, self.session.loaded
         try:
-            settings = asdict(window.generation_settings())
+            settings = {**asdict(window.generation_settings()), "mode": run.mode}  # a race lane's own mode
         except Exception:  # noqa: BLE001 — the run was validated; the form may have changed since
             settings = {}
         if self.recorder.current is not None:  # a run that never finished (a stopped race lane)
@@ -365,7 +367,6 @@ class SessionFiles(QObject):
     def show_ir(self, run: RecordedRun) -> None:
         """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with where it was recorded."""
         window = self.window
-        state = next((s for s in self.session.runs if self.recorded.get(s.run_id) is run), None)
         origin = short_origin(run)
         for step, ir in run.ir.items():
             window.inspect.ir_arrived(step)
