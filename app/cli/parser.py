@@ -43,6 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Entry point of ``torchax-playground`` and ``python -m app``. Returns the exit status."""
     out, err = out or sys.stdout, err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    sessions: list[str] = []
+    if not any(a in COMMANDS for a in argv):  # ``torchax-playground PATH.session``: the window opens it
+        from app.gui.main import is_session_path
+
+        sessions = [a for a in argv if is_session_path(a)]
+        argv = [a for a in argv if not is_session_path(a)]
     parser = build_parser()
     args = parser.parse_args(argv)
     devices = apply_devices(parser, args)
@@ -53,7 +60,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     if args.command in (None, "gui"):
         from app.gui.main import main as gui_main
 
-        gui_args = [] if getattr(args, "model", None) is None else ["--model", args.model]
+        gui_args = ([] if getattr(args, "model", None) is None else ["--model", args.model]) + sessions
         return gui_main(gui_args + ([] if devices is None else ["--devices", str(devices)]))
     try:
         if getattr(COMMANDS[args.command], "NEEDS_LIBRARIES", True):  # show-session reads files only

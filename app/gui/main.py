@@ -1,5 +1,6 @@
-"""Start the desktop app: ``python -m app.gui.main [--model NAME] [--devices N]`` or ``torchax-playground``
-(no subcommand)."""
+"""Start the desktop app: ``python -m app.gui.main [--model NAME] [--devices N] [PATH.session …]`` or
+``torchax-playground [PATH.session …]`` (no subcommand). With session files the window opens them and loads
+no model (JAX and torch are not even imported until a model is wanted)."""
 
 from __future__ import annotations
 
@@ -49,9 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     settings = UserSettings.load()
     if args.model:
         settings.model = args.model
-    window = MainWindow(settings=settings)
+    window = MainWindow(settings=settings, autoload=not args.sessions or bool(args.model))
     window.quit_wait_ms = QUIT_WAIT_MS
     window.show_first_time()
+    if args.sessions:
+        window.sessions.open_paths(args.sessions)
     previous, timer = _close_on_signals(window)
     try:
         code = app.exec()
@@ -78,15 +81,25 @@ def end_process(compute: Any, code: int) -> None:
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
     """``(options, arguments left for Qt)``. With ``--devices N``, asks XLA:CPU for N devices now, before
-    the compute thread first imports JAX (no effect if JAX has already started)."""
+    the compute thread first imports JAX (no effect if JAX has already started). Arguments ending in
+    ``.session`` are session files to open (``options.sessions``)."""
     from app.options import add_devices_arg, apply_devices
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    sessions = [a for a in argv if is_session_path(a)]
+    argv = [a for a in argv if not is_session_path(a)]
     parser = argparse.ArgumentParser(prog="torchax-playground gui", add_help=True)
     parser.add_argument("--model", default=None, help="built-in name, random:<preset>, hub id or folder")
     add_devices_arg(parser)
-    args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    args, qt_args = parser.parse_known_args(argv)
     args.devices = apply_devices(parser, args)
+    args.sessions = sessions
     return args, qt_args
+
+
+def is_session_path(arg: str) -> bool:
+    """A command-line argument naming a session file (``….session``)."""
+    return not arg.startswith("-") and arg.endswith(".session")
 
 
 def _close_on_signals(window: QWidget) -> tuple[dict, Any]:

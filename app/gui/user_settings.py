@@ -47,6 +47,7 @@ class UserSettings:
     demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.gui.demo)
     workspace: str = "Run"  # the workspace shown at the last quit (app.gui.workspaces)
     plot_runs: int = 5  # runs kept overlaid on the latency plot (the plot's context menu)
+    recent_sessions: list[str] = field(default_factory=list)  # File ▸ Open recent session (app.gui.sessions)
 
     @staticmethod
     def path() -> Path:
@@ -67,6 +68,7 @@ class UserSettings:
             if value is not None and isinstance(value, type(getattr(out, f.name))):
                 setattr(out, f.name, value)
         out.recent_models = [m for m in out.recent_models if isinstance(m, str)][:MAX_RECENT]
+        out.recent_sessions = [m for m in out.recent_sessions if isinstance(m, str)][:MAX_RECENT]
         return out
 
     def save(self) -> Path:

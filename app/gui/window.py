@@ -26,9 +26,11 @@ from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
 from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
 from app.gui.layout import DockLayout, WindowParts
+from app.gui.lazy_compute import DeferUntilModel
 from app.gui.mesh import MeshWiring
 from app.gui.plot_actions import PlotActions
 from app.gui.profile import ProfileWiring
+from app.gui.sessions import SessionFiles
 from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
@@ -47,7 +49,9 @@ def load_examples() -> list[dict[str, str]]:
 
 
 class MainWindow(QMainWindow):
-    """torchax playground's window. ``autoload`` loads the remembered (or default) model at start-up."""
+    """torchax playground's window. ``autoload`` loads the remembered (or default) model at start-up;
+    without it the compute thread starts JAX only when a model is wanted (:class:`DeferUntilModel`), so a
+    window showing session files runs where JAX and torch are missing."""
 
     def __init__(
         self, settings: UserSettings | None = None, autoload: bool = True, parent: QWidget | None = None
@@ -57,7 +61,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or UserSettings.load()
         self.ui = WindowParts(self)
         self.compute = ComputeThread(self)
-        self.session = Session(self.compute.submit)
+        self.compute_gate = DeferUntilModel(self.compute.submit)  # no JAX before a model is wanted
+        self.session = Session(self.compute_gate.submit)
         self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
         self.status = StatusLine(self.ui.status_label, self.ui.details_button, self)
         self._closing = False
@@ -80,6 +85,7 @@ class MainWindow(QMainWindow):
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
+        self.sessions = SessionFiles(self)  # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session
         self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
 
     @property
@@ -220,6 +226,8 @@ class MainWindow(QMainWindow):
         run ends as stopped at once and the window is usable: the compiler finishes in the background
         (:meth:`Session.abandon`), and a new run waits for it, visibly."""
         session = self.session
+        if self.sessions.stop_replay():
+            return
         if not session.running:
             if session.pending is not None:
                 session.pending = None
@@ -256,7 +264,8 @@ class MainWindow(QMainWindow):
                 detail = f"{detail} · {self._prompt_tokens:,}-token prompt"
             self.ui.busy.start(event.phase, detail)
         elif self.session.running:
-            self.ui.busy.start("running")
+            run = self.session.current
+            self.ui.busy.start("replaying" if run is not None and run.replay else "running")
 
     def _on_load_started(self, model: str) -> None:
         """A load was queued. During a run it waits for the run to end (one compute thread), said so; the run
@@ -301,12 +310,14 @@ class MainWindow(QMainWindow):
 
     def _on_run_started(self, run: RunState) -> None:
         ui, session = self.ui, self.session
-        ui.tokens.start(ui.prompt.prompt())
+        ui.tokens.start(self.sessions.prompt_of(run) if run.origin else ui.prompt.prompt())
         ui.stats.reset()
         model = session.loaded.label if session.loaded else ""
         ui.plot.retain([r.run_id for r in session.runs])  # the session decides which runs stay
         mesh = f" · {session.mesh}"  # 1-device and N-device runs overlay: each says which it was
-        if run.race is None:
+        if run.origin:  # a recorded run: labelled and coloured by where it ran
+            self.sessions.start_plot_run(run)
+        elif run.race is None:
             ui.plot.start_run(f"{run.mode}{mesh} · {model}", run_id=run.run_id)
         else:  # a race's lanes are drawn together, one curve per mode, earlier runs faded beside them
             ui.plot.start_run(
@@ -321,8 +332,8 @@ class MainWindow(QMainWindow):
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
         if session.background is not None:
             ui.busy.start("waiting for the compute thread:", "compiler finishing in the background")
-        else:
-            ui.busy.start("running")
+        elif not run.origin or run.replay:
+            ui.busy.start("replaying" if run.replay else "running")
 
     def _on_prompt(self, event: Any) -> None:
         """The prompt as the model sees it (with a chat template: the formatted conversation), in grey."""
@@ -355,6 +366,8 @@ class MainWindow(QMainWindow):
         self.inspect.ir_arrived(event.step)
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
+        if run is not None and run.origin:
+            origin = self.sessions.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
 
     def _on_run_finished(self, run: RunState) -> None:

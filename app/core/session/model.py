@@ -39,6 +39,14 @@ from app.core.settings import GenerationSettings
 MAX_RUNS = 5
 
 
+@dataclass(frozen=True)
+class ReplayRequest:
+    """The :attr:`Session.active` request while a recorded run is replayed (never sent to the worker):
+    the window is busy and a run waits, as during a live run."""
+
+    label: str
+
+
 @dataclass
 class RunState:
     """One run on the plot (a single run, or one lane of a race).
@@ -55,6 +63,11 @@ class RunState:
     tokens: list[TokenEvent] = field(default_factory=list)
     prompt: PromptEvent | None = None
     finished: FinishedEvent | None = None
+    #: Where a run opened from a session file was recorded (``"recorded on CPU × 1 · jax 0.10.2 ·
+    #: 2026-11-25"``); "" for a run of this window.
+    origin: str = ""
+    #: A recorded run streamed at its recorded pace (Demo ▸ Replay session).
+    replay: bool = False
 
     @property
     def n_compiles(self) -> int:
@@ -165,6 +178,7 @@ class Session:
         #: A run or race stopped during a compile (:meth:`abandon`) that the compute thread is still finishing;
         #: its events are dropped until its RequestDone arrives.
         self.background: rq.Request | None = None
+        self._keep = 0  # runs kept at least (recorded runs opened together), until the next live run
 
     def set_max_runs(self, n: int) -> None:
         """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
@@ -180,7 +194,7 @@ class Session:
         :attr:`runs`. Returns the runs dropped."""
         newest_race = self.runs[-1].race if self.runs else None
         lanes = sum(1 for r in self.runs if newest_race is not None and r.race == newest_race)
-        cap = max(self.max_runs, lanes)
+        cap = max(self.max_runs, lanes, self._keep)
         dropped = self.runs[:-cap] if len(self.runs) > cap else []
         if dropped:
             del self.runs[:len(dropped)]
@@ -262,6 +276,7 @@ class Session:
     def _start(self, request: rq.Request, model: str, dtype: str) -> bool:
         if self.busy:
             return False
+        self._keep = 0
         self.pending = request
         self.last_request = request
         self.load(model, dtype)
@@ -323,23 +338,63 @@ class Session:
         request = self.active
         if not isinstance(request, (rq.RunRequest, rq.RaceRequest)):
             return False
-        run = self.current
-        if run is not None and run.finished is None:
-            tokens = run.tokens
-            total_ms = tokens[-1].elapsed_ms if tokens else sum(r.wall_ms for r in run.records)
-            summary = Summary.from_records(run.mode, run.records, len(tokens),
-                                           tokens[0].elapsed_ms if tokens else None, total_ms)
-            run.finished = FinishedEvent("stopped", summary, [t.token_id for t in tokens],
-                                         "".join(t.text for t in tokens))
-            self.events.figures.emit(self.figures())
-            self.events.runFinished.emit(run)
-            self.events.raceSummary.emit(self.race_rows())
+        self._end_stopped(self.current)
         self.background, self.active = request, None
         self.events.background.emit(True)
         self.events.idle.emit(self._done_message(request) or "Stopped. The compiler finishes in the background; a "
                               "new run waits for it.")
         self._busy_changed()
         return True
+
+    def _end_stopped(self, run: RunState | None) -> None:
+        """End ``run`` as ``stopped`` with what it has (no-op when it finished)."""
+        if run is None or run.finished is not None:
+            return
+        tokens = run.tokens
+        total_ms = tokens[-1].elapsed_ms if tokens else sum(r.wall_ms for r in run.records)
+        summary = Summary.from_records(run.mode, run.records, len(tokens),
+                                       tokens[0].elapsed_ms if tokens else None, total_ms)
+        run.finished = FinishedEvent("stopped", summary, [t.token_id for t in tokens],
+                                     "".join(t.text for t in tokens))
+        self.events.figures.emit(self.figures())
+        self.events.runFinished.emit(run)
+        self.events.raceSummary.emit(self.race_rows())
+
+    # -- recorded runs (session files) ------------------------------------------------------------------
+    def new_race_id(self) -> int:
+        """A fresh race number (the lanes of a recorded race are shown as one race)."""
+        self._race_id += 1
+        return self._race_id
+
+    def begin_recorded(self, label: str, mode: str, origin: str, race: int | None = None, replay: bool = False,
+                       keep: int = 1) -> RunState | None:
+        """Start showing a recorded run (from a session file): a new run in :attr:`runs` named ``label``,
+        recorded at ``origin``; feed its events with :meth:`apply_all`, then call :meth:`end_recorded`.
+        ``replay``: the session is busy until then (a live run waits; :class:`ReplayRequest`). ``keep``: at
+        least this many runs stay on the plot until the next live run (runs of files opened together).
+        Refused (None) while a load, run or race is queued or executing."""
+        if self.busy:
+            return None
+        self._keep = max(self._keep, keep)
+        if replay:
+            self.active = ReplayRequest(label)
+            self._busy_changed()
+        self._n_runs += 1
+        run = RunState(label, mode, race, run_id=self._n_runs, origin=origin, replay=replay)
+        self.runs.append(run)
+        self._retain()
+        self.events.runStarted.emit(run)
+        self.events.figures.emit(self.figures())
+        return run
+
+    def end_recorded(self, run: RunState, message: str = "") -> None:
+        """The recorded run ``run`` is shown (or its replay ended or was stopped: it ends as ``stopped``
+        when its :class:`FinishedEvent` did not come); the session is idle again."""
+        self._end_stopped(run)
+        if isinstance(self.active, ReplayRequest):
+            self.active = None
+            self._busy_changed()
+        self.events.idle.emit(message)
 
     def apply_all(self, events: list[Any]) -> None:
         """Take a batch: consecutive call records and tokens are announced once per batch. Events of an

@@ -1,0 +1,129 @@
+"""Demo ▸ Replay session: a recorded run streamed again at its recorded pace (or N× faster, or without the
+compile wait), for a talk where the model, the accelerator or the time for a compile is missing.
+
+The events of :func:`app.core.recording.timing.replay_schedule` (the run's calls, tokens, IR and its
+compile phases at the times they happened) are handed to the window's session by a single-shot
+:class:`QTimer` at their times, so every view streams them as it did live; the plot's legend says
+``▶ replay``, the title and the status line say so too, and Stop (Esc) ends it. A race replays lane after
+lane. GUI thread only; no JAX.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Slot
+
+from app.core.recording.timing import replay_schedule
+from app.core.session.requests import SourceMapReady
+
+
+def speed_text(speed: float, skip_compile: bool) -> str:
+    pace = "at recorded pace" if speed == 1 else f"at {speed:g}×"
+    return pace + (", compile wait skipped" if skip_compile else "")
+
+
+class Replay(QObject):
+    """Plays recorded runs through ``files`` (:class:`app.gui.sessions.SessionFiles`)."""
+
+    def __init__(self, window: Any, files: Any) -> None:
+        super().__init__(window)
+        self.files = files
+        self.session = window.session
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self._tick)
+        self._queue: list[Any] = []
+        self._run: Any = None
+        self._state: Any = None
+        self._schedule: list[tuple[float, Any]] = []
+        self._i = 0
+        self._t0 = 0.0
+        self._race: int | None = None
+        self._title = ""
+        self.speed, self.skip_compile = 1.0, False
+        #: ``(emitted at ms since the lane's start, event)`` of the last replay (tests compare the pace).
+        self.emitted: list[tuple[float, Any]] = []
+
+    @property
+    def window(self) -> Any:
+        return self.parent()
+
+    @property
+    def running(self) -> bool:
+        return self._state is not None
+
+    def start(self, speed: float = 1.0, skip_compile: bool = False) -> bool:
+        """Replay the newest recorded run on the plot (all lanes of its race). False, with a status line,
+        when there is none or the window is busy."""
+        window = self.window
+        if self.running or self.session.busy:
+            window.status.error("A run or replay is in progress: stop it first (Esc).")
+            return False
+        runs = self.files.replay_source()
+        if not runs:
+            window.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+O) or run first.")
+            return False
+        self.speed, self.skip_compile = speed, skip_compile
+        self._queue = list(runs)
+        self._race = self.session.new_race_id() if len(runs) > 1 or runs[0].race is not None else None
+        self._title = window.windowTitle()
+        self.emitted = []
+        return self._next_lane()
+
+    def _next_lane(self) -> bool:
+        run = self._queue.pop(0)
+        self._run = run
+        self._schedule = replay_schedule(run, self.speed, self.skip_compile)
+        self._i = 0
+        state = self.files._begin(run, run.label, self._race, replay=True)
+        if state is None:
+            self._queue = []
+            return False
+        self._state = state
+        pace = speed_text(self.speed, self.skip_compile)
+        self.window.setWindowTitle(f"{self._title.split(' — ▶')[0]} — ▶ replay {pace}")
+        self.window.status.show(f"▶ Replaying {run.label} {pace} · {run.recorded_label} (Esc stops)")
+        self.files._on_busy(True)
+        self._t0 = time.perf_counter()
+        self._tick()
+        return True
+
+    @Slot()
+    def _tick(self) -> None:
+        if self._state is None:
+            return
+        now = (time.perf_counter() - self._t0) * 1000
+        due = []
+        while self._i < len(self._schedule) and self._schedule[self._i][0] <= now:
+            due.append(self._schedule[self._i][1])
+            self._i += 1
+        if due:
+            self.emitted += [(now, e) for e in due]
+            self.session.apply_all(due)
+        if self._i < len(self._schedule):
+            self.timer.start(max(0, int(self._schedule[self._i][0] - (time.perf_counter() - self._t0) * 1000)))
+            return
+        run, state = self._run, self._state
+        self.session.apply_all([SourceMapReady(s, m) for s, m in run.source_maps.items() if s in run.ir])
+        self._state = None
+        if self._queue:
+            self.session.end_recorded(state)
+            self._next_lane()
+            return
+        self.window.setWindowTitle(self._title)
+        self.session.end_recorded(state, f"Replay done: {run.label} {speed_text(self.speed, self.skip_compile)} "
+                                         f"· {run.recorded_label}")
+        self.files._on_busy(self.session.busy)
+
+    def stop(self) -> bool:
+        """End the replay now (its run ends as stopped); False when none is running."""
+        if self._state is None:
+            return False
+        self.timer.stop()
+        state, self._state, self._queue = self._state, None, []
+        self.window.setWindowTitle(self._title)
+        self.session.end_recorded(state, "Replay stopped.")
+        self.files._on_busy(self.session.busy)
+        return True
