@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QTextEdit, QVBoxLayout, QWidget
 
 from widgets.code_view import CodeView
 
@@ -169,7 +169,7 @@ class HloDiff(QWidget):
                 BACKGROUNDS.get(tag))
             if colour is None:
                 continue
-            sel = QPlainTextEdit.ExtraSelection()
+            sel = QTextEdit.ExtraSelection()
             fmt = QTextCharFormat()
             fmt.setBackground(colour)
             fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
