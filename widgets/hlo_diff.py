@@ -36,11 +36,14 @@ class DiffView(CodeView):
 
     def line_number_width(self) -> int:
         chars = max((len(s) for s in self._gutter), default=3)
-        return 12 + self.fontMetrics().horizontalAdvance("9") * max(3, chars)
+        return 8 + self.fontMetrics().horizontalAdvance("9") * max(3, chars)
 
     def paint_line_numbers(self, event: QPaintEvent) -> None:
         painter = QPainter(self._numbers)
         painter.fillRect(event.rect(), QColor("#f3f4f6"))
+        if self.document().isEmpty():
+            painter.end()
+            return
         width = self._numbers.width() - 6
         height = self.fontMetrics().height()
         for block in self._visible_blocks():
@@ -148,7 +151,8 @@ class HloDiff(QWidget):
             gutter = [f"{i + 1}{' +' if i + 1 in added else '  '}" for i in range(len(lines))]
         else:
             self._shown = list(self._rows)
-            gutter = [f"{'' if o is None else o:>5} {'' if n is None else n:>5} {t if t in '+-' else ' '}"
+            d = len(str(max((max(o or 0, n or 0) for _, o, n, _ in self._rows), default=1)))
+            gutter = [f"{'' if o is None else o:>{d}} {'' if n is None else n:>{d}} {t if t in '+-' else ' '}"
                       for t, o, n, _ in self._rows]
         what = (f"<b>{self._new}</b> vs <span style='color:#6b7280'>{self._old}</span> · "
                 f"<span style='color:#15803d'>+{self._added}</span> "

@@ -82,7 +82,7 @@ class PassesWiring(QObject):
                              objectName="passesStatus")
         self.status.setMinimumWidth(80)
         self.find = QLineEdit(objectName="passesFind")
-        self.find.setPlaceholderText("Find in every snapshot (fusion.12)…")
+        self.find.setPlaceholderText("Find in snapshots: fusion.12")
         self.find.setToolTip("Where does an instruction first appear? Enter: the first snapshot defining it "
                              "(or containing the text), its pass and line")
         self.find.setClearButtonEnabled(True)
@@ -136,7 +136,7 @@ class PassesWiring(QObject):
         self.split.addWidget(self.detail)
         self.split.setStretchFactor(0, 2)
         self.split.setStretchFactor(1, 3)
-        self.split.setSizes([460, 700])
+        self.split.setSizes([520, 740])
         self.split.setChildrenCollapsible(False)
 
         page = QWidget(objectName="passesPage")
