@@ -26,9 +26,19 @@ def _record(qtbot, window, fusion_log=False):
 
 def test_record_decode_passes_list_diff_search_and_breakdown(qtbot, window):
     run_and_wait(qtbot, window)
+    passes = window.passes
+
+    # Stop during a recording with the fusion log: the child process is ended, nothing recorded, usable.
+    passes.fusion_log.setChecked(True)
+    passes.record_shortcut()
+    assert window.is_busy() and passes.button.text() == "Stop"
+    qtbot.mouseClick(passes.button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.is_busy(), timeout=60_000)
+    assert passes.last is None and passes.button.text() == "Record"
+    assert "stopped" in passes.status.text().lower(), passes.status.text()
+
     ready = _record(qtbot, window, fusion_log=True)
     assert ready is not None and ready.step == "decode", window.ui.status_label.text()
-    passes = window.passes
     assert window.ui.status_label.text().startswith("Recorded "), window.ui.status_label.text()
     assert window.ui.ir_tabs.tabs.currentWidget() is passes.page
 
