@@ -65,6 +65,7 @@ class HloDiff(QWidget):
         self.title = QLabel("Select a pass that changed the module.", objectName="hloDiffTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setMinimumWidth(50)
+        self.title.setWordWrap(True)
         self.whole = QCheckBox("Whole snapshot", objectName="hloDiffWhole")
         self.whole.setToolTip("Show the newer snapshot in full (added lines on green) instead of the folded diff")
         self.view = DiffView()

@@ -172,7 +172,7 @@ class PassList(QWidget):
         table.resizeColumnsToContents()
         for j, (key, *_rest) in enumerate(COLUMNS):  # long pipeline and pass names: elided, full in the tooltip
             if key in ("pipeline", "pass"):
-                table.setColumnWidth(j, min(table.columnWidth(j), 120 if key == "pipeline" else 150))
+                table.setColumnWidth(j, min(table.columnWidth(j), 100 if key == "pipeline" else 130))
         changed = sum(1 for r in self._rows if r.get("changed"))
         self.count.setText(f"{len(rows)} of {len(self._rows)} passes · {changed} changed the module")
 

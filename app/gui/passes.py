@@ -67,6 +67,7 @@ class PassesWiring(QObject):
         ev.busyChanged.connect(self._on_busy)
         ev.error.connect(self._on_error)
         ev.idle.connect(self._on_idle)
+        ev.modelLoaded.connect(self._on_loaded)
 
     # -- the page ----------------------------------------------------------------------------------
     def _page(self) -> QWidget:
@@ -123,6 +124,7 @@ class PassesWiring(QObject):
         row = QHBoxLayout()
         row.addWidget(QLabel("Snapshot"))
         row.addWidget(self.snapshot, 1)
+        row.addWidget(self.diff.whole)  # beside the snapshot list: the diff's title gets the whole width
         d.addLayout(row)
         d.addWidget(self.found)
         d.addWidget(self.diff, 1)
@@ -136,7 +138,7 @@ class PassesWiring(QObject):
         self.split.addWidget(self.detail)
         self.split.setStretchFactor(0, 2)
         self.split.setStretchFactor(1, 3)
-        self.split.setSizes([520, 740])
+        self.split.setSizes([570, 690])
         self.split.setChildrenCollapsible(False)
 
         page = QWidget(objectName="passesPage")
@@ -212,6 +214,19 @@ class PassesWiring(QObject):
     def _on_idle(self, message: str) -> None:
         if message == "Pass recording stopped.":
             self.status.setText("Stopped: nothing recorded.")
+
+    def _on_loaded(self, event: Any) -> None:
+        """A new model: the recording shown is of the previous one's step."""
+        if event.seconds and self.last is not None:
+            self.last = None
+            self.pass_list.set_rows([])
+            self.chart.set_snapshots([])
+            self.snapshot.clear()
+            self.fusions.set_fusions([])
+            self.compile_bar.set_parts(0.0, [])
+            self.diff.clear()
+            self.found.setText("")
+            self.status.setText(f"{event.label} loaded: run the prompt, then Record.")
 
     # -- showing a recording ----------------------------------------------------------------------
     def on_passes(self, ready: PassesReady) -> None:
