@@ -18,6 +18,7 @@ SHORTCUTS = (
     ("Ctrl+Shift+Y", "replay the newest recorded run at its recorded pace (Demo menu: 4×, skip the compile wait); Esc stops"),
     ("Ctrl+F", "find in the IR view that has focus; Enter / Shift+Enter: next / previous match"),
     ("Ctrl+Shift+M", "profile the compiled step: measured time per HLO op, source line and module"),
+    ("Ctrl+Shift+X", "record XLA's pass pipeline of the compiled step (the Passes tab; again: stop)"),
     ("Ctrl+Shift+P", "presentation mode: the plot large, with the token stream and race summary beside it"),
     ("Ctrl+B", "show or hide the controls sidebar (model, generation settings, devices)"),
     ("Ctrl+1 / Ctrl+2", "the Run workspace (prompt, stream, plot) / the Inspect workspace (every IR view, full window)"),
@@ -47,6 +48,11 @@ VIEWS = (
      "fusion, PyTorch source line, ATen op and module, with achieved GB/s against the machine's measured "
      "read bandwidth (the roofline), and one step's timeline with the idle gaps; double-click a row or "
      "click a bar to see its HLO line."),
+    ("Passes", "XLA's pass pipeline of a compiled step, recorded on demand: every pass with its compile time "
+     "and whether it changed the module, instruction and fusion counts along the pipeline, the selected "
+     "pass's HLO as a diff against the snapshot before it (unchanged regions folded), search across every "
+     "snapshot (where does fusion.12 first appear?), each fusion with the pass that created it, what it "
+     "absorbed and, with the fusion log, XLA's reasons; the bar takes the compile time apart."),
     ("Demo kit", "races the modes on one prompt, each from cold, and tabulates TTFT, compile time, steady "
      "ms/token and the speed-up over PyTorch; the compile log says why each call compiled."),
 )
@@ -102,9 +108,12 @@ class WindowMenus(QObject):
             view.addAction(action)
         self.profile_action = find_menu(window, "&Demo").addAction("&Profile the step", window.profile.request)
         self.profile_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        self.passes_action = find_menu(window, "&Demo").addAction("Record the pass &pipeline",
+                                                                  window.passes.record_shortcut)
+        self.passes_action.setShortcut(QKeySequence("Ctrl+Shift+X"))
         self.help_action = find_menu(window, "&Help").addAction("&Help", self.show_help)
         self.help_action.setShortcut(QKeySequence("F1"))
-        for action in (self.quit_action, self.help_action, self.profile_action):
+        for action in (self.quit_action, self.help_action, self.profile_action, self.passes_action):
             window.addAction(action)  # shortcuts keep working when the menu bar is hidden
 
     @Slot()

@@ -28,6 +28,7 @@ from app.gui.inspect import InspectWiring
 from app.gui.layout import DockLayout, WindowParts
 from app.gui.lazy_compute import DeferUntilModel
 from app.gui.mesh import MeshWiring
+from app.gui.passes import PassesWiring
 from app.gui.plot_actions import PlotActions
 from app.gui.profile import ProfileWiring
 from app.gui.sessions import SessionFiles
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export
         self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
         self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
+        self.passes = PassesWiring(self)  # the Passes tab: XLA's pass pipeline step by step
         self.mesh.message.connect(self.status.show)
         self.workspaces = Workspaces(self)  # Run | Inspect above the main area (Ctrl+1 / Ctrl+2)
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default

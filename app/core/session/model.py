@@ -141,6 +141,8 @@ class SessionEvents(SignalGroup):
     sourceMap = Signal(str, object)
     #: A measured profile.
     profile = Signal(rq.ProfileReady)
+    #: A recorded pass pipeline (the Passes tab).
+    passes = Signal(rq.PassesReady)
     #: A step's collectives: ``(step, list[Collective])``.
     collectives = Signal(str, list)
     #: The devices present (list of device descriptions).
@@ -168,6 +170,7 @@ class Session:
         self.runs: list[RunState] = []
         self.last_error: rq.RequestFailed | None = None
         self.last_profile: rq.ProfileReady | None = None
+        self.last_passes: rq.PassesReady | None = None
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
         self.max_runs = MAX_RUNS  # runs kept (outside a race); see set_max_runs
@@ -312,6 +315,19 @@ class Session:
         self.submit(request)
         return True
 
+    def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "") -> bool:
+        """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
+        that compiled it); refused (False) while busy or with no model. Stop ends it (the worker's stop flag)."""
+        if self.busy or self.loaded is None:
+            return False
+        self.active = request = rq.PassesRequest(step, fusion_log, mode)
+        self.last_error = None
+        self._busy_changed()
+        self.events.status.emit(f"Recording XLA's passes of the {step} step"
+                                + (" with the fusion log…" if fusion_log else "…"))
+        self.submit(request)
+        return True
+
     def cache(self, action: str, directory: str = "") -> None:
         self.submit(rq.CacheRequest(action, directory))
 
@@ -443,7 +459,7 @@ class Session:
             rq.CollectivesReady: lambda e: self.events.collectives.emit(e.step, e.collectives),
             rq.DevicesListed: lambda e: self.events.devices.emit(e.devices),
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
-            rq.ProfileReady: self._on_profile,
+            rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
         }
 
     def _on_loaded(self, event: rq.ModelLoaded) -> None:
@@ -465,7 +481,8 @@ class Session:
 
     def _on_done(self, event: rq.RequestDone) -> None:
         request = event.request
-        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest)) and request is self.active:
+        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest, rq.PassesRequest)) and (
+                request is self.active):
             self.active = None
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
@@ -474,9 +491,20 @@ class Session:
         self.last_profile = event
         self.events.profile.emit(event)
 
+    def _on_passes(self, event: rq.PassesReady) -> None:
+        self.last_passes = event
+        self.events.passes.emit(event)
+
     def _done_message(self, request: rq.Request) -> str:
         if self.last_error is not None and self.last_error.request is request:
             return ""
+        if isinstance(request, rq.PassesRequest):
+            ready = self.last_passes
+            if ready is None or ready.request is not request:
+                return "Pass recording stopped."
+            p = ready.pipeline
+            return (f"Recorded {ready.mode} · {ready.step}: {len(p.snapshots)} snapshots, {len(ready.rows)} passes, "
+                    f"compile {ready.breakdown['total_ms']:,.0f} ms, in {ready.seconds:.1f} s")
         if isinstance(request, rq.ProfileRequest):
             p = self.last_profile.profile if self.last_profile is not None else None
             if p is None or p.step != request.step:

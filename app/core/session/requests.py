@@ -80,6 +80,19 @@ class ProfileRequest(Request):
 
 
 @dataclass(frozen=True)
+class PassesRequest(Request):
+    """Record XLA's pass pipeline of the loaded model's compiled ``step`` (``"decode"`` or ``"prefill"``) in
+    ``mode`` (``""``: the latest XLA-compiled mode that has the step) with
+    :func:`app.core.passes.record.record_pipeline`; ``fusion_log``: in a child process with XLA's fusion
+    log (slower)."""
+
+    step: str = "decode"
+    fusion_log: bool = False
+    mode: str = ""
+    label = "passes"
+
+
+@dataclass(frozen=True)
 class DevicesRequest(Request):
     """List the devices JAX sees."""
 
@@ -177,6 +190,29 @@ class ProfileReady:
     rows: dict[str, list[dict[str, Any]]]
     timeline: dict[str, Any]
     ir: Any = None
+
+
+@dataclass(frozen=True)
+class PassesReady:
+    """A recorded pass pipeline (:func:`app.core.session.passes_service.passes_ready`), as plain data:
+    ``pipeline`` the :class:`app.core.passes.model.PassPipeline` itself (snapshot texts zlib-compressed,
+    decompressed on first use; no JAX), ``rows`` :func:`app.core.passes.query.pass_rows`, ``snapshots`` each
+    snapshot's :meth:`Snapshot.summary` (``before`` and ``final`` included, in order), ``breakdown``
+    ``{"total_ms", "parts": [{"label", "ms", "group", "source"}], "by_group", "fusion_compile_ms",
+    "n_fusion_compiles"}``, ``fusions``: one dict per fusion of the final module (``name``, ``kind``,
+    ``created_by``, ``created_in``, ``source``, ``absorbed`` as ``[name, opcode, "file:line"]``,
+    ``decisions``, ``has_llvm_ir``), ``decisions``: the whole fusion log's, ``seconds``: recording time."""
+
+    request: PassesRequest
+    step: str
+    mode: str
+    pipeline: Any
+    rows: list[dict[str, Any]]
+    snapshots: list[dict[str, Any]]
+    breakdown: dict[str, Any]
+    fusions: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ class ComputeService:
         handler = {
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
-            rq.ProfileRequest: self._profile,
+            rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes,
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -203,6 +203,12 @@ class ComputeService:
                 for by in ("line", "op", "fusion", "module")}
         ir = engine.ir.get((profiling_mode(), request.step))
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
+
+    def _passes(self, request: rq.PassesRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        """Record XLA's pass pipeline of a compiled step (:mod:`app.core.session.passes_service`)."""
+        from app.core.session.passes_service import record_passes
+
+        yield from record_passes(self._engine(), request, should_stop, on_live_phase)
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:

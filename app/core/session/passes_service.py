@@ -1,0 +1,73 @@
+"""The compute side of the Passes tab: record XLA's pass pipeline of a compiled step on the compute thread
+(:func:`app.core.passes.record.record_pipeline`) and answer with a :class:`~app.core.session.requests.PassesReady`
+whose tables are plain dicts (the window's widgets take lists of dicts). No Qt."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from app.core.errors import PlaygroundError
+from app.core.session import requests as rq
+
+
+def find_lowered(engine: Any, step: str, mode: str = "") -> tuple[str, Any]:
+    """``(mode, lowered)`` of the engine's compiled ``step``: in ``mode`` when it compiled the step with XLA,
+    else in the most recently compiled XLA mode that has it. Raises :class:`PlaygroundError` saying what to do."""
+    irs = getattr(engine, "ir", {}) or {}
+    candidates = sorted((k for k in reversed(list(irs)) if k[1] == step), key=lambda k: k[0] != mode)
+    for key in candidates:
+        ir = irs[key]
+        lowered = getattr(ir, "lowered", None)
+        if lowered is not None and getattr(ir, "compiler", "xla") == "xla":
+            return key[0], lowered
+    if candidates:
+        raise PlaygroundError(f"The {step} step of {candidates[0][0]} was not compiled by XLA (torch-compile "
+                              "steps are compiled by Inductor): run a JAX mode (jit-static, jit-dynamic) to "
+                              "record XLA's passes.")
+    raise PlaygroundError(f"No compiled {step} step yet: run the prompt (Ctrl+Enter) in a JAX mode, then record.")
+
+
+def passes_ready(request: rq.PassesRequest, mode: str, pipeline: Any, seconds: float) -> rq.PassesReady:
+    """The :class:`PassesReady` of a recorded pipeline: the pass list, snapshots, compile split, fusions and
+    decisions as dicts (what the window's tables show)."""
+    from app.core.passes import query
+
+    rows = query.pass_rows(pipeline)
+    snapshots = [s.summary() | {"label": s.label} for s in pipeline.all_snapshots()]
+    b = query.compile_breakdown(pipeline)
+    breakdown = {
+        "total_ms": b.total_ms, "by_group": b.by_group(), "fusion_compile_ms": b.fusion_compile_ms,
+        "n_fusion_compiles": b.n_fusion_compiles,
+        "parts": [{"label": p.label, "ms": p.ms, "group": p.group, "source": p.source} for p in b.parts],
+    }
+    fusions = [{
+        "name": f.name, "kind": f.kind, "created_by": f.created_by or "", "created_in": f.created_in or "",
+        "source": f.source, "absorbed": [list(a) for a in f.absorbed],
+        "decisions": [d.summary() for d in f.decisions], "has_llvm_ir": f.has_llvm_ir,
+    } for f in query.fusion_table(pipeline)]
+    for s in pipeline.all_snapshots():  # keep the texts compressed: the window decompresses what it shows
+        s.__dict__.pop("text", None)
+    return rq.PassesReady(request, request.step, mode, pipeline, rows, snapshots, breakdown, fusions,
+                          [d.summary() for d in pipeline.fusion_log], seconds)
+
+
+def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[[], bool],
+                  on_live_phase: Callable[[Any], None] | None) -> Iterator[Any]:
+    """Record the step's pass pipeline; progress as a live phase. A stop (``should_stop``) ends it with a
+    :class:`~app.core.session.requests.Notice`, not a failure."""
+    from app.core.events import PhaseEvent
+    from app.core.passes.record import RecordingStopped, record_pipeline
+
+    mode, lowered = find_lowered(engine, request.step, request.mode)
+    if on_live_phase is not None:
+        how = " and the fusion log (child process)" if request.fusion_log else ""
+        on_live_phase(PhaseEvent("recording passes", True, f"{mode} · {request.step}: XLA's pass dumps{how}"))
+    t0 = time.perf_counter()
+    try:
+        pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop)
+    except RecordingStopped as exc:
+        yield rq.Notice(str(exc))
+        return
+    yield passes_ready(request, mode, pipeline, time.perf_counter() - t0)

@@ -1,0 +1,332 @@
+"""The Passes tab: XLA's pass pipeline step by step (issue 22). Record a compiled step's passes (on the
+compute thread: :mod:`app.core.session.passes_service`), then read the pass list with times and changed
+marks, the instruction and fusion counts along the pipeline, the selected pass's HLO as a diff against the
+snapshot before it, search across every snapshot, the fusions with where they came from and why, and the
+compile time taken apart. GUI thread only; diffs and searches run here over the recorded texts (pure
+Python, :mod:`app.core.passes.query`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.passes import query
+from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
+from widgets.compile_bar import CompileBar
+from widgets.fusion_table import FusionTable
+from widgets.hlo_diff import HloDiff
+from widgets.pass_chart import PassChart
+from widgets.pass_list import PassList
+
+RECORD_TIP = ("Compile the step again with XLA's per-pass dumps under the profiler: every pass's time and "
+              "every snapshot of the module (Ctrl+Shift+X)")
+
+
+def diff_rows(diff: query.SnapshotDiff) -> list[tuple[str, int | None, int | None, str]]:
+    """A :class:`~app.core.passes.query.SnapshotDiff` as the diff widget's rows, folds as ``"~"`` rows."""
+    rows: list[tuple[str, int | None, int | None, str]] = []
+    for hunk in diff.hunks:
+        if hunk.folded_before:
+            rows.append(("~", None, None, f"⋯ {hunk.folded_before:,} unchanged lines"))
+        rows += [(ln.tag, ln.old, ln.new, ln.text) for ln in hunk.lines]
+    if diff.hunks and diff.folded_after:
+        rows.append(("~", None, None, f"⋯ {diff.folded_after:,} unchanged lines"))
+    return rows
+
+
+class PassesWiring(QObject):
+    """Adds the Passes tab to the IR tabs and answers it. ``last``: the latest :class:`PassesReady`."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = window.session
+        self.ir_tabs = window.ui.ir_tabs
+        self.last: PassesReady | None = None
+        self._t0 = 0.0
+        self._timer = QTimer(self, interval=200)
+        self._timer.timeout.connect(self._tick)
+        self.page = self._page()
+        self.ir_tabs.tabs.addTab(self.page, "Passes")
+        ev = self.session.events
+        ev.passes.connect(self.on_passes)
+        ev.busyChanged.connect(self._on_busy)
+        ev.error.connect(self._on_error)
+        ev.idle.connect(self._on_idle)
+        ev.modelLoaded.connect(self._on_loaded)
+
+    # -- the page ----------------------------------------------------------------------------------
+    def _page(self) -> QWidget:
+        self.button = QPushButton("Record", objectName="passesRecord")
+        self.button.setToolTip(RECORD_TIP)
+        self.step = QComboBox(objectName="passesStep")
+        self.step.addItems(["decode", "prefill"])
+        self.step.setToolTip("The compiled step whose passes are recorded")
+        self.fusion_log = QCheckBox("Fusion log", objectName="passesFusionLog")
+        self.fusion_log.setToolTip("Also record XLA's fusion decisions with their reasons (compiles in a "
+                                   "child process: a few seconds more)")
+        self.status = QLabel("Run the prompt, then Record: XLA's ~110 passes, step by step.",
+                             objectName="passesStatus")
+        self.status.setMinimumWidth(80)
+        self.find = QLineEdit(objectName="passesFind")
+        self.find.setPlaceholderText("Find in snapshots: fusion.12")
+        self.find.setToolTip("Where does an instruction first appear? Enter: the first snapshot defining it "
+                             "(or containing the text), its pass and line")
+        self.find.setClearButtonEnabled(True)
+        self.find.setMaximumWidth(260)
+        self.find.setMinimumWidth(150)
+        self.found = QLabel("", objectName="passesFound")
+        self.found.setWordWrap(True)
+        bar = QHBoxLayout()
+        bar.setSpacing(6)
+        for w in (self.button, self.step, self.fusion_log):
+            bar.addWidget(w)
+        bar.addWidget(self.status, 1)
+        bar.addWidget(self.find)
+
+        self.compile_bar = CompileBar()
+        self.compile_bar.setToolTip("")
+        self.pass_list = PassList()
+        self.chart = PassChart()
+        self.chart.setMinimumHeight(110)
+        left = QSplitter(Qt.Orientation.Vertical, objectName="passesLeftSplit")
+        left.addWidget(self.pass_list)
+        left.addWidget(self.chart)
+        left.setStretchFactor(0, 3)
+        left.setStretchFactor(1, 1)
+        left.setSizes([300, 130])
+        left.setChildrenCollapsible(False)
+
+        self.snapshot = QComboBox(objectName="passesSnapshot")
+        self.snapshot.setToolTip("Any snapshot of the module: before optimization, after each pass that "
+                                 "changed it, the final module")
+        self.snapshot.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.snapshot.setMinimumContentsLength(24)
+        self.diff = HloDiff()
+        diff_page = QWidget()
+        d = QVBoxLayout(diff_page)
+        d.setContentsMargins(4, 4, 4, 4)
+        d.setSpacing(2)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Snapshot"))
+        row.addWidget(self.snapshot, 1)
+        row.addWidget(self.diff.whole)  # beside the snapshot list: the diff's title gets the whole width
+        d.addLayout(row)
+        d.addWidget(self.found)
+        d.addWidget(self.diff, 1)
+        self.fusions = FusionTable()
+        self.detail = QTabWidget(objectName="passesDetail")
+        self.detail.addTab(diff_page, "HLO diff")
+        self.detail.addTab(self.fusions, "Fusions")
+
+        self.split = QSplitter(Qt.Orientation.Horizontal, objectName="passesSplit")
+        self.split.addWidget(left)
+        self.split.addWidget(self.detail)
+        self.split.setStretchFactor(0, 2)
+        self.split.setStretchFactor(1, 3)
+        self.split.setSizes([570, 690])
+        self.split.setChildrenCollapsible(False)
+
+        page = QWidget(objectName="passesPage")
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(4)
+        layout.addLayout(bar)
+        layout.addWidget(self.compile_bar)
+        layout.addWidget(self.split, 1)
+
+        self.button.clicked.connect(self.record_or_stop)
+        self.pass_list.passSelected.connect(self.on_pass)
+        self.chart.snapshotClicked.connect(self.show_snapshot)
+        self.snapshot.activated.connect(self._on_snapshot_picked)
+        self.find.returnPressed.connect(self.search)
+        self.fusions.fusionActivated.connect(self._on_fusion_activated)
+        return page
+
+    # -- recording ---------------------------------------------------------------------------------
+    def _recording(self) -> bool:
+        return isinstance(self.session.active, PassesRequest)
+
+    @Slot()
+    def record_or_stop(self) -> None:
+        if self._recording():
+            self.window.stop()
+        else:
+            self.record()
+
+    @Slot()
+    def record(self) -> bool:
+        """Record the chosen step's passes (in the latest run's mode when it compiled it with XLA)."""
+        run = self.session.current
+        mode = run.mode if run is not None else ""
+        if not self.session.passes(self.step.currentText(), self.fusion_log.isChecked(), mode):
+            self.status.setText("Load a model, run the prompt and wait for it to end, then Record.")
+            return False
+        self._t0 = time.perf_counter()
+        self.button.setText("Stop")
+        self.button.setToolTip("Stop recording (a compile in progress finishes first)")
+        self.button.setEnabled(True)
+        self._tick()
+        self._timer.start()
+        return True
+
+    @Slot()
+    def record_shortcut(self) -> None:
+        """Ctrl+Shift+X: show the Passes tab and record (or stop a recording)."""
+        self.ir_tabs.tabs.setCurrentWidget(self.page)
+        self.record_or_stop()
+
+    @Slot()
+    def _tick(self) -> None:
+        how = " with the fusion log" if self.fusion_log.isChecked() else ""
+        self.status.setText(f"Recording the {self.step.currentText()} step's passes{how}… "
+                            f"{time.perf_counter() - self._t0:.1f} s")
+
+    def _finish(self) -> None:
+        self._timer.stop()
+        self.button.setText("Record")
+        self.button.setToolTip(RECORD_TIP)
+
+    def _on_busy(self, busy: bool) -> None:
+        if not busy:
+            self._finish()
+        self.button.setEnabled(not busy or self._recording())
+
+    def _on_error(self, event: RequestFailed) -> None:
+        if isinstance(event.request, PassesRequest):
+            self._finish()
+            self.status.setText(f"<span style='color:#b91c1c'>{event.message}</span>")
+
+    def _on_idle(self, message: str) -> None:
+        if message == "Pass recording stopped.":
+            self.status.setText("Stopped: nothing recorded.")
+
+    def _on_loaded(self, event: Any) -> None:
+        """A new model: the recording shown is of the previous one's step."""
+        if event.seconds and self.last is not None:
+            self.last = None
+            self.pass_list.set_rows([])
+            self.chart.set_snapshots([])
+            self.snapshot.clear()
+            self.fusions.set_fusions([])
+            self.compile_bar.set_parts(0.0, [])
+            self.diff.clear()
+            self.found.setText("")
+            self.status.setText(f"{event.label} loaded: run the prompt, then Record.")
+
+    # -- showing a recording ----------------------------------------------------------------------
+    def on_passes(self, ready: PassesReady) -> None:
+        self._finish()
+        self.last = ready
+        p = ready.pipeline
+        changed = sum(1 for r in ready.rows if r.get("changed"))
+        log = f" · {len(ready.decisions):,} fusion decisions" if p.in_child else ""
+        self.status.setText(f"<b>{ready.mode} · {ready.step}</b> · {len(p.snapshots)} snapshots · "
+                            f"{len(ready.rows)} passes ({changed} changed the module){log} · "
+                            f"recorded in {ready.seconds:.1f} s")
+        b = ready.breakdown
+        self.compile_bar.set_parts(b["total_ms"], b["parts"])
+        self.pass_list.set_rows(ready.rows)
+        self.chart.set_snapshots(ready.snapshots)
+        self.snapshot.clear()
+        for s in ready.snapshots:
+            self.snapshot.addItem(f"{s['label']} · {s['n_instructions']:,} instr · {s['n_fusions']} fusions",
+                                  s["index"])
+        self.fusions.set_fusions(ready.fusions, have_log=p.in_child)
+        self.found.setText("")
+        first = next((s for s in p.snapshots if s.changed), None)
+        if first is not None:
+            self.show_snapshot(first.index)
+        self.ir_tabs.tabs.setCurrentWidget(self.page)
+
+    @Slot(dict)
+    def on_pass(self, row: dict) -> None:
+        """A pass row: its (last) snapshot against the one before it; a pass that changed nothing says so."""
+        if row.get("index") is not None:
+            self.show_snapshot(int(row["index"]), select_row=False)
+            return
+        self.diff.clear(f"<b>{row.get('pass')}</b> ({row.get('pipeline')}) changed nothing: "
+                        f"{row.get('runs')} run(s), {row.get('ms', 0):.2f} ms, no snapshot.")
+        self.chart.select(-1)
+
+    @Slot(int)
+    def show_snapshot(self, index: int, select_row: bool = True) -> bool:
+        """Show snapshot ``index`` (dump index) as a diff against the snapshot before it; mark it in the chart,
+        the snapshot list and (``select_row``) the pass list."""
+        if self.last is None:
+            return False
+        pipeline = self.last.pipeline
+        try:
+            snap = pipeline.snapshot(int(index))
+        except KeyError:
+            return False
+        prev = query.previous_snapshot(pipeline, snap)
+        if prev is None:
+            self.diff.set_text(snap.label, snap.text)
+        else:
+            self.diff.set_diff(prev.label, snap.label, diff_rows(query.diff_snapshots(prev, snap)), snap.text)
+        self.chart.select(snap.index)
+        pos = self.snapshot.findData(snap.index)
+        if pos >= 0:
+            self.snapshot.setCurrentIndex(pos)
+        if select_row and not self.pass_list.select_index(snap.index):
+            self.pass_list.select_pass(snap.pipeline, snap.pass_name)
+        self.detail.setCurrentIndex(0)
+        return True
+
+    @Slot(int)
+    def _on_snapshot_picked(self, position: int) -> None:
+        index = self.snapshot.itemData(position)
+        if index is not None:
+            self.show_snapshot(int(index))
+
+    # -- search ----------------------------------------------------------------------------------
+    @Slot()
+    def search(self, text: str | None = None) -> query.SearchHit | None:
+        """Where ``text`` (the find field's) first appears: the first snapshot defining an instruction of
+        that name, else the first line containing it; selects that pass and line."""
+        text = (self.find.text() if text is None else text).strip()
+        if self.last is None or not text:
+            return None
+        if text != self.find.text():
+            self.find.setText(text)
+        pipeline = self.last.pipeline
+        hit = query.first_appearance(pipeline, text.lstrip("%"))
+        defined = hit is not None
+        hits = query.search(pipeline, text, first_only=True)
+        if hit is None:
+            hit = hits[0] if hits else None
+        if hit is None:
+            self.found.setText(f"<span style='color:#b91c1c'>“{text}” is in no snapshot.</span>")
+            return None
+        self.show_snapshot(hit.snapshot)
+        self.diff.show_line(hit.line)
+        snap = pipeline.snapshot(hit.snapshot)
+        verb = "first defined" if defined else "first found"
+        self.found.setText(f"<b>{text}</b> {verb} by <b>{snap.pass_name}</b> ({snap.pipeline}), snapshot "
+                           f"{snap.index}, line {hit.line} · in {len(hits)} of {len(pipeline.all_snapshots())} "
+                           "snapshots")
+        if text in self.fusions.names():
+            self.fusions.blockSignals(True)
+            self.fusions.select(text)
+            self.fusions.blockSignals(False)
+        return hit
+
+    @Slot(str)
+    def _on_fusion_activated(self, name: str) -> None:
+        self.find.setText(name)
+        self.search(name)

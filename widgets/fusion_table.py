@@ -1,0 +1,181 @@
+"""Every fusion of the final module: its kind, the pass that created it and how many instructions it absorbed;
+the selected fusion's absorbed instructions with their source lines, and XLA's fusion-log decisions about it
+(fused or refused, with the logged reason).
+
+Plain data in: :meth:`FusionTable.set_fusions` takes dicts with ``name``, ``kind``, ``created_by``,
+``created_in``, ``source``, ``absorbed`` (``[name, opcode, "file:line"]`` lists) and ``decisions`` (dicts with
+``producer``, ``consumer``, ``fused``, ``reason``, ``fusion``, ``kind``). Signals (GUI thread):
+``fusionSelected(str)`` with the fusion's name, ``fusionActivated(str)`` on a double-click or Enter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+FUSION_COLUMNS = ("fusion", "kind", "created by", "absorbed", "source")
+ABSORBED_COLUMNS = ("instruction", "opcode", "source")
+DECISION_COLUMNS = ("", "producer", "consumer", "reason")
+
+
+def _table(columns: tuple[str, ...], name: str) -> QTableWidget:
+    table = QTableWidget(0, len(columns), objectName=name)
+    table.setHorizontalHeaderLabels(list(columns))
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setWordWrap(False)
+    table.horizontalHeader().setStretchLastSection(True)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    return table
+
+
+def _fill(table: QTableWidget, rows: list[list[str]], tips: list[str] | None = None) -> None:
+    table.setSortingEnabled(False)
+    table.setRowCount(len(rows))
+    for i, row in enumerate(rows):
+        for j, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setToolTip(tips[i] if tips and j == len(row) - 1 else text)
+            table.setItem(i, j, item)
+    table.resizeColumnsToContents()
+    for j in range(table.columnCount() - 1):
+        table.setColumnWidth(j, min(table.columnWidth(j), 220))
+
+
+class FusionTable(QWidget):
+    """The fusions (top) and, for the selected one, what it absorbed and the log's decisions (bottom)."""
+
+    fusionSelected = Signal(str)
+    fusionActivated = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._fusions: list[dict[str, Any]] = []
+        self.count = QLabel("", objectName="fusionCount")
+        self.table = _table(FUSION_COLUMNS, "fusionTable")
+        self.absorbed_label = QLabel("", objectName="fusionAbsorbedLabel")
+        self.absorbed = _table(ABSORBED_COLUMNS, "fusionAbsorbed")
+        self.decisions_label = QLabel("", objectName="fusionDecisionsLabel")
+        self.decisions_label.setWordWrap(True)
+        self.decisions = _table(DECISION_COLUMNS, "fusionDecisions")
+        detail = QWidget()
+        d = QVBoxLayout(detail)
+        d.setContentsMargins(0, 0, 0, 0)
+        d.setSpacing(2)
+        d.addWidget(self.absorbed_label)
+        d.addWidget(self.absorbed, 3)
+        d.addWidget(self.decisions_label)
+        d.addWidget(self.decisions, 2)
+        split = QSplitter(Qt.Orientation.Vertical, objectName="fusionSplit")
+        top = QWidget()
+        t = QVBoxLayout(top)
+        t.setContentsMargins(0, 0, 0, 0)
+        t.setSpacing(2)
+        t.addWidget(self.count)
+        t.addWidget(self.table, 1)
+        split.addWidget(top)
+        split.addWidget(detail)
+        split.setSizes([200, 240])
+        split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self.table.currentCellChanged.connect(self._on_current)
+        self.table.cellActivated.connect(self._on_activated)
+
+    # -- public API ---------------------------------------------------------------------------------
+    def set_fusions(self, fusions: list[dict[str, Any]], have_log: bool = False) -> None:
+        """Show ``fusions``; ``have_log``: the recording has the fusion log (else the decisions pane says how
+        to get it)."""
+        self._fusions = [dict(f) for f in fusions]
+        self._have_log = have_log
+        rows = [[f["name"], f.get("kind", ""), f.get("created_by") or "(final module)",
+                 str(len(f.get("absorbed") or [])), f.get("source", "")] for f in self._fusions]
+        self.table.blockSignals(True)
+        _fill(self.table, rows)
+        self.table.blockSignals(False)
+        kinds: dict[str, int] = {}
+        for f in self._fusions:
+            kinds[f.get("kind", "")] = kinds.get(f.get("kind", ""), 0) + 1
+        self.count.setText(f"{len(fusions)} fusions in the final module · "
+                           + ", ".join(f"{k or '?'} {n}" for k, n in sorted(kinds.items())))
+        _fill(self.absorbed, [])
+        _fill(self.decisions, [])
+        self.absorbed_label.setText("Select a fusion to see the instructions it absorbed.")
+        self.decisions_label.setText("" if have_log else "Fusion decisions: record with “Fusion log” checked.")
+        if self._fusions:
+            self.select(self._fusions[0]["name"])
+
+    def names(self) -> list[str]:
+        return [f["name"] for f in self._fusions]
+
+    def select(self, name: str) -> bool:
+        """Select fusion ``name`` (False when the final module has none of that name)."""
+        for i in range(self.table.rowCount()):
+            if self.table.item(i, 0).text() == name:
+                self.table.setCurrentCell(i, 0)
+                self.table.scrollToItem(self.table.item(i, 0))
+                return True
+        return False
+
+    def current(self) -> str:
+        row = self.table.currentRow()
+        return self.table.item(row, 0).text() if row >= 0 and self.table.item(row, 0) else ""
+
+    def decision_rows(self) -> list[list[str]]:
+        """The decisions pane's rows as shown (tests)."""
+        return [[self.decisions.item(i, j).text() for j in range(self.decisions.columnCount())]
+                for i in range(self.decisions.rowCount())]
+
+    def absorbed_rows(self) -> list[list[str]]:
+        return [[self.absorbed.item(i, j).text() for j in range(self.absorbed.columnCount())]
+                for i in range(self.absorbed.rowCount())]
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _show(self, fusion: dict[str, Any]) -> None:
+        absorbed = fusion.get("absorbed") or []
+        _fill(self.absorbed, [[str(a[0]), str(a[1]), str(a[2]) if len(a) > 2 else ""] for a in absorbed])
+        where = f", created by <b>{fusion['created_by']}</b>" if fusion.get("created_by") else ""
+        self.absorbed_label.setText(f"<b>{fusion['name']}</b> ({fusion.get('kind', '')}){where}: "
+                                    f"{len(absorbed)} instructions")
+        decisions = fusion.get("decisions") or []
+        _fill(self.decisions, [["fused" if d.get("fused") else "refused", d.get("producer", ""),
+                                d.get("consumer", ""), d.get("reason", "") or "(no reason logged)"]
+                               for d in decisions])
+        for i, d in enumerate(decisions):
+            self.decisions.item(i, 0).setForeground(QColor("#15803d" if d.get("fused") else "#b91c1c"))
+        if getattr(self, "_have_log", False):
+            fused = sum(1 for d in decisions if d.get("fused"))
+            self.decisions_label.setText(f"Fusion log: {fused} fused, {len(decisions) - fused} refused into "
+                                         f"{fusion['name']}" if decisions else
+                                         f"The fusion log has no decision about {fusion['name']} "
+                                         "(custom fusions are formed by other passes).")
+
+    @Slot(int, int, int, int)
+    def _on_current(self, row: int, _c: int, _pr: int, _pc: int) -> None:
+        if 0 <= row < self.table.rowCount():
+            name = self.table.item(row, 0).text()
+            fusion = next((f for f in self._fusions if f["name"] == name), None)
+            if fusion is not None:
+                self._show(fusion)
+                self.fusionSelected.emit(name)
+
+    @Slot(int, int)
+    def _on_activated(self, row: int, _col: int) -> None:
+        if 0 <= row < self.table.rowCount():
+            self.fusionActivated.emit(self.table.item(row, 0).text())
