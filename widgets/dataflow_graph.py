@@ -175,8 +175,11 @@ class DataflowGraph(QGraphicsView):
         self._scene.addPolygon(QPolygonF([tip, left, right]), QPen(QColor("#80868b")), QBrush(QColor("#80868b")))
 
     def fit(self) -> None:
+        """Zoom so the whole graph fits the visible area (the items' bounds: a scene rect only ever grows)."""
         if self._scene.items():
-            self.fitInView(self._scene.sceneRect(), Qt.KeepAspectRatio)
+            rect = self._scene.itemsBoundingRect().adjusted(-8, -8, 8, 8)
+            self._scene.setSceneRect(rect)
+            self.fitInView(rect, Qt.KeepAspectRatio)
             if self.transform().m11() > 1.25:  # a small graph: no giant text
                 self.resetTransform()
                 self.scale(1.25, 1.25)
