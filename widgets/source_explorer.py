@@ -15,7 +15,7 @@ import linecache
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -88,6 +88,7 @@ class SourceExplorer(QWidget):
         self.tree.header().setSectionResizeMode(0, QHeaderView.Interactive)
         self.tree.setColumnWidth(0, 320)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # "…/masking_utils.py:243  fn": the line stays
+        self.tree.installEventFilter(self)  # a wider tree (the Inspect workspace) widens the name column
         for col, tip in MEASURED_TIPS.items():
             self.tree.headerItem().setToolTip(col, tip)
             self.tree.header().moveSection(self.tree.header().visualIndex(col), col - 3)  # after Name
@@ -186,6 +187,19 @@ class SourceExplorer(QWidget):
         for i in range(self.tree.topLevelItemCount()):
             self.tree.topLevelItem(i).setExpanded(True)
         self._on_search(self.search.text())
+        self.fit_name_column()
+
+    def fit_name_column(self) -> None:
+        """The name column as wide as its rows need, between 250 px and 55 % of the tree (the counts stay in
+        view; a cut name keeps its line number and shows whole in its tool tip)."""
+        room = self.tree.viewport().width()
+        wanted = self.tree.sizeHintForColumn(0) + 8
+        self.tree.setColumnWidth(0, int(max(250, min(wanted, 0.55 * room))))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.tree and event.type() == QEvent.Type.Resize:
+            self.fit_name_column()
+        return False
 
     def measured_of(self, item: QTreeWidgetItem) -> dict[str, float] | None:
         """``{"busy_us", "wall_us", "bytes", "share"}`` per step of a node, None without a measure."""
