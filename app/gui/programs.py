@@ -118,7 +118,7 @@ class ProgramWiring(QObject):
         self.compiled_path = event.path
         tips = [(e.name, f"{e.kind}, line {e.line}" + (f": {e.doc}" if e.doc else "")
                  + ("" if e.has_args else " — needs an argument spec")) for e in event.entries]
-        self.panel.set_entries(tips, event.request.entry or event.entry)
+        self.panel.set_entries(tips, event.entry or event.request.entry)
         if event.entry:
             self.panel.show_message(f"{event.display_name}:{event.entry} ({event.backend}) · args {event.args} · "
                                     "running…")
@@ -285,7 +285,6 @@ class ProgramWiring(QObject):
     def _show_file(self, *_: Any) -> None:
         modified = self.editor.document().isModified()
         self.panel.set_file(self.name + (" (example)" if self.example else ""), self.path, modified)
-        self.window.setWindowModified(modified)
 
     @Slot()
     def _on_text_changed(self) -> None:

@@ -58,6 +58,7 @@ class ProgramService:
             raise
 
     def _prepare(self, request: rq.ProgramRequest, should_stop: StopFn) -> tuple[Any, Any, Any]:
+        from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program
         from app.core.programs.runner import ProgramRunner
 
@@ -70,8 +71,13 @@ class ProgramService:
                 program = load_program(source=request.source, name=request.name or "untitled.py",
                                        should_stop=should_stop)
             self._program = program
-            prepared = program.prepare(request.entry or None, request.spec or None, request.seed,
-                                       should_stop=should_stop)
+            entry = request.entry or None
+            if entry is not None and entry not in program.entries and program.entries:
+                try:
+                    program.entry(entry)  # any function of the file may be named
+                except ProgramError:
+                    entry = None  # the name picked before an edit is gone: the first entry point runs
+            prepared = program.prepare(entry, request.spec or None, request.seed, should_stop=should_stop)
             self._prepared, self._runner, self._key = prepared, ProgramRunner(prepared), key
         return self._program, self._prepared, self._runner
 
