@@ -32,6 +32,29 @@ DRAFT_DELAY_MS = 2000
 UNTITLED = "untitled.py"
 
 
+def guess_entries(text: str) -> list[str]:
+    """The entry points the loader will likely find, read from the text without running it (the picker's
+    first list, before a run reports the real ones): ``ENTRY_POINTS``' names, else the functions with an
+    ``X_args()``, else the public functions."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    functions = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ENTRY_POINTS"
+                                                for t in node.targets):
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                break
+            return [n for n in names if isinstance(n, str)]
+    with_args = [f for f in functions if f"{f}_args" in functions]
+    return with_args or [f for f in functions if not f.startswith("_") and f != "example_args"]
+
+
 def _examples() -> list[Any]:
     from app.core.programs.gallery import list_examples
 
@@ -89,6 +112,8 @@ class ProgramWiring(QObject):
         ev.programFailed.connect(self._on_failed)
         ev.busyChanged.connect(self._on_busy)
         ev.idle.connect(self._on_idle)
+        ev.sourceMap.connect(self._on_source_map)
+        self.window.workspaces.changed.connect(self._on_workspace)
         self.editor.document().modificationChanged.connect(self._show_file)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.lineSelected.connect(self.link_line)
@@ -148,6 +173,17 @@ class ProgramWiring(QObject):
         if isinstance(session.last_request, ProgramRequest) and message and not self.panel.error_text():
             self.panel.show_message(message)
 
+    @Slot(str)
+    def _on_workspace(self, name: str) -> None:
+        if name == "Code":
+            self.editor.setFocus()
+
+    @Slot(str, object)
+    def _on_source_map(self, step: str, _map: Any) -> None:
+        """The program's map arrived after a run: link the line the cursor is on (its equations light up)."""
+        if step == self.window.ui.ir_tabs.current_step() and self.compiled_path:
+            QTimer.singleShot(0, lambda: self.link_line(self.editor.current_line()))
+
     # -- links with the IR views ------------------------------------------------------------------
     def source_map(self) -> Any:
         inspect = self.window.inspect
@@ -192,7 +228,8 @@ class ProgramWiring(QObject):
         self.compiled_path = ""
         self.editor.set_code(text)
         self.editor.document().setModified(modified)
-        self.panel.set_entries([], "")
+        self.panel.entry.setCurrentText("")  # another file: its own first entry point
+        self.panel.set_entries([(n, "") for n in guess_entries(text)], "")
         self.panel.show_message("Ctrl+Enter runs the program." if not example else
                                 "An example (read-only file: Save as to keep your edits). Ctrl+Enter runs it.")
         self._show_file()
