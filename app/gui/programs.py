@@ -133,7 +133,10 @@ class ProgramWiring(QObject):
             return False
         self.editor.mark_error(0)
         self.panel.show_message("Running…")
-        return self.window.session.run_program(self.request())
+        started = self.window.session.run_program(self.request())
+        if started:  # loading and the first call's trace (Stop reaches a stuck loop at its next line)
+            self.window.ui.busy.start("running", f"{self.name}: load, trace, first call")
+        return started
 
     def _ours(self, event: Any) -> bool:
         return isinstance(event.request, ProgramRequest)
