@@ -121,13 +121,17 @@ class InspectWiring(QObject):
         """A run (or a race's first lane) starts: a change of model, mode (or race) or mesh clears the IR tabs
         and the maps; the same model, mode and mesh keep them (the IR shown is still what runs)."""
         loaded = session.loaded.request if session.loaded else None
-        if getattr(run, "program", ""):  # the user's program: its file and entry point, whatever the mode
-            request = session.active
-            loaded = ("program", getattr(request, "path", "") or getattr(request, "name", ""), run.program)
+        program = getattr(run, "program", "")
         key = (loaded, run.mode if run.race is None else f"race {run.race}", session.mesh)
-        if loaded and loaded[0] == "program":
-            key = (loaded, session.mesh)
+        if program:  # the user's program: its file and entry point, whatever the mode
+            request = session.active
+            key = ("program", getattr(request, "path", "") or getattr(request, "name", ""), program, session.mesh)
         if key == self._ir_key:
+            return
+        self._ir_key = key
+        self.clear()
+        if program:
+            self.ir_tabs.clear("Waiting for the first compile…")
             return
         self._ir_key = key
         self.clear()

@@ -130,6 +130,8 @@ class ProgramWiring(QObject):
         """Load the editor's text, trace and run its entry point (Ctrl+Enter in the Code workspace). False when
         the compute thread is busy."""
         if self.window.session.busy:
+            self.panel.show_message("Busy: a model load or a run is in progress (Esc stops a run); "
+                                    "Ctrl+Enter again when it ends.")
             return False
         self.editor.mark_error(0)
         self.panel.show_message("Running…")
