@@ -133,11 +133,6 @@ class InspectWiring(QObject):
         if program:
             self.ir_tabs.clear("Waiting for the first compile…")
             return
-        self._ir_key = key
-        self.clear()
-        if loaded and loaded[0] == "program":
-            self.ir_tabs.clear("Waiting for the first compile…")
-            return
         modes = getattr(session.active, "modes", None) or [run.mode]
         compiled = [m for m in modes if mode_info(m).inspectable]
         self.ir_tabs.clear(
