@@ -93,9 +93,9 @@ class IRTabs(QWidget):
             self.tabs.addTab(panel, panel.title)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.step_buttons: dict[str, QPushButton] = {}
-        group = QButtonGroup(self)
+        group = self._group = QButtonGroup(self)
         group.setExclusive(True)
-        header = QHBoxLayout()
+        header = self._header = QHBoxLayout()
         header.setContentsMargins(6, 4, 6, 4)
         header.setSpacing(4)
         self.origin = QLabel("")
@@ -113,6 +113,7 @@ class IRTabs(QWidget):
             header.addWidget(btn)
             self.step_buttons[step] = btn
         group.buttonClicked.connect(self._on_step_clicked)
+        self._step_end = header.count()  # a program's entry point gets its step button here (ensure_step)
         self.summary = QLabel("")
         self.summary.setObjectName("irSummary")
         self.summary.setWordWrap(True)
@@ -138,6 +139,14 @@ class IRTabs(QWidget):
         self._figures.clear()
         self._origins.clear()
         self.origin.setText("")
+        for step in [s for s in self.step_buttons if s not in STEPS]:  # a program's entry point: gone with its IR
+            btn = self.step_buttons.pop(step)
+            self._group.removeButton(btn)
+            self._header.removeWidget(btn)
+            btn.deleteLater()
+            self._step_end -= 1
+        for step in STEPS:
+            self.step_buttons[step].setVisible(True)
         for btn in self.step_buttons.values():
             btn.setEnabled(False)
             btn.setChecked(False)
@@ -145,6 +154,23 @@ class IRTabs(QWidget):
         for key, panel in self.panels.items():
             mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
             panel.set_placeholder(message or f"Run the model in {mode} to see its {panel.title}.")
+
+    def ensure_step(self, step: str) -> tuple[QPushButton, bool]:
+        """The step button of ``step``, made for a step other than prefill and decode (a program's entry point:
+        prefill and decode are then hidden until :meth:`clear`). Returns (button, made now)."""
+        if step in self.step_buttons:
+            return self.step_buttons[step], False
+        btn = QPushButton(step, checkable=True)
+        btn.setObjectName("programStepButton")
+        btn.setProperty("segment", True)
+        btn.setEnabled(False)
+        self._group.addButton(btn)
+        self._header.insertWidget(self._step_end, btn)
+        self._step_end += 1
+        self.step_buttons[step] = btn
+        for name in STEPS:
+            self.step_buttons[name].setVisible(False)
+        return btn, True
 
     def set_ir(self, step: str, ir: Any, origin: str = "") -> None:
         """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
@@ -160,12 +186,12 @@ class IRTabs(QWidget):
         per[compiler] = {**per.get(compiler, {}), **fields}
         if origin:
             self._origins.setdefault(step, {})[compiler] = origin
-        self.step_buttons[step].setEnabled(True)
+        self.ensure_step(step)[0].setEnabled(True)
         if len(self._irs) == 1 or step == self._step:
             self.show_step(step)
 
     def show_step(self, step: str) -> None:
-        """Switch every tab to ``step`` ('prefill' | 'decode')."""
+        """Switch every tab to ``step`` ('prefill' | 'decode', or a program's entry point)."""
         self._step = step
         self.step_buttons[step].setChecked(True)
         ir = self._irs.get(step)

@@ -9,12 +9,14 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 SHORTCUTS = (
-    ("Ctrl+Enter", "run the prompt (loads the picked model first if it changed)"),
-    ("Esc", "stop the run after its current step; in a find bar, close the find bar"),
+    ("Ctrl+Enter", "run the prompt (loads the picked model first if it changed); in the Code workspace: load, "
+     "trace and run the program in the editor"),
+    ("Esc", "stop the run after its current step (a program: at its next line, even in a stuck Python loop); "
+     "in a find bar, close the find bar"),
     ("Ctrl+R", "race the checked modes"),
     ("Ctrl+Shift+R", "replay cold start: clear the in-memory caches and rerun the last run or race"),
-    ("Ctrl+O", "open session files (.session): recorded runs on the plot, text, IR, read-only; several overlay"),
-    ("Ctrl+S", "save every run on the plot as a session file (File ▸ Export ▸ Perfetto trace for ui.perfetto.dev)"),
+    ("Ctrl+Shift+O", "open session files (.session): recorded runs on the plot, text, IR, read-only; several overlay"),
+    ("Ctrl+Alt+S", "save every run on the plot as a session file (File ▸ Export ▸ Perfetto trace for ui.perfetto.dev)"),
     ("Ctrl+Shift+Y", "replay the newest recorded run at its recorded pace (Demo menu: 4×, skip the compile wait); Esc stops"),
     ("Ctrl+F", "find in the IR view that has focus; Enter / Shift+Enter: next / previous match"),
     ("Ctrl+Shift+M", "profile the compiled step: measured time per HLO op, source line and module"),
@@ -22,6 +24,8 @@ SHORTCUTS = (
     ("Ctrl+Shift+P", "presentation mode: the plot large, with the token stream and race summary beside it"),
     ("Ctrl+B", "show or hide the controls sidebar (model, generation settings, devices)"),
     ("Ctrl+1 / Ctrl+2", "the Run workspace (prompt, stream, plot) / the Inspect workspace (every IR view, full window)"),
+    ("Ctrl+3", "the Code workspace: your own program in an editor beside its jaxpr and the latency plot"),
+    ("Ctrl+O / Ctrl+S / Ctrl+Shift+S", "open a program / save it / save it as (File ▸ Examples: the gallery)"),
     ("Ctrl+Alt+1 / 2 / 3", "show or hide What JAX sees / the Demo kit / the Compile log (tabs under the plot)"),
     ("F11", "full screen"),
     ("F1", "this help"),
@@ -53,6 +57,9 @@ VIEWS = (
      "pass's HLO as a diff against the snapshot before it (unchanged regions folded), search across every "
      "snapshot (where does fusion.12 first appear?), each fusion with the pass that created it, what it "
      "absorbed and, with the fusion log, XLA's reasons; the bar takes the compile time apart."),
+    ("Code", "your own JAX function or nn.Module: edit, Ctrl+Enter, and each call lands on the plot (the first "
+     "one compiles); an error marks its line in red; click a jaxpr line to select its line in the editor, put "
+     "the cursor on a line to highlight its equations. Unsaved edits are kept as a draft across sessions."),
     ("Demo kit", "races the modes on one prompt, each from cold, and tabulates TTFT, compile time, steady "
      "ms/token and the speed-up over PyTorch; the compile log says why each call compiled."),
 )

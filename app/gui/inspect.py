@@ -107,6 +107,9 @@ class InspectWiring(QObject):
 
     def ir_arrived(self, step: str) -> None:
         """New IR text for ``step``: its old map and collectives no longer match the views."""
+        button, made = self.ir_tabs.ensure_step(step)  # a program's entry point gets a step button
+        if made:
+            button.toggled.connect(self._on_ir_step_toggled)
         self._collectives.pop(step, None)
         if step == self.ir_tabs.current_step():
             self.collectives.set_collectives(None)
@@ -118,11 +121,18 @@ class InspectWiring(QObject):
         """A run (or a race's first lane) starts: a change of model, mode (or race) or mesh clears the IR tabs
         and the maps; the same model, mode and mesh keep them (the IR shown is still what runs)."""
         loaded = session.loaded.request if session.loaded else None
+        program = getattr(run, "program", "")
         key = (loaded, run.mode if run.race is None else f"race {run.race}", session.mesh)
+        if program:  # the user's program: its file and entry point, whatever the mode
+            request = session.active
+            key = ("program", getattr(request, "path", "") or getattr(request, "name", ""), program, session.mesh)
         if key == self._ir_key:
             return
         self._ir_key = key
         self.clear()
+        if program:
+            self.ir_tabs.clear("Waiting for the first compile…")
+            return
         modes = getattr(session.active, "modes", None) or [run.mode]
         compiled = [m for m in modes if mode_info(m).inspectable]
         self.ir_tabs.clear(
@@ -148,9 +158,8 @@ class InspectWiring(QObject):
         self.inspector.clear()
         self.linker.clear()
         self._on_lines_selected({})
-        for step in ("prefill", "decode"):
-            if step in self.maps:
-                self.inspector.set_source_map(step, self.maps[step])
+        for step, source_map in self.maps.items():
+            self.inspector.set_source_map(step, source_map)
         self._sync_diff()
 
     def _sync_diff(self) -> None:

@@ -100,10 +100,10 @@ class SessionFiles(QObject):
     def _build_menus(self) -> None:
         file = find_menu(self.window, "&File")
         first = file.actions()[0] if file.actions() else None  # File ▸ Export (the demo kit's) stays below
-        self.open_action = QAction("&Open session…", self.window, shortcut=QKeySequence("Ctrl+O"))
+        self.open_action = QAction("&Open session…", self.window, shortcut=QKeySequence("Ctrl+Shift+O"))
         self.open_action.triggered.connect(self.open_dialog)
         self.recent_menu = QMenu("Open &recent session", self.window)
-        self.save_action = QAction("&Save session…", self.window, shortcut=QKeySequence("Ctrl+S"))
+        self.save_action = QAction("&Save session…", self.window, shortcut=QKeySequence("Ctrl+Alt+S"))
         self.save_action.triggered.connect(self.save_dialog)
         self.compare_action = QAction("&Compare recorded runs…", self.window)
         self.compare_action.triggered.connect(self.show_compare)

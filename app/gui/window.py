@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.report.text import summary_line
-from app.core.session.model import LiveFigures, RunState, Session
+from app.core.session.model import LiveFigures, RunState, Session, program_line
 from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.settings import GenerationSettings
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
@@ -31,11 +31,12 @@ from app.gui.mesh import MeshWiring
 from app.gui.passes import PassesWiring
 from app.gui.plot_actions import PlotActions
 from app.gui.profile import ProfileWiring
+from app.gui.programs import ProgramWiring
 from app.gui.sessions import SessionFiles
 from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
-from app.gui.workspaces import RUN, Workspaces
+from app.gui.workspaces import CODE, RUN, Workspaces
 from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -83,11 +84,12 @@ class MainWindow(QMainWindow):
         self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
         self.passes = PassesWiring(self)  # the Passes tab: XLA's pass pipeline step by step
         self.mesh.message.connect(self.status.show)
-        self.workspaces = Workspaces(self)  # Run | Inspect above the main area (Ctrl+1 / Ctrl+2)
+        self.workspaces = Workspaces(self)  # Run | Inspect | Code above the main area (Ctrl+1 / 2 / 3)
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
         self.sessions = SessionFiles(self)  # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session
+        self.programs = ProgramWiring(self)  # the Code workspace: your own program, its files and draft
         self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
 
     @property
@@ -180,6 +182,7 @@ class MainWindow(QMainWindow):
             self.workspaces.show(RUN)
         s.splitters = self.dock_layout.save()  # docks ("window") and the main area's splitters
         s.demo = self.demo.state()
+        self.programs.save_state()  # the program's draft: unsaved edits are never lost
         try:
             s.save()
         except OSError as exc:
@@ -201,8 +204,12 @@ class MainWindow(QMainWindow):
     @Slot()
     def run(self, race: list[str] | None = None) -> None:
         """Run the prompt (loading the picked model first if it changed). Bound to Run and Ctrl+Enter.
-        ``race``: run it through these modes one after another instead."""
+        ``race``: run it through these modes one after another instead. In the Code workspace Ctrl+Enter runs
+        the program in the editor instead."""
         if self.session.busy:
+            return
+        if not race and self.workspaces.current() == CODE:
+            self.programs.run()
             return
         try:
             settings = self.generation_settings()
@@ -312,9 +319,11 @@ class MainWindow(QMainWindow):
 
     def _on_run_started(self, run: RunState) -> None:
         ui, session = self.ui, self.session
-        ui.tokens.start(self.sessions.prompt_of(run) if run.origin else ui.prompt.prompt())
+        ui.tokens.start(self.sessions.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
         ui.stats.reset()
         model = session.loaded.label if session.loaded else ""
+        if run.program:  # the user's program: its file and entry point instead of the model
+            model = f"{self.programs.name}:{run.program}"
         ui.plot.retain([r.run_id for r in session.runs])  # the session decides which runs stay
         mesh = f" · {session.mesh}"  # 1-device and N-device runs overlay: each says which it was
         if run.origin:  # a recorded run: labelled and coloured by where it ran
@@ -375,7 +384,7 @@ class MainWindow(QMainWindow):
     def _on_run_finished(self, run: RunState) -> None:
         self.ui.tokens.flush()
         self.ui.plot.redraw()
-        self.status.show(summary_line(run.finished))
+        self.status.show(program_line(run) if run.program else summary_line(run.finished))
 
     def _on_idle(self, message: str) -> None:
         self.ui.tokens.flush()

@@ -1,14 +1,20 @@
 """Workspaces: full-window arrangements of the main window, switched by the tabs at the right of the menu bar
-or by Ctrl+1 (Run) and Ctrl+2 (Inspect).
+or by Ctrl+1 (Run), Ctrl+2 (Inspect) and Ctrl+3 (Code).
 
 - **Run**: the prompt and token stream beside the latency plot, the controls dock at the left and the bottom
   docks (What JAX sees, Demo kit, Compile log) under them — the arrangement the user left, kept exactly.
 - **Inspect**: "What JAX sees" (the IR tabs, Source map with its dataflow graph and prefill-vs-decode diff,
   Profile) fills the window below the tabs; every dock is hidden. At 1280×720 the jaxpr view shows 30+ lines.
+- **Code**: the user's program in an editor (with its run controls) at the left; at the right the IR card
+  above the latency plot — edit, Ctrl+Enter, and see the jaxpr and the compile spike beside the code. Every
+  dock is hidden, as in Inspect: a workspace of its own rather than the prompt's place in Run, because the
+  editor needs the height (a 1280×720 screen shows ~30 lines of code beside ~20 of jaxpr) and a program has
+  no prompt, token stream or generation settings to show.
 
-Switching moves the one IR card between the "What JAX sees" dock and the Inspect page (there is one set of
-IR views: their links, scroll positions and selections are kept) and remembers which docks were shown, so
-going back to Run puts every dock back where it was. GUI thread only.
+Switching moves the one IR card between the "What JAX sees" dock and the Inspect or Code page (and the one
+plot between the Run and Code pages: there is one set of views, their links, scroll positions and selections
+are kept) and remembers which docks were shown, so going back to Run puts every dock back where it was. GUI
+thread only.
 """
 
 from __future__ import annotations
@@ -17,7 +23,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QScrollArea, QStackedWidget, QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QTabBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.presentation import dock_state, restore_docks
 
@@ -25,8 +39,9 @@ from app.gui.presentation import dock_state, restore_docks
 WORKSPACES = (
     ("Run", "Ctrl+1", "Prompt, token stream, latency plot, race and compile log"),
     ("Inspect", "Ctrl+2", "What JAX sees: jaxpr, StableHLO, optimized HLO, Source map and graph, Profile — full window"),
+    ("Code", "Ctrl+3", "Your own program: the editor beside its jaxpr and the latency plot (File ▸ Examples)"),
 )
-RUN, INSPECT = (name for name, _, _ in WORKSPACES)
+RUN, INSPECT, CODE = (name for name, _, _ in WORKSPACES)
 
 
 class Workspaces(QObject):
@@ -48,8 +63,22 @@ class Workspaces(QObject):
         self.inspect_page = QWidget(objectName="inspectPage")
         self._inspect_layout = QVBoxLayout(self.inspect_page)
         self._inspect_layout.setContentsMargins(0, 0, 0, 0)
+        self.code_page = QWidget(objectName="codePage")
+        code_layout = QVBoxLayout(self.code_page)
+        code_layout.setContentsMargins(4, 2, 4, 2)
+        #: editor (added by app.gui.programs) | IR card above the plot
+        self.code_split = QSplitter(Qt.Orientation.Horizontal, objectName="codeSplit")
+        self.code_right = QSplitter(Qt.Orientation.Vertical, objectName="codeRightSplit")
+        self.code_split.addWidget(self.code_right)
+        self.code_split.setChildrenCollapsible(False)
+        self.code_right.setChildrenCollapsible(False)
+        code_layout.addWidget(self.code_split)
         self.stack.addWidget(run_page)
         self.stack.addWidget(self.inspect_page)
+        self.stack.addWidget(self.code_page)
+        self._shown = RUN
+        self._code_sized = False
+        self._top_state: Any = None
         self.actions: dict[str, QAction] = {}
         for i, (name, keys, tip) in enumerate(WORKSPACES):
             self.tab_bar.addTab(name)
@@ -70,7 +99,7 @@ class Workspaces(QObject):
         window.demo.presentation.hide.append(self.tab_bar)  # presenting: the plot gets the room
 
     def current(self) -> str:
-        """The workspace shown: ``"Run"`` or ``"Inspect"``."""
+        """The workspace shown: ``"Run"``, ``"Inspect"`` or ``"Code"``."""
         return WORKSPACES[self.tab_bar.currentIndex()][0]
 
     def names(self) -> list[str]:
@@ -78,7 +107,8 @@ class Workspaces(QObject):
 
     @Slot(str)
     def show(self, name: str) -> None:
-        """Show workspace ``name`` (``"Run"`` or ``"Inspect"``). Raises ``ValueError`` for another name."""
+        """Show workspace ``name`` (``"Run"``, ``"Inspect"`` or ``"Code"``). Raises ``ValueError`` for another
+        name."""
         if name not in self.names():
             raise ValueError(f"no workspace {name!r}: one of {', '.join(self.names())}")
         self.tab_bar.setCurrentIndex(self.names().index(name))
@@ -86,13 +116,22 @@ class Workspaces(QObject):
     @Slot(int)
     def _on_tab(self, index: int) -> None:
         name = WORKSPACES[index][0]
-        if name == INSPECT and self.stack.currentIndex() == 0:
-            self._enter_inspect()
-        elif name == RUN and self.stack.currentIndex() == 1:
-            self._leave_inspect()
+        old = self._shown
+        if name != old:
+            if old == RUN:
+                self._hide_docks()
+            else:
+                self._give_back(old)
+            if name == RUN:
+                self.stack.setCurrentIndex(0)
+                self._show_docks()
+            else:
+                self._borrow(name)
+                self.stack.setCurrentIndex(index)
+            self._shown = name
         self.changed.emit(name)
 
-    def _enter_inspect(self) -> None:
+    def _hide_docks(self) -> None:
         win = self.window
         presentation = win.demo.presentation
         if presentation.is_on():  # presenting is about the plot: leave it first
@@ -100,29 +139,50 @@ class Workspaces(QObject):
         docks = win.findChildren(QDockWidget)
         self._dock_sizes = dock_state(win)
         self._docks_shown = {d: not d.isHidden() for d in docks}
-        card = self._ir_scroll.takeWidget()
-        self._card_margins = card.layout().contentsMargins()
-        card.layout().setContentsMargins(2, 2, 2, 2)  # the window's edge is the frame: every line to the jaxpr
-        self._inspect_layout.addWidget(card)
-        card.show()
         for dock in docks:
             dock.hide()
-        self.stack.setCurrentIndex(1)
 
-    def _leave_inspect(self) -> None:
+    def _show_docks(self) -> None:
         win = self.window
-        card = win.ui.ir_card
-        self._inspect_layout.removeWidget(card)
-        card.layout().setContentsMargins(self._card_margins)
-        self._ir_scroll.setWidget(card)
-        self.stack.setCurrentIndex(0)
         for dock, shown in self._docks_shown.items():
             dock.setVisible(shown)
         if self._dock_sizes is not None:
             restore_docks(win, self._dock_sizes)
         self._docks_shown, self._dock_sizes = {}, None
 
+    def _borrow(self, name: str) -> None:
+        """Move the IR card (and for Code the plot) onto workspace ``name``'s page."""
+        ui = self.window.ui
+        card = self._ir_scroll.takeWidget()
+        self._card_margins = card.layout().contentsMargins()
+        card.layout().setContentsMargins(2, 2, 2, 2)  # the window's edge is the frame: every line to the jaxpr
+        if name == INSPECT:
+            self._inspect_layout.addWidget(card)
+        else:
+            self._top_state = ui.top_split.saveState()
+            self.code_right.insertWidget(0, card)
+            self.code_right.insertWidget(1, ui.plot_card)
+            ui.plot_card.show()
+            if not self._code_sized:  # first time: editor 45 %, the jaxpr above a plot of ~35 % of the height
+                self._code_sized = True
+                width, height = max(1, self.stack.width()), max(1, self.stack.height())
+                self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
+                self.code_right.setSizes([int(height * 0.62), int(height * 0.38)])
+        card.show()
+
+    def _give_back(self, name: str) -> None:
+        ui = self.window.ui
+        card = ui.ir_card
+        if name == INSPECT:
+            self._inspect_layout.removeWidget(card)
+        else:
+            ui.top_split.insertWidget(1, ui.plot_card)
+            if self._top_state is not None:
+                ui.top_split.restoreState(self._top_state)
+        card.layout().setContentsMargins(self._card_margins)
+        self._ir_scroll.setWidget(card)
+
     def docks_shown_in_run(self) -> dict[QDockWidget, bool]:
-        """While Inspect shows: which docks Run will show again (empty in Run)."""
+        """While Inspect or Code shows: which docks Run will show again (empty in Run)."""
         return dict(self._docks_shown)
 

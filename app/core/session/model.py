@@ -53,7 +53,8 @@ class RunState:
 
     ``label`` e.g. ``"run 3 · jit-static"``; ``race`` the race it belongs to (None for a single run);
     ``run_id`` its number in the session (3 here), by which views keep its drawings;
-    ``records`` its call records; ``tokens`` its token events; ``finished`` once it ends."""
+    ``records`` its call records; ``tokens`` its token events; ``finished`` once it ends; ``program``: the
+    entry point's name for a run of the user's program (``""`` for a model run)."""
 
     label: str
     mode: str
@@ -68,6 +69,7 @@ class RunState:
     origin: str = ""
     #: A recorded run streamed at its recorded pace (Demo ▸ Replay session).
     replay: bool = False
+    program: str = ""
 
     @property
     def n_compiles(self) -> int:
@@ -98,6 +100,18 @@ class LiveFigures:
             rate = (len(toks) - 1) / ((toks[-1].elapsed_ms - toks[0].elapsed_ms) / 1000)
         ttft = toks[0].elapsed_ms if toks else None
         return LiveFigures(ttft, rate, len(toks), run.n_compiles, steady_decode_ms(run.records))
+
+
+def program_line(run: RunState) -> str:
+    """One line about a finished program run: ``run 2 · jit · selu: 10 calls · first call 61.2 ms · steady call
+    12.1 ms · 1 compile``."""
+    from app.core.units import ms
+
+    s = run.finished.summary
+    steady = f" · steady call {ms(s.steady_decode_ms)}" if s.steady_decode_ms is not None else ""
+    ended = {"stopped": " (stopped)", "error": " (error)"}.get(run.finished.reason, "")
+    return (f"{run.label}: {s.n_calls} call{'s' if s.n_calls != 1 else ''}{ended} · first call {ms(s.ttft_ms)}"
+            f"{steady} · {s.n_compiles} compile{'s' if s.n_compiles != 1 else ''}")
 
 
 class SessionEvents(SignalGroup):
@@ -155,6 +169,10 @@ class SessionEvents(SignalGroup):
     status = Signal(str)
     #: The compute thread is finishing a run abandoned during a compile (True), or is free again (False).
     background = Signal(bool)
+    #: The user's program loaded (its entry points, the one run).
+    programLoaded = Signal(rq.ProgramLoaded)
+    #: An error in the user's program, at its line (sent before the request's ``error``).
+    programFailed = Signal(rq.ProgramFailed)
 
 
 class Session:
@@ -182,6 +200,8 @@ class Session:
         #: its events are dropped until its RequestDone arrives.
         self.background: rq.Request | None = None
         self._keep = 0  # runs kept at least (recorded runs opened together), until the next live run
+        self._program_entry = ""  # the entry point of the program running (from its ProgramLoaded)
+        self._program_first_run = 0  # runs after this number belong to the program request running
 
     def set_max_runs(self, n: int) -> None:
         """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
@@ -224,6 +244,11 @@ class Session:
     @property
     def running(self) -> bool:
         return self.active is not None
+
+    @property
+    def program_running(self) -> bool:
+        """A run of the user's program is queued or executing."""
+        return isinstance(self.active or self.pending, rq.ProgramRequest)
 
     @property
     def racing(self) -> bool:
@@ -269,8 +294,20 @@ class Session:
             return False
         return self._start(rq.RaceRequest(prompt, tuple(modes), settings, eager_tokens), model, dtype)
 
+    def run_program(self, request: rq.ProgramRequest) -> bool:
+        """Run the user's program (no model needed: it does not wait for a load). False when busy."""
+        if self.busy:
+            return False
+        self.pending = request
+        self.last_request = request
+        self._busy_changed()
+        self.send_pending()
+        return True
+
     def replay(self) -> bool:
         """Clear the in-memory caches, then rerun the last run or race (cold start on demand)."""
+        if isinstance(self.last_request, rq.ProgramRequest) and not self.busy:
+            return self.run_program(self.last_request)
         if self.busy or self.last_request is None or self.loaded is None:
             return False
         self.submit(rq.CacheRequest("clear_memory"))
@@ -296,6 +333,11 @@ class Session:
             return
         self.active = request
         self.last_error = None
+        if isinstance(request, rq.ProgramRequest):  # its runs start with their first call (LaneEvent)
+            self.events.status.emit("Running the program…")
+            self._busy_changed()
+            self.submit(request)
+            return
         if isinstance(request, rq.RaceRequest):
             self._race_id += 1
             self._race_modes = request.modes
@@ -352,7 +394,7 @@ class Session:
         for the compute thread in order (:attr:`background` says it is busy). Returns False when no run or
         race is active."""
         request = self.active
-        if not isinstance(request, (rq.RunRequest, rq.RaceRequest)):
+        if not isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProgramRequest)):
             return False
         self._end_stopped(self.current)
         self.background, self.active = request, None
@@ -460,6 +502,7 @@ class Session:
             rq.DevicesListed: lambda e: self.events.devices.emit(e.devices),
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
+            rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
         }
 
     def _on_loaded(self, event: rq.ModelLoaded) -> None:
@@ -481,11 +524,15 @@ class Session:
 
     def _on_done(self, event: rq.RequestDone) -> None:
         request = event.request
-        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest, rq.PassesRequest)) and (
-                request is self.active):
+        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest, rq.PassesRequest,
+                                rq.ProgramRequest)) and request is self.active:
             self.active = None
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
+
+    def _on_program_loaded(self, event: rq.ProgramLoaded) -> None:
+        self._program_entry = event.entry
+        self.events.programLoaded.emit(event)
 
     def _on_profile(self, event: rq.ProfileReady) -> None:
         self.last_profile = event
@@ -505,6 +552,9 @@ class Session:
             p = ready.pipeline
             return (f"Recorded {ready.mode} · {ready.step}: {len(p.snapshots)} snapshots, {len(ready.rows)} passes, "
                     f"compile {ready.breakdown['total_ms']:,.0f} ms, in {ready.seconds:.1f} s")
+        if isinstance(request, rq.ProgramRequest):
+            return "; ".join(program_line(r) for r in self.runs if r.program and r.finished is not None
+                             and r.run_id > self._program_first_run) or "Stopped before the first call ended."
         if isinstance(request, rq.ProfileRequest):
             p = self.last_profile.profile if self.last_profile is not None else None
             if p is None or p.step != request.step:
@@ -527,6 +577,17 @@ class Session:
         return ""
 
     def _on_lane(self, event: LaneEvent) -> None:
+        request = self.active
+        if isinstance(request, rq.ProgramRequest):  # a program's run (one of two for jit vs no-jit, sweeps)
+            if event.index == 0:
+                self._program_first_run = self._n_runs
+                if event.n_lanes > 1:
+                    self._race_id += 1
+            run = self._new_run(event.mode, self._race_id if event.n_lanes > 1 else None,
+                                program=self._program_entry or request.entry or "program")
+            if event.n_lanes > 1:
+                self.events.status.emit(f"Run {event.index + 1}/{event.n_lanes}: {run.label}…")
+            return
         self._new_run(event.mode, self._race_id)
         asked = getattr(getattr(self.active, "settings", None), "max_new_tokens", None)
         capped = (f" (capped at {event.max_new_tokens} tokens: the Demo kit's eager tokens)"
@@ -557,9 +618,10 @@ class Session:
         self.cache_info = event
         self.events.cache.emit(event)
 
-    def _new_run(self, mode: str, race: int | None) -> RunState:
+    def _new_run(self, mode: str, race: int | None, program: str = "") -> RunState:
         self._n_runs += 1
-        run = RunState(f"run {self._n_runs} · {mode}", mode, race, run_id=self._n_runs)
+        label = f"run {self._n_runs} · {mode}" + (f" · {program}" if program else "")
+        run = RunState(label, mode, race, run_id=self._n_runs, program=program)
         self.runs.append(run)  # earlier runs stay (a race's lanes beside them) unless the cap forces them out
         self._retain()
         self.events.runStarted.emit(run)

@@ -99,6 +99,28 @@ class DevicesRequest(Request):
     label = "devices"
 
 
+@dataclass(frozen=True)
+class ProgramRequest(Request):
+    """Run the user's program (:mod:`app.core.programs`): ``source`` is the editor's text of the file ``path``
+    (``""`` for text never saved, compiled as ``name``); ``entry`` the entry point (``""``: the first);
+    ``spec`` an argument spec (``""``: the file's ``X_args()``); ``n_calls`` timed calls in ``mode``
+    (``"jit"``, ``"no-jit"`` or ``"compare"``: the jit run, then the no-jit run, as two runs); ``sweep`` a
+    shape sweep of argument 0's first axis (``"1:16"``; ``""``: none), with ``bucket`` the same sweep padded
+    to power-of-two buckets as a second run."""
+
+    source: str
+    path: str = ""
+    name: str = "untitled.py"
+    entry: str = ""
+    spec: str = ""
+    n_calls: int = 10
+    mode: str = "jit"
+    sweep: str = ""
+    bucket: bool = False
+    seed: int = 0
+    label = "program"
+
+
 # -- answers ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelLoaded:
@@ -120,10 +142,59 @@ class ModelLoaded:
 
 
 @dataclass(frozen=True)
+class ProgramEntryInfo:
+    """One entry point of a loaded program: ``name``, ``kind`` (``"function"``, ``"jit-function"``,
+    ``"module"``), 1-based ``line``, first line of its docstring, and whether the file gives its example
+    arguments (``has_args``; else an argument spec is needed)."""
+
+    name: str
+    kind: str
+    line: int = 0
+    doc: str = ""
+    has_args: bool = True
+
+
+@dataclass(frozen=True)
+class ProgramLoaded:
+    """The program of ``request`` loaded: ``path`` the file its code was compiled from (the jaxpr's source
+    lines name it), ``entries`` its entry points, ``entry`` the one run, ``args`` its arguments as a spec
+    (``f32[1000,1000]``), ``backend`` ``"jax"`` or ``"torchax"``."""
+
+    request: ProgramRequest
+    path: str
+    display_name: str
+    entries: tuple[ProgramEntryInfo, ...]
+    entry: str = ""
+    args: str = ""
+    backend: str = "jax"
+
+
+@dataclass(frozen=True)
+class ProgramFailed:
+    """An error in the user's program (:class:`app.core.programs.errors.ProgramError` as plain data), sent
+    before the request's :class:`RequestFailed`: ``file`` / ``line`` / ``column`` where it is (``""`` / 0 when
+    no frame was in the program), ``stage`` (``"load"``, ``"args"``, ``"trace"``, ``"lower"``, ``"compile"``,
+    ``"execute"``), ``error_type`` (``"SyntaxError"``, ``"TracerBoolConversionError"``…), ``message`` JAX's or
+    Python's text, ``headline`` one line, ``details`` the traceback."""
+
+    request: ProgramRequest
+    message: str
+    error_type: str
+    file: str = ""
+    line: int = 0
+    column: int = 0
+    stage: str = "load"
+    entry: str = ""
+    headline: str = ""
+    details: str = ""
+
+
+@dataclass(frozen=True)
 class RequestFailed:
     """``request`` failed: ``message`` is one line saying what to do; ``details`` a traceback; ``field``
     the input at fault, where the window shows the message inline: ``"model"``, ``"prompt"``, ``"mesh"``,
-    ``"settings"`` or ``""`` (no one input)."""
+    ``"settings"``, ``"program"`` (the editor marks the line of the :class:`ProgramFailed` before it) or
+    ``""`` (no one input)."""
 
     request: Request
     message: str

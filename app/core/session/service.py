@@ -58,6 +58,8 @@ def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
         return "model"
     if isinstance(request, rq.MeshRequest):
         return "mesh"
+    if isinstance(request, rq.ProgramRequest):
+        return "program"
     if isinstance(exc, (PromptTooLongError, EmptyPromptError)):
         return "prompt"
     return "settings" if isinstance(exc, InvalidSettingsError) else ""
@@ -71,6 +73,7 @@ class ComputeService:
         self._key: tuple[str, str] | None = None
         self._mesh: Any = None  # app.core.parallel.mesh.MeshSpec chosen by the user, applied to every loaded model
         self._cache_dir = ""
+        self._programs: Any = None  # app.core.session.programs_service.ProgramService, made at the first program
 
     def handle(
         self,
@@ -82,7 +85,7 @@ class ComputeService:
         handler = {
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
-            rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes,
+            rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes, rq.ProgramRequest: self._program,
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -186,6 +189,14 @@ class ComputeService:
             yield self._cache_info("")  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
             yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
+
+    def _program(self, request: rq.ProgramRequest, should_stop: Any, _live: Any) -> Iterator[Any]:
+        """The user's own program (:mod:`app.core.session.programs_service`): the same events as a model run."""
+        from app.core.session.programs_service import ProgramService
+
+        if self._programs is None:
+            self._programs = ProgramService()
+        yield from self._programs.handle(request, should_stop)
 
     def _profile(self, request: rq.ProfileRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Profile the step on the compute thread, outside any run's timings; progress as live phases."""

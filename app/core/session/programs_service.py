@@ -1,0 +1,195 @@
+"""Program runs on the compute thread: a :class:`app.core.session.requests.ProgramRequest` becomes the same
+event stream as a model run, so the latency plot, the stats strip, the IR tabs, the source map and the compile
+log work unchanged:
+
+``ProgramLoaded`` → per run (lane): ``LaneEvent`` (sent with the run's first record, so a program that fails
+on its first call starts no run and the views keep the last good result), one ``CallRecord`` per call,
+``IREvent`` (the entry point's :class:`app.core.inspect.ir.StepIR`, step = the entry point's name) after the
+first compiling call, ``FinishedEvent`` (``"calls"``, ``"stopped"`` or ``"error"``) → after the last run the
+source map (``SourceMapReady``). An error in the user's code is a :class:`ProgramFailed` at the user's line,
+then raised again so the service adds its :class:`RequestFailed`. Stop: ``should_stop`` reaches the user's
+code through :func:`app.core.programs.interrupt.stoppable` (a ``sys.settrace`` hook on the program's lines),
+so a Python loop stuck while loading or tracing ends at its next line.
+
+A loaded program and its :class:`app.core.programs.runner.ProgramRunner` are kept while the text, entry point
+and arguments stay the same: running again is warm, like a model run; an edit re-traces.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from app.core.events import FinishedEvent, IREvent, LaneEvent
+from app.core.session import requests as rq
+
+StopFn = Callable[[], bool]
+
+
+def entry_infos(program: Any) -> tuple[rq.ProgramEntryInfo, ...]:
+    return tuple(rq.ProgramEntryInfo(e.name, e.kind, e.line, e.doc.splitlines()[0] if e.doc else "",
+                                     bool(e.args_function)) for e in program.entries.values())
+
+
+def failed(request: rq.ProgramRequest, exc: Any) -> rq.ProgramFailed:
+    """The :class:`ProgramFailed` of a :class:`app.core.programs.errors.ProgramError`."""
+    return rq.ProgramFailed(request, exc.message, exc.error_type, exc.file, exc.line, exc.column, exc.stage,
+                            exc.entry, exc.headline, exc.traceback_text)
+
+
+class ProgramService:
+    """Runs program requests; keeps the last program, its prepared call and runner for a warm rerun.
+    Use from the compute thread only."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._prepared: Any = None
+        self._runner: Any = None
+        self._program: Any = None
+
+    def handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
+        from app.core.programs.errors import ProgramError
+
+        try:
+            yield from self._handle(request, should_stop)
+        except ProgramError as exc:
+            yield failed(request, exc)
+            raise
+
+    def _prepare(self, request: rq.ProgramRequest, should_stop: StopFn) -> tuple[Any, Any, Any]:
+        from app.core.programs.errors import ProgramError
+        from app.core.programs.loader import load_program
+        from app.core.programs.runner import ProgramRunner
+
+        key = (request.source, request.path, request.name, request.entry, request.spec, request.seed)
+        if key != self._key or self._prepared is None:
+            self._key = None
+            if request.path:
+                program = load_program(request.path, source=request.source, should_stop=should_stop)
+            else:
+                program = load_program(source=request.source, name=request.name or "untitled.py",
+                                       should_stop=should_stop)
+            self._program = program
+            entry = request.entry or None
+            if entry is not None and entry not in program.entries and program.entries:
+                try:
+                    program.entry(entry)  # any function of the file may be named
+                except ProgramError:
+                    entry = None  # the name picked before an edit is gone: the first entry point runs
+            prepared = program.prepare(entry, request.spec or None, request.seed, should_stop=should_stop)
+            self._prepared, self._runner, self._key = prepared, ProgramRunner(prepared), key
+        return self._program, self._prepared, self._runner
+
+    def _handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
+        from app.core.programs.errors import ProgramError
+        from app.core.programs.loader import load_program
+        from app.core.programs.runner import BUCKETED, JIT, NO_JIT, ProgramRunner, parse_sweep, sweep_args
+        from app.core.programs.specs import SpecError
+
+        try:
+            program, prepared, runner = self._prepare(request, should_stop)
+        except ProgramError as exc:
+            if exc.stage == "args" or exc.stage == "load" and exc.error_type == "NoEntryPoint":
+                yield from self._entries_despite(request, load_program)
+            raise
+        except SpecError as exc:
+            raise ProgramError(str(exc), error_type="SpecError", stage="args") from None
+        yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
+                               prepared.entry.name, prepared.describe_args(), prepared.backend)
+        entry = prepared.entry.name
+        lanes: list[tuple[str, Any, list[tuple]]] = []  # (mode, runner, arguments per call)
+        if request.sweep.strip():
+            try:
+                sweep = parse_sweep(request.sweep)
+                plain, _, _ = sweep_args(prepared, sweep, False)
+                lanes.append((JIT, ProgramRunner(prepared), plain))
+                if request.bucket:
+                    padded, _, _ = sweep_args(prepared, sweep, True)
+                    lanes.append((BUCKETED, ProgramRunner(prepared), padded))
+            except SpecError as exc:
+                raise ProgramError(str(exc), error_type="SpecError", stage="args", entry=entry) from None
+        else:
+            n = max(1, int(request.n_calls))
+            modes = [JIT, NO_JIT] if request.mode == "compare" else [NO_JIT if request.mode == NO_JIT else JIT]
+            for mode in modes:  # jit vs no-jit: both cold, like a race; a plain run reuses the executables
+                lane_runner = runner if len(modes) == 1 and mode == JIT else ProgramRunner(prepared)
+                lanes.append((mode, lane_runner, [prepared.args] * n))
+        live_ir = None
+        for index, (mode, lane_runner, arg_list) in enumerate(lanes):
+            result: dict[str, Any] = {}
+            yield from self._lane(lane_runner, arg_list, mode, entry, index, len(lanes), should_stop, result)
+            live_ir = live_ir or result.get("ir")
+            if result.get("stopped"):
+                break
+        if live_ir is None and not should_stop() and any(m == NO_JIT for m, _, _ in lanes):
+            live_ir = yield from self._ir_without_run(prepared, runner, entry, should_stop)
+        if live_ir is not None:
+            yield from self._source_map(live_ir, entry)
+
+    def _entries_despite(self, request: rq.ProgramRequest, load_program: Any) -> Iterator[Any]:
+        """The file loads but its arguments fail: still say which entry points it has (the picker fills)."""
+        program = self._program
+        if program is None or program.source != request.source:
+            return
+        yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
+                               request.entry, "", "")
+
+    def _lane(self, runner: Any, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
+              should_stop: StopFn, out: dict[str, Any]) -> Iterator[Any]:
+        from app.core.programs.errors import ProgramError, ProgramStopped
+        from app.core.programs.ir import ir_from_stages
+        from app.core.programs.runner import program_summary
+
+        records: list[Any] = []
+        started = False
+        stopped = False
+        aside = 0.0  # time spent capturing IR between calls: not the run's
+        t0 = time.perf_counter()
+        try:
+            for i, args in enumerate(arg_list):
+                if should_stop():
+                    stopped = True
+                    break
+                try:
+                    outcome = runner.call(args, i, mode, should_stop)
+                except ProgramStopped:
+                    stopped = True
+                    break
+                if not started:
+                    started = True
+                    yield LaneEvent(mode, index, n_lanes, 0)
+                records.append(outcome.record)
+                yield outcome.record
+                if outcome.stages is not None and "ir" not in out:
+                    t_ir = time.perf_counter()
+                    live = ir_from_stages(outcome.stages, runner, args)
+                    out["ir"] = live
+                    yield IREvent(entry, mode, live.plain())
+                    aside += time.perf_counter() - t_ir
+        except ProgramError:
+            if started:
+                total = (time.perf_counter() - t0 - aside) * 1000
+                yield FinishedEvent("error", program_summary(mode, records, total))
+            raise
+        total = (time.perf_counter() - t0 - aside) * 1000
+        out["stopped"] = stopped
+        if started:
+            yield FinishedEvent("stopped" if stopped else "calls", program_summary(mode, records, total))
+
+    def _ir_without_run(self, prepared: Any, runner: Any, entry: str, should_stop: StopFn) -> Iterator[Any]:
+        """A no-jit run compiles nothing: trace, lower and compile once after it, so the IR views show what jit
+        would run."""
+        from app.core.programs.ir import entry_ir
+
+        live = entry_ir(prepared, should_stop=should_stop, runner=runner)
+        yield IREvent(entry, "jit", live.plain())
+        return live
+
+    def _source_map(self, live_ir: Any, entry: str) -> Iterator[Any]:
+        from app.core.inspect.source_map import build_source_map
+
+        try:
+            yield rq.SourceMapReady(entry, build_source_map(live_ir, entry, None))
+        except Exception as exc:  # noqa: BLE001
+            yield rq.Notice(f"No source map for {entry}: {type(exc).__name__}: {exc}")

@@ -1,0 +1,171 @@
+"""The Code workspace's left half: the program's editor with its run controls and a status line.
+
+Controls: the entry point, the argument spec (empty: the file's ``X_args()``), the number of calls, the mode
+(jit, no-jit, or jit vs no-jit as two runs), a shape sweep with power-of-two buckets, Run and Stop. The status
+line under the editor says what ran or, in red, the error at the user's line (marked in the editor).
+Plain data in, signals out; no app imports.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from widgets.code_editor import CodeEditor
+
+#: (mode value, label) of the mode picker.
+MODES = (("jit", "jit"), ("no-jit", "no-jit (op by op)"), ("compare", "jit vs no-jit"))
+
+
+class ProgramPanel(QWidget):
+    """Signals (GUI thread): ``runRequested()``, ``stopRequested()``."""
+
+    runRequested = Signal()
+    stopRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("programPanel")
+        self.file_label = QLabel("untitled.py")
+        self.file_label.setObjectName("programFile")
+        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.entry = QComboBox(objectName="programEntry")
+        self.entry.setEditable(True)  # any function of the file can be named
+        self.entry.setMinimumContentsLength(10)
+        self.entry.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.entry.setToolTip("The entry point: a function (plain or jax.jit) or an nn.Module of the file")
+        self.args = QLineEdit(objectName="programArgs", clearButtonEnabled=True)
+        self.args.setPlaceholderText("args: from the file's X_args(), or a spec: f32[8,128], 3")
+        self.args.setToolTip("Argument spec instead of the file's example arguments, e.g. f32[1024,1024] or "
+                             "({'w': f32[4,4]}, i32[8]) — random data, seeded")
+        self.calls = QSpinBox(objectName="programCalls", minimum=1, maximum=10_000, value=10)
+        self.calls.setToolTip("Number of timed calls")
+        self.calls.setSuffix(" calls")
+        self.mode = QComboBox(objectName="programMode")
+        for value, label in MODES:
+            self.mode.addItem(label, value)
+        self.mode.setToolTip("jit: compiled once then cached; no-jit: op-by-op dispatch; jit vs no-jit: both, "
+                             "as two runs on the plot")
+        self.sweep = QLineEdit(objectName="programSweep", clearButtonEnabled=True)
+        self.sweep.setPlaceholderText("sweep: 1:16")
+        self.sweep.setToolTip("Shape sweep of argument 0's first axis instead of N equal calls: 1:16, 1:64:4, "
+                              "3,5,9 or array specs f32[1,128], f32[4,128]; one compile per new shape")
+        self.bucket = QCheckBox("buckets", objectName="programBucket")
+        self.bucket.setToolTip("Also run the sweep zero-padded to power-of-two sizes: one compile per bucket")
+        self.run_button = QPushButton("Run", objectName="programRunButton")
+        self.run_button.setToolTip("Load the program, trace and run it (Ctrl+Enter)")
+        self.run_button.setDefault(True)
+        self.stop_button = QPushButton("Stop", objectName="programStopButton")
+        self.stop_button.setToolTip("Stop the run, even inside a Python loop of the program (Esc)")
+        self.stop_button.setEnabled(False)
+        self.editor = CodeEditor()
+        self.status = QLabel("")
+        self.status.setObjectName("programStatus")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(6)
+        grid.setVerticalSpacing(4)
+        head = QHBoxLayout()
+        head.addWidget(self.file_label, 1)
+        head.addWidget(QLabel("entry"))
+        head.addWidget(self.entry)
+        grid.addLayout(head, 0, 0, 1, 2)
+        grid.addWidget(self.args, 1, 0, 1, 2)
+        row = QHBoxLayout()
+        for w in (self.calls, self.mode, self.sweep, self.bucket):
+            row.addWidget(w, 1 if w is self.sweep else 0)
+        row.addSpacing(4)
+        row.addWidget(self.run_button)
+        row.addWidget(self.stop_button)
+        grid.addLayout(row, 2, 0, 1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(grid)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.status)
+        self.run_button.clicked.connect(self.runRequested)
+        self.stop_button.clicked.connect(self.stopRequested)
+        self.args.returnPressed.connect(self.runRequested)
+        self.sweep.returnPressed.connect(self.runRequested)
+
+    # -- values -----------------------------------------------------------------------------------
+    def values(self) -> dict[str, Any]:
+        """``entry``, ``spec``, ``n_calls``, ``mode`` (``"jit"``, ``"no-jit"``, ``"compare"``), ``sweep``,
+        ``bucket``."""
+        return {"entry": self.entry.currentText().strip(), "spec": self.args.text().strip(),
+                "n_calls": self.calls.value(), "mode": self.mode.currentData(), "sweep": self.sweep.text().strip(),
+                "bucket": self.bucket.isChecked()}
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Set the controls from :meth:`values`' keys (missing keys keep their value)."""
+        if isinstance(values.get("entry"), str):
+            self.entry.setCurrentText(values["entry"])
+        if isinstance(values.get("spec"), str):
+            self.args.setText(values["spec"])
+        if isinstance(values.get("n_calls"), int):
+            self.calls.setValue(values["n_calls"])
+        i = self.mode.findData(values.get("mode"))
+        if i >= 0:
+            self.mode.setCurrentIndex(i)
+        if isinstance(values.get("sweep"), str):
+            self.sweep.setText(values["sweep"])
+        if isinstance(values.get("bucket"), bool):
+            self.bucket.setChecked(values["bucket"])
+
+    def set_entries(self, entries: list[tuple[str, str]], current: str = "") -> None:
+        """The entry points ``(name, tool tip)`` of the loaded program; ``current`` stays picked if given."""
+        keep = current or self.entry.currentText()
+        self.entry.blockSignals(True)
+        self.entry.clear()
+        for i, (name, tip) in enumerate(entries):
+            self.entry.addItem(name)
+            self.entry.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
+        self.entry.setCurrentText(keep if keep else (entries[0][0] if entries else ""))
+        self.entry.blockSignals(False)
+
+    def set_file(self, name: str, path: str, modified: bool) -> None:
+        self.file_label.setText(f"<b>{name}</b>{' •' if modified else ''}")
+        self.file_label.setToolTip(path or "not saved yet: File ▸ Save as")
+
+    def set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+
+    # -- status -----------------------------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        """A neutral status line (what ran, its figures); clears the error mark."""
+        self.editor.mark_error(0)
+        self.status.setProperty("error", False)
+        self.status.setStyleSheet("color: #37474f;")
+        self.status.setText(text)
+        self.status.setToolTip("")
+
+    def show_error(self, text: str, line: int = 0, details: str = "") -> None:
+        """An error in the program: ``text`` in red and, when ``line`` > 0, that line marked in the editor."""
+        self.editor.mark_error(line)
+        self.status.setProperty("error", True)
+        self.status.setStyleSheet("color: #b71c1c;")
+        self.status.setText(text)
+        self.status.setToolTip(details[-3000:] if details else "")
+
+    def error_text(self) -> str:
+        return self.status.text() if self.status.property("error") else ""
