@@ -41,12 +41,15 @@ class ComputeWorker(QObject):
 
     events = Signal(object)
     live = Signal(object)
+    #: after a model load: asks the GUI thread to collect and freeze the garbage collector (see ComputeThread)
+    settleRequested = Signal()
 
     def __init__(self) -> None:
         super().__init__()
         from app.core.session.service import ComputeService
 
         self.service = ComputeService()
+        self.service.settle_gc = self.settleRequested.emit  # collected on the GUI thread, not here
         self._stop = threading.Event()
 
     @property
@@ -103,8 +106,17 @@ class ComputeThread(QObject):
         self.worker = ComputeWorker()
         self.worker.moveToThread(self.thread)
         self._request.connect(self.worker.handle)
+        self.worker.settleRequested.connect(self._settle_gc)  # queued: runs on this (the GUI) thread
         self._stop = threading.Event()
         self.thread.start()
+
+    @Slot()
+    def _settle_gc(self) -> None:
+        """After a model load, on the GUI thread: collect (Qt objects in cyclic garbage are destroyed on their
+        own thread) and freeze what is alive, so later full collections skip the model's objects."""
+        from app.core.session.service import settle_garbage_collector
+
+        settle_garbage_collector()
 
     def submit(self, request: Any) -> None:
         """Queue ``request`` (runs after every request already queued). A run or race gets a fresh stop

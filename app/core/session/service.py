@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from app.core.engine.engine import Engine
 
 
-def _settle_garbage_collector() -> None:
+def settle_garbage_collector() -> None:
     """Collect once, then ``gc.freeze()`` what is alive (the libraries and the loaded model, ~500k objects).
 
     Python's full (generation 2) collections otherwise scan all of them: a 0.25–0.35 s pause of every
@@ -73,6 +73,10 @@ class ComputeService:
         self._key: tuple[str, str] | None = None
         self._mesh: Any = None  # app.core.parallel.mesh.MeshSpec chosen by the user, applied to every loaded model
         self._cache_dir = ""
+        #: Run after a model load: collect once, then freeze what is alive (:func:`settle_garbage_collector`).
+        #: The window runs it on the GUI thread instead (``app.gui.worker``): cyclic garbage may hold Qt
+        #: widgets, which must not be destroyed on the compute thread.
+        self.settle_gc: Callable[[], None] = settle_garbage_collector
         self._programs: Any = None  # app.core.session.programs_service.ProgramService, made at the first program
 
     def handle(
@@ -106,7 +110,7 @@ class ComputeService:
         engine = load_engine(request.model, request.dtype, on_event=on_live_phase or phases.append)
         yield from phases
         self.engine, self._key = engine, (request.model, request.dtype)
-        _settle_garbage_collector()
+        self.settle_gc()
         note = self._apply_mesh_after_load(engine)
         yield self._loaded(request, time.perf_counter() - t0, [note] if note else [])
 
