@@ -321,6 +321,8 @@ class MainWindow(QMainWindow):
         ui, session = self.ui, self.session
         ui.tokens.start(self.sessions.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
         ui.stats.reset()
+        ui.stats.set_program(bool(run.program))  # first call / steady call / calls / compiles
+        ui.plot.set_program(bool(run.program))  # "call" and "steady call" in the plot's key
         model = session.loaded.label if session.loaded else ""
         if run.program:  # the user's program: its file and entry point instead of the model
             model = f"{self.programs.name}:{run.program}"
@@ -366,7 +368,10 @@ class MainWindow(QMainWindow):
             self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
 
     def _on_figures(self, f: LiveFigures) -> None:
-        self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
+        if f.program:
+            self.ui.stats.set_calls(f.ttft_ms, f.steady_ms, f.n_calls, f.n_compiles)
+        else:
+            self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
         run = self.session.current
         if run is not None and run.race is not None:  # one dashed line per lane, in its colour
             self.ui.plot.set_run_steady(run.run_id, f.steady_ms)

@@ -12,6 +12,7 @@ Everything here runs on the thread that calls it (the GUI thread in the window).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,9 +88,18 @@ class LiveFigures:
     n_tokens: int = 0
     n_compiles: int = 0
     steady_ms: float | None = None
+    #: A program run (``RunState.program``): ``ttft_ms`` is its first call's wall time, ``steady_ms`` the
+    #: median of its calls that did not compile, ``n_calls`` its calls.
+    program: bool = False
+    n_calls: int = 0
 
     @staticmethod
     def of(run: RunState) -> LiveFigures:
+        if run.program:
+            recs = run.records
+            steady = [r.wall_ms for r in recs if not r.compiled]
+            return LiveFigures(recs[0].wall_ms if recs else None, None, 0, sum(1 for r in recs if r.compiled),
+                               statistics.median(steady) if steady else None, True, len(recs))
         if run.finished is not None:
             s = run.finished.summary
             return LiveFigures(s.ttft_ms, s.decode_tokens_per_s or s.overall_tokens_per_s, s.n_tokens, s.n_compiles,
