@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, Session, program_line
-from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
+from app.core.session.requests import LoadRequest, ModelLoaded, ProgramRequest, RequestFailed
 from app.core.settings import GenerationSettings
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
 from app.gui.help import WindowMenus
@@ -382,6 +382,8 @@ class MainWindow(QMainWindow):
         self.inspect.ir_arrived(event.step)
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
+        if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
+            origin = f"traced as you type · {event.step}"  # no run: the editor's text, traced
         if run is not None and run.origin:
             origin = self.sessions.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)

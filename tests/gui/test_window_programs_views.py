@@ -67,3 +67,68 @@ def test_sweep_compiles_per_shape_and_per_bucket(qtbot, code_window):
     assert "new input shape: arg 0 f32[1,128] → f32[2,128]" in reasons[0]
     log = win.demo.log.rows()
     assert any("f32[7,128] → f32[8,128]" in " ".join(row.values()) for row in log)
+
+
+def _set_text(win, text: str) -> None:
+    win.programs.editor.setPlainText(text)
+
+
+LIVE_GOOD = '''import jax.numpy as jnp
+
+
+def f(x):
+    y = jnp.sin(x)
+    return y * 2
+
+
+def f_args():
+    return (jnp.ones(4),)
+'''
+
+
+def test_retrace_as_you_type(qtbot, code_window):
+    from app.gui.programs import LIVE_DELAY_MS
+
+    win = code_window
+    panel, tabs = win.programs.panel, win.ui.ir_tabs
+    assert 500 <= LIVE_DELAY_MS <= 1000
+    n_runs = len(win.session.runs)
+    win.programs.set_program(LIVE_GOOD, name="live.py")
+    panel.live.setChecked(True)
+    qtbot.waitUntil(lambda: "sin" in (tabs.text_of("f", "jaxpr") or ""), timeout=20_000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    assert len(win.session.runs) == n_runs  # a trace, no timed calls
+    assert "as you type" in tabs.origin_text()
+    assert "Traced f" in panel.status.text()
+
+    # an edit that does not parse: the line is marked, the views keep the last good jaxpr
+    _set_text(win, LIVE_GOOD.replace("y * 2", "y *"))
+    qtbot.waitUntil(lambda: win.programs.editor.error_line() == 6, timeout=20_000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    assert "sin" in tabs.text_of("f", "jaxpr")
+    # an edit that parses but does not trace (Python control flow on a traced value)
+    _set_text(win, LIVE_GOOD.replace("    y = jnp.sin(x)\n", "    y = jnp.sin(x)\n    if y.sum() > 0:\n        y = -y\n"))
+    qtbot.waitUntil(lambda: win.programs.editor.error_line() == 6, timeout=20_000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    assert "sin" in tabs.text_of("f", "jaxpr") and "cos" not in tabs.text_of("f", "jaxpr")
+    # a good edit: traced again, the error gone
+    _set_text(win, LIVE_GOOD.replace("jnp.sin", "jnp.cos"))
+    qtbot.waitUntil(lambda: "cos" in (tabs.text_of("f", "jaxpr") or ""), timeout=20_000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    assert win.programs.editor.error_line() == 0
+    assert len(win.session.runs) == n_runs
+    # Ctrl+Enter still runs and times it, compiling cold (the trace's executable is not the run's)
+    panel.calls.setValue(3)
+    assert win.programs.run()
+    qtbot.waitUntil(lambda: len(win.session.runs) == n_runs + 1 and not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    run = win.session.runs[-1]
+    assert len(run.records) == 3 and run.records[0].compiled
+    # Stop during a stuck trace as you type still ends it
+    _set_text(win, LIVE_GOOD.replace("    y = jnp.sin(x)\n", "    while True:\n        pass\n    y = jnp.sin(x)\n"))
+    qtbot.waitUntil(lambda: win.is_busy(), timeout=5000)
+    import time
+
+    t0 = time.perf_counter()
+    win.stop()
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=5000)
+    assert time.perf_counter() - t0 < 1.5

@@ -309,7 +309,8 @@ class Session:
         if self.busy:
             return False
         self.pending = request
-        self.last_request = request
+        if not request.trace_only:  # a trace as you type is not the run Replay repeats
+            self.last_request = request
         self._busy_changed()
         self.send_pending()
         return True
@@ -562,6 +563,9 @@ class Session:
             p = ready.pipeline
             return (f"Recorded {ready.mode} · {ready.step}: {len(p.snapshots)} snapshots, {len(ready.rows)} passes, "
                     f"compile {ready.breakdown['total_ms']:,.0f} ms, in {ready.seconds:.1f} s")
+        if isinstance(request, rq.ProgramRequest) and request.trace_only:
+            entry = self._program_entry or request.entry or "the program"
+            return f"Traced {entry} as you type: jaxpr, StableHLO and HLO updated (Ctrl+Enter runs and times it)."
         if isinstance(request, rq.ProgramRequest):
             return "; ".join(program_line(r) for r in self.runs if r.program and r.finished is not None
                              and r.run_id > self._program_first_run) or "Stopped before the first call ended."

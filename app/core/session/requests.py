@@ -106,7 +106,8 @@ class ProgramRequest(Request):
     ``spec`` an argument spec (``""``: the file's ``X_args()``); ``n_calls`` timed calls in ``mode``
     (``"jit"``, ``"no-jit"`` or ``"compare"``: the jit run, then the no-jit run, as two runs); ``sweep`` a
     shape sweep of argument 0's first axis (``"1:16"``; ``""``: none), with ``bucket`` the same sweep padded
-    to power-of-two buckets as a second run."""
+    to power-of-two buckets as a second run. ``trace_only``: no timed calls, only the entry point's trace, lower
+    and compile for the IR views and the source map (the editor's "as you type")."""
 
     source: str
     path: str = ""
@@ -118,6 +119,7 @@ class ProgramRequest(Request):
     sweep: str = ""
     bucket: bool = False
     seed: int = 0
+    trace_only: bool = False
     label = "program"
 
 
