@@ -132,3 +132,27 @@ def test_retrace_as_you_type(qtbot, code_window):
     win.stop()
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=5000)
     assert time.perf_counter() - t0 < 1.5
+
+
+def test_profile_measures_the_program(qtbot, code_window):
+    import os
+
+    win = code_window
+    path = _example("jit_speedup")
+    win.programs.open_example(path)
+    win.programs.panel.calls.setValue(2)
+    _run(qtbot, win)
+    assert win.profile.program_request() is not None  # the Code workspace shows: Profile is about the program
+    win.profile.steps.setValue(5)
+    win.profile.request()
+    qtbot.waitUntil(lambda: win.profile.last is not None and not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    profile = win.profile.last.profile
+    assert profile.step == "selu" and profile.n_steps == 5
+    assert "selu" in win.profile.summary.text() and "5 calls" in win.profile.summary.text()
+    keys = [r["key"] for r in win.profile.last.rows["line"]]
+    assert any(f"{os.path.basename(path)}:" in k for k in keys), keys
+    # a row of the program's line selects it in the editor
+    row = next(r for r in win.profile.last.rows["line"] if os.path.basename(path) in r["key"])
+    win.profile.on_row(row)
+    line = int(row["key"].rsplit(":", 1)[1])
+    qtbot.waitUntil(lambda: win.programs.editor.current_line() == line, timeout=2000)

@@ -358,13 +358,16 @@ class Session:
         self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
 
-    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20) -> bool:
-        """Profile the loaded model's jit-static ``step``; refused (False) while busy or with no model."""
-        if self.busy or self.loaded is None:
+    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20,
+                program: rq.ProgramRequest | None = None) -> bool:
+        """Profile the loaded model's jit-static ``step`` — or, with ``program``, ``n_steps`` calls of the user's
+        program's entry point (no model needed); refused (False) while busy or with no model."""
+        if self.busy or (self.loaded is None and program is None):
             return False
-        self.active = request = rq.ProfileRequest(prompt, step, n_steps)
+        self.active = request = rq.ProfileRequest(prompt, step, n_steps, program)
         self._busy_changed()
-        self.events.status.emit(f"Profiling {n_steps} {step} steps…")
+        what = f"calls of {program.entry or program.name}" if program is not None else f"{step} steps"
+        self.events.status.emit(f"Profiling {n_steps} {what}…")
         self.submit(request)
         return True
 

@@ -71,11 +71,14 @@ class MeshRequest(Request):
 @dataclass(frozen=True)
 class ProfileRequest(Request):
     """Profile ``n_steps`` steady calls of the loaded model's jit-static ``step`` (``"decode"`` or
-    ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profile.step.profile_step`)."""
+    ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profile.step.profile_step`) — or, with
+    ``program`` (a :class:`ProgramRequest`), ``n_steps`` calls of the program's entry point
+    (:func:`app.core.profile.program.program_step_call`; ``prompt`` and ``step`` unused)."""
 
     prompt: str
     step: str = "decode"
     n_steps: int = 20
+    program: Any = None
     label = "profile"
 
 
