@@ -66,6 +66,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         item.setXRange(-1, X_STEP, padding=0.02)
         item.setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
         self._font_scale = 1.0
+        self._program = False  # the runs are calls of the user's program: "call", not prefill / decode
         self._median_text = ""
         self._title_key: tuple | None = None
         self._set_title()
@@ -95,20 +96,38 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
         diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
         lanes = [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
+        steady = "steady call" if self._program else "steady decode"
         if lanes:  # a race: one dashed line per lane, each value in its lane's colour (each a key: they wrap)
-            median_keys = [("┄ steady decode", "┄ steady decode")] + [
+            median_keys = [(f"┄ {steady}", f"┄ {steady}")] + [
                 (f"{self._lane_name(r)} {ms(r.steady_ms)}",
                  f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>") for r in lanes]
         else:
-            median = f"steady decode {self._median_text}" if self._median_text else "steady decode median"
+            median = f"{steady} {self._median_text}" if self._median_text else f"{steady} median"
             median_keys = [(f"┄ {median}", f"┄ {median}")]
+        steps = [("● call", "● call")] if self._program else [("■ prefill", "■ prefill"), ("● decode", "● decode")]
         return [
             ("★ compiling call", f"{star} compiling call"),
             ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
-            ("■ prefill", "■ prefill"),
-            ("● decode", "● decode"),
+            *steps,
             *median_keys,
         ]
+
+    def set_program(self, program: bool) -> None:
+        """The runs shown are calls of the user's program (True: the key says "call" and "steady call N ms",
+        no tokens/s) or a model's prefill and decode steps (False)."""
+        if program != self._program:
+            self._program = program
+            self._median_text = ""
+            self._title_key = None
+            self._draw_steady()
+            self._set_title()
+
+    def is_program(self) -> bool:
+        return self._program
+
+    def key_text(self) -> str:
+        """The marker key above the plot as plain text ("★ compiling call   ● decode   ┄ steady decode …")."""
+        return "   ".join(plain for plain, _ in self._title_keys())
 
     @staticmethod
     def _lane_name(run: PlotRun) -> str:
@@ -184,7 +203,8 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
 
     def median_text(self) -> str:
         """The steady decode median as shown in the key above the plot ('' when none)."""
-        return f"steady decode {self._median_text}" if self._median_text else ""
+        steady = "steady call" if self._program else "steady decode"
+        return f"{steady} {self._median_text}" if self._median_text else ""
 
     # -- feeding ----------------------------------------------------------------------------------
     def start_run(
@@ -343,7 +363,9 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         """The dashed line at the median; its value goes in the key above the plot (never on the data)."""
         median = self._steady
         self._median.setVisible(median is not None)
-        text = f"{ms(median)} ({1000 / median:.0f} tok/s)" if median else ""
+        text = ""
+        if median:
+            text = ms(median) if self._program else f"{ms(median)} ({1000 / median:.0f} tok/s)"
         if median is not None:
             self._median.setPos(QPointF(0, math.log10(max(median, 1e-3))))
         if text != self._median_text:

@@ -47,7 +47,7 @@ class PlotRun:
 def point_kind(p: PlotPoint) -> str:
     if p.compiled:
         return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
-    return p.step
+    return "prefill" if p.step == "prefill" else "decode"  # a program's calls (step = its entry point) as decode
 
 
 def set_antialias(item: pg.PlotDataItem, on: bool) -> None:

@@ -1,7 +1,8 @@
 """The Code workspace's left half: the program's editor with its run controls and a status line.
 
 Controls: the entry point, the argument spec (empty: the file's ``X_args()``), the number of calls, the mode
-(jit, no-jit, or jit vs no-jit as two runs), a shape sweep with power-of-two buckets, Run and Stop. The status
+(jit, no-jit, or jit vs no-jit as two runs), a shape sweep with power-of-two buckets, "as you type" (re-trace
+after each edit), Run and Stop. The status
 line under the editor says what ran or, in red, the error at the user's line (marked in the editor).
 Plain data in, signals out; no app imports.
 """
@@ -66,6 +67,9 @@ class ProgramPanel(QWidget):
                               "3,5,9 or array specs f32[1,128], f32[4,128]; one compile per new shape")
         self.bucket = QCheckBox("buckets", objectName="programBucket")
         self.bucket.setToolTip("Also run the sweep zero-padded to power-of-two sizes: one compile per bucket")
+        self.live = QCheckBox("as you type", objectName="programLive")
+        self.live.setToolTip("Re-trace a moment after each edit and show the jaxpr, StableHLO and HLO (no timed "
+                             "calls); while the code does not parse or trace the views keep the last good result")
         self.run_button = QPushButton("Run", objectName="programRunButton")
         self.run_button.setToolTip("Load the program, trace and run it (Ctrl+Enter)")
         self.run_button.setDefault(True)
@@ -90,7 +94,7 @@ class ProgramPanel(QWidget):
         grid.addLayout(head, 0, 0, 1, 2)
         grid.addWidget(self.args, 1, 0, 1, 2)
         row = QHBoxLayout()
-        for w in (self.calls, self.mode, self.sweep, self.bucket):
+        for w in (self.calls, self.mode, self.sweep, self.bucket, self.live):
             row.addWidget(w, 1 if w is self.sweep else 0)
         row.addSpacing(4)
         row.addWidget(self.run_button)
@@ -110,10 +114,10 @@ class ProgramPanel(QWidget):
     # -- values -----------------------------------------------------------------------------------
     def values(self) -> dict[str, Any]:
         """``entry``, ``spec``, ``n_calls``, ``mode`` (``"jit"``, ``"no-jit"``, ``"compare"``), ``sweep``,
-        ``bucket``."""
+        ``bucket``, ``live`` (re-trace as you type)."""
         return {"entry": self.entry.currentText().strip(), "spec": self.args.text().strip(),
                 "n_calls": self.calls.value(), "mode": self.mode.currentData(), "sweep": self.sweep.text().strip(),
-                "bucket": self.bucket.isChecked()}
+                "bucket": self.bucket.isChecked(), "live": self.live.isChecked()}
 
     def set_values(self, values: dict[str, Any]) -> None:
         """Set the controls from :meth:`values`' keys (missing keys keep their value)."""
@@ -130,6 +134,8 @@ class ProgramPanel(QWidget):
             self.sweep.setText(values["sweep"])
         if isinstance(values.get("bucket"), bool):
             self.bucket.setChecked(values["bucket"])
+        if isinstance(values.get("live"), bool):
+            self.live.setChecked(values["live"])
 
     def set_entries(self, entries: list[tuple[str, str]], current: str = "") -> None:
         """The entry points ``(name, tool tip)`` of the loaded program; ``current`` stays picked if given."""

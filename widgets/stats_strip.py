@@ -1,4 +1,5 @@
-"""The live figures above the token stream: TTFT, tokens/s, tokens, compiles, steady ms/token."""
+"""The live figures above the token stream: TTFT, tokens/s, tokens, compiles, steady ms/token — or, for a run of
+the user's program, first call, steady call, calls and compiles."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("compiles", "compiles"),
     ("steady", "ms/token"),
 )
+#: The captions of a program run (the "steady" card is hidden: the steady call is the second card).
+PROGRAM_FIELDS: dict[str, str] = {"ttft": "first call", "tps": "steady call", "tokens": "calls",
+                                  "compiles": "compiles"}
 
 
 class StatsStrip(QFrame):
@@ -25,6 +29,9 @@ class StatsStrip(QFrame):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         self.values: dict[str, QLabel] = {}
+        self.captions: dict[str, QLabel] = {}
+        self.cards: dict[str, QFrame] = {}
+        self._program = False
         for key, title in FIELDS:
             card = QFrame()
             card.setObjectName("statCard")
@@ -39,7 +46,29 @@ class StatsStrip(QFrame):
             box.addWidget(caption)
             layout.addWidget(card)
             self.values[key] = value
+            self.captions[key] = caption
+            self.cards[key] = card
         layout.addStretch(1)
+
+    def set_program(self, program: bool) -> None:
+        """Show a program run's cards (first call, steady call, calls, compiles) or a model run's (False)."""
+        self._program = program
+        for key, title in FIELDS:
+            self.captions[key].setText(PROGRAM_FIELDS.get(key, title) if program else title)
+            self.cards[key].setVisible(not program or key in PROGRAM_FIELDS)
+
+    def is_program(self) -> bool:
+        return self._program
+
+    def caption(self, key: str) -> str:
+        return self.captions[key].text()
+
+    def set_calls(self, first_ms: float | None, steady_ms: float | None, n_calls: int, n_compiles: int) -> None:
+        """A program run's figures: its first call's and its median non-compiling call's wall time (ms)."""
+        self.values["ttft"].setText(ms(first_ms))
+        self.values["tps"].setText(ms(steady_ms))
+        self.values["tokens"].setText(str(n_calls))
+        self.values["compiles"].setText(str(n_compiles))
 
     def reset(self) -> None:
         for label in self.values.values():

@@ -28,11 +28,17 @@ from widgets.profile_table import ProfileTable
 from widgets.timeline import StepTimeline
 
 
+def is_program(profile: Any) -> bool:
+    """The profile measured a program's entry point (its step is the entry point's name)."""
+    return profile.step not in ("decode", "prefill")
+
+
 class ProfileWiring(QObject):
     """Adds the tab to the IR tabs and answers its buttons. ``last`` is the latest :class:`ProfileReady`."""
 
     def __init__(self, window: Any) -> None:
         super().__init__(window)
+        self.window = window
         self.session = window.session
         self.inspect = window.inspect
         self.ir_tabs = window.ui.ir_tabs
@@ -82,15 +88,32 @@ class ProfileWiring(QObject):
     @Slot()
     def request(self) -> None:
         """Profile the current model's step with the prompt in the editor (refused while busy)."""
+        program = self.program_request()
+        if program is not None:
+            if not self.session.profile("", program.entry or "program", self.steps.value(), program):
+                self.summary.setText("Wait for the run to end before profiling the program.")
+            return
         step = self.step.currentText()
         if not self.session.profile(self.prompt.prompt() or " ", step, self.steps.value()):
             self.summary.setText("Load a model and wait for the run to end before profiling.")
+
+    def program_request(self) -> Any:
+        """The user's program when Profile is about it (the Code workspace shows, or the IR views show a
+        program's entry point): its :class:`ProgramRequest`; else None (the model's step)."""
+        programs = getattr(self.window, "programs", None)
+        if programs is None:
+            return None
+        in_code = self.window.workspaces.current() == "Code"
+        on_entry = bool(programs.compiled_path) and self.ir_tabs.current_step() not in ("", "decode", "prefill")
+        return programs.request() if in_code or on_entry else None
 
     def on_profile(self, ready: ProfileReady) -> None:
         self.last = ready
         profile = ready.profile
         note = bandwidth_note(ready.rows.get("fusion", []), profile.bandwidth_gbs)
-        self.summary.setText(f"<b>{profiling_mode()} · {profile.step} · {profile.n_steps} steps profiled</b> · "
+        what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
+                else f"{profiling_mode()} · {profile.step} · {profile.n_steps} steps")
+        self.summary.setText(f"<b>{what} profiled</b> · "
                              f"{profile_summary(profile)}" + (f"<br><i>{note}</i>" if note else ""))
         self._show_rows()
         self.timeline.set_timeline(ready.timeline)
@@ -109,7 +132,7 @@ class ProfileWiring(QObject):
         self.inspect.ir_arrived(profile.step)
         ir = ready.ir
         if ir is not None and getattr(ir, "hlo", None) == profile.hlo_text:
-            self.ir_tabs.set_ir(profile.step, ir, f"profiled · {profiling_mode()}")
+            self.ir_tabs.set_ir(profile.step, ir, f"profiled · {'program' if is_program(profile) else profiling_mode()}")
             if profile.source_map is not None:
                 self.inspect.on_source_map(profile.step, profile.source_map)
         else:

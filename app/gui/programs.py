@@ -29,6 +29,7 @@ STATE_FILE = "program.json"
 DRAFT_FILE = "program_draft.py"
 MAX_RECENT = 8
 DRAFT_DELAY_MS = 2000
+LIVE_DELAY_MS = 800  # as you type: re-trace this long after the last edit
 UNTITLED = "untitled.py"
 
 
@@ -79,6 +80,10 @@ class ProgramWiring(QObject):
         self.recent: list[str] = []
         self._draft_timer = QTimer(self, singleShot=True, interval=DRAFT_DELAY_MS)
         self._draft_timer.timeout.connect(self.save_state)
+        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_DELAY_MS)
+        self._live_timer.timeout.connect(self.trace)
+        self._traced: tuple = ()  # (text, entry, spec) last sent for a trace as you type
+        self._run_after_trace = False  # Ctrl+Enter during a trace as you type: run when it ends
         self._menus(find_menu(window, "&File"))
         self._connect()
         self._restore()
@@ -108,6 +113,7 @@ class ProgramWiring(QObject):
         ev = self.window.session.events
         self.panel.runRequested.connect(self.run)
         self.panel.stopRequested.connect(self.window.stop)
+        self.panel.live.toggled.connect(lambda on: self._live_timer.start() if on else self._live_timer.stop())
         ev.programLoaded.connect(self._on_loaded)
         ev.programFailed.connect(self._on_failed)
         ev.busyChanged.connect(self._on_busy)
@@ -129,6 +135,9 @@ class ProgramWiring(QObject):
     def run(self) -> bool:
         """Load the editor's text, trace and run its entry point (Ctrl+Enter in the Code workspace). False when
         the compute thread is busy."""
+        if self.window.session.busy and self.tracing():
+            self._run_after_trace = True  # the trace as you type ends soon: the run follows it
+            return True
         if self.window.session.busy:
             self.panel.show_message("Busy: a model load or a run is in progress (Esc stops a run); "
                                     "Ctrl+Enter again when it ends.")
@@ -140,16 +149,43 @@ class ProgramWiring(QObject):
             self.window.ui.busy.start("running", f"{self.name}: load, trace, first call")
         return started
 
+    def tracing(self) -> bool:
+        """A trace as you type is on the compute thread."""
+        active = self.window.session.active
+        return isinstance(active, ProgramRequest) and active.trace_only
+
+    @Slot()
+    def trace(self) -> bool:
+        """As you type: trace, lower and compile the editor's text for the IR views (no timed calls). Waits
+        (retries after the delay) while the compute thread is busy; nothing to do when the text was traced."""
+        if not self.panel.live.isChecked():
+            return False
+        code = self.editor.code()
+        v = self.panel.values()
+        key = (code, v["entry"], v["spec"])
+        if key == self._traced:
+            return False
+        if self.window.session.busy:
+            self._live_timer.start()
+            return False
+        self._traced = key
+        request = ProgramRequest(code, self.path, self.name, v["entry"], v["spec"], 0, v["mode"], "", False,
+                                 trace_only=True)
+        return self.window.session.run_program(request)
+
     def _ours(self, event: Any) -> bool:
         return isinstance(event.request, ProgramRequest)
 
     @Slot(object)
     def _on_loaded(self, event: ProgramLoaded) -> None:
         self.compiled_path = event.path
+        if event.request.trace_only:
+            self.panel.show_message(f"Tracing {event.display_name}:{event.entry or event.request.entry} as you "
+                                    f"type · args {event.args}…")
         tips = [(e.name, f"{e.kind}, line {e.line}" + (f": {e.doc}" if e.doc else "")
                  + ("" if e.has_args else " — needs an argument spec")) for e in event.entries]
         self.panel.set_entries(tips, event.entry or event.request.entry)
-        if event.entry:
+        if event.entry and not event.request.trace_only:
             self.panel.show_message(f"{event.display_name}:{event.entry} ({event.backend}) · args {event.args} · "
                                     "running…")
 
@@ -175,8 +211,13 @@ class ProgramWiring(QObject):
     @Slot(str)
     def _on_idle(self, message: str) -> None:
         session = self.window.session
-        if isinstance(session.last_request, ProgramRequest) and message and not self.panel.error_text():
+        if message.startswith("Traced ") and not self.panel.error_text():
             self.panel.show_message(message)
+        elif isinstance(session.last_request, ProgramRequest) and message and not self.panel.error_text():
+            self.panel.show_message(message)
+        if self._run_after_trace:
+            self._run_after_trace = False
+            QTimer.singleShot(0, self.run)
 
     @Slot(str)
     def _on_workspace(self, name: str) -> None:
@@ -332,6 +373,8 @@ class ProgramWiring(QObject):
     def _on_text_changed(self) -> None:
         self.editor.mark_error(0) if self.editor.error_line() else None
         self._draft_timer.start()
+        if self.panel.live.isChecked():
+            self._live_timer.start()
 
     # -- draft ------------------------------------------------------------------------------------
     @staticmethod

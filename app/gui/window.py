@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, Session, program_line
-from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
+from app.core.session.requests import LoadRequest, ModelLoaded, ProgramRequest, RequestFailed
 from app.core.settings import GenerationSettings
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
 from app.gui.help import WindowMenus
@@ -321,6 +321,8 @@ class MainWindow(QMainWindow):
         ui, session = self.ui, self.session
         ui.tokens.start(self.sessions.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
         ui.stats.reset()
+        ui.stats.set_program(bool(run.program))  # first call / steady call / calls / compiles
+        ui.plot.set_program(bool(run.program))  # "call" and "steady call" in the plot's key
         model = session.loaded.label if session.loaded else ""
         if run.program:  # the user's program: its file and entry point instead of the model
             model = f"{self.programs.name}:{run.program}"
@@ -366,7 +368,10 @@ class MainWindow(QMainWindow):
             self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
 
     def _on_figures(self, f: LiveFigures) -> None:
-        self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
+        if f.program:
+            self.ui.stats.set_calls(f.ttft_ms, f.steady_ms, f.n_calls, f.n_compiles)
+        else:
+            self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
         run = self.session.current
         if run is not None and run.race is not None:  # one dashed line per lane, in its colour
             self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
@@ -377,6 +382,8 @@ class MainWindow(QMainWindow):
         self.inspect.ir_arrived(event.step)
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
+        if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
+            origin = f"traced as you type · {event.step}"  # no run: the editor's text, traced
         if run is not None and run.origin:
             origin = self.sessions.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BY", "CSV_COLUMNS", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
-    "copy_xplane", "profile_from_capture", "profile_step", "read_bandwidth_gbs", "rows_to_csv",
+    "copy_xplane", "profile_call", "profile_from_capture", "profile_step", "read_bandwidth_gbs", "rows_to_csv",
     "rows_to_json_lines",
 ]
 
@@ -178,6 +178,19 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
         raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
     report(f"compiling the jit-static {step} step")
     call = _step_call(engine, prompt, step, n_steps + warmup)
+    return profile_call(call, step, n_steps, warmup, bandwidth_gbs, log_dir, on_progress,
+                        getattr(engine, "label", ""))
+
+
+def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, bandwidth_gbs: float | None = None,
+                 log_dir: str | None = None, on_progress: Callable[[str], None] | None = None,
+                 label: str = "") -> StepProfile:
+    """Profile ``n_steps`` calls of a :class:`StepCall` (a model's step or a program's entry point,
+    :func:`app.core.profile.program.program_step_call`) after ``warmup`` untraced ones; ``step`` names it in
+    the profile. See :func:`profile_step` for the other arguments and the errors."""
+    report = on_progress or (lambda message: None)
+    if n_steps < 1 or warmup < 0:
+        raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
     report(f"warming up: {warmup} {step} calls")
     for _ in range(warmup):
         call.run()
@@ -187,8 +200,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
         report("measuring the memory read bandwidth")
         bandwidth_gbs = read_bandwidth_gbs()
     report("reading the capture")
-    profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step,
-                                   getattr(engine, "label", ""))
+    profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step, label)
     profile.xla_cost = _xla_cost(call.compiled)
     profile.source_map = call.source_map
     return profile

@@ -12,6 +12,7 @@ Everything here runs on the thread that calls it (the GUI thread in the window).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,9 +88,18 @@ class LiveFigures:
     n_tokens: int = 0
     n_compiles: int = 0
     steady_ms: float | None = None
+    #: A program run (``RunState.program``): ``ttft_ms`` is its first call's wall time, ``steady_ms`` the
+    #: median of its calls that did not compile, ``n_calls`` its calls.
+    program: bool = False
+    n_calls: int = 0
 
     @staticmethod
     def of(run: RunState) -> LiveFigures:
+        if run.program:
+            recs = run.records
+            steady = [r.wall_ms for r in recs if not r.compiled]
+            return LiveFigures(recs[0].wall_ms if recs else None, None, 0, sum(1 for r in recs if r.compiled),
+                               statistics.median(steady) if steady else None, True, len(recs))
         if run.finished is not None:
             s = run.finished.summary
             return LiveFigures(s.ttft_ms, s.decode_tokens_per_s or s.overall_tokens_per_s, s.n_tokens, s.n_compiles,
@@ -299,7 +309,8 @@ class Session:
         if self.busy:
             return False
         self.pending = request
-        self.last_request = request
+        if not request.trace_only:  # a trace as you type is not the run Replay repeats
+            self.last_request = request
         self._busy_changed()
         self.send_pending()
         return True
@@ -347,13 +358,16 @@ class Session:
         self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
 
-    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20) -> bool:
-        """Profile the loaded model's jit-static ``step``; refused (False) while busy or with no model."""
-        if self.busy or self.loaded is None:
+    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20,
+                program: rq.ProgramRequest | None = None) -> bool:
+        """Profile the loaded model's jit-static ``step`` — or, with ``program``, ``n_steps`` calls of the user's
+        program's entry point (no model needed); refused (False) while busy or with no model."""
+        if self.busy or (self.loaded is None and program is None):
             return False
-        self.active = request = rq.ProfileRequest(prompt, step, n_steps)
+        self.active = request = rq.ProfileRequest(prompt, step, n_steps, program)
         self._busy_changed()
-        self.events.status.emit(f"Profiling {n_steps} {step} steps…")
+        what = f"calls of {program.entry or program.name}" if program is not None else f"{step} steps"
+        self.events.status.emit(f"Profiling {n_steps} {what}…")
         self.submit(request)
         return True
 
@@ -552,6 +566,9 @@ class Session:
             p = ready.pipeline
             return (f"Recorded {ready.mode} · {ready.step}: {len(p.snapshots)} snapshots, {len(ready.rows)} passes, "
                     f"compile {ready.breakdown['total_ms']:,.0f} ms, in {ready.seconds:.1f} s")
+        if isinstance(request, rq.ProgramRequest) and request.trace_only:
+            entry = self._program_entry or request.entry or "the program"
+            return f"Traced {entry} as you type: jaxpr, StableHLO and HLO updated (Ctrl+Enter runs and times it)."
         if isinstance(request, rq.ProgramRequest):
             return "; ".join(program_line(r) for r in self.runs if r.program and r.finished is not None
                              and r.run_id > self._program_first_run) or "Stopped before the first call ended."

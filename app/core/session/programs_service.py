@@ -6,7 +6,8 @@ log work unchanged:
 on its first call starts no run and the views keep the last good result), one ``CallRecord`` per call,
 ``IREvent`` (the entry point's :class:`app.core.inspect.ir.StepIR`, step = the entry point's name) after the
 first compiling call, ``FinishedEvent`` (``"calls"``, ``"stopped"`` or ``"error"``) → after the last run the
-source map (``SourceMapReady``). An error in the user's code is a :class:`ProgramFailed` at the user's line,
+source map (``SourceMapReady``). A ``trace_only`` request (the editor's "as you type") starts no run: its
+``ProgramLoaded``, then the ``IREvent`` and ``SourceMapReady`` of one trace, lower and compile. An error in the user's code is a :class:`ProgramFailed` at the user's line,
 then raised again so the service adds its :class:`RequestFailed`. Stop: ``should_stop`` reaches the user's
 code through :func:`app.core.programs.interrupt.stoppable` (a ``sys.settrace`` hook on the program's lines),
 so a Python loop stuck while loading or tracing ends at its next line.
@@ -98,6 +99,10 @@ class ProgramService:
         yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                prepared.entry.name, prepared.describe_args(), prepared.backend)
         entry = prepared.entry.name
+        if request.trace_only:  # as you type: the IR views only, with a fresh runner (a later Run compiles cold)
+            live = yield from self._ir_without_run(prepared, ProgramRunner(prepared), entry, should_stop)
+            yield from self._source_map(live, entry)
+            return
         lanes: list[tuple[str, Any, list[tuple]]] = []  # (mode, runner, arguments per call)
         if request.sweep.strip():
             try:

@@ -71,11 +71,14 @@ class MeshRequest(Request):
 @dataclass(frozen=True)
 class ProfileRequest(Request):
     """Profile ``n_steps`` steady calls of the loaded model's jit-static ``step`` (``"decode"`` or
-    ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profile.step.profile_step`)."""
+    ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profile.step.profile_step`) — or, with
+    ``program`` (a :class:`ProgramRequest`), ``n_steps`` calls of the program's entry point
+    (:func:`app.core.profile.program.program_step_call`; ``prompt`` and ``step`` unused)."""
 
     prompt: str
     step: str = "decode"
     n_steps: int = 20
+    program: Any = None
     label = "profile"
 
 
@@ -106,7 +109,8 @@ class ProgramRequest(Request):
     ``spec`` an argument spec (``""``: the file's ``X_args()``); ``n_calls`` timed calls in ``mode``
     (``"jit"``, ``"no-jit"`` or ``"compare"``: the jit run, then the no-jit run, as two runs); ``sweep`` a
     shape sweep of argument 0's first axis (``"1:16"``; ``""``: none), with ``bucket`` the same sweep padded
-    to power-of-two buckets as a second run."""
+    to power-of-two buckets as a second run. ``trace_only``: no timed calls, only the entry point's trace, lower
+    and compile for the IR views and the source map (the editor's "as you type")."""
 
     source: str
     path: str = ""
@@ -118,6 +122,7 @@ class ProgramRequest(Request):
     sweep: str = ""
     bucket: bool = False
     seed: int = 0
+    trace_only: bool = False
     label = "program"
 
 

@@ -212,12 +212,33 @@ class ComputeService:
             if on_live_phase is not None:
                 on_live_phase(PhaseEvent("profiling", True, message))
 
+        if request.program is not None:  # the user's program: its entry point, its file:line rows
+            yield from self._profile_program(request, _stop, progress)
+            return
         engine = self._engine()
         profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress)
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
                 for by in ("line", "op", "fusion", "module")}
         ir = engine.ir.get((profiling_mode(), request.step))
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
+
+    def _profile_program(self, request: rq.ProfileRequest, should_stop: Any, progress: Any) -> Iterator[Any]:
+        from app.core.profile.build import aggregate
+        from app.core.profile.program import program_step_call
+        from app.core.profile.step import profile_call
+        from app.core.session.programs_service import ProgramService
+
+        if self._programs is None:
+            self._programs = ProgramService()
+        progress("loading and tracing the program")
+        program, prepared, _ = self._programs._prepare(request.program, should_stop)
+        progress(f"compiling {prepared.entry.name}")
+        call, live = program_step_call(prepared, should_stop)
+        profile = profile_call(call, prepared.entry.name, request.n_steps, on_progress=progress,
+                               label=f"{program.display_name}:{prepared.entry.name}")
+        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
+                for by in ("line", "op", "fusion", "module")}
+        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), live.plain())
 
     def _passes(self, request: rq.PassesRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Record XLA's pass pipeline of a compiled step (:mod:`app.core.session.passes_service`)."""
