@@ -82,6 +82,7 @@ class SessionFiles(QObject):
         ev.runFinished.connect(self._on_run_finished)
         ev.sourceMap.connect(self._on_source_map)
         ev.profile.connect(self._on_profile)
+        ev.passes.connect(self._on_passes)
         ev.busyChanged.connect(self._on_busy)
 
     @property
@@ -222,6 +223,17 @@ class SessionFiles(QObject):
         target = self._last_live()
         if target is not None and getattr(event, "profile", None) is not None:
             self.recorder.add_profile(event.profile, run=target)
+
+    def _on_passes(self, ready: Any) -> None:
+        """A pass pipeline recorded in the Passes tab goes with the newest live run of its mode (else the
+        newest live run), so Save session writes it."""
+        live = [self.recorded[r.run_id] for r in self.session.runs if not r.origin and r.run_id in self.recorded]
+        target = next((r for r in reversed(live) if r.mode == getattr(ready, "mode", None)), live[-1] if live else None)
+        if target is not None:
+            try:
+                self.recorder.add_passes(ready, run=target)
+            except Exception as exc:  # noqa: BLE001 — a pipeline that cannot be kept leaves the run as it was
+                self.window.status.error(f"The pass pipeline will not be saved with the session: {exc}")
 
     def runs_on_plot(self) -> list[RecordedRun]:
         """The recorded runs of the plot's runs, oldest first (what Save session writes)."""
@@ -380,6 +392,19 @@ class SessionFiles(QObject):
         profiled = [run for _, run in runs if run.profile is not None]
         if profiled:
             self.show_profile(profiled[-1])
+        with_passes = [run for _, run in runs if run.passes is not None]
+        if with_passes:
+            self.show_passes(with_passes[-1])
+
+    def show_passes(self, run: RecordedRun) -> bool:
+        """Show ``run``'s recorded pass pipeline in the Passes tab (read-only)."""
+        if run.passes is None:
+            return False
+        try:
+            return self.window.passes.show_recorded(run.passes, run.recorded_label)
+        except Exception as exc:  # noqa: BLE001 — a malformed recorded pipeline must not stop the open
+            self.window.status.error(f"The recorded pass pipeline of {run.label} could not be shown: {exc}")
+            return False
 
     def show_profile(self, run: RecordedRun) -> bool:
         """Show ``run``'s recorded profile in the Profile tab (read-only, labelled with where it was

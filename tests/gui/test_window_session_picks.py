@@ -121,3 +121,53 @@ def test_a_recorded_profile_shows_in_the_profile_tab(qtbot, make_window, gui_mod
         assert profile.timeline is not None and profile.export_button.isEnabled()
     finally:
         win.close()
+
+
+def test_a_recorded_pass_pipeline_is_saved_with_the_run_and_shown_when_opened(qtbot, window, make_window,
+                                                                             gui_model, tmp_path):
+    from conftest import run_and_wait
+    from session_helpers import FINAL, passes_ready
+
+    run_and_wait(qtbot, window)
+    window.session.events.passes.emit(passes_ready(window.session.current.mode))
+    path = tmp_path / "passes.session"
+    assert window.sessions.save(path) > 0
+    kept = load(path).runs[0].passes
+    assert kept is not None and kept.final_hlo == FINAL and kept.rows[0]["pass"] == "fusion"
+    other = make_window(gui_model, autoload=False)
+    try:
+        assert other.sessions.open_paths([path])
+        passes = other.passes
+        assert passes.last is not None and passes.last.step == "decode"
+        assert "recorded on" in passes.status.text() and "read-only" in passes.status.text()
+        assert passes.pass_list is not None and other.ui.ir_tabs.tabs.currentWidget() is passes.page
+    finally:
+        other.close()
+
+
+def test_a_session_with_a_profile_and_passes_opens_with_jax_and_torch_missing(tmp_path):
+    import subprocess
+    import sys
+
+    from session_helpers import passes_ready
+    from test_window_sessions import NO_JAX_SCRIPT, ROOT
+
+    from app.core.recording import RunRecorder
+
+    run = synthetic_recorded(10)
+    run.ir["decode"].hlo = HLO
+    run.profile = StepProfile(
+        "decode", "jit_step", 20, 5.0, 5.0, 4.0, 4.0, 0.8, 0.2, 0.1, 0.1, None, 0, 0, None,
+        [ProfileRow("fusion.1", 4000.0, 4000.0, 0.8, 1.0, kind="kLoop", instructions=["fusion.1"], hlo_line=5)],
+        {}, Timeline(0, 5000.0, [TimelineBar("t0", 0.0, 4000.0, "fusion.1", "kLoop", "")], threads=["t0"]),
+        hlo_text=HLO)
+    RunRecorder("m").add_passes(passes_ready(), run=run)
+    path = write_session(tmp_path / "all.session", run)
+    script = NO_JAX_SCRIPT.replace("\nwin.close()", "\nprint(f'EXTRA profile={win.profile.last is not None} "
+                                   "passes={win.passes.last is not None}')\nwin.close()")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT),
+           "TORCHAX_PLAYGROUND_CONFIG_DIR": str(tmp_path / "config")}
+    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "loaded=[]" in proc.stdout and "EXTRA profile=True passes=True" in proc.stdout, proc.stdout
