@@ -597,11 +597,17 @@ class IRDiffDialog(QDialog):
         self.which = QComboBox()
         self.which.addItems(list(IR_TEXTS))
         self.which.setCurrentText("hlo")
+        self.align = QComboBox(objectName="irDiffAlign")
+        self.align.addItem("text order", "text")
+        self.align.addItem("source line", "source")
+        self.align.setToolTip("Pair the two runs' lines in text order, or by their source location (file:line "
+                              "of the jaxpr_source comments or the HLO metadata)")
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setObjectName("irDiffText")
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         bar = QHBoxLayout()
-        for w in (QLabel("run"), self.a, QLabel("vs"), self.b, QLabel("step"), self.step, QLabel("IR"), self.which):
+        for w in (QLabel("run"), self.a, QLabel("vs"), self.b, QLabel("step"), self.step, QLabel("IR"), self.which,
+                  QLabel("align by"), self.align):
             bar.addWidget(w)
         bar.addStretch(1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -610,7 +616,7 @@ class IRDiffDialog(QDialog):
         layout.addLayout(bar)
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
-        for combo in (self.a, self.b, self.step, self.which):
+        for combo in (self.a, self.b, self.step, self.which, self.align):
             combo.currentIndexChanged.connect(self.refresh)
         self.resize(1000, 640)
         self.refresh()
@@ -619,6 +625,7 @@ class IRDiffDialog(QDialog):
     def refresh(self) -> None:
         a, b = self.runs[self.a.currentIndex()], self.runs[self.b.currentIndex()]
         try:
-            self.text.setPlainText(ir_diff(a, b, self.step.currentText(), self.which.currentText()))
+            self.text.setPlainText(ir_diff(a, b, self.step.currentText(), self.which.currentText(),
+                                           align=self.align.currentData()))
         except KeyError as exc:
             self.text.setPlainText(str(exc.args[0] if exc.args else exc))

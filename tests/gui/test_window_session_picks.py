@@ -171,3 +171,29 @@ def test_a_session_with_a_profile_and_passes_opens_with_jax_and_torch_missing(tm
                           timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "loaded=[]" in proc.stdout and "EXTRA profile=True passes=True" in proc.stdout, proc.stdout
+
+
+def test_the_ir_diff_dialog_aligns_by_source_line(qtbot, make_window, gui_model, tmp_path):
+    from app.core.inspect.ir import StepIR
+
+    meta = 'metadata={op_name="jit(f)/add" source_file="/x/model.py" source_line=7}'
+    hlo = ("HloModule decode\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n"
+           f"  ROOT %add.1 = f32[4] add(%p, %p), {meta}\n}}\n")
+    cpu, tpu = synthetic_recorded(6, "cpu", 1, label="run 1"), synthetic_recorded(6, "TPU v6e", 8, label="run 2")
+    cpu.ir["decode"] = StepIR(hlo=hlo)
+    tpu.ir["decode"] = StepIR(hlo=hlo.replace("f32[4]", "bf16[4]"))
+    a, b = write_session(tmp_path / "cpu.session", cpu), write_session(tmp_path / "tpu.session", tpu)
+    win = make_window(gui_model, autoload=False)
+    try:
+        assert win.sessions.open_paths([a, b])
+        win.sessions.show_diff()
+        dialog = win.sessions.diff_dialog
+        assert dialog.align.currentData() == "text"
+        dialog.align.setCurrentIndex(dialog.align.findData("source"))
+        text = dialog.text.toPlainText()
+        assert "aligned by source line" in text and "@@ model.py:7 " in text and "bf16[4]" in text
+        dialog.which.setCurrentText("stablehlo")
+        assert "needs a text with source locations" in dialog.text.toPlainText()
+        dialog.close()
+    finally:
+        win.close()
