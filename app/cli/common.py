@@ -131,7 +131,7 @@ def main_thread() -> bool:
 
 
 def add_session_args(p: argparse.ArgumentParser) -> None:
-    """``--save-session PATH`` and ``--perfetto PATH`` (``generate`` and ``race``)."""
+    """``--save-session PATH`` and ``--perfetto PATH`` (``generate``, ``race`` and ``program``)."""
     p.add_argument("--save-session", default=None, metavar="PATH",
                    help="write the run(s) to a session file (open with show-session or the window)")
     p.add_argument("--perfetto", default=None, metavar="PATH",

@@ -11,7 +11,7 @@ import signal
 import threading
 from typing import Any, TextIO
 
-from app.cli.common import main_thread, write_json_event
+from app.cli.common import add_session_args, main_thread, write_json_event, write_session_outputs
 
 WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory")
 
@@ -41,6 +41,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--what", choices=WHAT, help="print this IR of the entry point instead of running calls")
     p.add_argument("-o", "--output", help="with --what: write to this file instead of stdout")
     p.add_argument("--json", action="store_true", help="one JSON object per call record, then a summary per run")
+    add_session_args(p)
     return p
 
 
@@ -88,12 +89,41 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return _print_ir(prepared, args, out, err, stop.is_set)
         if not args.json:
             print(f"{label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
+        recorder = _recorder(args, label, path, prepared)
         for result in _runs(prepared, args, stop.is_set):
             _report(result, label, args, out)
+            if recorder is not None:
+                record_result(recorder, result, label)
+        write_session_outputs(args, recorder, err)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     return 0
+
+
+def _recorder(args: argparse.Namespace, label: str, path: str, prepared: Any) -> Any:
+    """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
+    ``FILE.py:ENTRY``), or None without ``--save-session`` / ``--perfetto``."""
+    if not (args.save_session or args.perfetto):
+        return None
+    from app.core.recording import RunRecorder
+
+    settings = {"calls": args.calls, "args": args.spec or prepared.describe_args(), "static": args.static,
+                "seed": args.seed, "sweep": args.sweep, "sweep_arg": args.sweep_arg, "bucket": args.bucket}
+    return RunRecorder(label, str(path), {"backend": prepared.backend}, settings)
+
+
+def record_result(recorder: Any, result: Any, label: str) -> Any:
+    """Record one program run (:class:`app.core.programs.runner.RunResult`: its call records and summary)
+    as a run labelled ``"FILE.py:ENTRY · jit"``; returns the :class:`RecordedRun`."""
+    from app.core.events import FinishedEvent
+
+    what = f"{result.mode} · sweep of {len(result.sizes)} sizes" if result.sizes else result.mode
+    recorder.start(result.mode, label=f"{label} · {what}",
+                   settings={**recorder.settings, "mode": result.mode})
+    for record in result.records:
+        recorder.feed(record)
+    return recorder.feed(FinishedEvent("stopped" if result.stopped else "calls", result.summary))
 
 
 def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any):

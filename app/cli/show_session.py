@@ -23,6 +23,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     show.add_argument("--ir", default="hlo", choices=("jaxpr", "jaxpr_source", "stablehlo", "hlo", "fx_graph",
                                                       "inductor_code"),
                       help="which IR text --diff-ir compares (default: hlo)")
+    show.add_argument("--align", default="text", choices=("text", "source"),
+                      help="--diff-ir pairs lines in text order (default) or by source line (file:line of the "
+                           "jaxpr_source comments or the HLO metadata; --ir jaxpr_source or hlo)")
     show.add_argument("--runs", nargs=2, type=int, default=None, metavar=("A", "B"),
                       help="1-based positions of the two runs --diff-ir compares, over all files in order")
     show.add_argument("--perfetto", default=None, metavar="OUT", help="write a Perfetto trace of every run")
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if len(runs) < 2 or not (1 <= a <= len(runs) and 1 <= b <= len(runs)):
             raise InvalidSettingsError(f"--diff-ir needs two runs (positions 1–{len(runs)}); got {a} and {b}.")
         try:
-            print(ir_diff(runs[a - 1], runs[b - 1], args.diff_ir, args.ir), file=out)
+            print(ir_diff(runs[a - 1], runs[b - 1], args.diff_ir, args.ir, align=args.align), file=out)
         except KeyError as exc:
             raise InvalidSettingsError(str(exc.args[0])) from None
     elif args.compare:

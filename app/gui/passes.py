@@ -253,6 +253,43 @@ class PassesWiring(QObject):
             self.show_snapshot(first.index)
         self.ir_tabs.tabs.setCurrentWidget(self.page)
 
+    def show_recorded(self, passes: Any, origin: str) -> bool:
+        """A pass pipeline read from a session file (:class:`app.core.recording.model.RecordedPasses`):
+        its pass list, chart, compile split and fusions as recorded, read-only, and the diff of the module
+        before the passes against the final one (the snapshots in between are not kept in a session).
+        ``origin``: ``"recorded on CPU × 1 · …"``. False when it has no final module."""
+        import zlib
+
+        from app.core.passes.model import PassPipeline, Snapshot
+
+        summaries = {s.get("index"): s for s in passes.snapshots}
+
+        def snapshot(text: str | None, summary: dict | None, index: int, name: str) -> Snapshot | None:
+            if text is None:
+                return None
+            s = summary or {}
+            return Snapshot(index, s.get("pipeline", ""), s.get("pass", name), s.get("next", ""),
+                            s.get("file", name), int(s.get("n_instructions") or 0), dict(s.get("fusion_kinds") or {}),
+                            [], len(text.encode("utf-8")), zlib.compress(text.encode("utf-8")))
+
+        indices = sorted(i for i in summaries if isinstance(i, int))
+        first, last = (indices[0], indices[-1]) if indices else (-1, 0)
+        before = snapshot(passes.initial_hlo, summaries.get(first), first, "before optimizations")
+        final = snapshot(passes.final_hlo, summaries.get(last), last, "after optimizations")
+        if final is None:
+            return False
+        pipeline = PassPipeline(passes.module, [], before, final, [], [], [], passes.compile_ms or 0.0, None,
+                                in_child=bool(passes.decisions))
+        request = PassesRequest(step=passes.step, fusion_log=bool(passes.decisions), mode=passes.mode)
+        ready = PassesReady(request, passes.step, passes.mode, pipeline, passes.rows, passes.snapshots,
+                            passes.breakdown or {"total_ms": 0.0, "parts": []}, passes.fusions, passes.decisions,
+                            passes.seconds)
+        self.on_passes(ready)
+        self.show_snapshot(final.index)
+        self.status.setText(self.status.text() + f" · {origin} (read-only: the module before and after the "
+                                                 "passes; the snapshots in between are not in the session)")
+        return True
+
     @Slot(dict)
     def on_pass(self, row: dict) -> None:
         """A pass row: its (last) snapshot against the one before it; a pass that changed nothing says so."""

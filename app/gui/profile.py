@@ -44,6 +44,7 @@ class ProfileWiring(QObject):
         self.ir_tabs = window.ui.ir_tabs
         self.prompt = window.ui.prompt
         self.last: ProfileReady | None = None
+        self.recorded_origin = ""  # where the shown profile was recorded (a session file's), "" when live
         self.table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
         self.timeline = StepTimeline()
         self.ir_tabs.tabs.addTab(self._page(), "Profile")
@@ -109,6 +110,7 @@ class ProfileWiring(QObject):
 
     def on_profile(self, ready: ProfileReady) -> None:
         self.last = ready
+        self.recorded_origin = ""
         profile = ready.profile
         note = bandwidth_note(ready.rows.get("fusion", []), profile.bandwidth_gbs)
         what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
@@ -124,6 +126,14 @@ class ProfileWiring(QObject):
             self.ir_tabs.show_step(profile.step)  # every view on the profiled step: tints, measured columns
         self.links.on_profile()
         self.ir_tabs.tabs.setCurrentWidget(self.table.parentWidget().parentWidget())
+
+    def show_recorded(self, ready: ProfileReady, origin: str) -> None:
+        """A profile read from a session file (``origin``: ``"recorded on CPU × 1 · jax 0.10.2 · …"``):
+        shown as a measured one, read-only — the summary names where it was recorded; Profile measures
+        anew only with a loaded model."""
+        self.on_profile(ready)
+        self.recorded_origin = origin
+        self.summary.setText(self.summary.text().replace(" steps profiled</b>", f" steps profiled · {origin}</b>", 1))
 
     def _show_profiled_ir(self, ready: ProfileReady) -> None:
         """The IR tabs showed another executable of the step: show the profiled one's IR (all of it, with

@@ -54,16 +54,17 @@ class Replay(QObject):
     def running(self) -> bool:
         return self._state is not None
 
-    def start(self, speed: float = 1.0, skip_compile: bool = False) -> bool:
-        """Replay the newest recorded run on the plot (all lanes of its race). False, with a status line,
-        when there is none or the window is busy."""
+    def start(self, speed: float = 1.0, skip_compile: bool = False, runs: list[Any] | None = None) -> bool:
+        """Replay ``runs`` (lanes of one race, or one run; default the newest recorded run on the plot, all
+        lanes of its race). False, with a status line, when there is none or the window is busy."""
         window = self.window
         if self.running or self.session.busy:
             window.status.error("A run or replay is in progress: stop it first (Esc).")
             return False
-        runs = self.files.replay_source()
+        runs = list(runs) if runs else self.files.replay_source()
         if not runs:
-            window.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+O) or run first.")
+            window.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
+                                "or run first.")
             return False
         self.speed, self.skip_compile = speed, skip_compile
         self._queue = list(runs)

@@ -43,6 +43,7 @@ from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, find_menu
 from app.gui.replay import Replay
+from app.gui.session_dialogs import ReplayDialog, SaveRunsDialog, run_title
 
 FILTER = f"torchax-playground session (*{SUFFIX})"
 #: Colours of the machines when runs of more than one machine are on the plot.
@@ -81,6 +82,7 @@ class SessionFiles(QObject):
         ev.runFinished.connect(self._on_run_finished)
         ev.sourceMap.connect(self._on_source_map)
         ev.profile.connect(self._on_profile)
+        ev.passes.connect(self._on_passes)
         ev.busyChanged.connect(self._on_busy)
 
     @property
@@ -125,6 +127,7 @@ class SessionFiles(QObject):
         demo = find_menu(self.window, "&Demo")
         demo.addSeparator()
         self.replay_actions = [
+            self._action(demo, "&Replay session…", self.replay_dialog),
             self._action(demo, "Replay session at recorded &pace", lambda: self.replay.start(1.0), "Ctrl+Shift+Y"),
             self._action(demo, "Replay session &4×", lambda: self.replay.start(4.0)),
             self._action(demo, "Replay session, &skipping the compile wait", lambda: self.replay.start(1.0, True)),
@@ -221,6 +224,17 @@ class SessionFiles(QObject):
         if target is not None and getattr(event, "profile", None) is not None:
             self.recorder.add_profile(event.profile, run=target)
 
+    def _on_passes(self, ready: Any) -> None:
+        """A pass pipeline recorded in the Passes tab goes with the newest live run of its mode (else the
+        newest live run), so Save session writes it."""
+        live = [self.recorded[r.run_id] for r in self.session.runs if not r.origin and r.run_id in self.recorded]
+        target = next((r for r in reversed(live) if r.mode == getattr(ready, "mode", None)), live[-1] if live else None)
+        if target is not None:
+            try:
+                self.recorder.add_passes(ready, run=target)
+            except Exception as exc:  # noqa: BLE001 — a pipeline that cannot be kept leaves the run as it was
+                self.window.status.error(f"The pass pipeline will not be saved with the session: {exc}")
+
     def runs_on_plot(self) -> list[RecordedRun]:
         """The recorded runs of the plot's runs, oldest first (what Save session writes)."""
         return [self.recorded[r.run_id] for r in self.session.runs if r.run_id in self.recorded]
@@ -255,18 +269,30 @@ class SessionFiles(QObject):
 
     @Slot()
     def save_dialog(self) -> None:
-        """File ▸ Save session…: every run on the plot."""
-        if self._savable() is None:
-            return
-        path = self._ask_save("Save session", f"runs{SUFFIX}", FILTER)
-        if path is not None:
-            self.save(path)
-
-    def save(self, path: str | Path) -> int:
-        """Write the runs on the plot to ``path``; returns the bytes written (0 when nothing was written:
-        the status line says why)."""
+        """File ▸ Save session…: asks which runs on the plot to save (all checked; no question for one run),
+        then where."""
         runs = self._savable()
         if runs is None:
+            return
+        if len(runs) > 1:
+            dialog = SaveRunsDialog(runs, self.window)
+            self.save_runs_dialog = dialog
+            if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.selected():
+                return
+            runs = dialog.selected()
+        path = self._ask_save("Save session", f"runs{SUFFIX}", FILTER)
+        if path is not None:
+            self.save(path, runs)
+
+    def save(self, path: str | Path, runs: list[RecordedRun] | None = None) -> int:
+        """Write ``runs`` (default: all runs on the plot) to ``path``; returns the bytes written (0 when
+        nothing was written: the status line says why)."""
+        savable = self._savable()
+        if savable is None:
+            return 0
+        runs = savable if runs is None else [r for r in runs if any(r is s for s in savable)]
+        if not runs:
+            self.window.status.error("No runs chosen to save.")
             return 0
         try:
             size = SessionFile(runs=runs).save(path)
@@ -363,6 +389,43 @@ class SessionFiles(QObject):
         with_ir = [run for _, run in runs if run.ir]
         if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
             self.show_ir(with_ir[-1])
+        profiled = [run for _, run in runs if run.profile is not None]
+        if profiled:
+            self.show_profile(profiled[-1])
+        with_passes = [run for _, run in runs if run.passes is not None]
+        if with_passes:
+            self.show_passes(with_passes[-1])
+
+    def show_passes(self, run: RecordedRun) -> bool:
+        """Show ``run``'s recorded pass pipeline in the Passes tab (read-only)."""
+        if run.passes is None:
+            return False
+        try:
+            return self.window.passes.show_recorded(run.passes, run.recorded_label)
+        except Exception as exc:  # noqa: BLE001 — a malformed recorded pipeline must not stop the open
+            self.window.status.error(f"The recorded pass pipeline of {run.label} could not be shown: {exc}")
+            return False
+
+    def show_profile(self, run: RecordedRun) -> bool:
+        """Show ``run``'s recorded profile in the Profile tab (read-only, labelled with where it was
+        recorded): its rows aggregated as a live profile's, its timeline, links to its HLO and source map.
+        False when the run has none or it cannot be shown (said on the status line)."""
+        from dataclasses import replace
+
+        from app.core.profile.build import BY, aggregate
+        from app.core.session.requests import ProfileReady
+
+        if run.profile is None:
+            return False
+        try:
+            profile = replace(run.profile, source_map=run.source_maps.get(run.profile.step))
+            rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))] for by in BY}
+            ready = ProfileReady(profile, rows, profile.timeline.to_dict(), run.ir.get(profile.step))
+            self.window.profile.show_recorded(ready, run.recorded_label)
+        except Exception as exc:  # noqa: BLE001 — a malformed recorded profile must not stop the open
+            self.window.status.error(f"The recorded profile of {run.label} could not be shown: {exc}")
+            return False
+        return True
 
     def show_ir(self, run: RecordedRun) -> None:
         """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with where it was recorded."""
@@ -417,6 +480,38 @@ class SessionFiles(QObject):
     def stop_replay(self) -> bool:
         """End a replay in progress (Stop, Esc); False when none is running."""
         return self.replay.stop()
+
+    def replay_choices(self) -> list[tuple[str, list[RecordedRun]]]:
+        """What Demo ▸ Replay session… offers, oldest first: ``(title, runs)`` per recorded run on the plot
+        (not a replay), a race as one choice with all its lanes."""
+        shown = [(s, self.recorded[s.run_id]) for s in self.session.runs
+                 if s.run_id in self.recorded and not s.replay and (s.finished is not None or s.origin)]
+        choices: list[tuple[str, list[RecordedRun]]] = []
+        races: dict[int, list[RecordedRun]] = {}
+        for state, run in shown:
+            if state.race is None:
+                choices.append((run_title(run), [run]))
+            elif state.race in races:
+                races[state.race].append(run)
+            else:
+                races[state.race] = [run]
+                choices.append(("", races[state.race]))
+        return [(title or f"race · {len(runs)} lanes ({', '.join(r.mode for r in runs)}) · {runs[0].machine}", runs)
+                for title, runs in choices]
+
+    @Slot()
+    def replay_dialog(self) -> None:
+        """Demo ▸ Replay session…: pick the recorded run (or race) and the speed, then replay it."""
+        choices = self.replay_choices()
+        if not choices:
+            self.window.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
+                                     "or run first.")
+            return
+        dialog = ReplayDialog(choices, self.window)
+        self.replay_picker = dialog
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            runs, speed, skip = dialog.choice()
+            self.replay.start(speed, skip, runs=runs)
 
     def replay_source(self) -> list[RecordedRun]:
         """What a replay plays: the newest recorded run on the plot, or all lanes of its race."""
@@ -502,11 +597,17 @@ class IRDiffDialog(QDialog):
         self.which = QComboBox()
         self.which.addItems(list(IR_TEXTS))
         self.which.setCurrentText("hlo")
+        self.align = QComboBox(objectName="irDiffAlign")
+        self.align.addItem("text order", "text")
+        self.align.addItem("source line", "source")
+        self.align.setToolTip("Pair the two runs' lines in text order, or by their source location (file:line "
+                              "of the jaxpr_source comments or the HLO metadata)")
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setObjectName("irDiffText")
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         bar = QHBoxLayout()
-        for w in (QLabel("run"), self.a, QLabel("vs"), self.b, QLabel("step"), self.step, QLabel("IR"), self.which):
+        for w in (QLabel("run"), self.a, QLabel("vs"), self.b, QLabel("step"), self.step, QLabel("IR"), self.which,
+                  QLabel("align by"), self.align):
             bar.addWidget(w)
         bar.addStretch(1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -515,7 +616,7 @@ class IRDiffDialog(QDialog):
         layout.addLayout(bar)
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
-        for combo in (self.a, self.b, self.step, self.which):
+        for combo in (self.a, self.b, self.step, self.which, self.align):
             combo.currentIndexChanged.connect(self.refresh)
         self.resize(1000, 640)
         self.refresh()
@@ -524,6 +625,7 @@ class IRDiffDialog(QDialog):
     def refresh(self) -> None:
         a, b = self.runs[self.a.currentIndex()], self.runs[self.b.currentIndex()]
         try:
-            self.text.setPlainText(ir_diff(a, b, self.step.currentText(), self.which.currentText()))
+            self.text.setPlainText(ir_diff(a, b, self.step.currentText(), self.which.currentText(),
+                                           align=self.align.currentData()))
         except KeyError as exc:
             self.text.setPlainText(str(exc.args[0] if exc.args else exc))

@@ -6,6 +6,8 @@ import difflib
 import re
 from typing import Any
 
+from app.core.inspect.location import SourceLocation
+from app.core.inspect.text_index import hlo_instructions
 from app.core.recording.model import RecordedRun
 from app.core.report.columns import RACE_COLUMNS, Column, render_text
 from app.core.units import fmt
@@ -70,13 +72,107 @@ def normalize_line(line: str, which: str) -> str:
     return line
 
 
-def ir_diff(a: RecordedRun, b: RecordedRun, step: str, which: str = "hlo", context: int = 3) -> str:
+#: How :func:`ir_diff` pairs lines: ``"text"`` in text order, ``"source"`` by source location.
+ALIGNS = ("text", "source")
+#: The IR texts whose lines carry their source location (what ``align="source"`` needs).
+SOURCE_TEXTS = ("jaxpr_source", "hlo")
+NO_SOURCE = "(no source location)"
+_JAXPR_LOC = re.compile(r"#\s*(\S+?):(\d+)(?::\d+)?(?:\s+\([^)]*\))?\s*$")
+
+
+def _location_key(file: str, line: int) -> str:
+    """``file:line`` as two machines share it: the path after ``site-packages/``, else the file's name
+    (a home folder or checkout path differs between machines)."""
+    label = SourceLocation(file, line).label
+    if label.startswith("/") or ":\\" in label[:3]:
+        label = label.replace("\\", "/").rsplit("/", 1)[-1]
+    return label
+
+
+def source_keys(text: str, which: str) -> list[str]:
+    """Each line's source location (``"model.py:12"``, :data:`NO_SOURCE` when it has none): from an
+    equation's ``# file:line:col (function)`` comment in ``jaxpr_source`` (continuation lines and the lines
+    after belong to the equation above), from an instruction's metadata in ``hlo`` (``stack_frame_id``
+    through the module's tables, or ``source_file`` / ``source_line``). Raises KeyError for another
+    ``which``."""
+    lines = text.splitlines()
+    if which == "hlo":
+        by_line = {ins.text_line: _location_key(ins.file, ins.line) for ins in hlo_instructions(text) if ins.file}
+        return [by_line.get(i + 1, NO_SOURCE) for i in range(len(lines))]
+    if which == "jaxpr_source":
+        keys, current = [], NO_SOURCE
+        for line in lines:
+            m = _JAXPR_LOC.search(line)
+            if m and "=" in line.split("#", 1)[0]:  # an equation's line with its location comment
+                current = _location_key(m.group(1), int(m.group(2)))
+            elif line.strip().startswith(("{", "in ")) or line.strip() == "}":
+                current = NO_SOURCE
+            keys.append(current)
+        return keys
+    raise KeyError(f"aligning by source line needs a text with source locations ({', '.join(SOURCE_TEXTS)}), "
+                   f"not {which}")
+
+
+def _source_normalized(line: str, which: str) -> str:
+    """:func:`normalize_line`, and for ``jaxpr_source`` the location comment dropped (the location is what
+    the lines are grouped by; its path differs between machines)."""
+    if which == "jaxpr_source":
+        line = line.split("#", 1)[0]
+    return normalize_line(line, which)
+
+
+def _source_diff(texts: list[list[str]], which: str, header: list[str]) -> str:
+    """Lines grouped by source location, each location's lines of both runs diffed (normalized)."""
+    groups: list[dict[str, list[str]]] = []
+    for lines in texts:
+        g: dict[str, list[str]] = {}
+        for key, line in zip(source_keys("\n".join(lines), which), lines):
+            g.setdefault(key, []).append(line)
+        groups.append(g)
+    order = list(groups[0]) + [k for k in groups[1] if k not in groups[0]]
+    body: list[str] = []
+    same = removed = added = n_same = n_differ = 0
+    for key in order:
+        la, lb = groups[0].get(key, []), groups[1].get(key, [])
+        na, nb = [_source_normalized(x, which) for x in la], [_source_normalized(x, which) for x in lb]
+        matcher = difflib.SequenceMatcher(None, na, nb, autojunk=False)
+        aligned = sum(m.size for m in matcher.get_matching_blocks())
+        same += aligned
+        if na == nb:
+            n_same += 1
+            continue
+        n_differ += 1
+        where = "only in the first" if not lb else "only in the second" if not la else f"{aligned} lines align"
+        body.append(f"@@ {key} ({len(la)} → {len(lb)} lines, {where}) @@")
+        for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+            if tag == "equal":
+                body += [" " + x for x in la[a1:a2]]
+                continue
+            body += ["-" + x for x in la[a1:a2]] + ["+" + x for x in lb[b1:b2]]
+            removed += a2 - a1
+            added += b2 - b1
+    summary = (f"aligned by source line: {len(order)} locations, {n_same} the same, {n_differ} differ · "
+               f"{same} lines align, {removed} only in the first, {added} only in the second"
+               + (" (identical after normalizing)" if not removed and not added else ""))
+    return "\n".join([*header, summary, *body])
+
+
+def ir_diff(a: RecordedRun, b: RecordedRun, step: str, which: str = "hlo", context: int = 3,
+            align: str = "text") -> str:
     """A unified diff of ``step``'s ``which`` text (one of :data:`IR_TEXTS`) in runs ``a`` and ``b``,
     aligned on normalized lines (:func:`normalize_line`) and printed with the original lines; a header
-    names both runs and machines and counts the lines that differ. Raises KeyError naming what is missing
-    when either run has no such step or text."""
+    names both runs and machines and counts the lines that differ. ``align="source"`` pairs the lines by
+    their source location instead of text order (:func:`source_keys`; ``which`` one of
+    :data:`SOURCE_TEXTS`): one hunk per ``file:line`` whose lines differ, headed by it, so a reordered or
+    re-fused module still lines up with the code it came from. Raises KeyError naming what is missing
+    when either run has no such step or text, or ``which`` has no source locations to align by."""
     if which not in IR_TEXTS:
         raise KeyError(f"unknown IR text {which!r} (one of {', '.join(IR_TEXTS)})")
+    if align not in ALIGNS:
+        raise KeyError(f"unknown alignment {align!r} (one of {', '.join(ALIGNS)})")
+    if align == "source" and which not in SOURCE_TEXTS:
+        raise KeyError(f"aligning by source line needs a text with source locations "
+                       f"({', '.join(SOURCE_TEXTS)}), not {which}")
     texts = []
     for run in (a, b):
         ir = run.ir.get(step)
@@ -86,6 +182,10 @@ def ir_diff(a: RecordedRun, b: RecordedRun, step: str, which: str = "hlo", conte
         if text is None:
             raise KeyError(f"{run.label} has no {which} text of the {step} step")
         texts.append(text.splitlines())
+    if align == "source":
+        return _source_diff(texts, which, [
+            f"--- {a.label} · {a.machine}  ({step} {which}, {len(texts[0])} lines)",
+            f"+++ {b.label} · {b.machine}  ({step} {which}, {len(texts[1])} lines)"])
     norm = [[normalize_line(x, which) for x in t] for t in texts]
     matcher = difflib.SequenceMatcher(None, norm[0], norm[1], autojunk=False)
     out = [f"--- {a.label} · {a.machine}  ({step} {which}, {len(texts[0])} lines)",

@@ -9,7 +9,10 @@ README ("Session files"); times are milliseconds, ``timestamp`` / ``started_at``
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
+import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -52,6 +55,63 @@ def profile_from_dict(d: dict[str, Any]) -> StepProfile:
                           "timeline": timeline})
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data (tuples as lists, anything else JSON cannot hold as its text)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _pack(text: str | None) -> str | None:
+    return None if text is None else base64.b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
+
+
+def _unpack(data: str | None) -> str | None:
+    return None if data is None else zlib.decompress(base64.b64decode(data)).decode("utf-8")
+
+
+@dataclass
+class RecordedPasses:
+    """XLA's pass pipeline as recorded for one step (the window's Passes tab,
+    :class:`app.core.session.requests.PassesReady`), as plain data: ``step``, ``mode``, ``module`` (the HLO
+    module's name), ``compile_ms``; ``rows``: :func:`app.core.passes.query.pass_rows`; ``snapshots``: each
+    snapshot's summary (``index``, ``pipeline``, ``pass``, ``n_instructions``, ``n_fusions``, …), ``before``
+    and ``final`` included; ``breakdown``: the compile time's parts; ``fusions`` and ``decisions``: the
+    final module's fusions and the fusion log; ``seconds``: recording time; ``initial_hlo`` /
+    ``final_hlo``: the module before the first pass and after the last (stored zlib-compressed, base64, as
+    ``initial_hlo_z`` / ``final_hlo_z``)."""
+
+    step: str
+    mode: str
+    module: str = ""
+    compile_ms: float | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    breakdown: dict[str, Any] = field(default_factory=dict)
+    fusions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    initial_hlo: str | None = None
+    final_hlo: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+             if f.name not in ("initial_hlo", "final_hlo")}
+        return {**_plain(d), "initial_hlo_z": _pack(self.initial_hlo), "final_hlo_z": _pack(self.final_hlo)}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> RecordedPasses:
+        """Raises TypeError / ValueError on a malformed dict (damaged compressed HLO included)."""
+        try:
+            initial, final = _unpack(d.get("initial_hlo_z")), _unpack(d.get("final_hlo_z"))
+        except zlib.error as exc:
+            raise ValueError(f"passes: compressed HLO is damaged ({exc})") from exc
+        return RecordedPasses(**_known(RecordedPasses, d), initial_hlo=initial, final_hlo=final)
+
+    @property
+    def n_changed(self) -> int:
+        """Passes that changed the module."""
+        return sum(1 for r in self.rows if r.get("changed"))
+
+
 @dataclass
 class RecordedRun:
     """One run (or one lane of a race) as recorded.
@@ -69,7 +129,8 @@ class RecordedRun:
     when the run did not end. ``ir``: step kind (``"prefill"``, ``"decode"``) → :class:`StepIR` (texts and
     figures; ``closed_jaxpr`` is None); ``source_maps``: step kind →
     :class:`app.core.inspect.source_map.SourceMap`; ``profile``: a measured
-    :class:`app.core.profile.model.StepProfile` or None. ``environment``: the recording machine
+    :class:`app.core.profile.model.StepProfile` or None; ``passes``: XLA's pass pipeline of a step as
+    recorded in the window's Passes tab (:class:`RecordedPasses`) or None. ``environment``: the recording machine
     (:func:`app.core.recording.environment.environment` plus ``mesh`` and ``persistent_cache_hits``);
     ``recorded_at``: ISO 8601 UTC time of the run's end; ``started_at``: Unix seconds at its start (None
     when unknown).
@@ -90,6 +151,7 @@ class RecordedRun:
     ir: dict[str, StepIR] = field(default_factory=dict)
     source_maps: dict[str, Any] = field(default_factory=dict)
     profile: StepProfile | None = None
+    passes: RecordedPasses | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     recorded_at: str = ""
     started_at: float | None = None
@@ -173,6 +235,7 @@ class RecordedRun:
             "ir": {step: _ir_to_dict(ir) for step, ir in self.ir.items()},
             "source_maps": {step: source_map_io.to_dict(sm) for step, sm in self.source_maps.items()},
             "profile": _profile_to_dict(self.profile) if self.profile is not None else None,
+            "passes": self.passes.to_dict() if self.passes is not None else None,
             "environment": self.environment, "recorded_at": self.recorded_at, "started_at": self.started_at,
         }
 
@@ -200,6 +263,7 @@ class RecordedRun:
             ir={step: StepIR(**_known(StepIR, ir)) for step, ir in (d.get("ir") or {}).items()},
             source_maps={s: source_map_io.from_dict(m) for s, m in (d.get("source_maps") or {}).items()},
             profile=profile_from_dict(d["profile"]) if d.get("profile") else None,
+            passes=RecordedPasses.from_dict(d["passes"]) if d.get("passes") else None,
             environment=dict(d.get("environment") or {}), recorded_at=str(d.get("recorded_at", "")),
             started_at=d.get("started_at"),
         )

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import time
+import zlib
 from dataclasses import replace
 from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, TokenEvent
 from app.core.inspect.ir import StepIR
 from app.core.recording.environment import environment
-from app.core.recording.model import RecordedRun
+from app.core.recording.model import RecordedPasses, RecordedRun
 from app.core.recording.store import SessionFile, utc_now
 
 
@@ -104,6 +105,26 @@ class RunRecorder:
         target = run or self.current or (self.runs[-1] if self.runs else None)
         if target is not None:
             target.source_maps[step] = source_map
+
+    def add_passes(self, ready: Any, run: RecordedRun | None = None) -> RecordedPasses | None:
+        """Attach a recorded pass pipeline (an :class:`app.core.session.requests.PassesReady`, read by its
+        attributes) to ``run`` (default: the last run) as a :class:`RecordedPasses`: its pass rows, snapshot
+        summaries, compile-time breakdown, fusions, fusion log and the module before and after the passes."""
+        target = run or self.current or (self.runs[-1] if self.runs else None)
+        if target is None:
+            return None
+        p = ready.pipeline
+
+        def text(snapshot: Any) -> str | None:  # not through Snapshot.text: that would keep the text unpacked
+            return None if snapshot is None else zlib.decompress(snapshot.compressed).decode("utf-8")
+
+        target.passes = RecordedPasses(
+            step=ready.step, mode=ready.mode, module=getattr(p, "module", ""),
+            compile_ms=getattr(p, "compile_ms", None), rows=list(ready.rows), snapshots=list(ready.snapshots),
+            breakdown=dict(ready.breakdown), fusions=list(ready.fusions), decisions=list(ready.decisions),
+            seconds=float(ready.seconds), initial_hlo=text(getattr(p, "before", None)),
+            final_hlo=text(getattr(p, "final", None)))
+        return target.passes
 
     def add_profile(self, profile: Any, run: RecordedRun | None = None) -> None:
         """Attach a measured :class:`app.core.profile.model.StepProfile` (its ``source_map`` goes to the run's
