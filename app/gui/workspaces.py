@@ -163,11 +163,11 @@ class Workspaces(QObject):
             self.code_right.insertWidget(0, card)
             self.code_right.insertWidget(1, ui.plot_card)
             ui.plot_card.show()
-            if not self._code_sized:  # first time: editor 45 %, the jaxpr above a plot of ~35 % of the height
+            if not self._code_sized:  # first time: editor 45 %, the jaxpr above the plot, half the height each
                 self._code_sized = True
                 width, height = max(1, self.stack.width()), max(1, self.stack.height())
                 self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
-                self.code_right.setSizes([int(height * 0.62), int(height * 0.38)])
+                self.code_right.setSizes([int(height * 0.5), int(height * 0.5)])  # the plot needs its keys' room
         card.show()
 
     def _give_back(self, name: str) -> None:
