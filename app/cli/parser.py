@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     add_devices_arg(parser)  # for the window: ``torchax-playground --devices 4``
+    parser.add_argument("--model", dest="window_model", default=None, metavar="MODEL",
+                        help="the window's model: built-in name, random:<preset>, hub id or folder")
     sub = parser.add_subparsers(dest="command")
     for command in COMMANDS.values():
         command.add_parser(sub)
@@ -60,7 +62,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     if args.command in (None, "gui"):
         from app.gui.main import main as gui_main
 
-        gui_args = ([] if getattr(args, "model", None) is None else ["--model", args.model]) + sessions
+        model = getattr(args, "model", None) or args.window_model
+        gui_args = ([] if model is None else ["--model", model]) + sessions
         return gui_main(gui_args + ([] if devices is None else ["--devices", str(devices)]))
     try:
         if getattr(COMMANDS[args.command], "NEEDS_LIBRARIES", True):  # show-session reads files only
