@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -256,8 +257,20 @@ class IRTabs(QWidget):
         if self._step in self._irs:
             self.show_step(self._step)
 
+    def _size_by_current_tab(self) -> None:
+        """Only the current tab's minimum size counts (a stacked widget otherwise takes the largest of every
+        tab's: the Passes tab's would set the IR views' height in a short Code workspace)."""
+        current = self.tabs.currentWidget()
+        for i in range(self.tabs.count()):
+            page = self.tabs.widget(i)
+            policy = QSizePolicy.Policy.Preferred if page is current else QSizePolicy.Policy.Ignored
+            if page.sizePolicy().verticalPolicy() != policy:
+                page.setSizePolicy(policy, policy)
+        self.tabs.updateGeometry()
+
     @Slot(int)
     def _on_tab_changed(self, _index: int) -> None:
+        self._size_by_current_tab()
         panel = self.tabs.currentWidget()
         if isinstance(panel, IRPanel) and panel.has_pending():
             panel.apply_pending()

@@ -102,7 +102,7 @@ class PassesWiring(QObject):
         self.compile_bar.setToolTip("")
         self.pass_list = PassList()
         self.chart = PassChart()
-        self.chart.setMinimumHeight(110)
+        self.chart.setMinimumHeight(64)  # a short Code workspace still fits the tab
         left = QSplitter(Qt.Orientation.Vertical, objectName="passesLeftSplit")
         left.addWidget(self.pass_list)
         left.addWidget(self.chart)

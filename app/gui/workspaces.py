@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -163,12 +163,18 @@ class Workspaces(QObject):
             self.code_right.insertWidget(0, card)
             self.code_right.insertWidget(1, ui.plot_card)
             ui.plot_card.show()
-            if not self._code_sized:  # first time: editor 45 %, the jaxpr above the plot, half the height each
+            if not self._code_sized:  # first time, once laid out: editor 45 %, the jaxpr above the plot
                 self._code_sized = True
-                width, height = max(1, self.stack.width()), max(1, self.stack.height())
-                self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
-                self.code_right.setSizes([int(height * 0.5), int(height * 0.5)])  # the plot needs its keys' room
+                QTimer.singleShot(0, self._size_code)
         card.show()
+
+    @Slot()
+    def _size_code(self) -> None:
+        """The Code workspace's first sizes: editor 45 % of the width; the IR views and the plot half the height
+        each (the plot needs room for its keys, its points and its legend)."""
+        width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
+        self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
+        self.code_right.setSizes([height // 2, height - height // 2])
 
     def _give_back(self, name: str) -> None:
         ui = self.window.ui
