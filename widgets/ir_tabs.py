@@ -257,7 +257,7 @@ class IRTabs(QWidget):
         if self._step in self._irs:
             self.show_step(self._step)
 
-    def _size_by_current_tab(self) -> None:
+    def size_by_current_tab(self) -> None:
         """Only the current tab's minimum size counts (a stacked widget otherwise takes the largest of every
         tab's: the Passes tab's would set the IR views' height in a short Code workspace)."""
         current = self.tabs.currentWidget()
@@ -270,7 +270,7 @@ class IRTabs(QWidget):
 
     @Slot(int)
     def _on_tab_changed(self, _index: int) -> None:
-        self._size_by_current_tab()
+        self.size_by_current_tab()
         panel = self.tabs.currentWidget()
         if isinstance(panel, IRPanel) and panel.has_pending():
             panel.apply_pending()

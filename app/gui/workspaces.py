@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QScrollArea,
     QSplitter,
@@ -172,6 +173,8 @@ class Workspaces(QObject):
     def _size_code(self) -> None:
         """The Code workspace's first sizes: editor 45 % of the width; the IR views and the plot half the height
         each (the plot needs room for its keys, its points and its legend)."""
+        self.window.ui.ir_tabs.size_by_current_tab()  # tabs added after the IR tabs were built count too
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
         self.code_right.setSizes([height // 2, height - height // 2])
