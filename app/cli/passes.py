@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
@@ -103,9 +104,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         options = _flags(args)
         label, lowered = _program_lowered(args, err)
         print(f"[passes] recording {label}…", file=err, flush=True)
+        t0 = time.perf_counter()
         pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options)
-        print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
-              f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps", file=err)
+        _recorded(pipeline, time.perf_counter() - t0, err)
         write_report(pipeline, args, out)
         return 0
     sides = _compare_sides(args)
@@ -129,11 +130,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
     print(f"[passes] recording {args.step} step{' with the fusion log (child process)' if args.fusion_log else ''}…",
           file=err, flush=True)
+    t0 = time.perf_counter()
     pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options)
-    print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
-          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps", file=err)
+    _recorded(pipeline, time.perf_counter() - t0, err)
     write_report(pipeline, args, out)
     return 0
+
+
+def _recorded(pipeline: Any, seconds: float, err: TextIO) -> None:
+    kept = sum(len(s.compressed) for s in pipeline.all_snapshots())
+    print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
+          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps → {kept / 1e6:.1f} MB compressed, recorded in "
+          f"{seconds:.1f} s", file=err)
 
 
 def _compare(engine: Any, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,

@@ -56,12 +56,17 @@ def test_inspect_pass_hlo_needs_pass(model):
 def test_passes_on_a_program_carries_its_lines():
     code, out, err = run_cli("passes", "--program", f"{EXAMPLE}:selu", "--args", "f32[32,32]", "--json")
     assert code == 0, err
+    assert "MB compressed, recorded in" in err
     snaps = [json.loads(line) for line in out.splitlines()]
     assert sum(1 for s in snaps if s.get("event") == "snapshot" and s["changed"]) >= 5
     code, out, err = run_cli("passes", "--program", f"{EXAMPLE}:selu", "--args", "f32[32,32]", "--pass-hlo", "fusion")
     assert code == 0, err
-    meta = [ln for ln in out.splitlines() if "source_file=" in ln or "01_jit_speedup.py" in ln]
-    assert any("01_jit_speedup.py" in ln for ln in meta)  # the program's file in the metadata
+    assert "01_jit_speedup.py" in out.split("StackFrames")[0]  # the module's FileNames table: the program
+    assert "stack_frame_id=" in out
+    code, out, err = run_cli("passes", "--program", f"{EXAMPLE}:selu", "--args", "f32[32,32]", "--fusions", "--json")
+    assert code == 0, err
+    fusions = [json.loads(line) for line in out.splitlines()]
+    assert fusions and all(any(w.startswith("01_jit_speedup.py:") for _, _, w in f["absorbed"]) for f in fusions)
     code, out, err = run_cli("program", EXAMPLE, "--what", "passes", "--json")
     assert code == 0, err
     assert any(json.loads(line)["pass"] == "fusion" for line in out.splitlines())
