@@ -1,9 +1,10 @@
 """The compile spike taken apart: one horizontal stacked bar of a compile's parts (HLO pass pipelines,
-thunk emission, LLVM, the rest of the backend, the rest), coloured by group, each labelled with its ms
+thunk emission, LLVM, the rest of the backend, the rest; before them JAX's trace and lower when known),
+coloured by group, each labelled with its ms
 where it fits; hover a part for its name, ms, share and the profiler events it comes from.
 
 Plain data in: :meth:`CompileBar.set_parts` takes the total ms and dicts with ``label``, ``ms``, ``group``
-(``"HLO passes"``, ``"backend"``, ``"other"``) and optionally ``source``.
+(``"trace"``, ``"lower"``, ``"HLO passes"``, ``"backend"``, ``"other"``) and optionally ``source``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 #: Shades per group, taken in turn by that group's parts.
 GROUP_COLORS: dict[str, tuple[str, ...]] = {
+    "trace": ("#7c3aed",),
+    "lower": ("#0f766e",),
     "HLO passes": ("#1e40af", "#2563eb", "#3b82f6", "#60a5fa", "#93c5fd", "#1d4ed8"),
     "backend": ("#c2410c", "#ea580c", "#fb923c", "#fdba74"),
     "other": ("#6b7280", "#9ca3af", "#d1d5db"),
 }
-LIGHT_TEXT = {"#1e40af", "#2563eb", "#3b82f6", "#1d4ed8", "#c2410c", "#ea580c", "#6b7280"}
+LIGHT_TEXT = {"#7c3aed", "#0f766e", "#1e40af", "#2563eb", "#3b82f6", "#1d4ed8", "#c2410c", "#ea580c", "#6b7280"}
 
 
 def short_label(label: str) -> str:
@@ -68,7 +71,8 @@ class CompileBar(QWidget):
         for p in self._parts:
             groups[p.get("group", "other")] = groups.get(p.get("group", "other"), 0.0) + p["ms"]
         total = self._total or sum(groups.values()) or 1.0
-        return f"compile {self._total:,.0f} ms = " + " + ".join(
+        head = "first call's compile" if "trace" in groups or "lower" in groups else "compile"
+        return f"{head} {self._total:,.0f} ms = " + " + ".join(
             f"{g} {v:,.0f} ms ({v / total:.0%})" for g, v in groups.items())
 
     def labels(self) -> list[str]:

@@ -60,6 +60,27 @@ class CompileLog(QTableWidget):
             self.setItem(r, col, item)
         self.scrollToBottom()
 
+    def annotate(self, where: dict[str, Any], note: str, tooltip: str = "", key: str = "compile_phases") -> bool:
+        """Add ``note`` to column ``key``'s cell of the newest row whose cells show ``where``'s values (the
+        columns named by its keys, formatted as in :meth:`add_row`), and ``tooltip`` on every cell of that
+        row — e.g. a recorded compile's split (HLO passes / backend / other) on the step's compiling call.
+        A second note on the same row replaces the first. Returns False when no row matches."""
+        cols = {c.key: i for i, c in enumerate(self.columns)}
+        if key not in cols or any(k not in cols for k in where):
+            return False
+        wanted = {cols[k]: self.columns[cols[k]].text(where) for k in where}
+        for r in range(self.rowCount() - 1, -1, -1):
+            if all(self.item(r, c) is not None and self.item(r, c).text() == t for c, t in wanted.items()):
+                cell = self.item(r, cols[key])
+                base = cell.data(Qt.ItemDataRole.UserRole) or cell.text()
+                cell.setData(Qt.ItemDataRole.UserRole, base)
+                cell.setText(f"{base} ‖ {note}" if note else base)
+                for c in range(self.columnCount()):
+                    if (item := self.item(r, c)) is not None and tooltip:
+                        item.setToolTip(tooltip)
+                return True
+        return False
+
     def rows(self) -> list[dict[str, str]]:
         """Every row as ``{column title: text}`` (for tests and exports)."""
         return [

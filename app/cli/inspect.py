@@ -13,7 +13,10 @@ from app.cli.common import add_model_args, load_engine_for, phase_printer, setti
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
 
-WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives", "fx-graph", "inductor-code")
+#: XLA's pass pipeline, recorded by compiling the step once more with per-pass dumps (``passes`` command).
+PASS_WHAT = ("passes", "fusions", "pass-hlo", "compile-phases")
+WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives", *PASS_WHAT, "fx-graph",
+        "inductor-code")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -26,7 +29,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ins.add_argument("--source-map", action="store_true",
                      help="print the source map instead (source line / ATen op → jaxpr equations, StableHLO "
                           "ops, HLO instructions, flops) as CSV, or JSON with -o file.json or --json")
-    ins.add_argument("--json", action="store_true", help="with --source-map: JSON instead of CSV")
+    ins.add_argument("--json", action="store_true",
+                     help="with --source-map: JSON instead of CSV; with --what passes / fusions / compile-phases: "
+                          "JSON lines (one object per pass / fusion)")
+    ins.add_argument("--pass", dest="pass_name", metavar="NAME_OR_INDEX",
+                     help="with --what pass-hlo: the snapshot (dump index or pass name, e.g. fusion)")
     ins.add_argument("--fold-layers", action="store_true",
                      help="with --source-map: merge repeated layers (model.layers.*.mlp)")
     return ins
@@ -34,7 +41,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 #: What each compiler's step can print (``--what``), its default first.
 WHAT_BY_COMPILER = {
-    "xla": ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives"),
+    "xla": ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives", *PASS_WHAT),
     "inductor": ("fx-graph", "inductor-code"),
 }
 
@@ -51,6 +58,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     what = args.what or allowed[0]
     if what not in allowed and not args.source_map:
         raise InvalidSettingsError(f"{args.mode} ({info.compiler}) has no {what}: choose one of {', '.join(allowed)}.")
+    if what == "pass-hlo" and args.pass_name is None:
+        raise InvalidSettingsError("--what pass-hlo needs --pass NAME_OR_INDEX (a dump index or a pass name).")
     if args.source_map and info.compiler != "xla":
         raise InvalidSettingsError(f"The source map joins jaxpr, StableHLO and HLO: {args.mode} has none.")
     max_new = 2 if args.step == "decode" else 1  # a decode step compiles at the second token
@@ -64,6 +73,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
     if args.source_map:
         text = _source_map_text(engine, step_ir, args)
+    elif what in PASS_WHAT:
+        text = _passes_text(step_ir, what, args, err)
     else:
         text = _inspect_text(step_ir, what)
     if args.output:
@@ -84,6 +95,25 @@ def _source_map_text(engine: Engine, step_ir: Any, args: argparse.Namespace) -> 
         sm = sm.fold_layers()
     as_json = args.json or (args.output or "").lower().endswith(".json")
     return source_map_io.to_json(sm, indent=1) if as_json else source_map_io.to_csv(sm)
+
+
+def _passes_text(step_ir: Any, what: str, args: argparse.Namespace, err: TextIO) -> str:
+    """Record the step's pass pipeline and print it as ``passes`` does (``--list`` / ``--fusions`` /
+    ``--pass-hlo`` / the compile split), through :func:`app.cli.passes.write_report`."""
+    import io
+
+    from app.cli.passes import report_args, write_report
+    from app.core.errors import InvalidSettingsError
+    from app.core.passes.record import record_pipeline
+
+    lowered = getattr(step_ir, "lowered", None)
+    if lowered is None:
+        raise InvalidSettingsError(f"The {args.step} step kept no jax Lowered: its passes cannot be recorded.")
+    print(f"[passes] recording the {args.step} step's pass pipeline…", file=err, flush=True)
+    pipeline = record_pipeline(lowered)
+    buf = io.StringIO()
+    write_report(pipeline, report_args(what, args.json, args.pass_name), buf)
+    return buf.getvalue()
 
 
 def _inspect_text(step_ir: Any, what: str) -> str:

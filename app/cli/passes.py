@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
@@ -32,6 +33,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--fusion-log", action="store_true",
                    help="compile in a child process with XLA's fusion log and print its decisions")
     p.add_argument("--json", action="store_true", help="JSON lines instead of text")
+    p.add_argument("--program", metavar="FILE.py[:ENTRY]",
+                   help="record your own program's entry point instead of a model's step")
+    p.add_argument("--args", dest="spec", metavar="SPEC", help="with --program: argument spec, e.g. 'f32[8,128]'")
+    p.add_argument("--compare", metavar="A,B",
+                   help="compare two recordings: prefill,decode (or STEP,flags: --step without and with "
+                        "--xla-flags): counts side by side and the final modules' diff")
+    p.add_argument("--xla-flags", metavar="FLAGS", default=None,
+                   help="record the step compiled with these XLA options, e.g. --xla-flags="
+                        "'--xla_cpu_enable_fast_math=true' (with '=': the value starts with --; the dashes may "
+                        "be left out; unknown flags are refused by name)")
     return p
 
 
@@ -39,32 +50,144 @@ def _snapshot_key(value: str) -> int | str:
     return int(value) if value.lstrip("-").isdigit() else value
 
 
+def _flags(args: argparse.Namespace) -> dict:
+    from app.core.passes.compare import parse_xla_flags, validate_xla_flags
+
+    options = parse_xla_flags(args.xla_flags or "")
+    validate_xla_flags(options)
+    return options
+
+
+def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | None:
+    """``--compare A,B`` → ``[(label, step, options), …]`` (None without --compare)."""
+    from app.core.errors import InvalidSettingsError
+
+    if not args.compare:
+        return None
+    names = [n.strip() for n in args.compare.split(",") if n.strip()]
+    if len(names) != 2:
+        raise InvalidSettingsError(f"--compare takes two names, e.g. prefill,decode (got {args.compare!r}).")
+    if "flags" in names:
+        step = next((n for n in names if n != "flags"), args.step)
+        if step not in ("prefill", "decode") or not args.xla_flags:
+            raise InvalidSettingsError("--compare STEP,flags compares a step without and with --xla-flags: "
+                                       "give --xla-flags too.")
+        return [(step, step, {}), (f"{step} + flags", step, _flags(args))]
+    bad = [n for n in names if n not in ("prefill", "decode")]
+    if bad:
+        raise InvalidSettingsError(f"Cannot compare {bad[0]!r}: the names are prefill, decode or flags.")
+    options = _flags(args)
+    return [(n, n, options) for n in names]
+
+
+def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
+    from app.cli.program import _target
+    from app.core.programs.loader import load_program
+    from app.core.programs.runner import ProgramRunner
+
+    target = argparse.Namespace(example=None, target=args.program)
+    path, entry = _target(target)
+    prepared = load_program(path).prepare(entry, args.spec)
+    label = f"{prepared.program.display_name}:{prepared.entry.name}"
+    print(f"[passes] {label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
+    return label, ProgramRunner(prepared).lower()
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.errors import InvalidSettingsError
     from app.core.modes.catalog import CATALOG, mode_info
     from app.core.passes.record import record_pipeline
 
+    if args.program:
+        if args.compare:
+            raise InvalidSettingsError("--compare works on a model's steps, not with --program.")
+        options = _flags(args)
+        label, lowered = _program_lowered(args, err)
+        print(f"[passes] recording {label}…", file=err, flush=True)
+        t0 = time.perf_counter()
+        pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options)
+        _recorded(pipeline, time.perf_counter() - t0, err)
+        write_report(pipeline, args, out)
+        return 0
+    sides = _compare_sides(args)
+    options = _flags(args) if sides is None else {}
     info = mode_info(args.mode)
     if info.compiler != "xla":
         modes = ", ".join(i.name for i in CATALOG if i.inspectable and i.compiler == "xla")
         raise InvalidSettingsError(f"Mode {args.mode!r} is not compiled by XLA: use one of {modes}.")
-    max_new = 2 if args.step == "decode" else 1
+    steps = {s for _, s, _ in sides} if sides else {args.step}
+    max_new = 2 if "decode" in steps else 1
     settings = settings_from_args(args, max_new_tokens=max_new, stop_at_eos=False)
     engine = load_engine_for(args, err, on_event=phase_printer(err))
     engine.clear_compiled()
     for _ in engine.generate(args.prompt, settings):
         pass
+    if sides:
+        return _compare(engine, args, sides, out, err)
     step_ir = engine.ir.get((args.mode, args.step))
     lowered = getattr(step_ir, "lowered", None)
     if lowered is None:
         raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
     print(f"[passes] recording {args.step} step{' with the fusion log (child process)' if args.fusion_log else ''}…",
           file=err, flush=True)
-    pipeline = record_pipeline(lowered, fusion_log=args.fusion_log)
-    print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
-          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps", file=err)
+    t0 = time.perf_counter()
+    pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options)
+    _recorded(pipeline, time.perf_counter() - t0, err)
     write_report(pipeline, args, out)
     return 0
+
+
+def _recorded(pipeline: Any, seconds: float, err: TextIO) -> None:
+    kept = sum(len(s.compressed) for s in pipeline.all_snapshots())
+    print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
+          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps → {kept / 1e6:.1f} MB compressed, recorded in "
+          f"{seconds:.1f} s", file=err)
+
+
+def _compare(engine: Any, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,
+             err: TextIO) -> int:
+    from app.core.errors import InvalidSettingsError
+    from app.core.passes.compare import compare_pipelines, flags_text
+    from app.core.passes.record import record_pipeline
+
+    recorded = []
+    for label, step, options in sides:
+        lowered = getattr(engine.ir.get((args.mode, step)), "lowered", None)
+        if lowered is None:
+            raise InvalidSettingsError(f"No {step} step was compiled (did generation stop at the prompt?).")
+        print(f"[passes] recording {label}{' with ' + flags_text(options) if options else ''}…", file=err, flush=True)
+        recorded.append(record_pipeline(lowered, compiler_options=options))
+    c = compare_pipelines(recorded[0], recorded[1], (sides[0][0], sides[1][0]), args.context)
+    if args.json:
+        out.write(json.dumps({"event": "compare", **c.summary()}) + "\n")
+        return 0
+    out.write(c.table())
+    if c.diff is not None:
+        out.write(f"\nfinal modules: {c.diff.removed} lines only in {c.labels[0]}, {c.diff.added} only in "
+                  f"{c.labels[1]}\n")
+        out.write(c.diff.unified())
+    return 0
+
+
+def report_args(what: str, as_json: bool = False, pass_name: str | None = None) -> argparse.Namespace:
+    """The :func:`write_report` arguments for one ``inspect --what`` / ``program --what`` view of a
+    pipeline: ``passes`` (every pass run), ``fusions``, ``pass-hlo`` (snapshot ``pass_name``) or
+    ``compile-phases``."""
+    return argparse.Namespace(json=as_json, pass_hlo=pass_name if what == "pass-hlo" else None, diff=None,
+                              context=3, search=None, history=None, fusions=what == "fusions",
+                              list=what == "passes", fusion_log=False, compile_phases=what == "compile-phases")
+
+
+def compile_phases_json(pipeline: Any) -> dict:
+    """The compile split as one JSON object (``event: compile_phases``, ``total_ms``, ``parts``, groups)."""
+    from app.core.passes import query
+
+    b = query.compile_breakdown(pipeline)
+    return {"event": "compile_phases", "total_ms": round(b.total_ms, 3),
+            "groups": {g: round(ms, 3) for g, ms in b.by_group().items()},
+            "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
+                      for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),
+            "n_fusion_compiles": b.n_fusion_compiles}
 
 
 def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
@@ -118,6 +241,12 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
         for r in query.pass_rows(pipeline):
             out.write(json.dumps(r) + "\n" if as_json else _pass_line(r))
         return
+    if getattr(args, "compile_phases", False):
+        if as_json:
+            out.write(json.dumps(compile_phases_json(pipeline)) + "\n")
+        else:
+            _summary(pipeline, out)
+        return
     if args.fusion_log:
         for d in pipeline.fusion_log:
             out.write(json.dumps(d.summary()) + "\n" if as_json else
@@ -129,11 +258,7 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
     if as_json:
         for s in pipeline.all_snapshots():
             out.write(json.dumps({"event": "snapshot", **s.summary()}) + "\n")
-        b = query.compile_breakdown(pipeline)
-        out.write(json.dumps({"event": "compile_phases", "total_ms": round(b.total_ms, 3),
-                              "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
-                                        for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),
-                              "n_fusion_compiles": b.n_fusion_compiles}) + "\n")
+        out.write(json.dumps(compile_phases_json(pipeline)) + "\n")
         return
     for s in pipeline.all_snapshots():
         out.write(f"{s.index:>5} {s.pipeline[:38]:<38} {s.pass_name[:34]:<34} {s.n_instructions:>6} instr "

@@ -13,7 +13,9 @@ from typing import Any, TextIO
 
 from app.cli.common import add_session_args, main_thread, write_json_event, write_session_outputs
 
-WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory")
+WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
+#: ``--what`` answered by recording XLA's pass pipeline (as ``passes --program``).
+PASS_WHAT = ("passes", "fusions", "compile-phases")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -175,12 +177,25 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
     from app.core.inspect.ir import NOT_AVAILABLE
     from app.core.programs.ir import entry_ir
 
-    step_ir = entry_ir(prepared, should_stop=should_stop)
-    if args.what in ("cost", "memory"):
-        data = step_ir.cost if args.what == "cost" else step_ir.memory
-        text = json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
+    if args.what in PASS_WHAT:
+        import io
+
+        from app.cli.passes import report_args, write_report
+        from app.core.passes.record import record_pipeline
+        from app.core.programs.runner import ProgramRunner
+
+        print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
+        buf = io.StringIO()
+        write_report(record_pipeline(ProgramRunner(prepared).lower(should_stop=should_stop)),
+                     report_args(args.what, args.json), buf)
+        text = buf.getvalue()
     else:
-        text = step_ir.text(args.what.replace("-", "_")) or NOT_AVAILABLE
+        step_ir = entry_ir(prepared, should_stop=should_stop)
+        if args.what in ("cost", "memory"):
+            data = step_ir.cost if args.what == "cost" else step_ir.memory
+            text = json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
+        else:
+            text = step_ir.text(args.what.replace("-", "_")) or NOT_AVAILABLE
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)

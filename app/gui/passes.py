@@ -14,16 +14,21 @@ from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from app.core import units
 from app.core.passes import query
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
 from widgets.compile_bar import CompileBar
@@ -57,6 +62,9 @@ class PassesWiring(QObject):
         self.session = window.session
         self.ir_tabs = window.ui.ir_tabs
         self.last: PassesReady | None = None
+        #: The last two recordings, oldest first (Compare… compares them).
+        self.history: list[PassesReady] = []
+        self.compare_dialog: QDialog | None = None
         self._t0 = 0.0
         self._timer = QTimer(self, interval=200)
         self._timer.timeout.connect(self._tick)
@@ -82,6 +90,17 @@ class PassesWiring(QObject):
         self.status = QLabel("Run the prompt, then Record: XLA's ~110 passes, step by step.",
                              objectName="passesStatus")
         self.status.setMinimumWidth(80)
+        self.flags = QLineEdit(objectName="passesXlaFlags")
+        self.flags.setPlaceholderText("XLA flags: --xla_cpu_enable_fast_math=true")
+        self.flags.setToolTip("Record the step compiled with these XLA options (--xla_name=value, space "
+                              "separated). XLA checks each flag first: an unknown flag is refused by name.")
+        self.flags.setClearButtonEnabled(True)
+        self.flags.setMinimumWidth(120)
+        self.flags.setMaximumWidth(260)
+        self.compare = QPushButton("Compare…", objectName="passesCompare")
+        self.compare.setToolTip("Compare the last two recordings: counts side by side and the diff of their "
+                                "final modules (prefill vs decode, two modes, or two flag sets)")
+        self.compare.setEnabled(False)
         self.find = QLineEdit(objectName="passesFind")
         self.find.setPlaceholderText("Find in snapshots: fusion.12")
         self.find.setToolTip("Where does an instruction first appear? Enter: the first snapshot defining it "
@@ -93,7 +112,7 @@ class PassesWiring(QObject):
         self.found.setWordWrap(True)
         bar = QHBoxLayout()
         bar.setSpacing(6)
-        for w in (self.button, self.step, self.fusion_log):
+        for w in (self.button, self.step, self.fusion_log, self.flags, self.compare):
             bar.addWidget(w)
         bar.addWidget(self.status, 1)
         bar.addWidget(self.find)
@@ -150,6 +169,8 @@ class PassesWiring(QObject):
         layout.addWidget(self.split, 1)
 
         self.button.clicked.connect(self.record_or_stop)
+        self.compare.clicked.connect(self.show_compare)
+        self.flags.returnPressed.connect(self.record)
         self.pass_list.passSelected.connect(self.on_pass)
         self.chart.snapshotClicked.connect(self.show_snapshot)
         self.snapshot.activated.connect(self._on_snapshot_picked)
@@ -173,7 +194,8 @@ class PassesWiring(QObject):
         """Record the chosen step's passes (in the latest run's mode when it compiled it with XLA)."""
         run = self.session.current
         mode = run.mode if run is not None else ""
-        if not self.session.passes(self.step.currentText(), self.fusion_log.isChecked(), mode):
+        if self._recording() or not self.session.passes(self.step.currentText(), self.fusion_log.isChecked(), mode,
+                                                         self.flags.text().strip()):
             self.status.setText("Load a model, run the prompt and wait for it to end, then Record.")
             return False
         self._t0 = time.perf_counter()
@@ -219,6 +241,8 @@ class PassesWiring(QObject):
         """A new model: the recording shown is of the previous one's step."""
         if event.seconds and self.last is not None:
             self.last = None
+            self.history = []
+            self.compare.setEnabled(False)
             self.pass_list.set_rows([])
             self.chart.set_snapshots([])
             self.snapshot.clear()
@@ -232,6 +256,8 @@ class PassesWiring(QObject):
     def on_passes(self, ready: PassesReady) -> None:
         self._finish()
         self.last = ready
+        self.history = [*self.history[-1:], ready]
+        self.compare.setEnabled(len(self.history) == 2)
         p = ready.pipeline
         changed = sum(1 for r in ready.rows if r.get("changed"))
         log = f" · {len(ready.decisions):,} fusion decisions" if p.in_child else ""
@@ -239,7 +265,16 @@ class PassesWiring(QObject):
                             f"{len(ready.rows)} passes ({changed} changed the module){log} · "
                             f"recorded in {ready.seconds:.1f} s")
         b = ready.breakdown
-        self.compile_bar.set_parts(b["total_ms"], b["parts"])
+        found = self.compiling_record(ready.step, ready.mode)
+        front = []
+        if found is not None:
+            record = found[1]
+            front = [{"label": "trace", "ms": record.trace_ms or 0.0, "group": "trace",
+                      "source": "the step's first call: jax trace (CallRecord.trace_ms)"},
+                     {"label": "lower", "ms": record.lower_ms or 0.0, "group": "lower",
+                      "source": "the step's first call: lowering to StableHLO (CallRecord.lower_ms)"}]
+            self._annotate_log(found, b)
+        self.compile_bar.set_parts(b["total_ms"] + sum(p["ms"] for p in front), front + b["parts"])
         self.pass_list.set_rows(ready.rows)
         self.chart.set_snapshots(ready.snapshots)
         self.snapshot.clear()
@@ -289,6 +324,92 @@ class PassesWiring(QObject):
         self.status.setText(self.status.text() + f" · {origin} (read-only: the module before and after the "
                                                  "passes; the snapshots in between are not in the session)")
         return True
+
+    def compiling_record(self, step: str, mode: str) -> tuple[str, Any] | None:
+        """(run label, CallRecord) of the newest run in ``mode`` whose first compiling call of ``step``
+        exists (None when no run of this window compiled it, e.g. a session file's)."""
+        for run in reversed(self.session.runs):
+            if run.mode != mode:
+                continue
+            record = next((r for r in run.records if r.compiled and r.step == step), None)
+            if record is not None:
+                return run.label.removeprefix("run "), record
+        return None
+
+    def _annotate_log(self, found: tuple[str, Any], b: dict) -> None:
+        """The compile log's row of that call: the recorded split after its phases, the parts in its tooltip."""
+        demo = getattr(self.window, "demo", None)
+        if demo is None:
+            return
+        label, record = found
+        groups = dict(b.get("by_group") or {})
+        if not groups:  # a breakdown recorded without its groups (an older session file): sum its parts
+            for part in b.get("parts", []):
+                groups[part.get("group", "other")] = groups.get(part.get("group", "other"), 0.0) + part["ms"]
+        note = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
+        tip = "\n".join([f"Recorded compile (dumps on) {units.ms(b['total_ms'])}:"]
+                        + [f"  {p['label']}: {units.ms(p['ms'])}" for p in b["parts"] if p["ms"] > 0])
+        demo.log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip)
+
+    @staticmethod
+    def recording_label(ready: PassesReady) -> str:
+        flags = getattr(ready.request, "xla_flags", "")
+        return f"{ready.mode} · {ready.step}" + (f" + {flags}" if flags else "")
+
+    @Slot()
+    def show_compare(self) -> QDialog | None:
+        """A dialog comparing the last two recordings (:func:`app.core.passes.compare.compare_pipelines`):
+        counts side by side and the diff of the final modules. None with fewer than two recordings."""
+        from app.core.passes.compare import compare_pipelines
+
+        if len(self.history) < 2:
+            self.status.setText("Record two steps (or one step twice, e.g. with XLA flags) to compare them.")
+            return None
+        a, b = self.history
+        labels = (f"1: {self.recording_label(a)}", f"2: {self.recording_label(b)}")
+        c = compare_pipelines(a.pipeline, b.pipeline, labels)
+        dlg = QDialog(self.window, objectName="passesCompareDialog")
+        dlg.setWindowTitle("Compare two compilations")
+        table = QTableWidget(len(c.counts), 3, objectName="passesCompareCounts")
+        table.setHorizontalHeaderLabels(["", *labels])
+        for r, (what, x, y) in enumerate(c.counts):
+            for col, v in enumerate((what, x, y)):
+                text = what if col == 0 else ("–" if v is None else (f"{v:,.1f}" if isinstance(v, float) else f"{v:,}"))
+                item = QTableWidgetItem(text)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                table.setItem(r, col, item)
+        table.resizeColumnsToContents()
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        table.setMinimumWidth(360)
+        diff = HloDiff()
+        diff.setObjectName("passesCompareDiff")
+        if c.diff is not None:
+            diff.set_diff(labels[0], labels[1], diff_rows(c.diff), b.pipeline.final.text)
+        summary = QLabel(f"Final modules: {c.diff.removed:,} lines only in 1, {c.diff.added:,} only in 2"
+                         if c.diff is not None else "A recording has no final module: no diff.")
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(table)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(summary)
+        rl.addWidget(diff, 1)
+        split.addWidget(right)
+        split.setSizes([380, 720])
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dlg.reject)
+        lay = QVBoxLayout(dlg)
+        lay.addWidget(split, 1)
+        lay.addWidget(buttons)
+        dlg.resize(1100, 650)
+        dlg.comparison = c
+        dlg.counts_table = table
+        dlg.diff_view = diff
+        self.compare_dialog = dlg
+        dlg.open()
+        return dlg
 
     @Slot(dict)
     def on_pass(self, row: dict) -> None:

@@ -82,7 +82,7 @@ def test_record_decode_passes_list_diff_search_and_breakdown(qtbot, window):
     # The compile split: parts add up to the total.
     b = ready.breakdown
     assert abs(sum(p["ms"] for p in b["parts"]) - b["total_ms"]) <= 0.1 * b["total_ms"]
-    assert passes.compile_bar.caption().startswith("compile ") and passes.compile_bar.labels()
+    assert passes.compile_bar.caption().startswith("first call's compile ") and passes.compile_bar.labels()
 
 
 def test_record_before_any_run_says_what_to_do(qtbot, window):

@@ -10,6 +10,7 @@ and ``jax.export`` wraps the module in a new one). Differences from the parent's
 measured on a small MLP: the ``HloModule`` header lacks ``allow_spmd_sharding_propagation_*`` and JSON keys of
 ``backend_config`` may be ordered differently; instruction names and fusions are the same.
 
+Reads OUT_DIR/options.json when present: further compiler options (the ``--xla-flags`` of a recording).
 Writes into OUT_DIR: ``dump/`` (the per-pass dumps), ``profile/`` (the XSpace), ``final.txt`` (the
 executable's optimized HLO) and ``result.json`` (``{"compile_ms": …}``, wall ms of the compile call).
 """
@@ -29,7 +30,12 @@ def main(module_path: str, out_dir: str) -> int:
     with open(module_path, encoding="utf-8") as f:
         text = f.read()
     dump = os.path.join(out_dir, "dump")
-    options = {"xla_dump_to": dump, "xla_dump_hlo_pass_re": ".*", "xla_dump_hlo_as_text": True}
+    extra_path = os.path.join(out_dir, "options.json")
+    extra = {}
+    if os.path.exists(extra_path):
+        with open(extra_path, encoding="utf-8") as f:
+            extra = json.load(f)
+    options = {**extra, "xla_dump_to": dump, "xla_dump_hlo_pass_re": ".*", "xla_dump_hlo_as_text": True}
     backend = jax.devices("cpu")[0].client
     devices = xc.DeviceList(tuple(jax.devices("cpu")[:1]))
     with mlir.make_ir_context():

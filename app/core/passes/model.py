@@ -168,6 +168,7 @@ class PassPipeline:
     ``fusion_ir``: per fusion kernel its LLVM IR. ``fusion_log``: parsed decisions (empty unless recorded
     with ``fusion_log=True``); ``log_lines``: how many log lines were read. ``in_child``: the compile ran in
     a child process (from the StableHLO text). ``dump_bytes``: size of every dump file read.
+    ``compiler_options``: the extra XLA options the recording compiled with (``--xla-flags``; {} for none).
     """
 
     module: str
@@ -184,6 +185,7 @@ class PassPipeline:
     log_lines: int = 0
     in_child: bool = False
     dump_bytes: int = 0
+    compiler_options: dict = field(default_factory=dict)
 
     def all_snapshots(self) -> list[Snapshot]:
         """``before``, the per-pass snapshots, then ``final`` (those present)."""

@@ -46,7 +46,8 @@ class RecordingStopped(RecordingError):
 
 
 def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Callable[[], bool] | None = None,
-                    timeout_s: float = CHILD_TIMEOUT_S, keep_dir: str | os.PathLike | None = None) -> PassPipeline:
+                    timeout_s: float = CHILD_TIMEOUT_S, keep_dir: str | os.PathLike | None = None,
+                    compiler_options: dict[str, Any] | None = None) -> PassPipeline:
     """Compile ``lowered`` (a ``jax.stages.Lowered``) again with XLA's pass dumps and a profiler session and
     return its :class:`~app.core.passes.model.PassPipeline`.
 
@@ -54,7 +55,9 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     the child imports JAX, ~2 s). ``should_stop``: polled before and after the compile (and every 0.1 s
     while a child runs); when it returns True, :class:`RecordingStopped` is raised. ``timeout_s``: the
     child's limit. ``keep_dir``: write the dumps and the capture there instead of a temporary directory
-    (deleted on return). The compiled executable is dropped; the caller's own executable is untouched.
+    (deleted on return). ``compiler_options``: further XLA ``DebugOptions`` for this compile (``{"xla_cpu_…":
+    value}``, see :func:`app.core.passes.compare.parse_xla_flags`), kept on the result as
+    ``PassPipeline.compiler_options``. The compiled executable is dropped; the caller's own executable is untouched.
     Raises :class:`RecordingError` (see there)."""
     stop = should_stop or (lambda: False)
     if not hasattr(lowered, "compile") or not hasattr(lowered, "as_text"):
@@ -65,13 +68,16 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     with tempfile.TemporaryDirectory(prefix="xla-passes-") as tmp:
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        extra = dict(compiler_options or {})
         if fusion_log:
-            compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s)
+            compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s, extra)
         else:
-            compile_ms, log_text = _compile_here(lowered, work), None
+            compile_ms, log_text = _compile_here(lowered, work, extra), None
         if stop():
             raise RecordingStopped("Pipeline recording stopped after the compile.")
-        return _read(work, compile_ms, log_text)
+        pipeline = _read(work, compile_ms, log_text)
+        pipeline.compiler_options = extra
+        return pipeline
 
 
 def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
@@ -89,12 +95,12 @@ def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
                         fusion_ir, decisions, n_lines, in_child=log_text is not None, dump_bytes=dump_bytes)
 
 
-def _compile_here(lowered: Any, work: Path) -> float:
+def _compile_here(lowered: Any, work: Path, extra: dict[str, Any]) -> float:
     import jax
 
     from app.core.compile_cache.xla import persistent_cache_dir, set_persistent_cache
 
-    options = {"xla_dump_to": str(work / "dump"), **DUMP_OPTIONS}
+    options = {**extra, "xla_dump_to": str(work / "dump"), **DUMP_OPTIONS}
     cache_dir = persistent_cache_dir()
     try:
         jax.profiler.start_trace(str(work / "profile"))
@@ -104,7 +110,12 @@ def _compile_here(lowered: Any, work: Path) -> float:
         if cache_dir is not None:
             set_persistent_cache(None)
         t0 = time.perf_counter()
-        lowered.compile(compiler_options=options)
+        try:
+            lowered.compile(compiler_options=options)
+        except Exception as exc:
+            if not extra:
+                raise
+            raise RecordingError(f"XLA refused the compile with {extra}: {exc}") from exc
         return (time.perf_counter() - t0) * 1000
     finally:
         jax.profiler.stop_trace()
@@ -112,7 +123,8 @@ def _compile_here(lowered: Any, work: Path) -> float:
             set_persistent_cache(cache_dir)
 
 
-def _compile_in_child(lowered: Any, work: Path, stop: Callable[[], bool], timeout_s: float) -> tuple[float, str]:
+def _compile_in_child(lowered: Any, work: Path, stop: Callable[[], bool], timeout_s: float,
+                      extra: dict[str, Any]) -> tuple[float, str]:
     text = lowered.as_text(debug_info=True)
     if "mhlo.num_partitions = 1" not in text and "mhlo.num_partitions" in text:
         raise RecordingError("The fusion log is recorded for one device only: this step runs on a device mesh.")
@@ -123,6 +135,7 @@ def _compile_in_child(lowered: Any, work: Path, stop: Callable[[], bool], timeou
     env.pop("XLA_FLAGS", None) if "xla_dump" in env.get("XLA_FLAGS", "") else None
     child = Path(__file__).with_name("_child.py")
     with open(log_path, "w", encoding="utf-8") as log:
+        (work / "options.json").write_text(json.dumps(extra), encoding="utf-8")
         proc = subprocess.Popen([sys.executable, str(child), str(module_path), str(work)], stdout=log,
                                 stderr=subprocess.STDOUT, env=env)
         t0 = time.monotonic()

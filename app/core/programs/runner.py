@@ -174,6 +174,14 @@ class ProgramRunner:
         phases.update(trace=(t1 - t0) * 1000, lower=(t2 - t1) * 1000, compile=(t3 - t2) * 1000)
         return traced, lowered, compiled, phases
 
+    def lower(self, args: tuple | None = None, should_stop: StopFn = None) -> Any:
+        """Trace and lower for ``args`` (default: the prepared arguments) without compiling: the jax
+        ``Lowered`` (for :func:`app.core.passes.record.record_pipeline`). Raises :class:`ProgramError` at
+        the user's line, :class:`ProgramStopped`."""
+        args = self.prepared.args if args is None else args
+        traced = self._guard("trace", lambda: self._jitted.trace(*args), should_stop)
+        return self._guard("lower", traced.lower, None)
+
     def call(self, args: tuple | None = None, index: int = 0, mode: str = JIT,
              should_stop: StopFn = None) -> CallOutcome:
         """One timed call with ``args`` (default: the prepared arguments). ``mode``: :data:`JIT` (cached

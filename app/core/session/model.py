@@ -371,12 +371,13 @@ class Session:
         self.submit(request)
         return True
 
-    def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "") -> bool:
+    def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "") -> bool:
         """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
-        that compiled it); refused (False) while busy or with no model. Stop ends it (the worker's stop flag)."""
+        that compiled it), with ``xla_flags`` (XLA option text, validated on the compute thread); refused (False)
+        while busy or with no model. Stop ends it (the worker's stop flag)."""
         if self.busy or self.loaded is None:
             return False
-        self.active = request = rq.PassesRequest(step, fusion_log, mode)
+        self.active = request = rq.PassesRequest(step, fusion_log, mode, xla_flags)
         self.last_error = None
         self._busy_changed()
         self.events.status.emit(f"Recording XLA's passes of the {step} step"

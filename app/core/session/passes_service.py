@@ -58,15 +58,19 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     """Record the step's pass pipeline; progress as a live phase. A stop (``should_stop``) ends it with a
     :class:`~app.core.session.requests.Notice`, not a failure."""
     from app.core.events import PhaseEvent
+    from app.core.passes.compare import parse_xla_flags, validate_xla_flags
     from app.core.passes.record import RecordingStopped, record_pipeline
 
+    options = parse_xla_flags(request.xla_flags)
     mode, lowered = find_lowered(engine, request.step, request.mode)
+    validate_xla_flags(options)
     if on_live_phase is not None:
         how = " and the fusion log (child process)" if request.fusion_log else ""
         on_live_phase(PhaseEvent("recording passes", True, f"{mode} · {request.step}: XLA's pass dumps{how}"))
     t0 = time.perf_counter()
     try:
-        pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop)
+        pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop,
+                                   compiler_options=options)
     except RecordingStopped as exc:
         yield rq.Notice(str(exc))
         return

@@ -87,11 +87,13 @@ class PassesRequest(Request):
     """Record XLA's pass pipeline of the loaded model's compiled ``step`` (``"decode"`` or ``"prefill"``) in
     ``mode`` (``""``: the latest XLA-compiled mode that has the step) with
     :func:`app.core.passes.record.record_pipeline`; ``fusion_log``: in a child process with XLA's fusion
-    log (slower)."""
+    log (slower); ``xla_flags``: further XLA options as flag text (``--xla_cpu_enable_fast_math=true``),
+    validated by XLA before the recording (:mod:`app.core.passes.compare`; unknown flags refused by name)."""
 
     step: str = "decode"
     fusion_log: bool = False
     mode: str = ""
+    xla_flags: str = ""
     label = "passes"
 
 
