@@ -175,3 +175,24 @@ def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO, 
 
         n = write_trace(args.perfetto, session.runs)
         print(f"[perfetto] wrote {args.perfetto} ({n} events; open in ui.perfetto.dev)", file=err)
+
+
+def program_target(args: argparse.Namespace) -> tuple[str, str | None]:
+    """``(path, entry or None)`` of ``program``'s target: ``FILE.py[:ENTRY]`` or ``--example NAME [ENTRY]``.
+    Raises InvalidSettingsError when there is neither or the example is unknown."""
+    from app.core.errors import InvalidSettingsError
+    from app.core.programs.gallery import example
+
+    if args.example:
+        try:
+            path = example(args.example).path
+        except KeyError as exc:
+            raise InvalidSettingsError(str(exc.args[0])) from None
+        entry = args.target or None  # ``--example loops fori``: the positional names the entry point
+        return path, entry
+    if not args.target:
+        raise InvalidSettingsError("Give a program FILE.py[:ENTRY], or --example NAME (see --list-examples).")
+    path, sep, entry = args.target.rpartition(":")
+    if sep and entry.isidentifier() and path:  # FILE.py:ENTRY (a Windows drive letter has no identifier after ':')
+        return path, entry
+    return args.target, None

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any, TextIO
 
-from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
+from app.cli.common import add_model_args, load_engine_for, phase_printer, program_target, settings_from_args
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -81,12 +81,11 @@ def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | No
 
 
 def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
-    from app.cli.program import _target
     from app.core.programs.loader import load_program
     from app.core.programs.runner import ProgramRunner
 
     target = argparse.Namespace(example=None, target=args.program)
-    path, entry = _target(target)
+    path, entry = program_target(target)
     prepared = load_program(path).prepare(entry, args.spec)
     label = f"{prepared.program.display_name}:{prepared.entry.name}"
     print(f"[passes] {label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)

@@ -11,7 +11,13 @@ import signal
 import threading
 from typing import Any, TextIO
 
-from app.cli.common import add_session_args, main_thread, write_json_event, write_session_outputs
+from app.cli.common import (
+    add_session_args,
+    main_thread,
+    program_target,
+    write_json_event,
+    write_session_outputs,
+)
 
 WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
 #: ``--what`` answered by recording XLA's pass pipeline (as ``passes --program``).
@@ -47,25 +53,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _target(args: argparse.Namespace) -> tuple[str, str | None]:
-    from app.core.errors import InvalidSettingsError
-    from app.core.programs.gallery import example
-
-    if args.example:
-        try:
-            path = example(args.example).path
-        except KeyError as exc:
-            raise InvalidSettingsError(str(exc.args[0])) from None
-        entry = args.target or None  # ``--example loops fori``: the positional names the entry point
-        return path, entry
-    if not args.target:
-        raise InvalidSettingsError("Give a program FILE.py[:ENTRY], or --example NAME (see --list-examples).")
-    path, sep, entry = args.target.rpartition(":")
-    if sep and entry.isidentifier() and path:  # FILE.py:ENTRY (a Windows drive letter has no identifier after ':')
-        return path, entry
-    return args.target, None
-
-
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.programs.gallery import list_examples
     from app.core.programs.loader import load_program
@@ -74,7 +61,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for ex in list_examples():
             print(f"{ex.name:<20} {ex.title}\n{'':<20} {ex.point}", file=out)
         return 0
-    path, entry_name = _target(args)
+    path, entry_name = program_target(args)
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
     try:

@@ -259,3 +259,27 @@ def test_command_line_takes_a_session_path():
 
     args, qt = parse_args(["runs.session", "-platform", "offscreen"])
     assert args.sessions == ["runs.session"] and qt == ["-platform", "offscreen"]
+
+
+def test_replay_token_intervals_match_the_recording_within_10_percent(qtbot, make_window, gui_model, tmp_path):
+    """At 2× the recorded pace, the gap between two tokens is the recorded gap / 2 within 10 % (gaps of at
+    least 100 ms after scaling: the compiling calls; shorter gaps are within a timer tick of their time)."""
+    from app.core.events import TokenEvent
+
+    recorded = synthetic_recorded(6)
+    path = write_session(tmp_path / "pace.session", recorded)
+    win = make_window(gui_model, autoload=False)
+    try:
+        assert win.sessions.open_paths([path])
+        replay = win.sessions.replay
+        assert replay.start(2.0)
+        qtbot.waitUntil(lambda: not replay.running, timeout=20_000)
+        times = [t for t, e in replay.emitted if isinstance(e, TokenEvent)]
+        recorded_ms = [t.elapsed_ms for t in recorded.tokens]
+        assert len(times) == len(recorded_ms)
+        pairs = [(b - a, (rb - ra) / 2.0) for a, b, ra, rb in zip(times, times[1:], recorded_ms, recorded_ms[1:])]
+        long_gaps = [(got, want) for got, want in pairs if want >= 100]
+        assert long_gaps, pairs  # the compiling calls
+        assert all(abs(got - want) <= 0.1 * want for got, want in long_gaps), long_gaps
+    finally:
+        win.close()
