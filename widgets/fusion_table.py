@@ -16,8 +16,10 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -25,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-FUSION_COLUMNS = ("fusion", "kind", "created by", "absorbed", "source")
+FUSION_COLUMNS = ("fusion", "kind", "created by", "absorbed", "source", "µs/step")
 ABSORBED_COLUMNS = ("instruction", "opcode", "source")
 DECISION_COLUMNS = ("", "producer", "consumer", "reason")
 
@@ -62,11 +64,18 @@ class FusionTable(QWidget):
 
     fusionSelected = Signal(str)
     fusionActivated = Signal(str)
+    #: the selected fusion's LLVM IR is asked for (its name; GUI thread)
+    llvmRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._fusions: list[dict[str, Any]] = []
         self.count = QLabel("", objectName="fusionCount")
+        self._measured: dict[str, float] = {}
+        self.llvm_button = QPushButton("LLVM IR…", objectName="fusionLlvmButton", enabled=False)
+        self.llvm_button.setToolTip("The selected fusion's kernel as XLA's CPU backend wrote it in LLVM IR "
+                                    "(before and after LLVM's optimization)")
+        self.llvm_button.clicked.connect(lambda: self.llvmRequested.emit(self.current()))
         self.table = _table(FUSION_COLUMNS, "fusionTable")
         self.absorbed_label = QLabel("", objectName="fusionAbsorbedLabel")
         self.absorbed = _table(ABSORBED_COLUMNS, "fusionAbsorbed")
@@ -86,7 +95,10 @@ class FusionTable(QWidget):
         t = QVBoxLayout(top)
         t.setContentsMargins(0, 0, 0, 0)
         t.setSpacing(2)
-        t.addWidget(self.count)
+        head = QHBoxLayout()
+        head.addWidget(self.count, 1)
+        head.addWidget(self.llvm_button)
+        t.addLayout(head)
         t.addWidget(self.table, 1)
         split.addWidget(top)
         split.addWidget(detail)
@@ -105,7 +117,8 @@ class FusionTable(QWidget):
         self._fusions = [dict(f) for f in fusions]
         self._have_log = have_log
         rows = [[f["name"], f.get("kind", ""), f.get("created_by") or "(final module)",
-                 str(len(f.get("absorbed") or [])), f.get("source", "")] for f in self._fusions]
+                 str(len(f.get("absorbed") or [])), f.get("source", ""), self._measured_text(f["name"])]
+                for f in self._fusions]
         self.table.blockSignals(True)
         _fill(self.table, rows)
         self.table.blockSignals(False)
@@ -120,6 +133,20 @@ class FusionTable(QWidget):
         self.decisions_label.setText("" if have_log else "Fusion decisions: record with “Fusion log” checked.")
         if self._fusions:
             self.select(self._fusions[0]["name"])
+
+    def set_measured(self, us_per_step: dict[str, float]) -> None:
+        """Measured time per step (µs) of each fusion from a profile of the step (instruction name → µs), shown
+        in the last column; ``{}`` clears it."""
+        self._measured = dict(us_per_step)
+        col = FUSION_COLUMNS.index("µs/step")
+        for i in range(self.table.rowCount()):
+            item = self.table.item(i, col)
+            if item is not None:
+                item.setText(self._measured_text(self.table.item(i, 0).text()))
+
+    def _measured_text(self, name: str) -> str:
+        value = self._measured.get(name)
+        return "" if value is None else f"{value:,.1f}"
 
     def names(self) -> list[str]:
         return [f["name"] for f in self._fusions]
@@ -149,6 +176,7 @@ class FusionTable(QWidget):
     # -- internals ----------------------------------------------------------------------------------
     def _show(self, fusion: dict[str, Any]) -> None:
         absorbed = fusion.get("absorbed") or []
+        self.llvm_button.setEnabled(bool(fusion.get("has_llvm_ir")))
         _fill(self.absorbed, [[str(a[0]), str(a[1]), str(a[2]) if len(a) > 2 else ""] for a in absorbed])
         where = f", created by <b>{fusion['created_by']}</b>" if fusion.get("created_by") else ""
         self.absorbed_label.setText(f"<b>{fusion['name']}</b> ({fusion.get('kind', '')}){where}: "

@@ -176,7 +176,51 @@ class PassesWiring(QObject):
         self.snapshot.activated.connect(self._on_snapshot_picked)
         self.find.returnPressed.connect(self.search)
         self.fusions.fusionActivated.connect(self._on_fusion_activated)
+        self.fusions.llvmRequested.connect(self.show_llvm_ir)
+        self.session.events.profile.connect(self._on_profile)
         return page
+
+    # -- fusions: LLVM IR and measured time ----------------------------------------------------------
+    @Slot(str)
+    def show_llvm_ir(self, name: str) -> QDialog | None:
+        """A dialog with fusion ``name``'s kernel in LLVM IR, after LLVM's optimization and before (the
+        ``*.ir-with-opt.ll`` / ``*.ir-no-opt.ll`` files XLA's CPU backend dumped). None when not recorded."""
+        from widgets.code_view import CodeView
+
+        ir = self.last.pipeline.fusion_ir.get(name) if self.last is not None else None
+        if ir is None:
+            self.status.setText(f"No LLVM IR was dumped for {name}.")
+            return None
+        dlg = QDialog(self.window, objectName="fusionLlvmDialog")
+        dlg.setWindowTitle(f"{name} · LLVM IR")
+        tabs = QTabWidget()
+        for optimized, title in ((True, "after LLVM's passes"), (False, "before")):
+            view = CodeView()
+            view.setObjectName("fusionLlvmOptimized" if optimized else "fusionLlvmUnoptimized")
+            view.set_code(ir.text(optimized) or "(not dumped)", highlight=False)
+            tabs.addTab(view, title)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dlg.reject)
+        lay = QVBoxLayout(dlg)
+        lay.addWidget(tabs, 1)
+        lay.addWidget(buttons)
+        dlg.resize(1000, 640)
+        dlg.views = [tabs.widget(i) for i in range(tabs.count())]
+        self.llvm_dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _on_profile(self, ready: Any) -> None:
+        """A profile of a step: its measured µs per step per HLO instruction, beside the fusions of the same
+        step (names match: the profiled executable and the recording compile the same module)."""
+        self._measured_for(ready)
+
+    def _measured_for(self, profile_ready: Any) -> None:
+        if profile_ready is None or self.last is None or profile_ready.profile.step != self.last.step:
+            self.fusions.set_measured({})
+            return
+        rows = profile_ready.rows.get("fusion", [])
+        self.fusions.set_measured({r["key"]: float(r.get("us_per_step") or 0.0) for r in rows if r.get("key")})
 
     # -- recording ---------------------------------------------------------------------------------
     def _recording(self) -> bool:
@@ -282,6 +326,7 @@ class PassesWiring(QObject):
             self.snapshot.addItem(f"{s['label']} · {s['n_instructions']:,} instr · {s['n_fusions']} fusions",
                                   s["index"])
         self.fusions.set_fusions(ready.fusions, have_log=p.in_child)
+        self._measured_for(getattr(getattr(self.window, "profile", None), "last", None))
         self.found.setText("")
         first = next((s for s in p.snapshots if s.changed), None)
         if first is not None:

@@ -79,6 +79,22 @@ def test_record_decode_passes_list_diff_search_and_breakdown(qtbot, window):
     passes.fusions.select(with_log["name"])
     assert passes.fusions.decision_rows() and passes.fusions.absorbed_rows()
 
+    # Its LLVM IR one click away; after a profile of the step, each fusion's measured µs per step.
+    kernel = next(f["name"] for f in ready.fusions if f["has_llvm_ir"])
+    passes.fusions.select(kernel)
+    assert passes.fusions.llvm_button.isEnabled()
+    passes.fusions.llvm_button.click()
+    dialog = passes.llvm_dialog
+    assert "define" in dialog.views[0].toPlainText() and kernel in dialog.windowTitle()
+    dialog.close()
+    window.profile.steps.setValue(2)
+    window.profile.step.setCurrentText("decode")
+    window.profile.request()
+    qtbot.waitUntil(lambda: window.profile.last is not None and not window.is_busy(), timeout=120_000)
+    col = passes.fusions.table.columnCount() - 1
+    texts = [passes.fusions.table.item(i, col).text() for i in range(passes.fusions.table.rowCount())]
+    assert any(t for t in texts)  # the profiled executable's instructions are the recording's fusions
+
     # The compile split: parts add up to the total.
     b = ready.breakdown
     assert abs(sum(p["ms"] for p in b["parts"]) - b["total_ms"]) <= 0.1 * b["total_ms"]
