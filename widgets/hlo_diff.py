@@ -10,7 +10,7 @@ snapshot's whole text; :meth:`HloDiff.set_text` shows one text alone (the first 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QTextEdit, QVBoxLayout, QWidget
 
@@ -58,7 +58,12 @@ class DiffView(CodeView):
 
 
 class HloDiff(QWidget):
-    """A header (what is compared, lines added and removed), the "Whole snapshot" switch and the view."""
+    """A header (what is compared, lines added and removed), the "Whole snapshot" switch and the view.
+
+    Signals (GUI thread): ``lineActivated(str)`` — the text of a double-clicked line (its instruction's
+    source is looked up by the window)."""
+
+    lineActivated = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +90,12 @@ class HloDiff(QWidget):
         self._shown: list[Row] = []
         self._hit: int | None = None
         self.whole.toggled.connect(self._render)
+        self.view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.view.viewport() and event.type() == QEvent.Type.MouseButtonDblClick:
+            self.lineActivated.emit(self.view.cursorForPosition(event.position().toPoint()).block().text())
+        return False
 
     # -- public API ---------------------------------------------------------------------------------
     def set_diff(self, old_label: str, new_label: str, rows: list[Row], new_text: str) -> None:

@@ -177,8 +177,38 @@ class PassesWiring(QObject):
         self.find.returnPressed.connect(self.search)
         self.fusions.fusionActivated.connect(self._on_fusion_activated)
         self.fusions.llvmRequested.connect(self.show_llvm_ir)
+        self.diff.lineActivated.connect(self.show_source_of)
         self.session.events.profile.connect(self._on_profile)
         return page
+
+    # -- snapshot lines → their source ---------------------------------------------------------------
+    @Slot(str)
+    def show_source_of(self, line: str) -> str:
+        """The source (``file:line``) of the instruction on a snapshot's ``line`` — from its metadata, or for
+        a fusion from the first instruction it absorbed — selected in the Source map (whose cross-links then
+        mark it in every IR view). Returns the location ("" when the line has none)."""
+        import re
+
+        from app.core.inspect.text_index import hlo_instructions
+        from app.core.units import source_label
+
+        m = re.match(r"\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", line)
+        index = self.snapshot.currentData()
+        if m is None or self.last is None or index is None:
+            return ""
+        instructions = hlo_instructions(self.last.pipeline.snapshot(int(index)).text)
+        name = m.group(1)
+        hit = next((i for i in instructions if i.name == name and i.file), None) or next(
+            (i for i in instructions if i.fusion == name and i.file), None)
+        if hit is None:
+            self.status.setText(f"{name} carries no source line in its metadata.")
+            return ""
+        location = source_label(hit.file, hit.line)
+        inspect = self.window.inspect
+        if inspect.inspector.explorer.select_location(location):
+            self.window.ui.ir_tabs.tabs.setCurrentWidget(inspect.page)
+        self.status.setText(f"{name}: {location}")
+        return location
 
     # -- fusions: LLVM IR and measured time ----------------------------------------------------------
     @Slot(str)

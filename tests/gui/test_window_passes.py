@@ -108,3 +108,18 @@ def test_record_before_any_run_says_what_to_do(qtbot, window):
     assert window.passes.last is None
     assert "run the prompt" in window.passes.status.text().lower()
     assert window.passes.button.text() == "Record"
+
+
+def test_a_snapshot_line_leads_to_its_source(qtbot, window):
+    """Double-click an instruction in any snapshot: its source line (metadata) is selected in the Source map."""
+    run_and_wait(qtbot, window)
+    qtbot.waitUntil(lambda: bool(window.inspect.maps), timeout=60_000)
+    ready = _record(qtbot, window)
+    passes = window.passes
+    fusion_row = next(r for r in passes.pass_list.rows() if r["pass"] == "fusion" and r["changed"])
+    passes.show_snapshot(fusion_row["index"])
+    text = ready.pipeline.snapshot(fusion_row["index"]).text
+    line = next(ln for ln in text.splitlines() if " fusion(" in ln and "=" in ln)
+    location = passes.show_source_of(line)
+    assert location and ":" in location, passes.status.text()
+    assert passes.status.text().endswith(location)
