@@ -268,8 +268,9 @@ class PassesWiring(QObject):
         """Record the chosen step's passes (in the latest run's mode when it compiled it with XLA)."""
         run = self.session.current
         mode = run.mode if run is not None else ""
+        program = self.window.profile.program_request()  # the Code workspace (or a program's entry point shown)
         if self._recording() or not self.session.passes(self.step.currentText(), self.fusion_log.isChecked(), mode,
-                                                         self.flags.text().strip()):
+                                                         self.flags.text().strip(), program):
             self.status.setText("Load a model, run the prompt and wait for it to end, then Record.")
             return False
         self._t0 = time.perf_counter()

@@ -156,3 +156,21 @@ def test_profile_measures_the_program(qtbot, code_window):
     win.profile.on_row(row)
     line = int(row["key"].rsplit(":", 1)[1])
     qtbot.waitUntil(lambda: win.programs.editor.current_line() == line, timeout=2000)
+
+
+def test_passes_records_the_programs_entry_point(qtbot, code_window):
+    """In the Code workspace, Record (Passes tab) records the program's entry point: its fusions carry the
+    program's own file:line, and the compile log's row of its first call gets the split."""
+    import os
+
+    win = code_window
+    path = _example("jit_speedup")
+    win.programs.open_example(path)
+    win.programs.panel.calls.setValue(2)
+    _run(qtbot, win)
+    assert win.passes.record()
+    qtbot.waitUntil(lambda: win.passes.last is not None and not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    ready = win.passes.last
+    assert ready.step == "selu" and ready.mode == "jit" and ready.rows
+    sources = [a[2] for f in ready.fusions for a in f["absorbed"]]
+    assert any(s.startswith(os.path.basename(path) + ":") for s in sources), sources

@@ -371,13 +371,17 @@ class Session:
         self.submit(request)
         return True
 
-    def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "") -> bool:
+    def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "",
+               program: rq.ProgramRequest | None = None) -> bool:
         """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
-        that compiled it), with ``xla_flags`` (XLA option text, validated on the compute thread); refused (False)
-        while busy or with no model. Stop ends it (the worker's stop flag)."""
-        if self.busy or self.loaded is None:
+        that compiled it) — or, with ``program``, of the user's program's entry point (no model needed) — with
+        ``xla_flags`` (XLA option text, validated on the compute thread); refused (False) while busy or with no
+        model. Stop ends it (the worker's stop flag)."""
+        if self.busy or (self.loaded is None and program is None):
             return False
-        self.active = request = rq.PassesRequest(step, fusion_log, mode, xla_flags)
+        if program is not None:
+            step = program.entry or "program"
+        self.active = request = rq.PassesRequest(step, fusion_log, mode, xla_flags, program)
         self.last_error = None
         self._busy_changed()
         self.events.status.emit(f"Recording XLA's passes of the {step} step"

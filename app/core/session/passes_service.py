@@ -54,15 +54,16 @@ def passes_ready(request: rq.PassesRequest, mode: str, pipeline: Any, seconds: f
 
 
 def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[[], bool],
-                  on_live_phase: Callable[[Any], None] | None) -> Iterator[Any]:
-    """Record the step's pass pipeline; progress as a live phase. A stop (``should_stop``) ends it with a
-    :class:`~app.core.session.requests.Notice`, not a failure."""
+                  on_live_phase: Callable[[Any], None] | None, lowered: tuple[str, Any] | None = None) -> Iterator[Any]:
+    """Record the step's pass pipeline (``lowered``: ``(mode, jax Lowered)`` given directly, e.g. a program's
+    entry point; else the engine's compiled step); progress as a live phase. A stop (``should_stop``) ends it
+    with a :class:`~app.core.session.requests.Notice`, not a failure."""
     from app.core.events import PhaseEvent
     from app.core.passes.compare import parse_xla_flags, validate_xla_flags
     from app.core.passes.record import RecordingStopped, record_pipeline
 
     options = parse_xla_flags(request.xla_flags)
-    mode, lowered = find_lowered(engine, request.step, request.mode)
+    mode, lowered = lowered if lowered is not None else find_lowered(engine, request.step, request.mode)
     validate_xla_flags(options)
     if on_live_phase is not None:
         how = " and the fusion log (child process)" if request.fusion_log else ""

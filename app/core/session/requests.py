@@ -94,6 +94,8 @@ class PassesRequest(Request):
     fusion_log: bool = False
     mode: str = ""
     xla_flags: str = ""
+    #: the user's program (a :class:`ProgramRequest`): record its entry point's passes instead of a model step
+    program: Any = None
     label = "passes"
 
 

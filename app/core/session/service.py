@@ -244,6 +244,16 @@ class ComputeService:
         """Record XLA's pass pipeline of a compiled step (:mod:`app.core.session.passes_service`)."""
         from app.core.session.passes_service import record_passes
 
+        if request.program is not None:  # the user's program: lower its entry point (no model needed)
+            from app.core.programs.runner import ProgramRunner
+            from app.core.session.programs_service import ProgramService
+
+            if self._programs is None:
+                self._programs = ProgramService()
+            _program, prepared, _runner = self._programs._prepare(request.program, should_stop)
+            lowered = ProgramRunner(prepared).lower(should_stop=should_stop)
+            yield from record_passes(None, request, should_stop, on_live_phase, lowered=("jit", lowered))
+            return
         yield from record_passes(self._engine(), request, should_stop, on_live_phase)
 
     # -- devices and mesh -------------------------------------------------------------------------------
