@@ -54,6 +54,9 @@ class Journey:
         vb = plot.getPlotItem().getViewBox()
         (_, _), (_, y1) = vb.viewRange()
         walls = [p.wall_ms for i in range(plot.run_count()) for p in plot.points(i)]
+        xs = [p.x for i in range(plot.run_count()) for p in plot.points(i)]
+        (x0, x1), _ = vb.viewRange()
+        self.check(f"{tag}_x_fitted", x0 <= min(xs) and max(xs) <= x1 and x1 - max(xs) < 3, (x0, x1, max(xs)))
         top = max(walls)
         self.check(f"{tag}_y_fitted", y1 <= math.log10(top) + 1.0 + 0.01, (y1, top))  # view rounded to 0.001
         legend = plot.legend.sceneBoundingRect()
