@@ -75,7 +75,9 @@ class BusyIndicator(QWidget):
     def _refresh(self) -> None:
         elapsed = time.perf_counter() - self._t0
         what = PHASE_LABELS.get(self._phase, self._phase)
-        if self._detail:  # "compiling decode step"; a load's detail is a sentence of its own
+        if self._detail and self._detail.lower().startswith(what.lower()):  # "loading from the cache": once
+            what = self._detail
+        elif self._detail:  # "compiling decode step"; a load's detail is a sentence of its own
             what += f" · {self._detail}" if self._phase in ("loading", "converting") else f" {self._detail}"
         if self._stopping:
             what = "stopping after compile" if self.is_uninterruptible() else "stopping"
