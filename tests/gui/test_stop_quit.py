@@ -71,13 +71,17 @@ win = MainWindow(settings=UserSettings(model=sys.argv[1], prompt="The jit functi
                                        generation={"max_new_tokens": 4, "mode": "jit-static"}))
 win.quit_wait_ms = QUIT_WAIT_MS
 win.show()
-state = {"clicked": False}
+state = {"clicked": False, "t0": time.time()}
 
 def tick():
+    if time.time() - state["t0"] > 150:  # never hang the suite: say where it stood, then end
+        print(f"stuck: loaded={win.loaded is not None} busy={win.is_busy()} clicked={state['clicked']} "
+              f"phase={win.ui.busy.phase()!r} status={win.status.text()!r}", flush=True)
+        os._exit(3)
     if not state["clicked"] and win.loaded is not None and not win.is_busy():
         os.environ["TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S"] = "30"
         win.findChild(QPushButton, "runButton").click()
-        state["clicked"] = True
+        state["clicked"] = win.is_busy()  # a click the window did not take is tried again
     elif state["clicked"] and win.ui.busy.phase() == "compiling":
         timer.stop()
         print(f"closing {time.time()}", flush=True)
@@ -99,12 +103,13 @@ def test_closing_during_a_compile_ends_the_process_within_2_s_and_keeps_the_sett
     env.pop(COMPILE_DELAY_ENV, None)
     proc = subprocess.Popen([sys.executable, "-c", CLOSE_SCRIPT, gui_model], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    closing = None
-    for line in proc.stdout:
+    closing, lines = None, []
+    for line in proc.stdout:  # ends at the latest when the script's watchdog ends it (150 s)
+        lines.append(line)
         if line.startswith("closing "):
             closing = float(line.split()[1])
             break
-    assert closing is not None, proc.stderr.read()
+    assert closing is not None, "".join(lines) + proc.stderr.read()[-3000:]
     proc.wait(timeout=60)
     exited_s = time.time() - closing
     rest = proc.stdout.read()

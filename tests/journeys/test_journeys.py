@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 JOURNEY = Path(__file__).with_name("journey.py")
-TIMEOUT_S = 900
+TIMEOUT_S = 600
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Debian's xvfb (.ci/run installs it)")
 
