@@ -265,3 +265,22 @@ def test_donation_example_runs_repeatedly_and_aliases():
     result = run_calls(prepared, 3)
     assert len(result.records) == 3 and not prepared.args[0].is_deleted()
     assert entry_ir(prepared).memory["alias"] > 0
+
+
+def test_program_calls_say_when_the_persistent_cache_served_the_compile(tmp_path):
+    """A program's compiling call records whether JAX's persistent cache served it: a miss the first time,
+    a hit for a fresh runner (cold in memory, warm on disk)."""
+    import jax
+
+    from app.core.compile_cache import xla as cc
+
+    src = "import jax.numpy as jnp\n\ndef f(x):\n    return jnp.tanh(x) * 3.0 + x\n\ndef f_args():\n    return (jnp.ones((64, 64)),)\n"
+    try:
+        cc.set_persistent_cache(tmp_path / "jax-cache")
+        cold = run_calls(load_program(source=src, name="cached.py").prepare("f"), n_calls=2)
+        assert cold.records[0].compiled and cold.records[0].persistent_cache_hit is False
+        jax.clear_caches()
+        warm = run_calls(load_program(source=src, name="cached.py").prepare("f"), n_calls=2)
+        assert warm.records[0].compiled and warm.records[0].persistent_cache_hit is True
+    finally:
+        cc.set_persistent_cache(None)

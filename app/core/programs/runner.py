@@ -206,13 +206,17 @@ class ProgramRunner:
         timing: dict[str, Any] = {}
         stages = None
         if executable is None:
+            from app.core.runtime.compiled_step import persistent_cache_hits
+
             reason = self.compile_reason(key)
+            hits_before = persistent_cache_hits()
             traced, lowered, executable, phases = self.stages(args, should_stop)
             self._executables[key] = executable
             self.n_compiles += 1
             stages = (traced, lowered, executable)
             timing = dict(compiled=True, trace_ms=phases["trace"], lower_ms=phases["lower"],
-                          compile_ms=phases["compile"], compile_reason=reason, compile_phases=phases)
+                          compile_ms=phases["compile"], compile_reason=reason, compile_phases=phases,
+                          persistent_cache_hit=persistent_cache_hits() > hits_before)
         self._last_key = key
         dynamic = tuple(a for i, a in enumerate(args) if i not in p.static_argnums)
         t0 = time.perf_counter()

@@ -30,6 +30,13 @@ def _on_event(event: str, **kwargs: Any) -> None:
         _counts.hits = getattr(_counts, "hits", 0) + 1
 
 
+def persistent_cache_hits() -> int:
+    """Compiles served by JAX's persistent cache on this thread so far (counted from JAX's monitoring event
+    ``/jax/compilation_cache/cache_hits``); compare before and after a compile."""
+    _install_listener()
+    return getattr(_counts, "hits", 0)
+
+
 def _install_listener() -> None:
     """Count persistent-cache hits per thread (listeners run in the compiling thread: jax/_src/monitoring.py)."""
     global _listener_installed
