@@ -193,6 +193,20 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
     def _marker_size(self, kind: str) -> float:
         return MARKER_SIZES[kind] * (1.4 if self._font_scale > 1 else 1.0)
 
+    def annotate_compile(self, run_id: int, call_index: int, line: str) -> bool:
+        """Add ``line`` (e.g. XLA's compile split from a pass recording: "XLA: HLO passes 101 ms · backend
+        557 ms · other 34 ms") to the note beside the compile spike of call ``call_index`` of run ``run_id``.
+        False when that call has no note (not a compiling call, or not annotated)."""
+        run = next((r for r in self._runs if r.run_id == run_id), None)
+        note = next((n for n in (run.notes if run else []) if getattr(n, "call_x", None) == call_index), None)
+        if note is None:
+            return False
+        base, short = note.full_text.split("\n‖ ")[0], note.short_text.split("\n‖ ")[0]
+        note.full_text, note.short_text = f"{base}\n‖ {line}", f"{short}\n‖ {line}"  # either form shows it
+        note.setText(note.full_text)
+        self.place_legend()  # the taller note finds its place again
+        return True
+
     def steady_visible(self) -> bool:
         """Whether the steady-decode line of a single run is shown."""
         return self._median.isVisible()

@@ -187,6 +187,7 @@ class PlotFitting:
             )
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
             note.full_text, note.short_text = text, f"{p.step} compile {ms(p.wall_ms)}"  # short: when cramped
+            note.call_x = p.x  # the call it describes (annotate_compile adds to it)
             if self._font_scale != 1.0:
                 font = QFont()
                 font.setPointSizeF(9.0 * self._font_scale)

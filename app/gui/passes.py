@@ -349,6 +349,7 @@ class PassesWiring(QObject):
                      {"label": "lower", "ms": record.lower_ms or 0.0, "group": "lower",
                       "source": "the step's first call: lowering to StableHLO (CallRecord.lower_ms)"}]
             self._annotate_log(found, b)
+            self._annotate_spike(found[1], b)
         self.compile_bar.set_parts(b["total_ms"] + sum(p["ms"] for p in front), front + b["parts"])
         self.pass_list.set_rows(ready.rows)
         self.chart.set_snapshots(ready.snapshots)
@@ -412,6 +413,14 @@ class PassesWiring(QObject):
                 return run.label.removeprefix("run "), record
         return None
 
+    def _annotate_spike(self, record: Any, b: dict) -> None:
+        """The plot's note beside that call's compile spike gains XLA's split (HLO passes / backend / other)."""
+        run = next((r for r in self.session.runs if any(x is record for x in r.records)), None)
+        groups = b.get("by_group") or {}
+        if run is not None and groups:
+            line = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
+            self.window.ui.plot.annotate_compile(run.run_id, record.index, line)
+
     def _annotate_log(self, found: tuple[str, Any], b: dict) -> None:
         """The compile log's row of that call: the recorded split after its phases, the parts in its tooltip."""
         demo = getattr(self.window, "demo", None)
@@ -426,6 +435,21 @@ class PassesWiring(QObject):
         tip = "\n".join([f"Recorded compile (dumps on) {units.ms(b['total_ms'])}:"]
                         + [f"  {p['label']}: {units.ms(p['ms'])}" for p in b["parts"] if p["ms"] > 0])
         demo.log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip)
+
+    def _measured_ms(self, ready: PassesReady) -> float | None:
+        """Median wall ms of the latest run's non-compiling calls of the recorded step in its mode (None for a
+        recording with XLA flags, which no run executed, or without such calls)."""
+        import statistics
+
+        if getattr(ready.request, "xla_flags", ""):
+            return None
+        for run in reversed(self.session.runs):
+            if run.mode != ready.mode:
+                continue
+            walls = [r.wall_ms for r in run.records if r.step == ready.step and not r.compiled]
+            if walls:
+                return float(statistics.median(walls))
+        return None
 
     @staticmethod
     def recording_label(ready: PassesReady) -> str:
@@ -446,9 +470,12 @@ class PassesWiring(QObject):
         c = compare_pipelines(a.pipeline, b.pipeline, labels)
         dlg = QDialog(self.window, objectName="passesCompareDialog")
         dlg.setWindowTitle("Compare two compilations")
-        table = QTableWidget(len(c.counts), 3, objectName="passesCompareCounts")
+        counts = [*c.counts, ("measured ms per call (latest run)", self._measured_ms(a), self._measured_ms(b))]
+        table = QTableWidget(len(counts), 3, objectName="passesCompareCounts")
         table.setHorizontalHeaderLabels(["", *labels])
-        for r, (what, x, y) in enumerate(c.counts):
+        table.setToolTip("measured ms per call: the median wall time of the latest run's calls of that step that "
+                         "did not compile (– when no run executed that compilation, e.g. one with XLA flags)")
+        for r, (what, x, y) in enumerate(counts):
             for col, v in enumerate((what, x, y)):
                 text = what if col == 0 else ("–" if v is None else (f"{v:,.1f}" if isinstance(v, float) else f"{v:,}"))
                 item = QTableWidgetItem(text)

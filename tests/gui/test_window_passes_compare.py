@@ -41,6 +41,8 @@ def test_split_in_compile_log_and_bar_flags_and_compare(qtbot, window):
     row = max(r for r in range(log.rowCount()) if log.item(r, 2).text() == "decode")
     assert "Recorded compile" in log.item(row, 0).toolTip()
     assert not passes.compare.isEnabled()
+    # … and so does the note beside the decode compile spike on the plot
+    assert any("‖ XLA: HLO passes" in n.toPlainText() for n in window.ui.plot.notes())
 
     # An unknown XLA flag is refused by name; the tab stays usable.
     _record(qtbot, window, flags="--xla_not_a_real_flag=1")
@@ -58,6 +60,9 @@ def test_split_in_compile_log_and_bar_flags_and_compare(qtbot, window):
         fusions = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "fusions (final)")
         assert table.item(fusions, 1).text() != table.item(fusions, 2).text()
         assert dlg.diff_view.changed_rows()
+        measured = next(r for r in range(table.rowCount()) if table.item(r, 0).text().startswith("measured ms"))
+        assert float(table.item(measured, 1).text().replace(",", "")) > 0  # the run's steady decode calls
+        assert table.item(measured, 2).text() == "–"  # nothing ran with the flags
     finally:
         dlg.close()
         dlg.deleteLater()
