@@ -397,7 +397,9 @@ def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRec
 def _raise_friendly(exc: BaseException) -> None:
     """Turn torchax's ``OperatorNotFound`` into :class:`UnsupportedModelError` naming the ATen op."""
     if type(exc).__name__ == "OperatorNotFound":
+        from app.core.modes.catalog import REFERENCE_MODE
+
         raise UnsupportedModelError(
-            f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in 'torch' mode, or "
+            f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in '{REFERENCE_MODE}' mode, or "
             "register a lowering with torchax.ops.ops_registry."
         ) from exc

@@ -12,8 +12,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-#: Packages whose versions a session records.
-PACKAGES = ("jax", "jaxlib", "torch", "torchax", "transformers")
+from app.core.report.export import VERSIONED as PACKAGES  # the packages whose versions a session records
 
 
 def _version(name: str) -> str | None:
