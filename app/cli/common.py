@@ -196,3 +196,28 @@ def program_target(args: argparse.Namespace) -> tuple[str, str | None]:
     if sep and entry.isidentifier() and path:  # FILE.py:ENTRY (a Windows drive letter has no identifier after ':')
         return path, entry
     return args.target, None
+
+
+def step_ir_text(step_ir: Any, what: str) -> str:
+    """The text ``inspect`` / ``program --what`` print for ``what`` of a StepIR: ``cost`` / ``memory`` as JSON,
+    else the IR text (``jaxpr``, ``jaxpr-source``, ``stablehlo``, ``hlo``, …); "not available" when missing."""
+    import json
+
+    from app.core.inspect.ir import NOT_AVAILABLE
+
+    if what in ("cost", "memory"):
+        data = step_ir.cost if what == "cost" else step_ir.memory
+        return json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
+    text = step_ir.text(what.replace("-", "_"))
+    return text if text is not None else NOT_AVAILABLE
+
+
+def write_text_output(text: str, output: str | None, out: TextIO, err: TextIO) -> None:
+    """``text`` to the file ``output`` (saying so on ``err``), or to ``out`` ending with a newline."""
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {len(text):,} characters to {output}", file=err)
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+

@@ -5,10 +5,16 @@ XLA IR, torch-compile's FX graph and Inductor code)."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any, TextIO
 
-from app.cli.common import add_model_args, load_engine_for, phase_printer, settings_from_args
+from app.cli.common import (
+    add_model_args,
+    load_engine_for,
+    phase_printer,
+    settings_from_args,
+    step_ir_text,
+    write_text_output,
+)
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -77,12 +83,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = _passes_text(step_ir, what, args, err)
     else:
         text = _inspect_text(step_ir, what)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-        print(f"wrote {len(text):,} characters to {args.output}", file=err)
-    else:
-        out.write(text if text.endswith("\n") else text + "\n")
+    write_text_output(text, args.output, out, err)
     return 0
 
 
@@ -117,18 +118,12 @@ def _passes_text(step_ir: Any, what: str, args: argparse.Namespace, err: TextIO)
 
 
 def _inspect_text(step_ir: Any, what: str) -> str:
-    from app.core.inspect.ir import NOT_AVAILABLE
-
     if what == "collectives":
         from app.core.parallel.mesh import collectives
 
         found = collectives(step_ir.hlo)
         lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]
         return "\n".join([f"{len(found)} collectives", *lines])
-    if what in ("cost", "memory"):
-        data = step_ir.cost if what == "cost" else step_ir.memory
-        return json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
-    text = step_ir.text(what.replace("-", "_"))
-    return text if text is not None else NOT_AVAILABLE
+    return step_ir_text(step_ir, what)
 
 

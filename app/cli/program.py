@@ -6,7 +6,6 @@ gallery example, ``--list-examples`` lists them."""
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import threading
 from typing import Any, TextIO
@@ -15,8 +14,10 @@ from app.cli.common import (
     add_session_args,
     main_thread,
     program_target,
+    step_ir_text,
     write_json_event,
     write_session_outputs,
+    write_text_output,
 )
 
 WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
@@ -161,7 +162,6 @@ def _first_input(records: list[Any]) -> str:
 
 
 def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO, should_stop: Any) -> int:
-    from app.core.inspect.ir import NOT_AVAILABLE
     from app.core.programs.ir import entry_ir
 
     if args.what in PASS_WHAT:
@@ -177,16 +177,6 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
                      report_args(args.what, args.json), buf)
         text = buf.getvalue()
     else:
-        step_ir = entry_ir(prepared, should_stop=should_stop)
-        if args.what in ("cost", "memory"):
-            data = step_ir.cost if args.what == "cost" else step_ir.memory
-            text = json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
-        else:
-            text = step_ir.text(args.what.replace("-", "_")) or NOT_AVAILABLE
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-        print(f"wrote {len(text):,} characters to {args.output}", file=err)
-    else:
-        out.write(text if text.endswith("\n") else text + "\n")
+        text = step_ir_text(entry_ir(prepared, should_stop=should_stop), args.what)
+    write_text_output(text, args.output, out, err)
     return 0
