@@ -59,6 +59,9 @@ def _fill(table: QTableWidget, rows: list[list[str]], tips: list[str] | None = N
         table.setColumnWidth(j, min(table.columnWidth(j), 220))
 
 
+#: The LLVM IR button's tool tip.
+LLVM_TIP = "The selected fusion's kernel as XLA's CPU backend wrote it in LLVM IR (before and after LLVM's optimization)"
+
 class FusionTable(QWidget):
     """The fusions (top) and, for the selected one, what it absorbed and the log's decisions (bottom)."""
 
@@ -73,8 +76,7 @@ class FusionTable(QWidget):
         self.count = QLabel("", objectName="fusionCount")
         self._measured: dict[str, float] = {}
         self.llvm_button = QPushButton("LLVM IR…", objectName="fusionLlvmButton", enabled=False)
-        self.llvm_button.setToolTip("The selected fusion's kernel as XLA's CPU backend wrote it in LLVM IR "
-                                    "(before and after LLVM's optimization)")
+        self.llvm_button.setToolTip(LLVM_TIP)
         self.llvm_button.clicked.connect(lambda: self.llvmRequested.emit(self.current()))
         self.table = _table(FUSION_COLUMNS, "fusionTable")
         self.absorbed_label = QLabel("", objectName="fusionAbsorbedLabel")
@@ -176,7 +178,12 @@ class FusionTable(QWidget):
     # -- internals ----------------------------------------------------------------------------------
     def _show(self, fusion: dict[str, Any]) -> None:
         absorbed = fusion.get("absorbed") or []
-        self.llvm_button.setEnabled(bool(fusion.get("has_llvm_ir")))
+        has_ir = bool(fusion.get("has_llvm_ir"))
+        self.llvm_button.setEnabled(has_ir)
+        self.llvm_button.setToolTip(LLVM_TIP if has_ir else LLVM_TIP + ". Not dumped for this recording: a model "
+                                    "step's kernels are recorded without it (jax 0.12's XLA:CPU can abort while "
+                                    "dumping a large module's kernels); a program's are, and `passes --kernel-ir` "
+                                    "asks for them")
         _fill(self.absorbed, [[str(a[0]), str(a[1]), str(a[2]) if len(a) > 2 else ""] for a in absorbed])
         where = f", created by <b>{fusion['created_by']}</b>" if fusion.get("created_by") else ""
         self.absorbed_label.setText(f"<b>{fusion['name']}</b> ({fusion.get('kind', '')}){where}: "

@@ -162,7 +162,7 @@ def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO, 
         for run in session.runs:
             for step in run.ir:
                 step_ir = engine.ir.get((run.mode, step))
-                if step_ir is not None and getattr(step_ir, "closed_jaxpr", None) is not None:
+                if step_ir is not None and getattr(step_ir, "traced_jaxpr", None) is not None:
                     try:
                         run.source_maps[step] = build_source_map(step_ir, step, engine.model)
                     except Exception as exc:  # a map that cannot be built leaves the rest of the file intact

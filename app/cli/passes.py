@@ -32,6 +32,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="every fusion of the final module: kind, the pass that created it, what it absorbed")
     p.add_argument("--fusion-log", action="store_true",
                    help="compile in a child process with XLA's fusion log and print its decisions")
+    p.add_argument("--kernel-ir", action=argparse.BooleanOptionalAction, default=None,
+                   help="also dump each fusion kernel's LLVM IR (default: on with --program, off for a model's "
+                        "step: jax 0.12's XLA:CPU can abort while dumping a large module's kernels)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of text")
     p.add_argument("--program", metavar="FILE.py[:ENTRY]",
                    help="record your own program's entry point instead of a model's step")
@@ -104,7 +107,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         label, lowered = _program_lowered(args, err)
         print(f"[passes] recording {label}…", file=err, flush=True)
         t0 = time.perf_counter()
-        pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options)
+        pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options,
+                                   kernel_ir=args.kernel_ir is not False)
         _recorded(pipeline, time.perf_counter() - t0, err)
         write_report(pipeline, args, out)
         return 0
@@ -130,7 +134,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(f"[passes] recording {args.step} step{' with the fusion log (child process)' if args.fusion_log else ''}…",
           file=err, flush=True)
     t0 = time.perf_counter()
-    pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options)
+    pipeline = record_pipeline(lowered, fusion_log=args.fusion_log, compiler_options=options,
+                               kernel_ir=bool(args.kernel_ir))
     _recorded(pipeline, time.perf_counter() - t0, err)
     write_report(pipeline, args, out)
     return 0

@@ -173,7 +173,7 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
 
         print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
         buf = io.StringIO()
-        write_report(record_pipeline(ProgramRunner(prepared).lower(should_stop=should_stop)),
+        write_report(record_pipeline(ProgramRunner(prepared).lower(should_stop=should_stop), kernel_ir=True),
                      report_args(args.what, args.json), buf)
         text = buf.getvalue()
     else:

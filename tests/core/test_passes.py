@@ -27,14 +27,17 @@ def _mlp_lowered():
 
 
 def _structure(text: str) -> list[tuple[str, str]]:
-    """(name, opcode) of every instruction line: the module modulo printing (backend_config key order)."""
-    return [(m.group(1), m.group(3)) for s in text.splitlines() if (m := HLO_INSTRUCTION.match(s))]
+    """(name, opcode) of every instruction line: the module modulo printing (backend_config key order; since
+    jax 0.11 the dump prints a multi-output fusion's ``get-tuple-element`` as an operand ``%fusion#1`` while
+    ``Compiled.as_text()`` keeps the instruction, so those lines are left out)."""
+    return [(m.group(1), m.group(3)) for s in text.splitlines()
+            if (m := HLO_INSTRUCTION.match(s)) and m.group(3) != "get-tuple-element"]
 
 
 @pytest.fixture(scope="module")
 def mlp():
     lowered = _mlp_lowered()
-    return lowered, record_pipeline(lowered), lowered.compile().as_text()
+    return lowered, record_pipeline(lowered, kernel_ir=True), lowered.compile().as_text()
 
 
 @pytest.fixture(scope="module")

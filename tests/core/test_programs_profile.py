@@ -16,7 +16,7 @@ def test_profile_program_rows_name_the_users_lines():
     path = example("jit_speedup").path
     prepared = load_program(path).prepare("selu")
     call, live = program_step_call(prepared)
-    assert live.closed_jaxpr is not None
+    assert live.traced_jaxpr is not None
     profile = profile_call(call, "selu", n_steps=5, warmup=1, bandwidth_gbs=10.0, label="01_jit_speedup.py:selu")
     assert profile.step == "selu" and profile.n_steps == 5
     rows = aggregate(profile, "line")

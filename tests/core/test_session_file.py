@@ -51,7 +51,7 @@ def test_round_trip_of_a_real_run(recorded):
     assert set(run.ir) == {"prefill", "decode"}
     ir = run.ir["decode"]
     assert ir.jaxpr and ir.jaxpr_source and ir.stablehlo.startswith("module") and ir.hlo.startswith("HloModule")
-    assert ir.cost["flops"] > 0 and ir.memory and ir.n_equations > 0 and ir.closed_jaxpr is None
+    assert ir.cost["flops"] > 0 and ir.memory and ir.n_equations > 0 and ir.traced_jaxpr is None
     assert run.source_maps["decode"].groups, "the source map is saved with the run"
     env = run.environment
     assert env["packages"]["jax"] and env["device_kind"] and env["device_count"] >= 1 and env["cpu_count"] >= 1

@@ -34,7 +34,7 @@ def step_irs(llama_engine):
     events = llama_engine.generate("The jit function", GenerationSettings(max_new_tokens=3))
     irs = {e.step: e.ir for e in events if isinstance(e, IREvent)}
     assert set(irs) == {"prefill", "decode"}
-    assert all(ir.closed_jaxpr is None for ir in irs.values())  # events carry plain data only
+    assert all(ir.traced_jaxpr is None for ir in irs.values())  # events carry plain data only
     return {step: llama_engine.ir[("jit-static", step)] for step in irs}
 
 
@@ -103,7 +103,7 @@ def test_every_line_links_back_to_its_group(maps, step_irs):
         assert gi in sm.groups_for_line(view, lines[0]), view
     assert sm.groups_for_line("jaxpr", 1) == []
     spans = [e.lines["jaxpr"] for e in sm.equations]
-    assert len(spans) == len(step_irs["decode"].closed_jaxpr.jaxpr.eqns)
+    assert len(spans) == len(step_irs["decode"].traced_jaxpr.jaxpr.eqns)
 
 
 def test_model_free_paths_still_split_layers(step_irs):

@@ -79,14 +79,13 @@ def test_record_decode_passes_list_diff_search_and_breakdown(qtbot, window):
     passes.fusions.select(with_log["name"])
     assert passes.fusions.decision_rows() and passes.fusions.absorbed_rows()
 
-    # Its LLVM IR one click away; after a profile of the step, each fusion's measured µs per step.
-    kernel = next(f["name"] for f in ready.fusions if f["has_llvm_ir"])
+    # A model step's kernels are recorded without their LLVM IR since jax 0.12 (XLA:CPU aborted while dumping
+    # them; a program's IR is checked in test_window_programs_views): the button says why it is off.
+    kernel = ready.fusions[0]["name"]
     passes.fusions.select(kernel)
-    assert passes.fusions.llvm_button.isEnabled()
-    passes.fusions.llvm_button.click()
-    dialog = passes.llvm_dialog
-    assert "define" in dialog.views[0].toPlainText() and kernel in dialog.windowTitle()
-    dialog.close()
+    assert not passes.fusions.llvm_button.isEnabled()
+    assert "not dumped" in passes.fusions.llvm_button.toolTip()
+    # After a profile of the step, each fusion's measured µs per step.
     window.profile.steps.setValue(2)
     window.profile.step.setCurrentText("decode")
     window.profile.request()

@@ -174,3 +174,12 @@ def test_passes_records_the_programs_entry_point(qtbot, code_window):
     assert ready.step == "selu" and ready.mode == "jit" and ready.rows
     sources = [a[2] for f in ready.fusions for a in f["absorbed"]]
     assert any(s.startswith(os.path.basename(path) + ":") for s in sources), sources
+    # A program's kernels' LLVM IR one click away (recorded for programs: app.core.backends.CPU.kernel_ir_options)
+    passes = win.passes
+    kernel = next(f["name"] for f in ready.fusions if f["has_llvm_ir"])
+    passes.fusions.select(kernel)
+    assert passes.fusions.llvm_button.isEnabled()
+    passes.fusions.llvm_button.click()
+    dialog = passes.llvm_dialog
+    assert "define" in dialog.views[0].toPlainText() and kernel in dialog.windowTitle()
+    dialog.close()

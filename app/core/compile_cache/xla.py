@@ -26,18 +26,19 @@ def set_persistent_cache(path: str | Path | None) -> Path | None:
     Takes effect for the next compile in this process. Returns the directory in use.
     """
     import jax
-    from jax._src import compilation_cache as cc
+
+    from app.core.jax_private import reset_compilation_cache
 
     if path is None:
         jax.config.update("jax_compilation_cache_dir", None)
-        cc.reset_cache()
+        reset_compilation_cache()
         return None
     directory = Path(path).expanduser().resolve()
     directory.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(directory))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    cc.reset_cache()
+    reset_compilation_cache()
     return directory
 
 

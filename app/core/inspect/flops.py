@@ -66,9 +66,9 @@ def _conv_flops(eqn: Any) -> float:
 
 def sub_jaxprs(eqn: Any) -> list[Any]:
     """The jaxprs nested in an equation's parameters (open ``Jaxpr`` objects)."""
-    from jax._src import core
+    from app.core.jax_private import jaxprs_in_params
 
-    return list(core.jaxprs_in_params(eqn.params))
+    return list(jaxprs_in_params(eqn.params))
 
 
 def jaxpr_flops(jaxpr: Any) -> float:

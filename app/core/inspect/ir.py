@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.core.inspect.text_index import count_hlo, count_stablehlo_ops
+from app.core.jax_private import open_jaxpr
 
 NOT_AVAILABLE = "not available on this backend"
 
@@ -50,7 +51,9 @@ class StepIR:
     inductor_code: str | None = None
     n_fusions: int | None = None
     n_kernels: int | None = None
-    closed_jaxpr: Any = field(default=None, repr=False, compare=False)
+    #: What ``Traced.jaxpr`` returned (a ``ClosedJaxpr`` up to jax 0.10, a closed ``Jaxpr`` since 0.11; its open
+    #: jaxpr is :func:`app.core.jax_private.open_jaxpr`); None in :meth:`plain` copies.
+    traced_jaxpr: Any = field(default=None, repr=False, compare=False)
     #: The live ``jax.stages.Lowered`` of an XLA step (None for Inductor, and in :meth:`plain` copies): what
     #: :func:`app.core.passes.record.record_pipeline` compiles again to record XLA's pass pipeline.
     lowered: Any = field(default=None, repr=False, compare=False)
@@ -62,7 +65,7 @@ class StepIR:
     def plain(self) -> StepIR:
         """This IR without the live jaxpr and ``Lowered`` objects: texts and figures only, safe to send to
         another thread."""
-        return replace(self, closed_jaxpr=None, lowered=None)
+        return replace(self, traced_jaxpr=None, lowered=None)
 
     def summary(self) -> dict[str, Any]:
         """Plain figures for tables and JSON: flops, bytes accessed, memory bytes, op counts."""
@@ -91,7 +94,7 @@ def attribute_to_model_source() -> None:
 
     JAX summarises an equation's traceback as its first frame outside JAX itself; under torchax that frame
     is torchax's ATen lowering (``torchax/ops/jaten.py``). Excluding the torchax and torch directories
-    (``jax._src.source_info_util.register_exclusion``) makes the summary land on the model's own line,
+    (:func:`app.core.jax_private.exclude_from_tracebacks`) makes the summary land on the model's own line,
     e.g. ``transformers/models/llama/modeling_llama.py:245 (forward)``.
     """
     global _excluded
@@ -101,10 +104,11 @@ def attribute_to_model_source() -> None:
 
     import torch
     import torchax
-    from jax._src import source_info_util
+
+    from app.core.jax_private import exclude_from_tracebacks
 
     for module in (torchax, torch):
-        source_info_util.register_exclusion(os.path.dirname(module.__file__) + os.sep)
+        exclude_from_tracebacks(os.path.dirname(module.__file__))
     _excluded = True
 
 
@@ -117,12 +121,12 @@ def _safe(fn, *args, **kwargs):
 
 def count_equations(jaxpr: Any) -> int:
     """Equations in a jaxpr, counting those inside sub-jaxprs (pjit, scan, cond, custom_jvp…)."""
-    from jax._src import core
+    from app.core.jax_private import jaxprs_in_params
 
     total = 0
     for eqn in jaxpr.eqns:
         total += 1
-        for sub in core.jaxprs_in_params(eqn.params):
+        for sub in jaxprs_in_params(eqn.params):
             total += count_equations(sub)
     return total
 
@@ -164,11 +168,11 @@ def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -
         hlo=hlo,
         cost=cost_dict(_safe(compiled.cost_analysis)),
         memory=memory_dict(_safe(compiled.memory_analysis)),
-        n_equations=_safe(count_equations, closed.jaxpr) if closed is not None else None,
+        n_equations=_safe(count_equations, open_jaxpr(closed)) if closed is not None else None,
         n_stablehlo_ops=count_stablehlo_ops(stablehlo) if stablehlo else None,
         n_hlo_instructions=count_hlo(hlo)[0] if hlo else None,
         n_fusions=count_hlo(hlo)[1] if hlo else None,
         input_labels=input_labels,
-        closed_jaxpr=closed,
+        traced_jaxpr=closed,
         lowered=lowered,
     )

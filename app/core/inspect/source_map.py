@@ -188,13 +188,12 @@ def _frames(tb: Any) -> tuple[list[Any], list[int], list[int], list[str]]:
 
 
 def _equation(i: int, eqn: Any, var_index: dict, resolver: Any) -> EquationInfo:
-    from jax._src import core, source_info_util
-
     from app.core.inspect.flops import eqn_flops
+    from app.core.jax_private import is_literal, is_user_filename
 
     codes, lastis, lines, funcs = _frames(eqn.source_info.traceback)
-    user = next((j for j, c in enumerate(codes) if source_info_util.is_user_filename(c.co_filename)), None)
-    operands = [var_index[id(v)] for v in eqn.invars if not isinstance(v, core.Literal) and id(v) in var_index]
+    user = next((j for j, c in enumerate(codes) if is_user_filename(c.co_filename)), None)
+    operands = [var_index[id(v)] for v in eqn.invars if not is_literal(v) and id(v) in var_index]
     return EquationInfo(
         index=i, primitive=eqn.primitive.name,
         out_shapes=[_shape_str(v.aval) for v in eqn.outvars], flops=eqn_flops(eqn),
@@ -245,7 +244,7 @@ def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> N
 
 
 def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> SourceMap:
-    """Build the :class:`SourceMap` of a :class:`app.core.inspect.ir.StepIR` (needs ``closed_jaxpr``).
+    """Build the :class:`SourceMap` of a :class:`app.core.inspect.ir.StepIR` (needs ``traced_jaxpr``).
 
     ``model``: the traced ``torch.nn.Module`` for exact module paths (``model.layers.3.self_attn``);
     without it paths use attribute names from the call line and ``<Class>.<k>``. Raises ``ValueError`` if
@@ -253,12 +252,13 @@ def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> 
     """
     from app.core.inspect.ir import attribute_to_model_source
     from app.core.inspect.module_paths import ModulePathResolver
+    from app.core.jax_private import open_jaxpr
 
-    closed = getattr(step_ir, "closed_jaxpr", None)
+    closed = getattr(step_ir, "traced_jaxpr", None)
     if closed is None:
         raise ValueError("This step has no jaxpr to map (IR capture was off or failed).")
     attribute_to_model_source()
-    jaxpr = closed.jaxpr
+    jaxpr = open_jaxpr(closed)
     var_index = {id(v): -1 - k for k, v in enumerate(jaxpr.invars)}
     resolver = ModulePathResolver(model)
     eqns: list[EquationInfo] = []

@@ -21,21 +21,20 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
+from app.core.backends import CPU, BackendFacts
 from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND
 from app.core.passes.model import BackendPhase, FusionIR, PassTime, PipelineTime, Snapshot
 
 _PASS_FILE = re.compile(
     r"^module_(\d+)\.(.+?)\.(\d{4})\.([^.]+)\.after_(.+?)(?:\.before_(.+))?\.txt$")
-_FINAL_FILE = re.compile(r"^module_(\d+)\.(.+?)\.(before_optimizations|cpu_after_optimizations)\.txt$")
+_FINAL_FILE = re.compile(rf"^module_(\d+)\.(.+?)\.(before_optimizations|{CPU.final_dump})\.txt$")
 _LLVM_FILE = re.compile(r"^module_(\d+)\.(.+?)\.(.+)_kernel_module\.ir-(no-opt|with-opt)\.ll$")
 _CUSTOM_TARGET = re.compile(r'custom_call_target="([^"]*)"')
 _PIPELINE_SPAN = re.compile(r"^(.*) \((.+)\)$")
 #: Compiler-thread events that are bookkeeping, not a pass (``tsl/profiler`` threadpool listener).
 _BOOKKEEPING = ("ThreadpoolListener::",)
-#: Compiler-thread events of the CPU backend that have no ``::`` in their name.
-_BACKEND_PLAIN = {"Codegen", "SplitModule"}
-CLIENT_COMPILE = "PjRtCpuClient::Compile"
-RUN_BACKEND = "CpuCompiler::RunBackend"
+#: Events of JAX's Python tracer (``$stages.py:674 compile``) on the compiling thread since jax 0.11.
+_PYTHON_TRACER = "$"
 
 
 def norm(name: str) -> str:
@@ -122,44 +121,52 @@ def _thread_kind(line_name: str) -> str:
     return base[3:] if base.startswith("tf_") else base
 
 
-def read_profile(source: str | os.PathLike | bytes, module: str, snapshots: list[Snapshot]):
-    """Pass times, pipeline runs, backend phases and ``PjRtCpuClient::Compile``'s ms for module ``module``.
+def read_profile(source: str | os.PathLike | bytes, module: str, snapshots: list[Snapshot],
+                 backend_facts: BackendFacts = CPU):
+    """Pass times, pipeline runs, backend phases and the client compile's ms for module ``module``.
 
-    ``source``: an ``.xplane.pb`` path or its bytes. The compile is the ``PjRtCpuClient::Compile`` event on a
-    ``PjRtCompilerThreadPool`` line that contains a pipeline span ``"… (<module>)"``; events of that line
-    inside it are passes (innermost enclosing pipeline span gives their pipeline), pipeline spans, or backend
-    phases (names with ``::``, ``Codegen``, ``SplitModule``); events on ``xla-cpu-codegen`` lines inside it
-    are backend phases. A pass event whose name is also a pipeline's (the pipeline run as a pass of its
-    parent) is left out, so pass times do not count a pipeline twice.
+    ``source``: an ``.xplane.pb`` path or its bytes. The compile is the first event named in
+    ``backend_facts.client_compile_events`` (``CompileCpuExecutable`` on jax ≥ 0.11, ``PjRtCpuClient::Compile``
+    on a ``PjRtCompilerThreadPool`` line before) on a line of the host plane that contains a pipeline span
+    ``"… (<module>)"``; events of that line inside it are passes (innermost enclosing pipeline span gives their
+    pipeline), pipeline spans, or backend phases (names with ``::``, ``Codegen``, ``SplitModule``); events on
+    codegen lines (``xla-cpu-codegen``) inside it are backend phases. Python-tracer events (``$file.py:N f``)
+    are left out. A pass event whose name is also a pipeline's (the pipeline run as a pass of its parent) is
+    left out, so pass times do not count a pipeline twice.
     Returns ``(pass_times, pipelines, backend, client_ms)``; raises ``ValueError`` when no such compile
     event is in the capture."""
     from jax.profiler import ProfileData
 
     data = (ProfileData.from_serialized_xspace(bytes(source)) if isinstance(source, (bytes, bytearray))
             else ProfileData.from_file(os.fspath(source)))
-    plane = data.find_plane_with_name("/host:CPU")
+    plane = data.find_plane_with_name(backend_facts.host_plane)
     if plane is None:
-        raise ValueError("The capture has no '/host:CPU' plane (not an XLA:CPU profile).")
+        raise ValueError(f"The capture has no {backend_facts.host_plane!r} plane (not an XLA:"
+                         f"{backend_facts.platform.upper()} profile).")
     lines = [(line.name, [(e.name, e.start_ns, e.duration_ns) for e in line.events]) for line in plane.lines]
     suffix = f" ({module})"
     window = None
+    compile_thread = ""
     compiler_events: list[tuple[str, float, float]] = []
-    for name, events in lines:
-        if "PjRtCompilerThreadPool" not in name:
-            continue
-        for ev in events:
-            if ev[0] != CLIENT_COMPILE:
-                continue
-            lo, hi = ev[1], ev[1] + ev[2]
-            if any(e[0].endswith(suffix) and lo <= e[1] <= hi for e in events):
-                window = ev
-                compiler_events = [e for e in events if lo <= e[1] <= hi and e is not ev]
+    for event_name in backend_facts.client_compile_events:
+        for name, events in lines:
+            for ev in events:
+                if ev[0] != event_name:
+                    continue
+                lo, hi = ev[1], ev[1] + ev[2]
+                if any(e[0].endswith(suffix) and lo <= e[1] <= hi for e in events):
+                    window, compile_thread = ev, _thread_kind(name)
+                    compiler_events = [e for e in events if lo <= e[1] <= hi and e is not ev
+                                       and not e[0].startswith(_PYTHON_TRACER)]
+        if window is not None:
+            break
     if window is None:
-        raise ValueError(f"The capture has no {CLIENT_COMPILE} event of module {module!r}.")
+        raise ValueError(f"The capture has no {' or '.join(backend_facts.client_compile_events)} event of "
+                         f"module {module!r}.")
     lo, hi = window[1], window[1] + window[2]
     spans = [(e[0][: -len(suffix)], e[1], e[1] + e[2]) for e in compiler_events if e[0].endswith(suffix)]
     pipeline_names = {s[0] for s in spans}
-    run_backend = [(e[1], e[1] + e[2]) for e in compiler_events if e[0] == RUN_BACKEND]
+    run_backend = [(e[1], e[1] + e[2]) for e in compiler_events if e[0] == backend_facts.run_backend_event]
     pipelines: list[PipelineTime] = []
     for name, a, b in spans:
         depth = sum(1 for n2, a2, b2 in spans if a2 <= a and b <= b2 and (a2, b2) != (a, b))
@@ -172,8 +179,8 @@ def read_profile(source: str | os.PathLike | bytes, module: str, snapshots: list
     for name, start, dur in compiler_events:
         if name.endswith(suffix) or name.startswith(_BOOKKEEPING) or name in pipeline_names:
             continue
-        if "::" in name or name in _BACKEND_PLAIN:
-            _add_phase(backend, name, dur, "PjRtCompilerThreadPool")
+        if "::" in name or name in backend_facts.backend_plain_events:
+            _add_phase(backend, name, dur, compile_thread)
             continue
         inner = [s for s in spans if s[1] <= start <= s[2]]
         pipeline = min(inner, key=lambda s: s[2] - s[1])[0] if inner else ""
@@ -183,7 +190,7 @@ def read_profile(source: str | os.PathLike | bytes, module: str, snapshots: list
         passes[key].ms += dur / 1e6
         passes[key].count += 1
     for name, events in lines:
-        if "xla-cpu-codegen" not in name:
+        if backend_facts.codegen_line not in name:
             continue
         for ev_name, start, dur in events:
             if lo <= start <= hi and not ev_name.startswith(_BOOKKEEPING):

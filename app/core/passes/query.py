@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND, hlo_instructions
 from app.core.passes.model import PassPipeline, Snapshot
-from app.core.passes.parse import RUN_BACKEND, norm
+from app.core.backends import CPU
+from app.core.passes.parse import norm
 
 
 # ------------------------------------------------------------------------------------------ pass list
@@ -327,9 +328,9 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     - ``thunk emission``: ``ThunkEmitter::EmitEntryComputation`` (IR emission of every kernel);
     - ``LLVM``: ``JitCompiler::Compile`` (LLVM optimization and machine code, the ``Codegen`` span);
     - ``other backend``: the rest of ``CpuCompiler::RunBackend`` (buffer assignment, scheduling, …);
-    - ``other XLA``: the rest of ``PjRtCpuClient::Compile``;
-    - ``outside XLA``: the compile call's wall time minus ``PjRtCpuClient::Compile`` (JAX's Python side,
-      dump writing).
+    - ``other XLA``: the rest of the client compile (``CompileCpuExecutable``; ``PjRtCpuClient::Compile`` before
+      jax 0.11: :data:`app.core.backends.CPU`);
+    - ``outside XLA``: the compile call's wall time minus the client compile (JAX's Python side, dump writing).
 
     The recording compiles with dumps on, so its times run somewhat above a plain first call's compile."""
     phase = {b.name: b.ms for b in pipeline.backend}
@@ -348,17 +349,18 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     outside_backend = sum(p.ms for p in top if not p.in_backend)
     emit = phase.get("ThunkEmitter::EmitEntryComputation", 0.0)
     llvm = phase.get("JitCompiler::Compile", phase.get("Codegen", 0.0))
-    run_backend = phase.get(RUN_BACKEND, 0.0)
+    run_backend = phase.get(CPU.run_backend_event, 0.0)
+    client_event = " / ".join(CPU.client_compile_events)
     client = pipeline.client_compile_ms or 0.0
     parts += [
         Part("thunk emission", emit, "backend", "ThunkEmitter::EmitEntryComputation"),
         Part("LLVM", llvm, "backend", "JitCompiler::Compile"),
         Part("other backend", max(run_backend - in_backend - emit - llvm, 0.0), "backend",
-             f"{RUN_BACKEND} minus the above"),
+             f"{CPU.run_backend_event} minus the above"),
         Part("other XLA", max(client - run_backend - outside_backend, 0.0), "other",
-             "PjRtCpuClient::Compile minus pipelines and backend"),
+             f"{client_event} minus pipelines and backend"),
         Part("outside XLA", max(pipeline.compile_ms - client, 0.0), "other",
-             "compile() wall time minus PjRtCpuClient::Compile"),
+             f"compile() wall time minus {client_event}"),
     ]
     return CompileBreakdown(pipeline.compile_ms, parts, phase.get("FusionCompiler::Compile", 0.0),
                             count.get("FusionCompiler::Compile", 0))

@@ -1,8 +1,7 @@
 """Record XLA's pass pipeline for one jax ``Lowered``: compile it again with the pass dumps on, under a
 profiler session, and read back every snapshot, pass time and backend phase (:mod:`app.core.passes.parse`).
 
-In process (the default): ``lowered.compile(compiler_options={"xla_dump_to": d, "xla_dump_hlo_pass_re":
-".*", "xla_dump_hlo_as_text": True})`` (per-compile debug options, ``jax/_src/stages.py``). The dump flags
+In process (the default): ``lowered.compile(compiler_options={"xla_dump_to": d, **DUMP_OPTIONS})`` (per-compile debug options, ``jax/_src/stages.py``). The dump flags
 are left out of the persistent compilation cache key (``jax/_src/cache_key.py``), so a cache hit would dump
 nothing: the persistent cache is turned off around the compile and back on after it; the in-memory
 executable cache never hits (its key holds the fresh dump directory).
@@ -23,13 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core.backends import CPU
 from app.core.errors import PlaygroundError
 from app.core.passes.fusion_log import parse_fusion_log
 from app.core.passes.model import PassPipeline
 from app.core.passes.parse import read_dumps, read_profile, rename_pipelines
 
 #: Dump options passed to ``Lowered.compile(compiler_options=…)`` (XLA ``DebugOptions`` fields).
-DUMP_OPTIONS = {"xla_dump_hlo_pass_re": ".*", "xla_dump_hlo_as_text": True}
+DUMP_OPTIONS = dict(CPU.dump_options)
 #: Environment of the child that logs fusion decisions (tsl logging: ``tsl/platform/default/logging.cc``).
 FUSION_LOG_ENV = {"TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "cpu_instruction_fusion=2,instruction_fusion=2"}
 CHILD_TIMEOUT_S = 300.0
@@ -47,7 +47,7 @@ class RecordingStopped(RecordingError):
 
 def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Callable[[], bool] | None = None,
                     timeout_s: float = CHILD_TIMEOUT_S, keep_dir: str | os.PathLike | None = None,
-                    compiler_options: dict[str, Any] | None = None) -> PassPipeline:
+                    compiler_options: dict[str, Any] | None = None, kernel_ir: bool = False) -> PassPipeline:
     """Compile ``lowered`` (a ``jax.stages.Lowered``) again with XLA's pass dumps and a profiler session and
     return its :class:`~app.core.passes.model.PassPipeline`.
 
@@ -57,7 +57,9 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     child's limit. ``keep_dir``: write the dumps and the capture there instead of a temporary directory
     (deleted on return). ``compiler_options``: further XLA ``DebugOptions`` for this compile (``{"xla_cpu_…":
     value}``, see :func:`app.core.passes.compare.parse_xla_flags`), kept on the result as
-    ``PassPipeline.compiler_options``. The compiled executable is dropped; the caller's own executable is untouched.
+    ``PassPipeline.compiler_options``. ``kernel_ir``: also dump each fusion kernel's LLVM IR
+    (:data:`app.core.backends.CPU` ``.kernel_ir_options``: off by default since jax 0.12, whose XLA:CPU aborted
+    the process while dumping a Llama step's kernels). The compiled executable is dropped; the caller's own executable is untouched.
     Raises :class:`RecordingError` (see there)."""
     stop = should_stop or (lambda: False)
     if not hasattr(lowered, "compile") or not hasattr(lowered, "as_text"):
@@ -69,14 +71,19 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         extra = dict(compiler_options or {})
+        dump_extra = {**extra, **(dict(CPU.kernel_ir_options) if kernel_ir else {})}
         if fusion_log:
-            compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s, extra)
+            compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s, dump_extra)
         else:
-            compile_ms, log_text = _compile_here(lowered, work, extra), None
+            compile_ms, log_text = _compile_here(lowered, work, dump_extra, user_options=bool(extra)), None
         if stop():
             raise RecordingStopped("Pipeline recording stopped after the compile.")
         pipeline = _read(work, compile_ms, log_text)
         pipeline.compiler_options = extra
+        # since jax 0.11 the profiler records a pass that xla_disable_hlo_passes skipped as a ~1 µs event (its
+        # real runs took 16 µs+ on a small MLP): XLA did not run it, so it is no pass time
+        disabled = {name.strip() for name in str(extra.get("xla_disable_hlo_passes", "")).split(",") if name.strip()}
+        pipeline.pass_times = [t for t in pipeline.pass_times if t.pass_name not in disabled]
         return pipeline
 
 
@@ -95,7 +102,7 @@ def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
                         fusion_ir, decisions, n_lines, in_child=log_text is not None, dump_bytes=dump_bytes)
 
 
-def _compile_here(lowered: Any, work: Path, extra: dict[str, Any]) -> float:
+def _compile_here(lowered: Any, work: Path, extra: dict[str, Any], user_options: bool) -> float:
     import jax
 
     from app.core.compile_cache.xla import persistent_cache_dir, set_persistent_cache
@@ -113,7 +120,7 @@ def _compile_here(lowered: Any, work: Path, extra: dict[str, Any]) -> float:
         try:
             lowered.compile(compiler_options=options)
         except Exception as exc:
-            if not extra:
+            if not user_options:
                 raise
             raise RecordingError(f"XLA refused the compile with {extra}: {exc}") from exc
         return (time.perf_counter() - t0) * 1000
@@ -133,10 +140,12 @@ def _compile_in_child(lowered: Any, work: Path, stop: Callable[[], bool], timeou
     log_path = work / "xla.log"
     env = {**os.environ, **FUSION_LOG_ENV, "JAX_PLATFORMS": "cpu"}
     env.pop("XLA_FLAGS", None) if "xla_dump" in env.get("XLA_FLAGS", "") else None
-    child = Path(__file__).with_name("_child.py")
+    # -m with the checkout's root first on the path: the child imports app.core.jax_private from this tree
+    root = str(Path(__file__).resolve().parents[3])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     with open(log_path, "w", encoding="utf-8") as log:
         (work / "options.json").write_text(json.dumps(extra), encoding="utf-8")
-        proc = subprocess.Popen([sys.executable, str(child), str(module_path), str(work)], stdout=log,
+        proc = subprocess.Popen([sys.executable, "-m", "app.core.passes._child", str(module_path), str(work)], stdout=log,
                                 stderr=subprocess.STDOUT, env=env)
         t0 = time.monotonic()
         try:

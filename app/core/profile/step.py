@@ -121,7 +121,7 @@ def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step
     jaxpr (compiled by a run without IR capture) the step compiles once more to capture it."""
     if state["first"].capture_ir is not None:
         engine.ir[ir_key] = state["first"].capture_ir()
-    if getattr(engine.ir.get(ir_key), "closed_jaxpr", None) is None:
+    if getattr(engine.ir.get(ir_key), "traced_jaxpr", None) is None:
         compiled_step.forget(key)
         run()
         capture = state["last"].capture_ir

@@ -15,7 +15,7 @@ def entry_ir(prepared: PreparedCall, args: tuple | None = None, should_stop: Sto
              runner: ProgramRunner | None = None) -> StepIR:
     """Trace, lower and compile the entry point for ``args`` (default: its prepared arguments) and capture
     jaxpr (with source lines), StableHLO (with debug locations), optimized HLO, cost analysis (flops,
-    bytes accessed) and memory analysis (bytes). The result keeps the live ``closed_jaxpr`` for
+    bytes accessed) and memory analysis (bytes). The result keeps the live ``traced_jaxpr`` for
     :func:`app.core.inspect.source_map.build_source_map`; call ``.plain()`` before sending it to another
     thread. Raises :class:`app.core.programs.errors.ProgramError` at the user's line, or
     :class:`app.core.programs.errors.ProgramStopped`."""

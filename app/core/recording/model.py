@@ -36,7 +36,7 @@ def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ir_to_dict(ir: StepIR) -> dict[str, Any]:
-    return {f.name: getattr(ir, f.name) for f in dataclasses.fields(StepIR) if f.name != "closed_jaxpr"}
+    return {f.name: getattr(ir, f.name) for f in dataclasses.fields(StepIR) if f.name != "traced_jaxpr"}
 
 
 def _profile_to_dict(p: StepProfile) -> dict[str, Any]:
@@ -127,7 +127,7 @@ class RecordedRun:
     clock of ``Summary.ttft_ms``); ``records``: every :class:`CallRecord` (``timestamp``: Unix seconds at the
     call's end); ``finished``: the :class:`FinishedEvent` (reason, :class:`Summary`, token ids, text), None
     when the run did not end. ``ir``: step kind (``"prefill"``, ``"decode"``) → :class:`StepIR` (texts and
-    figures; ``closed_jaxpr`` is None); ``source_maps``: step kind →
+    figures; ``traced_jaxpr`` is None); ``source_maps``: step kind →
     :class:`app.core.inspect.source_map.SourceMap`; ``profile``: a measured
     :class:`app.core.profile.model.StepProfile` or None; ``passes``: XLA's pass pipeline of a step as
     recorded in the window's Passes tab (:class:`RecordedPasses`) or None. ``environment``: the recording machine

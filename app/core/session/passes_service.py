@@ -63,6 +63,7 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     from app.core.passes.record import RecordingStopped, record_pipeline
 
     options = parse_xla_flags(request.xla_flags)
+    kernel_ir = lowered is not None
     mode, lowered = lowered if lowered is not None else find_lowered(engine, request.step, request.mode)
     validate_xla_flags(options)
     if on_live_phase is not None:
@@ -70,8 +71,10 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
         on_live_phase(PhaseEvent("recording passes", True, f"{mode} · {request.step}: XLA's pass dumps{how}"))
     t0 = time.perf_counter()
     try:
+        # a program's entry point (given directly) is small: its kernels' LLVM IR is dumped too; a model's
+        # step is not (jax 0.12's XLA:CPU aborted while dumping a Llama step's kernels: app.core.backends.CPU)
         pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop,
-                                   compiler_options=options)
+                                   compiler_options=options, kernel_ir=kernel_ir)
     except RecordingStopped as exc:
         yield rq.Notice(str(exc))
         return

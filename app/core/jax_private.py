@@ -1,0 +1,101 @@
+"""Every private JAX API the app uses, in one place, each with the versions it was checked against.
+
+JAX's public API covers tracing, lowering, compiling and profiling, but a few things the playground shows need
+``jax._src``: clearing the in-memory handle of the persistent compilation cache, walking sub-jaxprs of any
+primitive, telling user frames from library frames in a traceback, and compiling a parsed StableHLO module
+with extra XLA options in a child process. Each wrapper below names the private symbol it reaches and the
+JAX versions on which it was run:
+
+- jax 0.10.2 (Python 3.11, the project's stack until November 2026),
+- jax 0.11.2 (Python 3.12 on the lent GPU machines, with the CUDA plugin),
+- jax 0.12.0.1 (Python 3.12 / 3.13, the pinned stack).
+
+Signatures that changed between those versions are handled here, so callers never test ``jax.__version__``.
+When a new JAX breaks one of them, this is the file to fix. Imports are inside the functions: importing this
+module does not import JAX.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+#: The JAX versions every wrapper here was run on (see the module docstring).
+CHECKED_AGAINST = ("0.10.2", "0.11.2", "0.12.0.1")
+
+
+def reset_compilation_cache() -> None:
+    """Drop JAX's in-memory handle of the persistent compilation cache so the next compile reopens it with the
+    current ``jax_compilation_cache_dir`` (``jax._src.compilation_cache.reset_cache``; same signature in every
+    checked version)."""
+    from jax._src import compilation_cache
+
+    compilation_cache.reset_cache()
+
+
+def jaxprs_in_params(params: Mapping[str, Any]) -> Iterator[Any]:
+    """The open jaxprs nested in an equation's parameters: ``jit``'s ``jaxpr``, ``scan``/``while`` bodies,
+    ``cond`` branches, ``custom_jvp_call``, ``remat``, and (jax ≥ 0.11) ``eval_jaxpr_p``, which replaced
+    ``closed_call_p`` / ``call_p`` (``jax._src.core.jaxprs_in_params``: it unwraps closed jaxprs in every
+    checked version, so the walkers never name those primitives)."""
+    from jax._src import core
+
+    yield from core.jaxprs_in_params(params)
+
+
+def is_literal(var: Any) -> bool:
+    """Whether a jaxpr equation operand is a literal constant rather than a variable (``jax._src.core.Literal``;
+    ``jax.extend.core.Literal`` is the same class)."""
+    from jax._src import core
+
+    return isinstance(var, core.Literal)
+
+
+def open_jaxpr(traced_jaxpr: Any) -> Any:
+    """The open ``Jaxpr`` (with ``.eqns``, ``.invars``) of what ``jax.jit(f).trace(...).jaxpr`` or
+    ``jax.make_jaxpr`` returned: a ``ClosedJaxpr`` up to jax 0.10.2, a closed ``Jaxpr`` that still has
+    ``.jaxpr`` and ``.consts`` since 0.11. Either way ``.jaxpr`` is the open one; an object without it is
+    already open."""
+    inner = getattr(traced_jaxpr, "jaxpr", None)
+    return inner if inner is not None and hasattr(inner, "eqns") else traced_jaxpr
+
+
+def exclude_from_tracebacks(directory: str) -> None:
+    """Treat frames under ``directory`` as library frames, so a jaxpr equation's user frame is the model's own
+    source line (``jax._src.source_info_util.register_exclusion``)."""
+    from jax._src import source_info_util
+
+    source_info_util.register_exclusion(directory.rstrip(os.sep) + os.sep)
+
+
+def is_user_filename(filename: str) -> bool:
+    """Whether a traceback frame belongs to user code by JAX's rule (not JAX, not an excluded directory):
+    ``jax._src.source_info_util.is_user_filename``."""
+    from jax._src import source_info_util
+
+    return bool(source_info_util.is_user_filename(filename))
+
+
+def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str = "cpu") -> Any:
+    """Parse StableHLO ``text`` in JAX's MLIR context and compile it for one device of ``platform`` with the
+    XLA compile options ``options`` (``{"xla_dump_to": …}``); returns the loaded executable
+    (``.hlo_modules()[0].to_string()`` is its optimized HLO).
+
+    Reaches ``jax._src.compiler.get_compile_options`` / ``backend_compile_and_load``,
+    ``jax._src.interpreters.mlir.make_ir_context`` and ``jax._src.lib.xla_client.DeviceList``: a ``Lowered``
+    cannot be pickled into a child process and ``jax.export`` wraps the module in a new one. Raises whatever
+    XLA raises for bad options or a bad module (``jax.errors.JaxRuntimeError``)."""
+    import jax
+    from jax._src import compiler
+    from jax._src.interpreters import mlir
+    from jax._src.lib import xla_client as xc
+
+    devices = jax.devices(platform)[:1]
+    backend = devices[0].client
+    with mlir.make_ir_context():
+        module = mlir.ir.Module.parse(text)
+        compile_options = compiler.get_compile_options(
+            num_replicas=1, num_partitions=1, env_options_overrides=dict(options), backend=backend)
+        return compiler.backend_compile_and_load(backend, module, xc.DeviceList(tuple(devices)), compile_options,
+                                                 [])
