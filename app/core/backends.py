@@ -1,7 +1,8 @@
 """What differs between XLA backends, one row per platform: the names a compile leaves in a profiler capture
 and in XLA's dump folder, and where executed ops are found. Parsers read these rows, never literals.
 
-Only the CPU row is filled and tested here. Its names were read from captures on this project's machines:
+The CPU row is tested on this machine, the GPU row on real captures from a lent H100 / H200 (copied into the
+tests), the TPU row comes from public facts and is marked untested. The CPU row's names, read here:
 
 - jax 0.10.2: the XLA compile is the ``PjRtCpuClient::Compile`` event on a ``tf_PjRtCompilerThreadPool/<id>``
   line; HLO passes, pipeline spans (``"simplification (jit_f)"``) and backend phases nest inside it.
@@ -44,6 +45,10 @@ class BackendFacts:
     dump_options: tuple[tuple[str, object], ...]
     #: Further options that also dump each kernel's IR (see the CPU row for why they are not always on).
     kernel_ir_options: tuple[tuple[str, object], ...]
+    #: Profiler planes of the devices that run the ops (``"/device:GPU:"`` + ordinal); None: ops run on host threads.
+    device_plane_prefix: str | None = None
+    #: Whether this row was checked against real captures (the TPU row is from public facts only).
+    tested: bool = True
 
 
 CPU = BackendFacts(
@@ -63,8 +68,46 @@ CPU = BackendFacts(
     kernel_ir_options=(("xla_dump_emitter_re", ".*"),),
 )
 
-#: Every filled row by platform name.
-BACKENDS: dict[str, BackendFacts] = {CPU.platform: CPU}
+#: XLA:GPU (CUDA). Names read from captures on an NVIDIA H100 / H200 with jax 0.11.2 and the CUDA 13 plugin
+#: (``../shared/fixtures/gpu/``): the compile is ``PjRtCApiClient::CompileAndLoad(jit_step)`` >
+#: ``PjRtStreamExecutorClient::CompileInternal`` > ``HLO Transforms:jit_step`` / ``OptimizeHloModule`` (nvptx
+#: pipelines, ``priority-fusion``) > ``CompileToBackendResult`` > ``CompileModuleToLlvmIr`` / ``CompileSingleModule``
+#: / ``PTX->CUBIN``; the optimized module is ``<module>.sm_9.0a_gpu_after_optimizations.txt``; kernels run on the
+#: ``/device:GPU:<n>`` planes (one line per stream).
+GPU = BackendFacts(
+    platform="gpu",
+    host_plane="/host:CPU",
+    client_compile_events=("PjRtCApiClient::CompileAndLoad", "PjRtStreamExecutorClient::CompileInternal"),
+    run_backend_event="CompileToBackendResult",
+    backend_plain_events=frozenset({"CompileModuleToLlvmIr", "CompileSingleModule", "PTX->CUBIN",
+                                    "CompileToBackendResult", "LoadAutotuneResultsFromFile"}),
+    codegen_line="",
+    final_dump="gpu_after_optimizations",
+    kernel_ir="PTX",
+    dump_options=(("xla_dump_hlo_pass_re", ".*"), ("xla_dump_hlo_as_text", True)),
+    kernel_ir_options=(),
+    device_plane_prefix="/device:GPU:",
+)
+
+#: Cloud TPU, from public facts only (XLA's TPU compiler is closed source; jax's profiler names the device planes
+#: ``/device:TPU:<n>``): untested here, no TPU was lent to this project.
+TPU = BackendFacts(
+    platform="tpu",
+    host_plane="/host:CPU",
+    client_compile_events=("PjRtCApiClient::CompileAndLoad",),
+    run_backend_event="",
+    backend_plain_events=frozenset(),
+    codegen_line="",
+    final_dump="tpu_after_optimizations",
+    kernel_ir="LLO",
+    dump_options=(("xla_dump_hlo_pass_re", ".*"), ("xla_dump_hlo_as_text", True)),
+    kernel_ir_options=(),
+    device_plane_prefix="/device:TPU:",
+    tested=False,
+)
+
+#: Every row by platform name (JAX's ``jax.default_backend()`` / ``Device.platform``).
+BACKENDS: dict[str, BackendFacts] = {row.platform: row for row in (CPU, GPU, TPU)}
 
 
 def facts(platform: str) -> BackendFacts:

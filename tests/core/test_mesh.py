@@ -103,3 +103,20 @@ def test_tp_sizes_are_the_ones_every_split_dimension_allows():
     assert tp_sizes(smollm2, 1) == (1,)
     gpt2 = SimpleNamespace(n_head=12, n_inner=None, intermediate_size=None, num_key_value_heads=None)
     assert tp_sizes(gpt2, 8) == (1, 2, 3, 4, 6)
+
+
+def test_mesh_change_uncommits_torchax_key(tp_dirs):
+    """torchax's interop.jax_jit leaves env.prng_key committed to its call's devices (nightlies since 2026-10):
+    a mesh change gives it back uncommitted with the same value, so the next call can place it anywhere."""
+    import jax
+    import torchax
+
+    env = torchax.default_env()
+    engine = load_engine(tp_dirs["llama"])
+    env.prng_key = jax.device_put(jax.random.key(7), jax.devices()[3])  # as jax_jit leaves it
+    assert env.prng_key.committed
+    engine.set_mesh(parse_mesh("tp=2"))
+    assert not env.prng_key.committed
+    assert (jax.random.key_data(env.prng_key) == jax.random.key_data(jax.random.key(7))).all()
+    engine.set_mesh(None)
+    assert not env.prng_key.committed

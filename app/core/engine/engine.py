@@ -166,8 +166,8 @@ class Engine:
         """Run on a device mesh (``app.core.parallel.mesh.MeshSpec``; None or tp=1 = one device).
 
         Checks that ``tp`` divides the model's heads and MLP width, places the weights with
-        ``NamedSharding`` (Megatron rules of :mod:`app.core.parallel.mesh`) and drops compiled steps and cache
-        templates. Raises :class:`InvalidSettingsError` (non-dividing mesh, too few devices) and then
+        ``NamedSharding`` (Megatron rules of :mod:`app.core.parallel.mesh`), drops compiled steps and cache
+        templates and uncommits torchax's PRNG key (:func:`app.core.parallel.mesh.uncommit_torchax_key`). Raises :class:`InvalidSettingsError` (non-dividing mesh, too few devices) and then
         leaves the engine as it was."""
         from app.core.parallel import mesh as mesh_lib
 
@@ -187,6 +187,7 @@ class Engine:
         else:
             self._jax = (mesh_lib.shard_weights(self._unsharded, mesh, spec.tp), fn)
             self.mesh_spec, self.mesh = spec, mesh
+        mesh_lib.uncommit_torchax_key()
         self._static_templates.clear()
         self.clear_compiled()
 

@@ -95,6 +95,30 @@ def build_mesh(spec: MeshSpec) -> Any:
     return jax.sharding.Mesh(np.asarray(devices[: spec.n_devices]).reshape(shape), names)
 
 
+def uncommit_torchax_key() -> bool:
+    """Give torchax's environment PRNG key (``torchax.default_env().prng_key``) back uncommitted, same value.
+
+    Since the torchax nightlies of October 2026, ``torchax.interop.jax_jit`` writes back the key its jitted call
+    returned, committed to that call's devices (``torchax/interop.py``: "a later call with args on other devices
+    fails until ``env.prng_key`` is reset"). A module of the user's that runs through it on one device, then on
+    a mesh (or back), would fail. Called when the engine's mesh changes: the key's data goes through the host, so
+    the next call places it freely. Returns whether the key was committed (and so replaced)."""
+    import jax
+    import numpy as np
+    import torchax
+
+    env = torchax.default_env()
+    key = env.prng_key
+    if not getattr(key, "committed", False):
+        return False
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        data = np.asarray(jax.device_get(jax.random.key_data(key)))
+        env.prng_key = jax.random.wrap_key_data(data, impl=jax.random.key_impl(key))
+    else:  # a raw uint32[2] key
+        env.prng_key = jax.numpy.asarray(np.asarray(jax.device_get(key)))
+    return True
+
+
 def _split_dims(config: Any) -> dict[str, int]:
     """The model dimensions tensor parallelism splits: attention heads, KV heads, MLP width."""
     cfg = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
