@@ -1,6 +1,8 @@
 """``torchax-playground profile``: where the time of a compiled jit-static step goes, per XLA op, fusion,
 PyTorch source line, ATen op or module, with achieved GB/s and GFLOP/s against the machine's read
-bandwidth (:mod:`app.core.profile.step`).
+bandwidth (:mod:`app.core.profile.step`). On a GPU or TPU the rows are the device's kernels joined to the HLO's
+instructions (:mod:`app.core.profile.device`). ``--capture FILE.xplane.pb --hlo FILE.hlo.txt`` reads a capture
+recorded elsewhere (a GPU machine's ``profile --xplane`` and ``inspect --what hlo``) without loading a model.
 
 Errors are :class:`app.core.errors.PlaygroundError` (exit status 2 through :func:`app.cli.parser.main`).
 """
@@ -35,7 +37,66 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="one JSON object per row (all rows), then {\"event\": \"summary\", …}")
     p.add_argument("--xplane", metavar="PATH", help="copy the raw capture (.xplane.pb) to PATH")
     p.add_argument("--csv", metavar="PATH", help="write all rows as CSV to PATH")
+    offline = p.add_argument_group("a capture recorded elsewhere (no model is loaded)")
+    offline.add_argument("--capture", metavar="FILE", help="read this profiler capture (.xplane.pb, or .xplane.pb.gz) "
+                                                           "of annotated steps instead of profiling here")
+    offline.add_argument("--hlo", metavar="FILE", help="the optimized HLO text of the step that ran (inspect --what "
+                                                       "hlo on that machine; .gz accepted); needed with --capture")
+    offline.add_argument("--platform", choices=("cpu", "gpu", "tpu"), default=None,
+                         help="where the capture's ops ran (default: the device planes that hold events, else cpu)")
+    offline.add_argument("--bandwidth-gbs", type=float, default=None, metavar="GBS",
+                         help="memory bandwidth of the device that ran it (GB/s) for the roofline")
+    offline.add_argument("--peak-tflops", type=float, default=None, metavar="TFLOPS",
+                         help="peak FLOP/s of that device (TFLOP/s) for the roofline's compute bound")
     return p
+
+
+def _read_input(path: str, what: str) -> bytes:
+    """The bytes of ``path`` (gunzipped when it ends in ``.gz``); :class:`PlaygroundError` when unreadable."""
+    import gzip
+
+    from app.core.errors import PlaygroundError
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return gzip.decompress(data) if path.endswith(".gz") else data
+    except (OSError, EOFError) as exc:
+        raise PlaygroundError(f"Cannot read the {what} {path}: {exc}") from exc
+
+
+def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``profile --capture FILE --hlo FILE``: the same table from a capture recorded elsewhere. Returns 0."""
+    import os
+
+    from app.core.errors import InvalidSettingsError, PlaygroundError
+    from app.core.profile.step import aggregate, profile_from_capture, rows_to_csv, rows_to_json_lines
+
+    if not args.hlo:
+        raise InvalidSettingsError("--capture needs --hlo FILE: the optimized HLO text of the step that ran "
+                                   "(inspect --what hlo on the machine that recorded it).")
+    for flag, value in (("--bandwidth-gbs", args.bandwidth_gbs), ("--peak-tflops", args.peak_tflops)):
+        if value is not None and value <= 0:
+            raise InvalidSettingsError(f"{flag} must be positive, got {value}.")
+    xplane = _read_input(args.capture, "capture")
+    hlo_text = _read_input(args.hlo, "HLO text").decode("utf-8", errors="replace")
+    try:
+        profile = profile_from_capture(xplane, hlo_text, None, args.bandwidth_gbs, args.step,
+                                       os.path.basename(args.capture), args.platform, args.peak_tflops)
+    except ValueError as exc:
+        raise PlaygroundError(f"Cannot read {args.capture} with {args.hlo}: {exc}") from exc
+    profile.xplane_path = args.capture
+    rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
+    if args.csv:
+        with open(args.csv, "w", encoding="utf-8", newline="") as f:
+            f.write(rows_to_csv(rows))
+        print(f"[profile] {len(rows)} rows written to {args.csv}", file=err)
+    if args.json:
+        out.write(rows_to_json_lines(rows, profile, by=args.by))
+    else:
+        out.write(format_profile(profile, rows, args.by, args.top) + "\n")
+    out.flush()
+    return 0
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -43,6 +104,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.errors import InvalidSettingsError
     from app.core.profile.step import aggregate, copy_xplane, profile_step, rows_to_csv, rows_to_json_lines
 
+    if getattr(args, "capture", None):
+        return run_capture(args, out, err)
     mode = profiling_mode()
     if getattr(args, "mode", mode) != mode:
         raise InvalidSettingsError(f"profile runs the {mode} steps; got --mode {args.mode}.")
@@ -74,6 +137,8 @@ def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str
     head = (f"{p.model} | {p.step} step | {p.n_steps} calls profiled | rows by {by} "
             f"({len(rows)}, top {min(top, len(rows))})")
     table = render_text(profile_columns(by), [r.to_dict() for r in rows[:top]])
+    if getattr(p, "device", ""):
+        return "\n".join([head, table, "", *_device_lines(p, rows)])
     bound = (f"; its {units.nbytes(p.bytes_per_step)} at {p.bandwidth_gbs:.1f} GB/s take "
              f"{p.bound_ms:.2f} ms" if p.bound_ms is not None else "")
     lines = [
@@ -90,3 +155,38 @@ def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str
         lines.append(f"op events matching no HLO instruction: {', '.join(p.unmatched)}")
     lines.append(f"capture: {p.xplane_path}")
     return "\n".join(lines)
+
+
+def _device_lines(p: Any, rows: list[Any]) -> list[str]:
+    """The figures under a device profile's table: the step's split into device busy time, launch gaps and host
+    time, the roofline (or why there is none), the notes."""
+    g = p.launch_gaps
+    lines = [
+        profile_summary(p),
+        f"device {p.device}: busy {g.get('device_busy_ms', p.op_ms):.3f} ms per step (any kernel or memcpy running; "
+        f"{p.busy_ms:.3f} ms summed over the events, the rows' µs/step) · launch gaps "
+        f"{g.get('launch_gap_ms', 0.0):.3f} ms (nothing on the device between its first and last event of the step) "
+        f"· host {g.get('host_ms', 0.0):.3f} ms (before the first and after the last device event: arguments, "
+        f"dispatch, the token's copy back) · step wall {p.step_ms:.3f} ms (median {p.step_ms_median:.3f})",
+    ]
+    roof = []
+    if p.bound_ms is not None:
+        roof.append(f"its {units.nbytes(p.bytes_per_step)} at {p.bandwidth_gbs:,.1f} GB/s take {p.bound_ms:.4f} ms")
+    if p.compute_bound_ms is not None:
+        roof.append(f"its {units.flops(p.flops_per_step)}FLOP at {p.peak_tflops:,.1f} TFLOP/s take "
+                    f"{p.compute_bound_ms:.4f} ms")
+    if roof:
+        lines.append("roofline: " + "; ".join(roof))
+        if note := bandwidth_note(rows, p.bandwidth_gbs):
+            lines.append(note)
+    else:
+        lines.append(f"no roofline figures: no bandwidth or peak FLOP/s of the device that ran it (a capture read on "
+                     f"another machine; give --bandwidth-gbs and --peak-tflops). {units.nbytes(p.bytes_per_step)} "
+                     f"and {units.flops(p.flops_per_step)}FLOP per step (estimates)")
+    if len(p.timeline.threads) > 1:
+        lines.append("timeline tracks: " + ", ".join(p.timeline.threads))
+    lines += [f"note: {n}" for n in p.notes]
+    if p.unmatched:
+        lines.append(f"kernels matching no HLO instruction: {', '.join(p.unmatched)}")
+    lines.append(f"capture: {p.xplane_path}")
+    return lines

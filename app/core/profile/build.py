@@ -24,10 +24,14 @@ def _part_dict(p: Part) -> dict[str, Any]:
             "function": s.function, "scope": s.scope, "file": s.file, "line": s.line}
 
 
-def _parts(name: str, info: HloModuleInfo, attribution: Attribution) -> list[Part]:
+def _parts(name: str, info: HloModuleInfo, attribution: Attribution,
+           labels: dict[str, tuple[str, str, str]] | None = None) -> list[Part]:
     parts = attribution.parts.get(name)
     if parts:
         return parts
+    if labels and name in labels:
+        label, via, _ = labels[name]
+        return [Part(Source(label=label), 1.0, via)]
     via = "unmatched" if name not in info.ops else "none"
     return [Part(Source(label=f"<{via}: {name}>"), 1.0, via)]
 
@@ -71,15 +75,17 @@ def build_profile(capture: Capture, info: HloModuleInfo, attribution: Attributio
         row.wall_us_per_step += charged.get(id(ev), 0.0) / n / 1e3
         if ev.thread not in row.threads:
             row.threads.append(ev.thread)
-    parts = {name: _parts(name, info, attribution) for name in acc}
+    parts = {name: _parts(name, info, attribution, capture.labels) for name in acc}
     for name, row in acc.items():
         _describe(row, info.ops.get(name), parts[name])
+        if name in capture.labels and name not in info.ops:
+            row.kind = capture.labels[name][2]
         row.finish(step_us, bandwidth_gbs)
     rows = sorted(acc.values(), key=lambda r: -r.wall_us_per_step)
     union_share = sum(f["union"] for f in figures) / wall_ns if wall_ns else 0.0
     host_share = sum(f["host"] for f in figures) / wall_ns if wall_ns else 0.0
     total_bytes = sum(r.bytes_per_step for r in rows)
-    return StepProfile(
+    profile = StepProfile(
         step=step, module=capture.module, n_steps=n, step_ms=step_us / 1e3,
         step_ms_median=statistics.median(f["wall"] for f in figures) / 1e6,
         op_ms=sum(f["union"] for f in figures) / n / 1e6, busy_ms=sum(f["busy"] for f in figures) / n / 1e6,
@@ -92,6 +98,20 @@ def build_profile(capture: Capture, info: HloModuleInfo, attribution: Attributio
         unmatched=sorted(k for k, v in parts.items() if v[0].via == "unmatched"),
         other_modules=dict(capture.other_modules), xplane_path=str(xplane_path), model=model,
     )
+    if capture.device:
+        profile.device, profile.notes = capture.device, list(capture.notes)
+        profile.launch_gaps = _launch_gaps(figures, n)
+    return profile
+
+
+def _launch_gaps(figures: list[dict[str, float]], n: int) -> dict[str, float]:
+    """A device profile's step split (ms per step, means over the ``n`` steps): ``device_busy_ms`` (at least one
+    kernel or memcpy running), ``launch_gap_ms`` (between the step's first and last device event with nothing
+    running on the device: kernel launches, the host's work between programs), ``host_ms`` (before the first
+    and after the last device event: building arguments, dispatch, the token's copy back)."""
+    return {"device_busy_ms": sum(f["union"] for f in figures) / n / 1e6,
+            "launch_gap_ms": sum(max(0.0, f["wall"] - f["union"] - f["host"]) for f in figures) / n / 1e6,
+            "host_ms": sum(f["host"] for f in figures) / n / 1e6}
 
 
 def _describe(row: ProfileRow, op: Any, parts: list[Part]) -> None:
@@ -120,6 +140,11 @@ def _timeline(capture: Capture, figures: list[dict], parts: dict[str, list[Part]
         iv.append((ev.start_ns, ev.end_ns))
     holes = [[(a - win.start_ns) / 1e3, (b - a) / 1e3] for a, b in gaps(iv, win.start_ns, win.end_ns)]
     threads = sorted({b.thread for b in bars}, key=lambda t: (not t.startswith("XLAPjRt"), t))
+    host = [TimelineBar(ev.thread, (ev.start_ns - win.start_ns) / 1e3, ev.duration_ns / 1e3, ev.name, "host", "")
+            for ev in capture.host_events if ev.step == win.index]
+    if host:  # a device profile: the host track below the device streams
+        bars += host
+        threads += list(dict.fromkeys(b.thread for b in host))
     return Timeline(win.index, win.duration_ns / 1e3, bars, holes, threads)
 
 

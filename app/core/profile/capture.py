@@ -9,6 +9,16 @@ named like the instruction in ``Compiled.as_text()`` and carrying the stats ``hl
 XLA:CPU (tensorflow/tensorboard#6974), hence this parser (``jax.profiler.ProfileData``,
 ``jax/_src/profiler.py``). Steps are delimited by :class:`jax.profiler.TraceAnnotation` events named
 :data:`STEP_ANNOTATION` around each call, in the same clock as the op events.
+
+On a GPU or TPU the ops run on the device planes instead (``BackendFacts.device_plane_prefix`` of
+:mod:`app.core.backends`: ``/device:GPU:0``, one line per stream, e.g. ``Stream #14(Compute,MemcpyD2D)``):
+one event per kernel or memcpy, named after the kernel (``input_reduce_fusion_34``), with the stats
+``hlo_module`` and ``hlo_op`` (the instruction, or ``command_buffer_1`` when XLA ran the step as a command
+buffer, a CUDA graph). :func:`read_capture` then returns the device events of the step windows (kernels of
+``module`` keep their kernel name until :func:`app.core.profile.device.join_kernels` names their instruction;
+memcpys outside any module become ``memcpy H2D`` / ``memcpy D2H`` rows; kernels of other modules
+``<module>:<hlo_op>``) and, for the timeline's host track, the host's spans of each step (the children of the
+step annotation on the calling thread: argument transfer, dispatch, the token's copy to the host).
 """
 
 from __future__ import annotations
@@ -27,14 +37,18 @@ _THREAD_ID = re.compile(r"^(?:tf_)?(.*?)(?:/-?\d+)?$")
 
 @dataclass
 class OpEvent:
-    """One executed instruction: ``name`` (``ynn_fusion.3``), ``thread`` (``XLAEigen 1``), start and
-    duration in ns (profiler clock), ``step`` (index of the enclosing step window)."""
+    """One executed instruction: ``name`` (``ynn_fusion.3``), ``thread`` (``XLAEigen 1``; on a device the
+    stream, ``GPU:0 stream 14``), start and duration in ns (profiler clock), ``step`` (index of the enclosing
+    step window). Device events only: ``kernel``, the event's own name on the device plane (the kernel,
+    ``input_reduce_fusion_34``, or ``MemcpyD2H``), and ``hlo_op``, its ``hlo_op`` stat (``""`` when none)."""
 
     name: str
     thread: str
     start_ns: float
     duration_ns: float
     step: int
+    kernel: str = ""
+    hlo_op: str = ""
 
     @property
     def end_ns(self) -> float:
@@ -58,12 +72,22 @@ class StepWindow:
 class Capture:
     """The op events of module ``module`` inside the step windows, in start order. ``other_modules``:
     ``{module: events}`` of other XLA programs that ran inside the windows (host-side helpers such as
-    ``jnp.asarray``), counted as host time, not as ops of the step."""
+    ``jnp.asarray``), counted as host time, not as ops of the step.
+
+    Device captures only (empty on XLA:CPU): ``device``, the device plane read (``/device:GPU:0``);
+    ``host_events``, the host's spans inside each step (the timeline's host track, ``thread`` ``host …``);
+    ``labels``, event name → ``(source label, via, kind)`` for rows that are no HLO instruction (memcpys,
+    other modules' ops, kernels no instruction was found for), filled by
+    :func:`app.core.profile.device.join_kernels`; ``notes``, what the reader could not attribute and why."""
 
     module: str
     steps: list[StepWindow]
     events: list[OpEvent]
     other_modules: dict[str, int] = field(default_factory=dict)
+    device: str = ""
+    host_events: list[OpEvent] = field(default_factory=list)
+    labels: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def find_xplane(log_dir: str | os.PathLike) -> Path:
@@ -94,12 +118,21 @@ def thread_labels(names: list[str]) -> dict[str, str]:
     return out
 
 
-def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str = STEP_ANNOTATION) -> Capture:
+def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str = STEP_ANNOTATION,
+                 platform: str | None = None) -> Capture:
     """Op events of HLO module ``module`` (``HloModule`` name, e.g. ``jit_step``) inside the step windows
     of a capture (a path to an ``.xplane.pb`` or its bytes).
 
+    ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``; :func:`app.core.backends.facts`) says where the ops ran;
+    None: the device planes of any backend row that has events, else the host threads (XLA:CPU). A device
+    capture's events are read from the first plane named ``device_plane_prefix`` + ordinal that has events (the
+    lowest ordinal; a note names the others), see the module docstring.
+
     Raises ``ValueError`` when the capture has no ``/host:CPU`` plane or no ``annotation`` events."""
     data = _profile_data(source)
+    prefix = device_prefix(data, platform)
+    if prefix is not None:
+        return _read_device(data, prefix, module, annotation)
     plane = data.find_plane_with_name("/host:CPU")
     if plane is None:
         raise ValueError("The capture has no '/host:CPU' plane (not an XLA:CPU profile).")
@@ -119,6 +152,126 @@ def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str
         raise ValueError(f"The capture has no '{annotation}' events: no step was annotated.")
     steps = [StepWindow(i, s, d) for i, (s, d) in enumerate(sorted(windows))]
     return _assign(module, steps, raw)
+
+
+def device_prefix(data: object, platform: str | None = None) -> str | None:
+    """The device plane prefix whose planes hold the ops of ``data`` (a ``jax.profiler.ProfileData``):
+    ``platform``'s (None for XLA:CPU), or, when ``platform`` is None, the first backend row's whose planes
+    have events (``/device:GPU:``), else None (ops on host threads)."""
+    from app.core.backends import BACKENDS, facts
+
+    if platform is not None:
+        return facts(platform).device_plane_prefix
+    prefixes = [row.device_plane_prefix for row in BACKENDS.values() if row.device_plane_prefix]
+    for plane in data.planes:
+        if any(plane.name.startswith(p) for p in prefixes) and any(True for line in plane.lines for _ in line.events):
+            return next(p for p in prefixes if plane.name.startswith(p))
+    return None
+
+
+_STREAM = re.compile(r"^Stream #(\d+)\s*(?:\((.*)\))?$")
+_MEMCPY = re.compile(r"^Memcpy([A-Za-z0-9]+)$")
+#: Device plane prefix → the one line whose events are ops, where a device plane also holds lines of whole
+#: module runs or steps. A per-backend fact kept here, not in :mod:`app.core.backends` (owned elsewhere): the
+#: TPU entry is from public XProf descriptions of TPU planes (lines ``XLA Modules``, ``XLA Ops``, ``Steps``) and
+#: untested; a GPU plane has one line per stream, each of them kernels and memcpys (read from the H200 capture).
+DEVICE_OP_LINES: dict[str, str] = {"/device:TPU:": "XLA Ops"}
+#: Host spans shorter than this (ns) stay off the timeline's host track (reference counting, buffer holds).
+HOST_SPAN_MIN_NS = 1000.0
+
+
+def stream_label(plane: str, line: str) -> str:
+    """``("/device:GPU:0", "Stream #14(Compute,MemcpyD2D)")`` → ``GPU:0 stream 14 (Compute,MemcpyD2D)``."""
+    device = plane[len("/device:"):] if plane.startswith("/device:") else plane
+    m = _STREAM.match(line)
+    if m is None:
+        return f"{device} {line}"
+    return f"{device} stream {m.group(1)}" + (f" ({m.group(2)})" if m.group(2) else "")
+
+
+def memcpy_row(name: str) -> str | None:
+    """``MemcpyD2H`` → ``memcpy D2H``; None for a kernel."""
+    m = _MEMCPY.match(name)
+    return f"memcpy {m.group(1)}" if m else None
+
+
+def _read_device(data: object, prefix: str, module: str, annotation: str) -> Capture:
+    """A device capture: kernels and memcpys on the planes named ``prefix`` + ordinal, steps and host spans
+    from the host plane (module docstring)."""
+    windows: list[tuple[float, float]] = []
+    host_raw: list[tuple[str, str, float, float]] = []
+    for plane in data.planes:
+        if plane.name != "/host:CPU":
+            continue
+        for line in plane.lines:
+            events = sorted(line.events, key=lambda e: e.start_ns)
+            marks = [(e.start_ns, e.start_ns + e.duration_ns) for e in events if e.name == annotation]
+            windows += [(a, b - a) for a, b in marks]
+            for a, b in marks:
+                host_raw += _children(events, a, b, annotation, f"host {line.name}")
+    if not windows:
+        raise ValueError(f"The capture has no '{annotation}' events: no step was annotated.")
+    steps = [StepWindow(i, s, d) for i, (s, d) in enumerate(sorted(windows))]
+    starts = [s.start_ns for s in steps]
+    events: list[OpEvent] = []
+    busy = sorted((p for p in data.planes if p.name.startswith(prefix) and any(True for ln in p.lines for _ in ln.events)),
+                  key=lambda p: _ordinal(p.name))
+    planes = busy[:1]  # one device's kernels: a sharded step runs the same program on each
+    notes = [f"Read {busy[0].name} only; {len(busy) - 1} other device plane(s) with events were left out "
+             f"({', '.join(p.name for p in busy[1:4])}{'…' if len(busy) > 4 else ''})."] if len(busy) > 1 else []
+    labels: dict[str, tuple[str, str, str]] = {}
+    only = DEVICE_OP_LINES.get(prefix)
+    for plane in planes:
+        for line in plane.lines:
+            if only is not None and line.name != only:
+                continue
+            thread = stream_label(plane.name, line.name)
+            for ev in line.events:
+                i = _window_of(starts, ev.start_ns)
+                if i is None or ev.start_ns >= steps[i].end_ns:
+                    continue
+                stats = dict(ev.stats) if ev.stats else {}
+                mod, op = str(stats.get("hlo_module") or ""), str(stats.get("hlo_op") or "")
+                if mod == module:
+                    name = ev.name
+                elif mod:
+                    name = f"{mod}:{op or ev.name}"
+                    labels[name] = (f"<another XLA program: {mod}>", "other module", "other module")
+                elif memcpy := memcpy_row(ev.name):
+                    name = memcpy
+                    labels[name] = (f"<{memcpy}: transfer outside the program>", "transfer", "memcpy")
+                else:
+                    name = ev.name
+                    labels[name] = (f"<kernel outside any XLA program: {name}>", "none", "kernel")
+                events.append(OpEvent(name, thread, ev.start_ns, ev.duration_ns, i, ev.name, op))
+    events.sort(key=lambda e: e.start_ns)
+    host = []
+    for name, thread, start, dur in host_raw:
+        i = _window_of(starts, start)
+        if i is not None:
+            host.append(OpEvent(name, thread, start, dur, i))
+    return Capture(module, steps, events, {}, device=planes[0].name if planes else prefix, host_events=host,
+                   labels=labels, notes=notes)
+
+
+def _ordinal(plane: str) -> int:
+    """``/device:GPU:3`` → 3 (planes without a number last)."""
+    tail = plane.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 1 << 30
+
+
+def _children(events: list, lo: float, hi: float, annotation: str, thread: str) -> list[tuple[str, str, float, float]]:
+    """The outermost events strictly inside ``[lo, hi]`` (a step annotation's children) on one line, each at
+    least :data:`HOST_SPAN_MIN_NS` long."""
+    out, end = [], lo
+    for e in events:
+        if e.start_ns < lo or e.start_ns >= hi or e.name == annotation:
+            continue
+        if e.start_ns >= end:
+            end = e.start_ns + e.duration_ns
+            if e.duration_ns >= HOST_SPAN_MIN_NS:
+                out.append((e.name, thread, e.start_ns, e.duration_ns))
+    return out
 
 
 def _assign(module: str, steps: list[StepWindow], raw: list[tuple]) -> Capture:
@@ -214,3 +367,34 @@ def read_bandwidth_gbs(n_bytes: int = 128 << 20, repeats: int = 3, cached: bool 
             best = min(best, time.perf_counter() - t0)
     _bandwidth_cache[key] = n_bytes / best / 1e9
     return _bandwidth_cache[key]
+
+
+_device_bandwidth_cache: dict[tuple[str, int, int], float] = {}
+
+
+def read_device_bandwidth_gbs(device: object = None, n_bytes: int = 1 << 30, repeats: int = 5,
+                              cached: bool = True) -> float:
+    """A device's memory bandwidth in GB/s (1e9 bytes/s), counted as bytes read plus bytes written: the best of
+    ``repeats`` timed runs of a jitted ``x + 1`` over a float32 array of ``n_bytes`` on ``device`` (a
+    ``jax.Device``; JAX's default device when None), after one warm-up run. Measured this way an H100 80GB
+    gives about 3.0 TB/s (CONTEXT: device copy 3.03 TB/s). Memoised per device and size unless ``cached`` is
+    False. The figure a device profile's roofline uses (the CPU's is :func:`read_bandwidth_gbs`)."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    device = device or jax.devices()[0]
+    key = (str(device), n_bytes, repeats)
+    if cached and key in _device_bandwidth_cache:
+        return _device_bandwidth_cache[key]
+    x = jax.device_put(jnp.ones(n_bytes // 4, dtype=jnp.float32), device)
+    add_one = jax.jit(lambda a: a + 1.0)
+    add_one(x).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        add_one(x).block_until_ready()
+        best = min(best, time.perf_counter() - t0)
+    _device_bandwidth_cache[key] = 2 * (n_bytes // 4) * 4 / best / 1e9
+    return _device_bandwidth_cache[key]

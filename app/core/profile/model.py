@@ -86,7 +86,9 @@ class TimelineBar:
 class Timeline:
     """One decode step (the one whose wall time is the median): ``step_us`` wall time, ``bars`` per
     thread, ``gaps`` as ``[start_us, duration_us]`` where no op of the step runs (host work, dispatch,
-    the runtime between ops), ``threads`` in display order."""
+    the runtime between ops), ``threads`` in display order. A device profile's bars are kernels per stream
+    (``GPU:0 stream 14 (Compute,MemcpyD2D)``) and, below them, the host track (``host python3``: the host's
+    spans of the step, kind ``host``), so the launch gaps line up with what the host was doing."""
 
     step_index: int
     step_us: float
@@ -126,6 +128,14 @@ class StepProfile:
     ``bytes accessed``, …) to compare with ``flops_per_step`` / ``bytes_per_step``, None when not given;
     ``source_map``: the step's :class:`app.core.inspect.source_map.SourceMap` the attribution used (None without
     one; not written by the CLI).
+
+    A device profile (GPU/TPU: the ops are kernels on a device plane, :mod:`app.core.profile.device`) also has
+    ``device``, the plane read (``/device:GPU:0``; ``""`` for XLA:CPU, whose ops run on host threads), and reads
+    the figures above as: ``op_ms`` the device busy time (any kernel or memcpy running), ``host_share`` before the
+    first and after the last device event of a step, ``between_ops_share`` the launch gaps between them;
+    ``launch_gaps``: those three in ms per step (``device_busy_ms``, ``launch_gap_ms``, ``host_ms``);
+    ``notes``: what the profile could not attribute and why (command buffers); ``peak_tflops``: the device's
+    peak FLOP/s (1e12) for the roofline's compute bound, None when not given.
     """
 
     step: str
@@ -153,9 +163,19 @@ class StepProfile:
     hlo_text: str = field(default="", repr=False)
     xla_cost: dict[str, float] | None = None
     source_map: Any = field(default=None, repr=False, compare=False)
+    device: str = ""
+    notes: list[str] = field(default_factory=list)
+    launch_gaps: dict[str, float] = field(default_factory=dict)
+    peak_tflops: float | None = None
+
+    @property
+    def compute_bound_ms(self) -> float | None:
+        """``flops_per_step`` at ``peak_tflops`` (ms): the roofline's compute floor; None without a peak."""
+        return self.flops_per_step / self.peak_tflops / 1e9 if self.peak_tflops else None
 
     def summary(self) -> dict[str, Any]:
-        """The step-level figures (no rows): what the CLI prints last."""
+        """The step-level figures (no rows): what the CLI prints last (a device profile adds ``device``,
+        ``launch_gaps``' figures, ``peak_tflops``, ``compute_bound_ms`` and ``notes``)."""
         keys = ("model", "step", "module", "n_steps", "step_ms", "step_ms_median", "op_ms", "busy_ms",
                 "attributed_share", "idle_share", "host_share", "between_ops_share", "bandwidth_gbs",
                 "bytes_per_step", "flops_per_step", "bound_ms", "xplane_path")
@@ -163,4 +183,7 @@ class StepProfile:
         out["unmatched"] = list(self.unmatched)
         cost = self.xla_cost or {}
         out["xla_flops"], out["xla_bytes_accessed"] = cost.get("flops"), cost.get("bytes accessed")
+        if self.device:
+            out.update(device=self.device, **self.launch_gaps, peak_tflops=self.peak_tflops,
+                       compute_bound_ms=self.compute_bound_ms, notes=list(self.notes))
         return out

@@ -13,8 +13,10 @@ How: the step is compiled (or reused) by one call, warmed up, then ``n_steps`` c
 (:mod:`app.core.profile.capture`), joined with the optimized HLO's instructions and metadata
 (:mod:`app.core.profile.hlo`, :mod:`app.core.profile.attrib`) and the step's source map
 (:mod:`app.core.inspect.source_map`), and summed (:mod:`app.core.profile.build`). XLA:CPU has no per-op device
-profile in XProf (tensorflow/tensorboard#6974); on GPU/TPU the op events live on other planes and this
-reader finds none (``ValueError``).
+profile in XProf (tensorflow/tensorboard#6974), so its ops are read from the host threads; on a GPU or TPU the
+kernels are read from the device plane and joined to the HLO's instructions (:mod:`app.core.profile.device`),
+and the roofline uses the device's bandwidth (:func:`read_device_bandwidth_gbs`). A capture recorded elsewhere
+(another machine's GPU) is read the same way by :func:`profile_from_capture`, no device needed.
 """
 
 from __future__ import annotations
@@ -30,8 +32,15 @@ from typing import TYPE_CHECKING, Any
 from app.core.errors import InvalidSettingsError, PlaygroundError
 from app.core.profile.attrib import attribute
 from app.core.profile.build import BY, aggregate, build_profile
-from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_bandwidth_gbs, read_capture
+from app.core.profile.capture import (
+    STEP_ANNOTATION,
+    find_xplane,
+    read_bandwidth_gbs,
+    read_capture,
+    read_device_bandwidth_gbs,
+)
 from app.core.profile.columns import CSV_COLUMNS
+from app.core.profile.device import join_kernels
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
 from app.core.units import csv_text
@@ -42,8 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BY", "CSV_COLUMNS", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
-    "copy_xplane", "profile_call", "profile_from_capture", "profile_step", "read_bandwidth_gbs", "rows_to_csv",
-    "rows_to_json_lines",
+    "copy_xplane", "profile_call", "profile_from_capture", "profile_step", "read_bandwidth_gbs",
+    "read_device_bandwidth_gbs", "rows_to_csv", "rows_to_json_lines",
 ]
 
 @dataclass
@@ -170,7 +179,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
     goes (a new temporary directory when None; it is left for export, see :func:`copy_xplane`).
     ``on_progress(str)`` is called on this thread before each phase. Compiles on first use (seconds).
     Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps``, :class:`PlaygroundError` when the
-    profiler is busy, ``ValueError`` when the capture holds no op of the step (not XLA:CPU)."""
+    profiler is busy, ``ValueError`` when the capture holds no annotated step."""
     report = on_progress or (lambda message: None)
     if step not in ("decode", "prefill"):
         raise InvalidSettingsError(f"step must be 'decode' or 'prefill', got {step!r}.")
@@ -197,13 +206,32 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
     report(f"profiling {n_steps} {step} calls")
     xplane = _trace(call, n_steps, log_dir or tempfile.mkdtemp(prefix="torchax-playground-profile-"))
     if bandwidth_gbs is None:
-        report("measuring the memory read bandwidth")
-        bandwidth_gbs = read_bandwidth_gbs()
+        device = _device_of(call.compiled)
+        if device is None:
+            report("measuring the memory read bandwidth")
+            bandwidth_gbs = read_bandwidth_gbs()
+        else:
+            report(f"measuring the memory bandwidth of {device}")
+            bandwidth_gbs = read_device_bandwidth_gbs(device)
     report("reading the capture")
     profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step, label)
     profile.xla_cost = _xla_cost(call.compiled)
     profile.source_map = call.source_map
     return profile
+
+
+def _device_of(compiled: Any) -> Any:
+    """The accelerator (``jax.Device``) an executable runs on, or None on the CPU (or when unknown)."""
+    import jax
+
+    try:
+        leaves = jax.tree.leaves(compiled.input_shardings)
+        devices = sorted(leaves[0].device_set, key=lambda d: d.id) if leaves else []
+    except Exception:  # an executable without shardings: JAX's default device
+        devices = []
+    devices = devices or jax.devices()[:1]
+    device = devices[0] if devices else None
+    return device if device is not None and device.platform != "cpu" else None
 
 
 def _xla_cost(compiled: Any) -> dict[str, float] | None:
@@ -216,17 +244,24 @@ def _xla_cost(compiled: Any) -> dict[str, float] | None:
 
 
 def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: Any = None,
-                         bandwidth_gbs: float | None = None, step: str = "decode", model: str = "") -> StepProfile:
+                         bandwidth_gbs: float | None = None, step: str = "decode", model: str = "",
+                         platform: str | None = None, peak_tflops: float | None = None) -> StepProfile:
     """Build a :class:`StepProfile` from plain inputs: a capture (``.xplane.pb`` path or bytes) whose steps
     are annotated with :data:`STEP_ANNOTATION`, the optimized HLO text of the executable that ran
     (``Compiled.as_text()``) and, optionally, the step's source map (module paths and the source lines of
-    projections, see :mod:`app.core.profile.attrib`). Raises ``ValueError`` for an unreadable HLO text or a
-    capture without annotated steps."""
+    projections, see :mod:`app.core.profile.attrib`). ``platform``: where the ops ran (``"cpu"``, ``"gpu"``,
+    ``"tpu"``), None to find out from the capture's planes (:func:`app.core.profile.capture.read_capture`).
+    ``bandwidth_gbs`` (GB/s) and ``peak_tflops`` (1e12 FLOP/s): the roofline's figures of the device that ran
+    it, None for rows without them. Reads the file only: a GPU capture opens on a machine without a GPU.
+    Raises ``ValueError`` for an unreadable HLO text or a capture without annotated steps."""
     info = parse_hlo(hlo_text)
-    capture = read_capture(xplane, info.name)
+    capture = read_capture(xplane, info.name, platform=platform)
+    if capture.device:
+        join_kernels(capture, info)
     path = "" if isinstance(xplane, (bytes, bytearray)) else str(xplane)
     profile = build_profile(capture, info, attribute(info, source_map), bandwidth_gbs, step, path, model)
     profile.hlo_text = hlo_text
+    profile.peak_tflops = peak_tflops
     return profile
 
 
