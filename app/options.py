@@ -16,6 +16,18 @@ def add_devices_arg(p: argparse.ArgumentParser) -> None:
                    help="simulate N CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
 
 
+def add_device_arg(p: argparse.ArgumentParser) -> None:
+    """``--device cpu|gpu|tpu`` (the model commands'): the JAX platform the run goes to, and the torch device
+    of the PyTorch modes (``cuda`` for ``gpu``). Default None: JAX's default backend, which honours
+    ``JAX_PLATFORMS`` (resolved by :func:`app.core.engine.device.resolve_device`)."""
+    from app.core.modes.catalog import PLATFORMS
+
+    p.add_argument("--device", choices=PLATFORMS, default=None,
+                   help="where to run: JAX's devices of this platform, and for the PyTorch modes (torch, "
+                        "torch-compile) the matching torch device (cuda for gpu; torch has no TPU device here). "
+                        "Default: JAX's default backend (JAX_PLATFORMS is respected)")
+
+
 def apply_devices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int | None:
     """Ask XLA:CPU for ``args.devices`` devices now, before JAX starts (no effect once it has). Exits with
     a usage error below 1. Returns the number, or None when not given."""

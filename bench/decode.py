@@ -3,12 +3,20 @@ time, steady ms/token, tokens/s, ratio to ``torch`` and to the memory-bandwidth 
 
     .venv/bin/python bench/decode.py [--models smollm2-135m-instruct random:gpt2-small-shape]
         [--modes torch torchax-eager jit-dynamic jit-static torch-compile] [--tokens 48]
+        [--device cpu|gpu|tpu] [--dtype float32|bfloat16]
         [--inductor-cache cold|warm] [--threads N] [--json]
 
+``--device gpu`` runs every mode on the GPU: ``torch`` (PyTorch eager) and ``torch-compile`` (Inductor's Triton
+kernels, ``torch.compile`` mode ``reduce-overhead``: CUDA graphs) on CUDA, the JAX modes on JAX's GPU device;
+its defaults are ``--models random:llama-1b-shape --dtype bfloat16 --modes torch torch-compile jit-static``
+(the shape of issue 30's H100 figures). On a TPU the PyTorch modes cannot run (no torch device here).
+
 The memory-bandwidth bound: decoding one token reads every weight once, so
-``bound_ms = weight_bytes / read_bandwidth``; read bandwidth is measured here by summing a 1 GiB float32
-array with NumPy, one thread per core (best of 5; :func:`app.core.profile.capture.read_bandwidth_gbs`,
-the profiler's roofline figure). Compare modes within one run, as ratios: this machine's
+``bound_ms = weight_bytes / read_bandwidth``. On the CPU read bandwidth is measured by summing a 1 GiB
+float32 array with NumPy, one thread per core (best of 5; :func:`app.core.profile.capture.read_bandwidth_gbs`,
+the profiler's roofline figure); on a GPU or TPU by a device-to-device copy through JAX on that device,
+bytes read + written per second (best of 5 over 1 GiB; :func:`app.core.engine.device.device_copy_bandwidth_gbs`;
+an H100 80GB read 3.03 TB/s). Compare modes within one run, as ratios: this machine's
 speed moves between days (CONTEXT.md).
 
 ``--inductor-cache cold`` (default) points Inductor at a fresh temporary directory, so its FX graph and AOT
@@ -61,6 +69,7 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     print(f"  {mode}: {summary_line(finished)}", flush=True)
     return {
         "mode": mode,
+        "device": finished.device,
         "tokens": finished.summary.n_tokens,
         "first_prefill_ms": prefill.wall_ms,
         "first_decode_ms": decode[0].wall_ms if decode else None,
@@ -93,6 +102,11 @@ def goals(rows: dict[str, dict], bound_ms: float) -> list[tuple[str, float | Non
     return out
 
 
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    """Index of the first token where ``a`` and ``b`` differ over their common length (None: identical)."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+
+
 def _phases(phases: dict[str, float]) -> str:
     return ", ".join(f"{name} {ms:,.0f}" for name, ms in phases.items())
 
@@ -100,13 +114,15 @@ def _phases(phases: dict[str, float]) -> str:
 def print_result(res: dict) -> None:
     from app.core.units import fmt as f
 
-    print(f"\n{res['model']}: {res['params'] / 1e6:.1f} M params, {res['weight_bytes'] / 1e6:.0f} MB weights; "
-          f"read bandwidth {res['bandwidth_gbs']:.1f} GB/s -> bound {res['bound_ms_per_token']:.2f} ms/token; "
+    print(f"\n{res['model']} ({res['dtype']}) on {res['device']} (torch modes on {res['torch_device'] or '-'}): "
+          f"{res['params'] / 1e6:.1f} M params, {res['weight_bytes'] / 1e6:.0f} MB weights; "
+          f"bandwidth {res['bandwidth_gbs']:,.1f} GB/s ({res['bandwidth_method']}) -> bound "
+          f"{res['bound_ms_per_token']:.2f} ms/token; "
           f"torch threads {res['torch_threads']}, Inductor cache {res['inductor_cache']}")
-    print(f"{'mode':<14} {'tokens':>6} {'1st prefill ms':>14} {'1st decode ms':>14} {'compile ms':>11} "
+    print(f"{'mode':<14} {'device':<28} {'tokens':>6} {'1st prefill ms':>14} {'1st decode ms':>14} {'compile ms':>11} "
           f"{'compiles':>8} {'steady ms/tok':>14} {'tokens/s':>9} {'x torch':>8} {'x bound':>8}")
     for r in res["modes"]:
-        print(f"{r['mode']:<14} {r['tokens']:>6} {f(r['first_prefill_ms'], ',.1f'):>14} "
+        print(f"{r['mode']:<14} {r['device'][:28]:<28} {r['tokens']:>6} {f(r['first_prefill_ms'], ',.1f'):>14} "
               f"{f(r['first_decode_ms'], ',.1f'):>14} {f(r['compile_total_ms'], ',.0f'):>11} {r['compiles']:>8} "
               f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['decode_tokens_per_s'], ',.1f'):>9} "
               f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8}")
@@ -117,14 +133,45 @@ def print_result(res: dict) -> None:
     ids = {r["mode"]: r["token_ids"] for r in res["modes"]}
     same = all(v[: len(w)] == w[: len(v)] for v in ids.values() for w in ids.values())
     print(f"greedy tokens identical across modes (common prefix): {same}")
+    ref = next(iter(ids), None)
+    for mode, tokens in ids.items():
+        if mode != ref:
+            at = first_difference(ids[ref], tokens)
+            n = min(len(ids[ref]), len(tokens))
+            print(f"  {mode} vs {ref}: " + (f"identical over {n} tokens" if at is None else
+                                           f"first differs at token {at} ({ids[ref][at]} vs {tokens[at]})"))
     for name, value, target, met in res["goals"]:
         print(f"goal {name}: {value:.2f} (target {target}) {'PASS' if met else 'MISS'}")
 
 
+#: Defaults per platform: models, dtype, modes.
+DEFAULTS = {
+    "cpu": (["smollm2-135m-instruct", "random:gpt2-small-shape"], "float32",
+            ["torch", "torchax-eager", "jit-dynamic", "jit-static"]),
+    "gpu": (["random:llama-1b-shape"], "bfloat16", ["torch", "torch-compile", "jit-static"]),
+    "tpu": (["random:llama-1b-shape"], "bfloat16", ["jit-static"]),
+}
+
+
+def measure_bandwidth(device) -> tuple[float, str]:
+    """``(GB/s, how)``: NumPy's read of 1 GiB on the CPU, a JAX device-to-device copy elsewhere."""
+    if device.platform == "cpu":
+        from app.core.profile.capture import read_bandwidth_gbs
+
+        return read_bandwidth_gbs(1 << 30, repeats=5), "NumPy sum of 1 GiB, read"
+    from app.core.engine.device import device_copy_bandwidth_gbs
+
+    return device_copy_bandwidth_gbs(device.jax_device, 1 << 30, repeats=5), "JAX device copy of 1 GiB, read + write"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["smollm2-135m-instruct", "random:gpt2-small-shape"])
-    parser.add_argument("--modes", nargs="+", default=["torch", "torchax-eager", "jit-dynamic", "jit-static"])
+    parser.add_argument("--models", nargs="+", default=None, help="default: per device (see the module doc)")
+    parser.add_argument("--modes", nargs="+", default=None, help="default: per device (see the module doc)")
+    parser.add_argument("--device", choices=("cpu", "gpu", "tpu"), default=None,
+                        help="where to run (default: JAX's default backend)")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
+                        help="weights dtype (default: float32 on cpu, bfloat16 on gpu / tpu)")
     parser.add_argument("--tokens", type=int, default=48, help="tokens for torch, jit-static and torch-compile")
     parser.add_argument("--slow-tokens", type=int, default=4, help=f"tokens for {' and '.join(SLOW_MODES)}")
     parser.add_argument("--inductor-cache", choices=("cold", "warm"), default="cold")
@@ -136,26 +183,39 @@ def main() -> int:
     import transformers
 
     from app.core.compile_cache.inductor import default_inductor_cache_dir, set_inductor_cache
+    from app.core.engine.device import resolve_device
     from app.core.engine.engine import load_engine
-    from app.core.profile.capture import read_bandwidth_gbs
+    from app.core.errors import PlaygroundError
 
     transformers.logging.set_verbosity_error()
+    try:
+        device = resolve_device(args.device)
+        models, dtype, modes = DEFAULTS[device.platform]
+        models, dtype, modes = args.models or models, args.dtype or dtype, args.modes or modes
+        for mode in modes:
+            device.check(mode)
+    except PlaygroundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.threads:
         torch.set_num_threads(args.threads)
     cold = args.inductor_cache == "cold"
     set_inductor_cache(tempfile.mkdtemp(prefix="bench-inductor-") if cold else default_inductor_cache_dir())
-    bandwidth = read_bandwidth_gbs(1 << 30, repeats=5)  # 1 GiB, best of 5: the bench's own figure
+    bandwidth, how = measure_bandwidth(device)  # 1 GiB, best of 5: the bench's own figure
+    print(f"device {device.label} (torch: {device.torch_label or 'none'}); bandwidth {bandwidth:,.1f} GB/s ({how})",
+          flush=True)
     results = []
-    for name in args.models:
-        engine = load_engine(name)
+    for name in models:
+        engine = load_engine(name, dtype, device=device)
         weight_bytes = engine.loaded.param_bytes
         bound_ms = weight_bytes / (bandwidth * 1e9) * 1000
-        rows = [bench_mode(engine, m, args.slow_tokens if m in SLOW_MODES else args.tokens) for m in args.modes]
+        rows = [bench_mode(engine, m, args.slow_tokens if m in SLOW_MODES else args.tokens) for m in modes]
         torch_rate = next((r["decode_tokens_per_s"] for r in rows if r["mode"] == "torch"), None)
         for r in rows:
             r["ratio_to_torch"] = r["decode_tokens_per_s"] / torch_rate if torch_rate and r["decode_tokens_per_s"] else None
             r["ratio_to_bound"] = r["steady_ms_per_token"] / bound_ms if r["steady_ms_per_token"] else None
-        res = {"model": engine.label, "params": engine.loaded.n_params, "weight_bytes": weight_bytes,
+        res = {"model": engine.label, "dtype": dtype, "params": engine.loaded.n_params, "weight_bytes": weight_bytes,
+               "device": device.label, "torch_device": device.torch_label, "bandwidth_method": how,
                "bandwidth_gbs": bandwidth, "bound_ms_per_token": bound_ms, "torch_threads": torch.get_num_threads(),
                "inductor_cache": args.inductor_cache, "modes": rows,
                "goals": goals({r["mode"]: r for r in rows}, bound_ms)}

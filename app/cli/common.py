@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from app.core.models.sources import DEFAULT_MODEL
 from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES
 from app.core.settings import DTYPES, GenerationSettings
-from app.options import add_devices_arg
+from app.options import add_device_arg, add_devices_arg
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -42,6 +42,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mesh", default=None, metavar="AXES",
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
     add_devices_arg(p)
+    add_device_arg(p)
     p.add_argument("--distributed", action="store_true",
                    help="multi-host: call jax.distributed.initialize() first (auto-detected on TPU, Slurm, "
                         "Open MPI; else give --coordinator, --num-processes and --process-id)")
@@ -76,13 +77,43 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning)
 
 
+def command_modes(args: argparse.Namespace) -> list[str]:
+    """The modes this command will run: ``--modes`` (race) or ``--mode``."""
+    modes = getattr(args, "modes", None)
+    return list(modes) if modes else [m for m in [getattr(args, "mode", None)] if m]
+
+
+def device_for(args: argparse.Namespace) -> Any:
+    """The :class:`app.core.engine.device.Device` of ``--device`` (JAX's default backend without it), after
+    checking that every mode of the command can run there. Raises :class:`InvalidSettingsError` naming the
+    missing platform or the refused mode (exit status 2, one line)."""
+    from app.core.engine.device import resolve_device
+
+    device = resolve_device(getattr(args, "device", None))
+    for mode in command_modes(args):
+        device.check(mode)
+    return device
+
+
+def device_line(engine: Engine) -> str:
+    """``device cpu`` or ``device NVIDIA H100 80GB HBM3 (gpu:0) · torch NVIDIA H100 80GB HBM3 (cuda:0)``."""
+    d = engine.device
+    torch_part = f" · torch {d.torch_label}" if d.torch_label and d.torch_label != d.label else (
+        "" if d.torch_label else " · torch: none (the PyTorch modes cannot run here)")
+    return f"device {d.label}{torch_part}"
+
+
 def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Engine:
-    """Load the engine and place it on ``--mesh``; print its warnings and, for a mesh, bytes per device."""
+    """Load the engine on ``--device`` and place it on ``--mesh``; print its warnings, its device (with
+    ``on_event``) and, for a mesh, bytes per device. The device and the modes are checked before the slow load."""
     from app.core.engine.engine import load_engine
     from app.core.parallel.mesh import parse_mesh
 
     mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
-    engine = load_engine(args.model, args.dtype, on_event=on_event)
+    device = device_for(args)
+    engine = load_engine(args.model, args.dtype, on_event=on_event, device=device)
+    if on_event is not None:
+        print(f"[device] {device_line(engine)}", file=err, flush=True)
     for warning in engine.warnings:
         print(f"warning: {warning}", file=err)
     if mesh.n_devices > 1:

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print("\n", file=out)
                 print(format_call_table(records), file=out)
                 print(format_summary(engine.label, event), file=out)
+                print(f"device {event.device}", file=out)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

@@ -10,6 +10,8 @@ from typing import Any, TextIO
 from app.cli.common import (
     add_model_args,
     add_session_args,
+    device_for,
+    device_line,
     load_engine_for,
     phase_printer,
     session_recorder,
@@ -23,7 +25,8 @@ from app.core.race import EAGER_TOKENS
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     race = sub.add_parser("race", help="run one prompt through several modes and compare them")
     add_model_args(race)
-    race.add_argument("--modes", nargs="+", choices=MODE_NAMES, default=list(MODE_NAMES))
+    race.add_argument("--modes", nargs="+", choices=MODE_NAMES, default=None,
+                      help="modes to race (default: every mode that runs on --device)")
     race.add_argument("--warm", action="store_true", help="keep compiled steps between modes (default: cold)")
     race.add_argument("--eager-tokens", type=int, default=EAGER_TOKENS, metavar="N",
                       help="token cap of the torchax-eager lane (it dispatches every op on its own; "
@@ -38,6 +41,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.race import by_lane, format_race_table, race, summary_rows
 
     settings = settings_from_args(args, capture_ir=False)
+    if not args.modes:
+        from app.core.modes.catalog import modes_on
+
+        args.modes = list(modes_on(device_for(args).platform))
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
     stream = race(engine, args.prompt, args.modes, settings, cold=not args.warm, eager_tokens=args.eager_tokens)
@@ -50,14 +57,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         elif isinstance(event, FinishedEvent):
             finished[mode] = event
             if not args.json:
-                print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms",
+                print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms "
+                      f"on {event.device}",
                       file=err, flush=True)
     rows = summary_rows(finished)
     if args.json:
         for row in rows:
-            out.write(json.dumps({"event": "race", **row, "token_ids": finished[row["mode"]].token_ids}) + "\n")
+            done = finished[row["mode"]]
+            out.write(json.dumps({"event": "race", **row, "device": done.device, "token_ids": done.token_ids}) + "\n")
     else:
-        print(f"model {engine.label} | prompt {args.prompt!r}", file=out)
+        print(f"model {engine.label} | prompt {args.prompt!r} | {device_line(engine)}", file=out)
         print(format_race_table(rows), file=out)
         n = min((len(f.token_ids) for f in finished.values()), default=0)  # torchax-eager's lane is capped
         same = len({tuple(f.token_ids[:n]) for f in finished.values()}) == 1

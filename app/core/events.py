@@ -71,7 +71,10 @@ class CallRecord(_Event):
     ``input_shapes`` maps argument names to shapes, e.g. ``{"input_ids": [1, 16]}``. ``mesh`` is the
     device mesh of the run (``"1 device"`` or e.g. ``"tp=4"``). ``compile_phases`` splits a compiling
     call's time into the phases its compiler reports, in order, in ms: ``{"trace", "lower", "compile"}``
-    for JAX (the stages API), Dynamo / AOT autograd / Inductor phases for ``torch-compile``.
+    for JAX (the stages API), Dynamo / AOT autograd / Inductor phases for ``torch-compile``. ``device`` is
+    the device that ran the call (``"cpu"``, ``"NVIDIA H100 80GB HBM3 (gpu:0)"``, for a PyTorch mode on a GPU
+    the CUDA device, ``"… (cuda:0)"``; :meth:`app.core.engine.device.Device.label_for`); ``""`` in records made
+    before devices were recorded.
     """
 
     index: int
@@ -89,6 +92,7 @@ class CallRecord(_Event):
     timestamp: float = 0.0
     mesh: str = "1 device"
     compile_phases: dict[str, float] = field(default_factory=dict)
+    device: str = ""
     kind = "call"
 
     @property
@@ -126,7 +130,7 @@ class Summary:
     compile included. ``steady_decode_ms``: median ``wall_ms`` of decode calls that did not compile (None
     if there were none). ``decode_tokens_per_s`` = 1000 / ``steady_decode_ms`` (the steady decode rate). ``overall_tokens_per_s``:
     generated tokens / ``total_ms`` (everything included: prefill, compiles, decode). ``compile_ms``: sum over compiling calls of trace + lower +
-    compile.
+    compile. ``device``: the device that ran the run (its first record's, :attr:`CallRecord.device`).
     """
 
     mode: str
@@ -140,6 +144,7 @@ class Summary:
     n_compiles: int
     n_calls: int
     mesh: str = "1 device"
+    device: str = ""
 
     @staticmethod
     def from_records(
@@ -159,6 +164,7 @@ class Summary:
             n_compiles=len(compiles),
             n_calls=len(records),
             mesh=records[0].mesh if records else "1 device",
+            device=records[0].device if records else "",
         )
 
 
@@ -166,13 +172,18 @@ class Summary:
 class FinishedEvent(_Event):
     """Generation ended. ``reason`` is why; ``token_ids`` are all generated ids; ``text`` the decoded text
     (authoritative: it also holds a character cut by the end of generation, which token deltas never
-    emit half-way)."""
+    emit half-way). :attr:`device` is the summary's (serialised inside ``summary``)."""
 
     reason: FinishReason
     summary: Summary
     token_ids: list[int] = field(default_factory=list)
     text: str = ""
     kind = "finished"
+
+    @property
+    def device(self) -> str:
+        """The device that ran the run (:attr:`Summary.device`; ``""`` when unknown)."""
+        return getattr(self.summary, "device", "")
 
 
 @dataclass(frozen=True)

@@ -8,17 +8,23 @@ Use from a script, the CLI or the GUI's worker thread (all calls of one engine o
 
 Compiled executables live on the engine, so a second run with the same shapes compiles nothing: the
 spike vanishes on the second Run.
+
+An engine runs on one :class:`app.core.engine.device.Device` (``load_engine(..., device="gpu")``; default: JAX's
+default backend): its JAX weights and caches live on that platform's first device, the PyTorch module on the
+matching torch device (``cuda:0`` on a GPU), and every :class:`CallRecord` names the device that ran the call.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
 from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
 from app.core.engine.detok import IncrementalDetokenizer
+from app.core.engine.device import Device, resolve_device, use_as_default
 from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError, UnsupportedModelError
 from app.core.events import (
     CallRecord,
@@ -41,21 +47,31 @@ def _never() -> bool:
 
 
 def load_engine(
-    model: str | ModelSpec, dtype: str = "float32", on_event: Callable[[PhaseEvent], None] | None = None
+    model: str | ModelSpec, dtype: str = "float32", on_event: Callable[[PhaseEvent], None] | None = None,
+    device: str | Device | None = None,
 ) -> Engine:
-    """Resolve and load ``model`` (built-in name, hub id, folder or ``random:…``) into an :class:`Engine`.
+    """Resolve and load ``model`` (built-in name, hub id, folder or ``random:…``) into an :class:`Engine` on
+    ``device`` (a platform name of :data:`app.core.modes.catalog.PLATFORMS`, a resolved :class:`Device`, or None
+    for JAX's default backend).
 
     ``on_event`` receives ``loading`` and ``converting`` phase events (start/end with ``elapsed_ms``): the
     weights are converted to JAX arrays here, so a run's time to first token measures generation only.
-    Raises the :class:`app.core.errors.PlaygroundError` subclasses of :func:`app.core.models.sources.load_model`.
+    Random weights on a GPU are initialised on CUDA (:func:`app.core.models.sources.load_model`'s
+    ``init_device``). The device becomes the process's default JAX device
+    (:func:`app.core.engine.device.use_as_default`). Raises :class:`InvalidSettingsError` for a platform JAX
+    does not have here (before anything loads) and the :class:`app.core.errors.PlaygroundError` subclasses of
+    :func:`app.core.models.sources.load_model`.
     """
+    placed = device if isinstance(device, Device) else resolve_device(device)
     spec = model if isinstance(model, ModelSpec) else parse_model(model, dtype)
     emit = on_event or (lambda e: None)
     emit(PhaseEvent("loading", True, spec.label))
     t0 = time.perf_counter()
-    loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)))
+    init_device = placed.torch_device if placed.torch_device not in (None, "cpu") else None
+    loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)), init_device=init_device)
     emit(PhaseEvent("loading", False, spec.label, (time.perf_counter() - t0) * 1000))
-    engine = Engine(loaded)
+    use_as_default(placed)
+    engine = Engine(loaded, placed)
     emit(PhaseEvent("converting", True, "weights to JAX arrays"))
     t0 = time.perf_counter()
     engine.jax_state()
@@ -64,15 +80,28 @@ def load_engine(
 
 
 class Engine:
-    """A loaded causal LM ready to run in any mode. Not thread-safe: use it from one thread."""
+    """A loaded causal LM ready to run in any mode. Not thread-safe: use it from one thread.
 
-    def __init__(self, loaded: LoadedModel) -> None:
+    ``device`` (None: JAX's default backend, :func:`app.core.engine.device.resolve_device`) places the run: the
+    PyTorch module moves to its torch device (``cuda:0`` on a GPU; it stays on the CPU where torch has none),
+    the JAX weights and cache templates to its JAX device."""
+
+    def __init__(self, loaded: LoadedModel, device: Device | None = None) -> None:
         from app.core.inspect.ir import attribute_to_model_source
         from app.core.runtime.pytrees import register_cache_pytrees
 
         register_cache_pytrees()
         attribute_to_model_source()
         self.loaded = loaded
+        #: Where this engine's runs execute (:class:`app.core.engine.device.Device`).
+        self.device: Device = device if device is not None else resolve_device(None)
+        torch_device = self.device.torch_device
+        if torch_device not in (None, "cpu") and str(next(loaded.model.parameters()).device) != torch_device:
+            loaded.model.to(torch_device)
+        if not self.device.is_default:  # torchax's env key may be committed to another device
+            from app.core.parallel.mesh import uncommit_torchax_key
+
+            uncommit_torchax_key()
         self.model = loaded.model
         self.config = loaded.model.config
         self.tokenizer = loaded.tokenizer
@@ -136,8 +165,40 @@ class Engine:
         if self._jax is None:
             import torchax
 
-            self._jax = torchax.extract_jax(self.model)
+            with self.on_device():
+                weights, fn = torchax.extract_jax(self.model)
+            self._jax = (self._place(weights), fn)
         return self._jax
+
+    def on_device(self) -> Any:
+        """A context in which new JAX arrays land on this engine's device (``jax.default_device``), and torch
+        factory functions on its torch device (``torch.device``); nothing changes on the default device."""
+        if self.device.is_default and self.device.torch_device in (None, "cpu"):
+            return nullcontext()
+        import contextlib
+
+        import jax
+        import torch
+
+        stack = contextlib.ExitStack()
+        if not self.device.is_default:
+            stack.enter_context(jax.default_device(self.device.jax_device))
+        if self.device.torch_device not in (None, "cpu"):
+            stack.enter_context(torch.device(self.device.torch_device))
+        return stack
+
+    def _place(self, tree: Any) -> Any:
+        """``tree``'s jax arrays committed to this engine's JAX device (as they are on the default device)."""
+        if self.device.is_default:
+            return tree
+        import jax
+
+        return jax.device_put(tree, self.device.jax_device)
+
+    def device_label(self, mode: str) -> str:
+        """The device that runs ``mode`` on this engine, as records show it (``"cpu"``,
+        ``"NVIDIA H100 80GB HBM3 (gpu:0)"``, the CUDA name for a PyTorch mode)."""
+        return self.device.label_for(mode)
 
     def compiled_step(self, mode: str, kind: str, greedy: bool, build: Callable[[], CompiledStep]) -> CompiledStep:
         """The :class:`CompiledStep` for ``(mode, kind, greedy)``: made once by ``build()`` (the mode object
@@ -173,6 +234,11 @@ class Engine:
 
         if spec is not None and spec.n_devices == 1:
             spec = None
+        if spec is not None and not self.device.is_default:
+            raise InvalidSettingsError(
+                f"A mesh spans the devices of JAX's default backend, and this engine runs on {self.device.label}: "
+                f"run with JAX_PLATFORMS={self.device.platform} to build a mesh of {self.device.platform} devices."
+            )
         if spec is not None:
             mesh = mesh_lib.build_mesh(spec)
             import jax
@@ -238,7 +304,8 @@ class Engine:
         if max_cache_len not in self._static_templates:
             from app.core.runtime.kv_cache import static_cache_template
 
-            template = static_cache_template(self.model, max_cache_len, self.pad_id)
+            with self.on_device():  # its eager 1-token forward runs where the torch module lives
+                template = self._place(static_cache_template(self.model, max_cache_len, self.pad_id))
             if self.mesh is not None:
                 from app.core.parallel.mesh import place_cache
 
@@ -298,7 +365,8 @@ class Engine:
         jaxpr stays in :attr:`ir`), and finally one :class:`FinishedEvent`. ``should_stop`` is polled
         between steps (Stop lands within one decode step). ``on_live_phase`` receives phases reported
         while a call blocks (``torch-compile``'s compiler phases), on this thread. Raises
-        :class:`InvalidSettingsError` or :class:`PromptTooLongError` before any event when the input is bad,
+        :class:`InvalidSettingsError` or :class:`PromptTooLongError` before any event when the input is bad
+        (also for a mode that cannot run on this engine's device, :meth:`Device.check`),
         and :class:`UnsupportedModelError` when torchax has no lowering for an ATen op of the model.
         """
         import torch
@@ -306,6 +374,7 @@ class Engine:
         from app.core.modes.catalog import mode_class
 
         settings = settings.validated()
+        self.device.check(settings.mode)
         text, chat = self.prompt_text(prompt, settings)
         prompt_ids = self.encode(text, chat)
         max_cache_len = self.cache_len_for(len(prompt_ids), settings)
@@ -342,7 +411,8 @@ class Engine:
         step_gen, kind = mode.prefill(prompt_ids), "prefill"
         while True:
             result = yield from step_gen
-            record = _record(len(records), kind, settings.mode, result, self.mesh_label)
+            record = _record(len(records), kind, settings.mode, result, self.mesh_label,
+                             self.device_label(settings.mode))
             records.append(record)
             yield record
             if result.capture_ir is not None:
@@ -387,11 +457,11 @@ class Engine:
         yield IREvent(kind, settings.mode, step_ir.plain())
 
 
-def _record(index: int, kind: str, mode: str, result: Any, mesh: str) -> CallRecord:
+def _record(index: int, kind: str, mode: str, result: Any, mesh: str, device: str = "") -> CallRecord:
     """The mode's timing record of one call, completed with the loop's bookkeeping."""
     return replace(
         result.record, index=index, step=kind, mode=mode, input_shapes=result.input_shapes,
-        wall_ms=result.wall_ms, timestamp=time.time(), mesh=mesh,
+        wall_ms=result.wall_ms, timestamp=time.time(), mesh=mesh, device=device,
     )
 
 

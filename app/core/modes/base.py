@@ -41,6 +41,7 @@ class ModeHost(Protocol):
     pad_id: int
     mesh: Any  # jax.sharding.Mesh or None
     mesh_spec: Any  # app.core.parallel.mesh.MeshSpec or None
+    device: Any  # app.core.engine.device.Device: where the run executes
 
     @property
     def vocab_size(self) -> int: ...
@@ -102,6 +103,21 @@ def forward(fn, weights, cache, input_ids, position_ids, attention_mask):
         },
     )
     return out.logits, out.past_key_values
+
+
+def torch_device_of(engine: Any) -> str:
+    """The torch device the PyTorch modes of ``engine`` run on (``"cpu"``, ``"cuda:0"``): its
+    ``device.torch_device``, the CPU for a host without one."""
+    return getattr(getattr(engine, "device", None), "torch_device", None) or "cpu"
+
+
+def torch_sync(device: str) -> None:
+    """Wait for the torch device's queued work (``torch.cuda.synchronize``; nothing on the CPU, whose ops
+    finish before they return), so a timed region holds the kernels and not only their launches."""
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize(device)
 
 
 def _no_live_event(event: PhaseEvent) -> None:

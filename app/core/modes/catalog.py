@@ -6,6 +6,11 @@ form's mode box, the race controls, the GUI's colour and marker of each mode, wh
 (:func:`mode_class`), so listing modes never loads torch.compile's machinery and nothing registers itself
 on import (the shape of transformers' ``models/auto/`` name → lazily imported class mappings).
 
+Each mode also says where it can run (``ModeInfo.devices``, platforms of :data:`PLATFORMS`) and on what
+(``ModeInfo.framework``): the JAX modes run on JAX's devices of the chosen platform, the PyTorch modes on the
+matching torch device (``cpu``, or ``cuda`` for ``gpu``; torch has no TPU device in this project: torch_xla is
+not a dependency). :func:`check_runs_on` refuses a mode on a platform by name.
+
 Importing this module imports nothing heavy (no JAX, no torch).
 """
 
@@ -13,6 +18,14 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+
+from app.core.errors import InvalidSettingsError
+
+#: JAX platform names a run can be placed on (``--device``; ``jax.devices(platform)``).
+PLATFORMS: tuple[str, ...] = ("cpu", "gpu", "tpu")
+#: Why a PyTorch mode cannot run on a TPU here.
+_NO_TORCH_TPU = ("PyTorch has no TPU device in this project (torch_xla is not used): PyTorch runs on cpu or "
+                 "gpu (CUDA) only")
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,12 @@ class ModeInfo:
     profilable : ``profile`` can measure its steps (``app.core.profile.step``).
     token_cap : default cap on its tokens in a race (``None`` = none): torchax-eager dispatches every ATen
         op on its own (~0.5–2 s per token cold).
+    framework : ``"jax"`` (runs on JAX's device of the chosen platform: the jit modes and torchax-eager, whose
+        ops torchax dispatches to JAX; torchax's env treats even ``cuda`` tensors as JAX ones,
+        ``Configuration.treat_cuda_as_jax_device``) or ``"torch"`` (runs on the torch device: ``cpu``, or
+        ``cuda`` for ``gpu``).
+    devices : platforms of :data:`PLATFORMS` the mode can run on.
+    device_note : why it cannot run on the others (said by :func:`check_runs_on`).
     """
 
     name: str
@@ -41,6 +60,9 @@ class ModeInfo:
     marker: str
     profilable: bool = False
     token_cap: int | None = None
+    framework: str = "jax"
+    devices: tuple[str, ...] = PLATFORMS
+    device_note: str = ""
 
     @property
     def inspectable(self) -> bool:
@@ -50,16 +72,21 @@ class ModeInfo:
 
 #: Every mode, from the PyTorch reference to the fully jitted static-cache path, in display order.
 CATALOG: tuple[ModeInfo, ...] = (
-    ModeInfo("torch", "PyTorch eager reference: our own loop over the HF module with a DynamicCache",
-             None, "app.core.modes.eager:TorchMode", "#475569", "o"),
+    ModeInfo("torch", "PyTorch eager reference: our own loop over the HF module with a DynamicCache "
+             "(on the CPU, or on CUDA with --device gpu)",
+             None, "app.core.modes.eager:TorchMode", "#475569", "o",
+             framework="torch", devices=("cpu", "gpu"), device_note=_NO_TORCH_TPU),
     ModeInfo("torchax-eager", "torchax without jit: every ATen op dispatched to JAX one by one",
              None, "app.core.modes.eager:TorchaxEagerMode", "#9333ea", "t2", token_cap=8),
     ModeInfo("jit-dynamic", "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
              "xla", "app.core.modes.jit:JitDynamicMode", "#0891b2", "t"),
     ModeInfo("jit-static", "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
              "xla", "app.core.modes.jit:JitStaticMode", "#2563eb", "t1", profilable=True),
-    ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile (Inductor, C++ on CPU) over a StaticCache",
-             "inductor", "app.core.modes.torch_compile:TorchCompileMode", "#dc2626", "t3"),
+    ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile over a StaticCache; on CPU Inductor's C++ "
+             "kernels (mode 'default'), on GPU its Triton kernels with mode 'reduce-overhead': CUDA graphs replay "
+             "each step's launches, as XLA:GPU's command buffers do for jit-static",
+             "inductor", "app.core.modes.torch_compile:TorchCompileMode", "#dc2626", "t3",
+             framework="torch", devices=("cpu", "gpu"), device_note=_NO_TORCH_TPU),
 )
 #: Mode names in display order.
 MODE_NAMES: tuple[str, ...] = tuple(info.name for info in CATALOG)
@@ -96,3 +123,20 @@ def mode_class(name: str) -> type:
     ``type``: the catalog imports no mode, not even for type checking). Raises KeyError for an unknown name."""
     module, _, cls = mode_info(name).class_path.partition(":")
     return getattr(importlib.import_module(module), cls)
+
+
+def modes_on(platform: str) -> tuple[str, ...]:
+    """Names of the modes that can run on ``platform`` (one of :data:`PLATFORMS`), in display order."""
+    return tuple(info.name for info in CATALOG if platform in info.devices)
+
+
+def check_runs_on(name: str, platform: str) -> None:
+    """Raise :class:`InvalidSettingsError` naming mode ``name`` and ``platform`` when the mode cannot run
+    there (its ``devices``), with the reason and the modes that can."""
+    info = mode_info(name)
+    if platform not in info.devices:
+        note = f" ({info.device_note})" if info.device_note else ""
+        raise InvalidSettingsError(
+            f"Mode {name!r} cannot run on the {platform} device{note}. On {platform} use one of "
+            f"{', '.join(modes_on(platform))}, or choose --device {' or '.join(info.devices)}."
+        )

@@ -9,11 +9,22 @@ import jax
 import jax.numpy as jnp
 
 from app.core.events import PhaseEvent
-from app.core.modes.base import Mode, StepGen, StepResult, eager_record, forward, ids_array, positions_array
+from app.core.modes.base import (
+    Mode,
+    StepGen,
+    StepResult,
+    eager_record,
+    forward,
+    ids_array,
+    positions_array,
+    torch_device_of,
+)
 
 
 class TorchMode(Mode):
-    """PyTorch eager reference: our own loop over the HF module with a ``DynamicCache``."""
+    """PyTorch eager reference: our own loop over the HF module with a ``DynamicCache``, on the engine's
+    torch device (the CPU, or ``cuda:0`` on a GPU: :func:`app.core.modes.base.torch_device_of`). The timed
+    region ends with the logits on the host (``.cpu()``), so it holds the device's kernels too."""
 
     def _call(self, tokens: list[int], start: int) -> StepGen:
         import torch
@@ -22,19 +33,20 @@ class TorchMode(Mode):
         if start == 0:
             self.cache = DynamicCache(config=self.engine.config)
             self.start_seen(tokens)
+        device = torch_device_of(self.engine)
         t_wall = time.perf_counter()
-        ids = torch.tensor([tokens], dtype=torch.long)
+        ids = torch.tensor([tokens], dtype=torch.long, device=device)
         kwargs = dict(
             input_ids=ids,
-            position_ids=torch.arange(start, start + len(tokens))[None, :],
-            attention_mask=torch.ones((1, start + len(tokens)), dtype=torch.long),
+            position_ids=torch.arange(start, start + len(tokens), device=device)[None, :],
+            attention_mask=torch.ones((1, start + len(tokens)), dtype=torch.long, device=device),
             past_key_values=self.cache,
             use_cache=True,
         )
         yield PhaseEvent("running", True, "torch forward")
         t0 = time.perf_counter()
         out = self.engine.model(**kwargs)
-        logits = out.logits[:, -1].float().numpy()
+        logits = out.logits[:, -1].float().cpu().numpy()
         execute_ms = (time.perf_counter() - t0) * 1000
         yield PhaseEvent("running", False, "torch forward", execute_ms)
         token = self._sample_host(logits)
@@ -49,7 +61,8 @@ class TorchMode(Mode):
 
 
 class TorchaxEagerMode(Mode):
-    """torchax without jit: each ATen op is dispatched to JAX eagerly, one by one."""
+    """torchax without jit: each ATen op is dispatched to JAX eagerly, one by one, on the engine's JAX device
+    (its weights are committed there; torchax's env treats torch's ``cuda`` device as JAX's)."""
 
     def _call(self, tokens: list[int], start: int) -> StepGen:
         weights, fn = self.engine.jax_state()

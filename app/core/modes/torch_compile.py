@@ -1,5 +1,12 @@
 """The ``torch-compile`` mode: PyTorch with a transformers ``StaticCache``, prefill and decode through
-``torch.compile`` (Dynamo → AOT autograd → Inductor, C++ kernels on CPU).
+``torch.compile`` (Dynamo → AOT autograd → Inductor: C++ kernels on CPU, Triton kernels on CUDA).
+
+On the engine's torch device (:func:`app.core.modes.base.torch_device_of`). Which ``torch.compile`` mode
+(:func:`compile_mode`): ``"default"`` on the CPU; ``"reduce-overhead"`` on CUDA, which records each step as a
+CUDA graph (Inductor's cudagraph trees) and replays it, so a batch-1 decode step is not bound by one kernel
+launch per op from Python — the same thing XLA:GPU does for jit-static with its command buffers (CUDA graphs),
+so a race on a GPU compares like with like. ``PLAYGROUND_TORCH_COMPILE_MODE=default`` (or
+``max-autotune-no-cudagraphs``, …) picks another ``torch.compile`` mode.
 
 Prompts are right-padded to :func:`app.core.modes.base.prompt_bucket` like jit-static, positions are passed
 explicitly (transformers 5 models derive the cache write position from each ``StaticLayer``'s
@@ -32,12 +39,20 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, PhaseEvent
-from app.core.modes.base import Mode, ModeHost, StepGen, StepResult, prompt_bucket
+from app.core.modes.base import (
+    Mode,
+    ModeHost,
+    StepGen,
+    StepResult,
+    prompt_bucket,
+    torch_device_of,
+    torch_sync,
+)
 from app.core.modes.catalog import mode_name_of
 from app.core.modes.torch_compile_capture import (
     FRAME,
     Capture,
-    backend,
+    backend_for_mode,
     capturing,
     compile_phases,
     since,
@@ -46,6 +61,28 @@ from app.core.modes.torch_compile_capture import (
 
 if TYPE_CHECKING:
     from app.core.settings import GenerationSettings
+
+#: Environment variable that overrides :func:`compile_mode` (a ``torch.compile`` mode name).
+MODE_ENV = "PLAYGROUND_TORCH_COMPILE_MODE"
+#: ``torch.compile`` modes accepted in :data:`MODE_ENV` (``torch._inductor.list_mode_options``).
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile_mode(device: str) -> str:
+    """The ``torch.compile`` mode on torch device ``device``: :data:`MODE_ENV` if set, else
+    ``"reduce-overhead"`` on CUDA (CUDA graphs, as XLA:GPU's command buffers) and ``"default"`` elsewhere.
+    Raises :class:`app.core.errors.InvalidSettingsError` for a value not in :data:`COMPILE_MODES`."""
+    import os
+
+    chosen = os.environ.get(MODE_ENV, "").strip()
+    if chosen:
+        if chosen not in COMPILE_MODES:
+            from app.core.errors import InvalidSettingsError
+
+            raise InvalidSettingsError(f"{MODE_ENV}={chosen!r}: choose one of {', '.join(COMPILE_MODES)}.")
+        return chosen
+    return "reduce-overhead" if device.startswith("cuda") else "default"
+
 
 # -- per-engine state ----------------------------------------------------------------------------------
 def _state(engine: ModeHost) -> dict:
@@ -71,13 +108,13 @@ class _Step:
     """One compiled step kind. ``fn`` runs a private copy of :func:`_step_fn`'s code object: Dynamo keys
     its cache by code object, so steps of different engines or kinds never share guards or counts."""
 
-    def __init__(self, kind: str, fullgraph: bool) -> None:
+    def __init__(self, kind: str, fullgraph: bool, mode: str = "default") -> None:
         import torch
 
         code = _step_fn.__code__.replace(co_name=f"torch_compile_{kind}")
-        self.kind, self.fullgraph = kind, fullgraph
+        self.kind, self.fullgraph, self.mode = kind, fullgraph, mode
         raw = types.FunctionType(code, _step_fn.__globals__, code.co_name)
-        self.fn = torch.compile(raw, backend=backend, fullgraph=fullgraph, dynamic=False)
+        self.fn = torch.compile(raw, backend=backend_for_mode(mode), fullgraph=fullgraph, dynamic=False)
         self.seen: set[tuple] = set()
         self.n_compiles = 0
         self.forced_breaks: list[str] = []
@@ -86,13 +123,17 @@ class _Step:
 def static_cache(engine: ModeHost, max_cache_len: int) -> Any:
     """The engine's ``StaticCache`` of ``max_cache_len`` positions, zeroed in place (same tensors, so no
     recompile). Built once from :func:`app.core.runtime.kv_cache.torch_static_cache` (sliding-window layers
-    as full ``StaticLayer`` s, tensors allocated by one eager 1-token forward outside the graph)."""
+    as full ``StaticLayer`` s, tensors allocated by one eager 1-token forward outside the graph, on the
+    engine's torch device)."""
+    import torch
+
     from app.core.runtime.kv_cache import torch_static_cache
 
     state = _state(engine)
     cache = state.get(("cache", max_cache_len))
     if cache is None:
-        cache = torch_static_cache(engine.model, max_cache_len, engine.pad_id)
+        with torch.device(torch_device_of(engine)):
+            cache = torch_static_cache(engine.model, max_cache_len, engine.pad_id)
         state[("cache", max_cache_len)] = cache
     cache.reset()
     return cache
@@ -111,7 +152,8 @@ def _set_length(cache: Any, length: int) -> None:
 class TorchCompileMode(Mode):
     """The ``torch-compile`` execution mode.
 
-    ``torch.compile`` (Inductor, CPU) over a ``StaticCache``: one prefill graph per prompt bucket, one
+    ``torch.compile`` (Inductor; on CUDA with ``mode="reduce-overhead"``, :func:`compile_mode`) over a
+    ``StaticCache`` on the engine's torch device: one prefill graph per prompt bucket, one
     decode graph, then every step reuses them. Sampling is ``Mode._sample_host`` on the last real
     position's logits, as in ``torch`` mode.
 
@@ -125,6 +167,8 @@ class TorchCompileMode(Mode):
 
         super().__init__(engine, settings, max_cache_len)  # type: ignore[call-arg]  (Mode.__init__)
         ensure_inductor_cache()
+        self.device = torch_device_of(engine)
+        self.compile_mode = compile_mode(self.device)
         self.ir_texts: dict[str, dict[str, str]] = {}
         self.ir_summary: dict[str, dict[str, Any]] = {}
 
@@ -144,23 +188,24 @@ class TorchCompileMode(Mode):
         self.start_seen(prompt_ids)
         n = len(prompt_ids)
         bucket = prompt_bucket(n, self.max_cache_len)
-        ids = torch.tensor([list(prompt_ids) + [self.engine.pad_id] * (bucket - n)], dtype=torch.long)
-        self.mask = torch.ones((1, self.max_cache_len), dtype=torch.long)
+        ids = torch.tensor([list(prompt_ids) + [self.engine.pad_id] * (bucket - n)], dtype=torch.long,
+                           device=self.device)
+        self.mask = torch.ones((1, self.max_cache_len), dtype=torch.long, device=self.device)
         shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
         return (yield from self._call("prefill", ids, 0, n - 1, shapes))
 
     def decode(self, token, position):
         import torch
 
-        ids = torch.tensor([[token]], dtype=torch.long)
+        ids = torch.tensor([[token]], dtype=torch.long, device=self.device)
         shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
         return (yield from self._call("decode", ids, position, 0, shapes))
 
     def _step(self, kind: str) -> _Step:
         state = _state(self.engine)
         step = state.get(("step", kind))
-        if step is None:
-            step = state[("step", kind)] = _Step(kind, fullgraph=True)
+        if step is None or step.mode != self.compile_mode:
+            step = state[("step", kind)] = _Step(kind, fullgraph=True, mode=self.compile_mode)
         return step
 
     def _call(self, kind: str, ids: Any, start: int, last: int, shapes: dict) -> StepGen:
@@ -169,7 +214,7 @@ class TorchCompileMode(Mode):
 
         t_wall = time.perf_counter()
         step = self._step(kind)
-        positions = torch.arange(start, start + ids.shape[1])[None, :]
+        positions = torch.arange(start, start + ids.shape[1], device=self.device)[None, :]
         signature = (tuple(ids.shape), self.max_cache_len)
         detail = f"torch.compile {kind} step"
         expect = signature not in step.seen
@@ -186,7 +231,7 @@ class TorchCompileMode(Mode):
             yield PhaseEvent("compiling", False, detail, 0.0)
         if kind == "prefill":
             _set_length(self.cache, last + 1)
-        token = self._sample_host(logits[:, last].float().numpy())
+        token = self._sample_host(logits[:, last].float().cpu().numpy())
         capture = self._capture_ir(kind) if record.compiled and kind in self.ir_texts else None
         return StepResult(token, record, shapes, (time.perf_counter() - t_wall) * 1000, capture)
 
@@ -205,10 +250,11 @@ class TorchCompileMode(Mode):
                 if not step.fullgraph:
                     raise
                 reason = str(exc).strip().splitlines()[0]
-                step = _Step(step.kind, fullgraph=False)
+                step = _Step(step.kind, fullgraph=False, mode=step.mode)
                 step.forced_breaks.append(reason)
                 _state(self.engine)[("step", step.kind)] = step
                 logits = step.fn(*args)
+            torch_sync(self.device)  # CUDA runs asynchronously: the timed call ends with its kernels
         info = since(before)
         info.update(wall_ms=(time.perf_counter() - t0) * 1000, capture=cap)
         return logits, info, step
@@ -251,13 +297,16 @@ class TorchCompileMode(Mode):
         code = sep.join(cap.output_code)
         self.ir_texts[step.kind] = {"fx_graph": sep.join(cap.fx_graphs), "inductor_code": code}
         self.ir_summary[step.kind] = {
-            "kernels": code.count("async_compile.cpp_pybinding(") + code.count("async_compile.cpp("),
+            "kernels": (code.count("async_compile.cpp_pybinding(") + code.count("async_compile.cpp(")
+                        + code.count("async_compile.triton(")),
             "extern_calls": code.count("extern_kernels."),
             "graphs": len(cap.fx_graphs),
             "graph_breaks": max(breaks, len(cap.break_reasons)),
             "break_reasons": list(dict.fromkeys(step.forced_breaks + cap.break_reasons)),
             "fullgraph": step.fullgraph,
             "fx_ops": sum(cap.op_counts),
+            "compile_mode": step.mode,
+            "device": self.device,
         }
 
     def _capture_ir(self, kind: str) -> Any:

@@ -63,15 +63,35 @@ def _active() -> Capture | None:
     return getattr(_tls, "capture", None)
 
 
-def backend(gm: Any, example_inputs: list) -> Any:
-    """Dynamo backend: record the captured graph, then Inductor exactly as ``backend="inductor"``."""
+def backend(gm: Any, example_inputs: list, config_patches: dict[str, Any] | None = None) -> Any:
+    """Dynamo backend: record the captured graph, then Inductor exactly as ``backend="inductor"`` (with
+    ``config_patches``, as ``torch.compile(mode=...)`` passes its mode's Inductor options)."""
     from torch._inductor.compile_fx import compile_fx
 
     cap = _active()
     if cap is not None:
         cap.add_graph(gm)
         cap.stage("AOT autograd")
+    if config_patches:
+        return compile_fx(gm, example_inputs, inner_compile=_inner_compile, config_patches=config_patches)
     return compile_fx(gm, example_inputs, inner_compile=_inner_compile)
+
+
+def backend_for_mode(mode: str) -> Any:
+    """The Dynamo backend of :func:`backend` with the Inductor options of ``torch.compile(mode=mode)``
+    (``torch._inductor.list_mode_options``: ``"reduce-overhead"`` → ``{"triton.cudagraphs": True}``, CUDA graphs
+    through cudagraph trees); ``"default"`` → :func:`backend` itself. A custom backend cannot be combined with
+    ``torch.compile(mode=...)``, hence the options here."""
+    if mode == "default":
+        return backend
+    from torch._inductor import list_mode_options
+
+    options = dict(list_mode_options(mode))
+
+    def backend_with_mode(gm: Any, example_inputs: list) -> Any:
+        return backend(gm, example_inputs, config_patches=options)
+
+    return backend_with_mode
 
 
 def _inner_compile(*args: Any, **kwargs: Any) -> Any:
