@@ -3,7 +3,9 @@ that changed the module with their compile times, a diff of one pass's snapshot 
 search across snapshots, the fusion log's decisions, and the compile time taken apart.
 
 The step is compiled as ``inspect`` does (a short generation), then compiled once more with XLA's pass dumps
-under a profiler session (:func:`app.core.passes.record.record_pipeline`)."""
+under a profiler session (:func:`app.core.passes.record.record_pipeline`). With ``--dumps DIR`` nothing is
+compiled: a folder of XLA dump files recorded elsewhere (a GPU or TPU VM), with or without a profiler capture of
+that compile, is read (:func:`app.core.passes.dumps.open_dumps`); its backend is told from the file names."""
 
 from __future__ import annotations
 
@@ -42,6 +44,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--compare", metavar="A,B",
                    help="compare two recordings: prefill,decode (or STEP,flags: --step without and with "
                         "--xla-flags): counts side by side and the final modules' diff")
+    p.add_argument("--dumps", metavar="DIR", default=None,
+                   help="read XLA dump files recorded elsewhere (DIR or DIR/dump) and the profiler capture of that "
+                        "compile (DIR/profile/**.xplane.pb, optional) instead of compiling: no model is loaded")
+    p.add_argument("--thunks", action="store_true",
+                   help="XLA:GPU: the thunk sequence (kernels, command buffers) after the thunk passes")
+    p.add_argument("--autotune", action="store_true",
+                   help="XLA:GPU: the autotuning phase: what was tuned, the chosen config, candidates, time")
     p.add_argument("--xla-flags", metavar="FLAGS", default=None,
                    help="record the step compiled with these XLA options, e.g. --xla-flags="
                         "'--xla_cpu_enable_fast_math=true' (with '=': the value starts with --; the dashes may "
@@ -100,6 +109,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.modes.catalog import CATALOG, mode_info
     from app.core.passes.record import record_pipeline
 
+    if args.dumps:
+        return _run_dumps(args, out, err)
     if args.program:
         if args.compare:
             raise InvalidSettingsError("--compare works on a model's steps, not with --program.")
@@ -141,10 +152,28 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _recorded(pipeline: Any, seconds: float, err: TextIO) -> None:
+def _run_dumps(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.errors import InvalidSettingsError
+    from app.core.passes.dumps import open_dumps
+
+    refused = [flag for flag, on in (("--program", args.program), ("--compare", args.compare),
+                                     ("--xla-flags", args.xla_flags), ("--fusion-log", args.fusion_log)) if on]
+    if refused:
+        raise InvalidSettingsError(f"--dumps reads a compile recorded elsewhere: {', '.join(refused)} needs a compile "
+                                   "here.")
+    t0 = time.perf_counter()
+    pipeline = open_dumps(args.dumps)
+    print(f"[passes] {args.dumps}: XLA:{pipeline.platform.upper()} module {pipeline.module}, "
+          f"{'with' if pipeline.has_capture else 'without'} a capture of the compile", file=err)
+    _recorded(pipeline, time.perf_counter() - t0, err, "read")
+    write_report(pipeline, args, out)
+    return 0
+
+
+def _recorded(pipeline: Any, seconds: float, err: TextIO, verb: str = "recorded") -> None:
     kept = sum(len(s.compressed) for s in pipeline.all_snapshots())
     print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
-          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps → {kept / 1e6:.1f} MB compressed, recorded in "
+          f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps → {kept / 1e6:.1f} MB compressed, {verb} in "
           f"{seconds:.1f} s", file=err)
 
 
@@ -187,11 +216,38 @@ def compile_phases_json(pipeline: Any) -> dict:
     from app.core.passes import query
 
     b = query.compile_breakdown(pipeline)
-    return {"event": "compile_phases", "total_ms": round(b.total_ms, 3),
-            "groups": {g: round(ms, 3) for g, ms in b.by_group().items()},
-            "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
-                      for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),
-            "n_fusion_compiles": b.n_fusion_compiles}
+    out = {"event": "compile_phases", "total_ms": round(b.total_ms, 3),
+           "groups": {g: round(ms, 3) for g, ms in b.by_group().items()},
+           "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
+                     for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),
+           "n_fusion_compiles": b.n_fusion_compiles}
+    if pipeline.gpu is not None or not pipeline.has_capture:
+        out.update(platform=pipeline.platform, has_capture=pipeline.has_capture,
+                   kernel_compile_event=b.kernel_compile_event, ptxas_ms=round(b.ptxas_ms, 3), n_ptxas=b.n_ptxas)
+    return out
+
+
+def gpu_json(pipeline: Any) -> list[dict]:
+    """XLA:GPU's extras as JSON objects: one ``pipeline`` event per top-level pipeline (ms, passes, autotune
+    flag), the ``autotune`` phase, the ``thunks`` summary and ``kernel_ir`` (PTX files dumped or not)."""
+    from app.core.passes import query
+
+    gpu = pipeline.gpu
+    rows = [{"event": "pipeline", **r} for r in query.pipeline_rows(pipeline)]
+    rows.append({"event": "autotune", **gpu.autotune.summary()})
+    rows.append({"event": "thunks", "n": len(gpu.thunks), "n_after_passes": len(gpu.thunks_after_passes),
+                 "kinds": _thunk_kinds(gpu.thunks_after_passes or gpu.thunks),
+                 "command_buffers": sum(t.kind == "kCommandBuffer" for t in gpu.thunks_after_passes)})
+    rows.append({"event": "kernel_ir", "kind": "PTX", "files": gpu.kernel_ir_files,
+                 "dumped": gpu.kernel_ir_files > 0, "arch": gpu.arch})
+    return rows
+
+
+def _thunk_kinds(thunks: list) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for t in thunks:
+        kinds[t.kind] = kinds.get(t.kind, 0) + 1
+    return kinds
 
 
 def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
@@ -231,15 +287,27 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
         for r in rows:
             out.write((json.dumps(r) if as_json else "  ".join(f"{k}={v}" for k, v in r.items())) + "\n")
         return
+    if getattr(args, "thunks", False):
+        _write_thunks(pipeline, as_json, out)
+        return
+    if getattr(args, "autotune", False):
+        _write_autotune(pipeline, as_json, out)
+        return
     if args.fusions:
+        gpu = pipeline.gpu is not None
         for f in query.fusion_table(pipeline):
             row = {"fusion": f.name, "kind": f.kind, "created_by": f.created_by, "created_in": f.created_in,
                    "source": f.source, "absorbed": [list(a) for a in f.absorbed],
                    "decisions": [d.summary() for d in f.decisions], "llvm_ir": f.has_llvm_ir}
+            if gpu:
+                row.update(config=f.config, autotuned=f.autotuned, kernel_ir="PTX")
             lines = sorted({w for _, _, w in f.absorbed if w} | ({f.source} if f.source else set()))
             out.write(json.dumps(row) + "\n" if as_json else
                       f"{f.name:<36} {f.kind:<8} by {f.created_by or '-':<16} {len(f.absorbed):>3} ops  "
-                      f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}\n")
+                      f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}"
+                      f"{'  [' + f.config + ']' if gpu and f.config else ''}{'  autotuned' if f.autotuned else ''}\n")
+        if gpu and not as_json and not pipeline.fusion_ir:
+            out.write("PTX per fusion: not dumped (no .ptx files in the dump folder)\n")
         return
     if args.list:
         for r in query.pass_rows(pipeline):
@@ -262,12 +330,71 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
     if as_json:
         for s in pipeline.all_snapshots():
             out.write(json.dumps({"event": "snapshot", **s.summary()}) + "\n")
+        if pipeline.gpu is not None:
+            for row in gpu_json(pipeline):
+                out.write(json.dumps(row) + "\n")
         out.write(json.dumps(compile_phases_json(pipeline)) + "\n")
         return
     for s in pipeline.all_snapshots():
         out.write(f"{s.index:>5} {s.pipeline[:38]:<38} {s.pass_name[:34]:<34} {s.n_instructions:>6} instr "
                   f"{s.n_fusions:>4} fusions {_kinds(s.fusion_kinds)}\n")
+    if pipeline.gpu is not None:
+        _gpu_summary(pipeline, out)
     _summary(pipeline, out)
+
+
+def _gpu_summary(pipeline: Any, out: TextIO) -> None:
+    """XLA:GPU's pipelines with their ms, the autotuning phase, the thunk sequence and PTX, as text."""
+    from app.core.passes import query
+
+    gpu = pipeline.gpu
+    if pipeline.has_capture:
+        out.write(f"\npipelines (XLA:GPU{' ' + gpu.arch if gpu.arch else ''}, ms of the compiling thread):\n")
+        for r in query.pipeline_rows(pipeline):
+            mark = "  ← autotune" if r["autotune"] else ("  (backend)" if r["in_backend"] else "")
+            out.write(f"  {r['pipeline'][:52]:<52} {r['ms']:>9.2f} ms {r['passes']:>4} passes{mark}\n")
+    _autotune_text(pipeline, out)
+    after = gpu.thunks_after_passes or gpu.thunks
+    kinds = ", ".join(f"{k} {n}" for k, n in _thunk_kinds(after).items())
+    out.write(f"thunk sequence: {len(gpu.thunks)} thunks; after the thunk passes {len(gpu.thunks_after_passes)}"
+              f"{' (' + kinds + ')' if kinds else ''}\n")
+    out.write(f"PTX per fusion: {f'{gpu.kernel_ir_files} files' if gpu.kernel_ir_files else 'not dumped'}\n")
+
+
+def _autotune_text(pipeline: Any, out: TextIO) -> None:
+    a = pipeline.gpu.autotune
+    ms = "no capture" if a.ms is None else f"{a.ms:,.1f} ms"
+    out.write(f"autotune ({a.pipeline}): {ms}; {len(a.choices)} fusions tuned, {a.n_candidate_compiles} candidate "
+              f"compiles ({a.candidate_compile_ms:,.1f} ms summed over threads), {a.device_events} device events "
+              f"({a.device_ms:.1f} ms); {a.results_file or 'no autotune_results.pbtxt'}: "
+              f"{len(a.results)} results\n")
+    for c in a.choices:
+        out.write(f"    {c.fusion:<32} {c.before or '-':<16} → {c.kind or '-':<28} {c.config:<40} "
+                  f"{c.candidates:>3} candidates {c.compile_ms:>8.1f} ms, {c.runs:>3} runs {c.run_ms:>6.2f} ms\n")
+
+
+def _write_autotune(pipeline: Any, as_json: bool, out: TextIO) -> None:
+    if pipeline.gpu is None:
+        out.write(json.dumps({"event": "autotune", "platform": pipeline.platform, "choices": []}) + "\n" if as_json
+                  else f"XLA:{pipeline.platform.upper()} does not autotune.\n")
+        return
+    if as_json:
+        out.write(json.dumps({"event": "autotune", **pipeline.gpu.autotune.summary()}) + "\n")
+    else:
+        _autotune_text(pipeline, out)
+
+
+def _write_thunks(pipeline: Any, as_json: bool, out: TextIO) -> None:
+    gpu = pipeline.gpu
+    thunks = (gpu.thunks_after_passes or gpu.thunks) if gpu is not None else []
+    if not thunks and not as_json:
+        out.write("No thunk sequence in the dump folder (XLA:GPU writes thunk_sequence.txt).\n")
+    for t in thunks:
+        if as_json:
+            out.write(json.dumps({"event": "thunk", **t.summary()}) + "\n")
+        else:
+            launch = f"grid [{t.grid}] threads [{t.threads}] shared {t.shared_memory} B" if t.grid else ""
+            out.write(f"{'    ' * t.depth}{t.index:03d} {t.kind:<16} {t.name:<40} {launch}\n")
 
 
 def _kinds(kinds: dict[str, int]) -> str:
@@ -284,13 +411,19 @@ def _summary(pipeline: Any, out: TextIO) -> None:
     from app.core.passes import query
 
     b = query.compile_breakdown(pipeline)
-    out.write(f"\ncompile {b.total_ms:,.1f} ms (recorded with dumps on):\n")
+    if not pipeline.has_capture:
+        out.write("\nno profiler capture of the compile in the folder: no pass times, no compile split\n")
+        return
+    opened = " (read from the capture: XLA's client compile)" if pipeline.source else " (recorded with dumps on)"
+    out.write(f"\ncompile {b.total_ms:,.1f} ms{opened}:\n")
     for group, ms in b.by_group().items():
-        out.write(f"  {group:<12} {ms:>9.1f} ms  {100 * ms / b.total_ms:5.1f} %\n")
+        out.write(f"  {group:<12} {ms:>9.1f} ms  {100 * ms / max(b.total_ms, 1e-9):5.1f} %\n")
     for p in b.parts:
         out.write(f"    {p.label[:48]:<48} {p.ms:>9.2f} ms\n")
-    out.write(f"  per-fusion kernel compiles (concurrent): {b.n_fusion_compiles} × FusionCompiler::Compile, "
+    out.write(f"  per-fusion kernel compiles (concurrent): {b.n_fusion_compiles} × {b.kernel_compile_event}, "
               f"{b.fusion_compile_ms:.1f} ms\n")
+    if b.n_ptxas:
+        out.write(f"  ptxas (concurrent): {b.n_ptxas} × PTX->CUBIN, {b.ptxas_ms:.1f} ms summed\n")
     if pipeline.fusion_log:
         fused = sum(d.fused for d in pipeline.fusion_log)
         out.write(f"  fusion log: {len(pipeline.fusion_log)} decisions, {fused} fused\n")

@@ -49,6 +49,34 @@ class BackendFacts:
     device_plane_prefix: str | None = None
     #: Whether this row was checked against real captures (the TPU row is from public facts only).
     tested: bool = True
+    #: Prefixes of further phase events (``"HLO Transforms:jit_step"``, ``"Compiling IR:LLVMDialectModule"``).
+    phase_prefixes: tuple[str, ...] = ()
+    #: Compile-thread event whose window holds the codegen threads' events of this compile ("": the whole
+    #: client compile; XLA:GPU's thread pool also compiles autotuning candidates outside it).
+    codegen_window_event: str = ""
+    #: Codegen-thread events: one kernel module's whole compile, and its PTX → binary step (ptxas) ("": none).
+    kernel_compile_event: str = "FusionCompiler::Compile"
+    assembler_event: str = ""
+    #: Backend event that schedules the module (its own time is the split's "scheduling"; "": none).
+    scheduling_event: str = ""
+    #: Names of the events of the pipeline that autotunes (its span ``"<name> (<module>)"``), and further
+    #: compile-thread events that belong to autotuning (loading results). Empty: the backend does not autotune.
+    autotune_pipeline: str = ""
+    autotune_events: tuple[str, ...] = ()
+    #: Events, on the codegen threads inside the autotuning window, of one candidate's compile; the suffix of
+    #: a candidate module's execution event (``"gemm_fusion_dot:XLA GPU module"``).
+    autotune_candidate_event: str = ""
+    autotune_run_suffix: str = ""
+    #: Dump file suffixes (after ``module_N.<module>.``): autotuning results, the module before the autotuner
+    #: assigned configs, the thunk sequence before and after the thunk passes, a fusion pass's decision log.
+    autotune_results_dump: str = ""
+    before_autotune_dump: str = ""
+    thunk_sequence_dumps: tuple[str, ...] = ()
+    fusion_decisions_dump: str = ""
+    #: Extension of the per-kernel IR files in the dump folder ("ll" for LLVM IR, "ptx").
+    kernel_ir_ext: str = "ll"
+    #: Substrings of dump file names that only this backend writes (how a dump folder's backend is told).
+    dump_markers: tuple[str, ...] = ()
 
 
 CPU = BackendFacts(
@@ -66,27 +94,56 @@ CPU = BackendFacts(
     # on, compiling pydoc-llama's decode step aborted the process ("pure virtual method called") 6 runs of 6, a
     # small MLP 0 of 5 (also with xla_cpu_parallel_codegen_split_count=1): so it is asked for, not default.
     kernel_ir_options=(("xla_dump_emitter_re", ".*"),),
+    dump_markers=("cpu_after_optimizations",),
 )
 
 #: XLA:GPU (CUDA). Names read from captures on an NVIDIA H100 / H200 with jax 0.11.2 and the CUDA 13 plugin
-#: (``../shared/fixtures/gpu/``): the compile is ``PjRtCApiClient::CompileAndLoad(jit_step)`` >
-#: ``PjRtStreamExecutorClient::CompileInternal`` > ``HLO Transforms:jit_step`` / ``OptimizeHloModule`` (nvptx
-#: pipelines, ``priority-fusion``) > ``CompileToBackendResult`` > ``CompileModuleToLlvmIr`` / ``CompileSingleModule``
-#: / ``PTX->CUBIN``; the optimized module is ``<module>.sm_9.0a_gpu_after_optimizations.txt``; kernels run on the
-#: ``/device:GPU:<n>`` planes (one line per stream).
+#: (``tests/fixtures/gpu/passes/``, from ``../shared/fixtures/gpu/``). On the compiling (Python) thread:
+#: ``PjRtCApiClient::CompileAndLoad(jit_step)`` > ``PJRT_Client_Compile`` > ``PjRtStreamExecutorClient::CompileInternal``
+#: > ``LoadAutotuneResultsFromFile``, ``HLO Transforms:jit_step`` > ``OptimizeHloModule`` > pipeline spans
+#: (``"nvptx post-layout_assignment part 1 (jit_step)"``, ``"fusion (jit_step)"`` > ``priority-fusion``,
+#: ``"config-assigner (jit_step)"`` > ``config-assigner``: the autotuner), then ``CompileToBackendResult`` >
+#: ``ScheduleGpuModule``, post-scheduling pipelines, ``CompileModuleToLlvmIr``; then ``CommandBufferConversionPass``.
+#: On ``tf_pjrt_compile_thread_pool/<id>`` lines, inside ``CompileModuleToLlvmIr``: ``CompileSingleModule`` per
+#: kernel module (39 for pydoc-llama's decode step) > ``Compiling IR:LLVMDialectModule`` and ``PTX->CUBIN``
+#: (ptxas), in parallel. Inside the autotuner's span the same lines compile candidates (``CompileToBackendResult``
+#: with spans ``"post-scheduling-passes (gemm_fusion_dot)"``) and run them (``"gemm_fusion_dot:XLA GPU module"``;
+#: the candidates' kernels are on ``/device:GPU:0``). Dumps: ``<module>.sm_9.0a_gpu_after_optimizations.txt`` (the
+#: compute capability first), ``before_config_assignment.txt``, ``autotune_results.pbtxt`` (``version: 3`` and
+#: no result in both fixtures), ``thunk_sequence.txt`` / ``thunk_sequence_after_thunk_passes.txt``,
+#: ``thunk_metadata.txt``, ``priority_fusion_dump.txt``; no ``.ptx`` with the pass dump options alone.
 GPU = BackendFacts(
     platform="gpu",
     host_plane="/host:CPU",
     client_compile_events=("PjRtCApiClient::CompileAndLoad", "PjRtStreamExecutorClient::CompileInternal"),
     run_backend_event="CompileToBackendResult",
-    backend_plain_events=frozenset({"CompileModuleToLlvmIr", "CompileSingleModule", "PTX->CUBIN",
-                                    "CompileToBackendResult", "LoadAutotuneResultsFromFile"}),
-    codegen_line="",
+    backend_plain_events=frozenset({
+        "CompileModuleToLlvmIr", "CompileSingleModule", "PTX->CUBIN", "CompileToBackendResult",
+        "LoadAutotuneResultsFromFile", "OptimizeHloModule", "ScheduleGpuModule", "RunPreSchedulingPasses",
+        "RunLatencyHidingSchedulerPasses", "RunPostSchedulingPipelines", "RunAsyncDotPasses", "RunInvariantCheckers",
+        "CommandBufferConversionPass", "EvictCommandBuffers", "CreateMaybeOwningThreadPool", "CreateHloAnalysisOpts",
+        "CreateRematOpts"}),
+    codegen_line="pjrt_compile_thread_pool",
     final_dump="gpu_after_optimizations",
     kernel_ir="PTX",
     dump_options=(("xla_dump_hlo_pass_re", ".*"), ("xla_dump_hlo_as_text", True)),
     kernel_ir_options=(),
     device_plane_prefix="/device:GPU:",
+    phase_prefixes=("HLO Transforms:", "Compiling IR:", "PJRT_Client_Compile"),
+    codegen_window_event="CompileModuleToLlvmIr",
+    kernel_compile_event="CompileSingleModule",
+    assembler_event="PTX->CUBIN",
+    scheduling_event="ScheduleGpuModule",
+    autotune_pipeline="config-assigner",
+    autotune_events=("LoadAutotuneResultsFromFile",),
+    autotune_candidate_event="CompileToBackendResult",
+    autotune_run_suffix=":XLA GPU module",
+    autotune_results_dump="autotune_results.pbtxt",
+    before_autotune_dump="before_config_assignment.txt",
+    thunk_sequence_dumps=("thunk_sequence.txt", "thunk_sequence_after_thunk_passes.txt"),
+    fusion_decisions_dump="priority_fusion_dump.txt",
+    kernel_ir_ext="ptx",
+    dump_markers=("gpu_after_optimizations", "gpu_target_config.pbtxt", "thunk_sequence.txt"),
 )
 
 #: Cloud TPU, from public facts only (XLA's TPU compiler is closed source; jax's profiler names the device planes
@@ -104,6 +161,8 @@ TPU = BackendFacts(
     kernel_ir_options=(),
     device_plane_prefix="/device:TPU:",
     tested=False,
+    kernel_compile_event="",
+    dump_markers=("tpu_after_optimizations",),
 )
 
 #: Every row by platform name (JAX's ``jax.default_backend()`` / ``Device.platform``).
@@ -116,3 +175,14 @@ def facts(platform: str) -> BackendFacts:
         return BACKENDS[platform]
     except KeyError:
         raise KeyError(f"No backend facts for platform {platform!r} (known: {', '.join(BACKENDS)}).") from None
+
+
+def dumps_backend(file_names) -> BackendFacts:
+    """The row whose :attr:`BackendFacts.dump_markers` the dump folder's file names hold (XLA:GPU writes
+    ``<module>.sm_9.0a_gpu_after_optimizations.txt``, XLA:CPU ``<module>.cpu_after_optimizations.txt``); CPU when
+    none does (a folder of per-pass snapshots only)."""
+    names = list(file_names)
+    for row in (GPU, TPU, CPU):
+        if any(marker in name for name in names for marker in row.dump_markers):
+            return row
+    return CPU

@@ -156,6 +156,119 @@ class FusionDecision:
 
 
 @dataclass
+class Thunk:
+    """One line of XLA:GPU's thunk sequence dump (``<module>.thunk_sequence.txt``, and
+    ``thunk_sequence_after_thunk_passes.txt`` where the command-buffer pass has wrapped kernels in a
+    ``kCommandBuffer``, a CUDA graph): ``index`` (the dump's 3-digit number), ``kind`` (``kCustomKernel``,
+    ``kCommandBuffer``, ``kGemm``, …), ``name`` (the kernel, an HLO instruction with ``.N`` written ``_N``; "" for a
+    command buffer), ``depth`` (0 at top level, 1 inside a command buffer), ``grid`` / ``threads`` (``"32,1,1"``;
+    "" when not a kernel launch), ``shared_memory`` (bytes), ``detail``: the rest of the line."""
+
+    index: int
+    kind: str
+    name: str
+    depth: int
+    grid: str = ""
+    threads: str = ""
+    shared_memory: int = 0
+    detail: str = ""
+
+    def summary(self) -> dict:
+        return {"index": self.index, "kind": self.kind, "name": self.name, "depth": self.depth, "grid": self.grid,
+                "threads": self.threads, "shared_memory": self.shared_memory}
+
+
+@dataclass
+class AutotuneChoice:
+    """A fusion (or custom call) whose backend config the autotuning pipeline set: ``before`` its kind before
+    (``__triton_gemm``, from ``before_config_assignment.txt``; "" when it had none), ``kind`` and ``config`` after
+    (from the optimized module's ``backend_config``: ``__triton_nested_gemm_fusion`` with ``"tile 64x16, 4 warps,
+    1 stage, 1 CTA"``; a cuBLAS call's ``selected_algorithm``). ``candidates``: candidate compiles of this fusion
+    the capture holds (``CompileToBackendResult`` on the compile thread pool with a span of module ``<fusion>``),
+    ``compile_ms`` their summed time (concurrent, on several threads); ``runs`` / ``run_ms``: executions of
+    the candidates (``"<fusion>:XLA GPU module"`` events) and their summed host time."""
+
+    fusion: str
+    before: str
+    kind: str
+    config: str
+    candidates: int = 0
+    compile_ms: float = 0.0
+    runs: int = 0
+    run_ms: float = 0.0
+
+    def summary(self) -> dict:
+        return {"fusion": self.fusion, "before": self.before, "kind": self.kind, "config": self.config,
+                "candidates": self.candidates, "compile_ms": round(self.compile_ms, 3), "runs": self.runs,
+                "run_ms": round(self.run_ms, 3)}
+
+
+@dataclass
+class Autotune:
+    """XLA:GPU's autotuning as its own phase. ``ms``: wall time of the autotuning pipeline's span(s)
+    (``"config-assigner (<module>)"``) plus ``load_ms`` (``LoadAutotuneResultsFromFile``), on the compiling
+    thread (None without a capture). ``choices``: what was tuned and what was chosen (:class:`AutotuneChoice`;
+    empty when no config changed). ``n_candidate_compiles`` / ``candidate_compile_ms``: every candidate compile
+    inside the span (summed over the thread pool, concurrent); ``device_events`` / ``device_ms``: events on the
+    device plane inside the span (the candidates' kernels, redzone checks, copies) and their summed time.
+    ``results_file``: the dump's ``autotune_results.pbtxt`` name ("" if absent); ``results``: its entries, one
+    dict per ``results { … }`` block (``{"hlo": …, "result": "gemm { algorithm: 13 }"}``), empty for a file with
+    only ``version: 3``."""
+
+    ms: float | None
+    load_ms: float = 0.0
+    choices: list[AutotuneChoice] = field(default_factory=list)
+    n_candidate_compiles: int = 0
+    candidate_compile_ms: float = 0.0
+    device_events: int = 0
+    device_ms: float = 0.0
+    results_file: str = ""
+    results: list[dict] = field(default_factory=list)
+    pipeline: str = "config-assigner"
+
+    def summary(self) -> dict:
+        return {"pipeline": self.pipeline, "ms": None if self.ms is None else round(self.ms, 3),
+                "load_ms": round(self.load_ms, 3), "choices": [c.summary() for c in self.choices],
+                "candidate_compiles": self.n_candidate_compiles,
+                "candidate_compile_ms": round(self.candidate_compile_ms, 3), "device_events": self.device_events,
+                "device_ms": round(self.device_ms, 3), "results_file": self.results_file,
+                "results": list(self.results)}
+
+
+@dataclass
+class GpuCompile:
+    """What an XLA:GPU compile adds to :class:`PassPipeline` (from the dump folder and the capture).
+
+    ``autotune``: :class:`Autotune`. ``thunks`` / ``thunks_after_passes``: the two thunk sequence dumps
+    (:class:`Thunk`; empty when not dumped). ``kernel_ir_files``: how many ``.ptx`` files the folder held (0: PTX
+    was not dumped). From the capture (all ms, None without one): ``hlo_transforms_ms`` (``HLO Transforms:<module>``),
+    ``codegen_ms`` (``CompileModuleToLlvmIr``, wall), ``ptxas_wall_ms`` (wall time inside it during which at
+    least one ``PTX->CUBIN`` ran on the compile thread pool), ``ptxas_ms`` / ``n_ptxas`` (those events summed, in
+    parallel), ``kernel_compile_ms`` / ``n_kernel_compiles`` (``CompileSingleModule``: LLVM → PTX → cubin of one
+    kernel module, summed), ``threads``: how many thread-pool lines ran them. ``arch``: the compute capability
+    prefix of the optimized module's file name (``sm_9.0a``)."""
+
+    autotune: Autotune
+    thunks: list[Thunk] = field(default_factory=list)
+    thunks_after_passes: list[Thunk] = field(default_factory=list)
+    kernel_ir_files: int = 0
+    hlo_transforms_ms: float | None = None
+    codegen_ms: float | None = None
+    ptxas_wall_ms: float | None = None
+    ptxas_ms: float = 0.0
+    n_ptxas: int = 0
+    kernel_compile_ms: float = 0.0
+    n_kernel_compiles: int = 0
+    threads: int = 0
+    arch: str = ""
+    #: ``ScheduleGpuModule`` minus the pipelines inside it (ms; 0 without a capture).
+    scheduling_ms: float = 0.0
+    #: ``{instruction: (kind, config summary)}`` of the optimized module's tuned configs (see
+    #: :func:`app.core.passes.parse.config_text`).
+    final_configs: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class PassPipeline:
     """Everything one recording gathered about one compile.
 
@@ -169,6 +282,10 @@ class PassPipeline:
     with ``fusion_log=True``); ``log_lines``: how many log lines were read. ``in_child``: the compile ran in
     a child process (from the StableHLO text). ``dump_bytes``: size of every dump file read.
     ``compiler_options``: the extra XLA options the recording compiled with (``--xla-flags``; {} for none).
+    ``platform``: the backend row's platform (:mod:`app.core.backends`: ``"cpu"``, ``"gpu"``), told from the dump
+    folder's file names. ``gpu``: XLA:GPU's extras (:class:`GpuCompile`; None on the CPU). ``source``: the folder
+    the pipeline was opened from (``passes --dumps``; "" when recorded in this process), ``has_capture``: a profiler
+    capture of the compile was read (without one there are snapshots but no times).
     """
 
     module: str
@@ -186,6 +303,10 @@ class PassPipeline:
     in_child: bool = False
     dump_bytes: int = 0
     compiler_options: dict = field(default_factory=dict)
+    platform: str = "cpu"
+    gpu: GpuCompile | None = None
+    source: str = ""
+    has_capture: bool = True
 
     def all_snapshots(self) -> list[Snapshot]:
         """``before``, the per-pass snapshots, then ``final`` (those present)."""

@@ -8,9 +8,9 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from app.core.backends import CPU, GPU
 from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND, hlo_instructions
 from app.core.passes.model import PassPipeline, Snapshot
-from app.core.backends import CPU
 from app.core.passes.parse import norm
 
 
@@ -248,7 +248,9 @@ class FusionRow:
     final module does), ``absorbed``: ``(name, opcode, "file:line")`` of the instructions of its fused
     computation (parameters left out; source from their metadata), ``source``: the fusion instruction's own
     ``"file:line"`` ("" when XLA left it no metadata, as for some ``fusion-wrapper`` fusions), ``decisions``: the fusion log's
-    entries that went into it or were refused by it, ``has_llvm_ir``: its kernel's LLVM IR was dumped."""
+    entries that went into it or were refused by it, ``has_llvm_ir``: its kernel's IR was dumped (LLVM IR on
+    the CPU, PTX on XLA:GPU). XLA:GPU only: ``config``: its backend config (``"__triton_nested_gemm_fusion: tile
+    64x16, 4 warps, 1 stage, 1 CTA"``, from the optimized module), ``autotuned``: the autotuner set or tried it."""
 
     name: str
     kind: str
@@ -258,6 +260,8 @@ class FusionRow:
     source: str
     decisions: list
     has_llvm_ir: bool
+    config: str = ""
+    autotuned: bool = False
 
 
 def fusion_table(pipeline: PassPipeline) -> list[FusionRow]:
@@ -285,8 +289,14 @@ def fusion_table(pipeline: PassPipeline) -> list[FusionRow]:
         created = None if first is None or first.snapshot == pipeline.final.index else first
         by = pipeline.snapshot(created.snapshot).pass_name if created else None
         decisions = [d for d in pipeline.fusion_log if ins.name in (d.fusion, d.consumer)]
-        rows.append(FusionRow(ins.name, kind, created.label if created else None, by, inside.get(ins.name, []),
-                              where(ins), decisions, ins.name in pipeline.fusion_ir))
+        row = FusionRow(ins.name, kind, created.label if created else None, by, inside.get(ins.name, []),
+                        where(ins), decisions, ins.name in pipeline.fusion_ir)
+        if pipeline.gpu is not None:
+            k, summary = pipeline.gpu.final_configs.get(ins.name, ("", ""))
+            row.config = f"{k}: {summary}" if summary else k
+            row.autotuned = any(c.fusion == ins.name for c in pipeline.gpu.autotune.choices)
+            row.has_llvm_ir = ins.name in pipeline.fusion_ir or ins.name.replace(".", "_") in pipeline.fusion_ir
+        rows.append(row)
     return rows
 
 
@@ -304,14 +314,19 @@ class Part:
 
 @dataclass
 class CompileBreakdown:
-    """``total_ms`` (the recording's ``compile()`` wall time) split into :class:`Part` s that add up to it;
-    ``fusion_compile_ms`` / ``n_fusion_compiles``: ``FusionCompiler::Compile`` events (per-fusion kernel
-    compiles on the codegen threads, concurrent with the parts, so not one of them)."""
+    """``total_ms`` (the recording's ``compile()`` wall time; for opened dumps the capture's client compile)
+    split into :class:`Part` s that add up to it; ``fusion_compile_ms`` / ``n_fusion_compiles``: the per-kernel
+    compile events named ``kernel_compile_event`` (``FusionCompiler::Compile`` on the CPU's codegen threads,
+    ``CompileSingleModule`` on XLA:GPU's compile thread pool), summed: concurrent with the parts, so not one of
+    them. ``ptxas_ms`` / ``n_ptxas``: XLA:GPU's ``PTX->CUBIN`` events summed the same way (0 elsewhere)."""
 
     total_ms: float
     parts: list[Part]
     fusion_compile_ms: float
     n_fusion_compiles: int
+    kernel_compile_event: str = "FusionCompiler::Compile"
+    ptxas_ms: float = 0.0
+    n_ptxas: int = 0
 
     def by_group(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -332,7 +347,12 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
       jax 0.11: :data:`app.core.backends.CPU`);
     - ``outside XLA``: the compile call's wall time minus the client compile (JAX's Python side, dump writing).
 
-    The recording compiles with dumps on, so its times run somewhat above a plain first call's compile."""
+    The recording compiles with dumps on, so its times run somewhat above a plain first call's compile. An XLA:GPU
+    pipeline is split by :func:`gpu_compile_breakdown`; one opened without a capture has no parts."""
+    if not pipeline.has_capture:
+        return CompileBreakdown(pipeline.compile_ms, [], 0.0, 0)
+    if pipeline.gpu is not None:
+        return gpu_compile_breakdown(pipeline)
     phase = {b.name: b.ms for b in pipeline.backend}
     count = {b.name: b.count for b in pipeline.backend}
     top = [p for p in pipeline.pipelines if p.depth == 0]
@@ -364,3 +384,90 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     ]
     return CompileBreakdown(pipeline.compile_ms, parts, phase.get("FusionCompiler::Compile", 0.0),
                             count.get("FusionCompiler::Compile", 0))
+
+
+def gpu_compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
+    """An XLA:GPU compile taken apart from its capture (:data:`app.core.backends.GPU`; every ms a profiler
+    event's, wall time on the compiling thread unless said):
+
+    - ``HLO passes: <pipeline>``: each top-level pipeline span but the autotuner's, those of ``OptimizeHloModule``
+      (the nvptx pipelines, ``fusion`` …) and those inside ``CompileToBackendResult`` (post-scheduling);
+    - ``autotune``: the autotuning pipeline's span (``"config-assigner (<module>)"``: compiling candidate configs
+      on the thread pool and timing them on the GPU) plus ``LoadAutotuneResultsFromFile``;
+    - ``scheduling``: ``ScheduleGpuModule`` minus the pipelines inside it;
+    - ``codegen``: ``CompileModuleToLlvmIr`` while no ``PTX->CUBIN`` runs (LLVM IR emission, LLVM, PTX);
+    - ``ptxas``: ``CompileModuleToLlvmIr`` while at least one ``PTX->CUBIN`` runs on the thread pool;
+    - ``other backend``: the rest of ``CompileToBackendResult``;
+    - ``other XLA``: the rest of the client compile (``PjRtCApiClient::CompileAndLoad``: program serialization,
+      invariant checkers between pipelines, command-buffer conversion, loading);
+    - ``outside XLA``: the compile call's wall time minus the client compile (0 for opened dumps).
+
+    Trace and lower happen before the compile and are not in its capture."""
+    gpu = pipeline.gpu
+    assert gpu is not None
+    phase = {b.name: b.ms for b in pipeline.backend}
+    top = [p for p in pipeline.pipelines if p.depth == 0]
+    tuner = GPU.autotune_pipeline
+    parts: list[Part] = []
+    seen: dict[str, Part] = {}
+    for p in top:
+        if p.pipeline == tuner:
+            continue
+        label = f"HLO passes: {p.pipeline}"
+        if label in seen:
+            seen[label].ms += p.ms
+        else:
+            seen[label] = Part(label, p.ms, "HLO passes", f'"{p.pipeline} ({pipeline.module})" span')
+            parts.append(seen[label])
+    autotune = gpu.autotune.ms or 0.0
+    codegen = gpu.codegen_ms or 0.0
+    ptxas = min(gpu.ptxas_wall_ms or 0.0, codegen)
+    in_backend = sum(p.ms for p in top if p.in_backend)
+    backend = phase.get(GPU.run_backend_event, 0.0)
+    other_backend = max(backend - in_backend - gpu.scheduling_ms - codegen, 0.0)
+    client = pipeline.client_compile_ms or 0.0
+    parts += [
+        Part("autotune", autotune, "autotune",
+             f'"{tuner} ({pipeline.module})" span + {" + ".join(GPU.autotune_events)}'),
+        Part("scheduling", gpu.scheduling_ms, "backend", f"{GPU.scheduling_event} minus its pipelines"),
+        Part("codegen (LLVM IR, LLVM, PTX)", codegen - ptxas, "codegen",
+             f"{GPU.codegen_window_event} while no {GPU.assembler_event} runs"),
+        Part("ptxas", ptxas, "ptxas", f"{GPU.codegen_window_event} while a {GPU.assembler_event} runs"),
+        Part("other backend", other_backend, "backend", f"{GPU.run_backend_event} minus the above"),
+    ]
+    accounted = sum(p.ms for p in parts)
+    parts += [
+        Part("other XLA", max(client - accounted, 0.0), "other",
+             f"{' / '.join(GPU.client_compile_events)} minus the above"),
+        Part("outside XLA", max(pipeline.compile_ms - client, 0.0), "other",
+             f"compile() wall time minus {GPU.client_compile_events[0]}"),
+    ]
+    return CompileBreakdown(pipeline.compile_ms, parts, gpu.kernel_compile_ms, gpu.n_kernel_compiles,
+                            GPU.kernel_compile_event, gpu.ptxas_ms, gpu.n_ptxas)
+
+
+def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
+    """One row per top-level pipeline run, in order: ``pipeline``, ``ms`` (its span), ``runs`` (spans of that
+    name merged), ``passes`` (pass names timed in it, nested pipelines' included), ``in_backend`` and
+    ``autotune`` (the backend row's autotuning pipeline, :mod:`app.core.backends`)."""
+    rows: dict[str, dict] = {}
+    tops = [p for p in pipeline.pipelines if p.depth == 0]
+    tuner = GPU.autotune_pipeline if pipeline.platform == "gpu" else ""
+    for p in tops:
+        row = rows.setdefault(p.pipeline, {"pipeline": p.pipeline, "ms": 0.0, "runs": 0, "passes": 0,
+                                           "in_backend": p.in_backend, "autotune": p.pipeline == tuner})
+        row["ms"] += p.ms
+        row["runs"] += 1
+    nested: dict[str, str] = {}
+    for p in pipeline.pipelines:  # a nested pipeline's passes count for the top-level pipeline it ran in
+        if p.depth:
+            outer = [t for t in tops if t.start_ns <= p.start_ns <= t.start_ns + t.ms * 1e6]
+            if outer:
+                nested[p.pipeline] = outer[-1].pipeline
+    for t in pipeline.pass_times:
+        name = t.pipeline if t.pipeline in rows else nested.get(t.pipeline)
+        if name in rows:
+            rows[name]["passes"] += 1
+    for row in rows.values():
+        row["ms"] = round(row["ms"], 4)
+    return list(rows.values())

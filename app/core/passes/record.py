@@ -22,11 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core.backends import CPU
+from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.errors import PlaygroundError
 from app.core.passes.fusion_log import parse_fusion_log
 from app.core.passes.model import PassPipeline
-from app.core.passes.parse import read_dumps, read_profile, rename_pipelines
 
 #: Dump options passed to ``Lowered.compile(compiler_options=…)`` (XLA ``DebugOptions`` fields).
 DUMP_OPTIONS = dict(CPU.dump_options)
@@ -71,7 +70,8 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         extra = dict(compiler_options or {})
-        dump_extra = {**extra, **(dict(CPU.kernel_ir_options) if kernel_ir else {})}
+        row = CPU if fusion_log else _default_backend()
+        dump_extra = {**extra, **(dict(row.kernel_ir_options) if kernel_ir else {})}
         if fusion_log:
             compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s, dump_extra)
         else:
@@ -87,19 +87,28 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
         return pipeline
 
 
-def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
-    from app.core.profile.capture import find_xplane
+def _default_backend() -> BackendFacts:
+    """The row of JAX's default backend (``jax.default_backend()``; CPU for a platform without a row)."""
+    import jax
 
-    module, snapshots, before, final, fusion_ir, dump_bytes = read_dumps(work / "dump")
+    return BACKENDS.get(jax.default_backend(), CPU)
+
+
+def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
+    """The recording in ``work`` (``dump/`` and ``profile/``), its backend told from the dump files' names
+    (:func:`app.core.passes.dumps.build_pipeline`)."""
+    from app.core.passes.dumps import build_pipeline, find_capture
+
+    capture = find_capture(work / "profile")
+    if capture is None:
+        raise RecordingError(f"No pass times: no .xplane.pb under {work / 'profile'}: the profiler wrote no capture.")
     try:
-        xplane = find_xplane(work / "profile")
-        pass_times, pipelines, backend, client_ms = read_profile(xplane, module, snapshots)
-    except (FileNotFoundError, ValueError) as exc:
+        pipeline = build_pipeline(work / "dump", capture, compile_ms)
+    except ValueError as exc:
         raise RecordingError(f"No pass times: {exc}") from exc
-    rename_pipelines(snapshots, pipelines)
     decisions, n_lines = parse_fusion_log(log_text) if log_text is not None else ([], 0)
-    return PassPipeline(module, snapshots, before, final, pass_times, pipelines, backend, compile_ms, client_ms,
-                        fusion_ir, decisions, n_lines, in_child=log_text is not None, dump_bytes=dump_bytes)
+    pipeline.fusion_log, pipeline.log_lines, pipeline.in_child = decisions, n_lines, log_text is not None
+    return pipeline
 
 
 def _compile_here(lowered: Any, work: Path, extra: dict[str, Any], user_options: bool) -> float:
