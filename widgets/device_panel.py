@@ -56,6 +56,8 @@ class DevicePanel(QWidget):
     """Device table (one row per device) with a mesh picker and Apply above it."""
 
     meshRequested = Signal(str)
+    #: a JAX platform chosen in the Device picker (``"cpu"``, ``"gpu"``, ``"tpu"``)
+    platformRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,6 +73,12 @@ class DevicePanel(QWidget):
         )
         self.apply_button = QPushButton("Apply")
         self.apply_button.setObjectName("applyMeshButton")
+        self.platform_picker = QComboBox()
+        self.platform_picker.setObjectName("platformPicker")
+        self.platform_picker.setToolTip(
+            "Where every mode runs: the JAX modes on this platform's devices, torch and torch-compile on CUDA on "
+            "a GPU. Changing it loads the model again there (the next run compiles again)."
+        )
         self.mesh_label = QLabel("")
         self.mesh_label.setObjectName("meshLabel")
         self.mesh_label.setWordWrap(True)
@@ -87,6 +95,10 @@ class DevicePanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        platform_row = QHBoxLayout()
+        platform_row.setSpacing(6)
+        platform_row.addWidget(QLabel("Device"))
+        platform_row.addWidget(self.platform_picker, 1)
         row = QHBoxLayout()
         row.setSpacing(6)
         row.addWidget(QLabel("Mesh"))
@@ -95,6 +107,7 @@ class DevicePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
+        layout.addLayout(platform_row)
         layout.addLayout(row)
         layout.addWidget(self.mesh_label)
         self.mesh_error = QLabel("")
@@ -105,6 +118,8 @@ class DevicePanel(QWidget):
         layout.addWidget(self.mesh_error)
         layout.addWidget(self.table)
         self.apply_button.clicked.connect(self._on_apply)
+        self.platform_picker.activated.connect(self._on_platform)
+        self.set_platforms([], "")
         self.set_devices([])
 
     # -- data in ----------------------------------------------------------------------------------
@@ -126,6 +141,26 @@ class DevicePanel(QWidget):
         shown = max(1, min(len(self._devices), MAX_VISIBLE_ROWS))
         self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height() + shown * ROW_H + 4)
         self.set_mesh(self._mesh)
+
+    def set_platforms(self, platforms: list[str], current: str) -> None:
+        """The JAX platforms this machine has (``["cpu", "gpu"]``) with ``current`` selected; the picker is
+        enabled only when there is a choice."""
+        self.platform_picker.blockSignals(True)
+        self.platform_picker.clear()
+        for name in platforms or ([current] if current else []):
+            self.platform_picker.addItem(name.upper() if name != "gpu" else "GPU", name)
+        index = self.platform_picker.findData(current)
+        self.platform_picker.setCurrentIndex(max(index, 0))
+        self.platform_picker.setEnabled(len(platforms) > 1)
+        self.platform_picker.blockSignals(False)
+
+    def platform(self) -> str:
+        """The platform selected in the Device picker (``""`` before the devices are listed)."""
+        return self.platform_picker.currentData() or ""
+
+    def _on_platform(self, _index: int) -> None:
+        if self.platform():
+            self.platformRequested.emit(self.platform())
 
     def set_error(self, text: str) -> None:
         """A refused mesh, shown under the picker until the next mesh is applied (empty: hide)."""

@@ -41,7 +41,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     offline.add_argument("--capture", metavar="FILE", help="read this profiler capture (.xplane.pb, or .xplane.pb.gz) "
                                                            "of annotated steps instead of profiling here")
     offline.add_argument("--hlo", metavar="FILE", help="the optimized HLO text of the step that ran (inspect --what "
-                                                       "hlo on that machine; .gz accepted); needed with --capture")
+                                                       "hlo on that machine; .gz accepted); default: the .hlo.txt "
+                                                       "beside the capture")
     offline.add_argument("--platform", choices=("cpu", "gpu", "tpu"), default=None,
                          help="where the capture's ops ran (default: the device planes that hold events, else cpu)")
     offline.add_argument("--bandwidth-gbs", type=float, default=None, metavar="GBS",
@@ -51,41 +52,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _read_input(path: str, what: str) -> bytes:
-    """The bytes of ``path`` (gunzipped when it ends in ``.gz``); :class:`PlaygroundError` when unreadable."""
-    import gzip
-
-    from app.core.errors import PlaygroundError
-
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        return gzip.decompress(data) if path.endswith(".gz") else data
-    except (OSError, EOFError) as exc:
-        raise PlaygroundError(f"Cannot read the {what} {path}: {exc}") from exc
-
-
 def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``profile --capture FILE --hlo FILE``: the same table from a capture recorded elsewhere. Returns 0."""
-    import os
+    """``profile --capture FILE [--hlo FILE]``: the same table from a capture recorded elsewhere
+    (:func:`app.core.profile.offline.profile_capture`, the window's File ▸ Open capture… path). Returns 0."""
+    from app.core.profile.offline import find_hlo_beside, profile_capture
+    from app.core.profile.step import aggregate, rows_to_csv, rows_to_json_lines
 
-    from app.core.errors import InvalidSettingsError, PlaygroundError
-    from app.core.profile.step import aggregate, profile_from_capture, rows_to_csv, rows_to_json_lines
-
-    if not args.hlo:
-        raise InvalidSettingsError("--capture needs --hlo FILE: the optimized HLO text of the step that ran "
-                                   "(inspect --what hlo on the machine that recorded it).")
-    for flag, value in (("--bandwidth-gbs", args.bandwidth_gbs), ("--peak-tflops", args.peak_tflops)):
-        if value is not None and value <= 0:
-            raise InvalidSettingsError(f"{flag} must be positive, got {value}.")
-    xplane = _read_input(args.capture, "capture")
-    hlo_text = _read_input(args.hlo, "HLO text").decode("utf-8", errors="replace")
-    try:
-        profile = profile_from_capture(xplane, hlo_text, None, args.bandwidth_gbs, args.step,
-                                       os.path.basename(args.capture), args.platform, args.peak_tflops)
-    except ValueError as exc:
-        raise PlaygroundError(f"Cannot read {args.capture} with {args.hlo}: {exc}") from exc
-    profile.xplane_path = args.capture
+    if not args.hlo and (found := find_hlo_beside(args.capture)) is not None:
+        print(f"[profile] HLO text beside the capture: {found.name}", file=err)
+    profile = profile_capture(args.capture, args.hlo or None, step=args.step, platform=args.platform,
+                              bandwidth_gbs=args.bandwidth_gbs, peak_tflops=args.peak_tflops)
     rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
     if args.csv:
         with open(args.csv, "w", encoding="utf-8", newline="") as f:

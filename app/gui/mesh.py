@@ -30,6 +30,8 @@ class MeshWiring(QObject):
         session.events.modelLoaded.connect(self.on_model_loaded)
         session.events.error.connect(self.on_failed)
         panel.meshRequested.connect(self.request_mesh)
+        panel.platformRequested.connect(self.request_platform)
+        session.events.platforms.connect(panel.set_platforms)
         session.list_devices()
 
     @property
@@ -44,6 +46,15 @@ class MeshWiring(QObject):
         self.panel.set_error("")
         self.message.emit(f"Applying mesh {text}…")
         self.session.set_mesh(text)
+
+    @Slot(str)
+    def request_platform(self, platform: str) -> None:
+        """Run on ``platform`` from now on: the model is loaded again there (refused while a run is busy)."""
+        if self.session.set_device(platform):
+            self.message.emit(f"Loading the model on {platform.upper()}: every mode runs there from the next run.")
+        elif self.session.busy:
+            self.panel.set_platforms(self.session.platforms, self.session.platform)
+            self.message.emit("Wait for the run to end before changing the device.")
 
     def on_devices(self, devices: list[Any]) -> None:
         self.panel.set_devices(devices)

@@ -338,7 +338,8 @@ class PassesWiring(QObject):
         log = f" · {len(ready.decisions):,} fusion decisions" if p.in_child else ""
         self.status.setText(f"<b>{ready.mode} · {ready.step}</b> · {len(p.snapshots)} snapshots · "
                             f"{len(ready.rows)} passes ({changed} changed the module){log} · "
-                            f"recorded in {ready.seconds:.1f} s")
+                            + (f"opened from {ready.origin} in {ready.seconds:.1f} s" if ready.origin
+                               else f"recorded in {ready.seconds:.1f} s"))
         b = ready.breakdown
         found = self.compiling_record(ready.step, ready.mode)
         front = []

@@ -53,6 +53,7 @@ class ProfileWiring(QObject):
         self.table.rowActivated.connect(self.on_row)
         self.timeline.opClicked.connect(self.on_op)
         self.links = ProfileLinks(window, self)  # measured columns, HLO tints, top 10, links to source
+        self._capture_menu()
 
     def _page(self) -> QWidget:
         self.button = QPushButton("Profile", objectName="profileButton")
@@ -108,13 +109,71 @@ class ProfileWiring(QObject):
         on_entry = bool(programs.compiled_path) and self.ir_tabs.current_step() not in ("", "decode", "prefill")
         return programs.request() if in_code or on_entry else None
 
+    # -- captures recorded elsewhere ------------------------------------------------------------------------
+    def _capture_menu(self) -> None:
+        from PySide6.QtGui import QAction
+
+        from app.gui.demo import find_menu
+
+        file = find_menu(self.window, "&File")
+        first = file.actions()[0] if file.actions() else None
+        self.open_capture_action = QAction("Open profiler &capture…", self.window)
+        self.open_capture_action.setToolTip("A jax.profiler capture (.xplane.pb) recorded on another machine (a GPU "
+                                            "or TPU VM), read with the step's optimized HLO text beside it")
+        self.open_capture_action.triggered.connect(self.open_capture_dialog)
+        self.open_dumps_action = QAction("Open XLA &dumps…", self.window)
+        self.open_dumps_action.setToolTip("A folder of XLA's pass dumps (xla_dump_to) and, optionally, a profiler "
+                                          "capture of that compile, recorded on another machine")
+        self.open_dumps_action.triggered.connect(self.open_dumps_dialog)
+        for action in (self.open_capture_action, self.open_dumps_action):
+            file.insertAction(first, action)
+        if first is not None:
+            file.insertSeparator(first)
+
+    @Slot()
+    def open_capture_dialog(self) -> None:
+        """File ▸ Open profiler capture…: a capture, then (when none sits beside it) its optimized HLO text."""
+        from app.core.profile.offline import find_hlo_beside
+
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open profiler capture", "",
+                                              "Profiler captures (*.xplane.pb *.xplane.pb.gz);;All files (*)")
+        if not path:
+            return
+        hlo = ""
+        if find_hlo_beside(path) is None:
+            hlo, _ = QFileDialog.getOpenFileName(self.window, "The step's optimized HLO text", str(Path(path).parent),
+                                                 "HLO text (*.hlo.txt *.hlo.txt.gz *.txt);;All files (*)")
+            if not hlo:
+                self.window.status.show("No HLO text chosen: a capture is read with the optimized HLO of "
+                                            "the step that ran (inspect --what hlo on that machine).")
+                return
+        self.open_capture(path, hlo)
+
+    @Slot()
+    def open_dumps_dialog(self) -> None:
+        """File ▸ Open XLA dumps…: a folder of XLA's dump files (and a capture of that compile)."""
+        path = QFileDialog.getExistingDirectory(self.window, "Open a folder of XLA dumps")
+        if path:
+            self.open_capture(path)
+
+    def open_capture(self, path: str, hlo: str = "") -> bool:
+        """Open ``path`` (a capture, with ``hlo``; or a dump folder) on the compute thread; False while busy."""
+        if not self.session.open_capture(path, hlo):
+            self.window.status.show("Wait for the run to end before opening a capture.")
+            return False
+        return True
+
     def on_profile(self, ready: ProfileReady) -> None:
         self.last = ready
-        self.recorded_origin = ""
+        self.recorded_origin = ready.origin
         profile = ready.profile
         note = bandwidth_note(ready.rows.get("fusion", []), profile.bandwidth_gbs)
+        notes = " · ".join(getattr(profile, "notes", None) or [])
+        note = " · ".join(n for n in (note, notes) if n)
         what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
                 else f"{profiling_mode()} · {profile.step} · {profile.n_steps} steps")
+        if ready.origin:
+            what = f"{profile.step} · {profile.n_steps} steps · {ready.origin}"
         self.summary.setText(f"<b>{what} profiled</b> · "
                              f"{profile_summary(profile)}" + (f"<br><i>{note}</i>" if note else ""))
         self._show_rows()

@@ -80,10 +80,21 @@ def test_roofline_from_the_options():
     assert "roofline: its" in out and "no roofline figures" not in out
 
 
+def test_the_hlo_beside_the_capture_is_found_and_its_absence_is_one_line(tmp_path):
+    import shutil
+
+    code, out, err = run_cli("profile", "--capture", CAPTURE, "--by", "fusion", "--json")
+    assert code == 0, err
+    assert "HLO text beside the capture: h200-pydoc-llama-decode.hlo.txt.gz" in err
+    assert json.loads(out.splitlines()[-1])["event"] == "summary"
+    alone = tmp_path / "alone.xplane.pb.gz"
+    shutil.copy(CAPTURE, alone)
+    code, out, err = run_cli("profile", "--capture", str(alone))
+    assert code == 2 and "No optimized HLO text beside alone.xplane.pb.gz" in err and len(err.strip().splitlines()) == 1
+
+
 def test_errors_are_one_line():
-    code, out, err = run_cli("profile", "--capture", CAPTURE)
-    assert code == 2 and "--capture needs --hlo" in err
     code, out, err = run_cli("profile", "--capture", "missing.xplane.pb", "--hlo", HLO)
     assert code == 2 and "Cannot read the capture missing.xplane.pb" in err
     code, out, err = run_cli("profile", "--capture", CAPTURE, "--hlo", HLO, "--bandwidth-gbs", "0")
-    assert code == 2 and "--bandwidth-gbs must be positive" in err
+    assert code == 2 and "bandwidth (GB/s) must be positive" in err

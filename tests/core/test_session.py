@@ -177,3 +177,26 @@ def test_caps_say_so_when_they_apply():
     assert notices and notices[-1].startswith("Capped at 59 new tokens: the KV cache holds 64 positions")
     session.apply(LaneEvent("jit-static", 1, 2, 100))
     assert "capped" not in statuses[-1]
+
+
+def test_device_choice_reloads_the_model_there_and_lists_that_platform(model_dirs):
+    """The window's Device picker (issue 30): the platforms this machine has are listed with the one in use; a
+    choice loads the model again on that platform; the platform in use or a busy session changes nothing."""
+    rec = Recorder()
+    session = rec.session()
+    service = ComputeService()
+    session.list_devices()
+    session.apply_all(list(service.handle(rec.sent.pop(0))))
+    assert session.platforms == ["cpu"] and session.platform == "cpu"
+    assert rec.emitted["platforms"][-1] == (["cpu"], "cpu")
+    assert session.load(model_dirs("llama"))
+    session.apply_all(list(service.handle(rec.sent.pop(0))))
+    assert session.loaded.request.device == ""
+    assert not session.set_device("cpu")  # the platform in use: nothing sent
+    assert rec.sent == []
+    assert session.set_device("tpu")  # no TPU here: the load fails with the platform named, the model stays
+    load, listing = rec.sent
+    assert isinstance(load, rq.LoadRequest) and load.device == "tpu" and isinstance(listing, rq.DevicesRequest)
+    events = list(service.handle(rec.sent.pop(0)))
+    failed = [e for e in events if isinstance(e, rq.RequestFailed)]
+    assert failed and "tpu" in str(failed[0].message).lower()

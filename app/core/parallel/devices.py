@@ -42,12 +42,12 @@ def _memory(device: Any) -> tuple[int | None, int | None]:
     return (int(limit) if limit else None), (int(used) if used is not None else None)
 
 
-def list_devices() -> list[DeviceInfo]:
-    """Every device of ``jax.devices()`` (all processes), in id order."""
+def list_devices(platform: str | None = None) -> list[DeviceInfo]:
+    """Every device of ``jax.devices(platform)`` (all processes; None: JAX's default backend), in id order."""
     import jax
 
     out = []
-    for d in jax.devices():
+    for d in jax.devices(platform):
         limit, used = _memory(d)
         out.append(
             DeviceInfo(

@@ -58,11 +58,13 @@ def format_call_table(records: list[Any], head: int = 6, tail: int = 3, input_na
 
 def summary_line(finished: Any) -> str:
     """One line: why it ended, tokens, total time, TTFT, the steady decode rate and the compiles, e.g.
-    ``Done (max new tokens): 16 tokens in 2.10 s · TTFT 1.20 s · decode 41.6 tok/s · 2 compiles (1.90 s)``."""
+    ``Done (max new tokens): 16 tokens in 2.10 s · TTFT 1.20 s · decode 41.6 tok/s · 2 compiles (1.90 s) · cpu``
+    (the last part: the device that ran it, ``Summary.device``, when known)."""
     s, reason = finished.summary, finished.reason
     decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
+    device = f" · {s.device}" if getattr(s, "device", "") else ""
     return (f"Done ({FINISH_REASONS.get(reason, reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
-            f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)})")
+            f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)}){device}")
 
 
 def format_summary(label: str, finished: Any) -> str:

@@ -171,6 +171,8 @@ class SessionEvents(SignalGroup):
     collectives = Signal(str, list)
     #: The devices present (list of device descriptions).
     devices = Signal(list)
+    #: the JAX platforms this machine has (``["cpu", "gpu"]``) and the one the engine runs on
+    platforms = Signal(list, str)
     #: The mesh changed.
     mesh = Signal(rq.MeshChanged)
     #: The compilation caches' state.
@@ -193,12 +195,18 @@ class Session:
         self.events = SessionEvents()
         self.loaded: rq.ModelLoaded | None = None
         self.load_queue: list[rq.LoadRequest] = []
+        #: the JAX platform runs go to (``""``: JAX's default backend) and what the compute thread reported
+        self.device = ""
+        self.platforms: list[str] = []
+        self.platform = ""
         self.pending: rq.Request | None = None  # a run or race waiting for its model to load
         self.active: rq.Request | None = None  # the run or race executing on the worker
         self.runs: list[RunState] = []
         self.last_error: rq.RequestFailed | None = None
         self.last_profile: rq.ProfileReady | None = None
         self.last_passes: rq.PassesReady | None = None
+        #: where the last capture opened from another machine was recorded (CaptureRequest), "" after its message
+        self.last_origin = ""
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
         self.max_runs = MAX_RUNS  # runs kept (outside a race); see set_max_runs
@@ -284,9 +292,10 @@ class Session:
         """Queue a load of ``model`` unless it is loaded or the last one queued. Returns True if queued."""
         model = model.strip()
         latest = self.load_queue[-1] if self.load_queue else self.loaded and self.loaded.request
-        if not model or (latest is not None and (latest.model, latest.dtype) == (model, dtype)):
+        if not model or (latest is not None and (latest.model, latest.dtype, latest.device) == (model, dtype,
+                                                                                                self.device)):
             return False
-        request = rq.LoadRequest(model, dtype)
+        request = rq.LoadRequest(model, dtype, self.device)
         self.load_queue.append(request)
         self.events.loadStarted.emit(model)
         self._busy_changed()
@@ -371,6 +380,18 @@ class Session:
         self.submit(request)
         return True
 
+    def open_capture(self, path: str, hlo: str = "") -> bool:
+        """Open a profiler capture (with its optimized HLO text ``hlo``; ``""``: the one beside it) or a folder
+        of XLA dumps recorded on another machine (:class:`app.core.session.requests.CaptureRequest`; no model
+        needed); refused (False) while busy."""
+        if self.busy:
+            return False
+        self.active = request = rq.CaptureRequest(path, hlo)
+        self._busy_changed()
+        self.events.status.emit(f"Opening {path}…")
+        self.submit(request)
+        return True
+
     def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "",
                program: rq.ProgramRequest | None = None) -> bool:
         """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
@@ -397,6 +418,19 @@ class Session:
 
     def list_devices(self) -> None:
         self.submit(rq.DevicesRequest())
+
+    def set_device(self, platform: str) -> bool:
+        """Run on ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``; ``""``: JAX's default) from now on: the loaded
+        model is loaded again there (its compiled steps are the old device's) and the devices listed anew.
+        False (nothing changes) while busy or when it is the platform in use."""
+        if self.busy or platform == (self.device or self.platform):
+            return False
+        self.device = platform
+        model = self.loaded.request if self.loaded is not None else None
+        if model is not None:
+            self.load(model.model, model.dtype)
+        self.list_devices()
+        return True
 
     # -- answers (from the worker) ----------------------------------------------------------------------
     def apply(self, event: Any) -> None:
@@ -518,11 +552,16 @@ class Session:
             PhaseEvent: self.events.phase.emit, IREvent: self.events.ir.emit,
             rq.Notice: lambda e: self.events.notice.emit(e.text), rq.SourceMapReady: lambda e: self.events.sourceMap.emit(e.step, e.source_map),
             rq.CollectivesReady: lambda e: self.events.collectives.emit(e.step, e.collectives),
-            rq.DevicesListed: lambda e: self.events.devices.emit(e.devices),
+            rq.DevicesListed: self._on_devices,
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
             rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
         }
+
+    def _on_devices(self, event: rq.DevicesListed) -> None:
+        self.platforms, self.platform = list(event.platforms), event.platform
+        self.events.devices.emit(event.devices)
+        self.events.platforms.emit(self.platforms, self.platform)
 
     def _on_loaded(self, event: rq.ModelLoaded) -> None:
         if self.load_queue and self.load_queue[0] == event.request:
@@ -544,7 +583,7 @@ class Session:
     def _on_done(self, event: rq.RequestDone) -> None:
         request = event.request
         if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest, rq.PassesRequest,
-                                rq.ProgramRequest)) and request is self.active:
+                                rq.ProgramRequest, rq.CaptureRequest)) and request is self.active:
             self.active = None
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
@@ -555,10 +594,12 @@ class Session:
 
     def _on_profile(self, event: rq.ProfileReady) -> None:
         self.last_profile = event
+        self.last_origin = event.origin or self.last_origin
         self.events.profile.emit(event)
 
     def _on_passes(self, event: rq.PassesReady) -> None:
         self.last_passes = event
+        self.last_origin = event.origin or self.last_origin
         self.events.passes.emit(event)
 
     def _done_message(self, request: rq.Request) -> str:
@@ -571,6 +612,10 @@ class Session:
             p = ready.pipeline
             return (f"Recorded {ready.mode} · {ready.step}: {len(p.snapshots)} snapshots, {len(ready.rows)} passes, "
                     f"compile {ready.breakdown['total_ms']:,.0f} ms, in {ready.seconds:.1f} s")
+        if isinstance(request, rq.CaptureRequest):
+            origin, self.last_origin = self.last_origin, ""
+            return f"Opened {origin}: shown in the {'Passes' if origin.startswith('dumps') else 'Profile'} tab" \
+                if origin else ""
         if isinstance(request, rq.ProgramRequest) and request.trace_only:
             entry = self._program_entry or request.entry or "the program"
             return f"Traced {entry} as you type: jaxpr, StableHLO and HLO updated (Ctrl+Enter runs and times it)."

@@ -23,10 +23,12 @@ class Request:
 
 @dataclass(frozen=True)
 class LoadRequest(Request):
-    """Load ``model`` (built-in name, hub id, folder, GGUF file or ``random:…``) in ``dtype``."""
+    """Load ``model`` (built-in name, hub id, folder, GGUF file or ``random:…``) in ``dtype`` on ``device`` (a JAX
+    platform, ``"cpu"`` / ``"gpu"`` / ``"tpu"``; ``""``: JAX's default backend)."""
 
     model: str
     dtype: str = "float32"
+    device: str = ""
     label = "load"
 
 
@@ -80,6 +82,18 @@ class ProfileRequest(Request):
     n_steps: int = 20
     program: Any = None
     label = "profile"
+
+
+@dataclass(frozen=True)
+class CaptureRequest(Request):
+    """Open what another machine recorded (no model needed): ``path`` a profiler capture (``.xplane.pb`` or
+    ``.xplane.pb.gz``) of a step, read with ``hlo`` (its optimized HLO text; ``""``: the one beside the capture,
+    :func:`app.core.profile.offline.profile_capture`) → a :class:`ProfileReady`; or a folder of XLA dumps with,
+    optionally, a capture of that compile (:func:`app.core.passes.dumps.open_dumps`) → a :class:`PassesReady`."""
+
+    path: str
+    hlo: str = ""
+    label = "capture"
 
 
 @dataclass(frozen=True)
@@ -244,9 +258,12 @@ class CollectivesReady:
 
 @dataclass(frozen=True)
 class DevicesListed:
-    """The devices JAX sees (:class:`app.core.parallel.devices.DeviceInfo`)."""
+    """The devices of the platform the engine runs on (:class:`app.core.parallel.devices.DeviceInfo`), the JAX
+    platforms this machine has (``["cpu", "gpu"]``) and the one in use."""
 
     devices: list[Any]
+    platforms: list[str] = field(default_factory=list)
+    platform: str = ""
 
 
 @dataclass(frozen=True)
@@ -270,6 +287,8 @@ class ProfileReady:
     rows: dict[str, list[dict[str, Any]]]
     timeline: dict[str, Any]
     ir: Any = None
+    #: where it was recorded when it was not measured here (``"capture x.xplane.pb · gpu"``), else ``""``
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -293,6 +312,8 @@ class PassesReady:
     fusions: list[dict[str, Any]]
     decisions: list[dict[str, Any]]
     seconds: float = 0.0
+    #: where it was recorded when it was opened from dumps made elsewhere (``"dumps DIR · gpu"``), else ``""``
+    origin: str = ""
 
 
 @dataclass(frozen=True)

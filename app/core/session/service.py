@@ -70,7 +70,7 @@ class ComputeService:
 
     def __init__(self) -> None:
         self.engine: Engine | None = None
-        self._key: tuple[str, str] | None = None
+        self._key: tuple[str, str, str] | None = None
         self._mesh: Any = None  # app.core.parallel.mesh.MeshSpec chosen by the user, applied to every loaded model
         self._cache_dir = ""
         #: Run after a model load: collect once, then freeze what is alive (:func:`settle_garbage_collector`).
@@ -90,6 +90,7 @@ class ComputeService:
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
             rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes, rq.ProgramRequest: self._program,
+            rq.CaptureRequest: self._capture,
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -102,14 +103,15 @@ class ComputeService:
     def _load(self, request: rq.LoadRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
         from app.core.engine.engine import load_engine
 
-        if self.engine is not None and self._key == (request.model, request.dtype):
+        if self.engine is not None and self._key == (request.model, request.dtype, request.device):
             yield self._loaded(request, 0.0, [])
             return
         phases: list[Any] = []
         t0 = time.perf_counter()
-        engine = load_engine(request.model, request.dtype, on_event=on_live_phase or phases.append)
+        engine = load_engine(request.model, request.dtype, on_event=on_live_phase or phases.append,
+                             device=request.device or None)
         yield from phases
-        self.engine, self._key = engine, (request.model, request.dtype)
+        self.engine, self._key = engine, (request.model, request.dtype, request.device)
         self.settle_gc()
         note = self._apply_mesh_after_load(engine)
         yield self._loaded(request, time.perf_counter() - t0, [note] if note else [])
@@ -240,6 +242,36 @@ class ComputeService:
                 for by in ("line", "op", "fusion", "module")}
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), live.plain())
 
+    def _capture(self, request: rq.CaptureRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        """Open a capture or a dump folder recorded elsewhere (no engine needed); progress as a live phase."""
+        import dataclasses
+        from pathlib import Path
+
+        from app.core.events import PhaseEvent
+
+        path = Path(request.path)
+        if on_live_phase is not None:
+            on_live_phase(PhaseEvent("opening capture", True, path.name))
+        t0 = time.perf_counter()
+        if path.is_dir():
+            from app.core.passes.dumps import open_dumps
+            from app.core.session.passes_service import passes_ready
+
+            pipeline = open_dumps(path)
+            ready = passes_ready(rq.PassesRequest(step=pipeline.module), "recorded elsewhere", pipeline,
+                                 time.perf_counter() - t0)
+            platform = getattr(pipeline, "platform", "") or "cpu"
+            yield dataclasses.replace(ready, origin=f"dumps {path.name} · {platform}")
+            return
+        from app.core.profile.build import aggregate
+        from app.core.profile.offline import profile_capture
+
+        profile = profile_capture(path, request.hlo or None)
+        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
+                for by in ("line", "op", "fusion", "module")}
+        device = getattr(profile, "device", "") or "cpu"
+        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), None, origin=f"capture {path.name} · {device}")
+
     def _passes(self, request: rq.PassesRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Record XLA's pass pipeline of a compiled step (:mod:`app.core.session.passes_service`)."""
         from app.core.session.passes_service import record_passes
@@ -258,9 +290,12 @@ class ComputeService:
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+        from app.core.engine.device import available_platforms, default_platform
         from app.core.parallel.devices import list_devices
 
-        yield rq.DevicesListed(list_devices())
+        device = getattr(self.engine, "device", None)
+        platform = getattr(device, "platform", None) or default_platform()
+        yield rq.DevicesListed(list_devices(platform), available_platforms(), platform)
 
     def _set_mesh(self, request: rq.MeshRequest, _stop: Any, _live: Any) -> Iterator[Any]:
         """On an error (bad text, too few devices, tp not dividing the model) the engine stays as it was."""
