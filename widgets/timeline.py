@@ -23,6 +23,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal, Slot
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import fmt
@@ -200,7 +201,10 @@ class StepTimeline(QWidget):
         fit_legend_row(self._legend, self._legend_row, (vb.width() if vb.width() > 0 else self.width() - 120) - 10)
         left = item.getAxis("left")
         left.setTicks([list(enumerate(self._lanes)), []])
-        left.setWidth(int(max((len(lane) for lane in self._lanes), default=8) * 6.5) + 12)  # no auto-width
+        # no auto-width: as wide as the longest lane name in the axis's own font (pyqtgraph drops a tick label
+        # that does not fit, e.g. "GPU:0 stream 14 (Compute,MemcpyD2D)" under a 6.5 px-per-character guess)
+        metrics = QFontMetrics(left.style.get("tickFont") or self.font())
+        left.setWidth(max((metrics.horizontalAdvance(lane) for lane in self._lanes), default=50) + 16)
         step = self._data["step_us"] or 1.0
         self._end_line.setPos(step)
         item.setLimits(xMin=-0.05 * step, xMax=1.05 * step, minXRange=0.5)
