@@ -181,3 +181,16 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   ROOT %copy.1 = f32[8]{0} copy(%loop_add_fusion.2)
 }
 """
+
+
+def test_device_roofline_figures_are_measured_on_the_device():
+    """The live device profile's roofline: bandwidth from a jitted x + 1 (bytes read + written) and the matmul
+    ceiling from a jitted (n, n) @ (n, n); measured here on the CPU device with small sizes."""
+    import jax
+
+    from app.core.profile.capture import read_device_bandwidth_gbs, read_device_peak_tflops
+
+    device = jax.devices()[0]
+    gbs = read_device_bandwidth_gbs(device, n_bytes=1 << 22, repeats=2, cached=False)
+    tflops = read_device_peak_tflops(device, n=256, dtype="float32", repeats=2, cached=False)
+    assert 0.1 < gbs < 10_000 and 1e-4 < tflops < 10_000

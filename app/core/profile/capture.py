@@ -398,3 +398,34 @@ def read_device_bandwidth_gbs(device: object = None, n_bytes: int = 1 << 30, rep
         best = min(best, time.perf_counter() - t0)
     _device_bandwidth_cache[key] = 2 * (n_bytes // 4) * 4 / best / 1e9
     return _device_bandwidth_cache[key]
+
+
+_device_peak_cache: dict[tuple[str, int, str], float] = {}
+
+
+def read_device_peak_tflops(device: object = None, n: int = 8192, dtype: str = "bfloat16", repeats: int = 5,
+                            cached: bool = True) -> float:
+    """A device's matrix-multiply throughput in TFLOP/s (1e12 FLOP/s): the best of ``repeats`` timed runs of a
+    jitted ``(n, n) @ (n, n)`` in ``dtype`` on ``device`` (a ``jax.Device``; JAX's default when None), counted as
+    ``2 n³`` FLOPs (the usual GEMM count), after one warm-up run. The measured ceiling a device profile's
+    roofline compares each op's GFLOP/s with (datasheet peaks are higher: an H100 SXM lists 989 dense bf16
+    TFLOP/s). Memoised per device, size and dtype unless ``cached`` is False."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    device = device or jax.devices()[0]
+    key = (str(device), n, dtype)
+    if cached and key in _device_peak_cache:
+        return _device_peak_cache[key]
+    a = jax.device_put(jnp.ones((n, n), dtype=dtype), device)
+    matmul = jax.jit(lambda x: x @ x)
+    matmul(a).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        matmul(a).block_until_ready()
+        best = min(best, time.perf_counter() - t0)
+    _device_peak_cache[key] = 2.0 * n**3 / best / 1e12
+    return _device_peak_cache[key]

@@ -38,6 +38,7 @@ from app.core.profile.capture import (
     read_bandwidth_gbs,
     read_capture,
     read_device_bandwidth_gbs,
+    read_device_peak_tflops,
 )
 from app.core.profile.columns import CSV_COLUMNS
 from app.core.profile.device import join_kernels
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BY", "CSV_COLUMNS", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
     "copy_xplane", "profile_call", "profile_from_capture", "profile_step", "read_bandwidth_gbs",
-    "read_device_bandwidth_gbs", "rows_to_csv", "rows_to_json_lines",
+    "read_device_bandwidth_gbs", "read_device_peak_tflops", "rows_to_csv", "rows_to_json_lines",
 ]
 
 @dataclass
@@ -205,8 +206,12 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
         call.run()
     report(f"profiling {n_steps} {step} calls")
     xplane = _trace(call, n_steps, log_dir or tempfile.mkdtemp(prefix="torchax-playground-profile-"))
+    device = _device_of(call.compiled)
+    peak_tflops = None
+    if device is not None:
+        report(f"measuring the matmul throughput of {device}")
+        peak_tflops = read_device_peak_tflops(device)
     if bandwidth_gbs is None:
-        device = _device_of(call.compiled)
         if device is None:
             report("measuring the memory read bandwidth")
             bandwidth_gbs = read_bandwidth_gbs()
@@ -214,7 +219,8 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
             report(f"measuring the memory bandwidth of {device}")
             bandwidth_gbs = read_device_bandwidth_gbs(device)
     report("reading the capture")
-    profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step, label)
+    profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step, label,
+                                   peak_tflops=peak_tflops)
     profile.xla_cost = _xla_cost(call.compiled)
     profile.source_map = call.source_map
     return profile
