@@ -15,6 +15,7 @@ import time
 from typing import Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer, program_target, settings_from_args
+from app.core.passes.gpu_text import autotune_text, gpu_report, thunk_kinds, thunk_line
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -236,18 +237,12 @@ def gpu_json(pipeline: Any) -> list[dict]:
     rows = [{"event": "pipeline", **r} for r in query.pipeline_rows(pipeline)]
     rows.append({"event": "autotune", **gpu.autotune.summary()})
     rows.append({"event": "thunks", "n": len(gpu.thunks), "n_after_passes": len(gpu.thunks_after_passes),
-                 "kinds": _thunk_kinds(gpu.thunks_after_passes or gpu.thunks),
+                 "kinds": thunk_kinds(gpu.thunks_after_passes or gpu.thunks),
                  "command_buffers": sum(t.kind == "kCommandBuffer" for t in gpu.thunks_after_passes)})
     rows.append({"event": "kernel_ir", "kind": "PTX", "files": gpu.kernel_ir_files,
                  "dumped": gpu.kernel_ir_files > 0, "arch": gpu.arch})
     return rows
 
-
-def _thunk_kinds(thunks: list) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for t in thunks:
-        kinds[t.kind] = kinds.get(t.kind, 0) + 1
-    return kinds
 
 
 def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
@@ -339,38 +334,8 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
         out.write(f"{s.index:>5} {s.pipeline[:38]:<38} {s.pass_name[:34]:<34} {s.n_instructions:>6} instr "
                   f"{s.n_fusions:>4} fusions {_kinds(s.fusion_kinds)}\n")
     if pipeline.gpu is not None:
-        _gpu_summary(pipeline, out)
+        out.write(gpu_report(pipeline))
     _summary(pipeline, out)
-
-
-def _gpu_summary(pipeline: Any, out: TextIO) -> None:
-    """XLA:GPU's pipelines with their ms, the autotuning phase, the thunk sequence and PTX, as text."""
-    from app.core.passes import query
-
-    gpu = pipeline.gpu
-    if pipeline.has_capture:
-        out.write(f"\npipelines (XLA:GPU{' ' + gpu.arch if gpu.arch else ''}, ms of the compiling thread):\n")
-        for r in query.pipeline_rows(pipeline):
-            mark = "  ← autotune" if r["autotune"] else ("  (backend)" if r["in_backend"] else "")
-            out.write(f"  {r['pipeline'][:52]:<52} {r['ms']:>9.2f} ms {r['passes']:>4} passes{mark}\n")
-    _autotune_text(pipeline, out)
-    after = gpu.thunks_after_passes or gpu.thunks
-    kinds = ", ".join(f"{k} {n}" for k, n in _thunk_kinds(after).items())
-    out.write(f"thunk sequence: {len(gpu.thunks)} thunks; after the thunk passes {len(gpu.thunks_after_passes)}"
-              f"{' (' + kinds + ')' if kinds else ''}\n")
-    out.write(f"PTX per fusion: {f'{gpu.kernel_ir_files} files' if gpu.kernel_ir_files else 'not dumped'}\n")
-
-
-def _autotune_text(pipeline: Any, out: TextIO) -> None:
-    a = pipeline.gpu.autotune
-    ms = "no capture" if a.ms is None else f"{a.ms:,.1f} ms"
-    out.write(f"autotune ({a.pipeline}): {ms}; {len(a.choices)} fusions tuned, {a.n_candidate_compiles} candidate "
-              f"compiles ({a.candidate_compile_ms:,.1f} ms summed over threads), {a.device_events} device events "
-              f"({a.device_ms:.1f} ms); {a.results_file or 'no autotune_results.pbtxt'}: "
-              f"{len(a.results)} results\n")
-    for c in a.choices:
-        out.write(f"    {c.fusion:<32} {c.before or '-':<16} → {c.kind or '-':<28} {c.config:<40} "
-                  f"{c.candidates:>3} candidates {c.compile_ms:>8.1f} ms, {c.runs:>3} runs {c.run_ms:>6.2f} ms\n")
 
 
 def _write_autotune(pipeline: Any, as_json: bool, out: TextIO) -> None:
@@ -381,7 +346,7 @@ def _write_autotune(pipeline: Any, as_json: bool, out: TextIO) -> None:
     if as_json:
         out.write(json.dumps({"event": "autotune", **pipeline.gpu.autotune.summary()}) + "\n")
     else:
-        _autotune_text(pipeline, out)
+        out.write(autotune_text(pipeline))
 
 
 def _write_thunks(pipeline: Any, as_json: bool, out: TextIO) -> None:
@@ -393,8 +358,7 @@ def _write_thunks(pipeline: Any, as_json: bool, out: TextIO) -> None:
         if as_json:
             out.write(json.dumps({"event": "thunk", **t.summary()}) + "\n")
         else:
-            launch = f"grid [{t.grid}] threads [{t.threads}] shared {t.shared_memory} B" if t.grid else ""
-            out.write(f"{'    ' * t.depth}{t.index:03d} {t.kind:<16} {t.name:<40} {launch}\n")
+            out.write(thunk_line(t) + "\n")
 
 
 def _kinds(kinds: dict[str, int]) -> str:

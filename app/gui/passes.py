@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.core import units
 from app.core.passes import query
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
+from widgets.code_view import CodeView
 from widgets.compile_bar import CompileBar
 from widgets.fusion_table import FusionTable
 from widgets.hlo_diff import HloDiff
@@ -151,6 +152,11 @@ class PassesWiring(QObject):
         self.detail = QTabWidget(objectName="passesDetail")
         self.detail.addTab(diff_page, "HLO diff")
         self.detail.addTab(self.fusions, "Fusions")
+        # XLA:GPU's pipelines, autotuning and thunk sequence (app.core.passes.gpu_text): shown for a GPU pipeline
+        self.gpu_view = CodeView()
+        self.gpu_view.setObjectName("passesGpuView")
+        self.gpu_index = self.detail.addTab(self.gpu_view, "XLA:GPU")
+        self.detail.setTabVisible(self.gpu_index, False)
 
         self.split = QSplitter(Qt.Orientation.Horizontal, objectName="passesSplit")
         self.split.addWidget(left)
@@ -215,7 +221,6 @@ class PassesWiring(QObject):
     def show_llvm_ir(self, name: str) -> QDialog | None:
         """A dialog with fusion ``name``'s kernel in LLVM IR, after LLVM's optimization and before (the
         ``*.ir-with-opt.ll`` / ``*.ir-no-opt.ll`` files XLA's CPU backend dumped). None when not recorded."""
-        from widgets.code_view import CodeView
 
         ir = self.last.pipeline.fusion_ir.get(name) if self.last is not None else None
         if ir is None:
@@ -359,12 +364,23 @@ class PassesWiring(QObject):
             self.snapshot.addItem(f"{s['label']} · {s['n_instructions']:,} instr · {s['n_fusions']} fusions",
                                   s["index"])
         self.fusions.set_fusions(ready.fusions, have_log=p.in_child)
+        self._show_gpu(p)
         self._measured_for(getattr(getattr(self.window, "profile", None), "last", None))
         self.found.setText("")
         first = next((s for s in p.snapshots if s.changed), None)
         if first is not None:
             self.show_snapshot(first.index)
         self.ir_tabs.tabs.setCurrentWidget(self.page)
+
+    def _show_gpu(self, pipeline: Any) -> None:
+        """The XLA:GPU page: pipelines, autotuning and the thunk sequence of a GPU pipeline; hidden otherwise."""
+        from app.core.passes.gpu_text import gpu_report, thunks_text
+
+        report = gpu_report(pipeline)
+        self.detail.setTabVisible(self.gpu_index, bool(report))
+        if report:
+            self.gpu_view.set_code(report.lstrip("\n") + "\nthunk sequence (after the thunk passes):\n"
+                                   + thunks_text(pipeline), highlight=False)
 
     def show_recorded(self, passes: Any, origin: str) -> bool:
         """A pass pipeline read from a session file (:class:`app.core.recording.model.RecordedPasses`):
