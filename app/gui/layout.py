@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import base64
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
     QLabel,
+    QLayout,
     QMainWindow,
     QPushButton,
     QScrollArea,
@@ -262,3 +263,44 @@ class DockLayout:
             if name in states:
                 splitter.restoreState(states[name])
         return True
+
+
+class ScreenFit(QObject):
+    """The one owner of the window's minimum size: what the shown workspace's layout needs
+    (``QLayout.totalMinimumSize``), never larger than the screen the window is on (its available geometry less
+    the window frame). Qt would otherwise make the layout's minimum the window's, and a wide page (the Code
+    workspace with the Passes tab after a recording: 1,870 × 738 px measured, issue 29) kept a 1,280 × 720 window
+    wider than the screen with its plot and close button off screen; Reset layout and maximize could not help.
+    Below that minimum a page is squeezed (its own scroll areas and elided labels take it), never the window
+    pushed off the screen. ``fitted()`` is the minimum last set (tests)."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        window.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        window.installEventFilter(self)
+        self._pending = False
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.window and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show,
+                                                   QEvent.Type.ScreenChangeInternal) and not self._pending:
+            self._pending = True
+            QTimer.singleShot(0, self.fit)  # after the layout has taken the request
+        return False
+
+    def fit(self) -> QSize:
+        """Set the window's minimum size now: the layout's, bounded by the screen. Returns it."""
+        self._pending = False
+        layout = self.window.layout()
+        want = layout.totalMinimumSize() if layout is not None else QSize(0, 0)
+        screen = self.window.screen()
+        room = screen.availableGeometry().size() if screen is not None else want
+        frame = self.window.frameGeometry().size() - self.window.geometry().size()
+        size = QSize(min(want.width(), room.width() - max(frame.width(), 0)),
+                     min(want.height(), room.height() - max(frame.height(), 0)))
+        if self.window.minimumSize() != size:
+            self.window.setMinimumSize(size)
+        return size
+
+    def fitted(self) -> QSize:
+        return self.window.minimumSize()

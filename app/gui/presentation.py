@@ -73,14 +73,22 @@ def restore_docks(win: QMainWindow, state: dict[str, Any]) -> None:
                                                               Qt.DockWidgetArea.RightDockWidgetArea)]
     vertical = [d for d in docks if d not in horizontal]
     sizes = {d: (w, h) for d, w, h in state["sizes"]}
-    for _ in range(2):  # the area's size includes a tab bar the dock's does not: measure, then correct
-        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        if horizontal:
-            asked = [2 * sizes[d][0] - d.width() if d.width() else sizes[d][0] for d in horizontal]
-            win.resizeDocks(horizontal, asked, Qt.Orientation.Horizontal)
-        if vertical:
-            asked = [2 * sizes[d][1] - d.height() if d.height() else sizes[d][1] for d in vertical]
-            win.resizeDocks(vertical, asked, Qt.Orientation.Vertical)
+    # resizeDocks sizes a dock's area, which includes a tab bar the dock does not: ask for the size, measure
+    # what the dock got, ask again corrected by the difference, until it is exact (3 tries). Correcting from the
+    # size the dock had before the first ask (as this did up to issue 29) drifted 30-50 px per presentation
+    # toggle at 1280x720.
+    for docks_of, axis, pick in ((horizontal, Qt.Orientation.Horizontal, 0), (vertical, Qt.Orientation.Vertical, 1)):
+        if not docks_of:
+            continue
+        asked = {d: sizes[d][pick] for d in docks_of}
+        for _ in range(3):
+            win.resizeDocks(docks_of, [asked[d] for d in docks_of], axis)
+            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+            got = {d: (d.width(), d.height())[pick] for d in docks_of}
+            if all(got[d] == sizes[d][pick] for d in docks_of):
+                break
+            for d in docks_of:
+                asked[d] += sizes[d][pick] - got[d]
 
 
 class Presentation:

@@ -25,7 +25,7 @@ from app.core.settings import GenerationSettings
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
 from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
-from app.gui.layout import DockLayout, WindowParts
+from app.gui.layout import DockLayout, ScreenFit, WindowParts
 from app.gui.lazy_compute import DeferUntilModel
 from app.gui.mesh import MeshWiring
 from app.gui.passes import PassesWiring
@@ -86,6 +86,7 @@ class MainWindow(QMainWindow):
         self.mesh.message.connect(self.status.show)
         self.workspaces = Workspaces(self)  # Run | Inspect | Code above the main area (Ctrl+1 / 2 / 3)
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
+        self.screen_fit = ScreenFit(self)  # the window's minimum size: the layout's, never more than the screen
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
         self.sessions = SessionFiles(self)  # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session

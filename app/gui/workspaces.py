@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTabBar,
@@ -92,6 +93,7 @@ class Workspaces(QObject):
         # the tabs sit in the menu bar's corner: every pixel under it goes to the workspace
         window.menuBar().setCornerWidget(self.tab_bar, Qt.Corner.TopRightCorner)
         window.setCentralWidget(self.stack)
+        self._fit_stack()
         self._ir_scroll: QScrollArea = ui.ir_dock.widget()
         self._docks_shown: dict[QDockWidget, bool] = {}
         self._dock_sizes: dict[str, Any] | None = None
@@ -125,12 +127,27 @@ class Workspaces(QObject):
                 self._give_back(old)
             if name == RUN:
                 self.stack.setCurrentIndex(0)
+                self._fit_stack()  # before the docks come back: their width adds to the page's minimum
                 self._show_docks()
             else:
                 self._borrow(name)
                 self.stack.setCurrentIndex(index)
+                self._fit_stack()
             self._shown = name
         self.changed.emit(name)
+
+    def _fit_stack(self) -> None:
+        """Only the shown page's minimum size counts: a QStackedWidget's minimum is the largest of all its pages'
+        (``QStackedLayout::minimumSize``), so after a visit to Code (editor beside the IR views and the plot, laid
+        out at 1,057 px) the Run workspace's window could not shrink below 1,446 px on a 1,280 px screen (issue 29,
+        flaw 1). Hidden pages get an Ignored size policy (``qSmartMinSize`` then counts them as 0)."""
+        current = self.stack.currentIndex()
+        for i in range(self.stack.count()):
+            policy = QSizePolicy.Policy.Preferred if i == current else QSizePolicy.Policy.Ignored
+            page = self.stack.widget(i)
+            page.setSizePolicy(policy, policy)
+            page.updateGeometry()
+        self.stack.updateGeometry()
 
     def _hide_docks(self) -> None:
         win = self.window

@@ -117,6 +117,17 @@ class Journey:
         demo.presentation_action.trigger()
         yield lambda: True
         self.check("presentation_off_restores_font", QApplication.instance().font().toString() == app_font)
+        # Presentation on and off three more times: every dock and the central area come back to the pixel
+        # (issue 29, flaw 2: the dock tabs drifted down 44-47 px per cycle at 1280x720)
+        before = self.geometries()
+        for _ in range(3):
+            demo.presentation_action.trigger()
+            yield lambda: True
+            demo.presentation_action.trigger()
+            yield lambda: True
+        after = self.geometries()
+        self.check("presentation_cycles_restore_geometry", after == before,
+                   {k: (before.get(k), after.get(k)) for k in set(before) | set(after) if before.get(k) != after.get(k)})
 
         win.workspaces.show("Inspect")
         tabs = win.ui.ir_tabs
@@ -133,6 +144,18 @@ class Journey:
         tabs.tabs.setCurrentWidget(tabs.panels["jaxpr"])
         win.workspaces.show("Run")
         yield lambda: True
+        # A visit to the Code workspace and back: the window and its minimum stay within the screen (issue 29,
+        # flaw 1: 1,462 px wide on a 1,280 px screen after Ctrl+3, Ctrl+1)
+        win.workspaces.show("Code")
+        yield lambda: True
+        self.shot("code")
+        win.workspaces.show("Run")
+        yield lambda: True
+        frame = win.frameGeometry()
+        self.check("code_visit_window_fits_screen", frame.width() <= screen.width() + 2
+                   and win.minimumWidth() <= screen.width() and win.minimumHeight() <= screen.height(),
+                   (frame.getRect(), win.minimumSize().toTuple(), screen.getRect()))
+        self.shot("run-after-code")
 
         from widgets.plot_export import export_plot
 
@@ -164,6 +187,16 @@ class Journey:
         self.results["close_at"] = time.time()
         self.write()
         win.close()
+
+    def geometries(self) -> dict[str, tuple]:
+        """Window-relative rectangles of every visible dock, the central area and the plot."""
+        from PySide6.QtWidgets import QDockWidget
+
+        win = self.window
+        out = {d.objectName(): d.geometry().getRect() for d in win.findChildren(QDockWidget) if d.isVisible()}
+        out["central"] = win.centralWidget().geometry().getRect()
+        out["plot"] = win.ui.plot.geometry().getRect()
+        return out
 
     def write(self) -> None:
         (self.out / "results.json").write_text(json.dumps(self.results, indent=1))
