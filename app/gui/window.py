@@ -9,6 +9,7 @@ latency plot, IR tabs, stats strip). The window keeps no run state of its own.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -225,6 +226,12 @@ class MainWindow(QMainWindow):
             self.status.error(message)
             return
         self._forget_load_error(model, dtype)
+        loaded = self.session.loaded
+        if loaded is None or (loaded.request.model, loaded.request.dtype) != (model, dtype):
+            # the model this run loads first is not the one whose chat template the form knows (none at all when
+            # the window opened on a session file): the engine decides, on for an instruct model with a template
+            # (issue 29, flaw 3: the first run after opening a .session ignored SmolLM2's chat template)
+            settings = dataclasses.replace(settings, chat=None)
         if race:
             self.session.race(prompt, race, settings, self.demo.controls.eager_token_cap(), model, dtype)
         else:
