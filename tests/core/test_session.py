@@ -200,3 +200,23 @@ def test_device_choice_reloads_the_model_there_and_lists_that_platform(model_dir
     events = list(service.handle(rec.sent.pop(0)))
     failed = [e for e in events if isinstance(e, rq.RequestFailed)]
     assert failed and "tpu" in str(failed[0].message).lower()
+
+
+def test_replays_never_push_the_recorded_runs_off_the_plot():
+    """Issue 29, flaw 4: a recorded race (3 lanes, opened together) replayed again and again stays on the plot;
+    older replays leave it first, and the newest replay's lanes stay together."""
+    session = Session(lambda request: None)
+    session.max_runs = 5
+    recorded = [session.begin_recorded(f"torch lane {i}", mode, "recorded here", race=1, keep=3)
+                for i, mode in enumerate(("torch", "jit-static", "torch-compile"))]
+    for run in recorded:
+        session.end_recorded(run)
+    for replay_race in (2, 3, 4):
+        for mode in ("torch", "jit-static", "torch-compile"):  # one lane after another, as Demo ▸ Replay does
+            lane = session.begin_recorded(f"replay {replay_race} · {mode}", mode, "recorded here", race=replay_race,
+                                          replay=True)
+            assert lane is not None
+            session.end_recorded(lane)
+        kept = [r.label for r in session.runs]
+        assert all(r.label in kept for r in recorded), kept  # the recording stays, torch lane included
+        assert [r.race for r in session.runs if r.replay] == [replay_race] * 3, kept  # older replays left first

@@ -230,18 +230,27 @@ class Session:
         self._retain()
 
     def _retain(self) -> list[RunState]:
-        """Drop the oldest runs beyond :attr:`max_runs` (never a lane of the newest race) and say which went
-        (status). The one retention rule of the window: the plot, the race table and the exports show
-        :attr:`runs`. Returns the runs dropped."""
+        """Drop the oldest runs beyond :attr:`max_runs` and say which went (status). The one retention rule of
+        the window: the plot, the race table and the exports show :attr:`runs`. Never dropped: a lane of the
+        newest race, and the recorded runs of the session files opened last (:attr:`_keep` of them) — replays
+        go first, so replaying a recorded race again and again never pushes the recording off the plot (issue 29,
+        flaw 4: a later replay lost the torch lane, the next said "Nothing to replay"). Returns the runs dropped."""
         newest_race = self.runs[-1].race if self.runs else None
-        lanes = sum(1 for r in self.runs if newest_race is not None and r.race == newest_race)
-        cap = max(self.max_runs, lanes, self._keep)
-        dropped = self.runs[:-cap] if len(self.runs) > cap else []
-        if dropped:
-            del self.runs[:len(dropped)]
-            self.events.status.emit(
-                f"Runs on the plot: {cap} at most, so {', '.join(r.label for r in dropped)} left the plot "
-                "(plot menu ▸ Runs on the plot)")
+        recorded = [r for r in self.runs if r.origin and not r.replay][-self._keep:] if self._keep else []
+        protected = {id(r) for r in self.runs if newest_race is not None and r.race == newest_race}
+        protected |= {id(r) for r in recorded}
+        cap = max(self.max_runs, len(protected))
+        excess = len(self.runs) - cap
+        if excess <= 0:
+            return []
+        replays = [r for r in self.runs if r.replay and id(r) not in protected]
+        others = [r for r in self.runs if not r.replay and id(r) not in protected]
+        victims = {id(r) for r in (replays + others)[:excess]}
+        dropped = [r for r in self.runs if id(r) in victims]
+        self.runs[:] = [r for r in self.runs if id(r) not in victims]
+        self.events.status.emit(
+            f"Runs on the plot: {cap} at most, so {', '.join(r.label for r in dropped)} left the plot "
+            "(plot menu ▸ Runs on the plot)")
         return dropped
 
     def clear_runs(self) -> None:
