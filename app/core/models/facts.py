@@ -8,7 +8,7 @@ from typing import Any
 
 def warnings_for(loaded: Any) -> list[str]:
     """Things a user should know before running: bfloat16 on XLA:CPU is ~10x slower than float32
-    (every weight is converted to f32 each step; measured here, README "Measured here")."""
+    (every weight is converted to f32 each step; measured here, docs/models.md)."""
     import jax
 
     found = []

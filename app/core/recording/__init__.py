@@ -1,5 +1,5 @@
-"""Session files: record runs anywhere, open them anywhere without JAX or torch (format in README,
-"Session files").
+"""Session files: record runs anywhere, open them anywhere without JAX or torch (format in
+docs/session-files.md).
 
 ``model`` (:class:`RecordedRun`, :class:`SessionFile`, the JSON schema), ``store`` (``.session`` zip read
 and write, :class:`app.core.errors.SessionFileError` for bad files), ``recorder`` (:class:`RunRecorder`:

@@ -4,7 +4,7 @@ A :class:`RecordedRun` keeps a run the way the window's views consume it: the ty
 :mod:`app.core.events` (:class:`PromptEvent`, :class:`TokenEvent`, :class:`CallRecord`,
 :class:`FinishedEvent`), one :class:`app.core.inspect.ir.StepIR` per compiled step, the source maps and
 the profile. :meth:`RecordedRun.to_dict` / :meth:`RecordedRun.from_dict` are the JSON schema documented in
-README ("Session files"); times are milliseconds, ``timestamp`` / ``started_at`` Unix seconds.
+docs/session-files.md ("Format"); times are milliseconds, ``timestamp`` / ``started_at`` Unix seconds.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class RecordedRun:
 
     # -- JSON -------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The run as JSON-ready data (schema in README, "Session files")."""
+        """The run as JSON-ready data (schema in docs/session-files.md, "Format")."""
         p = self.prompt_event
         return {
             "label": self.label, "mode": self.mode, "race": self.race, "model": self.model,
