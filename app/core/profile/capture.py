@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.backends import CPU
+
 #: Name of the ``TraceAnnotation`` event that brackets one profiled step.
 STEP_ANNOTATION = "torchax_playground_step"
 _THREAD_ID = re.compile(r"^(?:tf_)?(.*?)(?:/-?\d+)?$")
@@ -133,9 +135,9 @@ def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str
     prefix = device_prefix(data, platform)
     if prefix is not None:
         return _read_device(data, prefix, module, annotation)
-    plane = data.find_plane_with_name("/host:CPU")
+    plane = data.find_plane_with_name(CPU.host_plane)
     if plane is None:
-        raise ValueError("The capture has no '/host:CPU' plane (not an XLA:CPU profile).")
+        raise ValueError(f"The capture has no {CPU.host_plane!r} plane (not an XLA:CPU profile).")
     lines = list(plane.lines)
     labels = thread_labels([line.name for line in lines])
     windows: list[tuple[float, float]] = []
@@ -201,7 +203,7 @@ def _read_device(data: object, prefix: str, module: str, annotation: str) -> Cap
     windows: list[tuple[float, float]] = []
     host_raw: list[tuple[str, str, float, float]] = []
     for plane in data.planes:
-        if plane.name != "/host:CPU":
+        if plane.name != CPU.host_plane:
             continue
         for line in plane.lines:
             events = sorted(line.events, key=lambda e: e.start_ns)
