@@ -134,6 +134,17 @@ def phase_printer(err: TextIO):
     return on_event
 
 
+def note_cap(event: Any, err: TextIO) -> None:
+    """On stderr, before the run, what caps it (``note: Capped at 511 new tokens: the KV cache holds 512
+    positions …``) when ``event`` is a :class:`app.core.events.PromptEvent` whose KV cache cannot hold
+    ``--max-new-tokens`` after the prompt (the model's maximum positions); nothing otherwise."""
+    from app.core.events import PromptEvent
+    from app.core.report.text import cap_note
+
+    if isinstance(event, PromptEvent) and (note := cap_note(event)):
+        print(f"note: {note}", file=err, flush=True)
+
+
 def write_json_event(out: TextIO, event: Any, model: str) -> None:
     """One JSON line per token, call record and the final summary, and the formatted prompt of a chat
     (other events are not printed)."""

@@ -13,6 +13,7 @@ from app.cli.common import (
     add_session_args,
     load_engine_for,
     main_thread,
+    note_cap,
     phase_printer,
     session_recorder,
     settings_from_args,
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
             if recorder is not None:
                 recorder.feed(event)
+            note_cap(event, err)  # a KV cache too short for --max-new-tokens says so before the run
             if args.json:
                 write_json_event(out, event, engine.label)
             elif isinstance(event, PromptEvent):

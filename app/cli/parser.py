@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.add_argument("--model", default=None)
     add_devices_arg(gui)
+    for command in sub.choices.values():  # ``program … --debug`` as well as ``--debug program …``
+        # SUPPRESS: a subcommand without it leaves the top-level value (``--debug`` before the subcommand)
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show tracebacks on errors (also accepted before the subcommand)")
     return parser
 
 

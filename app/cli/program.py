@@ -1,7 +1,8 @@
 """``torchax-playground program FILE.py[:ENTRY]``: run your own JAX function or PyTorch module — timed calls,
 jit vs no-jit, a shape sweep with power-of-two buckets — or print its jaxpr / StableHLO / HLO / cost / memory.
 ``--json`` writes the same ``call`` and ``summary`` lines as ``generate --json``; ``--example NAME`` runs a
-gallery example, ``--list-examples`` lists them."""
+gallery example, ``--list-examples`` lists them. ``--static-values [ARG=]V1,V2,…`` makes one call per value of a
+static argument, so a changed value compiles again and says which argument changed and how."""
 
 from __future__ import annotations
 
@@ -37,7 +38,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "'({\"w\": f32[4,4]}, i32[8])' (random data, seeded)")
     p.add_argument("--static", metavar="I,J", help="static argument indices (overrides the file's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random data for --args and --sweep")
-    p.add_argument("--calls", type=int, default=5, help="number of calls (default: 5)")
+    p.add_argument("--calls", type=int, default=None, help="number of calls (default: 5)")
+    p.add_argument("--static-values", action="append", default=None, metavar="[ARG=]V1,V2,…",
+                   help="one call per value, each with this value of a static argument, so a call that "
+                        "changes it compiles again and says why ('static argument n changed: 3 → 4'); a "
+                        "value seen before reuses its executable. ARG: the parameter's name as written or "
+                        "its index, optional when the entry has one static argument; values are Python "
+                        "literals (3 · 2.5 · True · 'relu' · (2,3)). Repeat it to vary several static "
+                        "arguments together (lists of one length). Replaces --calls; not with --sweep. "
+                        "E.g. --example static_argnums --static-values length=5,5,8,5")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--no-jit", action="store_true", help="op-by-op dispatch instead of jax.jit")
     mode.add_argument("--compare-jit", action="store_true", help="the jit run, then the no-jit run")
@@ -77,11 +86,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         label = f"{program.display_name}:{prepared.entry.name}"
         if args.what:
             return _print_ir(prepared, args, out, err, stop.is_set)
+        static_calls = _static_calls(prepared, args)
         if not args.json:
             print(f"{label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
-        recorder = _recorder(args, label, path, prepared)
-        for result in _runs(prepared, args, stop.is_set):
-            _report(result, label, args, out)
+        recorder = _recorder(args, label, path, prepared, static_calls)
+        for result in _runs(prepared, args, stop.is_set, static_calls):
+            _report(result, label, args, out, prepared)
             if recorder is not None:
                 record_result(recorder, result, label)
         write_session_outputs(args, recorder, err)
@@ -91,15 +101,19 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _recorder(args: argparse.Namespace, label: str, path: str, prepared: Any) -> Any:
+def _recorder(args: argparse.Namespace, label: str, path: str, prepared: Any,
+              static_calls: list[tuple] | None = None) -> Any:
     """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
     ``FILE.py:ENTRY``), or None without ``--save-session`` / ``--perfetto``."""
     if not (args.save_session or args.perfetto):
         return None
     from app.core.recording import RunRecorder
 
-    settings = {"calls": args.calls, "args": args.spec or prepared.describe_args(), "static": args.static,
-                "seed": args.seed, "sweep": args.sweep, "sweep_arg": args.sweep_arg, "bucket": args.bucket}
+    # calls: how many the run makes (a sweep: one per size, so none recorded here; --static-values: one per value)
+    calls = None if args.sweep else _n_calls(args) if static_calls is None else len(static_calls)
+    settings = {"calls": calls, "args": args.spec or prepared.describe_args(), "static": args.static,
+                "static_values": args.static_values, "seed": args.seed, "sweep": args.sweep,
+                "sweep_arg": args.sweep_arg, "bucket": args.bucket}
     return RunRecorder(label, str(path), {"backend": prepared.backend}, settings)
 
 
@@ -116,8 +130,27 @@ def record_result(recorder: Any, result: Any, label: str) -> Any:
     return recorder.feed(FinishedEvent("stopped" if result.stopped else "calls", result.summary))
 
 
-def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any):
-    from app.core.programs.runner import JIT, NO_JIT, parse_sweep, run_calls, run_sweep
+def _n_calls(args: argparse.Namespace) -> int:
+    return 5 if args.calls is None else args.calls
+
+
+def _static_calls(prepared: Any, args: argparse.Namespace) -> list[tuple] | None:
+    """Per call, its arguments with ``--static-values`` applied (None without it). Raises
+    :class:`app.core.programs.specs.SpecError` for a bad value list or a refused combination."""
+    if not args.static_values:
+        return None
+    from app.core.programs.runner import parse_static_values, static_value_args
+    from app.core.programs.specs import SpecError
+
+    if args.sweep:
+        raise SpecError("--static-values and --sweep both set the calls: use one of them.")
+    if args.calls is not None:
+        raise SpecError("--static-values makes one call per value: leave out --calls.")
+    return static_value_args(prepared, [parse_static_values(text) for text in args.static_values])
+
+
+def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any, static_calls: list[tuple] | None = None):
+    from app.core.programs.runner import JIT, NO_JIT, parse_sweep, run_arg_list, run_calls, run_sweep
 
     if args.sweep:
         sweep = parse_sweep(args.sweep)
@@ -128,13 +161,14 @@ def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any):
         return
     modes = [JIT, NO_JIT] if args.compare_jit else [NO_JIT if args.no_jit else JIT]
     for mode in modes:
-        result = run_calls(prepared, args.calls, mode, should_stop)
+        result = (run_calls(prepared, _n_calls(args), mode, should_stop) if static_calls is None
+                  else run_arg_list(prepared, static_calls, mode, should_stop))
         yield result
         if result.stopped:
             return
 
 
-def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO) -> None:
+def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prepared: Any = None) -> None:
     from app.core.events import FinishedEvent
     from app.core.report.text import format_call_table
     from app.core.units import ms
@@ -154,7 +188,19 @@ def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO) -> N
         line += (f"\nsweep of {len(result.sizes)} sizes ({min(result.sizes)}…{max(result.sizes)}): "
                  f"{s.n_compiles} compiles" + (f" for buckets {', '.join(map(str, buckets))}"
                                                if result.mode != "jit" else ""))
+    if args.static_values and prepared is not None:
+        line += "".join(f"\n{name} per call: {', '.join(repr(v) for v in values)}"
+                        for name, values in _static_columns(prepared, result).items())
     print(line, file=out)
+
+
+def _static_columns(prepared: Any, result: Any) -> dict[str, list[Any]]:
+    """Per static argument that changed over the calls, its value in each call made."""
+    out: dict[str, list[Any]] = {}
+    for i, values in sorted(result.static_values.items()):
+        if len({repr(v) for v in values}) > 1:
+            out[f"static {prepared.param_name(i) or i - prepared.user_offset}"] = values
+    return out
 
 
 def _first_input(records: list[Any]) -> str:

@@ -1,7 +1,7 @@
 """static_argnums
 
 create_filled(val, length) builds an array whose *shape* depends on length, so length must be static:
-it becomes part of the compiled program, and a new length compiles again ("static argument 1 changed").
+it becomes part of the compiled program, and a new length compiles again ("static argument length changed").
 """
 
 from functools import partial

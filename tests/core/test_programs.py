@@ -108,7 +108,7 @@ def test_static_argument_change_recompiles_and_says_so():
     again = runner.call(index=1)
     changed = runner.call((prepared.args[0], 6), index=2)
     assert first.record.compiled and not again.record.compiled
-    assert changed.record.compile_reason == "static argument 1 changed: 5 → 6"
+    assert changed.record.compile_reason == "static argument length changed: 5 → 6"  # named as written (issue 29)
     assert changed.outputs.shape == (6,)
 
 

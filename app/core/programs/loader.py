@@ -1,6 +1,6 @@
 """Load a program — a Python file, or the text of the editor — and find its entry points.
 
-The convention (README, "Your own code"), light as a notebook cell:
+The convention (docs/your-own-code.md), light as a notebook cell:
 
 - **Entry points** are the names listed in ``ENTRY_POINTS = ["f", "model"]`` if the file defines it; else every
   name ``X`` for which the file defines ``X_args()``; else every public function defined in the file and every
@@ -21,6 +21,7 @@ and line.
 from __future__ import annotations
 
 import ast
+import inspect
 import itertools
 import linecache
 import os
@@ -34,7 +35,7 @@ from typing import Any, Literal
 
 from app.core.programs.errors import ProgramError, ProgramStopped, program_error
 from app.core.programs.interrupt import stoppable
-from app.core.programs.specs import describe, parse_spec, random_args
+from app.core.programs.specs import SpecError, describe, parse_spec, random_args
 
 EntryKind = Literal["function", "jit-function", "module"]
 Backend = Literal["jax", "torchax"]
@@ -76,7 +77,8 @@ class PreparedCall:
     ``jax.Array``) and the user's inputs follow; ``arg_names``: one label per positional argument
     (``"weights"``, ``"arg 0"``, …); ``static_argnums`` / ``donate_argnums``: indices into ``args``;
     ``backend``: ``"jax"`` or ``"torchax"``; ``user_offset``: how many leading arguments the app added (1 for
-    a module's weights)."""
+    a module's weights); ``param_names``: per positional argument, its parameter name as the user wrote it
+    (``"n"`` of ``def f(x, n)``, ``"weights"`` for a module's weights; ``""`` where unknown, e.g. ``*args``)."""
 
     program: Program = field(repr=False)
     entry: EntryPoint
@@ -87,10 +89,32 @@ class PreparedCall:
     donate_argnums: tuple[int, ...] = ()
     backend: Backend = "jax"
     user_offset: int = 0
+    param_names: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
         return self.program.path
+
+    def param_name(self, i: int) -> str:
+        """The name the user gave positional argument ``i`` (an index into ``args``), else ``""``."""
+        return self.param_names[i] if 0 <= i < len(self.param_names) else ""
+
+    def user_index(self, name: str) -> int:
+        """The user argument index (0 = the user's first argument) of ``name``: a parameter name as written
+        (``"n"``) or an index (``"1"``). Raises :class:`SpecError` naming the arguments there are."""
+        n_user = len(self.args) - self.user_offset
+        name = name.strip()
+        if name.lstrip("-").isdigit():
+            k = int(name)
+            if 0 <= k < n_user:
+                return k
+        else:
+            for i, p in enumerate(self.param_names[self.user_offset:]):
+                if p == name:
+                    return i
+        known = ", ".join(f"{i} ({p})" if p else str(i)
+                          for i, p in enumerate(self.param_names[self.user_offset:] or ("",) * n_user))
+        raise SpecError(f"{self.entry.name} has no argument {name!r}; its arguments: {known or 'none'}.")
 
     def with_args(self, user_args: tuple) -> PreparedCall:
         """The same call with other user arguments (the weights of a module kept)."""
@@ -199,7 +223,32 @@ def _has_tensors(tree: Any) -> bool:
     return any(isinstance(x, torch.Tensor) for x in leaves)
 
 
+def _param_names(fn: Any, n: int) -> tuple[str, ...]:
+    """The names of ``fn``'s first ``n`` positional parameters as written (``""`` past a ``*args`` or where
+    the signature cannot be read)."""
+    names: list[str] = []
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        params = []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        names.append(p.name)
+    return tuple(names[:n]) + ("",) * max(0, n - len(names))
+
+
 def _prepare(program: Program, e: EntryPoint, user_args: tuple, static: tuple, donate: tuple) -> PreparedCall:
+    from dataclasses import replace
+
+    prepared = _prepare_call(program, e, user_args, static, donate)
+    fn = e.obj.forward if e.kind == "module" else e.obj.__wrapped__ if e.kind == "jit-function" else e.obj
+    params = _param_names(fn, len(user_args))
+    return replace(prepared, param_names=("weights",) * prepared.user_offset + params)
+
+
+def _prepare_call(program: Program, e: EntryPoint, user_args: tuple, static: tuple,
+                  donate: tuple) -> PreparedCall:
     names = tuple(f"arg {i}" for i in range(len(user_args)))
     if e.kind == "module":
         import torch

@@ -4,7 +4,8 @@ execute measured around ``jax.block_until_ready``.
 :class:`ProgramRunner` keeps its own executable cache keyed by the abstract values of the dynamic arguments
 (pytree structure, shape, dtype, weak type) and the values of the static ones, calling JAX's stages API
 explicitly (``jit(f).trace(*args).lower().compile()``) on a miss, so every compile is timed and says why
-("first call", "new input shape: arg 0 f32[7,128] → f32[8,128]", "static argument 1 changed: 3 → 4").
+("first call", "new input shape: arg 0 f32[7,128] → f32[8,128]", "static argument n changed: 3 → 4" — the
+static argument named as the user wrote it, its index where it has no name).
 A hit calls the cached ``Compiled`` directly. ``mode="no-jit"`` calls the function op by op instead.
 
 Every call yields an :class:`app.core.events.CallRecord` (``step`` = the entry point's name, ``mode`` =
@@ -13,6 +14,8 @@ Every call yields an :class:`app.core.events.CallRecord` (``step`` = the entry p
 
 from __future__ import annotations
 
+import ast
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -99,6 +102,11 @@ class ProgramRunner:
         names = self.prepared.arg_names
         return names[i] if i < len(names) else f"arg {i - self.prepared.user_offset}"
 
+    def _static_name(self, i: int) -> str:
+        """Static argument ``i`` (an index into ``args``) as the user wrote it: its parameter name, else its
+        user index."""
+        return self.prepared.param_name(i) or str(i - self.prepared.user_offset)
+
     def compile_reason(self, key: CallKey) -> str:
         """Why ``key`` needs a new executable, compared with the previous call's."""
         old = self._last_key
@@ -112,7 +120,7 @@ class ProgramRunner:
                 continue
             name = self._name(i)
             if kind_a == "static" and kind_b == "static":
-                reasons.append(f"static argument {i - self.prepared.user_offset} changed: {a!r} → {b!r}")
+                reasons.append(f"static argument {self._static_name(i)} changed: {a!r} → {b!r}")
             elif kind_a == "dyn" and kind_b == "dyn":
                 (tree_a, leaves_a), (tree_b, leaves_b) = a, b
                 if tree_a != tree_b:
@@ -249,7 +257,8 @@ class RunResult:
     (``steady_decode_ms`` = median ``wall_ms`` of calls that did not compile, ``ttft_ms`` = first call's
     ``wall_ms``, ``n_tokens`` = 0); ``stopped``: ``should_stop`` ended it early; ``output``: the last
     call's outputs; ``stages``: ``(traced, lowered, compiled)`` of the first compiling call (None in no-jit);
-    ``sizes``: per call, the swept size (sweeps only); ``padded_sizes``: the bucket each size was padded to."""
+    ``sizes``: per call, the swept size (sweeps only); ``padded_sizes``: the bucket each size was padded to;
+    ``static_values``: per static argument (index into the prepared ``args``), its value in each call made."""
 
     entry: str
     mode: str
@@ -260,6 +269,7 @@ class RunResult:
     stages: tuple[Any, Any, Any] | None = field(default=None, repr=False)
     sizes: list[int] = field(default_factory=list)
     padded_sizes: list[int] = field(default_factory=list)
+    static_values: dict[int, list[Any]] = field(default_factory=dict)
 
     @property
     def n_compiles(self) -> int:
@@ -292,6 +302,7 @@ def _run(runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_sto
     stages = None
     out = None
     stopped = False
+    static_values: dict[int, list[Any]] = {}
     t0 = time.perf_counter()
     for i, args in enumerate(arg_list):
         if should_stop is not None and should_stop():
@@ -303,6 +314,9 @@ def _run(runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_sto
             stopped = True
             break
         records.append(outcome.record)
+        for k in runner.prepared.static_argnums:
+            if k < len(args):
+                static_values.setdefault(k, []).append(args[k])
         out = outcome.outputs
         if stages is None and outcome.stages is not None:
             stages = outcome.stages
@@ -310,7 +324,7 @@ def _run(runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_sto
             on_record(outcome.record)
     total = (time.perf_counter() - t0) * 1000
     return RunResult(runner.prepared.entry.name, mode, records, program_summary(mode, records, total), stopped,
-                     out, stages)
+                     out, stages, static_values=static_values)
 
 
 def run_calls(prepared: PreparedCall, n_calls: int = 10, mode: str = JIT, should_stop: StopFn = None,
@@ -322,6 +336,88 @@ def run_calls(prepared: PreparedCall, n_calls: int = 10, mode: str = JIT, should
     caller keeps the last good result)."""
     runner = runner or ProgramRunner(prepared)
     return _run(runner, [prepared.args] * n_calls, mode, should_stop, on_record)
+
+
+def run_arg_list(prepared: PreparedCall, arg_list: Sequence[tuple], mode: str = JIT, should_stop: StopFn = None,
+                 on_record: RecordFn = None, runner: ProgramRunner | None = None) -> RunResult:
+    """One call per argument tuple of ``arg_list`` (every positional argument, as ``prepared.args``), e.g.
+    from :func:`static_value_args`; otherwise as :func:`run_calls`."""
+    return _run(runner or ProgramRunner(prepared), arg_list, mode, should_stop, on_record)
+
+
+_ARG_NAME = re.compile(r"^\s*([A-Za-z_]\w*|\d+)\s*=(?!=)")
+
+
+def parse_static_values(text: str) -> tuple[str | None, list[Any]]:
+    """``"3,4,4"`` → ``(None, [3, 4, 4])``; ``"n=3,4"`` (or ``"1=3,4"``: by user index) → ``("n", [3, 4])``.
+    Values are Python literals (``3``, ``2.5``, ``True``, ``'relu'``, ``(2, 3)``) or bare words taken as
+    strings (``relu,gelu``); each must be hashable, as a static argument must. Raises :class:`SpecError`."""
+    m = _ARG_NAME.match(text)
+    name, rest = (m.group(1), text[m.end():]) if m else (None, text)
+    rest = rest.strip()
+    if not rest:
+        raise SpecError(f"Static values {text!r}: give one value per call, e.g. 3,4,4 or n=3,4,4.")
+    try:
+        values = list(ast.literal_eval(f"[{rest}]"))
+    except (ValueError, SyntaxError, TypeError):
+        words = [w.strip() for w in rest.split(",")]
+        if not all(w.isidentifier() for w in words):
+            raise SpecError(f"Static values {text!r}: use Python literals separated by commas "
+                            "(3,4,4 · 'relu','gelu' · (2,3),(4,6)).") from None
+        values = words
+    for v in values:
+        try:
+            hash(v)
+        except TypeError:
+            raise SpecError(f"Static value {v!r} is not hashable (a static argument must be): "
+                            "write a tuple instead of a list.") from None
+    if not values:
+        raise SpecError(f"Static values {text!r}: give one value per call.")
+    return name, values
+
+
+def static_value_args(prepared: PreparedCall, varied: Sequence[tuple[str | None, Sequence[Any]]]) -> list[tuple]:
+    """Per call, the prepared arguments with each varied static argument set to that call's value.
+
+    ``varied``: ``(argument, values)`` pairs as :func:`parse_static_values` returns them; the argument is a
+    parameter name or a user index, ``None`` when the entry has exactly one static argument. Every list has
+    one value per call (the same length). Raises :class:`SpecError` for an unknown or non-static argument
+    or lists of different lengths."""
+    off = prepared.user_offset
+    static = sorted(i - off for i in prepared.static_argnums if i >= off)
+
+    def label(k: int) -> str:
+        name = prepared.param_name(k + off)
+        return f"{name} ({k})" if name else str(k)
+
+    listed = ", ".join(label(k) for k in static) or "none"
+    resolved: dict[int, Sequence[Any]] = {}
+    for name, values in varied:
+        if name is None:
+            if len(static) != 1:
+                raise SpecError(f"{prepared.entry.name} has {len(static)} static arguments ({listed}): name the "
+                                "one to vary, e.g. n=3,4,4.")
+            k = static[0]
+        else:
+            k = prepared.user_index(str(name))
+        if k not in static:
+            raise SpecError(f"Argument {label(k)} of {prepared.entry.name} is not static (its static arguments: "
+                            f"{listed}); make it static (static_argnames in the file, or --static {k}).")
+        if k in resolved:
+            raise SpecError(f"Static argument {label(k)} is varied twice.")
+        resolved[k] = list(values)
+    lengths = {len(v) for v in resolved.values()}
+    if len(lengths) > 1:
+        raise SpecError("Every static argument varied needs one value per call: the lists differ in length ("
+                        + ", ".join(f"{label(k)}: {len(v)}" for k, v in resolved.items()) + ").")
+    n_calls = lengths.pop() if lengths else 0
+    calls = []
+    for c in range(n_calls):
+        args = list(prepared.args)
+        for k, values in resolved.items():
+            args[off + k] = values[c]
+        calls.append(tuple(args))
+    return calls
 
 
 def compare_jit(prepared: PreparedCall, n_calls: int = 10, should_stop: StopFn = None,

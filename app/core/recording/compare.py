@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any
 
 from app.core.inspect.location import SourceLocation
@@ -24,10 +25,18 @@ COMPARE_COLUMNS: tuple[Column, ...] = (
 )
 
 
+#: The comparison table of program runs (``program --save-session``): calls, not tokens.
+PROGRAM_COMPARE_COLUMNS: tuple[Column, ...] = tuple(
+    replace(c, title="first call", short="first call") if c.key == "ttft_ms"
+    else replace(c, title="steady call", short="steady call") if c.key == "steady_ms_per_token"
+    else replace(c, key="n_calls", title="calls", short="calls") if c.key == "n_tokens" else c
+    for c in COMPARE_COLUMNS if c.key != "decode_tokens_per_s")
+
+
 def compare_rows(runs: list[RecordedRun]) -> list[dict[str, Any]]:
     """One row per run, keyed as :data:`COMPARE_COLUMNS`: ``run`` (label and mode), ``machine``
     (``"CPU × 1 · jax 0.10.2"``), ``recorded`` (date), ``ttft_ms``, ``compile_ms``, ``n_compiles``,
-    ``steady_ms_per_token``, ``decode_tokens_per_s``, ``total_ms`` (ms), ``n_tokens``. A run that did not
+    ``steady_ms_per_token``, ``decode_tokens_per_s``, ``total_ms`` (ms), ``n_tokens``, ``n_calls``. A run that did not
     finish has None figures."""
     rows = []
     for run in runs:
@@ -40,16 +49,21 @@ def compare_rows(runs: list[RecordedRun]) -> list[dict[str, Any]]:
             "steady_ms_per_token": s.steady_decode_ms if s else None,
             "decode_tokens_per_s": s.decode_tokens_per_s if s else None,
             "total_ms": s.total_ms if s else None, "n_tokens": s.n_tokens if s else len(run.tokens),
+            "n_calls": s.n_calls if s else len(run.records),
         })
     return rows
 
 
 def format_compare(runs: list[RecordedRun]) -> str:
     """The comparison table as text (the CLI's ``show-session --compare``), with the best value of each
-    figure named below it when runs come from more than one machine or mode."""
+    figure named below it when runs come from more than one machine or mode. Runs of the user's programs
+    only (:func:`app.core.recording.text.is_program_run`): :data:`PROGRAM_COMPARE_COLUMNS`, in calls."""
+    from app.core.recording.text import is_program_run
+
     rows = compare_rows(runs)
-    lines = [render_text(COMPARE_COLUMNS, rows)]
-    for c in COMPARE_COLUMNS:
+    columns = PROGRAM_COMPARE_COLUMNS if runs and all(is_program_run(r) for r in runs) else COMPARE_COLUMNS
+    lines = [render_text(columns, rows)]
+    for c in columns:
         values = [(r[c.key], r["run"], r["machine"]) for r in rows if isinstance(r.get(c.key), (int, float))]
         if c.best and len(values) > 1:
             best = (min if c.best == "low" else max)(values, key=lambda v: v[0])

@@ -9,7 +9,7 @@ from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
 from app.core.recording.compare import ir_figures
 from app.core.recording.model import RecordedRun
 from app.core.recording.store import SessionFile
-from app.core.report.text import format_call_table, format_summary
+from app.core.report.text import FINISH_REASONS, format_call_table, format_summary
 from app.core.units import ms
 
 
@@ -33,29 +33,95 @@ def _settings_line(settings: dict[str, Any]) -> str:
     return " · ".join(f"{k} {settings[k]}" for k in keys if k in settings)
 
 
-def format_run(run: RecordedRun) -> str:
-    """Several lines: label, model, where it was recorded, settings, prompt, generated text, the call table,
-    the summary and the IR figures of each recorded step."""
+#: The steps of a model's calls; a program's calls are named after its entry point.
+MODEL_STEPS = ("prefill", "decode")
+#: The settings a program run records (``program --save-session``), in the order they are printed.
+PROGRAM_SETTINGS = ("calls", "args", "static", "static_values", "seed", "sweep", "sweep_arg", "bucket")
+
+
+def is_program_run(run: RecordedRun) -> bool:
+    """A run of the user's program (calls of an entry point), not of a model (prompt, prefill, decode,
+    tokens): no prompt or tokens, and calls of a step other than prefill / decode (a run with no calls:
+    the program settings it recorded)."""
+    if run.prompt_event is not None or run.tokens:
+        return False
+    if run.records:
+        return not any(r.step in MODEL_STEPS for r in run.records)
+    return "calls" in run.settings and "max_new_tokens" not in run.settings
+
+
+def _shape(dims: list[int]) -> str:
+    return f"[{','.join(map(str, dims))}]"
+
+
+def _setting(value: Any) -> str:
+    return "; ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def argument_shapes(records: list[CallRecord]) -> list[str]:
+    """Per argument of a program's calls, its shapes in call order, each change shown:
+    ``arg 0 [1,8] → [2,8] → [4,8]`` (``arg 0 [4,8]`` when every call had the same; ``[]``: a scalar)."""
+    shapes: dict[str, list[str]] = {}
+    for r in records:
+        for name, dims in r.input_shapes.items():
+            seen = shapes.setdefault(name, [])
+            if not seen or seen[-1] != _shape(dims):
+                seen.append(_shape(dims))
+    return [f"{name} {' → '.join(seen)}" for name, seen in shapes.items()]
+
+
+def format_program_summary(label: str, finished: FinishedEvent) -> str:
+    """A program run's summary in calls (no tokens): why it ended, the first call (its compile included),
+    the steady call (median of the calls that did not compile), the compiles and the total."""
+    s, reason = finished.summary, FINISH_REASONS.get(finished.reason, finished.reason)
+    return (f"program {label} | mode {s.mode} | {s.n_calls} calls, {reason}\n"
+            f"first call {ms(s.ttft_ms)} | steady call {ms(s.steady_decode_ms)} | compiles {s.n_compiles} "
+            f"({ms(s.compile_ms)} compiling) | total {ms(s.total_ms)}")
+
+
+def _head(run: RecordedRun, what: str) -> list[str]:
     env = run.environment
     pk = env.get("packages") or {}
     versions = " · ".join(f"{k} {v}" for k, v in pk.items() if v)
-    lines = [f"== {run.label} · {run.recorded_label}",
-             f"model {run.model}" + (f" ({run.model_id})" if run.model_id and run.model_id != run.model else "")
-             + f" · mode {run.mode} · mesh {run.mesh}" + (f" · race {run.race}" if run.race else ""),
-             f"machine {env.get('cpu_model') or '?'} · {env.get('cpu_count') or '?'} cores · {env.get('os', '?')}",
-             f"versions {versions or '–'}" + (f" · XLA_FLAGS {env['xla_flags']}" if env.get("xla_flags") else ""),
-             f"settings {_settings_line(run.settings) or '–'}",
-             f"prompt {run.prompt!r}" + (f" ({run.prompt_event.n_tokens} tokens)" if run.prompt_event else ""),
-             f"text {run.text!r}"]
-    if run.tokens:
-        lines.append(f"tokens {len(run.tokens)}: first at {ms(run.tokens[0].elapsed_ms)}, "
-                     f"last at {ms(run.tokens[-1].elapsed_ms)}")
-    if run.records:
-        lines += ["", format_call_table(run.records)]
-    if run.finished:
-        lines += ["", format_summary(run.model, run.finished)]
+    return [f"== {run.label} · {run.recorded_label}",
+            f"{what} {run.model}" + (f" ({run.model_id})" if run.model_id and run.model_id != run.model else "")
+            + f" · mode {run.mode} · mesh {run.mesh}" + (f" · race {run.race}" if run.race else ""),
+            f"machine {env.get('cpu_model') or '?'} · {env.get('cpu_count') or '?'} cores · {env.get('os', '?')}",
+            f"versions {versions or '–'}" + (f" · XLA_FLAGS {env['xla_flags']}" if env.get("xla_flags") else "")]
+
+
+def format_run(run: RecordedRun) -> str:
+    """Several lines: label, model, where it was recorded, settings, prompt, generated text, the call table,
+    the summary and the IR figures of each recorded step. A program's run (:func:`is_program_run`) speaks
+    of calls instead: its settings, the shapes of its arguments, the call table with its first argument's
+    column, first call / steady call / compiles."""
+    if is_program_run(run):
+        shown = {k: run.settings[k] for k in PROGRAM_SETTINGS
+                 if run.settings.get(k) is not None and run.settings[k] is not False and run.settings[k] != ""
+                 and run.settings[k] != []}
+        if not shown.get("sweep"):
+            shown.pop("sweep_arg", None)
+        settings = " · ".join(f"{k.replace('_', ' ')} {_setting(v)}" for k, v in shown.items())
+        lines = [*_head(run, "program"), f"settings {settings or '–'}"]
+        if run.records:
+            lines.append("arguments " + (" · ".join(argument_shapes(run.records)) or "no arrays"))
+            first = next(iter(run.records[0].input_shapes), None)
+            lines += ["", format_call_table(run.records, **({"input_name": first} if first else {}))]
+        lines += ["", format_program_summary(run.model, run.finished)] if run.finished else \
+            ["(the run did not finish)"]
     else:
-        lines.append("(the run did not finish)")
+        lines = [*_head(run, "model"), f"settings {_settings_line(run.settings) or '–'}",
+                 f"prompt {run.prompt!r}" + (f" ({run.prompt_event.n_tokens} tokens)" if run.prompt_event else ""),
+                 f"text {run.text!r}"]
+        if run.tokens:
+            lines.append(f"tokens {len(run.tokens)}: first at {ms(run.tokens[0].elapsed_ms)}, "
+                         f"last at {ms(run.tokens[-1].elapsed_ms)}")
+        if run.records:
+            lines += ["", format_call_table(run.records)]
+        if run.finished:
+            lines += ["", format_summary(run.model, run.finished)]
+        else:
+            lines.append("(the run did not finish)")
     if run.persistent_cache_hits:
         lines.append(f"persistent cache served {run.persistent_cache_hits} compile(s)")
     lines += [f"IR {line}" for line in ir_figures(run)]
