@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -412,12 +413,19 @@ class MainWindow(QMainWindow):
             self.status.show(message)
 
     def _on_error(self, event: RequestFailed) -> None:
+        message = event.message
         if isinstance(event.request, LoadRequest):
-            self.ui.model_error.setText(event.message)
+            if self.ui.model_error.isVisible() and self.ui.model_error.text() == message:
+                # the same model failed again (Run or Load retried it): say so, or nothing seems to happen
+                # (issue 29, flaw 5: after a text file renamed .gguf, Run and Ctrl+Enter looked dead)
+                message = (f"{message} · tried again at {time.strftime('%H:%M:%S')}: pick another model "
+                           "(the model box) or fix the file, then Run")
+            else:
+                self.ui.model_error.setText(message)
             self.ui.model_error.setVisible(True)
         elif event.field == "prompt":
-            self.ui.prompt.set_error(event.message)  # inline, where the problem is (the mesh card does its own)
-        self.status.error(event.message, event.details)
+            self.ui.prompt.set_error(message)  # inline, where the problem is (the mesh card does its own)
+        self.status.error(message, event.details)
 
     @Slot(str)
     def _on_dtype_changed(self, _dtype: str) -> None:

@@ -27,3 +27,19 @@ def test_first_run_without_a_loaded_model_uses_the_models_chat_template(qtbot, m
     prompt = win.session.runs[-1].prompt
     assert prompt is not None and prompt.chat and prompt.text.startswith("<|user|>"), prompt
     assert win.ui.form.chat.isEnabled() and win.ui.form.chat.isChecked()
+
+
+def test_run_after_a_failed_load_says_it_tried_again(qtbot, make_window, tmp_path):
+    """Issue 29, flaw 5: after a load failed (a text file renamed .gguf), Run retries it and says so — it never
+    looks like a dead button."""
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("not a model\n" * 20)
+    win = make_window(str(bad), autoload=False)
+    win.ui.model_picker.set_current_model(str(bad))
+    win.run()
+    qtbot.waitUntil(lambda: win.ui.model_error.isVisible() and not win.is_busy(), timeout=60_000)
+    first = win.status.text()
+    assert "not a readable GGUF file" in first and "tried again" not in first
+    win.run()
+    qtbot.waitUntil(lambda: "tried again" in win.status.text() and not win.is_busy(), timeout=60_000)
+    assert "pick another model" in win.status.text()
