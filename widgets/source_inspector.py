@@ -91,6 +91,7 @@ class SourceInspector(QWidget):
         layout.addWidget(split)
         self.step.currentTextChanged.connect(self._on_step)
         self.explorer.linesSelected.connect(self.linesSelected)
+        self.diff.lineActivated.connect(self._on_diff_line)
         self.explorer.equationsSelected.connect(self._on_equations)
         self.graph.nodeClicked.connect(self._on_node_clicked)
         self.graph.groupToggled.connect(self._on_group_toggled)
@@ -98,6 +99,14 @@ class SourceInspector(QWidget):
         fit.clicked.connect(self.graph.fit)
         svg.clicked.connect(self._export_svg)
         png.clicked.connect(self._export_png)
+
+    @Slot(str, int)
+    def _on_diff_line(self, file: str, line: int) -> None:
+        """A double-clicked source-line row of Prefill vs decode selects that line in the explorer (which
+        cross-links it to every IR view); issue 29, flaw 8: the signal reached nothing."""
+        from app.core.units import source_label
+
+        self.explorer.select_location(source_label(file, line))
 
     def set_source_map(self, step: str, source_map: Any) -> None:
         """Add or replace the map of ``step``; shows it if it is the current (or first) step."""

@@ -50,6 +50,16 @@ def test_source_map_tab_links_both_ways(qtbot, window):
     tree = window.findChild(QTreeWidget, "sourceTree")
     assert tree.isVisible() and tree.topLevelItemCount() > 0
     assert window.inspect.inspector.diff.primitives.rowCount() > 0  # both steps in: the diff is filled
+    # Prefill vs decode: double-clicking a source-line row selects that line in the explorer (issue 29 flaw 8)
+    from app.core.units import source_label
+
+    diff, explorer = window.inspect.inspector.diff, window.inspect.inspector.explorer
+    row = next(r for r in range(diff.lines.rowCount()) if diff.lines.item(r, 0).data(Qt.UserRole) is not None
+               and diff._line_rows[diff.lines.item(r, 0).data(Qt.UserRole)].file)
+    line_row = diff._line_rows[diff.lines.item(row, 0).data(Qt.UserRole)]
+    diff.lines.cellDoubleClicked.emit(row, 0)
+    picked = explorer.tree.currentItem()
+    assert picked is not None and explorer._location(picked) == source_label(line_row.file, line_row.line)
 
     # Explorer → IR views: a node with HLO instructions highlights lines in jaxprView and hloView.
     sm = wiring.inspector.explorer.shown_map()
