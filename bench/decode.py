@@ -2,7 +2,7 @@
 time, steady ms/token, tokens/s, ratio to ``torch`` and to the memory-bandwidth bound, in one process.
 
     .venv/bin/python bench/decode.py [--models smollm2-135m-instruct random:gpt2-small-shape]
-        [--modes torch torchax-eager jit-dynamic jit-static torch-compile] [--tokens 48]
+        [--modes torch torchax-eager jit-dynamic jit-static jit-loop torch-compile] [--tokens 48]
         [--device cpu|gpu|tpu] [--dtype float32|bfloat16]
         [--inductor-cache cold|warm] [--threads N] [--json]
 
@@ -25,7 +25,9 @@ configured); ``warm`` uses the app's default Inductor directory, so a second inv
 
 Goals (issues 12 and 13), printed as PASS/MISS: on the default model jit-static's steady decode >= 1.8x the
 tokens/s of torch and within 1.2x of the bound; jit-static >= 1.1x the tokens/s of torch-compile, with a total
-compile time <= 0.15x Inductor's.
+compile time <= 0.15x Inductor's. Issue 31, for jit-loop (the decode loop as one compiled ``while_loop``; its
+steady ms/token is the median host-side interval between its token callbacks): >= 1.15x jit-static's tokens/s,
+<= 1.15x the bound, its loop's compile <= 1.5x jit-static's decode compile.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
         "first_decode_ms": decode[0].wall_ms if decode else None,
         "prefill_phases": prefill.compile_phases,
         "decode_phases": decode[0].compile_phases if decode else {},
+        "decode_compile_ms": decode[0].compile_total_ms if decode else None,
+        "decode_timing": decode[-1].timing if decode else None,
         "compile_total_ms": sum(r.compile_total_ms for r in records if r.compiled),
         "compiles": finished.summary.n_compiles,
         "steady_ms_per_token": steady,
@@ -99,6 +103,16 @@ def goals(rows: dict[str, dict], bound_ms: float) -> list[tuple[str, float | Non
             if tc["compile_total_ms"]:
                 v = js["compile_total_ms"] / tc["compile_total_ms"]
                 out.append(("jit-static compile total / Inductor's", v, "<= 0.15", v <= 0.15))
+    loop = rows.get("jit-loop")
+    if loop and loop["steady_ms_per_token"]:
+        if js and js["steady_ms_per_token"]:
+            v = js["steady_ms_per_token"] / loop["steady_ms_per_token"]
+            out.append(("jit-loop tokens/s / jit-static", v, ">= 1.15", v >= 1.15))
+            if js["decode_compile_ms"] and loop["decode_compile_ms"]:
+                v = loop["decode_compile_ms"] / js["decode_compile_ms"]
+                out.append(("jit-loop loop compile / jit-static decode compile", v, "<= 1.5", v <= 1.5))
+        v = loop["steady_ms_per_token"] / bound_ms
+        out.append(("jit-loop ms/token / bound", v, "<= 1.15", v <= 1.15))
     return out
 
 
@@ -127,6 +141,9 @@ def print_result(res: dict) -> None:
               f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['decode_tokens_per_s'], ',.1f'):>9} "
               f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8}")
     for r in res["modes"]:
+        if r["decode_timing"] and r["decode_timing"] != "call":
+            print(f"  {r['mode']} steady ms/token is the median {r['decode_timing']} (one call runs every token)")
+    for r in res["modes"]:
         for kind in ("prefill", "decode"):
             if r[f"{kind}_phases"]:
                 print(f"  {r['mode']} first {kind} compile phases (ms): {_phases(r[f'{kind}_phases'])}")
@@ -147,9 +164,9 @@ def print_result(res: dict) -> None:
 #: Defaults per platform: models, dtype, modes.
 DEFAULTS = {
     "cpu": (["smollm2-135m-instruct", "random:gpt2-small-shape"], "float32",
-            ["torch", "torchax-eager", "jit-dynamic", "jit-static"]),
-    "gpu": (["random:llama-1b-shape"], "bfloat16", ["torch", "torch-compile", "jit-static"]),
-    "tpu": (["random:llama-1b-shape"], "bfloat16", ["jit-static"]),
+            ["torch", "torchax-eager", "jit-dynamic", "jit-static", "jit-loop"]),
+    "gpu": (["random:llama-1b-shape"], "bfloat16", ["torch", "torch-compile", "jit-static", "jit-loop"]),
+    "tpu": (["random:llama-1b-shape"], "bfloat16", ["jit-static", "jit-loop"]),
 }
 
 
@@ -172,7 +189,8 @@ def main() -> int:
                         help="where to run (default: JAX's default backend)")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
                         help="weights dtype (default: float32 on cpu, bfloat16 on gpu / tpu)")
-    parser.add_argument("--tokens", type=int, default=48, help="tokens for torch, jit-static and torch-compile")
+    parser.add_argument("--tokens", type=int, default=48,
+                        help="tokens for torch, jit-static, jit-loop and torch-compile")
     parser.add_argument("--slow-tokens", type=int, default=4, help=f"tokens for {' and '.join(SLOW_MODES)}")
     parser.add_argument("--inductor-cache", choices=("cold", "warm"), default="cold")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: unchanged)")

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling"]
 StepKind = Literal["prefill", "decode"]
+#: :attr:`CallRecord.timing` of a token of an on-device loop (jit-loop): the host-side interval between callbacks.
+CALLBACK_INTERVAL = "callback interval"
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
 #: ``calls``: a program run (``app.core.programs``) made all the calls it was asked for.
 FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped", "calls"]
@@ -74,7 +76,11 @@ class CallRecord(_Event):
     for JAX (the stages API), Dynamo / AOT autograd / Inductor phases for ``torch-compile``. ``device`` is
     the device that ran the call (``"cpu"``, ``"NVIDIA H100 80GB HBM3 (gpu:0)"``, for a PyTorch mode on a GPU
     the CUDA device, ``"… (cuda:0)"``; :meth:`app.core.engine.device.Device.label_for`); ``""`` in records made
-    before devices were recorded.
+    before devices were recorded. ``timing`` says what ``wall_ms`` / ``execute_ms`` measure: ``"call"`` (one
+    model call, timed around it: every mode but jit-loop) or ``"callback interval"`` (:data:`CALLBACK_INTERVAL`:
+    a token of jit-loop's on-device loop, one call for all its tokens; the time on the host between this token's
+    ``io_callback`` and the previous one's — for the loop's first token, from the decode's start, its compile
+    included).
     """
 
     index: int
@@ -93,6 +99,7 @@ class CallRecord(_Event):
     mesh: str = "1 device"
     compile_phases: dict[str, float] = field(default_factory=dict)
     device: str = ""
+    timing: str = "call"
     kind = "call"
 
     @property

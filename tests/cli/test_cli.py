@@ -64,7 +64,7 @@ def test_inspect_agrees_with_the_catalog_on_what_each_mode_can_show(model_dirs):
     Dynamo captured) is inspectable from the command line too, and a jit view asked of it is refused by name."""
     from app.core.modes.catalog import CATALOG
 
-    assert [i.name for i in CATALOG if i.inspectable] == ["jit-dynamic", "jit-static", "torch-compile"]
+    assert [i.name for i in CATALOG if i.inspectable] == ["jit-dynamic", "jit-static", "jit-loop", "torch-compile"]
     code, _, err = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch-compile", "--what", "hlo")
     assert code == 2 and "fx-graph" in err
     code, out, _ = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch-compile", "--step", "prefill")

@@ -56,7 +56,7 @@ def test_catalog_rules():
         assert info.framework in ("jax", "torch")
         assert "cpu" in info.devices and "gpu" in info.devices  # every mode runs on a CPU and on a GPU
     assert {i.name for i in CATALOG if i.framework == "torch"} == {"torch", "torch-compile"}
-    assert modes_on("tpu") == ("torchax-eager", "jit-dynamic", "jit-static")
+    assert modes_on("tpu") == ("torchax-eager", "jit-dynamic", "jit-static", "jit-loop")
     assert modes_on("gpu") == tuple(i.name for i in CATALOG)
     assert "reduce-overhead" in mode_info("torch-compile").help and "CUDA graphs" in mode_info("torch-compile").help
 

@@ -390,6 +390,7 @@ class Engine:
         mode = mode_class(settings.mode)(self, settings, max_cache_len)
         if on_live_phase is not None:
             mode.emit_live = on_live_phase
+        mode.should_stop = should_stop
         with torch.no_grad():
             try:
                 room = max_cache_len - len(prompt_ids) + 1  # the prefill's token, then one per free position
@@ -399,6 +400,8 @@ class Engine:
             except Exception as exc:
                 _raise_friendly(exc)
                 raise
+            finally:
+                mode.finish()
 
     def _loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat=False) -> Iterator[Event]:
         detok = IncrementalDetokenizer(self.tokenizer)
@@ -438,6 +441,7 @@ class Engine:
                 break
             step_gen, kind = mode.decode(result.token, position), "decode"
             position += 1
+        mode.finish()  # before the summary: a loop running ahead on the device (jit-loop) stops now
         total_ms = (time.perf_counter() - t_start) * 1000
         summary = Summary.from_records(settings.mode, records, len(detok.ids), ttft_ms, total_ms)
         text = self.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)

@@ -124,6 +124,10 @@ def _no_live_event(event: PhaseEvent) -> None:
     pass
 
 
+def _never_stop() -> bool:
+    return False
+
+
 class Mode:
     """Per-run state of one execution mode. ``engine`` owns the model, the JAX weights and the compiled
     steps (kept across runs); ``emit_live(PhaseEvent)`` reports a phase while a call blocks (a compiler
@@ -131,6 +135,9 @@ class Mode:
     the catalog (:func:`app.core.modes.catalog.mode_info`)."""
 
     emit_live: Callable[[PhaseEvent], None] = staticmethod(_no_live_event)
+    #: The run's Stop flag (the engine sets it to ``generate``'s ``should_stop``), for a mode that runs ahead of
+    #: the engine's loop (jit-loop polls it while it waits for a token); polled on the compute thread only.
+    should_stop: Callable[[], bool] = staticmethod(_never_stop)
 
     def __init__(self, engine: ModeHost, settings: GenerationSettings, max_cache_len: int) -> None:
         #: This mode's name (:data:`app.core.modes.catalog.CATALOG`): the class was looked up by it.
@@ -153,6 +160,10 @@ class Mode:
     def clear_state(cls, engine: ModeHost) -> None:
         """Drop what this mode made outside the engine's compiled steps (called by
         :meth:`app.core.engine.engine.Engine.clear_compiled` before it resets :meth:`Engine.mode_state`)."""
+
+    def finish(self) -> None:
+        """The run ended (every finish reason, Stop and errors included): release what outlives a step (jit-loop
+        stops and joins its loop's thread). Called by the engine on the compute thread; nothing here by default."""
 
     def prefill(self, prompt_ids: list[int]) -> StepGen:
         raise NotImplementedError

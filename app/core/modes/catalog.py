@@ -82,6 +82,12 @@ CATALOG: tuple[ModeInfo, ...] = (
              "xla", "app.core.modes.jit:JitDynamicMode", "#0891b2", "t"),
     ModeInfo("jit-static", "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
              "xla", "app.core.modes.jit:JitStaticMode", "#2563eb", "t1", profilable=True),
+    ModeInfo("jit-loop", "jit-static's prefill, then the whole decode loop as one compiled jax.lax.while_loop "
+             "(one compile, one dispatch for all tokens; each token streamed out by an ordered io_callback, Stop "
+             "through its return value, EOS ends it on the device). The right tool for long generations with no "
+             "per-token host logic; not when the host must act between tokens (a program's own sampling, "
+             "constraints, tools), on a device mesh, or for a few tokens (its compile is one more step's)",
+             "xla", "app.core.modes.loop:JitLoopMode", "#16a34a", "s"),
     ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile over a StaticCache; on CPU Inductor's C++ "
              "kernels (mode 'default'), on GPU its Triton kernels with mode 'reduce-overhead': CUDA graphs replay "
              "each step's launches, as XLA:GPU's command buffers do for jit-static",

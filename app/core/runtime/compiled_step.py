@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,29 +141,39 @@ class CompiledStep:
                 labels.append(name + jax.tree_util.keystr(path))
         return labels
 
+    def prepare(self, *args: Any) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], tuple | None]]:
+        """Generator: the executable for ``args``' signature, traced, lowered and compiled on a miss (yielding
+        a start and an end :class:`PhaseEvent` per phase), without running it. Returns ``(executable, timing,
+        stages)``: ``timing`` holds the :class:`CallRecord` fields of a compiling call (``compile_reason``,
+        ``trace_ms``, ``lower_ms``, ``compile_ms``, ``persistent_cache_hit``, ``compile_phases``; empty on a hit),
+        ``stages`` is ``(traced, lowered, compiled)`` of a compile, None on a hit. :meth:`__call__` is
+        ``prepare`` then one blocking run; a mode that runs the executable elsewhere (jit-loop: on a helper
+        thread, while this thread reads its tokens) calls ``prepare`` alone."""
+        key = self.last_key = self._key(args)
+        executable = self._executables.get(key)
+        timing: dict[str, Any] = {}
+        if executable is not None:
+            return executable, timing, None
+        shapes = self._shapes(args)
+        timing["compile_reason"] = self._reason(shapes)
+        detail = f"{self.name} step"
+        phases: dict[str, float] = {}
+        traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
+        lowered = yield from _timed("lowering", detail, phases, "lower", traced.lower)
+        hits_before = getattr(_counts, "hits", 0)
+        executable = yield from _timed("compiling", detail, phases, "compile", lambda: _compile(lowered))
+        timing.update(
+            trace_ms=phases["trace"], lower_ms=phases["lower"], compile_ms=phases["compile"],
+            persistent_cache_hit=getattr(_counts, "hits", 0) > hits_before, compile_phases=phases,
+        )
+        self._executables[key] = executable
+        self._last_shapes = shapes
+        return executable, timing, (traced, lowered, executable)
+
     def __call__(self, *args: Any) -> Iterator[PhaseEvent | StepOutput]:
         """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
         :class:`StepOutput`."""
-        key = self.last_key = self._key(args)
-        executable = self._executables.get(key)
-        stages = None
-        timing: dict[str, Any] = {}
-        if executable is None:
-            shapes = self._shapes(args)
-            timing["compile_reason"] = self._reason(shapes)
-            detail = f"{self.name} step"
-            phases: dict[str, float] = {}
-            traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
-            lowered = yield from _timed("lowering", detail, phases, "lower", traced.lower)
-            hits_before = getattr(_counts, "hits", 0)
-            executable = yield from _timed("compiling", detail, phases, "compile", lambda: _compile(lowered))
-            timing.update(
-                trace_ms=phases["trace"], lower_ms=phases["lower"], compile_ms=phases["compile"],
-                persistent_cache_hit=getattr(_counts, "hits", 0) > hits_before, compile_phases=phases,
-            )
-            stages = (traced, lowered, executable)
-            self._executables[key] = executable
-            self._last_shapes = shapes
+        executable, timing, stages = yield from self.prepare(*args)
         t0 = time.perf_counter()
         out = jax.block_until_ready(executable(*args))
         execute_ms = (time.perf_counter() - t0) * 1000

@@ -1,0 +1,262 @@
+"""The jit-loop mode: the whole decode loop compiled into one XLA program that streams its tokens to the host.
+
+Prefill is jit-static's. Decoding is one jitted :func:`jax.lax.while_loop` (JAX docs, ``jax.lax.while_loop``:
+``cond_fun`` / ``body_fun`` over a carry of fixed types, lowered to one XLA ``while``) whose carry is
+``(token, KV cache, position, PRNG key, count, done, seen)`` and whose body is jit-static's decode step — the
+model's forward and :func:`app.core.runtime.sampling.pick_token`, the same greedy / temperature / top-k / top-p /
+repetition-penalty definitions — followed by one :func:`jax.experimental.io_callback` (``ordered=True``: the
+callbacks run in program order, JAX docs "External callbacks") that hands the token id to the host. The
+callback's return value is the Stop flag: the loop exits after the iteration whose callback returned True.
+An end-of-sequence token ends it on the device (``done``); the step limit is a runtime operand, so one compile
+serves every ``max_new_tokens``.
+
+On the host the loop runs on a helper thread (it blocks until the loop ends) while the compute thread, inside
+:meth:`JitLoopMode.decode`, takes the tokens from a queue one by one and returns each as a
+:class:`app.core.modes.base.StepResult`: the engine's loop, its :class:`app.core.events.TokenEvent` s, TTFT and
+tokens/s are those of every other mode. Each token's :class:`app.core.events.CallRecord` times the host-side
+interval between its callback and the previous one (``timing == "callback interval"``); the first decode
+record is the loop's one compiling call (trace / lower / compile phases), timed from the decode's start.
+
+One token per callback, kept after measuring on this 2-core CPU: any host callback inside the loop (ordered,
+unordered or ``jax.debug.callback``) costs ~0.3 ms per call. On the 4-layer pydoc-llama (steps of ~0.5 ms) the
+same loop runs 0.45-0.53 ms/token without callbacks, 0.79-0.87 with one per token, 0.61 with one per 4 tokens,
+0.48 per 16, against jit-static's 0.75-0.9: the callback costs less than the dispatch it saves, and on a 12-layer
+GPT-2-small shape (~19 ms/token) it is ~1.5 % of a step. K tokens per callback would also make Stop and the token
+points coarser by K.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import io_callback
+
+from app.core.errors import InvalidSettingsError
+from app.core.events import CALLBACK_INTERVAL, CallRecord
+from app.core.modes.base import StepGen, StepResult, forward
+from app.core.modes.jit import JitStaticMode
+from app.core.runtime.compiled_step import CompiledStep
+from app.core.runtime.pytrees import FlatTree
+from app.core.runtime.sampling import pick_token
+
+#: Positional arguments of the loop (IR labels, compile reasons). ``token`` and ``position`` are int32 scalars,
+#: ``max_steps`` the int32 step limit, ``stop_ids`` ``(STOP_IDS,)`` int32 (-1 = unused).
+LOOP_ARGS = ("weights", "kv_cache", "token", "position", "attention_mask", "PRNG key", "seen tokens", "temperature",
+             "top_k", "top_p", "repetition_penalty", "max_steps", "stop_ids")
+#: Width of the ``stop_ids`` operand: end-of-sequence and end-of-turn ids padded with -1 (a fixed shape, so
+#: another model's or a chat run's ids do not recompile).
+STOP_IDS = 8
+#: Seconds between two polls of the run's Stop flag while the compute thread waits for a token.
+_POLL_S = 0.01
+
+
+class TokenChannel:
+    """The host end of the loop's ``io_callback``: one per compiled loop (the executable keeps this object), routed
+    to the run in progress (:attr:`listener`). Called on an XLA runtime thread, once per iteration, in order."""
+
+    def __init__(self) -> None:
+        #: ``listener(token, count) -> stop`` of the running loop; None between runs (the loop then stops).
+        self.listener: Callable[[int, int], bool] | None = None
+
+    def __call__(self, token: np.ndarray, count: np.ndarray) -> np.ndarray:
+        """``token``: the iteration's int32 token id; ``count``: int32 iterations before it. Returns a bool
+        scalar: True ends the loop after this iteration."""
+        listener = self.listener
+        stop = True if listener is None else listener(int(token), int(count))
+        return np.asarray(stop, dtype=np.bool_)
+
+
+def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel) -> Callable:
+    """The decode loop as a pure JAX function of :data:`LOOP_ARGS`; returns ``(count, cache, key, seen)``: int32
+    iterations run, the cache (a :class:`FlatTree`), the PRNG key and the ``(1, vocab)`` bool seen-mask after the
+    last one. ``fn`` is ``torchax.extract_jax``'s module function; ``greedy`` is static (as in jit-static)."""
+
+    def loop(weights, cache, token, position, attention_mask, key, seen, temperature, top_k, top_p, penalty,
+             max_steps, stop_ids):
+        def cond(carry):
+            count, done = carry[4], carry[5]
+            return jnp.logical_and(jnp.logical_not(done), count < max_steps)
+
+        def body(carry):
+            token, cache, position, key, count, done, seen = carry
+            logits, new_cache = forward(fn, weights, cache.unflatten(), token.reshape(1, 1), position.reshape(1, 1),
+                                        attention_mask)
+            picked, key, seen = pick_token(logits[:, -1], key, seen, temperature, top_k, top_p, penalty, greedy=greedy)
+            nxt = picked[0]
+            stop = io_callback(channel, jax.ShapeDtypeStruct((), jnp.bool_), nxt, count, ordered=True)
+            done = jnp.logical_or(stop, jnp.any(nxt == stop_ids))
+            return nxt, FlatTree.of(new_cache), position + 1, key, count + 1, done, seen
+
+        init = (token, cache, position, key, jnp.int32(0), jnp.bool_(False), seen)
+        _, cache, _, key, count, _, seen = jax.lax.while_loop(cond, body, init)
+        return count, cache, key, seen
+
+    return loop
+
+
+class LoopStep(CompiledStep):
+    """The compiled loop with its :class:`TokenChannel` (the callback target baked into its executables)."""
+
+    def __init__(self, fn: Callable, channel: TokenChannel) -> None:
+        super().__init__(fn, "decode", LOOP_ARGS, donate_argnums=(1,))
+        self.channel = channel
+
+
+@dataclass
+class LoopStats:
+    """What the latest loop of a run did (``engine.mode_state("jit-loop")["last_loop"]``): ``steps`` iterations
+    on the device (= callbacks), ``after_stop`` callbacks that ran once Stop was set (at most 1: the loop exits
+    after the iteration that saw it), ``consumed`` tokens the engine took, ``limit`` the step limit it was given,
+    ``stopped`` whether Stop was set."""
+
+    steps: int = 0
+    after_stop: int = 0
+    consumed: int = 0
+    limit: int = 0
+    stopped: bool = False
+
+
+class _LoopRun:
+    """One dispatch of the compiled loop: the helper thread that runs it and the queue its callbacks fill."""
+
+    def __init__(self, executable: Any, args: tuple, channel: TokenChannel, limit: int) -> None:
+        self.tokens: queue.Queue = queue.Queue()
+        self.stop = threading.Event()
+        self.stats = LoopStats(limit=limit)
+        self.outputs: Any = None
+        self.error: BaseException | None = None
+        self._channel = channel
+        self._last = time.perf_counter()
+        channel.listener = self._on_token
+        self._thread = threading.Thread(target=self._run, args=(executable, args), name="jit-loop", daemon=False)
+        self._thread.start()
+
+    def _on_token(self, token: int, count: int) -> bool:  # on an XLA runtime thread
+        now = time.perf_counter()
+        interval, self._last = (now - self._last) * 1000, now
+        stopped = self.stop.is_set()
+        self.stats.steps += 1
+        self.stats.after_stop += stopped
+        self.tokens.put((token, interval))
+        return stopped
+
+    def _run(self, executable: Any, args: tuple) -> None:
+        try:
+            self.outputs = jax.block_until_ready(executable(*args))
+        except BaseException as exc:  # handed to the compute thread, raised there
+            self.error = exc
+        finally:
+            self.tokens.put(None)
+
+    def next_token(self, should_stop: Callable[[], bool]) -> tuple[int, float] | None:
+        """``(token, interval_ms)`` of the next iteration, or None once the loop has ended (error raised).
+        Polls ``should_stop`` (on the calling thread) while it waits and passes it on to the loop."""
+        while True:
+            if should_stop():
+                self.stop.set()
+            try:
+                item = self.tokens.get(timeout=_POLL_S)
+            except queue.Empty:
+                continue
+            if item is None:
+                self.join()
+                return None
+            self.stats.consumed += 1
+            return item
+
+    def join(self) -> None:
+        """Stop the loop (after its current iteration) and wait for its thread; raise what the loop raised."""
+        self.stop.set()
+        self._thread.join()
+        self._channel.listener = None
+        self.stats.stopped = self.stop.is_set() and self.stats.after_stop > 0
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+
+class JitLoopMode(JitStaticMode):
+    """jit-static's prefill, then the decode loop as one jitted ``while_loop`` streaming each token through an
+    ordered ``io_callback`` (see the module doc). One device only: ordered callbacks are not supported across a
+    device mesh."""
+
+    def __init__(self, engine, settings, max_cache_len: int) -> None:
+        if engine.mesh is not None:
+            raise InvalidSettingsError(
+                f"jit-loop runs on one device (its ordered io_callback does not span a mesh; this engine runs on "
+                f"{engine.mesh_spec}): use jit-static on a mesh, or a single device."
+            )
+        super().__init__(engine, settings, max_cache_len)
+        self._loop: _LoopRun | None = None
+        self._generated = 0
+        chat = engine.chat_default if settings.chat is None else settings.chat  # as Engine.prompt_text decides
+        stop = [*engine.eos_ids, *(engine.turn_end_ids if chat else [])] if settings.stop_at_eos else []
+        ids = sorted(set(stop))[:STOP_IDS]
+        self._stop_ids = np.full((STOP_IDS,), -1, dtype=np.int32)
+        self._stop_ids[: len(ids)] = ids
+
+    def prefill(self, prompt_ids):
+        result = yield from super().prefill(prompt_ids)
+        self._generated = 1
+        return result
+
+    def _loop_step(self) -> LoopStep:
+        greedy = self.settings.greedy
+
+        def build() -> LoopStep:
+            channel = TokenChannel()
+            return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel), channel)
+
+        return self.engine.compiled_step(self.mode, "decode", greedy, build)  # type: ignore[return-value]
+
+    def decode(self, token: int, position: int) -> StepGen:
+        t_start = time.perf_counter()
+        first = self._loop is None
+        record_fields: dict[str, Any] = {}
+        capture = None
+        if first:
+            step = self._loop_step()
+            limit = min(self.settings.max_new_tokens - self._generated, self.max_cache_len - position)
+            weights, _ = self.engine.jax_state()
+            args = (weights, self.cache, jnp.int32(token), jnp.int32(position), self.mask, self.key, self.seen,
+                    *self.sampling, jnp.int32(max(limit, 1)), jnp.asarray(self._stop_ids))
+            executable, record_fields, stages = yield from step.prepare(*args)
+            self.cache = None  # donated to the loop
+            self._loop = _LoopRun(executable, args, step.channel, limit)
+            self.engine.mode_state(self.mode)["last_loop"] = self._loop.stats
+            if stages is not None:
+                from app.core.inspect import ir
+
+                labels = step.input_labels(args)
+                capture = lambda: ir.capture(*stages, labels)  # noqa: E731
+        item = self._loop.next_token(self.should_stop)
+        if item is None:  # the loop ended before the engine did (a Stop flag that was withdrawn): go on from there
+            self._resume()
+            return (yield from self.decode(token, position))
+        tok, interval_ms = item
+        self._generated += 1
+        wall_ms = (time.perf_counter() - t_start) * 1000 if first else interval_ms
+        execute_ms = wall_ms - sum(record_fields.get("compile_phases", {}).values()) if first else interval_ms
+        record = CallRecord(index=0, step="decode", mode="", input_shapes={}, wall_ms=wall_ms, execute_ms=execute_ms,
+                            compiled=bool(record_fields), timing=CALLBACK_INTERVAL,
+                            **record_fields)
+        shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len], "max_steps": [self._loop.stats.limit]}
+        return StepResult(tok, record, shapes if first else {"input_ids": [1, 1]}, wall_ms, capture)
+
+    def _resume(self) -> None:
+        """Take the ended loop's state (cache, key, seen) so that the next :meth:`decode` starts a new loop."""
+        _, self.cache, self.key, self.seen = self._loop.outputs
+        self._loop = None
+
+    def finish(self) -> None:
+        if self._loop is not None:
+            self._loop.join()
+            self._loop = None
