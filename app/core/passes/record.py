@@ -46,7 +46,8 @@ class RecordingStopped(RecordingError):
 
 def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Callable[[], bool] | None = None,
                     timeout_s: float = CHILD_TIMEOUT_S, keep_dir: str | os.PathLike | None = None,
-                    compiler_options: dict[str, Any] | None = None, kernel_ir: bool = False) -> PassPipeline:
+                    compiler_options: dict[str, Any] | None = None, kernel_ir: bool = False,
+                    on_progress: Callable[[str], None] | None = None) -> PassPipeline:
     """Compile ``lowered`` (a ``jax.stages.Lowered``) again with XLA's pass dumps and a profiler session and
     return its :class:`~app.core.passes.model.PassPipeline`.
 
@@ -58,9 +59,12 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     value}``, see :func:`app.core.passes.compare.parse_xla_flags`), kept on the result as
     ``PassPipeline.compiler_options``. ``kernel_ir``: also dump each fusion kernel's LLVM IR
     (:data:`app.core.backends.CPU` ``.kernel_ir_options``: off by default since jax 0.12, whose XLA:CPU aborted
-    the process while dumping a Llama step's kernels). The compiled executable is dropped; the caller's own executable is untouched.
+    the process while dumping a Llama step's kernels). ``on_progress``: called with a line at each stage (the
+    compile with dumps, reading the dump files, reading the profiler capture), from the recording's thread. The
+    compiled executable is dropped; the caller's own executable is untouched.
     Raises :class:`RecordingError` (see there)."""
     stop = should_stop or (lambda: False)
+    progress = on_progress or (lambda message: None)
     if not hasattr(lowered, "compile") or not hasattr(lowered, "as_text"):
         raise RecordingError(f"Cannot record XLA's passes of a {type(lowered).__name__}: it is not a jax Lowered "
                              "(torch-compile steps are compiled by Inductor, not XLA).")
@@ -73,11 +77,16 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
         row = CPU if fusion_log else _default_backend()
         dump_extra = {**extra, **(dict(row.kernel_ir_options) if kernel_ir else {})}
         if fusion_log:
+            progress("compiling in a child process with XLA's pass dumps and fusion log")
             compile_ms, log_text = _compile_in_child(lowered, work, stop, timeout_s, dump_extra)
         else:
+            progress("compiling with XLA's pass dumps under the profiler")
             compile_ms, log_text = _compile_here(lowered, work, dump_extra, user_options=bool(extra)), None
         if stop():
             raise RecordingStopped("Pipeline recording stopped after the compile.")
+        dump = work / "dump"
+        n_files = sum(1 for _ in dump.iterdir()) if dump.is_dir() else 0
+        progress(f"compiled in {compile_ms / 1000:.1f} s; reading {n_files:,} dump files and the profiler capture")
         pipeline = _read(work, compile_ms, log_text)
         pipeline.compiler_options = extra
         # since jax 0.11 the profiler records a pass that xla_disable_hlo_passes skipped as a ~1 µs event (its

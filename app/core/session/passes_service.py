@@ -54,27 +54,34 @@ def passes_ready(request: rq.PassesRequest, mode: str, pipeline: Any, seconds: f
 
 
 def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[[], bool],
-                  on_live_phase: Callable[[Any], None] | None, lowered: tuple[str, Any] | None = None) -> Iterator[Any]:
+                  on_live_phase: Callable[[Any], None] | None, lowered: tuple[str, Any] | None = None,
+                  started: float | None = None) -> Iterator[Any]:
     """Record the step's pass pipeline (``lowered``: ``(mode, jax Lowered)`` given directly, e.g. a program's
-    entry point; else the engine's compiled step); progress as a live phase. A stop (``should_stop``) ends it
-    with a :class:`~app.core.session.requests.Notice`, not a failure."""
+    entry point; else the engine's compiled step); progress as live phases at each stage (flags checked,
+    compile with dumps, dumps read). The recording's ``seconds`` count from ``started`` (``time.perf_counter()``
+    when the request began, e.g. before a program was lowered; default: now), the whole wait the user saw.
+    A stop (``should_stop``) ends it with a :class:`~app.core.session.requests.Notice`, not a failure."""
     from app.core.events import PhaseEvent
     from app.core.passes.compare import parse_xla_flags, validate_xla_flags
     from app.core.passes.record import RecordingStopped, record_pipeline
 
+    t0 = started if started is not None else time.perf_counter()
     options = parse_xla_flags(request.xla_flags)
     kernel_ir = lowered is not None
     mode, lowered = lowered if lowered is not None else find_lowered(engine, request.step, request.mode)
+
+    def progress(message: str) -> None:
+        if on_live_phase is not None:
+            on_live_phase(PhaseEvent("recording passes", True, f"{mode} · {request.step}: {message}"))
+
+    if options:
+        progress(f"asking XLA about {len(options)} flag{'s' if len(options) != 1 else ''}")
     validate_xla_flags(options)
-    if on_live_phase is not None:
-        how = " and the fusion log (child process)" if request.fusion_log else ""
-        on_live_phase(PhaseEvent("recording passes", True, f"{mode} · {request.step}: XLA's pass dumps{how}"))
-    t0 = time.perf_counter()
     try:
         # a program's entry point (given directly) is small: its kernels' LLVM IR is dumped too; a model's
         # step is not (jax 0.12's XLA:CPU aborted while dumping a Llama step's kernels: app.core.backends.CPU)
         pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop,
-                                   compiler_options=options, kernel_ir=kernel_ir)
+                                   compiler_options=options, kernel_ir=kernel_ir, on_progress=progress)
     except RecordingStopped as exc:
         yield rq.Notice(str(exc))
         return

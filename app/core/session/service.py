@@ -276,6 +276,8 @@ class ComputeService:
         """Record XLA's pass pipeline of a compiled step (:mod:`app.core.session.passes_service`)."""
         from app.core.session.passes_service import record_passes
 
+        started = time.perf_counter()  # the recording's seconds: the whole wait, a program's lowering included
+
         if request.program is not None:  # the user's program: lower its entry point (no model needed)
             from app.core.programs.runner import ProgramRunner
             from app.core.session.programs_service import ProgramService
@@ -284,9 +286,10 @@ class ComputeService:
                 self._programs = ProgramService()
             _program, prepared, _runner = self._programs._prepare(request.program, should_stop)
             lowered = ProgramRunner(prepared).lower(should_stop=should_stop)
-            yield from record_passes(None, request, should_stop, on_live_phase, lowered=("jit", lowered))
+            yield from record_passes(None, request, should_stop, on_live_phase, lowered=("jit", lowered),
+                                     started=started)
             return
-        yield from record_passes(self._engine(), request, should_stop, on_live_phase)
+        yield from record_passes(self._engine(), request, should_stop, on_live_phase, started=started)
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:
