@@ -196,3 +196,22 @@ def test_recording_bypasses_the_persistent_cache(tmp_path):
         assert persistent_cache_dir() == (tmp_path / "cache").resolve()
     finally:
         set_persistent_cache(None)
+
+
+def test_a_recording_says_each_stage_and_counts_the_whole_wait():
+    """Issue 29, flaw 6: the live phase moves (compile with dumps, then reading the dump files) and the seconds
+    of the result count from the request's start, not the compile alone."""
+    import time
+
+    from app.core.session.passes_service import record_passes
+    from app.core.session.requests import PassesReady, PassesRequest
+
+    phases = []
+    started = time.perf_counter() - 5.0  # the request began 5 s ago (e.g. a program was lowered first)
+    events = list(record_passes(None, PassesRequest(step="mlp"), lambda: False, phases.append,
+                                lowered=("jit", _mlp_lowered()), started=started))
+    ready = next(e for e in events if isinstance(e, PassesReady))
+    details = [p.detail for p in phases]
+    assert any("compiling with XLA's pass dumps" in d for d in details), details
+    assert any("reading" in d and "dump files" in d for d in details), details
+    assert ready.seconds >= 5.0
