@@ -29,6 +29,9 @@ def describe(record: Any, run: str = "", titles: dict[str, str] | None = None) -
         return f"{titles[name]} {ms(g(name))}"
 
     lines = [f"<b>call {g('index')}</b> · {g('step')} · {g('mode') or ''}", timing("wall_ms")]
+    if g("timing") == "callback interval":  # jit-loop: one compiled loop, each token's point the host's interval
+        lines[-1] = (f"{ms(g('wall_ms'))} between this token's callback and the one before (one compiled "
+                     "while_loop: a token is not a call)")
     if run:
         lines.insert(0, f"<i>{run}</i>")
     if g("execute_ms") is not None:

@@ -520,3 +520,17 @@ def test_phase_bars_split_torch_compiles_compile_into_its_own_phases(qtbot):
     drawn = bars.segment_widths()
     assert drawn["c++ compile"] == [6000.0] and drawn["compile"] == [700.0]
     assert "c++ compile" in bars.legend_text() and "dynamo" in bars.legend_text()
+
+
+def test_a_jit_loop_tokens_tool_tip_says_it_is_a_callback_interval():
+    """Issue 31: a jit-loop token's point is the host-side interval between callbacks, not a call."""
+    import dataclasses
+
+    from qt_helpers import call_record
+
+    from widgets.call_tooltip import describe
+
+    record = dataclasses.replace(call_record(5, wall_ms=0.6), mode="jit-loop", timing="callback interval")
+    text = describe(record)
+    assert "between this token's callback and the one before" in text and "wall 0.6" not in text
+    assert "wall" in describe(call_record(5, wall_ms=0.6))
