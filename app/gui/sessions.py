@@ -465,9 +465,11 @@ class SessionFiles(QObject):
         run = self.recorded.get(state.run_id) or self._pending
         plot = self.window.ui.plot
         machine = run.machine if run is not None else ""
-        where = f"{state.mode} · {machine_name(run.environment) if run is not None else ''}"
+        machine_label = machine_name(run.environment) if run is not None else ""
+        model = f" · {run.model}" if run is not None and run.model else ""  # names its model or program:entry
+        where = f"{state.mode} · {machine_label}{model}"
         if state.replay:  # the mode first: a race lane's steady-decode key is named by it
-            where = f"{state.mode} ▶ replay · {machine_name(run.environment) if run is not None else ''}"
+            where = f"{state.mode} ▶ replay · {machine_label}{model}"
         label = where if state.replay else f"{where} (recorded)"  # the plot adds "run N · "
         colour = self._machines.get(machine)
         if state.race is not None:

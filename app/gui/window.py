@@ -343,7 +343,7 @@ class MainWindow(QMainWindow):
             ui.plot.start_run(f"{run.mode}{mesh} · {model}", run_id=run.run_id)
         else:  # a race's lanes are drawn together, one curve per mode, earlier runs faded beside them
             ui.plot.start_run(
-                f"{run.mode}{mesh}",
+                f"{run.mode}{mesh} · {model}",  # each lane names its model or program:entry (issue 29 flaw 14)
                 colour=MODE_COLOURS.get(run.mode),
                 fade=False,
                 symbol=MODE_SYMBOLS.get(run.mode),
