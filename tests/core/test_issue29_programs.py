@@ -126,3 +126,37 @@ def test_a_program_run_as_text_speaks_of_calls_not_tokens(program):
     table = format_compare([run])
     assert "first call" in table and "steady call" in table and "calls" in table
     assert "TTFT" not in table and "token" not in table
+
+
+def test_a_tracer_error_names_the_users_function_and_argument(tmp_path):
+    """Issue 29, flaw 19: JAX's TracerBoolConversionError points at the user's function and its argument's
+    name, not the app's wrapper in app/core/programs/runner.py and ``args[0]``."""
+    import pytest
+
+    from app.core.programs.errors import ProgramError
+    from app.core.programs.loader import load_program
+    from app.core.programs.runner import ProgramRunner
+
+    path = tmp_path / "branchy.py"
+    path.write_text("import jax.numpy as jnp\n\n\ndef relu_if(x):\n    if x.sum() > 0:\n        return x\n"
+                    "    return -x\n\n\ndef relu_if_args():\n    return (jnp.ones(4),)\n")
+    prepared = load_program(str(path)).prepare("relu_if")
+    with pytest.raises(ProgramError) as info:
+        ProgramRunner(prepared).call(prepared.args)
+    message = str(info.value)
+    assert info.value.line == 5 and "TracerBoolConversionError" in message
+    assert f"relu_if at {path}:4" in message and "argument x" in message
+    assert "runner.py" not in message and "args[0]" not in message
+
+
+def test_an_out_of_memory_error_is_in_gb_and_marks_the_entry_points_line():
+    """Issue 29, flaw 19: XLA's "Out of memory allocating N bytes" of the compiled program marks the entry
+    point's line (no frame of the user's is in its traceback) and says the size in GB."""
+    from app.core.programs.errors import program_error
+
+    exc = RuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 160000000000 bytes.")
+    error = program_error(exc, "/tmp/mine.py", "execute", "big", entry_line=7)
+    assert error.file == "/tmp/mine.py" and error.line == 7
+    assert "160000000000 bytes (149 GB)" in error.message
+    loading = program_error(exc, "/tmp/mine.py", "load", "", entry_line=7)  # not the compiled program's
+    assert loading.line == 0

@@ -8,6 +8,7 @@ parser names).
 
 from __future__ import annotations
 
+import re
 import traceback
 from typing import Any, Literal
 
@@ -65,12 +66,25 @@ def _user_frame(exc: BaseException, path: str) -> tuple[int, int]:
     return line, depth
 
 
-def program_error(exc: BaseException, path: str, stage: Stage, entry: str = "") -> ProgramError:
+_ALLOCATING = re.compile(r"(allocat\w* )(\d{7,})( bytes)")
+
+
+def _readable_sizes(message: str) -> str:
+    """``"Out of memory allocating 160000000000 bytes"`` → ``"… 160000000000 bytes (149 GB)"`` (binary prefixes,
+    :func:`app.core.units.nbytes`): XLA writes allocation sizes in bytes (issue 29, flaw 19)."""
+    from app.core.units import nbytes
+
+    return _ALLOCATING.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)} ({nbytes(int(m.group(2)))})", message)
+
+
+def program_error(exc: BaseException, path: str, stage: Stage, entry: str = "", entry_line: int = 0) -> ProgramError:
     """The :class:`ProgramError` for ``exc`` raised by the program at ``path`` during ``stage``.
 
     The line is the parser's for a ``SyntaxError`` in the program file, else the innermost traceback frame
     in ``path`` of ``exc`` or, if none, of its ``__cause__`` / ``__context__`` chain (JAX re-raises some
-    errors from its internals)."""
+    errors from its internals), else — for an error of the compiled program (compile or execute: out of memory,
+    a device error) — ``entry_line``, the entry point's own line. Allocation sizes in bytes are also given in
+    GiB."""
     if isinstance(exc, ProgramError):
         return exc
     tb_text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -84,6 +98,8 @@ def program_error(exc: BaseException, path: str, stage: Stage, entry: str = "") 
         seen.add(id(current))
         line, _ = _user_frame(current, path)
         current = current.__cause__ or current.__context__
-    message = str(exc) or type(exc).__name__
+    if not line and stage in ("lower", "compile", "execute"):
+        line = entry_line
+    message = _readable_sizes(str(exc) or type(exc).__name__)
     return ProgramError(message, error_type=type(exc).__name__, file=path if line else "", line=line,
                         stage=stage, entry=entry, traceback_text=tb_text)

@@ -15,6 +15,7 @@ Every call yields an :class:`app.core.events.CallRecord` (``step`` = the entry p
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import statistics
 import time
@@ -79,7 +80,11 @@ class ProgramRunner:
         self.prepared = prepared
         fn = prepared.fn
 
-        def entry(*args: Any) -> Any:  # a new function per runner: JAX's in-process trace cache starts empty
+        # a new function per runner: JAX's in-process trace cache starts empty. functools.wraps gives it the user's
+        # name, signature and source (JAX's messages follow __wrapped__: "tracing the function selu at
+        # mine.py:4 … argument x", not this wrapper's file and "args[0]"; issue 29 flaw 19)
+        @functools.wraps(fn)
+        def entry(*args: Any) -> Any:
             return fn(*args)
 
         self._jitted = jax.jit(entry, static_argnums=prepared.static_argnums,
@@ -166,7 +171,7 @@ class ProgramRunner:
         except (ProgramError, ProgramStopped):
             raise
         except Exception as exc:
-            raise program_error(exc, p.path, stage, p.entry.name) from exc
+            raise program_error(exc, p.path, stage, p.entry.name, p.entry.line) from exc
 
     def stages(self, args: tuple, should_stop: StopFn = None) -> tuple[Any, Any, Any, dict[str, float]]:
         """Trace, lower and compile for ``args`` (uncached): ``(traced, lowered, compiled, ms per phase)``.
