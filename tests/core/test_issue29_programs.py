@@ -160,3 +160,21 @@ def test_an_out_of_memory_error_is_in_gb_and_marks_the_entry_points_line():
     assert "160000000000 bytes (149 GB)" in error.message
     loading = program_error(exc, "/tmp/mine.py", "load", "", entry_line=7)  # not the compiled program's
     assert loading.line == 0
+
+
+def test_a_syntax_error_in_an_edited_example_names_the_edited_copy():
+    """Issue 29, flaw 19: an edited draft of a gallery example with a syntax error is reported as the edited copy,
+    not at app/examples/05_loops.py:N (the installed example would look broken)."""
+    from pathlib import Path
+
+    import pytest
+
+    from app.core.programs.errors import ProgramError
+    from app.core.programs.loader import load_program
+
+    example = next(Path(__file__).resolve().parents[2].glob("app/examples/05_*.py"))
+    text = example.read_text(encoding="utf-8") + "\ndef broken(:\n"
+    with pytest.raises(ProgramError) as info:
+        load_program(str(example), source=text)
+    assert str(info.value).startswith(f"{example.name} (edited, not saved):")
+    assert info.value.file == str(example) and info.value.line > 0  # the editor still marks the line

@@ -31,8 +31,11 @@ class ProgramError(PlaygroundError):
     """
 
     def __init__(self, message: str, *, error_type: str, file: str = "", line: int = 0, column: int = 0,
-                 stage: Stage = "load", entry: str = "", traceback_text: str = ""):
+                 stage: Stage = "load", entry: str = "", traceback_text: str = "", shown_file: str = ""):
         self.message = message
+        #: how messages name ``file`` (``"05_loops.py (edited, not saved)"`` for the editor's changed copy of a
+        #: file, so an installed example never looks broken); ``""``: ``file`` itself
+        self.shown_file = shown_file
         self.error_type = error_type
         self.file = file
         self.line = line
@@ -44,12 +47,12 @@ class ProgramError(PlaygroundError):
 
     @property
     def headline(self) -> str:
-        where = f"{self.file}:{self.line}: " if self.file and self.line else ""
+        where = f"{self.shown_file or self.file}:{self.line}: " if self.file and self.line else ""
         first = self.message.strip().splitlines()[0] if self.message.strip() else ""
         return f"{where}{self.error_type}: {first}"
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}: " if self.file and self.line else ""
+        where = f"{self.shown_file or self.file}:{self.line}: " if self.file and self.line else ""
         return f"{where}{self.error_type}: {self.message}"
 
 

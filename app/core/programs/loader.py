@@ -316,8 +316,14 @@ def load_program(path: str | os.PathLike | None = None, source: str | None = Non
     """
     if path is None and source is None:
         raise ValueError("load_program needs a path or source text")
+    edited = False
     if path is not None:
         path = os.path.abspath(os.fspath(path))
+        if source is not None:  # the editor's text of a file: differs from the file on disk when edited
+            try:
+                edited = Path(path).read_text(encoding="utf-8") != source
+            except OSError:
+                edited = False
         if source is None:
             try:
                 source = Path(path).read_text(encoding="utf-8")
@@ -329,10 +335,13 @@ def load_program(path: str | os.PathLike | None = None, source: str | None = Non
         Path(path).write_text(source or "", encoding="utf-8")
     assert source is not None
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    shown = f"{os.path.basename(path)} (edited, not saved)" if edited else ""
     try:
         code = compile(source, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise program_error(exc, path, "load") from None
+        error = program_error(exc, path, "load")
+        error.shown_file = shown  # an installed example's edited copy never looks like the example is broken
+        raise error from None
     module_name = f"torchax_playground_program_{next(_counter)}"
     module = types.ModuleType(module_name)
     module.__file__ = path
@@ -345,7 +354,9 @@ def load_program(path: str | os.PathLike | None = None, source: str | None = Non
     except ProgramStopped:
         raise
     except (Exception, SystemExit) as exc:
-        raise program_error(exc, path, "load") from exc
+        error = program_error(exc, path, "load")
+        error.shown_file = shown
+        raise error from exc
     finally:
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
