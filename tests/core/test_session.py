@@ -220,3 +220,23 @@ def test_replays_never_push_the_recorded_runs_off_the_plot():
         kept = [r.label for r in session.runs]
         assert all(r.label in kept for r in recorded), kept  # the recording stays, torch lane included
         assert [r.race for r in session.runs if r.replay] == [replay_race] * 3, kept  # older replays left first
+
+
+def test_a_program_stopped_before_its_first_call_does_not_repeat_the_previous_summary(monkeypatch):
+    """Issue 29, flaw 19: Esc in an infinite loop (the request ends before any call) says it stopped before the
+    first call, not the previous program run's summary."""
+    from app.core.session import model as session_model
+
+    monkeypatch.setattr(session_model, "program_line", lambda run: f"summary of {run.label}")
+    rec = Recorder()
+    session = rec.session()
+    first = rq.ProgramRequest("def f(x):\n    return x\n", name="a.py")
+    assert session.run_program(first)
+    session.apply(LaneEvent("jit", 0, 1, 3))
+    session.runs[-1].finished = object()  # its calls ended
+    session.apply(rq.RequestDone(first))
+    assert rec.emitted["idle"][-1][0].startswith("summary of run 1")
+    second = rq.ProgramRequest("while True:\n    pass\n", name="b.py")
+    assert session.run_program(second)
+    session.apply(rq.RequestDone(second))  # stopped while loading: no lane, no call
+    assert rec.emitted["idle"][-1][0] == "Stopped before the first call ended."

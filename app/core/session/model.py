@@ -327,6 +327,9 @@ class Session:
         if self.busy:
             return False
         self.pending = request
+        # the runs of this request come after this one: a request stopped before its first call (Esc in an
+        # infinite loop) says so instead of repeating the previous run's summary (issue 29, flaw 19)
+        self._program_first_run = self._n_runs
         if not request.trace_only:  # a trace as you type is not the run Replay repeats
             self.last_request = request
         self._busy_changed()
