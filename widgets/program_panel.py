@@ -63,8 +63,9 @@ class ProgramPanel(QWidget):
                              "as two runs on the plot")
         self.sweep = QLineEdit(objectName="programSweep", clearButtonEnabled=True)
         self.sweep.setPlaceholderText("sweep: 1:16")
-        self.sweep.setToolTip("Shape sweep of argument 0's first axis instead of N equal calls: 1:16, 1:64:4, "
-                              "3,5,9 or array specs f32[1,128], f32[4,128]; one compile per new shape")
+        self.sweep.setToolTip("Shape sweep of one argument's first axis instead of N equal calls: 1:16, 1:64:4, "
+                              "3,5,9 or array specs f32[1,128], f32[4,128]; one compile per new shape. The first "
+                              "array argument by default; name another as x=1:16 or 1=1:16")
         self.bucket = QCheckBox("buckets", objectName="programBucket")
         self.bucket.setToolTip("Also run the sweep zero-padded to power-of-two sizes: one compile per bucket")
         self.live = QCheckBox("as you type", objectName="programLive")

@@ -178,3 +178,22 @@ def test_a_syntax_error_in_an_edited_example_names_the_edited_copy():
         load_program(str(example), source=text)
     assert str(info.value).startswith(f"{example.name} (edited, not saved):")
     assert info.value.file == str(example) and info.value.line > 0  # the editor still marks the line
+
+
+def test_a_sweep_in_the_window_takes_the_first_array_argument_or_the_one_named(tmp_path):
+    """Issue 29, flaw 11: the window's sweep varied argument 0 only, so mlp(params, x) failed ("argument 0 is not
+    an array … (dict)"); now a plain sweep takes the first array argument, and x=… / 1=… name one."""
+    import pytest
+
+    from app.core.programs.loader import load_program
+    from app.core.programs.runner import sweep_target
+    from app.core.programs.specs import SpecError
+
+    path = tmp_path / "mlp.py"
+    path.write_text("import jax.numpy as jnp\n\n\ndef mlp(params, x, y):\n    return (x @ params['w']).sum() + y.sum()\n"
+                    "\n\ndef mlp_args():\n    return ({'w': jnp.ones((4, 2))}, jnp.ones((3, 4)), jnp.ones(5))\n")
+    prepared = load_program(str(path)).prepare("mlp")
+    assert sweep_target(prepared, "1:4") == (1, "1:4")
+    assert sweep_target(prepared, "y=2,3") == (2, "2,3") and sweep_target(prepared, "2=1:3") == (2, "1:3")
+    with pytest.raises(SpecError, match="has no argument 'z'"):
+        sweep_target(prepared, "z=1:4")

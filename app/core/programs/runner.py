@@ -463,6 +463,22 @@ def parse_sweep(text: str) -> list[int] | list[ArraySpec]:
     return sizes
 
 
+def sweep_target(prepared: PreparedCall, text: str) -> tuple[int, str]:
+    """Which user argument a sweep text varies, and the sweep itself: ``"x=1:16"`` / ``"1=1:16"`` name it (a
+    parameter name as written or an index), a plain ``"1:16"`` takes the first argument that is an array with a
+    first axis (``mlp(params, x)``: ``x``, not the dict of ``params``; issue 29, flaw 11). Raises
+    :class:`SpecError` for an unknown name or when no argument is an array."""
+    target, sep, rest = text.partition("=")
+    if sep and target.strip() and target.strip()[0] not in "[(":
+        return prepared.user_index(target.strip()), rest.strip()
+    user = prepared.args[prepared.user_offset:]
+    for i, value in enumerate(user):
+        if prepared.user_offset + i not in prepared.static_argnums and getattr(value, "shape", ()):
+            return i, text.strip()
+    raise SpecError(f"Sweep: no argument of {prepared.entry.name} is an array with a first axis "
+                    f"({', '.join(describe(v) for v in user) or 'no arguments'}).")
+
+
 def sweep_args(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], bucket: bool = False,
                arg: int = 0, seed: int = 0) -> tuple[list[tuple], list[int], list[int]]:
     """Arguments of a shape sweep over user argument ``arg`` (its first axis): per size, random data of the

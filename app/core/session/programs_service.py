@@ -85,7 +85,15 @@ class ProgramService:
     def _handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program
-        from app.core.programs.runner import BUCKETED, JIT, NO_JIT, ProgramRunner, parse_sweep, sweep_args
+        from app.core.programs.runner import (
+            BUCKETED,
+            JIT,
+            NO_JIT,
+            ProgramRunner,
+            parse_sweep,
+            sweep_args,
+            sweep_target,
+        )
         from app.core.programs.specs import SpecError
 
         try:
@@ -106,11 +114,12 @@ class ProgramService:
         lanes: list[tuple[str, Any, list[tuple]]] = []  # (mode, runner, arguments per call)
         if request.sweep.strip():
             try:
-                sweep = parse_sweep(request.sweep)
-                plain, _, _ = sweep_args(prepared, sweep, False)
+                arg, text = sweep_target(prepared, request.sweep)
+                sweep = parse_sweep(text)
+                plain, _, _ = sweep_args(prepared, sweep, False, arg)
                 lanes.append((JIT, ProgramRunner(prepared), plain))
                 if request.bucket:
-                    padded, _, _ = sweep_args(prepared, sweep, True)
+                    padded, _, _ = sweep_args(prepared, sweep, True, arg)
                     lanes.append((BUCKETED, ProgramRunner(prepared), padded))
             except SpecError as exc:
                 raise ProgramError(str(exc), error_type="SpecError", stage="args", entry=entry) from None
