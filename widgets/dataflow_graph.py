@@ -1,7 +1,8 @@
 """Dataflow graph view: a laid-out graph (``app.core.inspect.dataflow.Dataflow``-shaped plain data: ``nodes`` with
 ``id, label, kind, eqns, x, y, w, h``; ``edges`` with ``src, dst, label, points``) drawn in a
 QGraphicsView. Wheel zooms around the cursor, dragging pans, clicking a node emits its equations.
-Export to SVG (``QSvgGenerator``, in PySide6-Essentials' QtSvg) and PNG. No JAX.
+Export to SVG (written in page coordinates by :mod:`widgets.vector_export`: arrowhead markers on the edges,
+bold titles, the monospace font, dashed borders of open boxes), PDF and PNG. No JAX.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ DOT_PRIMS = ("dot_general", "conv_general_dilated")
 GROUP_KINDS = ("module", "layer", "call", "line")
 FONT_PT = 9  # the node text; app.core.inspect.dataflow sizes boxes for a 9 pt monospace font
 HEADER_H = 24.0  # the title row of an open box (app.core.inspect.dataflow.HEADER_H)
+EXPORT_ROLE = 0  # QGraphicsItem data key read by widgets.vector_export (ROLE): "edge" / "arrowhead"
 
 
 def _font(bold: bool = False) -> QFont:
@@ -148,6 +150,7 @@ class DataflowGraph(QGraphicsView):
             item = QGraphicsPathItem(path)
             item.setPen(pen)
             item.setZValue(-1)
+            item.setData(EXPORT_ROLE, "edge")  # the SVG export ends it in an arrowhead marker
             self._scene.addItem(item)
             self._arrow(e.points[-2], e.points[-1], by_id.get(e.dst))
         for n in graph.nodes:
@@ -172,7 +175,9 @@ class DataflowGraph(QGraphicsView):
         tip = QPointF(bx, by)
         left = QPointF(bx - 8 * ux + 4 * uy, by - 8 * uy - 4 * ux)
         right = QPointF(bx - 8 * ux - 4 * uy, by - 8 * uy + 4 * ux)
-        self._scene.addPolygon(QPolygonF([tip, left, right]), QPen(QColor("#80868b")), QBrush(QColor("#80868b")))
+        head = self._scene.addPolygon(QPolygonF([tip, left, right]), QPen(QColor("#80868b")),
+                                      QBrush(QColor("#80868b")))
+        head.setData(EXPORT_ROLE, "arrowhead")  # drawn by its edge's marker in the SVG export
 
     def fit(self) -> None:
         """Zoom so the whole graph fits the visible area (the items' bounds: a scene rect only ever grows)."""
