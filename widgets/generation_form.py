@@ -12,6 +12,9 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
 
 
+#: The spin box's maximum: far above any model's positions, so the KV cache, not the box, caps a run.
+MAX_NEW_TOKENS = 1 << 20
+
 class GenerationForm(QWidget):
     """The form. Signals (GUI thread): ``dtypeChanged(dtype)`` — a reload is needed to apply it."""
 
@@ -38,11 +41,13 @@ class GenerationForm(QWidget):
         self.dtype.addItems(list(dtypes))
         self.dtype.setToolTip("float32 is the fast choice on CPU (bfloat16 on XLA:CPU is ~10x slower)")
         self.dtype.currentTextChanged.connect(self.dtypeChanged)
-        self.max_new_tokens = QSpinBox(minimum=1, maximum=4096, value=64)
+        # no small maximum of its own: a typed 100000 stayed 1000 when the box stopped at 4,096 (issue 29 flaw 20);
+        # the model's KV cache is the real cap, and the status line says so before the run
+        self.max_new_tokens = QSpinBox(minimum=1, maximum=MAX_NEW_TOKENS, value=64)
         self.max_new_tokens.setObjectName("maxTokensSpin")
         self.max_new_tokens.setToolTip(
-            "New tokens to generate: 1–4,096. A run can end sooner: at the end of text (unless 'ignore end of "
-            "text'), or when the KV cache is full — the status line says so before the run starts.")
+            "New tokens to generate. A run can end sooner: at the end of text (unless 'ignore end of text'), or "
+            "when the KV cache is full (the model's positions) — the status line says so before the run starts.")
         self.cache_len = QSpinBox(minimum=0, maximum=1 << 17, singleStep=64, value=0, specialValueText="auto")
         self.cache_len.setObjectName("cacheLenSpin")
         self.cache_len.setSuffix(" positions")

@@ -534,3 +534,18 @@ def test_a_jit_loop_tokens_tool_tip_says_it_is_a_callback_interval():
     text = describe(record)
     assert "between this token's callback and the one before" in text and "wall 0.6" not in text
     assert "wall" in describe(call_record(5, wall_ms=0.6))
+
+
+def test_max_new_tokens_takes_what_is_typed(qtbot):
+    """Issue 29, flaw 20: typing 100000 gave 1000 (the box's maximum was 4,096); the KV cache is the cap."""
+    from PySide6.QtCore import Qt
+
+    from widgets.generation_form import GenerationForm
+
+    form = GenerationForm(("jit-static",), {}, ("float32",), "jit-static")
+    qtbot.addWidget(form)
+    box = form.max_new_tokens
+    box.selectAll()
+    qtbot.keyClicks(box.lineEdit(), "100000")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert box.value() == 100_000
