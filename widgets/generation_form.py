@@ -11,7 +11,6 @@ from typing import Any
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
 
-
 #: The spin box's maximum: far above any model's positions, so the KV cache, not the box, caps a run.
 MAX_NEW_TOKENS = 1 << 20
 
