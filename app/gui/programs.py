@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -31,6 +31,20 @@ MAX_RECENT = 8
 DRAFT_DELAY_MS = 2000
 LIVE_DELAY_MS = 800  # as you type: re-trace this long after the last edit
 UNTITLED = "untitled.py"
+#: How long typing pauses before the entry list follows the text (ms).
+ENTRIES_DELAY_MS = 400
+#: What File ▸ New program starts from: one entry point and its example arguments (the program convention).
+NEW_PROGRAM = """import jax
+import jax.numpy as jnp
+
+
+def f(x):
+    return jnp.tanh(x @ x.T).sum()
+
+
+def f_args():
+    return (jax.random.normal(jax.random.key(0), (64, 128)),)
+"""
 
 
 def guess_entries(text: str) -> list[str]:
@@ -82,6 +96,9 @@ class ProgramWiring(QObject):
         self._draft_timer.timeout.connect(self.save_state)
         self._live_timer = QTimer(self, singleShot=True, interval=LIVE_DELAY_MS)
         self._live_timer.timeout.connect(self.trace)
+        # the entry list follows the text as it is typed (issue 29 flaw 13: it went stale after new functions)
+        self._entries_timer = QTimer(self, singleShot=True, interval=ENTRIES_DELAY_MS)
+        self._entries_timer.timeout.connect(self._refresh_entries)
         self._traced: tuple = ()  # (text, entry, spec) last sent for a trace as you type
         self._run_after_trace = False  # Ctrl+Enter during a trace as you type: run when it ends
         self._menus(find_menu(window, "&File"))
@@ -91,6 +108,9 @@ class ProgramWiring(QObject):
     # -- setup ------------------------------------------------------------------------------------
     def _menus(self, file_menu: Any) -> None:
         w = self.window
+        self.new_action = file_menu.addAction("&New program", self.new_program)
+        self.new_action.setShortcut(QKeySequence("Ctrl+N"))
+        self.new_action.setToolTip("An untitled program in the Code workspace, with a small function to start from")
         self.open_action = file_menu.addAction("&Open program…", self.open_dialog)
         self.open_action.setShortcut(QKeySequence("Ctrl+O"))
         self.recent_menu = file_menu.addMenu("Open &recent")
@@ -106,7 +126,7 @@ class ProgramWiring(QObject):
         self.save_as_action = file_menu.addAction("Save program &as…", self.save_as)
         self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
         file_menu.addSeparator()
-        for action in (self.open_action, self.save_action, self.save_as_action):
+        for action in (self.new_action, self.open_action, self.save_action, self.save_as_action):
             w.addAction(action)  # shortcuts keep working with the menu bar hidden
 
     def _connect(self) -> None:
@@ -276,6 +296,7 @@ class ProgramWiring(QObject):
         self.editor.document().setModified(modified)
         self.panel.entry.setCurrentText("")  # another file: its own first entry point
         self.panel.set_entries([(n, "") for n in guess_entries(text)], "")
+        self.panel.set_values({"sweep": "", "bucket": False, "spec": ""})  # another file: not the last one's sweep
         self.panel.show_message("Ctrl+Enter runs the program." if not example else
                                 "An example (read-only file: Save as to keep your edits). Ctrl+Enter runs it.")
         self._show_file()
@@ -370,8 +391,33 @@ class ProgramWiring(QObject):
         self.panel.set_file(self.name + (" (example)" if self.example else ""), self.path, modified)
 
     @Slot()
+    def new_program(self) -> bool:
+        """File ▸ New program (Ctrl+N): an untitled program with a small entry point and its example arguments,
+        in the Code workspace. False when the user kept the current edits."""
+        if not self._may_replace():
+            return False
+        self.set_program(NEW_PROGRAM, name=UNTITLED)
+        self.window.workspaces.show("Code")
+        self.save_state()
+        return True
+
+    @Slot()
+    def _refresh_entries(self) -> None:
+        """The entry list from the editor's text (:func:`guess_entries`), the picked entry kept when it is
+        still there; tool tips of the last load kept for names that stay."""
+        names = guess_entries(self.editor.code())
+        shown = [self.panel.entry.itemText(i) for i in range(self.panel.entry.count())]
+        if names == shown:
+            return
+        tips = {self.panel.entry.itemText(i): self.panel.entry.itemData(i, Qt.ItemDataRole.ToolTipRole) or ""
+                for i in range(self.panel.entry.count())}
+        current = self.panel.entry.currentText()
+        self.panel.set_entries([(n, tips.get(n, "")) for n in names], current if current in names else "")
+
+    @Slot()
     def _on_text_changed(self) -> None:
         self.editor.mark_error(0) if self.editor.error_line() else None
+        self._entries_timer.start()
         self._draft_timer.start()
         if self.panel.live.isChecked():
             self._live_timer.start()

@@ -183,3 +183,26 @@ def test_passes_records_the_programs_entry_point(qtbot, code_window):
     dialog = passes.llvm_dialog
     assert "define" in dialog.views[0].toPlainText() and kernel in dialog.windowTitle()
     dialog.close()
+
+
+def test_entry_list_follows_typing_sweep_does_not_leak_and_new_program(qtbot, code_window):
+    """Issue 29, flaw 13: the entry list follows new functions typed in the editor; one example's sweep does not
+    leak into the next; File ▸ New program (Ctrl+N) opens an untitled program that runs."""
+    win = code_window
+    programs, panel = win.programs, win.programs.panel
+    programs.open_example(_example("jit_speedup"))
+    panel.set_values({"sweep": "1:8", "bucket": True})
+    before = [panel.entry.itemText(i) for i in range(panel.entry.count())]
+    programs.editor.set_code(programs.editor.code() + "\n\ndef brand_new(x):\n    return x * 2\n\n\n"
+                             "def brand_new_args():\n    return (2.0,)\n")
+    qtbot.waitUntil(lambda: panel.entry.findText("brand_new") >= 0, timeout=5000)
+    assert [panel.entry.itemText(i) for i in range(panel.entry.count())][: len(before)] == before
+    programs.editor.document().setModified(False)  # the edits are not the point here
+    assert programs.open_example(_example("loops"))
+    assert panel.values()["sweep"] == "" and not panel.values()["bucket"]
+    assert "&New program" in [a.text() for a in win.findChildren(type(programs.new_action))]
+    programs.editor.document().setModified(False)
+    assert programs.new_program()
+    assert programs.name == "untitled.py" and "def f_args" in programs.editor.code()
+    _run(qtbot, win)
+    assert win.session.runs and win.session.runs[-1].program == "f"
