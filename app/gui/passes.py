@@ -7,6 +7,7 @@ Python, :mod:`app.core.passes.query`)."""
 
 from __future__ import annotations
 
+import html
 import time
 from typing import Any
 
@@ -341,12 +342,18 @@ class PassesWiring(QObject):
         p = ready.pipeline
         changed = sum(1 for r in ready.rows if r.get("changed"))
         log = f" · {len(ready.decisions):,} fusion decisions" if p.in_child else ""
-        self.status.setText(f"<b>{ready.mode} · {ready.step}</b> · {len(p.snapshots)} snapshots · "
+        from app.core.passes.compare import flags_text
+
+        flags = flags_text(p.compiler_options) if getattr(p, "compiler_options", None) else ""
+        with_flags = f" · with <code>{html.escape(flags)}</code>" if flags else ""  # issue 29 flaw 7: say so
+        self.status.setText(f"<b>{ready.mode} · {ready.step}</b>{with_flags} · {len(p.snapshots)} snapshots · "
                             f"{len(ready.rows)} passes ({changed} changed the module){log} · "
                             + (f"opened from {ready.origin} in {ready.seconds:.1f} s" if ready.origin
                                else f"recorded in {ready.seconds:.1f} s"))
         b = ready.breakdown
-        found = self.compiling_record(ready.step, ready.mode)
+        # the first call's trace and lower (and its compile log row and spike) are the split of a compile without
+        # flags: a recording with XLA flags is its own compile, shown alone (issue 29, flaw 7)
+        found = None if flags else self.compiling_record(ready.step, ready.mode)
         front = []
         if found is not None:
             record = found[1]

@@ -52,6 +52,10 @@ def test_split_in_compile_log_and_bar_flags_and_compare(qtbot, window):
     # The same step with a flag, then Compare…: counts side by side and the final modules' diff.
     second = _record(qtbot, window, flags="--xla_disable_hlo_passes=fusion")
     assert second is not ready and second.pipeline.compiler_options == {"xla_disable_hlo_passes": "fusion"}
+    # labelled with its flags, and its split is its own compile's: no trace/lower of the unflagged first call
+    # (issue 29, flaw 7)
+    assert "--xla_disable_hlo_passes=fusion" in passes.status.text()
+    assert not {"trace", "lower"} & {p["group"] for p in passes.compile_bar.parts()}
     assert passes.compare.isEnabled()
     dlg = passes.show_compare()
     try:
