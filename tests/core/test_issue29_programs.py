@@ -197,3 +197,28 @@ def test_a_sweep_in_the_window_takes_the_first_array_argument_or_the_one_named(t
     assert sweep_target(prepared, "y=2,3") == (2, "2,3") and sweep_target(prepared, "2=1:3") == (2, "1:3")
     with pytest.raises(SpecError, match="has no argument 'z'"):
         sweep_target(prepared, "z=1:4")
+
+
+def test_the_window_keeps_its_runner_when_only_a_static_value_changes(tmp_path):
+    """Issue 29, flaw 24: changing only the arguments (a static value 3 → 4) keeps the runner, so the window's
+    next compile says which argument changed and how — not "first call"."""
+    from app.core.events import CallRecord
+    from app.core.session import requests as rq
+    from app.core.session.programs_service import ProgramService
+
+    source = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+              "@partial(jax.jit, static_argnames=('n',))\ndef power(x, n):\n    return x ** n\n\n\n"
+              "def power_args():\n    return (jnp.ones(4), 3)\n")
+    path = tmp_path / "power.py"
+    path.write_text(source)
+    service = ProgramService()
+
+    def records(spec: str) -> list[CallRecord]:
+        request = rq.ProgramRequest(source, path=str(path), entry="power", spec=spec, n_calls=2)
+        return [e for e in service.handle(request, lambda: False) if isinstance(e, CallRecord)]
+
+    first = records("f32[4], 3")
+    assert first[0].compiled and first[0].compile_reason == "first call"
+    second = records("f32[4], 4")
+    assert second[0].compiled and second[0].compile_reason == "static argument n changed: 3 → 4", second[0]
+    assert not second[1].compiled

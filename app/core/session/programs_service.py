@@ -64,6 +64,17 @@ class ProgramService:
         from app.core.programs.runner import ProgramRunner
 
         key = (request.source, request.path, request.name, request.entry, request.spec, request.seed)
+        if (self._key is not None and self._prepared is not None and key != self._key
+                and key[:4] == self._key[:4] and key[5:] == self._key[5:]):
+            # only the argument spec changed (e.g. a static value 3 → 4): the same program and entry point, so
+            # the runner and its executables stay, and the next compile says which argument changed and how
+            # (issue 29, flaw 24: a fresh runner said "first call")
+            prepared = self._program.prepare(self._prepared.entry.name, request.spec or None, request.seed,
+                                             should_stop=should_stop)
+            if prepared.fn is self._prepared.fn and prepared.static_argnums == self._prepared.static_argnums:
+                self._runner.prepared = prepared
+                self._prepared, self._key = prepared, key
+                return self._program, self._prepared, self._runner
         if key != self._key or self._prepared is None:
             self._key = None
             if request.path:
