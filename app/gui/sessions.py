@@ -236,8 +236,25 @@ class SessionFiles(QObject):
                 self.window.status.error(f"The pass pipeline will not be saved with the session: {exc}")
 
     def runs_on_plot(self) -> list[RecordedRun]:
-        """The recorded runs of the plot's runs, oldest first (what Save session writes)."""
-        return [self.recorded[r.run_id] for r in self.session.runs if r.run_id in self.recorded]
+        """The recorded runs of the plot's runs, oldest first (what Save session and the exports write), each
+        named by this window's run number, as the plot and the status line name it (issue 29, flaw 15: the file,
+        the plot, the status line and the Perfetto trace numbered them differently): a run opened from a file
+        keeps its recorded label after it (``run 1 · torch (recorded as run 3 · torch)``); a replay is what
+        was replayed — a stopped replay only its calls and tokens so far."""
+        return [self._as_shown(r, self.recorded[r.run_id]) for r in self.session.runs if r.run_id in self.recorded]
+
+    @staticmethod
+    def _as_shown(state: RunState, recorded: RecordedRun) -> RecordedRun:
+        import dataclasses
+
+        number = f"run {state.run_id} · "
+        if state.replay:
+            return dataclasses.replace(recorded, label=f"{number}{state.mode} ▶ replay of {recorded.label}",
+                                       records=list(state.records), tokens=list(state.tokens),
+                                       finished=state.finished)
+        if state.origin and not recorded.label.startswith(number):
+            return dataclasses.replace(recorded, label=f"{number}{state.mode} (recorded as {recorded.label})")
+        return recorded
 
     def ir_origin(self, run: RunState) -> str:
         """The IR tabs' origin of a recorded run's IR (its mode and machine)."""

@@ -185,6 +185,15 @@ def test_stop_ends_a_replay_and_the_window_is_usable(qtbot, make_window, gui_mod
         assert not win.sessions.replay.running and not win.is_busy()
         assert win.session.current.finished.reason == "stopped"
         assert "Replay stopped" in win.ui.status_label.text()
+        # What is saved and exported is what the window shows, numbered as the plot numbers it (issue 29, flaw 15):
+        # the opened run by this window's number (its recorded label after it), the stopped replay only as far
+        # as it got
+        opened, replayed = win.sessions.runs_on_plot()
+        states = win.session.runs
+        assert opened.label.startswith(f"run {states[0].run_id} · ")
+        assert replayed.label.startswith(f"run {states[1].run_id} · ") and "▶ replay of" in replayed.label
+        assert len(replayed.records) == len(states[1].records) < len(opened.records)
+        assert replayed.finished is not None and replayed.finished.reason == "stopped"
     finally:
         win.close()
 
