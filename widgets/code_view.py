@@ -190,6 +190,7 @@ class CodeView(QPlainTextEdit):
         self._notes_area = _NotesArea(self)
         self._notes_area.hide()
         self._code: str | None = None
+        self._right_px = 0  # a right-hand gutter's width (the measured-time labels, widgets.line_tints)
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
@@ -314,9 +315,15 @@ class CodeView(QPlainTextEdit):
         digits = len(str(max(1, self.blockCount())))
         return 12 + self.fontMetrics().horizontalAdvance("9") * max(3, digits)
 
+    def set_right_margin(self, px: int) -> None:
+        """Keep ``px`` pixels right of the text for a gutter widget (its owner places it there: the text is
+        never drawn under it); 0 gives them back."""
+        self._right_px = max(0, int(px))
+        self._update_margins()
+
     @Slot(int)
     def _update_margins(self, _count: int = 0) -> None:
-        self.setViewportMargins(self.line_number_width() + self.gutter_width(), 0, 0, 0)
+        self.setViewportMargins(self.line_number_width() + self.gutter_width(), 0, self._right_px, 0)
 
     def _place_margins(self) -> None:
         cr = self.contentsRect()

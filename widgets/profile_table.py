@@ -7,7 +7,8 @@ aggregation (``BY_TITLES``) are given to the constructor; :meth:`ProfileTable.se
 ``app.core.profile.model.ProfileRow`` (``key``, ``us_per_step``, ``wall_us_per_step``, ``share``,
 ``gbs``, ``bandwidth_share``, ``gflops``, ``calls_per_step``, ``kind``, ``source``, ``module``, …); missing
 figures show as ``–`` and sort below every number. Signals (GUI thread): ``rowActivated(dict)`` with the
-row's dict when a row is double-clicked or Enter is pressed on it.
+row's dict when a row is double-clicked or Enter is pressed on it; ``rowSelected(dict)`` with the row's dict
+when the user selects a row (a click, the arrow keys), not when the rows are refilled.
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ class _Item(QTableWidgetItem):
 class ProfileTable(QWidget):
     """The rows of one aggregation (``by``), sortable by any column (click a header).
 
-    Signals: ``rowActivated(dict)`` — the activated row's dict (GUI thread)."""
+    Signals: ``rowActivated(dict)`` — the activated row's dict (double-click, Enter); ``rowSelected(dict)`` —
+    the row the user selected (a click, the arrow keys); both on the GUI thread."""
 
     rowActivated = Signal(dict)
+    rowSelected = Signal(dict)
 
     def __init__(self, columns: Sequence[Any], by_titles: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,8 +89,10 @@ class ProfileTable(QWidget):
         layout.addWidget(self.table, 1)
         self._rows: list[dict[str, Any]] = []
         self._by = "line"
+        self._filling = False
         self.top_only.toggled.connect(self._on_top_toggled)
         self.table.itemActivated.connect(self._on_item_activated)
+        self.table.itemSelectionChanged.connect(self._on_selection_changed)
         self._set_headers()
 
     def set_rows(self, rows: list[dict[str, Any]], by: str = "line") -> None:
@@ -143,9 +148,17 @@ class ProfileTable(QWidget):
                 item.setToolTip(text)
 
     def _fill(self) -> None:
+        self._filling = True  # a refill's selection changes are no user's choice
+        try:
+            self._fill_rows()
+        finally:
+            self._filling = False
+
+    def _fill_rows(self) -> None:
         rows = sorted(self._rows, key=lambda r: -(r.get("wall_us_per_step") or r.get("us_per_step") or 0.0))
         if self.top_only.isChecked():
             rows = rows[:TOP_N]
+        self.table.clearSelection()
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
@@ -167,6 +180,15 @@ class ProfileTable(QWidget):
     @Slot(bool)
     def _on_top_toggled(self, _on: bool) -> None:
         self._fill()
+
+    @Slot()
+    def _on_selection_changed(self) -> None:
+        items = self.table.selectedItems()
+        if self._filling or not items:
+            return
+        row = self.table.item(items[0].row(), 0).data(ROW_ROLE)
+        if row is not None:
+            self.rowSelected.emit(dict(row))
 
     @Slot(QTableWidgetItem)
     def _on_item_activated(self, item: QTableWidgetItem | None) -> None:

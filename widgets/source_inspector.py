@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -29,6 +30,19 @@ from widgets.source_explorer import SourceExplorer
 from widgets.step_diff import StepDiff
 
 GraphBuilder = Callable[[Any, list[int], Any], Any]
+
+#: The smallest on-screen height (px) of a line of node text a newly drawn graph starts at (``text_scale``):
+#: a graph that fits the view only smaller starts at this size (Fit shows it whole, on request).
+MIN_TEXT_PX = 9.0
+#: The explorer's narrowest width (px): the graph's side never squeezes it below (its counts stay in view).
+EXPLORER_MIN_PX = 300
+
+
+def count(n: int, word: str) -> str:
+    """``1 equation``, ``2 equations``, ``1 closed box``, ``3 closed boxes`` (``word`` singular)."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n:,} {word}es" if word.endswith(("x", "s", "ch", "sh")) else f"{n:,} {word}s"
 
 
 class SourceInspector(QWidget):
@@ -51,6 +65,11 @@ class SourceInspector(QWidget):
         self.graph_info = QLabel()
         self.diff = StepDiff()
         self.graph_info.setObjectName("graphInfo")
+        # cut to the room it has, never wider (issue 29, flaw 17: a long text widened the graph's side, and the
+        # splitter narrowed the explorer from 510 to 225 px, its columns gone); the whole text in its tool tip
+        self.graph_info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.graph_info.installEventFilter(self)
+        self._graph_text = ""
         self._eqns: list[int] = []
         self._graph: Any = None
         overview = QPushButton("Overview")
@@ -72,6 +91,7 @@ class SourceInspector(QWidget):
         self.tabs.addTab(graph_page, "Dataflow graph")
         self.tabs.addTab(self.diff, "Prefill vs decode")
         left = QWidget()
+        left.setMinimumWidth(EXPLORER_MIN_PX)
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
@@ -84,7 +104,11 @@ class SourceInspector(QWidget):
         self._sized = False
         split.addWidget(left)
         split.addWidget(self.tabs)
-        split.setStretchFactor(1, 1)
+        # both sides grow and shrink in proportion (40 : 60) when the tab changes width (the Run workspace's
+        # dock, then Inspect's whole width): the explorer keeps its share, and its columns
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setChildrenCollapsible(False)
         split.setSizes([520, 980])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -173,19 +197,53 @@ class SourceInspector(QWidget):
         self._eqns = list(eqns)
         self._draw(None)
 
-    def _draw(self, expanded: Any) -> None:
-        """Build and show the graph of the selected equations with the boxes ``expanded`` open."""
+    def _draw(self, expanded: Any, keep_view: str = "") -> None:
+        """Build and show the graph of the selected equations with the boxes ``expanded`` open. A new graph
+        is fitted to the view, but never with its text under :data:`MIN_TEXT_PX`; ``keep_view``: the id of
+        the box just opened or closed — the zoom stays as it was, centred on that box (issue 29, flaw 17:
+        opening ``self_attn`` refitted the text to ~7 px)."""
         sm = self.explorer.shown_map()
         if self.graph_builder is None or sm is None or not self._eqns:
             return
+        before = self.graph.transform()
         df = self._graph = self.graph_builder(sm, self._eqns, expanded)
         self.graph.set_graph(df)
+        item = self.graph.node_items.get(keep_view) if keep_view else None
+        if item is not None:
+            self.graph.setTransform(before)
+            self.graph.centerOn(item)
+        elif 0 < self.graph.text_scale() < MIN_TEXT_PX:
+            factor = MIN_TEXT_PX / self.graph.text_scale()
+            self.graph.scale(factor, factor)
+            rect = self.graph.sceneRect()
+            self.graph.centerOn(rect.center().x(), rect.top() + self.graph.viewport().height() / 2 / self.graph.zoom_factor())
         boxes = sum(n.kind in ("module", "layer", "call", "line") and not n.expanded for n in df.nodes)
         eqns = sum(n.kind == "eqn" for n in df.nodes)
-        parts = [f"{len(self._eqns)} equations", f"{boxes} closed boxes" if boxes else "", f"{eqns} shown" if eqns else ""]
+        parts = [count(len(self._eqns), "equation"), count(boxes, "closed box") if boxes else "",
+                 f"{eqns:,} shown" if eqns else ""]
         text = " · ".join(p for p in parts if p)
         text += f" ({df.note})" if getattr(df, "note", "") else ""
-        self.graph_info.setText(text + (" — double-click a box to open it" if boxes else ""))
+        self.set_graph_info(text + (" — double-click a box to open it" if boxes else ""))
+
+    def set_graph_info(self, text: str) -> None:
+        """The line above the graph: cut at its end to the room it has, the whole text in its tool tip."""
+        self._graph_text = text
+        self._fit_graph_info()
+
+    def graph_info_text(self) -> str:
+        """The whole line above the graph (the label may show it cut)."""
+        return self._graph_text
+
+    def _fit_graph_info(self) -> None:
+        metrics = self.graph_info.fontMetrics()
+        shown = metrics.elidedText(self._graph_text, Qt.TextElideMode.ElideRight, max(0, self.graph_info.width() - 4))
+        self.graph_info.setText(shown)
+        self.graph_info.setToolTip(self._graph_text if shown != self._graph_text else "")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self.graph_info and event.type() == QEvent.Type.Resize:
+            self._fit_graph_info()
+        return False
 
     @Slot(str)
     def _on_group_toggled(self, node_id: str) -> None:
@@ -193,7 +251,7 @@ class SourceInspector(QWidget):
             return
         opened = set(getattr(self._graph, "expanded", ()))
         opened ^= {node_id}
-        self._draw(frozenset(opened))
+        self._draw(frozenset(opened), keep_view=node_id)
 
     @Slot()
     def _on_overview(self) -> None:

@@ -78,6 +78,7 @@ class StepTimeline(QWidget):
         layout.addWidget(self.hover)
         self._setup_plot()
         self._data: dict[str, Any] = {"step_us": 0.0, "bars": [], "gaps": [], "threads": []}
+        self._ops_running = ""
         self._lanes: list[str] = []
         self._items: list[Any] = []
         self.legend_entries: list[tuple[str, str]] = []
@@ -102,8 +103,13 @@ class StepTimeline(QWidget):
                                                         brush=pg.mkBrush(255, 255, 255, 210))
 
     # -- data ---------------------------------------------------------------------------------------
-    def set_timeline(self, data: dict[str, Any]) -> None:
-        """Show one step (see the module docstring for the dict's keys)."""
+    def set_timeline(self, data: dict[str, Any], ops_running: str = "") -> None:
+        """Show one step (see the module docstring for the dict's keys). ``ops_running``: the profile's own
+        "ops running" figure over all its steps (``ops running 45% of the wall time of the 5 steps``, the
+        Profile tab's header figure); given, the line above the plot shows it and the drawn (median) step only
+        in ms, so the two never disagree (issue 29, flaw 16). Without it the line gives the drawn step's
+        shares."""
+        self._ops_running = ops_running
         self._data = {"step_us": float(data.get("step_us") or 0.0), "bars": list(data.get("bars") or []),
                       "gaps": [list(g) for g in data.get("gaps") or []],
                       "threads": list(data.get("threads") or [])}
@@ -214,6 +220,13 @@ class StepTimeline(QWidget):
     def _update_summary(self) -> None:
         step, gap = self._data["step_us"], self.gap_total_us()
         busy = max(step - gap, 0.0)
+        n_gaps, ops = len(self._data["gaps"]), self.bar_count()
+        if self._ops_running:  # the profile's figure; the drawn step in ms only (no second percentage)
+            self.summary.setText(
+                f"{self._ops_running} · drawn: the median step, {fmt(step / 1e3, ',.2f')} ms, no op running for "
+                f"{fmt(gap / 1e3, ',.2f')} ms in {n_gaps} gap{'s' if n_gaps != 1 else ''} · "
+                f"{ops} op{'s' if ops != 1 else ''}")
+            return
 
         def pct(v: float) -> str:
             return fmt(v / step * 100 if step else None, ".0f")
@@ -221,8 +234,8 @@ class StepTimeline(QWidget):
         # in ms like the Profile tab's header; this is one step (the median one), the header the mean
         self.summary.setText(
             f"median step {fmt(step / 1e3, ',.2f')} ms · ops running {fmt(busy / 1e3, ',.2f')} ms ({pct(busy)}%) · "
-            f"no op running {fmt(gap / 1e3, ',.2f')} ms ({pct(gap)}%) in {len(self._data['gaps'])} gaps · "
-            f"{self.bar_count()} ops")
+            f"no op running {fmt(gap / 1e3, ',.2f')} ms ({pct(gap)}%) in {n_gaps} gap{'s' if n_gaps != 1 else ''} · "
+            f"{ops} op{'s' if ops != 1 else ''}")
 
     # -- mouse --------------------------------------------------------------------------------------
     def _bar_under(self, scene_pos: QPointF) -> dict[str, Any] | None:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QEvent, QObject, Slot
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
 from app.core.inspect.source_map import VIEWS as MAP_VIEWS
-from app.core.modes.catalog import CATALOG, mode_info
+from app.core.modes.catalog import CATALOG, MODE_NAMES, mode_info
+from app.gui.status import fit_words
 from widgets.collectives_table import CollectivesTable
 from widgets.ir_tabs import IRTabs
 from widgets.line_links import IRLinker
@@ -68,10 +69,14 @@ class InspectWiring(QObject):
         page = self.page = QWidget()
         bar = self.bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 2)
+        # The tab's one status label (issue 29, flaw 17: the profile's status and the link summary were two
+        # labels cut into each other): "<the profile's status> · <the links of the selection>", cut at a word
+        # with "…" (the whole text in its tool tip), never wider than the room left by the buttons.
         self.link_label = QLabel(HINT)
         self.link_label.setObjectName("linkSummary")
-        # a long summary is cut, never widens the tab (at 1280x720 it made the dock need an outer scrollbar)
         self.link_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.link_label.installEventFilter(self)
+        self._status = {"profile": "", "links": HINT}
         bar.addWidget(self.link_label, 1)
         self.jump: dict[str, QToolButton] = {}
         for name in self.views:
@@ -134,7 +139,9 @@ class InspectWiring(QObject):
             self.ir_tabs.clear("Waiting for the first compile…")
             return
         modes = getattr(session.active, "modes", None) or [run.mode]
-        compiled = [m for m in modes if mode_info(m).inspectable]
+        # a recorded program run's mode ("jit", "no-jit", "jit, bucketed") is not a model mode of the catalog:
+        # reopening or replaying it crashed here (KeyError, found by the random-walk journeys)
+        compiled = [m for m in modes if (mode_info(m).inspectable if m in MODE_NAMES else m != "no-jit")]
         self.ir_tabs.clear(
             "Waiting for the first compile…" if compiled
             else f"No compiler in {run.mode} mode: pick {', '.join(i.name for i in CATALOG if i.inspectable)} to see the IR."
@@ -189,7 +196,28 @@ class InspectWiring(QObject):
             button.setToolTip(f"Show the highlighted lines in the {title} tab")
             button.setVisible(n > 0)
             any_lines = any_lines or n > 0
-        self.link_label.setText("Linked lines of the selection:" if any_lines else HINT)
+        self.set_status("links", "Linked lines of the selection:" if any_lines else HINT)
+
+    def set_status(self, part: str, text: str) -> None:
+        """Set one part (``"profile"``: the profile's status, :class:`app.gui.profile_links.ProfileLinks`;
+        ``"links"``: the selection's links) of the tab's status label."""
+        self._status[part] = " ".join(text.split())
+        self._fit_status()
+
+    def status_text(self) -> str:
+        """The status label's whole text (it may show it cut, the whole in its tool tip)."""
+        return " · ".join(t for t in (self._status["profile"], self._status["links"]) if t)
+
+    def _fit_status(self) -> None:
+        full = self.status_text()
+        shown = fit_words(full, self.link_label.fontMetrics(), self.link_label.width() - 4)
+        self.link_label.setText(shown)
+        self.link_label.setToolTip(full if shown != full else "")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self.link_label and event.type() == QEvent.Type.Resize:
+            self._fit_status()
+        return False
 
     @Slot()
     def _on_jump(self) -> None:
@@ -226,12 +254,13 @@ class InspectWiring(QObject):
             self.linker.refresh_view(name)
 
     @Slot(int)
-    def show_hlo_line(self, line: int) -> None:
-        """Scroll ``hloView`` to 1-based ``line`` and select it."""
+    def show_hlo_line(self, line: int, show: bool = True) -> None:
+        """Scroll ``hloView`` to 1-based ``line`` and select it; ``show``: bring its tab to the front."""
         panel = self.ir_tabs.panels["hlo"]
         if panel.has_pending():
             panel.apply_pending()
-        self.ir_tabs.tabs.setCurrentWidget(panel)
+        if show:
+            self.ir_tabs.tabs.setCurrentWidget(panel)
         view = panel.view
         block = view.document().findBlockByNumber(max(0, line - 1))
         if not block.isValid():

@@ -21,7 +21,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.modes.catalog import profiling_mode
-from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS, bandwidth_note, profile_summary
+from app.core.profile.columns import (
+    BY_TITLES,
+    PROFILE_COLUMNS,
+    bandwidth_note,
+    profile_summary,
+    timeline_ops_running,
+)
 from app.core.session.requests import ProfileReady
 from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
@@ -45,12 +51,15 @@ class ProfileWiring(QObject):
         self.prompt = window.ui.prompt
         self.last: ProfileReady | None = None
         self.recorded_origin = ""  # where the shown profile was recorded (a session file's), "" when live
+        self._header = ""  # the summary's first line (the profile's figures); the note follows the rows shown
         self.table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
         self.timeline = StepTimeline()
         self.ir_tabs.tabs.addTab(self._page(), "Profile")
         self.session.events.profile.connect(self.on_profile)
         self.session.events.busyChanged.connect(self._on_busy)
         self.table.rowActivated.connect(self.on_row)
+        self.table.rowSelected.connect(self.on_row_selected)
+        self.table.top_only.toggled.connect(self._refresh_summary)  # after the table refilled its rows
         self.timeline.opClicked.connect(self.on_op)
         self.links = ProfileLinks(window, self)  # measured columns, HLO tints, top 10, links to source
         self._capture_menu()
@@ -167,17 +176,13 @@ class ProfileWiring(QObject):
         self.last = ready
         self.recorded_origin = ready.origin
         profile = ready.profile
-        note = bandwidth_note(ready.rows.get("fusion", []), profile.bandwidth_gbs)
-        notes = " · ".join(getattr(profile, "notes", None) or [])
-        note = " · ".join(n for n in (note, notes) if n)
         what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
                 else f"{profiling_mode()} · {profile.step} · {profile.n_steps} steps")
         if ready.origin:
             what = f"{profile.step} · {profile.n_steps} steps · {ready.origin}"
-        self.summary.setText(f"<b>{what} profiled</b> · "
-                             f"{profile_summary(profile)}" + (f"<br><i>{note}</i>" if note else ""))
+        self._header = f"<b>{what} profiled</b> · {profile_summary(profile)}"
         self._show_rows()
-        self.timeline.set_timeline(ready.timeline)
+        self.timeline.set_timeline(ready.timeline, timeline_ops_running(profile))  # the header's figure
         self.export_button.setEnabled(True)
         if profile.hlo_text and self.ir_tabs.text_of(profile.step, "hlo") != profile.hlo_text:
             self._show_profiled_ir(ready)
@@ -192,7 +197,20 @@ class ProfileWiring(QObject):
         anew only with a loaded model."""
         self.on_profile(ready)
         self.recorded_origin = origin
-        self.summary.setText(self.summary.text().replace(" steps profiled</b>", f" steps profiled · {origin}</b>", 1))
+        self._header = self._header.replace(" steps profiled</b>", f" steps profiled · {origin}</b>", 1)
+        self._refresh_summary()
+
+    @Slot()
+    def _refresh_summary(self) -> None:
+        """The profile's figures, then the note on the rows above 100 % of the read bandwidth — counted over
+        the rows the table shows (its aggregation, its top-10 filter), as its row count is."""
+        if self.last is None:
+            return
+        profile = self.last.profile
+        note = bandwidth_note(self.table.rows(), profile.bandwidth_gbs)
+        notes = " · ".join(getattr(profile, "notes", None) or [])
+        note = " · ".join(n for n in (note, notes) if n)
+        self.summary.setText(self._header + (f"<br><i>{note}</i>" if note else ""))
 
     def _show_profiled_ir(self, ready: ProfileReady) -> None:
         """The IR tabs showed another executable of the step: show the profiled one's IR (all of it, with
@@ -212,25 +230,47 @@ class ProfileWiring(QObject):
         if self.last is not None:
             by = self.by.currentData()
             self.table.set_rows(self.last.rows[by], by)
+            self._refresh_summary()
 
     @Slot(dict)
     def on_row(self, row: dict) -> None:
-        """A row: a source line shows its row of the source explorer (Source map tab); any other row
-        selects the explorer row of its (largest) instruction — highlighting its jaxpr equations — and
-        shows that instruction's line in the optimized-HLO view."""
+        """A double-clicked row (or Enter): a source line shows its row of the source explorer (Source map
+        tab) and moves the optimized-HLO view to its largest instruction's line; any other row selects the
+        explorer row of its (largest) instruction — highlighting its jaxpr equations — and shows that
+        instruction's line in the optimized-HLO view."""
         self._activate(row, self.by.currentData())
+
+    @Slot(dict)
+    def on_row_selected(self, row: dict) -> None:
+        """A row the user selected (a click, the arrow keys): the optimized-HLO view moves to its (largest)
+        instruction's line and the explorer selects its row, the Profile tab staying in front (issue 29, flaw
+        16: a row moved nothing until double-clicked); the status line says where it went."""
+        if self.last is None:
+            return
+        name, line = self._instruction_of(row)
+        self.ir_tabs.show_step(self.last.profile.step)
+        self.links.select_instruction(name)
+        if line:
+            self.inspect.show_hlo_line(line, show=False)
+            self.window.status.show(f"{name}: line {line:,} of the optimized HLO (double-click the row to show it)")
+
+    def _instruction_of(self, row: dict) -> tuple[str, int]:
+        """``(name, 1-based HLO line)`` of the instruction a row stands for (its largest), line 0 if unknown."""
+        name = row.get("key") if row.get("hlo_line") else next(iter(row.get("instructions") or []), "")
+        return name or "", int(row.get("hlo_line") or self._hlo_line(name))
 
     def _activate(self, row: dict, by: str) -> None:
         if self.last is None:
             return
+        name, line = self._instruction_of(row)
         if by == "line" and self.links.show_location(row.get("key", "")):
+            if line:
+                self.inspect.show_hlo_line(line, show=False)
             return
-        name = row.get("key") if row.get("hlo_line") else next(iter(row.get("instructions") or []), "")
-        line = row.get("hlo_line") or self._hlo_line(name)
         self.ir_tabs.show_step(self.last.profile.step)
         self.links.select_instruction(name)
         if line:
-            self.inspect.show_hlo_line(int(line))
+            self.inspect.show_hlo_line(line)
 
     def _hlo_line(self, name: str) -> int:
         return next((r.get("hlo_line") or 0 for r in self.last.rows["fusion"] if r.get("key") == name), 0)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QSizePolicy, QToolButton
+from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 
+from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
 from widgets.line_tints import LineTints
@@ -27,6 +28,22 @@ NO_PROFILE = "No profile yet: Profile measures the time of each line of the step
 def line_label(share: float, us: float) -> str:
     """``412.3 µs · 6.3%`` (busy µs per step, share of the step's wall time)."""
     return f"{us:,.1f} µs · {share:.1%}"
+
+
+class StatusPart:
+    """The profile's part of the Source map tab's one status label (``InspectWiring.set_status``):
+    ``text()`` / ``setText()`` as a label's, plain text."""
+
+    def __init__(self, inspect: Any) -> None:
+        self.inspect = inspect
+        self._text = ""
+
+    def text(self) -> str:
+        return self._text
+
+    def setText(self, text: str) -> None:  # noqa: N802 (a label's name)
+        self._text = text
+        self.inspect.set_status("profile", text)
 
 
 class ProfileLinks(QObject):
@@ -45,8 +62,8 @@ class ProfileLinks(QObject):
         self.legend.setVisible(False)
         self.hlo_panel.add_tool(self.legend)
         self._cache: dict[int, Any] = {}  # id(source map) → its SourceMeasure for the current profile
-        self.status = QLabel(NO_PROFILE, objectName="sourceMapProfileStatus")
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # cut, never wider
+        self.status = StatusPart(self.inspect)  # the profile's part of the tab's one status label
+        self.status.setText(NO_PROFILE)
         self.profile_button = QPushButton("Profile", objectName="sourceMapProfileButton")
         self.profile_button.setToolTip("Measure the time of each op of the shown step under jax.profiler "
                                        "(the Profile tab's settings)")
@@ -54,8 +71,8 @@ class ProfileLinks(QObject):
         self.profile_top_button = self._top_button("profileTopButton")
         profile_wiring._bar.insertWidget(6, self.profile_top_button)  # after Export…
         bar = self.inspect.bar
-        for i, w in enumerate((self.profile_button, self.top_button, self.status)):
-            bar.insertWidget(i, w, 1 if w is self.status else 0)  # shares the room with the link summary
+        for i, w in enumerate((self.profile_button, self.top_button)):
+            bar.insertWidget(i, w)
         self.profile_button.clicked.connect(self._on_profile_clicked)
         self.hlo_panel.textShown.connect(self.refresh_tints)
         self.inspect.inspector.stepChanged.connect(self._on_step_changed)
@@ -109,16 +126,12 @@ class ProfileLinks(QObject):
             return
         if applied is None:
             applied = self.inspect.inspector.explorer.has_measure()
-        what = f"{p.n_steps} {p.step} calls, {ms(p.step_ms)} per step, ops running {p.attributed_share:.0%}"
-        self.status.setToolTip(f"Profile: {what}")
         if applied:
-            self.status.setText(f"Measured: {ms(p.step_ms)} per {p.step} step")
+            self.status.setText(f"Measured: {ms(p.step_ms)} per {p.step} step, {ops_running(p)}")
         elif p.step != self.inspect.inspector.step.currentText():
-            self.status.setText(f"<span style='color:#888'>Measured columns: the profile is of the {p.step} "
-                                "step</span>")
+            self.status.setText(f"Measured columns: the profile is of the {p.step} step")
         else:
-            self.status.setText("<span style='color:#888'>Measured columns: the profile is of another "
-                                "executable (profile again)</span>")
+            self.status.setText("Measured columns: the profile is of another executable (profile again)")
 
     @Slot()
     def refresh_tints(self) -> None:

@@ -54,21 +54,44 @@ def profile_columns(by: str) -> tuple[Column, ...]:
     return (*figures, key_column(by), where)
 
 
+def _bandwidth_share(row: Any) -> float:
+    value = row.get("bandwidth_share") if isinstance(row, dict) else getattr(row, "bandwidth_share", None)
+    return float(value or 0.0)
+
+
+def rows_over_bandwidth(rows: list[Any]) -> list[Any]:
+    """The rows whose ``% of read BW`` exceeds 100 % (``bandwidth_share > 1``): the one definition the
+    note (:func:`bandwidth_note`) and the table's row count use, counted over the rows they are given — the
+    rows the table shows (issue 29, flaw 16: the note counted the instruction rows over a table of source
+    lines)."""
+    return [r for r in rows if _bandwidth_share(r) > 1.0]
+
+
 def bandwidth_note(rows: list[Any], bandwidth_gbs: float | None) -> str:
     """Why some rows read faster than the machine can (``""`` when none does): the read bandwidth is measured
     from DRAM (an array far larger than the caches, :func:`app.core.profile.capture.read_bandwidth_gbs`), while an op whose bytes are
     still in the CPU caches reads them faster — its ``% of read BW`` then exceeds 100 %. ``rows``: profile rows
-    (objects or dicts with ``bandwidth_share``, a fraction)."""
-    def share(r: Any) -> float:
-        value = r.get("bandwidth_share") if isinstance(r, dict) else getattr(r, "bandwidth_share", None)
-        return float(value or 0.0)
-
-    over = [r for r in rows if share(r) > 1.0]
+    (objects or dicts with ``bandwidth_share``, a fraction), those shown."""
+    over = rows_over_bandwidth(rows)
     if not over or not bandwidth_gbs:
         return ""
-    top = max(share(r) for r in over)
+    top = max(_bandwidth_share(r) for r in over)
     return (f"{len(over)} row{'s' if len(over) > 1 else ''} above 100 % of read BW (up to {top:.0%}): "
             f"{bandwidth_gbs:.1f} GB/s is DRAM's read bandwidth, and bytes already in the CPU caches are read faster.")
+
+
+def ops_running(p: Any) -> str:
+    """``ops running 84%``: the one "ops running" figure of a profile (header, status line, CLI and the
+    timeline's line): ``attributed_share``, the time during which at least one op of the step runs over the
+    steps' wall time, summed over all ``n_steps`` profiled steps (the mean step's share, not the drawn one's)."""
+    return f"ops running {p.attributed_share:.0%}"
+
+
+def timeline_ops_running(p: Any) -> str:
+    """The timeline's line about the same figure, with its denominator: ``ops running 84% of the wall time of
+    the 20 steps``."""
+    n = p.n_steps
+    return f"{ops_running(p)} of the wall time of the {n} steps" if n != 1 else f"{ops_running(p)} of the step's wall time"
 
 
 def profile_summary(p: Any) -> str:
@@ -78,5 +101,5 @@ def profile_summary(p: Any) -> str:
     idle 16% (host 10%, between ops 6%) · 538 MB read per step · bound 16.0 ms at 33.6 GB/s (1.82× the bound)``."""
     bound = (f" · {p.bytes_per_step / 1e6:,.0f} MB read per step · bound {ms(p.bound_ms)} at "
              f"{p.bandwidth_gbs:.1f} GB/s ({p.step_ms / p.bound_ms:.2f}× the bound)") if p.bound_ms else ""
-    return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}) · ops running {p.attributed_share:.0%} · idle "
+    return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}) · {ops_running(p)} · idle "
             f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}")
