@@ -300,7 +300,23 @@ class ScreenFit(QObject):
                      min(want.height(), room.height() - max(frame.height(), 0)))
         if self.window.minimumSize() != size:
             self.window.setMinimumSize(size)
+        if screen is not None and self.window.isVisible() and not self.window.isMaximized():
+            QTimer.singleShot(0, self._keep_on_screen)  # after the window took its new size
         return size
+
+    def _keep_on_screen(self) -> None:
+        """A window that grew to its minimum past the screen's edge moves back onto it (found by the random-walk
+        journeys: a 1254×446 window grew to 622 px tall in the Code workspace, status line and race button
+        below the screen)."""
+        screen = self.window.screen()
+        if screen is None or self.window.isMaximized() or self.window.isFullScreen():
+            return
+        room, frame = screen.availableGeometry(), self.window.frameGeometry()
+        if room.contains(frame):
+            return
+        x = max(room.left(), min(frame.left(), room.right() - frame.width() + 1))
+        y = max(room.top(), min(frame.top(), room.bottom() - frame.height() + 1))
+        self.window.move(x, y)
 
     def fitted(self) -> QSize:
         return self.window.minimumSize()

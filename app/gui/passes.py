@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.core import units
 from app.core.passes import query
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
+from app.gui.layout import scrolling
 from widgets.code_view import CodeView
 from widgets.compile_bar import CompileBar
 from widgets.fusion_table import FusionTable
@@ -70,7 +71,9 @@ class PassesWiring(QObject):
         self._t0 = 0.0
         self._timer = QTimer(self, interval=200)
         self._timer.timeout.connect(self._tick)
-        self.page = self._page()
+        # in a scroll area: the page's own minimum height (pass list, chart, diff: ~620 px) no longer squeezes the
+        # plot under the IR views in the Code workspace to 68 px (found by the random-walk journeys)
+        self.page = scrolling(self._page(), "passesScroll")
         self.ir_tabs.tabs.addTab(self.page, "Passes")
         ev = self.session.events
         ev.passes.connect(self.on_passes)

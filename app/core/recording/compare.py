@@ -57,8 +57,8 @@ def compare_rows(runs: list[RecordedRun]) -> list[dict[str, Any]]:
 def format_compare(runs: list[RecordedRun]) -> str:
     """The comparison table as text (the CLI's ``show-session --compare``), with the best value of each
     figure named below it when runs come from more than one machine or mode. Runs of the user's programs
-    only (:func:`app.core.recording.text.is_program_run`): :data:`PROGRAM_COMPARE_COLUMNS`, in calls."""
-    from app.core.recording.text import is_program_run
+    only (:func:`app.core.recording.model.is_program_run`): :data:`PROGRAM_COMPARE_COLUMNS`, in calls."""
+    from app.core.recording.model import is_program_run
 
     rows = compare_rows(runs)
     columns = PROGRAM_COMPARE_COLUMNS if runs and all(is_program_run(r) for r in runs) else COMPARE_COLUMNS

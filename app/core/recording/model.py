@@ -289,3 +289,18 @@ def config_summary(config: Any) -> dict[str, Any]:
             value = str(value).removeprefix("torch.")
         out[key] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+#: The steps of a model run (a program's calls are named after its entry point).
+MODEL_STEPS = ("prefill", "decode")
+
+
+def is_program_run(run: RecordedRun) -> bool:
+    """A run of the user's program (calls of an entry point), not of a model (prompt, prefill, decode,
+    tokens): no prompt or tokens, and calls of a step other than prefill / decode (a run with no calls:
+    the program settings it recorded)."""
+    if run.prompt_event is not None or run.tokens:
+        return False
+    if run.records:
+        return not any(r.step in MODEL_STEPS for r in run.records)
+    return "calls" in run.settings and "max_new_tokens" not in run.settings

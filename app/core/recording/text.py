@@ -7,7 +7,7 @@ from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
 from app.core.recording.compare import ir_figures
-from app.core.recording.model import RecordedRun
+from app.core.recording.model import MODEL_STEPS, RecordedRun, is_program_run  # noqa: F401 (re-exported)
 from app.core.recording.store import SessionFile
 from app.core.report.text import FINISH_REASONS, format_call_table, format_summary
 from app.core.units import ms
@@ -33,21 +33,9 @@ def _settings_line(settings: dict[str, Any]) -> str:
     return " · ".join(f"{k} {settings[k]}" for k in keys if k in settings)
 
 
-#: The steps of a model's calls; a program's calls are named after its entry point.
-MODEL_STEPS = ("prefill", "decode")
 #: The settings a program run records (``program --save-session``), in the order they are printed.
 PROGRAM_SETTINGS = ("calls", "args", "static", "static_values", "seed", "sweep", "sweep_arg", "bucket")
 
-
-def is_program_run(run: RecordedRun) -> bool:
-    """A run of the user's program (calls of an entry point), not of a model (prompt, prefill, decode,
-    tokens): no prompt or tokens, and calls of a step other than prefill / decode (a run with no calls:
-    the program settings it recorded)."""
-    if run.prompt_event is not None or run.tokens:
-        return False
-    if run.records:
-        return not any(r.step in MODEL_STEPS for r in run.records)
-    return "calls" in run.settings and "max_new_tokens" not in run.settings
 
 
 def _shape(dims: list[int]) -> str:
