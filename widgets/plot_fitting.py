@@ -155,8 +155,7 @@ class PlotFitting:
         vb = self.getPlotItem().getViewBox()
         _columns, room = self._legend_layout()
         metrics = self._legend_metrics()
-        names = [metrics.elidedText(run.legend_name(), Qt.TextElideMode.ElideRight, room * share)
-                 for run in self._runs]
+        names = [_shorten(run.legend_name(), metrics, room * share) for run in self._runs]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:
             return
@@ -194,3 +193,19 @@ class PlotFitting:
                 note.setFont(font)
             self.addItem(note, ignoreBounds=True)
             run.notes.append(note)
+
+
+def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
+    """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
+    longest: whole if it fits; else without its middle parts (the mesh, the machine), so the run number, the
+    mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
+    "run 29 · jit · 1 …"); else cut at the right with "…"."""
+    if metrics.horizontalAdvance(name) <= room:
+        return name
+    parts = name.split(" · ")
+    if len(parts) > 3:
+        short = " · ".join([*parts[:2], parts[-1]])
+        if metrics.horizontalAdvance(short) <= room:
+            return short
+        name = short
+    return metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)

@@ -240,3 +240,15 @@ def test_a_program_stopped_before_its_first_call_does_not_repeat_the_previous_su
     assert session.run_program(second)
     session.apply(rq.RequestDone(second))  # stopped while loading: no lane, no call
     assert rec.emitted["idle"][-1][0] == "Stopped before the first call ended."
+
+
+def test_a_replay_started_on_a_full_plot_stays():
+    """Found by the random-walk journeys: with the plot full, a replay just started was dropped from the session
+    at once (replays leave first) while the window still drew it."""
+    session = Session(lambda request: None)
+    session.max_runs = 2
+    for i in range(2):
+        run = session.begin_recorded(f"recorded {i}", "jit-static", "recorded here", keep=2)
+        session.end_recorded(run)
+    replay = session.begin_recorded("replay", "jit-static", "recorded here", replay=True)
+    assert replay is not None and session.runs[-1] is replay

@@ -239,6 +239,8 @@ class Session:
         recorded = [r for r in self.runs if r.origin and not r.replay][-self._keep:] if self._keep else []
         protected = {id(r) for r in self.runs if newest_race is not None and r.race == newest_race}
         protected |= {id(r) for r in recorded}
+        if self.runs:  # the run just started (a replay included) is never the one dropped
+            protected.add(id(self.runs[-1]))
         cap = max(self.max_runs, len(protected))
         excess = len(self.runs) - cap
         if excess <= 0:

@@ -1,0 +1,89 @@
+"""Long seeded walks over the user's actions in a real X11 window (Xvfb), every invariant checked after every
+action (issue 29): run before stopping work on the window.
+
+Usage: ``python bench/journey_walk.py --seeds 10 --actions 60 --sizes 1280x720 1920x1080 [--first-seed 1]``.
+Each seed and size is one walk of ``tests/journeys/walk.py`` (its own Xvfb screen, a fresh config, the built-in
+``pydoc-llama``), run in a child process; prints per walk pass or fail, the first failure and the command that
+replays it, and at the end a table of every failure by invariant. Artifacts (a screenshot per failing step,
+``results.json``, the app's log) in ``tests/artifacts/walk-SEED-WxH/``. Exit status 1 when any walk failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WALK = ROOT / "tests" / "journeys" / "walk.py"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=10, help="how many seeds (first-seed, first-seed + 1, …)")
+    p.add_argument("--first-seed", type=int, default=1)
+    p.add_argument("--actions", type=int, default=60)
+    p.add_argument("--sizes", nargs="+", default=["1280x720", "1920x1080"], help="Xvfb screens, WxH")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per walk")
+    return p.parse_args(argv)
+
+
+def one_walk(seed: int, actions: int, size: str, timeout: float) -> dict:
+    """Run one walk in a child process; returns its results.json (``failures``, ``steps``, ``done``)."""
+    out = ARTIFACTS / f"walk-{seed}-{size}"
+    cmd = [sys.executable, str(WALK), "--seed", str(seed), "--actions", str(actions), "--size", size,
+           "--out", str(out)]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout + 60)
+        printed = proc.stdout
+    except subprocess.TimeoutExpired:
+        printed = f"walk killed after {timeout + 60:.0f} s"
+    results_file = out / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {"failures": [], "steps": []}
+    if not results["failures"] and not results.get("done"):
+        results["failures"].append({"step": len(results["steps"]), "action": "?", "invariant": "finished",
+                                    "detail": printed[-500:] or "the walk ended early"})
+    results["seconds"] = round(time.monotonic() - t0, 1)
+    results["printed"] = printed
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if shutil.which("Xvfb") is None:
+        print("journey_walk: needs Xvfb (Debian's xvfb)", file=sys.stderr)
+        return 2
+    by_invariant: Counter[str] = Counter()
+    failed = 0
+    for size in args.sizes:
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            r = one_walk(seed, args.actions, size, args.timeout)
+            failures = r["failures"]
+            by_invariant.update(f["invariant"] for f in failures)
+            verdict = "PASS" if not failures else f"FAIL ({len(failures)} failures)"
+            print(f"seed {seed:3d} {size:>9}: {verdict} · {len(r['steps'])}/{args.actions} actions in "
+                  f"{r['seconds']} s", flush=True)
+            if failures:
+                failed += 1
+                f = failures[0]
+                print(f"    first: step {f['step']} {f['action']}: {f['invariant']}: {f['detail'][:400]}")
+                if f.get("screenshot"):
+                    print(f"    screenshot: {f['screenshot']}")
+                print(f"    replay: python tests/journeys/walk.py --seed {seed} --actions {args.actions} "
+                      f"--size {size}")
+    total = args.seeds * len(args.sizes)
+    print(f"\n{total - failed} of {total} walks passed")
+    for invariant, n in by_invariant.most_common():
+        print(f"  {invariant:24} {n} failures")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
