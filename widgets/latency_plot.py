@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
@@ -90,6 +90,9 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
         self._timer.timeout.connect(self.redraw)
         self.scene().sigMouseMoved.connect(self.hover_at)
+        # Qt's own tool-tip event (~0.7 s after the mouse rests) reaches QGraphicsScene.helpEvent, which finds no
+        # item tool tip and hides ours: the "why it compiled" tip vanished after ~1 s (issue 29, flaw 9)
+        self.viewport().installEventFilter(self)
 
     def _title_keys(self) -> list[tuple[str, str]]:
         """(plain text, html) of each key of the marker legend above the plot."""
@@ -465,6 +468,18 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
             self._hover.setData([p.x], [math.log10(max(p.wall_ms, 1e-3))])
         else:
             self._hover.setData([], [])
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """The viewport's tool-tip event shows the hovered point's tip again (and goes no further), so the
+        scene's empty help text does not hide it; elsewhere the event goes on as usual."""
+        if obj is self.viewport() and event.type() == QEvent.Type.ToolTip:
+            found = self._nearest(self.mapToScene(event.pos()), 12.0)
+            if found is not None:
+                run, point = found
+                QToolTip.showText(event.globalPos(), describe(point.record, f"run {run.run_id} · {run.label}",
+                                                              self.call_titles), self)
+                return True
+        return super().eventFilter(obj, event)
 
     @Slot(object)
     def hover_at(self, scene_pos: QPointF) -> None:
