@@ -156,6 +156,18 @@ class IRTabs(QWidget):
             mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
             panel.set_placeholder(message or f"Run the model in {mode} to see its {panel.title}.")
 
+    def set_empty_hint(self, program: bool) -> None:
+        """What an empty view says: how to fill it for the user's program (the Code workspace) or for the model
+        (issue 29, flaw 22: the Code workspace said "Run the model in a jax.jit mode"). A view showing IR keeps it."""
+        for key, panel in self.panels.items():
+            if program:
+                hint = (f"Run the program (Ctrl+Enter) to see its {panel.title}." if key not in INDUCTOR_VIEWS
+                        else f"Programs run on JAX: no {panel.title} (it is for the model's torch-compile mode).")
+            else:
+                mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
+                hint = f"Run the model in {mode} to see its {panel.title}."
+            panel.view.setPlaceholderText(hint)
+
     def ensure_step(self, step: str) -> tuple[QPushButton, bool]:
         """The step button of ``step``, made for a step other than prefill and decode (a program's entry point:
         prefill and decode are then hidden until :meth:`clear`). Returns (button, made now)."""

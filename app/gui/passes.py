@@ -320,6 +320,18 @@ class PassesWiring(QObject):
     def _on_idle(self, message: str) -> None:
         if message == "Pass recording stopped.":
             self.status.setText("Stopped: nothing recorded.")
+        elif self.last is None and self._ran_something() and self._says_run_first():
+            # after a run, "Run the prompt, then Record" is stale (issue 29, flaw 22)
+            self.status.setText("The run compiled its steps: Record (Ctrl+Shift+X) shows XLA's ~110 passes, "
+                                "step by step.")
+
+    def _ran_something(self) -> bool:
+        run = self.session.current
+        return run is not None and bool(run.records)
+
+    def _says_run_first(self) -> bool:
+        text = self.status.text()
+        return text.startswith(("Run the prompt", "Load a model")) or text.endswith("run the prompt, then Record.")
 
     def _on_loaded(self, event: Any) -> None:
         """A new model: the recording shown is of the previous one's step."""

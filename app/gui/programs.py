@@ -241,6 +241,7 @@ class ProgramWiring(QObject):
 
     @Slot(str)
     def _on_workspace(self, name: str) -> None:
+        self.window.ui.ir_tabs.set_empty_hint(program=name == "Code")
         if name == "Code":
             self.editor.setFocus()
 

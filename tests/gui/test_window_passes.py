@@ -122,3 +122,15 @@ def test_a_snapshot_line_leads_to_its_source(qtbot, window):
     location = passes.show_source_of(line)
     assert location and ":" in location, passes.status.text()
     assert passes.status.text().endswith(location)
+
+
+def test_after_a_run_the_passes_tab_and_code_views_say_what_to_do_next(qtbot, window):
+    """Issue 29, flaw 22: after a run the Passes tab no longer says "Run the prompt, then Record", and in the Code
+    workspace an empty IR view speaks of the program, not of "the model in a jax.jit mode"."""
+    run_and_wait(qtbot, window)
+    assert "Record (Ctrl+Shift+X)" in window.passes.status.text()
+    window.workspaces.show("Code")
+    hint = window.ui.ir_tabs.panels["jaxpr"].view.placeholderText()
+    assert hint.startswith("Run the program (Ctrl+Enter)")
+    window.workspaces.show("Run")
+    assert "jax.jit mode" in window.ui.ir_tabs.panels["jaxpr"].view.placeholderText()
