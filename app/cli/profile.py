@@ -1,5 +1,6 @@
-"""``torchax-playground profile``: where the time of a compiled jit-static step goes, per XLA op, fusion,
-PyTorch source line, ATen op or module, with achieved GB/s and GFLOP/s against the machine's read
+"""``torchax-playground profile``: where the time of a compiled step goes (``--mode``: jit-static's steps by
+default; jit-loop's decode loop per iteration, with each token's host callback in the host share), per XLA op,
+fusion, PyTorch source line, ATen op or module, with achieved GB/s and GFLOP/s against the machine's read
 bandwidth (:mod:`app.core.profile.step`). On a GPU or TPU the rows are the device's kernels joined to the HLO's
 instructions (:mod:`app.core.profile.device`). ``--capture FILE.xplane.pb --hlo FILE.hlo.txt`` reads a capture
 recorded elsewhere (a GPU machine's ``profile --xplane`` and ``inspect --what hlo``) without loading a model.
@@ -14,20 +15,25 @@ from typing import Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
-from app.core.modes.catalog import profiling_mode
+from app.core.modes.catalog import CATALOG, profiling_mode
 from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.report.columns import render_text
 
 BY_CHOICES = tuple(BY_TITLES)
+#: The modes ``profile --mode`` measures (``profilable`` in the catalog).
+PROFILABLE = tuple(info.name for info in CATALOG if info.profilable)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``profile`` subcommand to ``subparsers``."""
-    p = subparsers.add_parser("profile", help="measure where a jit-static step's time goes (per XLA op, fusion, "
-                                              "source line, ATen op or module) against the read bandwidth")
+    p = subparsers.add_parser("profile", help="measure where a compiled step's time goes (per XLA op, fusion, "
+                                              "source line, ATen op or module) against the read bandwidth; "
+                                              f"--mode {' or '.join(PROFILABLE)} (jit-loop: its decode loop, "
+                                              "one step per iteration, the host callback in the host share)")
     add_model_args(p)
     p.add_argument("--step", choices=("decode", "prefill"), default="decode")
-    p.add_argument("--steps", type=int, default=20, metavar="N", help="profiled calls (default 20)")
+    p.add_argument("--steps", type=int, default=20, metavar="N", help="profiled calls (default 20); jit-loop's decode: "
+                                                                 "tokens of the one profiled loop call")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="untraced calls first (default 3)")
     p.add_argument("--by", choices=BY_CHOICES, default="line",
                    help="rows per source line (default), ATen op, HLO fusion/instruction or module path")
@@ -82,16 +88,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if getattr(args, "capture", None):
         return run_capture(args, out, err)
-    mode = profiling_mode()
-    if getattr(args, "mode", mode) != mode:
-        raise InvalidSettingsError(f"profile runs the {mode} steps; got --mode {args.mode}.")
+    mode = getattr(args, "mode", None) or profiling_mode()
+    if mode not in PROFILABLE:
+        raise InvalidSettingsError(f"profile measures the steps of {' and '.join(PROFILABLE)}; got --mode {mode}.")
     if args.steps < 1 or args.warmup < 0:
         raise InvalidSettingsError("--steps must be at least 1 and --warmup at least 0.")
     quiet = args.json
     engine = load_engine_for(args, err, on_event=None if quiet else phase_printer(err))
     progress = None if quiet else (lambda msg: print(f"[profile] {msg}…", file=err, flush=True))
     profile = profile_step(engine, args.prompt, step=args.step, n_steps=args.steps, warmup=args.warmup,
-                           on_progress=progress)
+                           on_progress=progress, mode=mode)
     rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
     if args.xplane:
         print(f"[profile] capture copied to {copy_xplane(profile, args.xplane)}", file=err)
@@ -110,8 +116,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str:
     """The text report: a header, the ``top`` rows as a table, the step's figures."""
     p = profile
-    head = (f"{p.model} | {p.step} step | {p.n_steps} calls profiled | rows by {by} "
-            f"({len(rows)}, top {min(top, len(rows))})")
+    from app.core.profile.step import LOOP_NOTE
+
+    loop = any(n.startswith(LOOP_NOTE) for n in p.notes)
+    profiled = f"{p.n_steps} loop iterations profiled" if loop else f"{p.n_steps} calls profiled"
+    head = f"{p.model} | {p.step} step | {profiled} | rows by {by} ({len(rows)}, top {min(top, len(rows))})"
     table = render_text(profile_columns(by), [r.to_dict() for r in rows[:top]])
     if getattr(p, "device", ""):
         return "\n".join([head, table, "", *_device_lines(p, rows)])
@@ -126,9 +135,10 @@ def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str
     ]
     if p.other_modules:
         lines.append("other XLA programs per step (host helpers): " + ", ".join(
-            f"{k} ×{v / p.n_steps:.0f}" for k, v in sorted(p.other_modules.items())))
+            f"{k} ×{v / p.n_steps:.2g}" for k, v in sorted(p.other_modules.items())))
     if p.unmatched:
         lines.append(f"op events matching no HLO instruction: {', '.join(p.unmatched)}")
+    lines += [f"note: {n}" for n in p.notes]
     lines.append(f"capture: {p.xplane_path}")
     return "\n".join(lines)
 

@@ -2,20 +2,25 @@
 optimized-HLO instructions and fusions. Plain dataclasses; no Qt. Build it where JAX objects live (the
 compute thread or the CLI) and hand the result to views.
 
-A :class:`OpGroup` gathers the top-level equations that share (module path, source file, line, name
-scope). The module path comes from the traceback (``app/core/inspect/module_paths.py``); the source line is JAX's
+A :class:`OpGroup` gathers the equations that share (module path, source file, line, name scope). The
+equations are the top-level ones of the step's jaxpr and, for a control-flow equation (:data:`REGIONS`: the
+``while`` of jit-loop's decode loop), the equations of its regions (``cond_jaxpr``, ``body_jaxpr``), walked
+recursively: the decode step inside a loop's body maps to its PyTorch lines as the jit-static step does. The module path comes from the traceback (``app/core/inspect/module_paths.py``); the source line is JAX's
 user frame (torch and torchax are excluded by ``app.core.inspect.ir.attribute_to_model_source``); the scope is
 the name stack torchax opens per ATen op (``scaled_dot_product_attention/aten::bmm``).
 
 Links into the texts of :class:`app.core.inspect.ir.StepIR` (1-based line numbers):
 
-- ``jaxpr`` / ``jaxpr_source``: each equation's line range, parsed from the pretty-printed text;
+- ``jaxpr`` / ``jaxpr_source``: each equation's line range, parsed from the pretty-printed text (an equation
+  inside a region: its line range in that region's block, inline or a shared ``let`` block);
 - ``stablehlo``: the ops lowered from each equation. Ops are aligned to equations in order (lowering
   visits equations in order) by matching their (file, line, scope) debug location, so each layer gets its
-  own ops; ops of private functions (``call @silu``) are added to the calling equation;
+  own ops; ops of private functions (``call @silu``) are added to the calling equation; ops inside a
+  ``stablehlo.while`` region align with the region's equations (the name stack's ``while/body`` segments are
+  dropped, :func:`app.core.inspect.text_index.split_loc_name`);
 - ``hlo``: optimized HLO keeps no layer identity, so a group links to every instruction whose metadata
   names its (file, line) and scope, in all layers (exact once layers are folded), plus the fusions those
-  instructions were fused into.
+  instructions were fused into; instructions of a ``while`` body computation link the same way.
 """
 
 from __future__ import annotations
@@ -29,17 +34,26 @@ from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
 
 VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
+#: Control-flow primitives whose regions the map walks into: primitive → ``(parameter, region)`` in lowering
+#: order (StableHLO prints a ``while``'s ``cond`` region before its ``body``).
+REGIONS: dict[str, tuple[tuple[str, str], ...]] = {"while": (("cond_jaxpr", "cond"), ("body_jaxpr", "body"))}
 
 
 @dataclass
 class EquationInfo:
-    """One top-level equation of the step's jaxpr (``index`` = position in ``jaxpr.eqns``).
+    """One equation of the step's jaxpr (``index`` = position in :attr:`SourceMap.equations`: the top-level
+    equations in order, each control-flow equation followed by the equations of its regions).
 
     ``operands``: producer equation index per non-literal input, or ``-1 - k`` for input ``k`` of the
     jaxpr. ``out_shapes`` like ``f32[1,4,1,16]``; ``flops`` estimated (``app/core/inspect/flops.py``).
     ``file``/``line``/``function``: the user frame (``line`` 0 when none). ``scope``: the name stack.
     ``lines``: ``{"jaxpr": [first, last], "jaxpr_source": [first, last], "stablehlo": [line, …]}`` —
-    1-based; a view is missing when its text could not be parsed or nothing was lowered from it."""
+    1-based; a view is missing when its text could not be parsed or nothing was lowered from it.
+    ``parent``: index of the control-flow equation whose region holds it (-1 at the top level); ``region``:
+    that region, ``"while/body"`` or ``"while/cond"`` (``""`` at the top level). Inside a region, an operand
+    that is the region's input is the producer of what the control-flow equation passes in (a loop's carry: its
+    initial value), so a weight read inside a loop's body still points at the step's input ``-1 - k``. A
+    control-flow equation's own ``flops`` are 0: its regions' equations carry them."""
 
     index: int
     primitive: str
@@ -52,6 +66,8 @@ class EquationInfo:
     scope: str
     operands: list[int] = field(default_factory=list)
     lines: dict[str, list[int]] = field(default_factory=dict)
+    parent: int = -1
+    region: str = ""
 
     @property
     def location(self) -> SourceLocation:
@@ -212,10 +228,17 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
     keys = [(e.file, e.line, e.scope) for e in eqns]
     ptr = 0
     for op in ops:
-        if op.func != "main" or not op.file:
+        if op.func != "main":
+            continue
+        window = range(ptr, min(ptr + lookahead, len(eqns)))
+        if not op.file:  # a region op (``stablehlo.while``): its location is printed after its regions
+            region = op.op.rsplit(".", 1)[-1]
+            hit = next((j for j in window if eqns[j].primitive == region and region in REGIONS), None)
+            if hit is not None:
+                ptr = hit
+                eqns[hit].lines.setdefault("stablehlo", []).append(op.text_line)
             continue
         key = (op.file, op.line, op.scope)
-        window = range(ptr, min(ptr + lookahead, len(eqns)))
         prim = op.primitive.split("(")[0]
         hit = next((j for j in window if keys[j] == key and eqns[j].primitive == prim), None)
         if hit is None:
@@ -243,6 +266,66 @@ def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> N
         g.fusions = list(dict.fromkeys(i.fusion for i in hits if i.fusion))
 
 
+def _region_inputs(eqn: Any, param: str) -> list[Any]:
+    """The outer variables (or literals) a region's inputs stand for: a ``while``'s ``cond_jaxpr`` takes its
+    cond consts and the carry, its ``body_jaxpr`` its body consts and the carry (``jax.lax.while_p``)."""
+    cn, bn = int(eqn.params.get("cond_nconsts", 0)), int(eqn.params.get("body_nconsts", 0))
+    ins = list(eqn.invars)
+    carry = ins[cn + bn:]
+    return ins[:cn] + carry if param == "cond_jaxpr" else ins[cn:cn + bn] + carry
+
+
+def _walk(jaxpr: Any, var_index: dict, resolver: Any, eqns: list[EquationInfo], parent: int, region: str,
+          nested: list[tuple[int, int, str, str, int]]) -> list[int]:
+    """Append the equations of ``jaxpr`` (and of the regions of its control-flow equations) to ``eqns``; returns
+    the indexes of ``jaxpr``'s own equations. ``nested`` gets ``(control-flow equation, region's first index,
+    parameter, region, region's equation count)`` per region walked."""
+    from app.core.jax_private import is_literal, open_jaxpr
+
+    own: list[int] = []
+    for eqn in jaxpr.eqns:
+        i = len(eqns)
+        info = _equation(i, eqn, var_index, resolver)
+        info.parent, info.region = parent, region
+        eqns.append(info)
+        own.append(i)
+        regions = REGIONS.get(eqn.primitive.name, ())
+        if regions:
+            info.flops = 0.0
+        for param, name in regions:
+            sub = eqn.params.get(param)
+            if sub is None:
+                continue
+            sub = open_jaxpr(sub)
+            for inner, outer in zip(sub.invars, _region_inputs(eqn, param)):
+                if not is_literal(outer) and id(outer) in var_index:
+                    var_index[id(inner)] = var_index[id(outer)]
+            first = len(eqns)
+            count = len(_walk(sub, var_index, resolver, eqns, i, f"{eqn.primitive.name}/{name}", nested))
+            nested.append((i, first, param, name, count))
+        for v in eqn.outvars:
+            var_index[id(v)] = i
+    return own
+
+
+def _jaxpr_lines(eqns: list[EquationInfo], top: list[int], nested: list[tuple[int, int, str, str, int]],
+                 text: str | None, view: str) -> None:
+    """Each equation's line range in a jaxpr text (``view``): the top level's, then each region's inside its
+    control-flow equation's range (parents are walked before their regions)."""
+    spans = tx.jaxpr_equation_lines(text, len(top))
+    if not spans:
+        return
+    for i, span in zip(top, spans):
+        eqns[i].lines[view] = list(span)
+    lines = text.split("\n")
+    for parent, first, param, _, count in sorted(nested, key=lambda n: n[1]):
+        where = eqns[parent].lines.get(view)
+        opening = tx.jaxpr_param_block(lines, tuple(where), param) if where else None
+        inner = tx.jaxpr_block_lines(lines, opening, count) if opening is not None else None
+        for k, span in enumerate(inner or []):
+            eqns[first + k].lines[view] = list(span)
+
+
 def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> SourceMap:
     """Build the :class:`SourceMap` of a :class:`app.core.inspect.ir.StepIR` (needs ``traced_jaxpr``).
 
@@ -262,14 +345,10 @@ def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> 
     var_index = {id(v): -1 - k for k, v in enumerate(jaxpr.invars)}
     resolver = ModulePathResolver(model)
     eqns: list[EquationInfo] = []
-    for i, eqn in enumerate(jaxpr.eqns):
-        eqns.append(_equation(i, eqn, var_index, resolver))
-        for v in eqn.outvars:
-            var_index[id(v)] = i
+    nested: list[tuple[int, int, str, str, int]] = []
+    top = _walk(jaxpr, var_index, resolver, eqns, -1, "", nested)
     for view in ("jaxpr", "jaxpr_source"):
-        spans = tx.jaxpr_equation_lines(getattr(step_ir, view, None), len(eqns))
-        for e, span in zip(eqns, spans or []):
-            e.lines[view] = list(span)
+        _jaxpr_lines(eqns, top, nested, getattr(step_ir, view, None), view)
     ops = tx.stablehlo_ops(getattr(step_ir, "stablehlo_debug", None), getattr(step_ir, "stablehlo", None))
     if ops:
         _align_stablehlo(eqns, ops, tx.function_lines(step_ir.stablehlo))

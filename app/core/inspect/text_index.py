@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from app.core.inspect.location import SourceLocation
 
-_EQN_START = re.compile(r"^    [^ \])}#]")
 _LOC_DEF = re.compile(r"^#loc(\d*) = loc\((.*)\)\s*$")
 _LOC_REF = re.compile(r"loc\(#loc(\d*)\)\s*$")
 _NAME_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\(#loc(\d*)\))?$')
@@ -54,9 +53,27 @@ def split_loc_name(name: str) -> tuple[str, str]:
     parts = name.split("/")
     if parts and parts[0].startswith("jit"):
         parts = parts[1:]
+    parts = _without_regions(parts)
     if not parts:
         return "", ""
     return "/".join(parts[:-1]), parts[-1]
+
+
+#: Name-stack segments a control-flow primitive's lowering adds around its regions (``jax.lax.while_loop``:
+#: ``while/cond/…``, ``while/body/…``). :func:`split_loc_name` drops them, so that an op inside a loop's body has
+#: the scope of its jaxpr equation (``aten::mm``), the scope the same op has outside a loop.
+REGION_SEGMENTS = {"while": ("body", "cond")}
+
+
+def _without_regions(parts: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(parts):
+        if i + 2 < len(parts) and parts[i + 1] in REGION_SEGMENTS.get(parts[i], ()):
+            i += 2
+            continue
+        out.append(parts[i])
+        i += 1
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- jaxpr
@@ -71,22 +88,51 @@ def jaxpr_equation_lines(text: str | None, n_eqns: int) -> list[tuple[int, int]]
     main = max((i for i, s in enumerate(lines) if s.startswith("{ lambda")), default=None)
     if main is None:
         return None
-    i = main
+    return jaxpr_block_lines(lines, main, n_eqns)
+
+
+def jaxpr_block_lines(lines: list[str], opening: int, n_eqns: int) -> list[tuple[int, int]] | None:
+    """(first, last) 1-based line of each equation of the jaxpr block that opens on ``lines[opening]`` (0-based;
+    the line holding ``{ lambda``: the main block, a shared ``let name = { lambda`` block, or an inline parameter
+    ``body_jaxpr={ lambda``). Its equations start at the opening line's indent + 4, its ``in (…)`` at indent + 2.
+    ``None`` when the block does not hold exactly ``n_eqns`` equations."""
+    indent = len(lines[opening]) - len(lines[opening].lstrip())
+    start = re.compile("^" + " " * (indent + 4) + r"[^ \])}#]")
+    close = " " * (indent + 2) + "in"
+    i = opening
     while i < len(lines) and not lines[i].rstrip().endswith("let"):
         i += 1
     starts: list[int] = []
     end = len(lines)
     for j in range(i + 1, len(lines)):
         s = lines[j]
-        if s.startswith("  in ") or s.startswith("  in("):
+        if s.startswith(close + " ") or s.startswith(close + "("):
             end = j
             break
-        if _EQN_START.match(s):
+        if start.match(s):
             starts.append(j)
     if len(starts) != n_eqns:
         return None
     bounds = starts[1:] + [end]
     return [(a + 1, b) for a, b in zip(starts, bounds)]
+
+
+def jaxpr_param_block(lines: list[str], span: tuple[int, int], param: str) -> int | None:
+    """0-based line where the sub-jaxpr that parameter ``param`` (``body_jaxpr``) of the equation printed on
+    1-based lines ``span`` opens: inline (``body_jaxpr={ lambda``, inside the span) or a shared block the
+    parameter names (``body_jaxpr=jaxpr`` → the ``let jaxpr = { lambda`` line). None when not found."""
+    key = re.compile(r"^\s*" + re.escape(param) + r"=(.*)$")
+    for i in range(span[0] - 1, min(span[1], len(lines))):
+        m = key.match(lines[i])
+        if m is None:
+            continue
+        value = m.group(1).strip()
+        if value.startswith("{ lambda"):
+            return i
+        name = value.split()[0] if value else ""
+        head = f"let {name} = {{ lambda"
+        return next((j for j, s in enumerate(lines) if s.startswith(head)), None)
+    return None
 
 
 # ------------------------------------------------------------------------------------------ StableHLO

@@ -13,7 +13,8 @@ Rules, in order, for a top-level instruction (one that runs and has profiler eve
 2. ``metadata`` — any other instruction with metadata (or a fusion whose fused ops have none but which
    has its own) is one location.
 3. ``weight`` — an instruction without metadata that reads a weight parameter (XLA drops the metadata of
-   the projection ``dot`` s it rewrites on CPU): the weight's own module (``weights['model.layers.0.mlp.
+   the projection ``dot`` s it rewrites on CPU; inside a loop's body the weight is an element of the body's
+   parameter, followed back to the entry parameter the loop was given): the weight's own module (``weights['model.layers.0.mlp.
    up_proj.weight']`` → ``model.layers.0.mlp.up_proj``) and the source line of the jaxpr equation that
    consumes that input in the source map.
 4. ``operand`` — otherwise the dominant location of its first operand that has one (``copy`` of a
@@ -167,7 +168,8 @@ def attribute(info: HloModuleInfo, source_map: Any | None = None) -> Attribution
 
 
 def _params_read(op: HloOp, info: HloModuleInfo) -> list[str]:
-    """Entry-parameter labels ``op`` reads, directly or through bitcasts / tuple elements."""
+    """Entry-parameter labels ``op`` reads, directly or through bitcasts / tuple elements (inside a loop's body:
+    through the element of the body's parameter that the loop was given that entry parameter for)."""
     out, frontier, seen = [], list(op.operands), set()
     while frontier:
         name = frontier.pop(0)
@@ -177,6 +179,8 @@ def _params_read(op: HloOp, info: HloModuleInfo) -> list[str]:
         seen.add(name)
         if src.opcode == "parameter" and src.param_label and src.top_level:
             out.append(src.param_label)
+        elif (outer := info.carried_source(name)) is not None:
+            frontier.append(outer)
         elif src.opcode in ("bitcast", "get-tuple-element", "tuple"):
             frontier += src.operands
     return out

@@ -2,17 +2,22 @@
 and its attribution (:mod:`app.core.profile.attrib`) into a :class:`app.core.profile.model.StepProfile`,
 and aggregate its rows per source line, ATen op, fusion or module. Plain inputs only: testable without an
 engine or a profiler run.
+
+A loop (jit-loop's decode: one ``while`` whose body streams each token to the host through a callback) is one
+call that makes many tokens; :func:`split_loop_iterations` cuts each profiled call into one step per iteration,
+at the end of each iteration's callback, so a loop profile's figures are per token, like jit-static's decode.
 """
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from typing import Any
 
 from app.core.inspect.module_paths import fold_path
 from app.core.profile.attrib import Attribution, Part, Source, common_module
-from app.core.profile.capture import Capture, OpEvent, gaps, merge, wall_shares
-from app.core.profile.hlo import HloModuleInfo
+from app.core.profile.capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
+from app.core.profile.hlo import CONTAINERS, HloModuleInfo
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
 
 BY = ("line", "op", "fusion", "module")
@@ -55,6 +60,59 @@ def _step_figures(capture: Capture) -> tuple[list[dict[str, float]], dict[int, f
         for e, share in zip(evs, wall_shares(iv)):
             charged[id(e)] = share
     return figures, charged
+
+
+def split_loop_iterations(capture: Capture, info: HloModuleInfo) -> Capture:
+    """A host-thread capture (XLA:CPU) of calls of a loop, re-cut into one step per loop iteration.
+
+    Each call's window is cut at the end of each event of the loop's host callbacks
+    (:meth:`app.core.profile.hlo.HloModuleInfo.loop_callbacks`): iteration ``k`` runs from the end of callback
+    ``k - 1`` (the call's start for the first) to the end of callback ``k``, the last one to the call's end, so the
+    steps tile the calls (their wall times add up to the calls'). The first iteration of a call holds its dispatch
+    (arguments, launch); each iteration ends with its callback, whose events are host time (the token handed to
+    the host, the Stop flag back): they are left out of the op events, so the host share (before the first and
+    after the last op of a step) counts them. Events of container instructions (a ``while`` whose condition or
+    body ran instructions with events of their own, :data:`app.core.profile.hlo.CONTAINERS`) are left out: their
+    time is their instructions'. A call without callback events stays one step. Device captures (GPU, TPU) are
+    returned as they are, and so is a module without loop callbacks (only its containers are dropped)."""
+    if capture.device:
+        return capture
+    callbacks = set(info.loop_callbacks())
+    evented = {info.ops[e.name].computation for e in capture.events if e.name in info.ops}
+    containers = {name for name, op in info.ops.items() if op.opcode in CONTAINERS
+                  and evented & info.loop_computations(name)}
+    ops = [e for e in capture.events if e.name not in containers]
+    if not callbacks:
+        if len(ops) == len(capture.events):
+            return capture
+        return Capture(capture.module, capture.steps, ops, dict(capture.other_modules))
+    steps: list[StepWindow] = []
+    events: list[OpEvent] = []
+    by_step: dict[int, list[OpEvent]] = {}
+    for e in ops:
+        by_step.setdefault(e.step, []).append(e)
+    for win in capture.steps:
+        evs = sorted(by_step.get(win.index, []), key=lambda e: e.start_ns)
+        cuts = sorted(e.end_ns for e in evs if e.name in callbacks)
+        bounds = [win.start_ns] + [c for c in cuts[:-1] if win.start_ns < c < win.end_ns] + [win.end_ns]
+        first = len(steps)
+        steps += [StepWindow(first + k, a, b - a) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+        starts = bounds[:-1]
+        for e in evs:
+            if e.name in callbacks:
+                continue
+            k = max(0, bisect.bisect_right(starts, e.start_ns) - 1)
+            events.append(OpEvent(e.name, e.thread, e.start_ns, e.duration_ns, first + k, e.kernel, e.hlo_op))
+    return Capture(capture.module, steps, events, dict(capture.other_modules))
+
+
+def loop_figures(capture: Capture, info: HloModuleInfo, iterations: int) -> dict[str, float]:
+    """What the host callbacks of a loop capture (before :func:`split_loop_iterations`) took: ``callback_ms``
+    per iteration (mean over ``iterations``), ``callbacks`` events in all, ``calls`` profiled calls."""
+    callbacks = set(info.loop_callbacks())
+    cb = [e for e in capture.events if e.name in callbacks]
+    return {"callback_ms": sum(e.duration_ns for e in cb) / max(1, iterations) / 1e6, "callbacks": len(cb),
+            "calls": len(capture.steps)}
 
 
 def build_profile(capture: Capture, info: HloModuleInfo, attribution: Attribution,

@@ -18,6 +18,12 @@ Estimates follow XLA's ``HloCostAnalysis`` (``xla/service/hlo_cost_analysis.cc``
   a fused parameter used only through ``gather`` / ``dynamic-slice`` / ``slice`` counts as the slices'
   size (an embedding lookup reads one row, not the table).
   Nothing is known of caches: bytes are what the op touches, not what comes from DRAM.
+
+Loops (jit-loop's decode loop: one ``while`` whose ``body`` computation is the decode step): the body's and
+condition's instructions are top-level instructions of their own computations (on XLA:CPU each one is a
+profiler event per iteration); :attr:`HloModuleInfo.loops` names the ``while`` of each such computation and
+:meth:`HloModuleInfo.carried_source` follows a ``get-tuple-element`` of the body's parameter back to the
+instruction the loop was given for that element (a weight read inside the body is the entry parameter's).
 """
 
 from __future__ import annotations
@@ -51,6 +57,14 @@ _WINDOW = re.compile(r"\bwindow=\{size=([\dx]+)")
 _ENTRY = re.compile(r"^ENTRY %?([\w.\-]+) ", re.M)
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 _CUSTOM_KIND = re.compile(r'"kind":"(\w+)"')
+_TUPLE_INDEX = re.compile(r"\bindex=(\d+)")
+_WHILE = re.compile(r"\bcondition=%?([\w.\-]+), body=%?([\w.\-]+)")
+_TARGET = re.compile(r'\bcustom_call_target="([^"]*)"')
+#: Substring of the ``custom_call_target`` of a host callback (``jax.experimental.io_callback``,
+#: ``jax.pure_callback``, ``jax.debug.callback``: ``xla_ffi_python_cpu_callback`` / ``…_gpu_callback``).
+CALLBACK_TARGET = "callback"
+#: Opcodes whose work is other computations' instructions (each with its own events on XLA:CPU).
+CONTAINERS = frozenset({"while", "conditional", "call"})
 
 
 def shape_dims(shape: str) -> list[tuple[str, tuple[int, ...]]]:
@@ -81,6 +95,8 @@ class HloOp:
     (empty/0 when it has none). ``param_label``/``param_index``: a parameter's ``op_name`` (``weights['lm_head.weight']``) and number.
     ``order``: position in its computation (a scheduled module prints instructions in execution order);
     ``text_line``: 1-based line in the HLO text; ``top_level``: outside fused computations (can be an event).
+    ``tuple_index``: a ``get-tuple-element``'s ``index`` (-1 otherwise); ``target``: a ``custom-call``'s
+    ``custom_call_target`` (``""`` otherwise); ``regions``: a ``while``'s ``(condition, body)`` computations.
     """
 
     name: str
@@ -102,23 +118,69 @@ class HloOp:
     order: int = 0
     text_line: int = 0
     top_level: bool = True
+    tuple_index: int = -1
+    target: str = ""
+    regions: tuple[str, ...] = ()
+
+    @property
+    def is_callback(self) -> bool:
+        """A host callback (:data:`CALLBACK_TARGET`): its time is the host's, not the device's."""
+        return self.opcode == "custom-call" and CALLBACK_TARGET in self.target
 
 
 @dataclass
 class HloModuleInfo:
     """A parsed module: ``name`` (``HloModule jit_step`` → ``jit_step``, the ``hlo_module`` stat of profiler
     events), ``ops`` by instruction name, ``entry``: top-level instruction names of the entry computation in
-    schedule order, and ``roots`` of each computation."""
+    schedule order, ``roots`` of each computation and ``loops``: the ``while`` instruction of each condition or
+    body computation."""
 
     name: str
     ops: dict[str, HloOp]
     entry: list[str]
     roots: dict[str, str] = field(default_factory=dict)
+    loops: dict[str, str] = field(default_factory=dict)
 
     def parameter_of(self, name: str) -> str:
-        """``param_label`` of instruction ``name`` if it is an entry parameter, else ``""``."""
+        """``param_label`` of instruction ``name`` if it is an entry parameter (or a loop body's element the loop
+        was given an entry parameter for, :meth:`carried_source`), else ``""``."""
         op = self.ops.get(name)
+        if op is not None and op.opcode == "get-tuple-element" and (outer := self.carried_source(name)):
+            return self.parameter_of(outer)
         return op.param_label if op is not None and op.opcode == "parameter" else ""
+
+    def carried_source(self, name: str) -> str | None:
+        """For a ``get-tuple-element`` of the parameter of a ``while``'s condition or body: the instruction the
+        ``while`` was given for that element (the operand of its initial tuple), else None."""
+        op = self.ops.get(name)
+        if op is None or op.opcode != "get-tuple-element" or not op.operands or op.tuple_index < 0:
+            return None
+        param = self.ops.get(op.operands[0])
+        loop = self.ops.get(self.loops.get(param.computation, "")) if param is not None else None
+        if param is None or param.opcode != "parameter" or loop is None or not loop.operands:
+            return None
+        init = self.ops.get(loop.operands[0])
+        if init is None or init.opcode != "tuple" or op.tuple_index >= len(init.operands):
+            return None
+        return init.operands[op.tuple_index]
+
+    def loop_computations(self, while_name: str) -> set[str]:
+        """The computations a ``while`` runs (its condition and body, and the loops nested in them)."""
+        out: set[str] = set()
+        todo = list(self.ops[while_name].regions) if while_name in self.ops else []
+        while todo:
+            comp = todo.pop()
+            if comp in out:
+                continue
+            out.add(comp)
+            todo += [r for op in self.ops.values() if op.computation == comp for r in op.regions]
+        return out
+
+    def loop_callbacks(self) -> list[str]:
+        """Host callbacks (:attr:`HloOp.is_callback`) inside a loop's condition or body: one per iteration (jit-loop
+        streams each token through one)."""
+        inside = {c for name, op in self.ops.items() if op.opcode == "while" for c in self.loop_computations(name)}
+        return [name for name, op in self.ops.items() if op.is_callback and op.computation in inside]
 
 
 def _operand_text(rest: str) -> str:
@@ -157,6 +219,12 @@ def _parse_lines(text: str) -> tuple[dict[str, HloOp], dict[str, str], dict[str,
                 kind.group(1) if kind else "fusion")
             if c := HLO_CALLS.search(rest):
                 calls[c.group(1)] = ins.name
+        if op.opcode == "get-tuple-element" and (t := _TUPLE_INDEX.search(rest)):
+            op.tuple_index = int(t.group(1))
+        elif op.opcode == "custom-call" and (t := _TARGET.search(rest)):
+            op.target = t.group(1)
+        elif op.opcode == "while" and (w := _WHILE.search(rest)):
+            op.regions = (w.group(1), w.group(2))
         if op.opcode == "parameter":
             op.param_index = int(rest.split(")", 1)[0] or -1)
             if n := _OP_NAME.search(rest):
@@ -240,6 +308,7 @@ def _finish(info: HloModuleInfo, calls: dict[str, str], entry: str) -> None:
         if op.top_level and op.opcode not in NO_WORK:
             op.bytes_accessed = _bytes(op, info)
     info.entry = [op.name for op in sorted(by_comp.get(entry, []), key=lambda o: o.order)]
+    info.loops = {comp: op.name for op in ops.values() for comp in op.regions}
 
 
 def _depth(comp: str, calls: dict[str, str], ops: dict[str, HloOp]) -> int:

@@ -1,6 +1,8 @@
-"""Step profiler: where the time of a compiled jit-static step goes — measured time per XLA op, per fusion,
-per PyTorch source line, per ATen op and per module, with a roofline against the machine's read bandwidth.
-No Qt. Run it where the engine lives (the compute thread or the CLI), outside any run's timings::
+"""Step profiler: where the time of a compiled step goes — measured time per XLA op, per fusion, per PyTorch
+source line, per ATen op and per module, with a roofline against the machine's read bandwidth — for each
+``profilable`` mode of the catalog: jit-static's prefill and decode steps, and jit-loop's decode loop (its prefill
+is jit-static's). No Qt. Run it where the engine lives (the compute thread or the CLI), outside any run's
+timings::
 
     profile = profile_step(engine, "The jit function", step="decode", n_steps=20)
     for row in aggregate(profile, by="line")[:5]:
@@ -17,6 +19,13 @@ profile in XProf (tensorflow/tensorboard#6974), so its ops are read from the hos
 kernels are read from the device plane and joined to the HLO's instructions (:mod:`app.core.profile.device`),
 and the roofline uses the device's bandwidth (:func:`read_device_bandwidth_gbs`). A capture recorded elsewhere
 (another machine's GPU) is read the same way by :func:`profile_from_capture`, no device needed.
+
+jit-loop: one call of the compiled loop makes ``n_steps`` tokens (:func:`_loop_call`); the capture of that call is
+cut into one step per iteration at the end of each iteration's ``io_callback``
+(:func:`app.core.profile.build.split_loop_iterations`), so the rows are the instructions inside the ``while``
+body per token, joined to the body's source lines (:mod:`app.core.inspect.source_map` walks the body's
+equations), and the host share is each token's callback (the token handed to the host) plus the call's
+dispatch, spread over its tokens. The callback's own time is in ``notes``.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError, PlaygroundError
 from app.core.profile.attrib import attribute
-from app.core.profile.build import BY, aggregate, build_profile
+from app.core.profile.build import BY, aggregate, build_profile, loop_figures, split_loop_iterations
 from app.core.profile.capture import (
     STEP_ANNOTATION,
     find_xplane,
@@ -51,7 +60,7 @@ if TYPE_CHECKING:
     from app.core.runtime.compiled_step import CompiledStep
 
 __all__ = [
-    "BY", "CSV_COLUMNS", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
+    "BY", "CSV_COLUMNS", "LOOP_NOTE", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
     "copy_xplane", "profile_call", "profile_from_capture", "profile_step", "read_bandwidth_gbs",
     "read_device_bandwidth_gbs", "read_device_peak_tflops", "rows_to_csv", "rows_to_json_lines",
 ]
@@ -60,11 +69,13 @@ __all__ = [
 class StepCall:
     """What the profiler needs from an engine: ``compiled`` (the AOT ``jax.stages.Compiled`` the calls run),
     ``run()`` one call as the app makes it (build arguments, call, wait, copy the token to the host), and
-    ``source_map`` of the step (:class:`app.core.inspect.source_map.SourceMap`, None when it cannot be built)."""
+    ``source_map`` of the step (:class:`app.core.inspect.source_map.SourceMap`, None when it cannot be built).
+    ``iterations``: tokens one call makes (a jit-loop call runs that many iterations of its loop; 1 otherwise)."""
 
     compiled: Any
     run: Callable[[], None]
     source_map: Any = None
+    iterations: int = 1
 
 
 def _drain(gen: Any) -> Any:
@@ -76,10 +87,11 @@ def _drain(gen: Any) -> Any:
         return stop.value
 
 
-def _step_call(engine: Engine, prompt: str, step: str, n_calls: int) -> StepCall:
+def _step_call(engine: Engine, prompt: str, step: str, n_calls: int, mode_name: str | None = None) -> StepCall:
     """THE ONE FUNCTION COUPLED TO ENGINE INTERNALS (``app/core/modes/base.py``'s ``JitStaticMode``, its
     ``prefill``/``decode`` generators and its ``cache``/``mask``/``seen`` state; the engine's ``_steps``
-    and ``ir``; ``CompiledStep._executables``). Makes one greedy call of the jit-static ``step``
+    and ``ir``; ``CompiledStep._executables``). Makes one greedy call of ``mode_name``'s ``step`` (jit-static's
+    by default; jit-loop's prefill is jit-static's)
     (compiling it on first use) with a KV cache sized for the prompt plus ``n_calls`` decode steps, and
     returns the executable and a function making one more call exactly as the mode does. Decode starts from
     a zeroed cache after the prompt's positions (no prefill compile: a step's time depends on the cache's
@@ -92,7 +104,8 @@ def _step_call(engine: Engine, prompt: str, step: str, n_calls: int) -> StepCall
     from app.core.settings import GenerationSettings
 
     ids = engine.encode(prompt)
-    settings = GenerationSettings(mode=profiling_mode(), max_new_tokens=n_calls + 4, stop_at_eos=False).validated()
+    settings = GenerationSettings(mode=mode_name or profiling_mode(), max_new_tokens=n_calls + 4,
+                                  stop_at_eos=False).validated()
     cache_len = engine.cache_len_for(len(ids), settings)
     if step == "decode" and len(ids) + n_calls + 4 > cache_len:
         raise InvalidSettingsError(f"{n_calls} decode steps after a {len(ids)}-token prompt do not fit the "
@@ -121,6 +134,76 @@ def _step_call(engine: Engine, prompt: str, step: str, n_calls: int) -> StepCall
         raise RuntimeError("The profiled call did not run a cached executable.")
     step_ir, compiled = _step_ir(engine, (mode.mode, step), state, compiled_step, key, run, compiled)
     return StepCall(compiled, run, _source_map(step_ir, step, getattr(engine, "model", None)))
+
+
+def _loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
+    """jit-loop's decode: a call that runs the compiled loop for ``iterations`` tokens, as the mode dispatches it
+    (the same executable, arguments and ordered ``io_callback``; the callback's listener takes each token and
+    never asks to stop; no stop ids, so EOS does not end it), from a zeroed cache after the prompt's positions.
+    Each call starts from the same position with the cache the previous one returned (donated, as the mode
+    does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``_loop_step``, ``key``, ``sampling``,
+    ``start_seen``) and :class:`app.core.modes.loop.LoopStep` (``prepare``, ``channel``). Raises
+    :class:`InvalidSettingsError` when the tokens do not fit the model, or on a device mesh (the mode's own
+    refusal)."""
+    import jax
+    import jax.numpy as jnp
+
+    from app.core.inspect import ir
+    from app.core.modes.catalog import mode_class
+    from app.core.modes.loop import STOP_IDS
+    from app.core.runtime.pytrees import FlatTree
+    from app.core.settings import GenerationSettings
+
+    ids = engine.encode(prompt)
+    settings = GenerationSettings(mode="jit-loop", max_new_tokens=iterations + 4, stop_at_eos=False).validated()
+    cache_len = engine.cache_len_for(len(ids), settings)
+    if len(ids) + iterations + 4 > cache_len:
+        raise InvalidSettingsError(f"{iterations} decode steps after a {len(ids)}-token prompt do not fit the "
+                                   f"model's {cache_len} positions: profile fewer steps.")
+    mode = mode_class("jit-loop")(engine, settings, cache_len)
+    loop = mode._loop_step()
+    weights, _ = engine.jax_state()
+    state: dict[str, Any] = {"cache": FlatTree.of(engine.static_cache(cache_len)), "tokens": []}
+    mask = jnp.ones((1, cache_len), jnp.int32)
+    seen = jnp.asarray(mode.start_seen(ids))
+    stop_ids = jnp.full((STOP_IDS,), -1, jnp.int32)
+
+    def args() -> tuple:
+        return (weights, state["cache"], jnp.int32(engine.pad_id), jnp.int32(len(ids)), mask, mode.key, seen,
+                *mode.sampling, jnp.int32(iterations), stop_ids)
+
+    def on_token(token: int, *_: Any) -> bool:  # on an XLA runtime thread, once per iteration
+        state["tokens"].append(token)
+        return False
+
+    def run() -> None:
+        call_args = args()
+        executable, _, stages = _drain(loop.prepare(*call_args))
+        if stages is not None:
+            state["capture"] = (stages, loop.input_labels(call_args))
+        state["cache"], state["tokens"] = None, []  # donated to the loop
+        loop.channel.listener = on_token
+        try:
+            count, state["cache"], _, _ = jax.block_until_ready(executable(*call_args))
+        finally:
+            loop.channel.listener = None
+        if int(count) != iterations or len(state["tokens"]) != iterations:
+            raise RuntimeError(f"The profiled loop ran {int(count)} iterations ({len(state['tokens'])} callbacks), "
+                               f"not {iterations}.")
+        state["executable"] = executable
+
+    run()
+    ir_key = (mode.mode, "decode")
+    if "capture" in state:
+        stages, labels = state.pop("capture")
+        engine.ir[ir_key] = ir.capture(*stages, labels)
+    if getattr(engine.ir.get(ir_key), "traced_jaxpr", None) is None:  # compiled by a run without IR capture
+        loop.forget(loop.last_key)
+        run()
+        stages, labels = state.pop("capture")
+        engine.ir[ir_key] = ir.capture(*stages, labels)
+    return StepCall(state["executable"], run, _source_map(engine.ir.get(ir_key), "decode",
+                                                          getattr(engine, "model", None)), iterations)
 
 
 def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step: CompiledStep, key: Any,
@@ -171,25 +254,40 @@ def _trace(call: StepCall, n_steps: int, log_dir: str) -> Path:
 
 def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int = 20, warmup: int = 3,
                  bandwidth_gbs: float | None = None, log_dir: str | None = None,
-                 on_progress: Callable[[str], None] | None = None) -> StepProfile:
-    """Profile ``n_steps`` steady calls of the engine's jit-static ``step`` (``"decode"``: one token each,
-    the KV cache fed from call to call; ``"prefill"``: the padded prompt, a fresh cache each call).
+                 on_progress: Callable[[str], None] | None = None, mode: str | None = None) -> StepProfile:
+    """Profile ``n_steps`` steady calls of the engine's compiled ``step`` (``"decode"``: one token each,
+    the KV cache fed from call to call; ``"prefill"``: the padded prompt, a fresh cache each call) in ``mode``
+    (a ``profilable`` mode of the catalog; None: :func:`app.core.modes.catalog.profiling_mode`, jit-static).
+
+    jit-loop's decode is one call of its loop making ``n_steps`` tokens (after ``warmup`` such calls), profiled
+    per iteration (module docstring); its prefill is jit-static's prefill.
 
     ``warmup`` calls run first, untraced. ``bandwidth_gbs``: the machine's read bandwidth for the roofline,
     measured (:func:`read_bandwidth_gbs`, ~0.3 s the first time) when None. ``log_dir``: where the capture
     goes (a new temporary directory when None; it is left for export, see :func:`copy_xplane`).
     ``on_progress(str)`` is called on this thread before each phase. Compiles on first use (seconds).
-    Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps``, :class:`PlaygroundError` when the
-    profiler is busy, ``ValueError`` when the capture holds no annotated step."""
+    Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps`` or a mode that cannot be profiled,
+    :class:`PlaygroundError` when the profiler is busy, ``ValueError`` when the capture holds no annotated
+    step."""
+    from app.core.modes.catalog import CATALOG, profiling_mode
+
     report = on_progress or (lambda message: None)
+    mode = mode or profiling_mode()
+    profilable = [info.name for info in CATALOG if info.profilable]
+    if mode not in profilable:
+        raise InvalidSettingsError(f"profile measures the steps of {' and '.join(profilable)}; got mode {mode!r}.")
     if step not in ("decode", "prefill"):
         raise InvalidSettingsError(f"step must be 'decode' or 'prefill', got {step!r}.")
     if n_steps < 1 or warmup < 0:
         raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
-    report(f"compiling the jit-static {step} step")
-    call = _step_call(engine, prompt, step, n_steps + warmup)
-    return profile_call(call, step, n_steps, warmup, bandwidth_gbs, log_dir, on_progress,
-                        getattr(engine, "label", ""))
+    label = getattr(engine, "label", "")
+    if mode == "jit-loop" and step == "decode":
+        report(f"compiling the {mode} decode loop")
+        call = _loop_call(engine, prompt, n_steps)
+        return profile_call(call, step, 1, warmup, bandwidth_gbs, log_dir, on_progress, label)
+    report(f"compiling the {mode} {step} step")
+    call = _step_call(engine, prompt, step, n_steps + warmup, mode)
+    return profile_call(call, step, n_steps, warmup, bandwidth_gbs, log_dir, on_progress, label)
 
 
 def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, bandwidth_gbs: float | None = None,
@@ -201,10 +299,11 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
     report = on_progress or (lambda message: None)
     if n_steps < 1 or warmup < 0:
         raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
-    report(f"warming up: {warmup} {step} calls")
+    each = f" (a loop of {call.iterations} tokens each)" if call.iterations > 1 else ""
+    report(f"warming up: {warmup} {step} calls{each}")
     for _ in range(warmup):
         call.run()
-    report(f"profiling {n_steps} {step} calls")
+    report(f"profiling {n_steps} {step} calls{each}")
     xplane = _trace(call, n_steps, log_dir or tempfile.mkdtemp(prefix="torchax-playground-profile-"))
     device = _device_of(call.compiled)
     peak_tflops = None
@@ -264,11 +363,36 @@ def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: 
     capture = read_capture(xplane, info.name, platform=platform)
     if capture.device:
         join_kernels(capture, info)
+    loop = None
+    if not capture.device:
+        calls = len(capture.steps)
+        split = split_loop_iterations(capture, info)
+        if info.loop_callbacks():
+            loop = loop_figures(capture, info, len(split.steps))
+            loop["iterations"] = len(split.steps) / max(1, calls)
+        capture = split
     path = "" if isinstance(xplane, (bytes, bytearray)) else str(xplane)
     profile = build_profile(capture, info, attribute(info, source_map), bandwidth_gbs, step, path, model)
     profile.hlo_text = hlo_text
     profile.peak_tflops = peak_tflops
+    if loop is not None:
+        profile.notes.append(loop_note(profile, loop))
     return profile
+
+
+#: How a loop profile's first note starts (the GUI and the CLI can tell a per-iteration profile by it).
+LOOP_NOTE = "one step = one loop iteration"
+
+
+def loop_note(profile: StepProfile, loop: dict[str, float]) -> str:
+    """The note of a loop profile: what a step is, and the host callback's time and share per token."""
+    cb_ms = loop["callback_ms"]
+    share = cb_ms / profile.step_ms if profile.step_ms else 0.0
+    return (f"{LOOP_NOTE} (one token): {profile.n_steps} iterations in {int(loop['calls'])} call(s) of the compiled "
+            f"loop, {loop['iterations']:.0f} per call; each call's dispatch is in its first iteration. The "
+            f"io_callback that hands each token to the host takes {cb_ms * 1e3:.1f} µs per token "
+            f"({share:.1%} of a step), counted in the host share ({profile.host_share:.1%}), not in the rows; "
+            "the while instruction's own event (the whole loop) is left out: its body's instructions are the rows.")
 
 
 # ------------------------------------------------------------------------------------------- export
@@ -283,7 +407,10 @@ def rows_to_json_lines(rows: list[ProfileRow], profile: StepProfile | None = Non
     ``{"event": "summary", …}`` line with :meth:`StepProfile.summary`."""
     lines = [json.dumps({"event": "row", "by": by, **row.to_dict()}) for row in rows]
     if profile is not None:
-        lines.append(json.dumps({"event": "summary", "by": by, **profile.summary()}))
+        summary = profile.summary()
+        if profile.notes:
+            summary.setdefault("notes", list(profile.notes))
+        lines.append(json.dumps({"event": "summary", "by": by, **summary}))
     return "\n".join(lines) + "\n"
 
 
