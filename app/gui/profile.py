@@ -177,7 +177,7 @@ class ProfileWiring(QObject):
         self.recorded_origin = ready.origin
         profile = ready.profile
         what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
-                else f"{profiling_mode()} · {profile.step} · {profile.n_steps} steps")
+                else f"{profile.mode or profiling_mode()} · {profile.step} · {profile.n_steps} steps")
         if ready.origin:
             what = f"{profile.step} · {profile.n_steps} steps · {ready.origin}"
         self._header = f"<b>{what} profiled</b> · {profile_summary(profile)}"
@@ -219,11 +219,12 @@ class ProfileWiring(QObject):
         self.inspect.ir_arrived(profile.step)
         ir = ready.ir
         if ir is not None and getattr(ir, "hlo", None) == profile.hlo_text:
-            self.ir_tabs.set_ir(profile.step, ir, f"profiled · {'program' if is_program(profile) else profiling_mode()}")
+            self.ir_tabs.set_ir(profile.step, ir, f"profiled · {'program' if is_program(profile) else profile.mode or profiling_mode()}")
             if profile.source_map is not None:
                 self.inspect.on_source_map(profile.step, profile.source_map)
         else:
-            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text}, f"profiled · {profiling_mode()}")
+            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text},
+                                f"profiled · {profile.mode or profiling_mode()}")
 
     @Slot()
     def _show_rows(self) -> None:

@@ -180,3 +180,18 @@ def test_profile_tab_measures_the_step_and_links_rows_to_hlo(qtbot, window):
     line = view.textCursor().blockNumber() + 1
     assert line == row["hlo_line"] and row["key"] in view.document().findBlockByNumber(line - 1).text()
     assert wiring.timeline.bar_count() > 0
+
+
+def test_profile_after_a_jit_loop_run_measures_the_loop(qtbot, window):
+    """Issue 31: Profile in the window measures the mode the user just ran when it is profilable — after a
+    jit-loop run, the loop, one step per iteration, rows naming source lines."""
+    window.ui.form.set_values({"mode": "jit-loop", "max_new_tokens": 6, "ignore_eos": True})
+    run_and_wait(qtbot, window)
+    wiring = window.profile
+    wiring.steps.setValue(4)
+    wiring.button.click()
+    qtbot.waitUntil(lambda: wiring.last is not None and not window.is_busy(), timeout=240_000)
+    profile = wiring.last.profile
+    assert profile.mode == "jit-loop" and profile.step == "decode" and profile.n_steps >= 4
+    assert wiring.summary.text().startswith("<b>jit-loop · decode")
+    assert any(".py:" in r["key"] for r in wiring.last.rows["line"])

@@ -160,6 +160,8 @@ class StepProfile:
     other_modules: dict[str, int] = field(default_factory=dict)
     xplane_path: str = ""
     model: str = ""
+    #: the mode whose step was measured (``"jit-static"``, ``"jit-loop"``); ``""`` when not a model step's
+    mode: str = ""
     hlo_text: str = field(default="", repr=False)
     xla_cost: dict[str, float] | None = None
     source_map: Any = field(default=None, repr=False, compare=False)

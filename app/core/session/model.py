@@ -383,11 +383,17 @@ class Session:
 
     def profile(self, prompt: str, step: str = "decode", n_steps: int = 20,
                 program: rq.ProgramRequest | None = None) -> bool:
-        """Profile the loaded model's jit-static ``step`` — or, with ``program``, ``n_steps`` calls of the user's
-        program's entry point (no model needed); refused (False) while busy or with no model."""
+        """Profile the loaded model's ``step`` in the latest run's mode when that mode is profilable (jit-loop:
+        its loop, one step per iteration), else jit-static's — or, with ``program``, ``n_steps`` calls of the
+        user's program's entry point (no model needed); refused (False) while busy or with no model."""
         if self.busy or (self.loaded is None and program is None):
             return False
-        self.active = request = rq.ProfileRequest(prompt, step, n_steps, program)
+        from app.core.modes.catalog import MODE_NAMES, mode_info
+
+        run = self.current
+        mode = (run.mode if program is None and run is not None and not run.program and not run.origin
+                and run.mode in MODE_NAMES and mode_info(run.mode).profilable else "")
+        self.active = request = rq.ProfileRequest(prompt, step, n_steps, program, mode)
         self._busy_changed()
         what = f"calls of {program.entry or program.name}" if program is not None else f"{step} steps"
         self.events.status.emit(f"Profiling {n_steps} {what}…")

@@ -81,6 +81,9 @@ class ProfileRequest(Request):
     step: str = "decode"
     n_steps: int = 20
     program: Any = None
+    #: the profilable mode whose step is measured (``"jit-loop"``: its loop, one step per iteration); ``""``:
+    #: :func:`app.core.modes.catalog.profiling_mode` (jit-static)
+    mode: str = ""
     label = "profile"
 
 

@@ -218,10 +218,13 @@ class ComputeService:
             yield from self._profile_program(request, _stop, progress)
             return
         engine = self._engine()
-        profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress)
+        mode = request.mode or profiling_mode()
+        profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress,
+                               mode=mode)
+        profile.mode = mode
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
                 for by in ("line", "op", "fusion", "module")}
-        ir = engine.ir.get((profiling_mode(), request.step))
+        ir = engine.ir.get((mode, request.step))
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
 
     def _profile_program(self, request: rq.ProfileRequest, should_stop: Any, progress: Any) -> Iterator[Any]:
