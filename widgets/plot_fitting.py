@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.core.units import ms
@@ -21,7 +21,8 @@ MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the large
 LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
-NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5))
+NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
+                (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
 
 
 class PlotFitting:
@@ -87,9 +88,10 @@ class PlotFitting:
         stays inside the view and clears the legend and the notes placed before it."""
         vb = self.getPlotItem().getViewBox()
         view = vb.sceneBoundingRect()
-        spots = [
-            vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for r in self._runs for p in r.points
-        ]
+        curves = [[vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for p in r.points]
+                  for r in self._runs]
+        spots = [sp for curve in curves for sp in curve]
+        segments = [(a, b) for curve in curves for a, b in zip(curve, curve[1:])]
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
         for note in (n for run in self._runs for n in run.notes if n.isVisible()):
             best, best_cost = None, None
@@ -104,7 +106,9 @@ class PlotFitting:
                     margin = rect.adjusted(-6, -6, 6, 6)
                     cost = 10 * sum(margin.contains(sp) for sp in spots if (sp - own).manhattanLength() > 1)
                     cost += 5 * sum(rect.intersects(t) for t in taken)
-                    cost += 0 if view.contains(rect) else 3
+                    # a curve through the note's numbers, a note cut at the plot's edge (issue 29, flaw 18)
+                    cost += 4 * sum(_crosses(rect, a, b) for a, b in segments)
+                    cost += 0 if view.contains(rect) else 12
                     if best_cost is None or cost < best_cost:
                         best, best_cost = (text, anchor), cost
                 if best_cost == 0:
@@ -209,3 +213,13 @@ def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
             return short
         name = short
     return metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
+
+
+def _crosses(rect: QRectF, a: QPointF, b: QPointF) -> bool:
+    """Whether the segment a–b (scene coordinates) passes through ``rect``."""
+    if rect.contains(a) or rect.contains(b):
+        return True
+    line = QLineF(a, b)
+    corners = [rect.topLeft(), rect.topRight(), rect.bottomRight(), rect.bottomLeft()]
+    return any(line.intersects(QLineF(corners[i], corners[(i + 1) % 4]))[0] == QLineF.IntersectionType.BoundedIntersection
+               for i in range(4))

@@ -577,3 +577,31 @@ def test_the_plot_keeps_its_tool_tip_when_qt_asks_for_one(qtbot):
     assert plot.eventFilter(plot.viewport(), over)  # answered: the scene never hides the tip
     away = QHelpEvent(QEvent.Type.ToolTip, QPoint(2, 2), plot.viewport().mapToGlobal(QPoint(2, 2)))
     assert not plot.eventFilter(plot.viewport(), away)
+
+
+def test_compile_notes_keep_clear_of_the_curve_and_inside_the_plot(qtbot):
+    """Issue 29, flaw 18: a compile note is placed where no segment of a curve crosses it and inside the view,
+    when such a place exists (here at 1280x720's plot size)."""
+    from widgets.latency_plot import LatencyPlot
+    from widgets.plot_fitting import _crosses
+
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(470, 420)  # the plot's size in a 1280x720 window
+    plot.show()
+    plot.start_run("jit-static")
+    for rec in synthetic_run(12):
+        plot.add_record(rec)
+    qtbot.waitUntil(lambda: plot.plotted_count() == 12, timeout=2000)
+    qtbot.wait(100)
+    plot._place_notes()
+    vb = plot.getPlotItem().getViewBox()
+    import math
+
+    from PySide6.QtCore import QPointF
+
+    curve = [vb.mapViewToScene(QPointF(p.x, math.log10(p.wall_ms))) for p in plot.points()]
+    for note in plot.notes():
+        rect = note.sceneBoundingRect()
+        assert vb.sceneBoundingRect().contains(rect), (rect, vb.sceneBoundingRect())
+        assert not any(_crosses(rect, a, b) for a, b in zip(curve, curve[1:])), note.toPlainText()
