@@ -12,7 +12,9 @@ its defaults are ``--models random:llama-1b-shape --dtype bfloat16 --modes torch
 (the shape of issue 30's H100 figures). On a TPU the PyTorch modes cannot run (no torch device here).
 
 The memory-bandwidth bound: decoding one token reads every weight once, so
-``bound_ms = weight_bytes / read_bandwidth``. On the CPU read bandwidth is measured by summing a 1 GiB
+``bound_ms = weight_bytes / read_bandwidth``. ``host %`` is the median host share of the steady decode calls of
+a jitted mode: of each call's wall time, what is not waiting for the device (``app.core.events.HOST_PARTS``: the
+inputs' transfer, flattening, dispatch, the token to the host); the medians of each part follow the table. On the CPU read bandwidth is measured by summing a 1 GiB
 float32 array with NumPy, one thread per core (best of 5; :func:`app.core.profile.capture.read_bandwidth_gbs`,
 the profiler's roofline figure); on a GPU or TPU by a device-to-device copy through JAX on that device,
 bytes read + written per second (best of 5 over 1 GiB; :func:`app.core.engine.device.device_copy_bandwidth_gbs`;
@@ -50,7 +52,7 @@ SLOW_MODES = ("torchax-eager", "jit-dynamic")
 
 def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     """One cold run of ``mode`` (every compiled step of the engine dropped first)."""
-    from app.core.events import CallRecord, FinishedEvent, steady_decode_ms
+    from app.core.events import CallRecord, FinishedEvent, steady_decode_ms, steady_host_ms, steady_host_share
     from app.core.modes.torch_compile import clear_torch_compile
     from app.core.report.text import summary_line
     from app.core.settings import GenerationSettings
@@ -84,6 +86,9 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
         "steady_ms_per_token": steady,
         "decode_tokens_per_s": 1000.0 / steady if steady else None,
         "token_ids": finished.token_ids,
+        "host_share": steady_host_share(records),
+        "host_ms": steady_host_ms(records),
+        "leaves": decode[-1].leaves if decode else None,
     }
 
 
@@ -134,15 +139,20 @@ def print_result(res: dict) -> None:
           f"{res['bound_ms_per_token']:.2f} ms/token; "
           f"torch threads {res['torch_threads']}, Inductor cache {res['inductor_cache']}")
     print(f"{'mode':<14} {'device':<28} {'tokens':>6} {'1st prefill ms':>14} {'1st decode ms':>14} {'compile ms':>11} "
-          f"{'compiles':>8} {'steady ms/tok':>14} {'tokens/s':>9} {'x torch':>8} {'x bound':>8}")
+          f"{'compiles':>8} {'steady ms/tok':>14} {'tokens/s':>9} {'x torch':>8} {'x bound':>8} {'host %':>7}")
     for r in res["modes"]:
         print(f"{r['mode']:<14} {r['device'][:28]:<28} {r['tokens']:>6} {f(r['first_prefill_ms'], ',.1f'):>14} "
               f"{f(r['first_decode_ms'], ',.1f'):>14} {f(r['compile_total_ms'], ',.0f'):>11} {r['compiles']:>8} "
               f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['decode_tokens_per_s'], ',.1f'):>9} "
-              f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8}")
+              f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8} "
+              f"{f(r['host_share'] and r['host_share'] * 100, '.1f'):>7}")
     for r in res["modes"]:
         if r["decode_timing"] and r["decode_timing"] != "call":
             print(f"  {r['mode']} steady ms/token is the median {r['decode_timing']} (one call runs every token)")
+    for r in res["modes"]:
+        if r["host_ms"]:
+            parts = " · ".join(f"{k} {v:.3f}" for k, v in r["host_ms"].items())
+            print(f"  {r['mode']} steady decode call on the host (medians, ms): {parts}; {r['leaves']} argument leaves")
     for r in res["modes"]:
         for kind in ("prefill", "decode"):
             if r[f"{kind}_phases"]:

@@ -16,6 +16,49 @@ DEFAULT_TITLES = {"wall_ms": "wall", "execute_ms": "execute", "trace_ms": "trace
                   "compile_ms": "compile"}
 
 
+#: The parts of a call's host-dispatch breakdown (``CallRecord.host_ms``), in order, with what each measures
+#: (mirrors ``app.core.events.HOST_PARTS``; plain data, so this widget imports nothing of the app).
+HOST_PARTS: tuple[tuple[str, str], ...] = (
+    ("transfer", "inputs built and copied host → device"),
+    ("flatten", "arguments flattened and signed in Python"),
+    ("compile", "trace + lower + compile"),
+    ("dispatch", "the executable's call (C++ flatten, checks, enqueue)"),
+    ("wait", "waiting for the device"),
+    ("token", "the token to the host (copy, int, record)"),
+)
+#: Parts that are the device's time; the rest (compile aside) is the host's share.
+DEVICE_PARTS = ("wait",)
+
+
+def host_share(parts: dict[str, float] | None) -> float | None:
+    """``(sum - compile - wait) / (sum - compile)`` of a breakdown; None when empty."""
+    if not parts:
+        return None
+    total = sum(parts.values()) - parts.get("compile", 0.0)
+    if total <= 0:
+        return None
+    return (total - sum(parts.get(k, 0.0) for k in DEVICE_PARTS)) / total
+
+
+def host_lines(parts: dict[str, float] | None, leaves: int | None = None) -> list[str]:
+    """Rich-text lines of a host-dispatch breakdown: the parts that are not zero, then the host share."""
+    if not parts:
+        return []
+    items = []
+    for key, _ in HOST_PARTS:
+        value = parts.get(key, 0.0)
+        if value or key in ("dispatch", "wait"):
+            text = f"{key} {ms(value)}"
+            if key == "flatten" and leaves is not None:
+                text += f" ({leaves:,} leaves)"
+            items.append(text)
+    share = host_share(parts)
+    lines = ["<b>host breakdown:</b> " + " · ".join(items)]
+    if share is not None:
+        lines.append(f"host {share * 100:.0f} % of the call (not waiting for the device)")
+    return lines
+
+
 def describe(record: Any, run: str = "", titles: dict[str, str] | None = None) -> str:
     """Rich-text description of a call record (attributes of :class:`app.core.events.CallRecord`);
     ``run`` is the plot run's label, shown on top when given; ``titles`` maps a timing field to its column
@@ -47,6 +90,7 @@ def describe(record: Any, run: str = "", titles: dict[str, str] | None = None) -
             lines.append(
                 f"<span style='color:{DISK_COLOUR}'>◆ served by the persistent compilation cache</span>"
             )
+    lines.extend(host_lines(g("host_ms"), g("leaves")))
     shapes = g("input_shapes")
     if shapes:
         lines.append(", ".join(f"{k} {tuple(v)}" for k, v in shapes.items()))

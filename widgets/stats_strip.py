@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import ms
+from widgets.call_tooltip import HOST_PARTS, host_share
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("ttft", "TTFT"),
@@ -13,7 +14,10 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("tokens", "tokens"),
     ("compiles", "compiles"),
     ("steady", "ms/token"),
+    ("host", "host share"),
 )
+#: Cards shown only once they have a figure (:meth:`StatsStrip.set_host`: a jitted mode's breakdown).
+ON_DEMAND = ("host",)
 #: The captions of a program run (the "steady" card is hidden: the steady call is the second card).
 PROGRAM_FIELDS: dict[str, str] = {"ttft": "first call", "tps": "steady call", "tokens": "calls",
                                   "compiles": "compiles"}
@@ -48,6 +52,7 @@ class StatsStrip(QFrame):
             self.values[key] = value
             self.captions[key] = caption
             self.cards[key] = card
+            card.setVisible(key not in ON_DEMAND)
         layout.addStretch(1)
 
     def set_program(self, program: bool) -> None:
@@ -55,7 +60,7 @@ class StatsStrip(QFrame):
         self._program = program
         for key, title in FIELDS:
             self.captions[key].setText(PROGRAM_FIELDS.get(key, title) if program else title)
-            self.cards[key].setVisible(not program or key in PROGRAM_FIELDS)
+            self.cards[key].setVisible((not program or key in PROGRAM_FIELDS) and key not in ON_DEMAND)
 
     def is_program(self) -> bool:
         return self._program
@@ -73,6 +78,24 @@ class StatsStrip(QFrame):
     def reset(self) -> None:
         for label in self.values.values():
             label.setText("–")
+        self.set_host(None)
+
+    def set_host(self, parts: dict[str, float] | None, leaves: int | None = None) -> None:
+        """The host-dispatch card: the host's share of a steady decode call (the breakdown's parts in ms, the
+        medians of the steady calls: ``app.core.events.steady_host_ms``), the parts in its tool tip; hidden for
+        None or an empty breakdown (a mode that is not jitted)."""
+        card = self.cards["host"]
+        share = host_share(parts)
+        card.setVisible(share is not None and not self._program)
+        if share is None:
+            self.values["host"].setText("–")
+            card.setToolTip("")
+            return
+        self.values["host"].setText(f"{share * 100:.0f} %")
+        rows = [f"{key} {ms(parts.get(key, 0.0))} — {what}" for key, what in HOST_PARTS if key != "compile"]
+        if leaves is not None:
+            rows.append(f"{leaves:,} argument leaves per call")
+        card.setToolTip("<b>a steady decode call on the host</b> (medians)<br>" + "<br>".join(rows))
 
     def set_stats(
         self,

@@ -18,6 +18,27 @@ CALLBACK_INTERVAL = "callback interval"
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
 #: ``calls``: a program run (``app.core.programs``) made all the calls it was asked for.
 FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped", "calls"]
+#: The parts of a jitted call's wall time on the host clock (:attr:`CallRecord.host_ms` keys), in the order they
+#: happen; consecutive ``time.perf_counter`` intervals, so they add up to ``wall_ms``:
+#:
+#: - ``transfer``: building the call's fresh inputs and copying them host → device (``jax.device_put`` of
+#:   ``input_ids`` / ``position_ids``; nothing when the previous step's device outputs are fed back).
+#: - ``flatten``: the call's signature in Python (``CompiledStep``: ``jax.tree_util.tree_flatten`` of the arguments
+#:   and each leaf's shape / dtype, the executable-cache key); :attr:`CallRecord.leaves` counts the leaves.
+#: - ``compile``: trace + lower + compile of a compiling call (0 otherwise).
+#: - ``dispatch``: the call of the AOT ``jax.stages.Compiled`` until it returns — JAX's C++ ``pjit`` fast path
+#:   (``Compiled.__call__`` → ``create_cpp_call``, jax/_src/stages.py and interpreters/pxla.py) flattens the
+#:   arguments again in C++, checks them and enqueues the executable (asynchronous dispatch); when an output is not
+#:   a plain ``ArrayImpl`` (a typed PRNG key) every call takes the Python path ``Compiled.call`` instead. On the
+#:   CPU the "device" is the same cores: a dispatch that lingers (the Python path) can lose its core to XLA's
+#:   compute threads and then holds device time too, so read ``dispatch`` with ``wait``.
+#: - ``wait``: blocked until the device finishes (``block_until_ready``); for a token of jit-loop, the time from the
+#:   previous token's callback returning to this one's being entered (the loop body on the device).
+#: - ``token``: the token on the host: its device → host copy, ``int``, unpacking the outputs and the record (for
+#:   jit-loop, the time inside the token's ``io_callback``).
+HOST_PARTS = ("transfer", "flatten", "compile", "dispatch", "wait", "token")
+#: The parts that are the device's time rather than the host's (the host share leaves them out).
+DEVICE_PARTS = ("wait",)
 
 
 class _Event:
@@ -64,7 +85,8 @@ class TokenEvent(_Event):
 class CallRecord(_Event):
     """One call of a model step (prefill or decode step).
 
-    ``wall_ms`` = trace + lower + compile + execute (+ host work such as sampling on the host).
+    ``wall_ms`` = trace + lower + compile + execute (+ host work such as sampling on the host; for the jitted
+    modes, from the call's start: building its inputs, then everything up to its token as a Python int).
     ``compiled`` is True when this call traced and compiled a new executable; then ``trace_ms``,
     ``lower_ms`` and ``compile_ms`` are set. ``execute_ms`` is measured around
     ``jax.block_until_ready`` (or, in ``torch`` mode, around the eager forward). ``persistent_cache_hit``
@@ -80,7 +102,9 @@ class CallRecord(_Event):
     model call, timed around it: every mode but jit-loop) or ``"callback interval"`` (:data:`CALLBACK_INTERVAL`:
     a token of jit-loop's on-device loop, one call for all its tokens; the time on the host between this token's
     ``io_callback`` and the previous one's — for the loop's first token, from the decode's start, its compile
-    included).
+    included). ``host_ms``: the call's wall time split into :data:`HOST_PARTS` (ms; they add up to ``wall_ms``;
+    empty for modes that are not jitted and in records made before the meter); ``leaves``: the number of argument
+    leaves the call flattened and dispatched (None when not measured; 0 for a jit-loop token, which passes none).
     """
 
     index: int
@@ -100,7 +124,15 @@ class CallRecord(_Event):
     compile_phases: dict[str, float] = field(default_factory=dict)
     device: str = ""
     timing: str = "call"
+    host_ms: dict[str, float] = field(default_factory=dict)
+    leaves: int | None = None
     kind = "call"
+
+    @property
+    def host_share(self) -> float | None:
+        """Fraction of the call's non-compile wall time the host spent outside waiting for the device:
+        ``(wall - compile - wait) / (wall - compile)``; None without a breakdown."""
+        return host_share(self.host_ms)
 
     @property
     def compile_total_ms(self) -> float:
@@ -120,6 +152,30 @@ class IREvent(_Event):
 
     def to_json(self) -> dict[str, Any]:
         return {"event": self.kind, "step": self.step, "mode": self.mode, **self.ir.summary()}
+
+
+def host_share(parts: dict[str, float]) -> float | None:
+    """``(sum - compile - wait) / (sum - compile)`` of a :attr:`CallRecord.host_ms` breakdown; None if empty."""
+    total = sum(parts.values()) - parts.get("compile", 0.0)
+    if not parts or total <= 0:
+        return None
+    return (total - sum(parts.get(k, 0.0) for k in DEVICE_PARTS)) / total
+
+
+def steady_host_ms(records: list[CallRecord]) -> dict[str, float]:
+    """Per part of :data:`HOST_PARTS`, the median over the decode calls that did not compile and carry a breakdown
+    (the stats strip's and bench/decode.py's figure); empty when there are none. The medians need not add up."""
+    steady = [r.host_ms for r in records if r.step == "decode" and not r.compiled and r.host_ms]
+    if not steady:
+        return {}
+    return {k: statistics.median(p.get(k, 0.0) for p in steady) for k in HOST_PARTS if k != "compile"}
+
+
+def steady_host_share(records: list[CallRecord]) -> float | None:
+    """Median :attr:`CallRecord.host_share` of the steady decode calls (None when none has a breakdown)."""
+    shares = [r.host_share for r in records if r.step == "decode" and not r.compiled and r.host_ms]
+    shares = [s for s in shares if s is not None]
+    return statistics.median(shares) if shares else None
 
 
 def steady_decode_ms(records: list[CallRecord]) -> float | None:

@@ -40,10 +40,10 @@ import numpy as np
 from jax.experimental import io_callback
 
 from app.core.errors import InvalidSettingsError
-from app.core.events import CALLBACK_INTERVAL, CallRecord
+from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
 from app.core.modes.base import StepGen, StepResult, forward
 from app.core.modes.jit import JitStaticMode
-from app.core.runtime.compiled_step import CompiledStep
+from app.core.runtime.compiled_step import CompiledStep, HostMeter
 from app.core.runtime.pytrees import FlatTree
 from app.core.runtime.sampling import pick_token
 
@@ -65,10 +65,13 @@ class TokenChannel:
     def __init__(self) -> None:
         #: ``listener(token, count) -> stop`` of the running loop; None between runs (the loop then stops).
         self.listener: Callable[[int, int], bool] | None = None
+        #: ``time.perf_counter()`` as the latest callback was entered (the listener's host-dispatch meter reads it).
+        self.entered = 0.0
 
     def __call__(self, token: np.ndarray, count: np.ndarray) -> np.ndarray:
         """``token``: the iteration's int32 token id; ``count``: int32 iterations before it. Returns a bool
         scalar: True ends the loop after this iteration."""
+        self.entered = time.perf_counter()
         listener = self.listener
         stop = True if listener is None else listener(int(token), int(count))
         return np.asarray(stop, dtype=np.bool_)
@@ -77,7 +80,7 @@ class TokenChannel:
 def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel) -> Callable:
     """The decode loop as a pure JAX function of :data:`LOOP_ARGS`; returns ``(count, cache, key, seen)``: int32
     iterations run, the cache (a :class:`FlatTree`), the PRNG key and the ``(1, vocab)`` bool seen-mask after the
-    last one. ``fn`` is ``torchax.extract_jax``'s module function; ``greedy`` is static (as in jit-static)."""
+    last one. The key comes and goes as raw key data, as in jit-static's steps (``jax.random.key_data``). ``fn`` is ``torchax.extract_jax``'s module function; ``greedy`` is static (as in jit-static)."""
 
     def loop(weights, cache, token, position, attention_mask, key, seen, temperature, top_k, top_p, penalty,
              max_steps, stop_ids):
@@ -95,9 +98,9 @@ def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel) -> Callable:
             done = jnp.logical_or(stop, jnp.any(nxt == stop_ids))
             return nxt, FlatTree.of(new_cache), position + 1, key, count + 1, done, seen
 
-        init = (token, cache, position, key, jnp.int32(0), jnp.bool_(False), seen)
+        init = (token, cache, position, jax.random.wrap_key_data(key), jnp.int32(0), jnp.bool_(False), seen)
         _, cache, _, key, count, _, seen = jax.lax.while_loop(cond, body, init)
-        return count, cache, key, seen
+        return count, cache, jax.random.key_data(key), seen
 
     return loop
 
@@ -140,12 +143,16 @@ class _LoopRun:
         self._thread.start()
 
     def _on_token(self, token: int, count: int) -> bool:  # on an XLA runtime thread
-        now = time.perf_counter()
-        interval, self._last = (now - self._last) * 1000, now
+        entered = self._channel.entered
         stopped = self.stop.is_set()
         self.stats.steps += 1
         self.stats.after_stop += stopped
-        self.tokens.put((token, interval))
+        now = time.perf_counter()
+        # The interval ends as the token is handed over: the wait since the previous hand-over (the loop body on
+        # the device, the runtime's copy of the operands to the host), then this callback's own work.
+        parts = {"wait": (entered - self._last) * 1000, "token": (now - entered) * 1000}
+        interval, self._last = (now - self._last) * 1000, now
+        self.tokens.put((token, interval, parts))
         return stopped
 
     def _run(self, executable: Any, args: tuple) -> None:
@@ -156,8 +163,9 @@ class _LoopRun:
         finally:
             self.tokens.put(None)
 
-    def next_token(self, should_stop: Callable[[], bool]) -> tuple[int, float] | None:
-        """``(token, interval_ms)`` of the next iteration, or None once the loop has ended (error raised).
+    def next_token(self, should_stop: Callable[[], bool]) -> tuple[int, float, dict[str, float]] | None:
+        """``(token, interval_ms, parts)`` of the next iteration (``parts``: the interval's ``wait`` and ``token``
+        ms, see :data:`app.core.events.HOST_PARTS`), or None once the loop has ended (error raised).
         Polls ``should_stop`` (on the calling thread) while it waits and passes it on to the loop."""
         while True:
             if should_stop():
@@ -218,8 +226,8 @@ class JitLoopMode(JitStaticMode):
         return self.engine.compiled_step(self.mode, "decode", greedy, build)  # type: ignore[return-value]
 
     def decode(self, token: int, position: int) -> StepGen:
-        t_start = time.perf_counter()
         first = self._loop is None
+        meter = HostMeter() if first else None
         record_fields: dict[str, Any] = {}
         capture = None
         if first:
@@ -228,9 +236,11 @@ class JitLoopMode(JitStaticMode):
             weights, _ = self.engine.jax_state()
             args = (weights, self.cache, jnp.int32(token), jnp.int32(position), self.mask, self.key, self.seen,
                     *self.sampling, jnp.int32(max(limit, 1)), jnp.asarray(self._stop_ids))
-            executable, record_fields, stages = yield from step.prepare(*args)
+            meter.mark("transfer")
+            executable, record_fields, stages = yield from step.prepare(*args, meter=meter)
             self.cache = None  # donated to the loop
             self._loop = _LoopRun(executable, args, step.channel, limit)
+            meter.mark("dispatch")
             self.engine.mode_state(self.mode)["last_loop"] = self._loop.stats
             if stages is not None:
                 from app.core.inspect import ir
@@ -241,15 +251,23 @@ class JitLoopMode(JitStaticMode):
         if item is None:  # the loop ended before the engine did (a Stop flag that was withdrawn): go on from there
             self._resume()
             return (yield from self.decode(token, position))
-        tok, interval_ms = item
+        tok, interval_ms, parts = item
         self._generated += 1
-        wall_ms = (time.perf_counter() - t_start) * 1000 if first else interval_ms
-        execute_ms = wall_ms - sum(record_fields.get("compile_phases", {}).values()) if first else interval_ms
+        if first:
+            meter.mark("wait")
+            shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len],
+                      "max_steps": [self._loop.stats.limit]}
+            meter.mark("token")
+            wall_ms, host_ms, leaves = meter.wall_ms, meter.parts, meter.leaves
+            execute_ms = wall_ms - sum(record_fields.get("compile_phases", {}).values())
+        else:
+            shapes = {"input_ids": [1, 1]}
+            wall_ms = execute_ms = interval_ms
+            host_ms, leaves = {k: parts.get(k, 0.0) for k in HOST_PARTS}, 0
         record = CallRecord(index=0, step="decode", mode="", input_shapes={}, wall_ms=wall_ms, execute_ms=execute_ms,
-                            compiled=bool(record_fields), timing=CALLBACK_INTERVAL,
+                            compiled=bool(record_fields), timing=CALLBACK_INTERVAL, host_ms=host_ms, leaves=leaves,
                             **record_fields)
-        shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len], "max_steps": [self._loop.stats.limit]}
-        return StepResult(tok, record, shapes if first else {"input_ids": [1, 1]}, wall_ms, capture)
+        return StepResult(tok, record, shapes, wall_ms, capture)
 
     def _resume(self) -> None:
         """Take the ended loop's state (cache, key, seen) so that the next :meth:`decode` starts a new loop."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import jax
 
-from app.core.events import CallRecord, PhaseEvent
+from app.core.events import HOST_PARTS, CallRecord, PhaseEvent
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _counts = threading.local()
@@ -57,6 +57,43 @@ def _signature(tree: Any) -> tuple:
     return treedef, tuple(_leaf_sig(x) for x in leaves)
 
 
+class HostMeter:
+    """The host-dispatch meter of one call: consecutive ``time.perf_counter`` intervals, each closed by
+    :meth:`mark` and named by one of :data:`app.core.events.HOST_PARTS` (``transfer``, ``flatten``, ``compile``,
+    ``dispatch``, ``wait``, ``token``). The intervals tile the call from the meter's creation to its last mark, so
+    :attr:`parts` add up to :attr:`wall_ms` by construction; what the call does between two marks belongs to the
+    later one. ``leaves``: the argument leaves the call flattened (set by :meth:`CompiledStep.prepare`)."""
+
+    __slots__ = ("_parts", "_last", "start", "leaves")
+
+    def __init__(self, start: float | None = None) -> None:
+        self.start = self._last = time.perf_counter() if start is None else start
+        self._parts: dict[str, float] = {}
+        self.leaves: int | None = None
+
+    def mark(self, part: str) -> float:
+        """Close the interval since the previous mark as ``part`` (added to what ``part`` already holds)."""
+        now = time.perf_counter()
+        self._parts[part] = self._parts.get(part, 0.0) + (now - self._last) * 1000
+        self._last = now
+        return now
+
+    @property
+    def wall_ms(self) -> float:
+        """From the meter's start to its last mark, in ms."""
+        return (self._last - self.start) * 1000
+
+    @property
+    def parts(self) -> dict[str, float]:
+        """Every part of :data:`HOST_PARTS`, in ms (0 for a part the call did not have)."""
+        return {k: self._parts.get(k, 0.0) for k in HOST_PARTS}
+
+
+def _leaf_count(key: Any) -> int:
+    """Argument leaves of a call signature (:meth:`CompiledStep._key`)."""
+    return sum(len(sig[1]) for sig in key)
+
+
 @dataclass
 class StepOutput:
     """What one call of a :class:`CompiledStep` returns.
@@ -90,6 +127,7 @@ class CompiledStep:
         self._executables: dict[Any, Any] = {}
         #: Signature of the latest call (:meth:`executable` gives what it ran).
         self.last_key: Any = None
+        self._last_executable: Any = None
         self._last_shapes: dict[str, tuple] | None = None
         self.first_reason = "first call"
         self._weights_sig: tuple[Any, Any] | None = None
@@ -132,6 +170,8 @@ class CompiledStep:
     def forget(self, key: Any) -> None:
         """Drop the executable of signature ``key``: the next call with it traces, lowers and compiles again."""
         self._executables.pop(key, None)
+        self._last_executable = None
+        self.last_key = None
 
     def input_labels(self, args: tuple) -> list[str]:
         """One readable label per flattened input leaf, e.g. ``weights['model.embed_tokens.weight']``."""
@@ -141,18 +181,31 @@ class CompiledStep:
                 labels.append(name + jax.tree_util.keystr(path))
         return labels
 
-    def prepare(self, *args: Any) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], tuple | None]]:
+    def prepare(self, *args: Any, meter: HostMeter | None = None,
+                key: Any = None) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], tuple | None]]:
         """Generator: the executable for ``args``' signature, traced, lowered and compiled on a miss (yielding
         a start and an end :class:`PhaseEvent` per phase), without running it. Returns ``(executable, timing,
         stages)``: ``timing`` holds the :class:`CallRecord` fields of a compiling call (``compile_reason``,
         ``trace_ms``, ``lower_ms``, ``compile_ms``, ``persistent_cache_hit``, ``compile_phases``; empty on a hit),
         ``stages`` is ``(traced, lowered, compiled)`` of a compile, None on a hit. :meth:`__call__` is
         ``prepare`` then one blocking run; a mode that runs the executable elsewhere (jit-loop: on a helper
-        thread, while this thread reads its tokens) calls ``prepare`` alone."""
-        key = self.last_key = self._key(args)
-        executable = self._executables.get(key)
+        thread, while this thread reads its tokens) calls ``prepare`` alone.
+
+        ``meter``: marks ``flatten`` once the signature is known (and ``compile`` after a compile), and gets the
+        leaves count. ``key``: the call's signature when the caller knows it (a mode feeding a step its own
+        outputs back: the same shapes every call), which skips signing the arguments in Python; a wrong key makes
+        the executable raise ``TypeError`` on dispatch (JAX checks the arguments' types), never a wrong result."""
+        if key is None:
+            key = self._key(args)
+        # The same key object as the previous call's (a mode that keeps it): no hashing of its ~leaves-long tuple.
+        executable = self._executables.get(key) if key is not self.last_key else self._last_executable
+        self.last_key = key
         timing: dict[str, Any] = {}
+        if meter is not None:
+            meter.leaves = _leaf_count(key)
+            meter.mark("flatten")
         if executable is not None:
+            self._last_executable = executable
             return executable, timing, None
         shapes = self._shapes(args)
         timing["compile_reason"] = self._reason(shapes)
@@ -167,16 +220,30 @@ class CompiledStep:
             persistent_cache_hit=getattr(_counts, "hits", 0) > hits_before, compile_phases=phases,
         )
         self._executables[key] = executable
+        self._last_executable = executable
         self._last_shapes = shapes
+        if meter is not None:
+            meter.mark("compile")
         return executable, timing, (traced, lowered, executable)
 
-    def __call__(self, *args: Any) -> Iterator[PhaseEvent | StepOutput]:
+    def __call__(self, *args: Any, meter: HostMeter | None = None, key: Any = None,
+                 ready: Callable[[Any], Any] | None = None) -> Iterator[PhaseEvent | StepOutput]:
         """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
-        :class:`StepOutput`."""
-        executable, timing, stages = yield from self.prepare(*args)
+        :class:`StepOutput`. ``meter`` (:class:`HostMeter`) marks ``flatten``, ``compile``, ``dispatch`` (the
+        executable's call returned) and ``wait`` (its outputs ready); ``key`` as in :meth:`prepare`. ``ready(out)``
+        picks what to wait for (default: every output, ``jax.block_until_ready``); one output of the executable is
+        enough (XLA marks all outputs of one execution ready together) and spares flattening the rest in Python."""
+        executable, timing, stages = yield from self.prepare(*args, meter=meter, key=key)
         t0 = time.perf_counter()
-        out = jax.block_until_ready(executable(*args))
-        execute_ms = (time.perf_counter() - t0) * 1000
+        out = executable(*args)
+        if meter is not None:
+            meter.mark("dispatch")
+        if ready is None:
+            jax.block_until_ready(out)
+        else:
+            jax.block_until_ready(ready(out))
+        t1 = meter.mark("wait") if meter is not None else time.perf_counter()
+        execute_ms = (t1 - t0) * 1000
         record = CallRecord(index=0, step=self.name, mode="", input_shapes={}, wall_ms=execute_ms,
                             execute_ms=execute_ms, compiled=stages is not None, **timing)
         yield StepOutput(out, record, stages)
