@@ -201,14 +201,14 @@ class PlotFitting:
 
 def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
     """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
-    longest: whole if it fits; else without its middle parts (the mesh, the machine), so the run number, the
+    longest: whole if it fits; else without its third part (the mesh or the machine), so the run number, the
     mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
     "run 29 · jit · 1 …"); else cut at the right with "…"."""
     if metrics.horizontalAdvance(name) <= room:
         return name
-    parts = name.split(" · ")
+    parts = name.split(" · ")  # run N · mode · mesh or machine · model (whose own label may hold " · ")
     if len(parts) > 3:
-        short = " · ".join([*parts[:2], parts[-1]])
+        short = " · ".join([*parts[:2], *parts[3:]])
         if metrics.horizontalAdvance(short) <= room:
             return short
         name = short

@@ -19,6 +19,7 @@ from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
+from app.core.events import steady_host_ms
 from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, Session, program_line
@@ -382,6 +383,8 @@ class MainWindow(QMainWindow):
         else:
             self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
         run = self.session.current
+        if not f.program and run is not None:  # the host-dispatch card: the host's share of a steady decode call
+            self.ui.stats.set_host(steady_host_ms(run.records), run.records[-1].leaves if run.records else None)
         if run is not None and run.race is not None:  # one dashed line per lane, in its colour
             self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
         else:
