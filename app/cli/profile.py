@@ -62,12 +62,18 @@ def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``profile --capture FILE [--hlo FILE]``: the same table from a capture recorded elsewhere
     (:func:`app.core.profile.offline.profile_capture`, the window's File ▸ Open capture… path). Returns 0."""
     from app.core.profile.offline import find_hlo_beside, profile_capture
-    from app.core.profile.step import aggregate, rows_to_csv, rows_to_json_lines
-
     if not args.hlo and (found := find_hlo_beside(args.capture)) is not None:
         print(f"[profile] HLO text beside the capture: {found.name}", file=err)
     profile = profile_capture(args.capture, args.hlo or None, step=args.step, platform=args.platform,
                               bandwidth_gbs=args.bandwidth_gbs, peak_tflops=args.peak_tflops)
+    return _write(profile, args, out, err)
+
+
+def _write(profile: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The rows of ``profile`` as the arguments ask (``--by``, ``--fold-layers``, ``--csv``, ``--json``, ``--top``),
+    for a profile measured here or read from a capture. Returns 0."""
+    from app.core.profile.step import aggregate, rows_to_csv, rows_to_json_lines
+
     rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
     if args.csv:
         with open(args.csv, "w", encoding="utf-8", newline="") as f:
@@ -84,7 +90,7 @@ def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the profile and print it (``--json``: JSON lines). Returns the exit status (0)."""
     from app.core.errors import InvalidSettingsError
-    from app.core.profile.step import aggregate, copy_xplane, profile_step, rows_to_csv, rows_to_json_lines
+    from app.core.profile.step import copy_xplane, profile_step
 
     if getattr(args, "capture", None):
         return run_capture(args, out, err)
@@ -98,19 +104,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = None if quiet else (lambda msg: print(f"[profile] {msg}…", file=err, flush=True))
     profile = profile_step(engine, args.prompt, step=args.step, n_steps=args.steps, warmup=args.warmup,
                            on_progress=progress, mode=mode)
-    rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
     if args.xplane:
         print(f"[profile] capture copied to {copy_xplane(profile, args.xplane)}", file=err)
-    if args.csv:
-        with open(args.csv, "w", encoding="utf-8", newline="") as f:
-            f.write(rows_to_csv(rows))
-        print(f"[profile] {len(rows)} rows written to {args.csv}", file=err)
-    if args.json:
-        out.write(rows_to_json_lines(rows, profile, by=args.by))
-    else:
-        out.write(format_profile(profile, rows, args.by, args.top) + "\n")
-    out.flush()
-    return 0
+    return _write(profile, args, out, err)
 
 
 def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str:

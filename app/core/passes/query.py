@@ -335,6 +335,20 @@ class CompileBreakdown:
         return out
 
 
+def _pipeline_parts(pipeline: PassPipeline, top: list) -> list[Part]:
+    """One ``HLO passes: <pipeline>`` part per top-level pipeline name (its runs summed), in order of first run."""
+    parts: list[Part] = []
+    seen: dict[str, Part] = {}
+    for p in top:
+        label = f"HLO passes: {p.pipeline}"
+        if label in seen:
+            seen[label].ms += p.ms
+        else:
+            seen[label] = Part(label, p.ms, "HLO passes", f'"{p.pipeline} ({pipeline.module})" span')
+            parts.append(seen[label])
+    return parts
+
+
 def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     """The recording's compile time taken apart from its profiler events:
 
@@ -356,15 +370,7 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     phase = {b.name: b.ms for b in pipeline.backend}
     count = {b.name: b.count for b in pipeline.backend}
     top = [p for p in pipeline.pipelines if p.depth == 0]
-    parts: list[Part] = []
-    seen: dict[str, Part] = {}
-    for p in top:
-        label = f"HLO passes: {p.pipeline}"
-        if label in seen:
-            seen[label].ms += p.ms
-        else:
-            seen[label] = Part(label, p.ms, "HLO passes", f'"{p.pipeline} ({pipeline.module})" span')
-            parts.append(seen[label])
+    parts = _pipeline_parts(pipeline, top)
     in_backend = sum(p.ms for p in top if p.in_backend)
     outside_backend = sum(p.ms for p in top if not p.in_backend)
     emit = phase.get("ThunkEmitter::EmitEntryComputation", 0.0)
@@ -408,17 +414,7 @@ def gpu_compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     phase = {b.name: b.ms for b in pipeline.backend}
     top = [p for p in pipeline.pipelines if p.depth == 0]
     tuner = GPU.autotune_pipeline
-    parts: list[Part] = []
-    seen: dict[str, Part] = {}
-    for p in top:
-        if p.pipeline == tuner:
-            continue
-        label = f"HLO passes: {p.pipeline}"
-        if label in seen:
-            seen[label].ms += p.ms
-        else:
-            seen[label] = Part(label, p.ms, "HLO passes", f'"{p.pipeline} ({pipeline.module})" span')
-            parts.append(seen[label])
+    parts = _pipeline_parts(pipeline, [p for p in top if p.pipeline != tuner])
     autotune = gpu.autotune.ms or 0.0
     codegen = gpu.codegen_ms or 0.0
     ptxas = min(gpu.ptxas_wall_ms or 0.0, codegen)
