@@ -145,6 +145,11 @@ class PlotFitting:
         row_px = self._legend_metrics().lineSpacing() + 8
         max_rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
         columns = max(1, min(n, -(-n // max_rows)))
+        # never so many columns that a name is cut to its run number: "run 24 · jit-static" must stay readable
+        # (random-walk journeys: in an 870x475 window every entry read "run…"); more rows instead
+        need = self._legend_metrics().horizontalAdvance("run 00 · torchax-eager")
+        while columns > 1 and room / columns - 45 < need:
+            columns -= 1
         return columns, max(60.0, room / columns - 45)  # 45: the sample and the gaps
 
     def _legend_metrics(self) -> QFontMetricsF:
@@ -212,7 +217,8 @@ def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
         if metrics.horizontalAdvance(short) <= room:
             return short
         name = short
-    return metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
+    cut = metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
+    return cut if cut.startswith(parts[0]) else f"{parts[0]} …"  # the run number always: names stay unique
 
 
 def _crosses(rect: QRectF, a: QPointF, b: QPointF) -> bool:

@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         self.passes = PassesWiring(self)  # the Passes tab: XLA's pass pipeline step by step
         self.mesh.message.connect(self.status.show)
         self.workspaces = Workspaces(self)  # Run | Inspect | Code above the main area (Ctrl+1 / 2 / 3)
+        self.demo.presentation.hide.append(self.ui.stats.cards["host"])  # on stage: the big numbers only
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.screen_fit = ScreenFit(self)  # the window's minimum size: the layout's, never more than the screen
         self.dock_layout.capture_default()
@@ -384,7 +385,9 @@ class MainWindow(QMainWindow):
             self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
         run = self.session.current
         if not f.program and run is not None:  # the host-dispatch card: the host's share of a steady decode call
-            self.ui.stats.set_host(steady_host_ms(run.records), run.records[-1].leaves if run.records else None)
+            presenting = self.demo.presentation.is_on()  # on stage the plot gets the room (the card is hidden)
+            self.ui.stats.set_host(None if presenting else steady_host_ms(run.records),
+                                   run.records[-1].leaves if run.records else None)
         if run is not None and run.race is not None:  # one dashed line per lane, in its colour
             self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
         else:

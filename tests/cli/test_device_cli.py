@@ -66,7 +66,10 @@ def test_race_defaults_to_the_modes_of_the_device(monkeypatch, model_dirs):
                              "--eager-tokens", "2", "--json")
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [r["mode"] for r in rows] == ["torchax-eager", "jit-dynamic", "jit-static"]
+    from app.core.modes.catalog import modes_on
+
+    assert [r["mode"] for r in rows] == list(modes_on("tpu"))  # the JAX modes: no PyTorch device on a TPU
+    assert "torch" not in [r["mode"] for r in rows] and "jit-static" in [r["mode"] for r in rows]
     assert {r["device"] for r in rows} == {"TPU v5 lite (tpu:0)"}
 
 

@@ -26,6 +26,7 @@ MLP_LINE = "modeling_llama.py:164"  # down_proj(act_fn(gate_proj(x)) * up_proj(x
 # ------------------------------------------------------------------------------- the source map of the loop
 @pytest.fixture(scope="module")
 def loop_ir(llama_engine):
+    llama_engine.clear_compiled()  # the shared engine may hold jit-loop's steps from another test: compile anew
     events = llama_engine.generate("The jit function", GenerationSettings(mode="jit-loop", max_new_tokens=3,
                                                                           stop_at_eos=False))
     assert any(isinstance(e, IREvent) and e.step == "decode" for e in events)
