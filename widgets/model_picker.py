@@ -49,7 +49,9 @@ class ModelPicker(QWidget):
         self._populating = True
         self.combo.clear()
         for name, description in builtins.items():
-            self._add(name, f"{name} — built-in", description)
+            # the name alone in the box ("smollm2-135m-instruct — bui" was cut at 1280x720; issue 29, flaw 22);
+            # "built-in" and the description in the item's tool tip
+            self._add(name, name, f"built-in: {description}")
         if presets:
             self.combo.insertSeparator(self.combo.count())
             for name in presets:
@@ -81,7 +83,7 @@ class ModelPicker(QWidget):
             self.combo.setCurrentIndex(index)
         else:
             self.combo.setEditText(model)
-        self.combo.lineEdit().setCursorPosition(0)  # a long name shows its start (the end is "— built-in")
+        self.combo.lineEdit().setCursorPosition(0)  # a long name (a folder, a hub id) shows its start
         self.combo.setToolTip(self.combo.currentText())
 
     def set_busy(self, busy: bool) -> None:
