@@ -184,6 +184,8 @@ class Workspaces(QObject):
             if not self._code_sized:  # first time, once laid out: editor 45 %, the jaxpr above the plot
                 self._code_sized = True
                 QTimer.singleShot(0, self._size_code)
+            else:  # later visits: the plot keeps room for its keys and points (a big tab took it: 68 px seen)
+                QTimer.singleShot(0, self._keep_plot_room)
         card.show()
 
     @Slot()
@@ -195,6 +197,15 @@ class Workspaces(QObject):
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
         self.code_right.setSizes([height // 2, height - height // 2])
+
+    @Slot()
+    def _keep_plot_room(self) -> None:
+        """In the Code workspace the plot under the IR views keeps at least 40 % of the height (random-walk
+        journeys: after a sweep and a Passes visit it was 68 px tall)."""
+        sizes = self.code_right.sizes()
+        total = sum(sizes)
+        if len(sizes) >= 2 and total > 0 and sizes[1] < 0.4 * total:
+            self.code_right.setSizes([int(total * 0.6), total - int(total * 0.6)])
 
     def _give_back(self, name: str) -> None:
         ui = self.window.ui
