@@ -224,7 +224,10 @@ def test_real_shares_add_up(real_profile):
     assert {"model.layers.0.mlp.up_proj", "model.layers.1.self_attn.q_proj", "lm_head"} <= modules
     folded = {r.key for r in aggregate(profile, by="module", fold_layers=True)}
     assert "model.layers.*.mlp.down_proj" in folded and "model.layers.0.mlp.down_proj" not in folded
-    assert profile.bandwidth_gbs and profile.bound_ms and profile.bound_ms < profile.step_ms
+    # the roofline's figures are there; not "bound < step": pydoc-llama's 20 MB of weights stay in the CPU's caches,
+    # so since jit-static's host cuts (2.3 ms steps) a step can beat the DRAM-bandwidth bound (seen in CI: 2.39 ms
+    # bound at 34.5 GB/s against a 2.33 ms step)
+    assert profile.bandwidth_gbs and profile.bandwidth_gbs > 0 and profile.bound_ms and profile.bound_ms > 0
     # the per-instruction estimates add up to XLA's own whole-module cost analysis
     assert profile.flops_per_step == pytest.approx(profile.xla_cost["flops"], rel=0.05)
     assert profile.bytes_per_step == pytest.approx(profile.xla_cost["bytes accessed"], rel=0.05)
