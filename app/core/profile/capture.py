@@ -27,6 +27,7 @@ import bisect
 import glob
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -346,6 +347,19 @@ def wall_shares(intervals: list[tuple[float, float]]) -> list[float]:
 _bandwidth_cache: dict[tuple[int, int], float] = {}
 
 
+def best_seconds(work: Callable[[], object], repeats: int) -> float:
+    """The shortest of ``repeats`` timed runs of ``work()`` in seconds (``time.perf_counter``): the figure every
+    bandwidth and throughput measurement here divides by."""
+    import time
+
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def read_bandwidth_gbs(n_bytes: int = 128 << 20, repeats: int = 3, cached: bool = True) -> float:
     """Sustained memory read bandwidth in GB/s (1e9 bytes/s): the best of ``repeats`` sums of a float32
     array of ``n_bytes`` (far larger than the CPU caches), split across one thread per core (NumPy releases
@@ -354,19 +368,14 @@ def read_bandwidth_gbs(n_bytes: int = 128 << 20, repeats: int = 3, cached: bool 
     key = (n_bytes, repeats)
     if cached and key in _bandwidth_cache:
         return _bandwidth_cache[key]
-    import time
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
 
     workers = os.cpu_count() or 1
     chunks = np.array_split(np.ones(n_bytes // 4, dtype=np.float32), workers)
-    best = float("inf")
     with ThreadPoolExecutor(workers) as pool:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            list(pool.map(np.sum, chunks))
-            best = min(best, time.perf_counter() - t0)
+        best = best_seconds(lambda: list(pool.map(np.sum, chunks)), repeats)
     _bandwidth_cache[key] = n_bytes / best / 1e9
     return _bandwidth_cache[key]
 
@@ -381,7 +390,6 @@ def read_device_bandwidth_gbs(device: object = None, n_bytes: int = 1 << 30, rep
     ``jax.Device``; JAX's default device when None), after one warm-up run. Measured this way an H100 80GB
     gives about 3.0 TB/s (CONTEXT: device copy 3.03 TB/s). Memoised per device and size unless ``cached`` is
     False. The figure a device profile's roofline uses (the CPU's is :func:`read_bandwidth_gbs`)."""
-    import time
 
     import jax
     import jax.numpy as jnp
@@ -392,12 +400,8 @@ def read_device_bandwidth_gbs(device: object = None, n_bytes: int = 1 << 30, rep
         return _device_bandwidth_cache[key]
     x = jax.device_put(jnp.ones(n_bytes // 4, dtype=jnp.float32), device)
     add_one = jax.jit(lambda a: a + 1.0)
-    add_one(x).block_until_ready()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        add_one(x).block_until_ready()
-        best = min(best, time.perf_counter() - t0)
+    add_one(x).block_until_ready()  # warm-up: the compile
+    best = best_seconds(lambda: add_one(x).block_until_ready(), repeats)
     _device_bandwidth_cache[key] = 2 * (n_bytes // 4) * 4 / best / 1e9
     return _device_bandwidth_cache[key]
 
@@ -412,7 +416,6 @@ def read_device_peak_tflops(device: object = None, n: int = 8192, dtype: str = "
     ``2 n³`` FLOPs (the usual GEMM count), after one warm-up run. The measured ceiling a device profile's
     roofline compares each op's GFLOP/s with (datasheet peaks are higher: an H100 SXM lists 989 dense bf16
     TFLOP/s). Memoised per device, size and dtype unless ``cached`` is False."""
-    import time
 
     import jax
     import jax.numpy as jnp
@@ -423,11 +426,7 @@ def read_device_peak_tflops(device: object = None, n: int = 8192, dtype: str = "
         return _device_peak_cache[key]
     a = jax.device_put(jnp.ones((n, n), dtype=dtype), device)
     matmul = jax.jit(lambda x: x @ x)
-    matmul(a).block_until_ready()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        matmul(a).block_until_ready()
-        best = min(best, time.perf_counter() - t0)
+    matmul(a).block_until_ready()  # warm-up: the compile
+    best = best_seconds(lambda: matmul(a).block_until_ready(), repeats)
     _device_peak_cache[key] = 2.0 * n**3 / best / 1e12
     return _device_peak_cache[key]
