@@ -1,15 +1,16 @@
 # Two commands on a fresh machine: `make run` opens the app on the built-in model, `make test` runs the tests.
 # Both create .venv and install the pinned dependencies (pyproject.toml) when missing.
 #
-# Python: 3.12 or newer (JAX 0.11+ supports nothing older). The first of python3.13, python3.12, python3 that is
-# new enough builds .venv; `make PYTHON=/path/to/python3.12 run` picks another one.
+# Python: 3.12 or newer (JAX 0.11+ supports nothing older). An existing .venv that new is reused; else the first of
+# python3.13, python3.12, python3 that is new enough builds .venv; `make PYTHON=/path/to/python3.12 run` picks another one.
 MIN_PYTHON := 3.12
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Prints the path of the first interpreter >= MIN_PYTHON among the candidates, or nothing.
 NEW_ENOUGH = import sys; sys.exit(sys.version_info < tuple(int(p) for p in "$(MIN_PYTHON)".split(".")))
-PYTHON ?= $(shell for p in python3.13 python3.12 python3; do \
+# An existing .venv whose Python is new enough is reused as it is (no need to name PYTHON= again).
+PYTHON ?= $(shell for p in $(VENV)/bin/python python3.13 python3.12 python3; do \
             command -v $$p >/dev/null 2>&1 && $$p -c '$(NEW_ENOUGH)' 2>/dev/null && { command -v $$p; break; }; \
           done)
 

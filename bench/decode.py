@@ -42,6 +42,9 @@ import tempfile
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from bench.scratch import use_own_dirs  # noqa: E402
+
+use_own_dirs()  # never the user's settings or caches
 warnings.filterwarnings("ignore")
 
 import numpy as np  # noqa: E402

@@ -19,6 +19,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.scratch import use_own_dirs  # noqa: E402
+
+use_own_dirs()  # never the user's settings or caches
+
 ROOT = Path(__file__).resolve().parents[1]
 WALK = ROOT / "tests" / "journeys" / "walk.py"
 ARTIFACTS = ROOT / "tests" / "artifacts"

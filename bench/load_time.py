@@ -17,6 +17,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.scratch import use_own_dirs  # noqa: E402
+
+use_own_dirs()  # never the user's settings or caches
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 CHILD = """
 import json, sys, time

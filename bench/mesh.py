@@ -15,6 +15,9 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from bench.scratch import use_own_dirs  # noqa: E402
+
+use_own_dirs()  # never the user's settings or caches
 
 
 def main() -> int:

@@ -22,6 +22,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # library's ``profile`` module (``cProfile`` imports it; torch._dynamo imports cProfile): drop the folder.
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
+from bench.scratch import use_own_dirs  # noqa: E402
+
+use_own_dirs()  # never the user's settings or caches
 warnings.filterwarnings("ignore")
 
 

@@ -16,6 +16,9 @@ import time
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.scratch import use_own_dirs  # noqa: E402
+
+use_own_dirs()  # never the user's settings or caches
 warnings.filterwarnings("ignore")
 
 

@@ -7,9 +7,19 @@ the engine loads it through the real ``from_pretrained`` path with no network.
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 from typing import Any
 
+# The user's own settings and caches are never read or written by a test (nor by the windows, CLI processes
+# and children the tests start: they inherit this environment): one scratch root for the whole run, with the
+# app's config and cache folders and the XDG folders under it (platformdirs, Hugging Face's cache).
+SCRATCH_HOME = tempfile.mkdtemp(prefix="torchax-playground-tests-")
+for _var, _sub in (("TORCHAX_PLAYGROUND_CONFIG_DIR", "config/torchax-playground"),
+                   ("TORCHAX_PLAYGROUND_CACHE_DIR", "cache/torchax-playground"),
+                   ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"), ("XDG_DATA_HOME", "data"),
+                   ("XDG_STATE_HOME", "state")):
+    os.environ[_var] = os.path.join(SCRATCH_HOME, _sub)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -13,20 +13,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-APP_NAME = "torchax-playground"
-ENV_DIR = "TORCHAX_PLAYGROUND_CONFIG_DIR"
+from app.core.paths import APP_NAME, config_dir
+from app.core.paths import CONFIG_ENV as ENV_DIR
+
 FILE_NAME = "gui.json"
 MAX_RECENT = 8
 
 
-def config_dir() -> Path:
-    """``$TORCHAX_PLAYGROUND_CONFIG_DIR`` if set, else the platform's user config dir for the app."""
-    override = os.environ.get(ENV_DIR)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 @dataclass

@@ -44,10 +44,10 @@ _state = {"configured": False, "scratch": None}
 
 
 def default_inductor_cache_dir() -> Path:
-    """``<platform user cache dir>/torchax-playground/inductor`` (platformdirs)."""
-    import platformdirs
+    """``<the app's cache dir>/inductor`` (:func:`app.core.paths.cache_dir`)."""
+    from app.core.paths import cache_dir
 
-    return Path(platformdirs.user_cache_dir("torchax-playground")) / "inductor"
+    return cache_dir() / "inductor"
 
 
 def _clear_in_process_code_caches() -> None:

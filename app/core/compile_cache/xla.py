@@ -14,10 +14,10 @@ from pathlib import Path
 
 
 def default_cache_dir() -> Path:
-    """``<platform user cache dir>/torchax-playground/jax-compilation-cache`` (platformdirs)."""
-    import platformdirs
+    """``<the app's cache dir>/jax-compilation-cache`` (:func:`app.core.paths.cache_dir`)."""
+    from app.core.paths import cache_dir
 
-    return Path(platformdirs.user_cache_dir("torchax-playground")) / "jax-compilation-cache"
+    return cache_dir() / "jax-compilation-cache"
 
 
 def set_persistent_cache(path: str | Path | None) -> Path | None:

@@ -85,11 +85,9 @@ def hub_file(repo: str, filename: str, download: bool, reachable: Callable[[], b
 def cache_root() -> Path:
     """``$TORCHAX_PLAYGROUND_CACHE_DIR/gguf``, else ``platformdirs.user_cache_dir("torchax-playground")/gguf``
     (``~/.cache/torchax-playground/gguf`` on Linux)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser() / "gguf"
-    import platformdirs
+    from app.core.paths import cache_dir
 
-    return Path(platformdirs.user_cache_dir("torchax-playground")) / "gguf"
+    return cache_dir() / "gguf"
 
 
 def cache_key(info: GgufInfo) -> str:
