@@ -14,6 +14,8 @@ from typing import Any
 
 #: Requests that can wait for the first model (they only describe the machine and its caches).
 DEFERRABLE = ("DevicesRequest", "CacheRequest")
+#: Requests that need no JAX: forwarded at once without opening the gate (reading session files).
+NO_JAX = ("OpenSessionsRequest",)
 
 
 class DeferUntilModel:
@@ -28,6 +30,9 @@ class DeferUntilModel:
     def submit(self, request: Any) -> None:
         if not self.open and type(request).__name__ in DEFERRABLE:
             self.held.append(request)
+            return
+        if not self.open and type(request).__name__ in NO_JAX:
+            self._submit(request)
             return
         self.release()
         self._submit(request)

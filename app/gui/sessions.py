@@ -84,6 +84,7 @@ class SessionFiles(QObject):
         ev.profile.connect(self._on_profile)
         ev.passes.connect(self._on_passes)
         ev.busyChanged.connect(self._on_busy)
+        ev.sessionsRead.connect(self._on_sessions_read)
 
     @property
     def window(self) -> Any:
@@ -155,7 +156,7 @@ class SessionFiles(QObject):
 
     @Slot()
     def _open_recent(self) -> None:
-        self.open_paths([self.sender().data()])
+        self.open_paths([self.sender().data()], background=True)
 
     def _on_busy(self, busy: bool) -> None:
         for action in (self.open_action, self.save_action, self.perfetto_action, *self.replay_actions):
@@ -352,33 +353,52 @@ class SessionFiles(QObject):
         paths, _ = QFileDialog.getOpenFileNames(self.window, "Open session", str(self._dir), FILTER)
         if paths:
             self._dir = Path(paths[0]).parent
-            self.open_paths(paths)
+            self.open_paths(paths, background=True)
 
-    def open_paths(self, paths: list[str | Path]) -> bool:
+    def open_paths(self, paths: list[str | Path], background: bool = False) -> bool:
         """Read the session files and show their runs beside those on the plot. A bad file (missing,
         truncated, corrupted, newer, not a session) is said on the status line (its details behind
-        Details…) and nothing changes. Refused while a run is active. Returns True when shown."""
+        Details…) and nothing changes. Refused while a run is active. Returns True when shown — or, with
+        ``background``, when the reading started: the files are read on the compute thread
+        (:meth:`Session.open_sessions`: the window stays painted and says what it opens) and shown when read."""
         if not paths:
             return False
         if self.session.busy:
             self.window.status.error("Stop the run first: a session opens when the window is idle.")
             return False
+        if background:
+            names = ", ".join(Path(p).name for p in paths)
+            self.window.status.show(f"Opening {names}…")
+            return self.session.open_sessions([str(p) for p in paths])
         t0 = time.perf_counter()
         try:
             files = load_all(list(paths))
         except SessionFileError as exc:
             self.window.status.error(f"Could not open the session: {exc}", str(exc))
             return False
+        return self._show_files(files, list(paths), (time.perf_counter() - t0) * 1000)
+
+    @Slot(object)
+    def _on_sessions_read(self, event: Any) -> None:
+        """Session files read on the compute thread (GUI thread): show them, or say why not."""
+        if event.error:
+            self.window.ui.busy.stop()
+            self.window.status.error(f"Could not open the session: {event.error}", event.error)
+            return
+        self._show_files(event.files, list(event.request.paths), event.read_ms)
+
+    def _show_files(self, files: list[SessionFile], paths: list[str | Path], read_ms: float) -> bool:
         t_read = time.perf_counter()
         runs = [(i, run) for i, f in enumerate(files) for run in f.runs]
         if not runs:
+            self.window.ui.busy.stop()
             self.window.status.error(f"{paths[0]}: holds no runs.")
             return False
         self.show_runs(runs)
         self.window.ui.plot.redraw()
         self.window.ui.busy.stop()  # shown at once: no phase is running
         t_shown = time.perf_counter()
-        self.last_open_ms = ((t_read - t0) * 1000, (t_shown - t_read) * 1000)
+        self.last_open_ms = (read_ms, (t_shown - t_read) * 1000)
         self.opened = files
         self._remember([str(p) for p in paths])
         names = ", ".join(Path(p).name for p in paths)

@@ -13,8 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from app.core.paths import APP_NAME, config_dir
-from app.core.paths import CONFIG_ENV as ENV_DIR
+from app.core.paths import config_dir
 
 FILE_NAME = "gui.json"
 MAX_RECENT = 8

@@ -26,6 +26,7 @@ from app.core.session.model import LiveFigures, RunState, Session, program_line
 from app.core.session.requests import LoadRequest, ModelLoaded, ProgramRequest, RequestFailed
 from app.core.settings import GenerationSettings
 from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
+from app.gui.first_paint import HoldUntilPainted
 from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
 from app.gui.layout import DockLayout, ScreenFit, WindowParts
@@ -66,7 +67,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or UserSettings.load()
         self.ui = WindowParts(self)
         self.compute = ComputeThread(self)
-        self.compute_gate = DeferUntilModel(self.compute.submit)  # no JAX before a model is wanted
+        self.first_paint = HoldUntilPainted(self, self.compute.submit)  # the window paints before any work
+        self.compute_gate = DeferUntilModel(self.first_paint.submit)  # no JAX before a model is wanted
         self.session = Session(self.compute_gate.submit)
         self.inspect = InspectWiring(self.ui.ir_tabs, self)  # source-map tab, collectives, IR line links
         self.status = StatusLine(self.ui.status_label, self.ui.details_button, self)
@@ -407,6 +409,11 @@ class MainWindow(QMainWindow):
         self.ui.tokens.flush()
         self.ui.plot.redraw()
         self.status.show(program_line(run) if run.program else summary_line(run.finished))
+        session = self.session
+        if session.active is not None and not session.racing and session.background is None and not run.program:
+            # the run has ended (its tokens are out): what the compute thread still does is named, not "stopping"
+            self.ui.busy.set_stopping(False)
+            self.ui.busy.start("finishing", "the run's source maps and figures")
 
     def _on_idle(self, message: str) -> None:
         self.ui.tokens.flush()

@@ -269,13 +269,22 @@ def _progress_hooks(report: Callable[[str], None], t0: float) -> Iterator[None]:
 
 
 def _reporting(bar: Iterable[Any], what: str, noun: str, report: Callable[[str], None], t0: float) -> Iterator[Any]:
-    """Iterate ``bar``, reporting ``"<what> i/N<noun> · s"`` at the first and last item and every 0.25 s."""
-    total, last = getattr(bar, "total", None), 0.0
+    """Iterate ``bar``, reporting ``"<what> i/N<noun> · s"`` at the first and last item and every 0.25 s, with
+    ``" · about T s left"`` once a tenth of the loop has run (the loop's own rate so far: items differ in size,
+    so it is an estimate)."""
+    total, last, start = getattr(bar, "total", None), 0.0, time.perf_counter()
     for i, item in enumerate(bar, 1):
         if i == 1 or i == total or time.perf_counter() - last >= 0.25:
             last = time.perf_counter()
-            report(f"{what} {i}/{total or '?'}{noun} · {last - t0:.1f} s")
+            report(f"{what} {i}/{total or '?'}{noun} · {last - t0:.1f} s{_time_left(i, total, last - start)}")
         yield item
+
+
+def _time_left(done: int, total: int | None, elapsed_s: float) -> str:
+    """``" · about 12 s left"`` for ``done`` of ``total`` items in ``elapsed_s``; "" before a tenth is done."""
+    if not total or done >= total or done < max(1, total // 10):
+        return ""
+    return f" · about {elapsed_s * (total - done) / done:.0f} s left"
 
 
 def _write_folder(model: Any, tokenizer: Any, dest: Path, info: GgufInfo, seconds: float) -> None:

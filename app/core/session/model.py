@@ -181,6 +181,8 @@ class SessionEvents(SignalGroup):
     status = Signal(str)
     #: The compute thread is finishing a run abandoned during a compile (True), or is free again (False).
     background = Signal(bool)
+    #: Session files read on the compute thread (:meth:`Session.open_sessions`), or the first bad file's error.
+    sessionsRead = Signal(rq.SessionsRead)
     #: The user's program loaded (its entry points, the one run).
     programLoaded = Signal(rq.ProgramLoaded)
     #: An error in the user's program, at its line (sent before the request's ``error``).
@@ -412,6 +414,17 @@ class Session:
         self.submit(request)
         return True
 
+    def open_sessions(self, paths: list[str]) -> bool:
+        """Read session files on the compute thread (no JAX is started for it) and answer with
+        ``events.sessionsRead``, after which the session is idle again (the views then show the runs);
+        refused (False) while busy."""
+        if self.busy or not paths:
+            return False
+        self.active = request = rq.OpenSessionsRequest(tuple(str(p) for p in paths))
+        self._busy_changed()
+        self.submit(request)
+        return True
+
     def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "",
                program: rq.ProgramRequest | None = None) -> bool:
         """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
@@ -575,6 +588,7 @@ class Session:
             rq.DevicesListed: self._on_devices,
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
+            rq.SessionsRead: self._on_sessions_read,
             rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
         }
 
@@ -603,7 +617,7 @@ class Session:
     def _on_done(self, event: rq.RequestDone) -> None:
         request = event.request
         if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest, rq.PassesRequest,
-                                rq.ProgramRequest, rq.CaptureRequest)) and request is self.active:
+                                rq.ProgramRequest, rq.CaptureRequest, rq.OpenSessionsRequest)) and request is self.active:
             self.active = None
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
@@ -616,6 +630,12 @@ class Session:
         self.last_profile = event
         self.last_origin = event.origin or self.last_origin
         self.events.profile.emit(event)
+
+    def _on_sessions_read(self, event: rq.SessionsRead) -> None:
+        if event.request is self.active:  # idle before the views show the runs (recorded runs need an idle session)
+            self.active = None
+            self._busy_changed()
+        self.events.sessionsRead.emit(event)
 
     def _on_passes(self, event: rq.PassesReady) -> None:
         self.last_passes = event

@@ -100,6 +100,27 @@ class CaptureRequest(Request):
 
 
 @dataclass(frozen=True)
+class OpenSessionsRequest(Request):
+    """Read session files (``paths``, in order) off the GUI thread: JSON only, no JAX, torch or model, so it
+    never starts JAX on a window that only shows session files → one :class:`SessionsRead`."""
+
+    paths: tuple[str, ...] = ()
+    label = "open sessions"
+
+
+@dataclass(frozen=True)
+class SessionsRead:
+    """The answer to an :class:`OpenSessionsRequest`: ``files`` (:class:`app.core.recording.SessionFile`, in
+    the order asked) and ``read_ms`` (wall ms to read and parse them); or ``error`` (the first bad file's
+    :class:`app.core.errors.SessionFileError` message, ``"<path>: <problem>"``) and no files."""
+
+    request: OpenSessionsRequest
+    files: list[Any]
+    read_ms: float
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class PassesRequest(Request):
     """Record XLA's pass pipeline of the loaded model's compiled ``step`` (``"decode"`` or ``"prefill"``) in
     ``mode`` (``""``: the latest XLA-compiled mode that has the step) with

@@ -90,7 +90,7 @@ class ComputeService:
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
             rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes, rq.ProgramRequest: self._program,
-            rq.CaptureRequest: self._capture,
+            rq.CaptureRequest: self._capture, rq.OpenSessionsRequest: self._open_sessions,
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -154,7 +154,7 @@ class ComputeService:
                     irs.append(event)
                 yield event
         finally:
-            yield from self.after_run(irs)
+            yield from self.after_run(irs, on_live_phase)
 
     def _race(self, request: rq.RaceRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
         from app.core.race import race
@@ -169,11 +169,14 @@ class ComputeService:
                     irs.append(event)
                 yield event
         finally:
-            yield from self.after_run(irs)
+            yield from self.after_run(irs, on_live_phase)
 
-    def after_run(self, irs: list[IREvent]) -> Iterator[Any]:
+    def after_run(self, irs: list[IREvent], on_live_phase: Callable[[Any], None] | None = None) -> Iterator[Any]:
         """Source maps and collectives of the IR captured in the run (each step's latest), then bytes per
-        device and the persistent cache's size. Each failure is a :class:`Notice`: the run's tokens and timings are already out."""
+        device and the persistent cache's size, each announced as a live phase (``"source map"``: the run has
+        ended, its tokens are out; what the window waits for is named, ~0.5 s per step on SmolLM2). Each failure
+        is a :class:`Notice`: the run's tokens and timings are already out."""
+        from app.core.events import PhaseEvent
         from app.core.inspect.source_map import build_source_map
         from app.core.parallel.mesh import collectives
 
@@ -182,6 +185,8 @@ class ComputeService:
         for (mode, step), ev in latest.items():
             if ev.ir.compiler != "xla":
                 continue
+            if on_live_phase is not None:
+                on_live_phase(PhaseEvent("source map", True, f"of the {step} step ({mode})"))
             try:
                 yield rq.SourceMapReady(step, build_source_map(engine.ir[(mode, step)], step, engine.model))
             except Exception as exc:  # noqa: BLE001
@@ -244,6 +249,27 @@ class ComputeService:
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
                 for by in ("line", "op", "fusion", "module")}
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), live.plain())
+
+    def _open_sessions(self, request: rq.OpenSessionsRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
+        """Read session files (no JAX, torch or model); progress as a live phase naming the files and their
+        size; a bad file is answered as :class:`SessionsRead` ``error`` (nothing else changes)."""
+        from pathlib import Path
+
+        from app.core.errors import SessionFileError
+        from app.core.events import PhaseEvent
+        from app.core.recording import load_all
+
+        if on_live_phase is not None:
+            sizes = sum(Path(p).stat().st_size for p in request.paths if Path(p).is_file())
+            names = ", ".join(Path(p).name for p in request.paths)
+            on_live_phase(PhaseEvent("opening", True, f"{names} ({sizes / 1e6:.1f} MB)"))
+        t0 = time.perf_counter()
+        try:
+            files = load_all(list(request.paths))
+        except SessionFileError as exc:
+            yield rq.SessionsRead(request, [], (time.perf_counter() - t0) * 1000, str(exc))
+            return
+        yield rq.SessionsRead(request, files, (time.perf_counter() - t0) * 1000)
 
     def _capture(self, request: rq.CaptureRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Open a capture or a dump folder recorded elsewhere (no engine needed); progress as a live phase."""
