@@ -3,7 +3,8 @@
 Controls: the entry point, the argument spec (empty: the file's ``X_args()``), the number of calls, the mode
 (jit, no-jit, or jit vs no-jit as two runs), a shape sweep with power-of-two buckets, "as you type" (re-trace
 after each edit), Run and Stop. The status
-line under the editor says what ran or, in red, the error at the user's line (marked in the editor).
+line under the editor says what ran or, in red, the error at the user's line (marked in the editor); beside it,
+when edits of an earlier session were restored, a "Discard restored edits" button (Tab reaches it).
 Plain data in, signals out; no app imports.
 """
 
@@ -33,10 +34,12 @@ MODES = (("jit", "jit"), ("no-jit", "no-jit (op by op)"), ("compare", "jit vs no
 
 
 class ProgramPanel(QWidget):
-    """Signals (GUI thread): ``runRequested()``, ``stopRequested()``."""
+    """Signals (GUI thread): ``runRequested()``, ``stopRequested()``, ``discardRequested()`` (the Discard
+    restored edits button, shown by :meth:`offer_discard`)."""
 
     runRequested = Signal()
     stopRequested = Signal()
+    discardRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -83,6 +86,12 @@ class ProgramPanel(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.discard_button = QPushButton("Discard restored edits", objectName="programDiscardButton")
+        self.discard_button.setAutoDefault(False)  # Enter in the panel still runs the program
+        self.discard_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.discard_button.setToolTip("Drop the edits restored from the last session: the editor holds the "
+                                       "saved file again (Ctrl+Z in the editor brings them back)")
+        self.discard_button.hide()
 
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -108,9 +117,14 @@ class ProgramPanel(QWidget):
         layout.setSpacing(4)
         layout.addLayout(grid)
         layout.addWidget(self.editor, 1)
-        layout.addWidget(self.status)
+        message = QHBoxLayout()  # the status line and, after a restore, the way to discard the restored edits
+        message.setSpacing(6)
+        message.addWidget(self.status, 1)
+        message.addWidget(self.discard_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(message)
         self.run_button.clicked.connect(self.runRequested)
         self.stop_button.clicked.connect(self.stopRequested)
+        self.discard_button.clicked.connect(self.discardRequested)
         self.args.returnPressed.connect(self.runRequested)
         self.sweep.returnPressed.connect(self.runRequested)
 
@@ -178,3 +192,13 @@ class ProgramPanel(QWidget):
 
     def error_text(self) -> str:
         return self.status.text() if self.status.property("error") else ""
+
+    def offer_discard(self, on: bool, tip: str = "") -> None:
+        """Show (``on``) or hide the Discard restored edits button beside the status line; ``tip``: its tool
+        tip (what it puts back)."""
+        if tip:
+            self.discard_button.setToolTip(tip)
+        self.discard_button.setVisible(on)
+
+    def discard_offered(self) -> bool:
+        return not self.discard_button.isHidden()

@@ -180,16 +180,41 @@ def add_session_args(p: argparse.ArgumentParser) -> None:
                    help="write a Chrome / Perfetto trace (JSON; .json.gz compressed) of the run(s)")
 
 
-def session_recorder(args: argparse.Namespace, engine: Engine, settings: GenerationSettings):
+def session_recorder(args: argparse.Namespace, engine: Engine, settings: GenerationSettings,
+                     err: TextIO | None = None):
     """A :class:`app.core.recording.RunRecorder` for this command's run(s), or None when neither
-    ``--save-session`` nor ``--perfetto`` was given."""
+    ``--save-session`` nor ``--perfetto`` was given. With ``--save-session`` the file is recorded as the
+    command goes (:func:`autosave_recorder`); with ``err`` each rewrite says so there."""
     if not (getattr(args, "save_session", None) or getattr(args, "perfetto", None)):
         return None
     from dataclasses import asdict
 
     from app.core.recording import RunRecorder, config_summary
 
-    return RunRecorder(engine.label, engine.model_id, config_summary(engine.config), asdict(settings), args.prompt)
+    recorder = RunRecorder(engine.label, engine.model_id, config_summary(engine.config), asdict(settings),
+                           args.prompt)
+    return autosave_recorder(args, recorder, err)
+
+
+def autosave_recorder(args: argparse.Namespace, recorder: Any, err: TextIO | None = None) -> Any:
+    """Make ``recorder`` rewrite ``--save-session`` each time a run ends (write-then-rename: a process killed
+    mid-race leaves a readable file with the runs finished so far) and write it now with no runs, so a file of
+    an earlier command at that path is never taken for this one's and a path that cannot be written fails
+    before the runs. With ``err`` (and no ``--json``) each rewrite prints ``[session] … so far`` there. The
+    final write (:func:`write_session_outputs`) still adds what comes at the end (source maps)."""
+    path = getattr(args, "save_session", None)
+    if recorder is None or not path:
+        return recorder
+
+    def note(session: Any, size: int) -> None:
+        if session.runs:
+            print(f"[session] {len(session.runs)} run(s) so far in {path} ({size / 1e6:.2f} MB)", file=err,
+                  flush=True)
+
+    recorder.autosave_to = path
+    recorder.on_autosave = note if err is not None and not getattr(args, "json", False) else None
+    recorder.autosave()
+    return recorder
 
 
 def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO, engine: Engine | None = None) -> None:

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
     records: list[CallRecord] = []
-    recorder = session_recorder(args, engine, settings)
+    recorder = session_recorder(args, engine, settings)  # the run written when it ends, source maps at the end
     try:
         for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
             if recorder is not None:

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
     stream = race(engine, args.prompt, args.modes, settings, cold=not args.warm, eager_tokens=args.eager_tokens)
-    recorder = session_recorder(args, engine, settings)
+    recorder = session_recorder(args, engine, settings, err)  # each lane written as it ends
     for mode, event in by_lane(stream):
         if recorder is not None:
             recorder.feed(event)

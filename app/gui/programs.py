@@ -4,20 +4,27 @@ the user's line, its lines linked both ways with the IR views, and its files (Fi
 recent, Examples).
 
 Unsaved edits are never lost: the editor's text is kept as a draft in the user config directory
-(``program_draft.py`` beside ``program.json``: the file's path, whether the draft differs from it, the recent
-files and the run controls), written two seconds after the last edit and when the window closes, and restored
-when the window opens. GUI thread only.
+(``program.json``: the text, the file's path, whether the text differs from it, the recent files and the run
+controls; ``program_draft.py``: the same text as a plain file), written half a second after typing pauses (at
+least every few seconds while it goes on) and when the window closes, each file through a temporary file renamed
+over it, so a kill at any moment leaves the last complete draft. It is restored when the window opens; when the
+restored text differs from the file (the example, or a new program for an untitled text), the status line says
+so and offers **Discard restored edits**, which puts that text back (Ctrl+Z brings the edits back). GUI thread
+only.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QKeySequence, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
@@ -28,7 +35,10 @@ from widgets.source_rows import to_ranges
 STATE_FILE = "program.json"
 DRAFT_FILE = "program_draft.py"
 MAX_RECENT = 8
-DRAFT_DELAY_MS = 2000
+#: The draft is written this long after typing pauses (ms) …
+DRAFT_DELAY_MS = 500
+#: … and at least this often while typing goes on without a pause (ms).
+DRAFT_MAX_DELAY_MS = 3000
 LIVE_DELAY_MS = 800  # as you type: re-trace this long after the last edit
 UNTITLED = "untitled.py"
 #: How long typing pauses before the entry list follows the text (ms).
@@ -94,6 +104,7 @@ class ProgramWiring(QObject):
         self.recent: list[str] = []
         self._draft_timer = QTimer(self, singleShot=True, interval=DRAFT_DELAY_MS)
         self._draft_timer.timeout.connect(self.save_state)
+        self._unsaved_since: float | None = None  # monotonic time of the first edit the draft does not hold
         self._live_timer = QTimer(self, singleShot=True, interval=LIVE_DELAY_MS)
         self._live_timer.timeout.connect(self.trace)
         # the entry list follows the text as it is typed (issue 29 flaw 13: it went stale after new functions)
@@ -133,6 +144,7 @@ class ProgramWiring(QObject):
         ev = self.window.session.events
         self.panel.runRequested.connect(self.run)
         self.panel.stopRequested.connect(self.window.stop)
+        self.panel.discardRequested.connect(self.discard_restored)
         self.panel.live.toggled.connect(lambda on: self._live_timer.start() if on else self._live_timer.stop())
         ev.programLoaded.connect(self._on_loaded)
         ev.programFailed.connect(self._on_failed)
@@ -141,6 +153,8 @@ class ProgramWiring(QObject):
         ev.sourceMap.connect(self._on_source_map)
         self.window.workspaces.changed.connect(self._on_workspace)
         self.editor.document().modificationChanged.connect(self._show_file)
+        self.editor.document().modificationChanged.connect(
+            lambda modified: None if modified else self.panel.offer_discard(False))  # saved or put back
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.lineSelected.connect(self.link_line)
         self.window.inspect.inspector.explorer.sourceLineSelected.connect(self._on_source_line)
@@ -295,6 +309,7 @@ class ProgramWiring(QObject):
         self.compiled_path = ""
         self.editor.set_code(text)
         self.editor.document().setModified(modified)
+        self.panel.offer_discard(False)  # another text: nothing restored to discard
         self.panel.entry.setCurrentText("")  # another file: its own first entry point
         self.panel.set_entries([(n, "") for n in guess_entries(text)], "")
         self.panel.set_values({"sweep": "", "bucket": False, "spec": ""})  # another file: not the last one's sweep
@@ -419,7 +434,13 @@ class ProgramWiring(QObject):
     def _on_text_changed(self) -> None:
         self.editor.mark_error(0) if self.editor.error_line() else None
         self._entries_timer.start()
-        self._draft_timer.start()
+        now = time.monotonic()
+        if self._unsaved_since is None:
+            self._unsaved_since = now
+        if (now - self._unsaved_since) * 1000 >= DRAFT_MAX_DELAY_MS:  # typing without a pause: keep it now
+            self.save_state()
+        else:
+            self._draft_timer.start()
         if self.panel.live.isChecked():
             self._live_timer.start()
 
@@ -429,28 +450,72 @@ class ProgramWiring(QObject):
         return config_dir() / STATE_FILE
 
     def save_state(self) -> None:
-        """Write the draft (the editor's text) and the program state to the user config dir."""
+        """Write the draft (the editor's text) and the program state to the user config dir: ``program.json``
+        holds both (one file, so they always agree), ``program_draft.py`` the text alone; each through a
+        temporary file renamed over it (a kill mid-write leaves the previous complete one)."""
         self._draft_timer.stop()
+        self._unsaved_since = None
         folder = config_dir()
+        text = self.editor.code()
         state = {"path": self.path, "name": self.name, "example": self.example,
                  "modified": self.editor.document().isModified(), "recent": self.recent,
-                 "controls": self.panel.values(), "line": self.editor.current_line()}
+                 "controls": self.panel.values(), "line": self.editor.current_line(), "text": text}
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / DRAFT_FILE).write_text(self.editor.code(), encoding="utf-8")
-            tmp = folder / (STATE_FILE + ".tmp")
-            tmp.write_text(json.dumps(state, indent=2), encoding="utf-8")
-            os.replace(tmp, folder / STATE_FILE)
+            _write_atomic(folder / DRAFT_FILE, text)
+            _write_atomic(folder / STATE_FILE, json.dumps(state, indent=2))
         except OSError as exc:
             self.window.status.warn(f"Could not keep the program's draft: {exc}")
+
+    def saved_text(self) -> str | None:
+        """What Discard restored edits puts back: the file's text as saved (an example's own text), or
+        :data:`NEW_PROGRAM` for an untitled program; None when the file cannot be read."""
+        if not self.path:
+            return NEW_PROGRAM
+        try:
+            return Path(self.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    @Slot()
+    def discard_restored(self) -> bool:
+        """Discard restored edits: the editor's text becomes :meth:`saved_text` again, unmodified (one undo
+        step: Ctrl+Z brings the edits back), and the status line says what was dropped. False when the file
+        cannot be read."""
+        original = self.saved_text()
+        if original is None:
+            self.panel.show_error(f"Cannot discard the edits: {self.path} cannot be read.")
+            return False
+        edits = self.editor.code()
+        added, removed = _changed_lines(original, edits)
+        cursor = QTextCursor(self.editor.document())
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.insertText(original)  # an edit, not set_code: the undo history keeps the restored text
+        self.editor.moveCursor(QTextCursor.MoveOperation.Start)
+        self.editor.document().setModified(False)
+        self.panel.offer_discard(False)
+        back = ("a new program again" if not self.path else
+                f"{self.name} as the example comes" if self.example else f"{self.name} as saved")
+        self.panel.show_message(f"Discarded the restored edits to {self.name} (+{added} −{removed} lines): the "
+                                f"editor holds {back}. Ctrl+Z in the editor brings them back.")
+        self._show_file()
+        self.save_state()
+        return True
 
     def _restore(self) -> None:
         folder = config_dir()
         try:
             state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-            draft = (folder / DRAFT_FILE).read_text(encoding="utf-8")
         except (OSError, ValueError):
-            state, draft = None, None
+            state = None
+        draft = state.get("text") if isinstance(state, dict) else None
+        if not isinstance(draft, str):  # a state written before the text was kept in it, or none
+            try:
+                draft = (folder / DRAFT_FILE).read_text(encoding="utf-8")
+            except (OSError, ValueError):
+                draft = None
+            if draft is not None and not isinstance(state, dict):  # the state is unreadable: keep the text
+                state = {"modified": bool(draft.strip())}
         if not isinstance(state, dict) or draft is None:
             examples = _examples()
             if examples:  # a fresh user starts on the first example: Ctrl+3, Ctrl+Enter
@@ -463,13 +528,51 @@ class ProgramWiring(QObject):
         if path and not modified:  # the saved file as it is now (it may have changed outside the app)
             try:
                 text = Path(path).read_text(encoding="utf-8")
-            except OSError:
+            except (OSError, UnicodeDecodeError):
                 modified = True
         self.set_program(text, path, state.get("name") or UNTITLED, bool(state.get("example")), modified)
         if isinstance(state.get("controls"), dict):
             self.panel.set_values(state["controls"])
         if modified:
-            self.panel.show_message("Your unsaved edits were restored from the last session.")
+            original = self.saved_text()
+            if original == text:  # the edits were undone before the last exit: nothing to restore
+                self.editor.document().setModified(False)
+            elif original is None:
+                self.panel.show_message(f"Your unsaved edits were restored from the last session ({self.path} "
+                                        "cannot be read any more: File ▸ Save as keeps them).")
+            else:
+                added, removed = _changed_lines(original, text)
+                what = ("a new program" if not self.path else "the example" if self.example else "the saved file")
+                self.panel.show_message(f"Your unsaved edits were restored from the last session (+{added} "
+                                        f"−{removed} lines against {what}).")
+                self.panel.offer_discard(True, f"Put back {what} ({self.name}), dropping the restored edits "
+                                               "(Ctrl+Z in the editor brings them back)")
+                self.window.status.show(f"Unsaved edits of {self.name} were restored in the Code workspace "
+                                        "(Ctrl+3): keep them, or Discard restored edits there.")
         line = state.get("line")
         if isinstance(line, int) and line > 1:
             self.editor.select_line(line)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder renamed over it."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _changed_lines(before: str, after: str) -> tuple[int, int]:
+    """``(lines added, lines removed)`` going from ``before`` to ``after``."""
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -26,12 +28,21 @@ class RunRecorder:
     :class:`PromptEvent` / :class:`CallRecord` / :class:`TokenEvent` when none is running, and ends at its
     :class:`FinishedEvent`. :class:`PhaseEvent` and unknown events are ignored. The environment is taken
     when a run ends (JAX's devices only if JAX is imported by then).
+
+    ``autosave_to``: a session file rewritten with the finished runs each time a run ends (:meth:`autosave`,
+    through the store's write-then-rename :func:`app.core.recording.store.save`), so a process killed in
+    the middle of a race or a program's runs leaves a readable file holding every run finished before the
+    kill; ``on_autosave(session, size)`` is called after each such write (e.g. to say so on stderr). A file
+    that cannot be written raises :class:`app.core.errors.SessionFileError` from the call that ended the run.
     """
 
     def __init__(self, model: str, model_id: str = "", config: dict[str, Any] | None = None,
-                 settings: dict[str, Any] | None = None, prompt: str = "", first_run: int = 1) -> None:
+                 settings: dict[str, Any] | None = None, prompt: str = "", first_run: int = 1,
+                 autosave_to: str | os.PathLike | None = None,
+                 on_autosave: Callable[[SessionFile, int], None] | None = None) -> None:
         self.model, self.model_id, self.config = model, model_id, dict(config or {})
         self.settings, self.prompt = dict(settings or {}), prompt
+        self.autosave_to, self.on_autosave = autosave_to, on_autosave
         self.runs: list[RecordedRun] = []
         self.current: RecordedRun | None = None
         self._next = first_run
@@ -83,9 +94,10 @@ class RunRecorder:
         """:meth:`feed` each event; returns the runs completed."""
         return [run for run in (self.feed(e) for e in events) if run is not None]
 
-    def finish(self, run: RecordedRun | None = None) -> RecordedRun | None:
+    def finish(self, run: RecordedRun | None = None, autosave: bool = True) -> RecordedRun | None:
         """End ``run`` (default: the current one) even without a :class:`FinishedEvent` (a stopped or failed
-        run keeps what it recorded): stamps its environment and time and adds it to :attr:`runs`."""
+        run keeps what it recorded): stamps its environment and time and adds it to :attr:`runs`; then, with
+        ``autosave_to`` (and ``autosave``), rewrites that file with the finished runs (:meth:`autosave`)."""
         run = run or self.current
         if run is None:
             return None
@@ -98,7 +110,22 @@ class RunRecorder:
             self.runs.append(run)
         if run is self.current:
             self.current = None
+        if autosave and self.autosave_to is not None:
+            self.autosave()
         return run
+
+    def autosave(self) -> int | None:
+        """Write the finished runs (not the one in progress) to ``autosave_to`` through a temporary file
+        renamed over it, so the file is always whole: the previous version or this one, never half of one.
+        Returns the bytes written (None without ``autosave_to``); raises
+        :class:`app.core.errors.SessionFileError` when it cannot be written."""
+        if self.autosave_to is None:
+            return None
+        session = SessionFile(runs=list(self.runs))
+        size = session.save(self.autosave_to)
+        if self.on_autosave is not None:
+            self.on_autosave(session, size)
+        return size
 
     def add_source_map(self, step: str, source_map: Any, run: RecordedRun | None = None) -> None:
         """Attach a step's :class:`app.core.inspect.source_map.SourceMap` to ``run`` (default: the last run)."""
@@ -139,5 +166,5 @@ class RunRecorder:
     def session(self) -> SessionFile:
         """A :class:`SessionFile` of the finished runs (and the current one, ended as it stands)."""
         if self.current is not None:
-            self.finish()
+            self.finish(autosave=False)  # the caller writes the session it asked for
         return SessionFile(runs=list(self.runs))
