@@ -69,6 +69,13 @@ class ProgramPanel(QWidget):
         self.sweep.setToolTip("Shape sweep of one argument's first axis instead of N equal calls: 1:16, 1:64:4, "
                               "3,5,9 or array specs f32[1,128], f32[4,128]; one compile per new shape. The first "
                               "array argument by default; name another as x=1:16 or 1=1:16")
+        self.static_values = QLineEdit(objectName="programStaticValues", clearButtonEnabled=True)
+        self.static_values.setPlaceholderText("static: n=3,4,4")
+        self.static_values.setToolTip(
+            "One call per value of a static argument instead of N equal calls: n=3,4,4 (by parameter name or user "
+            "index; the name may be left out when the entry has one static argument). A changed value compiles "
+            "again and the compile log says why. Several at once, same length: n=3,4; m=1,2. Values are Python "
+            "literals (3 · 2.5 · True · 'relu' · (2,3)); not with a sweep")
         self.bucket = QCheckBox("buckets", objectName="programBucket")
         self.bucket.setToolTip("Also run the sweep zero-padded to power-of-two sizes: one compile per bucket")
         self.live = QCheckBox("as you type", objectName="programLive")
@@ -108,9 +115,10 @@ class ProgramPanel(QWidget):
         args_row.addWidget(self.stop_button)
         grid.addLayout(args_row, 1, 0, 1, 2)
         row = QHBoxLayout()
-        for w in (self.calls, self.mode, self.sweep, self.bucket, self.live):
-            row.addWidget(w, 1 if w is self.sweep else 0)
+        for w in (self.calls, self.mode, self.sweep, self.bucket, self.static_values, self.live):
+            row.addWidget(w, 1 if w in (self.sweep, self.static_values) else 0)
         self.sweep.setMinimumWidth(self.sweep.fontMetrics().horizontalAdvance("sweep: 1:16") + 30)
+        self.static_values.setMinimumWidth(self.static_values.fontMetrics().horizontalAdvance("static: n=3,4") + 30)
         grid.addLayout(row, 2, 0, 1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -127,14 +135,16 @@ class ProgramPanel(QWidget):
         self.discard_button.clicked.connect(self.discardRequested)
         self.args.returnPressed.connect(self.runRequested)
         self.sweep.returnPressed.connect(self.runRequested)
+        self.static_values.returnPressed.connect(self.runRequested)
 
     # -- values -----------------------------------------------------------------------------------
     def values(self) -> dict[str, Any]:
         """``entry``, ``spec``, ``n_calls``, ``mode`` (``"jit"``, ``"no-jit"``, ``"compare"``), ``sweep``,
-        ``bucket``, ``live`` (re-trace as you type)."""
+        ``bucket``, ``static_values`` (the field's text, ``"n=3,4; m=1,2"``), ``live`` (re-trace as you type)."""
         return {"entry": self.entry.currentText().strip(), "spec": self.args.text().strip(),
                 "n_calls": self.calls.value(), "mode": self.mode.currentData(), "sweep": self.sweep.text().strip(),
-                "bucket": self.bucket.isChecked(), "live": self.live.isChecked()}
+                "bucket": self.bucket.isChecked(), "static_values": self.static_values.text().strip(),
+                "live": self.live.isChecked()}
 
     def set_values(self, values: dict[str, Any]) -> None:
         """Set the controls from :meth:`values`' keys (missing keys keep their value)."""
@@ -151,6 +161,8 @@ class ProgramPanel(QWidget):
             self.sweep.setText(values["sweep"])
         if isinstance(values.get("bucket"), bool):
             self.bucket.setChecked(values["bucket"])
+        if isinstance(values.get("static_values"), str):
+            self.static_values.setText(values["static_values"])
         if isinstance(values.get("live"), bool):
             self.live.setChecked(values["live"])
 

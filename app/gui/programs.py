@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QKeySequence, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.core.programs.lanes import split_static_values
 from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
 from app.gui.user_settings import config_dir
 from widgets.program_panel import ProgramPanel
@@ -163,7 +164,7 @@ class ProgramWiring(QObject):
     def request(self) -> ProgramRequest:
         v = self.panel.values()
         return ProgramRequest(self.editor.code(), self.path, self.name, v["entry"], v["spec"], v["n_calls"],
-                              v["mode"], v["sweep"], v["bucket"])
+                              v["mode"], v["sweep"], v["bucket"], static_values=split_static_values(v["static_values"]))
 
     @Slot()
     def run(self) -> bool:

@@ -95,16 +95,9 @@ class ProgramService:
 
     def _handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
+        from app.core.programs.lanes import plan_lanes
         from app.core.programs.loader import load_program
-        from app.core.programs.runner import (
-            BUCKETED,
-            JIT,
-            NO_JIT,
-            ProgramRunner,
-            parse_sweep,
-            sweep_args,
-            sweep_target,
-        )
+        from app.core.programs.runner import NO_JIT, ProgramRunner
         from app.core.programs.specs import SpecError
 
         try:
@@ -122,24 +115,13 @@ class ProgramService:
             live = yield from self._ir_without_run(prepared, ProgramRunner(prepared), entry, should_stop)
             yield from self._source_map(live, entry)
             return
-        lanes: list[tuple[str, Any, list[tuple]]] = []  # (mode, runner, arguments per call)
-        if request.sweep.strip():
-            try:
-                arg, text = sweep_target(prepared, request.sweep)
-                sweep = parse_sweep(text)
-                plain, _, _ = sweep_args(prepared, sweep, False, arg)
-                lanes.append((JIT, ProgramRunner(prepared), plain))
-                if request.bucket:
-                    padded, _, _ = sweep_args(prepared, sweep, True, arg)
-                    lanes.append((BUCKETED, ProgramRunner(prepared), padded))
-            except SpecError as exc:
-                raise ProgramError(str(exc), error_type="SpecError", stage="args", entry=entry) from None
-        else:
-            n = max(1, int(request.n_calls))
-            modes = [JIT, NO_JIT] if request.mode == "compare" else [NO_JIT if request.mode == NO_JIT else JIT]
-            for mode in modes:  # jit vs no-jit: both cold, like a race; a plain run reuses the executables
-                lane_runner = runner if len(modes) == 1 and mode == JIT else ProgramRunner(prepared)
-                lanes.append((mode, lane_runner, [prepared.args] * n))
+        try:
+            plan = plan_lanes(prepared, n_calls=request.n_calls, mode=request.mode, sweep=request.sweep,
+                              bucket=request.bucket, static_values=request.static_values)
+        except SpecError as exc:
+            raise ProgramError(str(exc), error_type="SpecError", stage="args", entry=entry) from None
+        # a cold lane (a sweep, jit vs no-jit, no-jit) gets a fresh runner; a plain jit run reuses the executables
+        lanes = [(lane.mode, ProgramRunner(prepared) if lane.cold else runner, lane.args) for lane in plan]
         live_ir = None
         for index, (mode, lane_runner, arg_list) in enumerate(lanes):
             result: dict[str, Any] = {}

@@ -150,8 +150,10 @@ class ProgramRequest(Request):
     (``""`` for text never saved, compiled as ``name``); ``entry`` the entry point (``""``: the first);
     ``spec`` an argument spec (``""``: the file's ``X_args()``); ``n_calls`` timed calls in ``mode``
     (``"jit"``, ``"no-jit"`` or ``"compare"``: the jit run, then the no-jit run, as two runs); ``sweep`` a
-    shape sweep of argument 0's first axis (``"1:16"``; ``""``: none), with ``bucket`` the same sweep padded
-    to power-of-two buckets as a second run. ``trace_only``: no timed calls, only the entry point's trace, lower
+    shape sweep of one argument's first axis (``"1:16"``: the first array argument; ``"x=1:16"`` / ``"1=1:16"``:
+    the one named; ``""``: none), with ``bucket`` the same sweep padded to power-of-two buckets as a second run;
+    ``static_values`` one call per value of static arguments. The lanes follow
+    :func:`app.core.programs.lanes.plan_lanes`, as the CLI's ``program`` does. ``trace_only``: no timed calls, only the entry point's trace, lower
     and compile for the IR views and the source map (the editor's "as you type")."""
 
     source: str
@@ -165,6 +167,8 @@ class ProgramRequest(Request):
     bucket: bool = False
     seed: int = 0
     trace_only: bool = False
+    #: ``--static-values`` texts (``"n=3,4,4"``, one per static argument varied): one call per value
+    static_values: tuple[str, ...] = ()
     label = "program"
 
 

@@ -1,0 +1,81 @@
+"""The one rule that turns a program request into runs ("lanes"), shared by the CLI (``program``) and the window's
+Code workspace (:mod:`app.core.session.programs_service`), so both surfaces make the same calls:
+
+- a shape **sweep** → one jit lane over the sizes (one compile per new shape), then with ``bucket`` the same
+  sizes zero-padded to power-of-two buckets (one compile per bucket);
+- **static values** → one call per value (several static arguments varied together, lists of one length), in
+  each mode asked for: a changed static value compiles again and the compile log says which and how;
+- **compare** → the jit lane, then the no-jit lane (both cold, like a race);
+- otherwise one lane of ``n_calls`` equal calls in ``mode``.
+
+A sweep and static values both set the calls: asking for both is refused. No Qt; JAX only through
+:mod:`app.core.programs.runner` (random sweep data)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.programs.specs import SpecError
+
+#: The request modes: ``"jit"``, ``"no-jit"``, ``"compare"`` (jit, then no-jit).
+COMPARE = "compare"
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One run of calls: ``mode`` (``"jit"``, ``"no-jit"`` or ``"jit, bucketed"``), ``args``: per call every
+    positional argument (as ``PreparedCall.args``); ``cold``: run with a fresh runner (its own compiles, as in a
+    race) rather than the one kept for a warm rerun; ``sizes`` / ``padded``: per call, the swept size and the
+    bucket it was padded to (sweeps only)."""
+
+    mode: str
+    args: list[tuple] = field(repr=False)
+    cold: bool = False
+    sizes: list[int] = field(default_factory=list)
+    padded: list[int] = field(default_factory=list)
+
+
+def split_static_values(text: str) -> tuple[str, ...]:
+    """The window's one-field form ``"n=3,4,4; m=1,2,2"`` → ``("n=3,4,4", "m=1,2,2")`` (the CLI repeats
+    ``--static-values`` instead)."""
+    return tuple(part.strip() for part in text.split(";") if part.strip())
+
+
+def plan_lanes(prepared: Any, *, n_calls: int = 10, mode: str = "jit", sweep: str = "", bucket: bool = False,
+               static_values: Sequence[str] = ()) -> list[Lane]:
+    """The lanes of one program request (see the module doc). ``prepared``: the
+    :class:`app.core.programs.loader.PreparedCall`; ``sweep``: ``"1:16"``, ``"x=1:16"`` or ``"1=1:16"`` (an
+    argument named by parameter name or user index; unnamed: the first array argument,
+    :func:`app.core.programs.runner.sweep_target`); ``static_values``: ``"[ARG=]V1,V2,…"`` texts
+    (:func:`app.core.programs.runner.parse_static_values`). Raises :class:`SpecError` for a bad sweep or value
+    list, or a sweep with static values."""
+    from app.core.programs.runner import (
+        BUCKETED,
+        JIT,
+        NO_JIT,
+        parse_static_values,
+        parse_sweep,
+        static_value_args,
+        sweep_args,
+        sweep_target,
+    )
+
+    if sweep.strip():
+        if static_values:
+            raise SpecError("Static values and a sweep both set the calls: use one of them.")
+        arg, text = sweep_target(prepared, sweep)
+        parsed = parse_sweep(text)
+        plain, sizes, _ = sweep_args(prepared, parsed, False, arg)
+        lanes = [Lane(JIT, plain, True, sizes, sizes)]
+        if bucket:
+            padded_args, sizes, padded = sweep_args(prepared, parsed, True, arg)
+            lanes.append(Lane(BUCKETED, padded_args, True, sizes, padded))
+        return lanes
+    if static_values:
+        arg_list = static_value_args(prepared, [parse_static_values(t) for t in static_values])
+    else:
+        arg_list = [prepared.args] * max(1, int(n_calls))
+    modes = [JIT, NO_JIT] if mode == COMPARE else [NO_JIT if mode == NO_JIT else JIT]
+    return [Lane(m, arg_list, cold=len(modes) > 1 or m != JIT) for m in modes]
