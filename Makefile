@@ -53,6 +53,8 @@ run: check-python $(STAMP)
 test: check-python $(STAMP)
 	$(VENV)/bin/ruff check app widgets tests bench tools
 	$(VENV)/bin/lint-imports
+	$(PY) tools/size_check.py
+	$(PY) tools/type_check.py
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
 bench: check-python $(STAMP)

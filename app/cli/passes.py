@@ -176,6 +176,31 @@ def _recorded(pipeline: Any, seconds: float, err: TextIO, verb: str = "recorded"
     print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
           f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps → {kept / 1e6:.1f} MB compressed, {verb} in "
           f"{seconds:.1f} s", file=err)
+    print_kernel_ir(pipeline, err)
+
+
+def print_kernel_ir(pipeline: Any, err: TextIO) -> None:
+    """One ``[passes] kernel IR: …`` line: whether the kernels' IR is in the recording, or the note saying why it
+    was lost (nothing for a recording that does not say, e.g. one read with ``--dumps``)."""
+    from app.core.passes.model import kernel_ir_line
+
+    line = kernel_ir_line(pipeline)
+    if line == "kernel IR: not requested":
+        line += " (--kernel-ir dumps each fusion kernel's LLVM IR)"
+    if line:
+        print(f"[passes] {line}", file=err, flush=True)
+
+
+def kernel_ir_json(pipeline: Any) -> dict:
+    """The ``kernel_ir`` JSON object of a CPU recording: ``status`` (``dumped``, ``not requested`` or the note of
+    a lost one), ``dumped``, ``kernels`` (how many fusion kernels have IR) and ``lost``."""
+    from app.core.backends import BACKENDS, CPU
+    from app.core.passes.model import KERNEL_IR_DUMPED, kernel_ir_lost
+
+    row = BACKENDS.get(pipeline.platform, CPU)
+    return {"event": "kernel_ir", "kind": row.kernel_ir, "status": pipeline.kernel_ir,
+            "dumped": pipeline.kernel_ir == KERNEL_IR_DUMPED, "kernels": len(pipeline.fusion_ir),
+            "lost": kernel_ir_lost(pipeline)}
 
 
 def _compare(engine: Any, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,
@@ -240,7 +265,8 @@ def gpu_json(pipeline: Any) -> list[dict]:
                  "kinds": thunk_kinds(gpu.thunks_after_passes or gpu.thunks),
                  "command_buffers": sum(t.kind == "kCommandBuffer" for t in gpu.thunks_after_passes)})
     rows.append({"event": "kernel_ir", "kind": "PTX", "files": gpu.kernel_ir_files,
-                 "dumped": gpu.kernel_ir_files > 0, "arch": gpu.arch})
+                 "dumped": gpu.kernel_ir_files > 0, "arch": gpu.arch}
+                | ({"status": pipeline.kernel_ir} if pipeline.kernel_ir else {}))
     return rows
 
 
@@ -328,6 +354,8 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
         if pipeline.gpu is not None:
             for row in gpu_json(pipeline):
                 out.write(json.dumps(row) + "\n")
+        elif pipeline.kernel_ir:
+            out.write(json.dumps(kernel_ir_json(pipeline)) + "\n")
         out.write(json.dumps(compile_phases_json(pipeline)) + "\n")
         return
     for s in pipeline.all_snapshots():

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from app.cli.common import (
     add_session_args,
+    autosave_recorder,
     main_thread,
     program_target,
     step_ir_text,
@@ -53,7 +54,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--sweep", metavar="1:N|SIZES|SHAPES",
                    help="one call per size of argument --sweep-arg's first axis: 1:16, 1:64:8, 3,5,9, or "
                         "array specs 'f32[1,128], f32[2,128]'")
-    p.add_argument("--sweep-arg", type=int, default=0, metavar="K", help="the swept argument (default: 0)")
+    p.add_argument("--sweep-arg", default=None, metavar="NAME|K",
+                   help="the swept argument, by parameter name or user index (default: the first array argument, "
+                        "as in the window, where the sweep field takes x=1:16)")
     p.add_argument("--bucket", action="store_true",
                    help="with --sweep: also run the sweep zero-padded to power-of-two buckets and compare compiles")
     p.add_argument("--what", choices=WHAT, help="print this IR of the entry point instead of running calls")
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         static_calls = _static_calls(prepared, args)
         if not args.json:
             print(f"{label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
-        recorder = _recorder(args, label, path, prepared, static_calls)
+        recorder = autosave_recorder(args, _recorder(args, label, path, prepared, static_calls), err)
         for result in _runs(prepared, args, stop.is_set, static_calls):
             _report(result, label, args, out, prepared)
             if recorder is not None:
@@ -149,20 +152,25 @@ def _static_calls(prepared: Any, args: argparse.Namespace) -> list[tuple] | None
     return static_value_args(prepared, [parse_static_values(text) for text in args.static_values])
 
 
-def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any, static_calls: list[tuple] | None = None):
-    from app.core.programs.runner import JIT, NO_JIT, parse_sweep, run_arg_list, run_calls, run_sweep
+def sweep_text(args: argparse.Namespace) -> str:
+    """``--sweep`` with ``--sweep-arg`` as the window writes it: ``"x=1:16"`` (an argument named by parameter
+    name or user index), ``"1:16"`` without ``--sweep-arg`` (the first array argument)."""
+    if not args.sweep:
+        return ""
+    return f"{args.sweep_arg}={args.sweep}" if args.sweep_arg not in (None, "") else args.sweep
 
-    if args.sweep:
-        sweep = parse_sweep(args.sweep)
-        plain = run_sweep(prepared, sweep, False, args.sweep_arg, should_stop)
-        yield plain
-        if args.bucket and not plain.stopped:
-            yield run_sweep(prepared, sweep, True, args.sweep_arg, should_stop)
-        return
-    modes = [JIT, NO_JIT] if args.compare_jit else [NO_JIT if args.no_jit else JIT]
-    for mode in modes:
-        result = (run_calls(prepared, _n_calls(args), mode, should_stop) if static_calls is None
-                  else run_arg_list(prepared, static_calls, mode, should_stop))
+
+def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any, static_calls: list[tuple] | None = None):
+    """The runs of the request, lane by lane (:func:`app.core.programs.lanes.plan_lanes`: the window's rule)."""
+    from app.core.programs.lanes import COMPARE, plan_lanes
+    from app.core.programs.runner import JIT, NO_JIT, run_arg_list
+
+    mode = COMPARE if args.compare_jit else NO_JIT if args.no_jit else JIT
+    lanes = plan_lanes(prepared, n_calls=_n_calls(args), mode=mode, sweep=sweep_text(args), bucket=args.bucket,
+                       static_values=tuple(args.static_values or ()))
+    for lane in lanes:
+        result = run_arg_list(prepared, lane.args, lane.mode, should_stop)
+        result.sizes, result.padded_sizes = lane.sizes[: len(result.records)], lane.padded[: len(result.records)]
         yield result
         if result.stopped:
             return
@@ -213,14 +221,15 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
     if args.what in PASS_WHAT:
         import io
 
-        from app.cli.passes import report_args, write_report
+        from app.cli.passes import print_kernel_ir, report_args, write_report
         from app.core.passes.record import record_pipeline
         from app.core.programs.runner import ProgramRunner
 
         print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
         buf = io.StringIO()
-        write_report(record_pipeline(ProgramRunner(prepared).lower(should_stop=should_stop), kernel_ir=True),
-                     report_args(args.what, args.json), buf)
+        pipeline = record_pipeline(ProgramRunner(prepared).lower(should_stop=should_stop), kernel_ir=True)
+        print_kernel_ir(pipeline, err)
+        write_report(pipeline, report_args(args.what, args.json), buf)
         text = buf.getvalue()
     else:
         text = step_ir_text(entry_ir(prepared, should_stop=should_stop), args.what)

@@ -92,7 +92,11 @@ CPU = BackendFacts(
     # jax 0.12's XLA:CPU writes a kernel's LLVM IR (.ir-no-opt.ll / .ir-with-opt.ll) only with
     # xla_dump_emitter_re (0.10.2 wrote it with the pass dumps alone; 0.12 writes just the .o files then). With it
     # on, compiling pydoc-llama's decode step aborted the process ("pure virtual method called") 6 runs of 6, a
-    # small MLP 0 of 5 (also with xla_cpu_parallel_codegen_split_count=1): so it is asked for, not default.
+    # small MLP 0 of 5 (also with xla_cpu_parallel_codegen_split_count=1), 07_mlp_training.py's step 12 of 20
+    # (SIGABRT, "double free or corruption (!prev)" too, or SIGSEGV): so it is asked for, not default, and a
+    # compile with it always runs in a child process (app/core/passes/record.py), recorded again without it when
+    # the child dies. Reproducer: tools/repro_kernel_ir_abort.py (jaxlib 0.12.0.1); when a jaxlib passes it, that
+    # guard can go.
     kernel_ir_options=(("xla_dump_emitter_re", ".*"),),
     dump_markers=("cpu_after_optimizations",),
 )

@@ -361,10 +361,14 @@ class PassesWiring(QObject):
 
         flags = flags_text(p.compiler_options) if getattr(p, "compiler_options", None) else ""
         with_flags = f" · with <code>{html.escape(flags)}</code>" if flags else ""  # issue 29 flaw 7: say so
+        from app.core.passes.model import kernel_ir_lost
+
+        # issue 34: a recording whose kernel IR was lost (XLA:CPU aborted its child) says so on its status line
+        lost = f" · <b>{html.escape(p.kernel_ir)}</b>" if kernel_ir_lost(p) else ""
         self.status.setText(f"<b>{ready.mode} · {ready.step}</b>{with_flags} · {len(p.snapshots)} snapshots · "
                             f"{len(ready.rows)} passes ({changed} changed the module){log} · "
                             + (f"opened from {ready.origin} in {ready.seconds:.1f} s" if ready.origin
-                               else f"recorded in {ready.seconds:.1f} s"))
+                               else f"recorded in {ready.seconds:.1f} s") + lost)
         b = ready.breakdown
         # the first call's trace and lower (and its compile log row and spike) are the split of a compile without
         # flags: a recording with XLA flags is its own compile, shown alone (issue 29, flaw 7)

@@ -1,8 +1,11 @@
-"""Child process of a recording with the fusion log: ``python -m app.core.passes._child MODULE.mlir OUT_DIR``.
+"""Child process of a recording with the fusion log or with kernel IR: ``python -m app.core.passes._child
+MODULE.mlir OUT_DIR`` (:func:`app.core.passes.record._compile_in_child_process`).
 
-Run with ``TF_CPP_MIN_LOG_LEVEL=0
-TF_CPP_VMODULE=cpu_instruction_fusion=2,instruction_fusion=2`` set by the parent so XLA's fusion log goes
-to stderr. It parses the StableHLO text (``Lowered.as_text(debug_info=True)``: source locations kept, so
+For the fusion log the parent sets ``TF_CPP_MIN_LOG_LEVEL=0
+TF_CPP_VMODULE=cpu_instruction_fusion=2,instruction_fusion=2`` so XLA's fusion log goes to stderr. A compile that
+dumps the kernels' IR (``xla_dump_emitter_re`` in options.json) runs here because jax 0.12.0.1's XLA:CPU may
+abort the process doing it (``tools/repro_kernel_ir_abort.py``): the parent sees the exit status and records
+again without it. It parses the StableHLO text (``Lowered.as_text(debug_info=True)``: source locations kept, so
 the HLO metadata is the same) in JAX's MLIR context and compiles it with the backend client
 (:func:`app.core.jax_private.compile_stablehlo_text`: private JAX API; a ``Lowered`` cannot be pickled
 and ``jax.export`` wraps the module in a new one). It imports only that module of the app, before JAX. Differences from the parent's own ``lowered.compile()``,

@@ -268,6 +268,12 @@ class GpuCompile:
     final_configs: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
 
+#: :attr:`PassPipeline.kernel_ir` of a recording whose compile dumped each kernel's IR.
+KERNEL_IR_DUMPED = "dumped"
+#: :attr:`PassPipeline.kernel_ir` of a recording that did not ask for it.
+KERNEL_IR_NOT_REQUESTED = "not requested"
+
+
 @dataclass
 class PassPipeline:
     """Everything one recording gathered about one compile.
@@ -278,9 +284,15 @@ class PassPipeline:
     (ordered by first run); ``pipelines``: every pipeline run. ``backend``: backend phases by name.
     ``compile_ms``: wall time of the recording's ``compile()`` call (perf_counter around it, in the process
     that compiled); ``client_compile_ms``: the ``PjRtCpuClient::Compile`` event (XLA's whole compile).
-    ``fusion_ir``: per fusion kernel its LLVM IR. ``fusion_log``: parsed decisions (empty unless recorded
-    with ``fusion_log=True``); ``log_lines``: how many log lines were read. ``in_child``: the compile ran in
-    a child process (from the StableHLO text). ``dump_bytes``: size of every dump file read.
+    ``fusion_ir``: per fusion kernel its LLVM IR. ``kernel_ir``: what happened to the kernels' IR, one line:
+    :data:`KERNEL_IR_DUMPED`, :data:`KERNEL_IR_NOT_REQUESTED`, "" (not said: opened from a dump folder or a
+    session file, or a backend row without kernel-IR options: XLA:GPU counts its ``.ptx`` files in ``gpu``) or
+    a note saying why it is not in this recording (the kernel-IR compile's child process died, a step on a
+    device mesh; :func:`kernel_ir_lost`). ``fusion_log``: parsed decisions (empty unless recorded with
+    ``fusion_log=True``); ``log_lines``: how many log lines were read. ``in_child``: the compile ran in a child
+    process with the fusion log (from the StableHLO text; a kernel-IR compile also runs in a child,
+    :mod:`app.core.passes.record`, but logs nothing and leaves this False). ``dump_bytes``: size of every dump
+    file read.
     ``compiler_options``: the extra XLA options the recording compiled with (``--xla-flags``; {} for none).
     ``platform``: the backend row's platform (:mod:`app.core.backends`: ``"cpu"``, ``"gpu"``), told from the dump
     folder's file names. ``gpu``: XLA:GPU's extras (:class:`GpuCompile`; None on the CPU). ``source``: the folder
@@ -298,6 +310,7 @@ class PassPipeline:
     compile_ms: float
     client_compile_ms: float | None
     fusion_ir: dict[str, FusionIR] = field(default_factory=dict)
+    kernel_ir: str = ""
     fusion_log: list[FusionDecision] = field(default_factory=list)
     log_lines: int = 0
     in_child: bool = False
@@ -324,3 +337,19 @@ class PassPipeline:
     def passes_ms(self) -> float:
         """Sum of every pass's time (ms)."""
         return sum(p.ms for p in self.pass_times)
+
+
+def kernel_ir_lost(pipeline: PassPipeline) -> bool:
+    """The recording asked for the kernels' IR and has none: :attr:`PassPipeline.kernel_ir` is a note saying why."""
+    return pipeline.kernel_ir not in ("", KERNEL_IR_DUMPED, KERNEL_IR_NOT_REQUESTED)
+
+
+def kernel_ir_line(pipeline: PassPipeline) -> str:
+    """One line saying whether the kernels' IR is in the recording ("" when the recording does not say):
+    ``kernel IR: dumped (12 kernels)``, ``kernel IR: not requested``, or the note of a lost one."""
+    if pipeline.kernel_ir == KERNEL_IR_DUMPED:
+        n = len(pipeline.fusion_ir)
+        return f"kernel IR: dumped ({n} kernel{'s' if n != 1 else ''})"
+    if pipeline.kernel_ir == KERNEL_IR_NOT_REQUESTED:
+        return "kernel IR: not requested"
+    return pipeline.kernel_ir

@@ -60,9 +60,13 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     entry point; else the engine's compiled step); progress as live phases at each stage (flags checked,
     compile with dumps, dumps read). The recording's ``seconds`` count from ``started`` (``time.perf_counter()``
     when the request began, e.g. before a program was lowered; default: now), the whole wait the user saw.
-    A stop (``should_stop``) ends it with a :class:`~app.core.session.requests.Notice`, not a failure."""
+    A stop (``should_stop``) ends it with a :class:`~app.core.session.requests.Notice`, not a failure. A
+    program's entry point is recorded with its kernels' IR (in a child process: :mod:`app.core.passes.record`);
+    when that IR is lost (the child aborted, a step on a device mesh) a :class:`Notice` with the pipeline's
+    one-line ``kernel_ir`` note comes before the :class:`PassesReady`, which is complete without it."""
     from app.core.events import PhaseEvent
     from app.core.passes.compare import parse_xla_flags, validate_xla_flags
+    from app.core.passes.model import kernel_ir_lost
     from app.core.passes.record import RecordingStopped, record_pipeline
 
     t0 = started if started is not None else time.perf_counter()
@@ -78,11 +82,13 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
         progress(f"asking XLA about {len(options)} flag{'s' if len(options) != 1 else ''}")
     validate_xla_flags(options)
     try:
-        # a program's entry point (given directly) is small: its kernels' LLVM IR is dumped too; a model's
-        # step is not (jax 0.12's XLA:CPU aborted while dumping a Llama step's kernels: app.core.backends.CPU)
+        # a program's entry point (given directly) is small: its kernels' LLVM IR is dumped too, in a child process
+        # (jax 0.12's XLA:CPU aborts while dumping kernels: app.core.backends.CPU); a model's step is not
         pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop,
                                    compiler_options=options, kernel_ir=kernel_ir, on_progress=progress)
     except RecordingStopped as exc:
         yield rq.Notice(str(exc))
         return
+    if kernel_ir_lost(pipeline):
+        yield rq.Notice(pipeline.kernel_ir)
     yield passes_ready(request, mode, pipeline, time.perf_counter() - t0)
