@@ -162,18 +162,13 @@ def sweep_text(args: argparse.Namespace) -> str:
 
 def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any, static_calls: list[tuple] | None = None):
     """The runs of the request, lane by lane (:func:`app.core.programs.lanes.plan_lanes`: the window's rule)."""
-    from app.core.programs.lanes import COMPARE, plan_lanes
-    from app.core.programs.runner import JIT, NO_JIT, run_arg_list
+    from app.core.programs.lanes import COMPARE, plan_lanes, run_lanes
+    from app.core.programs.runner import JIT, NO_JIT
 
     mode = COMPARE if args.compare_jit else NO_JIT if args.no_jit else JIT
     lanes = plan_lanes(prepared, n_calls=_n_calls(args), mode=mode, sweep=sweep_text(args), bucket=args.bucket,
                        static_values=tuple(args.static_values or ()))
-    for lane in lanes:
-        result = run_arg_list(prepared, lane.args, lane.mode, should_stop)
-        result.sizes, result.padded_sizes = lane.sizes[: len(result.records)], lane.padded[: len(result.records)]
-        yield result
-        if result.stopped:
-            return
+    yield from run_lanes(prepared, lanes, should_stop)
 
 
 def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prepared: Any = None) -> None:
@@ -222,12 +217,13 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
         import io
 
         from app.cli.passes import print_kernel_ir, report_args, write_report
+        from app.core.passes.lowered import lowered_for
         from app.core.passes.record import record_pipeline
-        from app.core.programs.runner import ProgramRunner
 
         print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
         buf = io.StringIO()
-        pipeline = record_pipeline(ProgramRunner(prepared).lower(should_stop=should_stop), kernel_ir=True)
+        _, lowered = lowered_for(prepared, should_stop=should_stop)
+        pipeline = record_pipeline(lowered, kernel_ir=True)
         print_kernel_ir(pipeline, err)
         write_report(pipeline, report_args(args.what, args.json), buf)
         text = buf.getvalue()

@@ -13,7 +13,7 @@ A sweep and static values both set the calls: asking for both is refused. No Qt;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,16 +51,14 @@ def plan_lanes(prepared: Any, *, n_calls: int = 10, mode: str = "jit", sweep: st
     :func:`app.core.programs.runner.sweep_target`); ``static_values``: ``"[ARG=]V1,V2,…"`` texts
     (:func:`app.core.programs.runner.parse_static_values`). Raises :class:`SpecError` for a bad sweep or value
     list, or a sweep with static values."""
-    from app.core.programs.runner import (
-        BUCKETED,
-        JIT,
-        NO_JIT,
+    from app.core.programs.arguments import (
         parse_static_values,
         parse_sweep,
         static_value_args,
         sweep_args,
         sweep_target,
     )
+    from app.core.programs.runner import BUCKETED, JIT, NO_JIT
 
     if sweep.strip():
         if static_values:
@@ -79,3 +77,18 @@ def plan_lanes(prepared: Any, *, n_calls: int = 10, mode: str = "jit", sweep: st
         arg_list = [prepared.args] * max(1, int(n_calls))
     modes = [JIT, NO_JIT] if mode == COMPARE else [NO_JIT if mode == NO_JIT else JIT]
     return [Lane(m, arg_list, cold=len(modes) > 1 or m != JIT) for m in modes]
+
+
+def run_lanes(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None = None,
+              on_record: Callable[[Any], None] | None = None) -> Iterator[Any]:
+    """Run the lanes one after another (each through :class:`app.core.programs.runner.CallLoop`), yielding one
+    :class:`~app.core.programs.runner.RunResult` per lane (a sweep's with its sizes); a stopped lane is the
+    last. What the CLI prints and records; the window's service iterates the same lanes as events."""
+    from app.core.programs.runner import run_arg_list
+
+    for lane in lanes:
+        result = run_arg_list(prepared, lane.args, lane.mode, should_stop, on_record)
+        result.sizes, result.padded_sizes = lane.sizes[: len(result.records)], lane.padded[: len(result.records)]
+        yield result
+        if result.stopped:
+            return

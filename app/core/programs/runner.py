@@ -14,20 +14,26 @@ Every call yields an :class:`app.core.events.CallRecord` (``step`` = the entry p
 
 from __future__ import annotations
 
-import ast
 import functools
-import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.events import CallRecord, Summary
+from app.core.programs.arguments import (  # noqa: F401  (re-exported: their home before they moved)
+    bucket_size,
+    parse_static_values,
+    parse_sweep,
+    static_value_args,
+    sweep_args,
+    sweep_target,
+)
 from app.core.programs.errors import ProgramError, ProgramStopped, Stage, program_error
 from app.core.programs.interrupt import stoppable
 from app.core.programs.loader import PreparedCall
-from app.core.programs.specs import ArraySpec, SpecError, describe, parse_spec, random_args
+from app.core.programs.specs import ArraySpec, describe
 
 JIT, NO_JIT, BUCKETED = "jit", "no-jit", "jit, bucketed"
 
@@ -301,23 +307,39 @@ def program_summary(mode: str, records: list[CallRecord], total_ms: float) -> Su
                    n_calls=len(records))
 
 
+class CallLoop:
+    """The one loop over a run's calls, iterated by the CLI (:func:`run_arg_list` and friends) and by the window's
+    program service (:mod:`app.core.session.programs_service`) alike: yields ``(args, CallOutcome)`` per call of
+    ``arg_list`` made with ``runner`` in ``mode``; ``should_stop`` is checked before every call and reaches the
+    user's code while it traces or runs. :attr:`stopped`: the loop ended early because of it. An error in the
+    program raises its :class:`ProgramError` from the iteration."""
+
+    def __init__(self, runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_stop: StopFn) -> None:
+        self.runner, self.arg_list, self.mode, self.should_stop = runner, arg_list, mode, should_stop
+        self.stopped = False
+
+    def __iter__(self) -> Iterator[tuple[tuple, CallOutcome]]:
+        for i, args in enumerate(self.arg_list):
+            if self.should_stop is not None and self.should_stop():
+                self.stopped = True
+                return
+            try:
+                outcome = self.runner.call(args, i, self.mode, self.should_stop)
+            except ProgramStopped:
+                self.stopped = True
+                return
+            yield args, outcome
+
+
 def _run(runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_stop: StopFn,
          on_record: RecordFn) -> RunResult:
     records: list[CallRecord] = []
     stages = None
     out = None
-    stopped = False
     static_values: dict[int, list[Any]] = {}
     t0 = time.perf_counter()
-    for i, args in enumerate(arg_list):
-        if should_stop is not None and should_stop():
-            stopped = True
-            break
-        try:
-            outcome = runner.call(args, i, mode, should_stop)
-        except ProgramStopped:
-            stopped = True
-            break
+    loop = CallLoop(runner, arg_list, mode, should_stop)
+    for args, outcome in loop:
         records.append(outcome.record)
         for k in runner.prepared.static_argnums:
             if k < len(args):
@@ -328,7 +350,7 @@ def _run(runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_sto
         if on_record is not None:
             on_record(outcome.record)
     total = (time.perf_counter() - t0) * 1000
-    return RunResult(runner.prepared.entry.name, mode, records, program_summary(mode, records, total), stopped,
+    return RunResult(runner.prepared.entry.name, mode, records, program_summary(mode, records, total), loop.stopped,
                      out, stages, static_values=static_values)
 
 
@@ -350,160 +372,25 @@ def run_arg_list(prepared: PreparedCall, arg_list: Sequence[tuple], mode: str = 
     return _run(runner or ProgramRunner(prepared), arg_list, mode, should_stop, on_record)
 
 
-_ARG_NAME = re.compile(r"^\s*([A-Za-z_]\w*|\d+)\s*=(?!=)")
-
-
-def parse_static_values(text: str) -> tuple[str | None, list[Any]]:
-    """``"3,4,4"`` → ``(None, [3, 4, 4])``; ``"n=3,4"`` (or ``"1=3,4"``: by user index) → ``("n", [3, 4])``.
-    Values are Python literals (``3``, ``2.5``, ``True``, ``'relu'``, ``(2, 3)``) or bare words taken as
-    strings (``relu,gelu``); each must be hashable, as a static argument must. Raises :class:`SpecError`."""
-    m = _ARG_NAME.match(text)
-    name, rest = (m.group(1), text[m.end():]) if m else (None, text)
-    rest = rest.strip()
-    if not rest:
-        raise SpecError(f"Static values {text!r}: give one value per call, e.g. 3,4,4 or n=3,4,4.")
-    try:
-        values = list(ast.literal_eval(f"[{rest}]"))
-    except (ValueError, SyntaxError, TypeError):
-        words = [w.strip() for w in rest.split(",")]
-        if not all(w.isidentifier() for w in words):
-            raise SpecError(f"Static values {text!r}: use Python literals separated by commas "
-                            "(3,4,4 · 'relu','gelu' · (2,3),(4,6)).") from None
-        values = words
-    for v in values:
-        try:
-            hash(v)
-        except TypeError:
-            raise SpecError(f"Static value {v!r} is not hashable (a static argument must be): "
-                            "write a tuple instead of a list.") from None
-    if not values:
-        raise SpecError(f"Static values {text!r}: give one value per call.")
-    return name, values
-
-
-def static_value_args(prepared: PreparedCall, varied: Sequence[tuple[str | None, Sequence[Any]]]) -> list[tuple]:
-    """Per call, the prepared arguments with each varied static argument set to that call's value.
-
-    ``varied``: ``(argument, values)`` pairs as :func:`parse_static_values` returns them; the argument is a
-    parameter name or a user index, ``None`` when the entry has exactly one static argument. Every list has
-    one value per call (the same length). Raises :class:`SpecError` for an unknown or non-static argument
-    or lists of different lengths."""
-    off = prepared.user_offset
-    static = sorted(i - off for i in prepared.static_argnums if i >= off)
-
-    def label(k: int) -> str:
-        name = prepared.param_name(k + off)
-        return f"{name} ({k})" if name else str(k)
-
-    listed = ", ".join(label(k) for k in static) or "none"
-    resolved: dict[int, Sequence[Any]] = {}
-    for name, values in varied:
-        if name is None:
-            if len(static) != 1:
-                raise SpecError(f"{prepared.entry.name} has {len(static)} static arguments ({listed}): name the "
-                                "one to vary, e.g. n=3,4,4.")
-            k = static[0]
-        else:
-            k = prepared.user_index(str(name))
-        if k not in static:
-            raise SpecError(f"Argument {label(k)} of {prepared.entry.name} is not static (its static arguments: "
-                            f"{listed}); make it static (static_argnames in the file, or --static {k}).")
-        if k in resolved:
-            raise SpecError(f"Static argument {label(k)} is varied twice.")
-        resolved[k] = list(values)
-    lengths = {len(v) for v in resolved.values()}
-    if len(lengths) > 1:
-        raise SpecError("Every static argument varied needs one value per call: the lists differ in length ("
-                        + ", ".join(f"{label(k)}: {len(v)}" for k, v in resolved.items()) + ").")
-    n_calls = lengths.pop() if lengths else 0
-    calls = []
-    for c in range(n_calls):
-        args = list(prepared.args)
-        for k, values in resolved.items():
-            args[off + k] = values[c]
-        calls.append(tuple(args))
-    return calls
-
-
 def compare_jit(prepared: PreparedCall, n_calls: int = 10, should_stop: StopFn = None,
                 on_record: RecordFn = None) -> tuple[RunResult, RunResult]:
-    """The jit run, then the no-jit (op-by-op) run of the same calls: two runs for one plot."""
-    jit = run_calls(prepared, n_calls, JIT, should_stop, on_record)
-    if jit.stopped:
-        return jit, RunResult(prepared.entry.name, NO_JIT, [], program_summary(NO_JIT, [], 0.0), True)
-    return jit, run_calls(prepared, n_calls, NO_JIT, should_stop, on_record)
+    """The jit run, then the no-jit (op-by-op) run of the same calls: two runs for one plot (the lanes of
+    :func:`app.core.programs.lanes.plan_lanes` with ``mode="compare"``)."""
+    from app.core.programs.lanes import plan_lanes
+
+    return _two(prepared, plan_lanes(prepared, n_calls=n_calls, mode="compare"), should_stop, on_record)
 
 
-def bucket_size(n: int) -> int:
-    """The power-of-two bucket of ``n`` (≥ 1): 1, 2, 4, 4, 8, 8, 8, 8, 16, …"""
-    return 1 << max(0, n - 1).bit_length()
+def _two(prepared: PreparedCall, lanes: Sequence[Any], should_stop: StopFn,
+         on_record: RecordFn) -> tuple[RunResult, RunResult]:
+    """The two lanes' results; a second lane the stop left out is an empty stopped result."""
+    from app.core.programs.lanes import run_lanes
 
-
-def parse_sweep(text: str) -> list[int] | list[ArraySpec]:
-    """``"1:16"`` (1 to 16), ``"1:64:4"`` (step 4), ``"3,5,9"`` → sizes of the swept axis; a list of array
-    specs ``"f32[1,128], f32[4,128]"`` → whole shapes. Raises :class:`SpecError`."""
-    text = text.strip()
-    if "[" in text:
-        specs = parse_spec(text)
-        if not all(isinstance(s, ArraySpec) for s in specs):
-            raise SpecError(f"Sweep {text!r}: give sizes (1:16) or array specs (f32[1,128], f32[2,128]).")
-        return list(specs)
-    try:
-        if ":" in text:
-            parts = [int(p) for p in text.split(":")]
-            start, stop = parts[0], parts[1]
-            step = parts[2] if len(parts) > 2 else 1
-            sizes = list(range(start, stop + 1, step))
-        else:
-            sizes = [int(p) for p in text.replace(" ", "").split(",") if p]
-    except (ValueError, IndexError):
-        raise SpecError(f"Sweep {text!r}: use START:STOP[:STEP], a comma list of sizes, or array specs.") from None
-    if not sizes or min(sizes) < 1:
-        raise SpecError(f"Sweep {text!r}: sizes must be ≥ 1.")
-    return sizes
-
-
-def sweep_target(prepared: PreparedCall, text: str) -> tuple[int, str]:
-    """Which user argument a sweep text varies, and the sweep itself: ``"x=1:16"`` / ``"1=1:16"`` name it (a
-    parameter name as written or an index), a plain ``"1:16"`` takes the first argument that is an array with a
-    first axis (``mlp(params, x)``: ``x``, not the dict of ``params``; issue 29, flaw 11). Raises
-    :class:`SpecError` for an unknown name or when no argument is an array."""
-    target, sep, rest = text.partition("=")
-    if sep and target.strip() and target.strip()[0] not in "[(":
-        return prepared.user_index(target.strip()), rest.strip()
-    user = prepared.args[prepared.user_offset:]
-    for i, value in enumerate(user):
-        if prepared.user_offset + i not in prepared.static_argnums and getattr(value, "shape", ()):
-            return i, text.strip()
-    raise SpecError(f"Sweep: no argument of {prepared.entry.name} is an array with a first axis "
-                    f"({', '.join(describe(v) for v in user) or 'no arguments'}).")
-
-
-def sweep_args(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], bucket: bool = False,
-               arg: int = 0, seed: int = 0) -> tuple[list[tuple], list[int], list[int]]:
-    """Arguments of a shape sweep over user argument ``arg`` (its first axis): per size, random data of the
-    argument's dtype and trailing shape (seeded), zero-padded along the first axis to :func:`bucket_size`
-    when ``bucket``. Returns (argument tuples, sizes, padded sizes)."""
-    import jax.numpy as jnp
-
-    base = prepared.args[prepared.user_offset + arg]
-    if not hasattr(base, "shape") or not base.shape:
-        raise SpecError(f"Sweep: argument {arg} is not an array with a first axis ({describe(base)}).")
-    arg_list, sizes, padded = [], [], []
-    user = list(prepared.args[prepared.user_offset:])
-    for k, item in enumerate(sweep):
-        spec = item if isinstance(item, ArraySpec) else ArraySpec(describe(base).split("[")[0],
-                                                                  (int(item), *base.shape[1:]))
-        value = random_args((spec,), seed + k)[0]
-        n = spec.shape[0] if spec.shape else 1
-        size = bucket_size(n) if bucket else n
-        if bucket and spec.shape and size != n:
-            value = jnp.pad(value, [(0, size - n)] + [(0, 0)] * (value.ndim - 1))
-        user[arg] = value
-        arg_list.append(prepared.args[: prepared.user_offset] + tuple(user))
-        sizes.append(n)
-        padded.append(size)
-    return arg_list, sizes, padded
+    results = list(run_lanes(prepared, lanes, should_stop, on_record))
+    if len(results) == 1:
+        mode = lanes[1].mode
+        results.append(RunResult(prepared.entry.name, mode, [], program_summary(mode, [], 0.0), True))
+    return results[0], results[1]
 
 
 def run_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], bucket: bool = False,
@@ -520,8 +407,11 @@ def run_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec]
 
 def compare_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], arg: int = 0,
                   should_stop: StopFn = None, on_record: RecordFn = None) -> tuple[RunResult, RunResult]:
-    """The sweep as is, then padded to power-of-two buckets (seed 004's lesson): two runs for one plot."""
-    plain = run_sweep(prepared, sweep, False, arg, should_stop, on_record)
-    if plain.stopped:
-        return plain, RunResult(prepared.entry.name, BUCKETED, [], program_summary(BUCKETED, [], 0.0), True)
-    return plain, run_sweep(prepared, sweep, True, arg, should_stop, on_record)
+    """The sweep as is, then padded to power-of-two buckets (seed 004's lesson): two runs for one plot (the lanes
+    of :func:`app.core.programs.lanes.plan_lanes` with a sweep and ``bucket``)."""
+    from app.core.programs.lanes import Lane
+
+    plain, sizes, _ = sweep_args(prepared, sweep, False, arg)
+    padded_args, _, padded = sweep_args(prepared, sweep, True, arg)
+    return _two(prepared, [Lane(JIT, plain, True, sizes, sizes), Lane(BUCKETED, padded_args, True, sizes, padded)],
+                should_stop, on_record)

@@ -8,25 +8,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from app.core.errors import PlaygroundError
 from app.core.session import requests as rq
 
 
 def find_lowered(engine: Any, step: str, mode: str = "") -> tuple[str, Any]:
-    """``(mode, lowered)`` of the engine's compiled ``step``: in ``mode`` when it compiled the step with XLA,
-    else in the most recently compiled XLA mode that has it. Raises :class:`PlaygroundError` saying what to do."""
-    irs = getattr(engine, "ir", {}) or {}
-    candidates = sorted((k for k in reversed(list(irs)) if k[1] == step), key=lambda k: k[0] != mode)
-    for key in candidates:
-        ir = irs[key]
-        lowered = getattr(ir, "lowered", None)
-        if lowered is not None and getattr(ir, "compiler", "xla") == "xla":
-            return key[0], lowered
-    if candidates:
-        raise PlaygroundError(f"The {step} step of {candidates[0][0]} was not compiled by XLA (torch-compile "
-                              "steps are compiled by Inductor): run a JAX mode (jit-static, jit-dynamic) to "
-                              "record XLA's passes.")
-    raise PlaygroundError(f"No compiled {step} step yet: run the prompt (Ctrl+Enter) in a JAX mode, then record.")
+    """``(mode, lowered)`` of the engine's compiled ``step`` (:func:`app.core.passes.lowered.lowered_for`)."""
+    from app.core.passes.lowered import lowered_for
+
+    return lowered_for(engine, step, mode)
 
 
 def passes_ready(request: rq.PassesRequest, mode: str, pipeline: Any, seconds: float) -> rq.PassesReady:

@@ -58,7 +58,10 @@ class ProgramService:
             yield failed(request, exc)
             raise
 
-    def _prepare(self, request: rq.ProgramRequest, should_stop: StopFn) -> tuple[Any, Any, Any]:
+    def prepare(self, request: rq.ProgramRequest, should_stop: StopFn) -> tuple[Any, Any, Any]:
+        """``(program, prepared call, runner)`` of ``request``: the kept ones while its text, entry point and
+        arguments are unchanged (a warm rerun), else loaded and prepared anew. Raises the program's
+        :class:`~app.core.programs.errors.ProgramError` or :class:`~app.core.programs.specs.SpecError`."""
         from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program
         from app.core.programs.runner import ProgramRunner
@@ -101,7 +104,7 @@ class ProgramService:
         from app.core.programs.specs import SpecError
 
         try:
-            program, prepared, runner = self._prepare(request, should_stop)
+            program, prepared, runner = self.prepare(request, should_stop)
         except ProgramError as exc:
             if exc.stage == "args" or exc.stage == "load" and exc.error_type == "NoEntryPoint":
                 yield from self._entries_despite(request, load_program)
@@ -144,25 +147,17 @@ class ProgramService:
 
     def _lane(self, runner: Any, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
               should_stop: StopFn, out: dict[str, Any]) -> Iterator[Any]:
-        from app.core.programs.errors import ProgramError, ProgramStopped
+        from app.core.programs.errors import ProgramError
         from app.core.programs.ir import ir_from_stages
-        from app.core.programs.runner import program_summary
+        from app.core.programs.runner import CallLoop, program_summary
 
         records: list[Any] = []
         started = False
-        stopped = False
         aside = 0.0  # time spent capturing IR between calls: not the run's
         t0 = time.perf_counter()
+        loop = CallLoop(runner, arg_list, mode, should_stop)
         try:
-            for i, args in enumerate(arg_list):
-                if should_stop():
-                    stopped = True
-                    break
-                try:
-                    outcome = runner.call(args, i, mode, should_stop)
-                except ProgramStopped:
-                    stopped = True
-                    break
+            for args, outcome in loop:
                 if not started:
                     started = True
                     yield LaneEvent(mode, index, n_lanes, 0)
@@ -180,9 +175,9 @@ class ProgramService:
                 yield FinishedEvent("error", program_summary(mode, records, total))
             raise
         total = (time.perf_counter() - t0 - aside) * 1000
-        out["stopped"] = stopped
+        out["stopped"] = loop.stopped
         if started:
-            yield FinishedEvent("stopped" if stopped else "calls", program_summary(mode, records, total))
+            yield FinishedEvent("stopped" if loop.stopped else "calls", program_summary(mode, records, total))
 
     def _ir_without_run(self, prepared: Any, runner: Any, entry: str, should_stop: StopFn) -> Iterator[Any]:
         """A no-jit run compiles nothing: trace, lower and compile once after it, so the IR views show what jit

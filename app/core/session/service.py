@@ -23,6 +23,7 @@ from app.core.session import requests as rq
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
+    from app.core.session.programs_service import ProgramService
 
 
 def settle_garbage_collector() -> None:
@@ -203,11 +204,17 @@ class ComputeService:
 
     def _program(self, request: rq.ProgramRequest, should_stop: Any, _live: Any) -> Iterator[Any]:
         """The user's own program (:mod:`app.core.session.programs_service`): the same events as a model run."""
-        from app.core.session.programs_service import ProgramService
+        yield from self.programs.handle(request, should_stop)
 
+    @property
+    def programs(self) -> ProgramService:
+        """The one :class:`~app.core.session.programs_service.ProgramService` (its program kept warm for runs,
+        profiles and pass recordings alike), made on first use."""
         if self._programs is None:
+            from app.core.session.programs_service import ProgramService
+
             self._programs = ProgramService()
-        yield from self._programs.handle(request, should_stop)
+        return self._programs
 
     def _profile(self, request: rq.ProfileRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Profile the step on the compute thread, outside any run's timings; progress as live phases."""
@@ -236,12 +243,8 @@ class ComputeService:
         from app.core.profile.build import aggregate
         from app.core.profile.program import program_step_call
         from app.core.profile.step import profile_call
-        from app.core.session.programs_service import ProgramService
-
-        if self._programs is None:
-            self._programs = ProgramService()
         progress("loading and tracing the program")
-        program, prepared, _ = self._programs._prepare(request.program, should_stop)
+        program, prepared, _ = self.programs.prepare(request.program, should_stop)
         progress(f"compiling {prepared.entry.name}")
         call, live = program_step_call(prepared, should_stop)
         profile = profile_call(call, prepared.entry.name, request.n_steps, on_progress=progress,
@@ -308,15 +311,11 @@ class ComputeService:
         started = time.perf_counter()  # the recording's seconds: the whole wait, a program's lowering included
 
         if request.program is not None:  # the user's program: lower its entry point (no model needed)
-            from app.core.programs.runner import ProgramRunner
-            from app.core.session.programs_service import ProgramService
+            from app.core.passes.lowered import lowered_for
 
-            if self._programs is None:
-                self._programs = ProgramService()
-            _program, prepared, _runner = self._programs._prepare(request.program, should_stop)
-            lowered = ProgramRunner(prepared).lower(should_stop=should_stop)
-            yield from record_passes(None, request, should_stop, on_live_phase, lowered=("jit", lowered),
-                                     started=started)
+            _program, prepared, _runner = self.programs.prepare(request.program, should_stop)
+            yield from record_passes(None, request, should_stop, on_live_phase,
+                                     lowered=lowered_for(prepared, should_stop=should_stop), started=started)
             return
         yield from record_passes(self._engine(), request, should_stop, on_live_phase, started=started)
 
