@@ -44,6 +44,14 @@ class ProgramPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("programPanel")
+        self._build_run_controls()
+        self._build_call_controls()
+        self._build_message()
+        self._layout()
+        self._connect()
+
+    def _build_run_controls(self) -> None:
+        """The file's name, the entry point, the argument spec, Run and Stop."""
         self.file_label = QLabel("untitled.py")
         self.file_label.setObjectName("programFile")
         self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -56,6 +64,16 @@ class ProgramPanel(QWidget):
         self.args.setPlaceholderText("args: from the file's X_args(), or a spec: f32[8,128], 3")
         self.args.setToolTip("Argument spec instead of the file's example arguments, e.g. f32[1024,1024] or "
                              "({'w': f32[4,4]}, i32[8]) — random data, seeded")
+        self.run_button = QPushButton("Run", objectName="programRunButton")
+        self.run_button.setToolTip("Load the program, trace and run it (Ctrl+Enter)")
+        self.run_button.setDefault(True)
+        self.stop_button = QPushButton("Stop", objectName="programStopButton")
+        self.stop_button.setToolTip("Stop the run, even inside a Python loop of the program (Esc)")
+        self.stop_button.setEnabled(False)
+
+    def _build_call_controls(self) -> None:
+        """How the entry point is called: the number of calls, the mode, a shape sweep (with buckets), static
+        values, and "as you type"."""
         self.calls = QSpinBox(objectName="programCalls", minimum=1, maximum=10_000, value=10)
         self.calls.setToolTip("Number of timed calls")
         self.calls.setSuffix(" calls")
@@ -81,12 +99,9 @@ class ProgramPanel(QWidget):
         self.live = QCheckBox("as you type", objectName="programLive")
         self.live.setToolTip("Re-trace a moment after each edit and show the jaxpr, StableHLO and HLO (no timed "
                              "calls); while the code does not parse or trace the views keep the last good result")
-        self.run_button = QPushButton("Run", objectName="programRunButton")
-        self.run_button.setToolTip("Load the program, trace and run it (Ctrl+Enter)")
-        self.run_button.setDefault(True)
-        self.stop_button = QPushButton("Stop", objectName="programStopButton")
-        self.stop_button.setToolTip("Stop the run, even inside a Python loop of the program (Esc)")
-        self.stop_button.setEnabled(False)
+
+    def _build_message(self) -> None:
+        """The editor, the status line under it and the Discard restored edits button."""
         self.editor = CodeEditor()
         self.status = QLabel("")
         self.status.setObjectName("programStatus")
@@ -100,6 +115,8 @@ class ProgramPanel(QWidget):
                                        "saved file again (Ctrl+Z in the editor brings them back)")
         self.discard_button.hide()
 
+    def _layout(self) -> None:
+        """Three rows of controls above the editor; the status line (and Discard) below it."""
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(6)
@@ -130,6 +147,8 @@ class ProgramPanel(QWidget):
         message.addWidget(self.status, 1)
         message.addWidget(self.discard_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(message)
+
+    def _connect(self) -> None:
         self.run_button.clicked.connect(self.runRequested)
         self.stop_button.clicked.connect(self.stopRequested)
         self.discard_button.clicked.connect(self.discardRequested)

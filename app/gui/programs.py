@@ -1,61 +1,32 @@
 """The Code workspace's wiring: the user's program in the editor (:class:`widgets.program_panel.ProgramPanel`),
 run through the session like a model (:meth:`app.core.session.model.Session.run_program`), its errors marked at
-the user's line, its lines linked both ways with the IR views, and its files (File ▸ Open, Save, Save as, Open
-recent, Examples).
-
-Unsaved edits are never lost: the editor's text is kept as a draft in the user config directory
-(``program.json``: the text, the file's path, whether the text differs from it, the recent files and the run
-controls; ``program_draft.py``: the same text as a plain file), written half a second after typing pauses (at
-least every few seconds while it goes on) and when the window closes, each file through a temporary file renamed
-over it, so a kill at any moment leaves the last complete draft. It is restored when the window opens; when the
-restored text differs from the file (the example, or a new program for an untitled text), the status line says
-so and offers **Discard restored edits**, which puts that text back (Ctrl+Z brings the edits back). GUI thread
-only.
+the user's line, its lines linked both ways with the IR views. Its files (File ▸ New program, Open, Save, Save
+as, Open recent, Examples) are :class:`app.gui.program_files.ProgramFiles`'; the draft that keeps unsaved edits
+across sessions (and Discard restored edits) is :class:`app.gui.program_draft.ProgramDraft`'s. GUI thread only.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
-from PySide6.QtGui import QKeySequence, QTextCursor
-from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.programs.lanes import split_static_values
 from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
-from app.gui.user_settings import config_dir
+from app.gui.program_draft import DRAFT_DELAY_MS, DRAFT_FILE, DRAFT_MAX_DELAY_MS, STATE_FILE, ProgramDraft
+from app.gui.program_files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
 from widgets.program_panel import ProgramPanel
 from widgets.source_rows import to_ranges
 
-STATE_FILE = "program.json"
-DRAFT_FILE = "program_draft.py"
-MAX_RECENT = 8
-#: The draft is written this long after typing pauses (ms) …
-DRAFT_DELAY_MS = 500
-#: … and at least this often while typing goes on without a pause (ms).
-DRAFT_MAX_DELAY_MS = 3000
+# kept importable from here (tests and older callers read them from this module)
+__all__ = ["DRAFT_DELAY_MS", "DRAFT_FILE", "DRAFT_MAX_DELAY_MS", "ENTRIES_DELAY_MS", "LIVE_DELAY_MS", "MAX_RECENT",
+           "NEW_PROGRAM", "STATE_FILE", "UNTITLED", "ProgramWiring", "guess_entries"]
+
 LIVE_DELAY_MS = 800  # as you type: re-trace this long after the last edit
-UNTITLED = "untitled.py"
 #: How long typing pauses before the entry list follows the text (ms).
 ENTRIES_DELAY_MS = 400
-#: What File ▸ New program starts from: one entry point and its example arguments (the program convention).
-NEW_PROGRAM = """import jax
-import jax.numpy as jnp
-
-
-def f(x):
-    return jnp.tanh(x @ x.T).sum()
-
-
-def f_args():
-    return (jax.random.normal(jax.random.key(0), (64, 128)),)
-"""
 
 
 def guess_entries(text: str) -> list[str]:
@@ -81,14 +52,10 @@ def guess_entries(text: str) -> list[str]:
     return with_args or [f for f in functions if not f.startswith("_") and f != "example_args"]
 
 
-def _examples() -> list[Any]:
-    from app.core.programs.gallery import list_examples
-
-    return list_examples()
-
-
 class ProgramWiring(QObject):
-    """Owns the program panel in the Code workspace and its File-menu actions."""
+    """Owns the program panel in the Code workspace, its File-menu actions (:attr:`files`, a
+    :class:`~app.gui.program_files.ProgramFiles`) and its draft (:attr:`draft`, a
+    :class:`~app.gui.program_draft.ProgramDraft`)."""
 
     def __init__(self, window: Any) -> None:
         from app.gui.demo import find_menu
@@ -102,10 +69,6 @@ class ProgramWiring(QObject):
         self.name = UNTITLED
         self.example = False  # the text is a gallery example: Save goes to Save as
         self.compiled_path = ""  # the path the program was compiled from (its jaxpr's source lines name it)
-        self.recent: list[str] = []
-        self._draft_timer = QTimer(self, singleShot=True, interval=DRAFT_DELAY_MS)
-        self._draft_timer.timeout.connect(self.save_state)
-        self._unsaved_since: float | None = None  # monotonic time of the first edit the draft does not hold
         self._live_timer = QTimer(self, singleShot=True, interval=LIVE_DELAY_MS)
         self._live_timer.timeout.connect(self.trace)
         # the entry list follows the text as it is typed (issue 29 flaw 13: it went stale after new functions)
@@ -113,39 +76,20 @@ class ProgramWiring(QObject):
         self._entries_timer.timeout.connect(self._refresh_entries)
         self._traced: tuple = ()  # (text, entry, spec) last sent for a trace as you type
         self._run_after_trace = False  # Ctrl+Enter during a trace as you type: run when it ends
-        self._menus(find_menu(window, "&File"))
+        self.files = ProgramFiles(self, find_menu(window, "&File"))
+        f = self.files  # its actions, here too
+        self.new_action, self.open_action, self.save_action, self.save_as_action = (
+            f.new_action, f.open_action, f.save_action, f.save_as_action)
+        self.draft = ProgramDraft(self)
         self._connect()
-        self._restore()
+        self.draft.restore()
 
     # -- setup ------------------------------------------------------------------------------------
-    def _menus(self, file_menu: Any) -> None:
-        w = self.window
-        self.new_action = file_menu.addAction("&New program", self.new_program)
-        self.new_action.setShortcut(QKeySequence("Ctrl+N"))
-        self.new_action.setToolTip("An untitled program in the Code workspace, with a small function to start from")
-        self.open_action = file_menu.addAction("&Open program…", self.open_dialog)
-        self.open_action.setShortcut(QKeySequence("Ctrl+O"))
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        self.examples_menu = file_menu.addMenu("&Examples")
-        for ex in _examples():
-            action = self.examples_menu.addAction(ex.title, lambda p=ex.path: self.open_example(p))
-            action.setToolTip(ex.point)
-            action.setStatusTip(ex.point)
-        self.examples_menu.setToolTipsVisible(True)
-        self.save_action = file_menu.addAction("&Save program", self.save)
-        self.save_action.setShortcut(QKeySequence("Ctrl+S"))
-        self.save_as_action = file_menu.addAction("Save program &as…", self.save_as)
-        self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
-        file_menu.addSeparator()
-        for action in (self.new_action, self.open_action, self.save_action, self.save_as_action):
-            w.addAction(action)  # shortcuts keep working with the menu bar hidden
-
     def _connect(self) -> None:
         ev = self.window.session.events
         self.panel.runRequested.connect(self.run)
         self.panel.stopRequested.connect(self.window.stop)
-        self.panel.discardRequested.connect(self.discard_restored)
+        self.panel.discardRequested.connect(self.draft.discard)
         self.panel.live.toggled.connect(lambda on: self._live_timer.start() if on else self._live_timer.stop())
         ev.programLoaded.connect(self._on_loaded)
         ev.programFailed.connect(self._on_failed)
@@ -153,7 +97,7 @@ class ProgramWiring(QObject):
         ev.idle.connect(self._on_idle)
         ev.sourceMap.connect(self._on_source_map)
         self.window.workspaces.changed.connect(self._on_workspace)
-        self.editor.document().modificationChanged.connect(self._show_file)
+        self.editor.document().modificationChanged.connect(self.show_file)
         self.editor.document().modificationChanged.connect(
             lambda modified: None if modified else self.panel.offer_discard(False))  # saved or put back
         self.editor.textChanged.connect(self._on_text_changed)
@@ -316,107 +260,51 @@ class ProgramWiring(QObject):
         self.panel.set_values({"sweep": "", "bucket": False, "spec": ""})  # another file: not the last one's sweep
         self.panel.show_message("Ctrl+Enter runs the program." if not example else
                                 "An example (read-only file: Save as to keep your edits). Ctrl+Enter runs it.")
-        self._show_file()
+        self.show_file()
 
-    def _may_replace(self) -> bool:
-        """Unsaved edits of a file are not dropped silently: save, discard, or keep editing."""
-        if not self.editor.document().isModified() or not self.editor.code().strip():
-            return True
-        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved program",
-                          f"{self.name} has unsaved edits. Save them first?",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self.window)
-        answer = box.exec()
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        return answer == QMessageBox.StandardButton.Discard
+    # File ▸ actions and the draft, kept here for the window and the tests
+    @property
+    def recent(self) -> list[str]:
+        return self.files.recent
 
     def open_file(self, path: str, ask: bool = True) -> bool:
-        """Open the program ``path`` in the editor (and show the Code workspace). False when it cannot be read
-        or the user kept the current edits."""
-        if ask and not self._may_replace():
-            return False
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.window.status.error(f"Cannot open {path}: {exc}")
-            return False
-        self.set_program(text, path)
-        self._remember(self.path)
-        self.window.workspaces.show("Code")
-        self.save_state()
-        return True
+        return self.files.open_file(path, ask)
 
     def open_example(self, path: str) -> bool:
-        """Open a gallery example (its own file, so jaxpr lines name it; Save goes to Save as)."""
-        if not self._may_replace():
-            return False
-        self.set_program(Path(path).read_text(encoding="utf-8"), path, example=True)
-        self.window.workspaces.show("Code")
-        self.save_state()
-        return True
+        return self.files.open_example(path)
 
-    @Slot()
     def open_dialog(self) -> None:
-        start = os.path.dirname(self.path) if self.path and not self.example else str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open a program", start, "Python (*.py);;All files (*)")
-        if path:
-            self.open_file(path)
+        self.files.open_dialog()
 
-    @Slot()
     def save(self) -> bool:
-        """Save to the program's file (Save as for an untitled text or an example)."""
-        if not self.path or self.example:
-            return self.save_as()
-        return self.save_to(self.path)
+        return self.files.save()
 
-    @Slot()
     def save_as(self) -> bool:
-        start = self.path if self.path and not self.example else str(Path.home() / self.name)
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save the program as", start, "Python (*.py)")
-        return self.save_to(path) if path else False
+        return self.files.save_as()
 
     def save_to(self, path: str) -> bool:
-        try:
-            Path(path).write_text(self.editor.code(), encoding="utf-8")
-        except OSError as exc:
-            self.window.status.error(f"Could not save {path}: {exc}")
-            return False
-        self.path, self.name, self.example = os.path.abspath(path), os.path.basename(path), False
-        self.editor.document().setModified(False)
-        self._remember(self.path)
-        self._show_file()
-        self.save_state()
-        self.window.status.show(f"Saved {self.path}")
-        return True
+        return self.files.save_to(path)
 
-    def _remember(self, path: str) -> None:
-        self.recent = [path] + [p for p in self.recent if p != path]
-        del self.recent[MAX_RECENT:]
+    def new_program(self) -> bool:
+        return self.files.new_program()
 
-    @Slot()
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for path in self.recent:
-            self.recent_menu.addAction(path, lambda p=path: self.open_file(p))
-        if not self.recent:
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
+    def save_state(self) -> None:
+        self.draft.save()
+
+    @staticmethod
+    def state_path() -> Path:
+        return ProgramDraft.state_path()
+
+    def saved_text(self) -> str | None:
+        return self.draft.saved_text()
+
+    def discard_restored(self) -> bool:
+        return self.draft.discard()
 
     @Slot()
-    def _show_file(self, *_: Any) -> None:
+    def show_file(self, *_: Any) -> None:
         modified = self.editor.document().isModified()
         self.panel.set_file(self.name + (" (example)" if self.example else ""), self.path, modified)
-
-    @Slot()
-    def new_program(self) -> bool:
-        """File ▸ New program (Ctrl+N): an untitled program with a small entry point and its example arguments,
-        in the Code workspace. False when the user kept the current edits."""
-        if not self._may_replace():
-            return False
-        self.set_program(NEW_PROGRAM, name=UNTITLED)
-        self.window.workspaces.show("Code")
-        self.save_state()
-        return True
 
     @Slot()
     def _refresh_entries(self) -> None:
@@ -435,145 +323,6 @@ class ProgramWiring(QObject):
     def _on_text_changed(self) -> None:
         self.editor.mark_error(0) if self.editor.error_line() else None
         self._entries_timer.start()
-        now = time.monotonic()
-        if self._unsaved_since is None:
-            self._unsaved_since = now
-        if (now - self._unsaved_since) * 1000 >= DRAFT_MAX_DELAY_MS:  # typing without a pause: keep it now
-            self.save_state()
-        else:
-            self._draft_timer.start()
+        self.draft.edited()
         if self.panel.live.isChecked():
             self._live_timer.start()
-
-    # -- draft ------------------------------------------------------------------------------------
-    @staticmethod
-    def state_path() -> Path:
-        return config_dir() / STATE_FILE
-
-    def save_state(self) -> None:
-        """Write the draft (the editor's text) and the program state to the user config dir: ``program.json``
-        holds both (one file, so they always agree), ``program_draft.py`` the text alone; each through a
-        temporary file renamed over it (a kill mid-write leaves the previous complete one)."""
-        self._draft_timer.stop()
-        self._unsaved_since = None
-        folder = config_dir()
-        text = self.editor.code()
-        state = {"path": self.path, "name": self.name, "example": self.example,
-                 "modified": self.editor.document().isModified(), "recent": self.recent,
-                 "controls": self.panel.values(), "line": self.editor.current_line(), "text": text}
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            _write_atomic(folder / DRAFT_FILE, text)
-            _write_atomic(folder / STATE_FILE, json.dumps(state, indent=2))
-        except OSError as exc:
-            self.window.status.warn(f"Could not keep the program's draft: {exc}")
-
-    def saved_text(self) -> str | None:
-        """What Discard restored edits puts back: the file's text as saved (an example's own text), or
-        :data:`NEW_PROGRAM` for an untitled program; None when the file cannot be read."""
-        if not self.path:
-            return NEW_PROGRAM
-        try:
-            return Path(self.path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    @Slot()
-    def discard_restored(self) -> bool:
-        """Discard restored edits: the editor's text becomes :meth:`saved_text` again, unmodified (one undo
-        step: Ctrl+Z brings the edits back), and the status line says what was dropped. False when the file
-        cannot be read."""
-        original = self.saved_text()
-        if original is None:
-            self.panel.show_error(f"Cannot discard the edits: {self.path} cannot be read.")
-            return False
-        edits = self.editor.code()
-        added, removed = _changed_lines(original, edits)
-        cursor = QTextCursor(self.editor.document())
-        cursor.select(QTextCursor.SelectionType.Document)
-        cursor.insertText(original)  # an edit, not set_code: the undo history keeps the restored text
-        self.editor.moveCursor(QTextCursor.MoveOperation.Start)
-        self.editor.document().setModified(False)
-        self.panel.offer_discard(False)
-        back = ("a new program again" if not self.path else
-                f"{self.name} as the example comes" if self.example else f"{self.name} as saved")
-        self.panel.show_message(f"Discarded the restored edits to {self.name} (+{added} −{removed} lines): the "
-                                f"editor holds {back}. Ctrl+Z in the editor brings them back.")
-        self._show_file()
-        self.save_state()
-        return True
-
-    def _restore(self) -> None:
-        folder = config_dir()
-        try:
-            state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            state = None
-        draft = state.get("text") if isinstance(state, dict) else None
-        if not isinstance(draft, str):  # a state written before the text was kept in it, or none
-            try:
-                draft = (folder / DRAFT_FILE).read_text(encoding="utf-8")
-            except (OSError, ValueError):
-                draft = None
-            if draft is not None and not isinstance(state, dict):  # the state is unreadable: keep the text
-                state = {"modified": bool(draft.strip())}
-        if not isinstance(state, dict) or draft is None:
-            examples = _examples()
-            if examples:  # a fresh user starts on the first example: Ctrl+3, Ctrl+Enter
-                self.set_program(Path(examples[0].path).read_text(encoding="utf-8"), examples[0].path, example=True)
-            return
-        self.recent = [p for p in state.get("recent", []) if isinstance(p, str)][:MAX_RECENT]
-        path = state.get("path") if isinstance(state.get("path"), str) else ""
-        modified = bool(state.get("modified"))
-        text = draft
-        if path and not modified:  # the saved file as it is now (it may have changed outside the app)
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                modified = True
-        self.set_program(text, path, state.get("name") or UNTITLED, bool(state.get("example")), modified)
-        if isinstance(state.get("controls"), dict):
-            self.panel.set_values(state["controls"])
-        if modified:
-            original = self.saved_text()
-            if original == text:  # the edits were undone before the last exit: nothing to restore
-                self.editor.document().setModified(False)
-            elif original is None:
-                self.panel.show_message(f"Your unsaved edits were restored from the last session ({self.path} "
-                                        "cannot be read any more: File ▸ Save as keeps them).")
-            else:
-                added, removed = _changed_lines(original, text)
-                what = ("a new program" if not self.path else "the example" if self.example else "the saved file")
-                self.panel.show_message(f"Your unsaved edits were restored from the last session (+{added} "
-                                        f"−{removed} lines against {what}).")
-                self.panel.offer_discard(True, f"Put back {what} ({self.name}), dropping the restored edits "
-                                               "(Ctrl+Z in the editor brings them back)")
-                self.window.status.show(f"Unsaved edits of {self.name} were restored in the Code workspace "
-                                        "(Ctrl+3): keep them, or Discard restored edits there.")
-        line = state.get("line")
-        if isinstance(line, int) and line > 1:
-            self.editor.select_line(line)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder renamed over it."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _changed_lines(before: str, after: str) -> tuple[int, int]:
-    """``(lines added, lines removed)`` going from ``before`` to ``after``."""
-    added = removed = 0
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            removed += i2 - i1
-            added += j2 - j1
-    return added, removed

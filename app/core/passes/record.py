@@ -91,51 +91,77 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     too (no second compile: the wait would double)."""
     stop = should_stop or (lambda: False)
     progress = on_progress or (lambda message: None)
+    _check_recordable(lowered, stop)
+    with tempfile.TemporaryDirectory(prefix="xla-passes-") as tmp:
+        work = Path(keep_dir) if keep_dir is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        extra = dict(compiler_options or {})
+        text, ir_options, status = _plan_kernel_ir(lowered, fusion_log, kernel_ir)
+        compiled: tuple[float, str | None] | None = None
+        if ir_options:  # a compile that dumps kernel IR never runs in this process (XLA:CPU may abort it)
+            compiled, status = _kernel_ir_in_child(text, work, stop, timeout_s, {**extra, **ir_options},
+                                                   fusion_log, progress, status)
+        if compiled is None:
+            compiled = _compile_without_kernel_ir(lowered, text, work, stop, timeout_s, extra, fusion_log, progress)
+        if stop():
+            raise RecordingStopped("Pipeline recording stopped after the compile.")
+        return _finish(work, compiled[0], compiled[1] if fusion_log else None, extra, status, progress)
+
+
+def _check_recordable(lowered: Any, stop: Callable[[], bool]) -> None:
+    """Raise :class:`RecordingError` when ``lowered`` is no jax ``Lowered``, :class:`RecordingStopped` when
+    ``stop()`` already says so."""
     if not hasattr(lowered, "compile") or not hasattr(lowered, "as_text"):
         raise RecordingError(f"Cannot record XLA's passes of a {type(lowered).__name__}: it is not a jax Lowered "
                              "(torch-compile steps are compiled by Inductor, not XLA).")
     if stop():
         raise RecordingStopped("Pipeline recording stopped before the compile.")
-    with tempfile.TemporaryDirectory(prefix="xla-passes-") as tmp:
-        work = Path(keep_dir) if keep_dir is not None else Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        extra = dict(compiler_options or {})
-        row = CPU if fusion_log else _default_backend()
-        ir_options = dict(row.kernel_ir_options) if kernel_ir else {}
-        # a row without kernel-IR options (XLA:GPU, whose report counts its .ptx files itself) does not say
-        status = KERNEL_IR_NOT_REQUESTED if not kernel_ir else KERNEL_IR_DUMPED if ir_options else ""
-        text = lowered.as_text(debug_info=True) if (ir_options or fusion_log) else ""
-        partitions = _num_partitions(text)
-        if ir_options and partitions > 1:
-            ir_options, status = {}, (f"kernel IR not dumped: this step runs on a device mesh ({partitions} "
-                                      "partitions) and kernel IR is compiled in a one-device child process; "
-                                      "the pass pipeline is shown without kernel IR")
-        compiled: tuple[float, str | None] | None = None
-        if ir_options:  # a compile that dumps kernel IR never runs in this process (XLA:CPU may abort it)
-            compiled, status = _kernel_ir_in_child(text, work, stop, timeout_s, {**extra, **ir_options},
-                                                   fusion_log, progress, status)
-        if compiled is not None:
-            compile_ms, log_text = compiled
-        else:
-            if fusion_log:
-                progress("compiling in a child process with XLA's pass dumps and fusion log")
-                compile_ms, log_text = _compile_in_child_process(text, work, stop, timeout_s, extra, True)
-            else:
-                progress("compiling with XLA's pass dumps under the profiler")
-                compile_ms, log_text = _compile_here(lowered, work, extra, user_options=bool(extra)), None
-        if stop():
-            raise RecordingStopped("Pipeline recording stopped after the compile.")
-        dump = work / "dump"
-        n_files = sum(1 for _ in dump.iterdir()) if dump.is_dir() else 0
-        progress(f"compiled in {compile_ms / 1000:.1f} s; reading {n_files:,} dump files and the profiler capture")
-        pipeline = _read(work, compile_ms, log_text if fusion_log else None)
-        pipeline.compiler_options = extra
-        pipeline.kernel_ir = status
-        # since jax 0.11 the profiler records a pass that xla_disable_hlo_passes skipped as a ~1 µs event (its
-        # real runs took 16 µs+ on a small MLP): XLA did not run it, so it is no pass time
-        disabled = {name.strip() for name in str(extra.get("xla_disable_hlo_passes", "")).split(",") if name.strip()}
-        pipeline.pass_times = [t for t in pipeline.pass_times if t.pass_name not in disabled]
-        return pipeline
+
+
+def _plan_kernel_ir(lowered: Any, fusion_log: bool, kernel_ir: bool) -> tuple[str, dict[str, Any], str]:
+    """``(StableHLO text for a child process or "", kernel-IR dump options or {}, PassPipeline.kernel_ir
+    status)`` of a recording: the options of the backend's row when ``kernel_ir`` is asked for, none (and a
+    note saying why) for a step on a device mesh."""
+    row = CPU if fusion_log else _default_backend()
+    ir_options = dict(row.kernel_ir_options) if kernel_ir else {}
+    # a row without kernel-IR options (XLA:GPU, whose report counts its .ptx files itself) does not say
+    status = KERNEL_IR_NOT_REQUESTED if not kernel_ir else KERNEL_IR_DUMPED if ir_options else ""
+    text = lowered.as_text(debug_info=True) if (ir_options or fusion_log) else ""
+    partitions = _num_partitions(text)
+    if ir_options and partitions > 1:
+        ir_options, status = {}, (f"kernel IR not dumped: this step runs on a device mesh ({partitions} "
+                                  "partitions) and kernel IR is compiled in a one-device child process; "
+                                  "the pass pipeline is shown without kernel IR")
+    return text, ir_options, status
+
+
+def _compile_without_kernel_ir(lowered: Any, text: str, work: Path, stop: Callable[[], bool], timeout_s: float,
+                               extra: dict[str, Any], fusion_log: bool,
+                               progress: Callable[[str], None]) -> tuple[float, str | None]:
+    """``(compile_ms, the child's log or None)`` of the compile with the pass dumps: in a child process with
+    ``fusion_log``, else here under the profiler."""
+    if fusion_log:
+        progress("compiling in a child process with XLA's pass dumps and fusion log")
+        return _compile_in_child_process(text, work, stop, timeout_s, extra, True)
+    progress("compiling with XLA's pass dumps under the profiler")
+    return _compile_here(lowered, work, extra, user_options=bool(extra)), None
+
+
+def _finish(work: Path, compile_ms: float, log_text: str | None, extra: dict[str, Any], status: str,
+            progress: Callable[[str], None]) -> PassPipeline:
+    """Read the recording in ``work`` back (:func:`_read`) with its options and kernel-IR status, leaving out
+    the pass times of the passes that ``xla_disable_hlo_passes`` skipped."""
+    dump = work / "dump"
+    n_files = sum(1 for _ in dump.iterdir()) if dump.is_dir() else 0
+    progress(f"compiled in {compile_ms / 1000:.1f} s; reading {n_files:,} dump files and the profiler capture")
+    pipeline = _read(work, compile_ms, log_text)
+    pipeline.compiler_options = extra
+    pipeline.kernel_ir = status
+    # since jax 0.11 the profiler records a pass that xla_disable_hlo_passes skipped as a ~1 µs event (its
+    # real runs took 16 µs+ on a small MLP): XLA did not run it, so it is no pass time
+    disabled = {name.strip() for name in str(extra.get("xla_disable_hlo_passes", "")).split(",") if name.strip()}
+    pipeline.pass_times = [t for t in pipeline.pass_times if t.pass_name not in disabled]
+    return pipeline
 
 
 def kernel_ir_lost_note(returncode: int, line: str) -> str:
