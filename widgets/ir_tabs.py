@@ -18,11 +18,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.inspect.views import MODEL_STEPS, tab_views
 from app.core.units import nbytes, si
 from widgets.ir_panel import IRPanel
 
-STEPS = ("prefill", "decode")
-INDUCTOR_VIEWS = ("fx_graph", "inductor_code")
+#: The model's steps, each with a step button (a program's entry point gets its own: :meth:`IRTabs.ensure_step`).
+STEPS = MODEL_STEPS
+#: The IR-view catalog's views with a tab (``app/core/inspect/views.py``), and those of Inductor's step.
+TAB_VIEWS = tab_views()
+INDUCTOR_VIEWS = tuple(v.key for v in TAB_VIEWS if v.compiler == "inductor")
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -68,9 +72,9 @@ def summary_text(ir: Any) -> str:
 class IRTabs(QWidget):
     """Shows the IR captured for each step; call :meth:`set_ir` from a GUI-thread slot.
 
-    The views are named ``jaxprView``, ``stablehloView``, ``hloView`` (XLA), ``fxGraphView`` and
-    ``inductorCodeView`` (Inductor). IR of both compilers for one step is kept side by side (a race of
-    jit-static and torch-compile fills all five tabs).
+    The views are named as the IR-view catalog's rows say (``widget``): ``jaxprView``, ``stablehloView``,
+    ``hloView`` (XLA), ``fxGraphView`` and ``inductorCodeView`` (Inductor). IR of both compilers for one step
+    is kept side by side (a race of jit-static and torch-compile fills all five tabs).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -81,13 +85,7 @@ class IRTabs(QWidget):
         self._origins: dict[str, dict[str, str]] = {}
         self._hold_hidden = False
         self._step = "prefill"
-        self.panels = {
-            "jaxpr": IRPanel("jaxpr", "jaxprView", "jaxpr.txt"),
-            "stablehlo": IRPanel("StableHLO", "stablehloView", "mlir"),
-            "hlo": IRPanel("optimized HLO", "hloView", "hlo.txt"),
-            "fx_graph": IRPanel("FX graph", "fxGraphView", "fx.py"),
-            "inductor_code": IRPanel("Inductor code", "inductorCodeView", "inductor.py"),
-        }
+        self.panels = {v.key: IRPanel(v.title, v.widget, v.ext) for v in TAB_VIEWS}
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for panel in self.panels.values():

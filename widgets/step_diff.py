@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.inspect.views import MODEL_STEPS
 from app.core.units import flops as format_flops
 from widgets.primitive_chart import PrimitiveChart
 
@@ -45,14 +46,14 @@ class _Num(QTableWidgetItem):
 
 
 class StepDiff(QWidget):
-    """``set_rows(primitive_rows, line_rows, counts, names=("prefill", "decode"))``.
+    """``set_rows(primitive_rows, line_rows, counts, names=MODEL_STEPS)``.
     ``lineActivated(str, int)``: file and line of a double-clicked source-line row (GUI thread)."""
 
     lineActivated = Signal(str, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.names = ("prefill", "decode")
+        self.names: tuple[str, str] = MODEL_STEPS
         self.chart = PrimitiveChart()
         self.only_diff = QCheckBox("Only rows that differ")
         self.only_diff.setObjectName("onlyDifferences")
@@ -100,7 +101,7 @@ class StepDiff(QWidget):
         return t
 
     def set_rows(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]],
-                 names: tuple[str, str] = ("prefill", "decode")) -> None:
+                 names: tuple[str, str] = MODEL_STEPS) -> None:
         a, b = self.names = names
         self.chart.set_counts(counts)
         self._fill(self.primitives, primitive_rows, "Primitive")

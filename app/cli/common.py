@@ -266,16 +266,20 @@ def program_target(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def step_ir_text(step_ir: Any, what: str) -> str:
-    """The text ``inspect`` / ``program --what`` print for ``what`` of a StepIR: ``cost`` / ``memory`` as JSON,
+    """The text ``inspect`` / ``program --what`` print for ``what`` (a ``--what`` name of the IR-view catalog,
+    :data:`app.core.inspect.views.IR_VIEWS`) of a StepIR: its ``figures`` views (``cost``, ``memory``) as JSON,
     else the IR text (``jaxpr``, ``jaxpr-source``, ``stablehlo``, ``hlo``, …); "not available" when missing."""
     import json
 
     from app.core.inspect.ir import NOT_AVAILABLE
+    from app.core.inspect.views import IR_VIEWS
 
-    if what in ("cost", "memory"):
-        data = step_ir.cost if what == "cost" else step_ir.memory
+    row = next((v for v in IR_VIEWS if v.cli == what), None)
+    key = row.key if row is not None else what.replace("-", "_")
+    if row is not None and row.kind == "figures":
+        data = getattr(step_ir, key)
         return json.dumps(data, indent=2) if data is not None else NOT_AVAILABLE
-    text = step_ir.text(what.replace("-", "_"))
+    text = step_ir.text(key)
     return text if text is not None else NOT_AVAILABLE
 
 

@@ -15,20 +15,21 @@ from app.cli.common import (
     step_ir_text,
     write_text_output,
 )
+from app.core.inspect.views import MODEL_STEPS, cli_names
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
 
 #: XLA's pass pipeline, recorded by compiling the step once more with per-pass dumps (``passes`` command).
-PASS_WHAT = ("passes", "fusions", "pass-hlo", "compile-phases")
-WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives", *PASS_WHAT, "fx-graph",
-        "inductor-code")
+PASS_WHAT = cli_names(kind="passes")
+#: Every ``--what``: the IR-view catalog's (:data:`app.core.inspect.views.IR_VIEWS`), in its order.
+WHAT = cli_names()
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="print the jaxpr / StableHLO / HLO / cost / memory of a step")
     add_model_args(ins)
-    ins.add_argument("--step", choices=("prefill", "decode"), default="decode")
+    ins.add_argument("--step", choices=MODEL_STEPS, default="decode")
     ins.add_argument("--what", choices=WHAT, default=None,
                      help="default: jaxpr (torch-compile: fx-graph)")
     ins.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -46,10 +47,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 #: What each compiler's step can print (``--what``), its default first.
-WHAT_BY_COMPILER = {
-    "xla": ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "collectives", *PASS_WHAT),
-    "inductor": ("fx-graph", "inductor-code"),
-}
+WHAT_BY_COMPILER = {compiler: cli_names(compiler) for compiler in ("xla", "inductor")}
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

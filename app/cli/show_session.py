@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from app.core.inspect.views import MODEL_STEPS, keys
+
 #: This command needs no model libraries: the parser skips quieting transformers (which imports torch).
 NEEDS_LIBRARIES = False
 
@@ -19,13 +21,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                       help="each run's records as generate --json printed them (one JSON object per line)")
     show.add_argument("--compare", action="store_true", help="a table of the runs' summaries, labelled by machine")
     show.add_argument("--diff-ir", default=None, metavar="STEP",
-                      help="diff the IR of STEP (prefill or decode) of the first two runs (or --runs A B)")
-    show.add_argument("--ir", default="hlo", choices=("jaxpr", "jaxpr_source", "stablehlo", "hlo", "fx_graph",
-                                                      "inductor_code"),
+                      help=f"diff the IR of STEP ({' or '.join(MODEL_STEPS)}) of the first two runs "
+                           "(or --runs A B)")
+    # the IR texts of the catalog (app/core/inspect/views.py) a diff compares, as the session comparison
+    show.add_argument("--ir", default="hlo", choices=keys(diffable=True),
                       help="which IR text --diff-ir compares (default: hlo)")
     show.add_argument("--align", default="text", choices=("text", "source"),
                       help="--diff-ir pairs lines in text order (default) or by source line (file:line of the "
-                           "jaxpr_source comments or the HLO metadata; --ir jaxpr_source or hlo)")
+                           "jaxpr_source comments or the HLO metadata; "
+                           f"--ir {' or '.join(keys(diffable=True, source_lines=True))})")
     show.add_argument("--runs", nargs=2, type=int, default=None, metavar=("A", "B"),
                       help="1-based positions of the two runs --diff-ir compares, over all files in order")
     show.add_argument("--perfetto", default=None, metavar="OUT", help="write a Perfetto trace of every run")

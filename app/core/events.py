@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    # The step vocabulary is written once, in the IR-view catalog (a layer above this module: it is imported for
+    # the annotations only, which ``from __future__ import annotations`` leaves unevaluated).
+    from app.core.inspect.views import StepKind  # noqa: F401 (re-exported for type checkers)
 
 Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling"]
-StepKind = Literal["prefill", "decode"]
 #: :attr:`CallRecord.timing` of a token of an on-device loop (jit-loop): the host-side interval between callbacks.
 CALLBACK_INTERVAL = "callback interval"
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTo
 
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
-from app.core.inspect.source_map import VIEWS as MAP_VIEWS
+from app.core.inspect.views import MODEL_STEPS, keys
 from app.core.modes.catalog import CATALOG, MODE_NAMES, mode_info
 from app.gui.status import fit_words
 from widgets.collectives_table import CollectivesTable
@@ -40,7 +40,8 @@ class InspectWiring(QObject):
     def __init__(self, ir_tabs: IRTabs, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.ir_tabs = ir_tabs
-        self.views = [name for name in MAP_VIEWS if name in ir_tabs.panels]  # the IR tabs a map links to
+        # the IR tabs a map links to: the catalog's mapped views that have a tab
+        self.views = [name for name in keys(mapped=True) if name in ir_tabs.panels]
         self.maps: dict[str, Any] = {}
         self._collectives: dict[str, list[Any]] = {}
         self._diff_stale = False
@@ -175,8 +176,8 @@ class InspectWiring(QObject):
         self._diff_stale = not self.inspector.isVisible()
         if self._diff_stale:
             return
-        if "prefill" in self.maps and "decode" in self.maps:
-            self.inspector.set_diff(*compare(self.maps["prefill"], self.maps["decode"]))
+        if all(step in self.maps for step in MODEL_STEPS):
+            self.inspector.set_diff(*compare(*(self.maps[step] for step in MODEL_STEPS)))
         else:
             self.inspector.set_diff([], [], {})
 

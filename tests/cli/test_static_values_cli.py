@@ -1,4 +1,4 @@
-"""Issue 29, from the command line: a static argument named as written (23), ``--static-values`` reaching
+"""From the command line: a static argument named as written (23), ``--static-values`` reaching
 "static argument changed" (24), ``show-session`` of a program run in calls (25), ``--debug`` after the
 subcommand (26), and a capped ``--max-new-tokens`` said on stderr (20)."""
 

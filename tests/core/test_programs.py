@@ -12,14 +12,13 @@ import pytest
 from app.core.programs.errors import ProgramError, ProgramStopped
 from app.core.programs.gallery import example, list_examples
 from app.core.programs.ir import entry_ir, ir_from_stages
+from app.core.programs.lanes import compare_jit, compare_sweep
 from app.core.programs.loader import load_program
 from app.core.programs.runner import (
     JIT,
     NO_JIT,
     ProgramRunner,
     bucket_size,
-    compare_jit,
-    compare_sweep,
     parse_sweep,
     run_calls,
 )

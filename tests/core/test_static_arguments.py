@@ -1,4 +1,4 @@
-"""Issue 29, from the command line (core side): a static argument's compile reason names it as the user wrote
+"""Static arguments (core side): a static argument's compile reason names it as the user wrote
 it (23), calls that change a static value (24), and a program run's text speaks of calls, not tokens (25)."""
 
 from __future__ import annotations

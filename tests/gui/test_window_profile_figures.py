@@ -1,4 +1,4 @@
-"""Issue 29, flaws 16 and 17, in the window: the Profile tab's figures agree with each other (the note on rows
+"""The Profile tab in the window: the Profile tab's figures agree with each other (the note on rows
 above 100 % of the read bandwidth counts the rows the table shows; one "ops running" figure in the header and
 the timeline's line), a clicked row moves the optimized-HLO view to its instruction's line, and the Source map
 tab has one status label."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.source_map import SourceMap
+from app.core.inspect.views import MODEL_STEPS
 from app.core.units import short_file
 
 
@@ -123,7 +124,7 @@ def sequence_pair(rows: list[DiffRow]) -> tuple[int, int] | None:
     return pairs.most_common(1)[0][0] if pairs else None
 
 
-def summary(rows: list[DiffRow], names: tuple[str, str] = ("prefill", "decode")) -> str:
+def summary(rows: list[DiffRow], names: tuple[str, str] = MODEL_STEPS) -> str:
     """``91 source-line groups: 15 same, 60 differ only in sequence length (16 → 1), 16 structurally``."""
     counts = Counter("same" if r.status == "same" else "seq" if r.status == "seq" else "structural"
                      for r in rows)
@@ -170,6 +171,6 @@ def line_diff(a: SourceMap, b: SourceMap) -> list[DiffRow]:
     return out
 
 
-def compare(a: SourceMap, b: SourceMap, names: tuple[str, str] = ("prefill", "decode")) -> tuple:
+def compare(a: SourceMap, b: SourceMap, names: tuple[str, str] = MODEL_STEPS) -> tuple:
     """Everything the comparison view needs: ``(primitive rows, line rows, {name: primitive counts})``."""
     return primitive_diff(a, b), line_diff(a, b), {names[0]: a.primitive_counts(), names[1]: b.primitive_counts()}

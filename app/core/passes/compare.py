@@ -87,7 +87,8 @@ def flags_text(options: dict[str, Any]) -> str:
 
 @dataclass
 class Comparison:
-    """Two recordings side by side: ``labels`` (e.g. ``("prefill", "decode")``), ``counts``: rows of
+    """Two recordings side by side: ``labels`` (e.g. the model's steps,
+    :data:`app.core.inspect.views.MODEL_STEPS`), ``counts``: rows of
     ``(what, a, b)`` (instructions, fusions by kind, snapshots, passes that changed the module, compile ms,
     HLO passes ms, …), ``diff``: the final modules' line diff (a → b), ``options``: each side's compiler
     options."""

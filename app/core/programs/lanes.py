@@ -92,3 +92,35 @@ def run_lanes(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bo
         yield result
         if result.stopped:
             return
+
+
+def compare_jit(prepared: Any, n_calls: int = 10, should_stop: Callable[[], bool] | None = None,
+                on_record: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
+    """The jit run, then the no-jit (op-by-op) run of the same calls: two runs for one plot (the lanes of
+    :func:`app.core.programs.lanes.plan_lanes` with ``mode="compare"``)."""
+    return _two(prepared, plan_lanes(prepared, n_calls=n_calls, mode="compare"), should_stop, on_record)
+
+
+def _two(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None,
+         on_record: Callable[[Any], None] | None) -> tuple[Any, Any]:
+    """The two lanes' results; a second lane the stop left out is an empty stopped result."""
+    from app.core.programs.runner import RunResult, program_summary
+
+    results = list(run_lanes(prepared, lanes, should_stop, on_record))
+    if len(results) == 1:
+        mode = lanes[1].mode
+        results.append(RunResult(prepared.entry.name, mode, [], program_summary(mode, [], 0.0), True))
+    return results[0], results[1]
+
+
+def compare_sweep(prepared: Any, sweep: Sequence[Any], arg: int = 0, should_stop: Callable[[], bool] | None = None,
+                  on_record: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
+    """The sweep as is, then padded to power-of-two buckets (seed 004's lesson): two runs for one plot (the lanes
+    of :func:`app.core.programs.lanes.plan_lanes` with a sweep and ``bucket``)."""
+    from app.core.programs.arguments import sweep_args
+    from app.core.programs.runner import BUCKETED, JIT
+
+    plain, sizes, _ = sweep_args(prepared, sweep, False, arg)
+    padded_args, _, padded = sweep_args(prepared, sweep, True, arg)
+    return _two(prepared, [Lane(JIT, plain, True, sizes, sizes), Lane(BUCKETED, padded_args, True, sizes, padded)],
+                should_stop, on_record)

@@ -372,27 +372,6 @@ def run_arg_list(prepared: PreparedCall, arg_list: Sequence[tuple], mode: str = 
     return _run(runner or ProgramRunner(prepared), arg_list, mode, should_stop, on_record)
 
 
-def compare_jit(prepared: PreparedCall, n_calls: int = 10, should_stop: StopFn = None,
-                on_record: RecordFn = None) -> tuple[RunResult, RunResult]:
-    """The jit run, then the no-jit (op-by-op) run of the same calls: two runs for one plot (the lanes of
-    :func:`app.core.programs.lanes.plan_lanes` with ``mode="compare"``)."""
-    from app.core.programs.lanes import plan_lanes
-
-    return _two(prepared, plan_lanes(prepared, n_calls=n_calls, mode="compare"), should_stop, on_record)
-
-
-def _two(prepared: PreparedCall, lanes: Sequence[Any], should_stop: StopFn,
-         on_record: RecordFn) -> tuple[RunResult, RunResult]:
-    """The two lanes' results; a second lane the stop left out is an empty stopped result."""
-    from app.core.programs.lanes import run_lanes
-
-    results = list(run_lanes(prepared, lanes, should_stop, on_record))
-    if len(results) == 1:
-        mode = lanes[1].mode
-        results.append(RunResult(prepared.entry.name, mode, [], program_summary(mode, [], 0.0), True))
-    return results[0], results[1]
-
-
 def run_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], bucket: bool = False,
               arg: int = 0, should_stop: StopFn = None, on_record: RecordFn = None,
               runner: ProgramRunner | None = None) -> RunResult:
@@ -403,15 +382,3 @@ def run_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec]
     result = _run(runner or ProgramRunner(prepared), arg_list, BUCKETED if bucket else JIT, should_stop, on_record)
     result.sizes, result.padded_sizes = sizes[: len(result.records)], padded[: len(result.records)]
     return result
-
-
-def compare_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], arg: int = 0,
-                  should_stop: StopFn = None, on_record: RecordFn = None) -> tuple[RunResult, RunResult]:
-    """The sweep as is, then padded to power-of-two buckets (seed 004's lesson): two runs for one plot (the lanes
-    of :func:`app.core.programs.lanes.plan_lanes` with a sweep and ``bucket``)."""
-    from app.core.programs.lanes import Lane
-
-    plain, sizes, _ = sweep_args(prepared, sweep, False, arg)
-    padded_args, _, padded = sweep_args(prepared, sweep, True, arg)
-    return _two(prepared, [Lane(JIT, plain, True, sizes, sizes), Lane(BUCKETED, padded_args, True, sizes, padded)],
-                should_stop, on_record)

@@ -9,12 +9,14 @@ from typing import Any
 
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.text_index import hlo_instructions
+from app.core.inspect.views import keys
 from app.core.recording.model import RecordedRun
 from app.core.report.columns import RACE_COLUMNS, Column, render_text
 from app.core.units import fmt
 
-#: The IR texts a diff can compare (attributes of :class:`app.core.inspect.ir.StepIR`).
-IR_TEXTS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo", "fx_graph", "inductor_code")
+#: The IR texts a diff can compare (attributes of :class:`app.core.inspect.ir.StepIR`): the catalog's
+#: ``diffable`` views (:data:`app.core.inspect.views.IR_VIEWS`).
+IR_TEXTS = keys(diffable=True)
 
 #: The comparison table: the run and its machine, then the race summary's figures.
 COMPARE_COLUMNS: tuple[Column, ...] = (
@@ -88,8 +90,9 @@ def normalize_line(line: str, which: str) -> str:
 
 #: How :func:`ir_diff` pairs lines: ``"text"`` in text order, ``"source"`` by source location.
 ALIGNS = ("text", "source")
-#: The IR texts whose lines carry their source location (what ``align="source"`` needs).
-SOURCE_TEXTS = ("jaxpr_source", "hlo")
+#: The IR texts whose lines carry their source location (what ``align="source"`` needs): the catalog's
+#: ``source_lines`` views.
+SOURCE_TEXTS = keys(diffable=True, source_lines=True)
 NO_SOURCE = "(no source location)"
 _JAXPR_LOC = re.compile(r"#\s*(\S+?):(\d+)(?::\d+)?(?:\s+\([^)]*\))?\s*$")
 

@@ -19,6 +19,7 @@ from typing import Any
 from app.core.events import CallRecord, Event, FinishedEvent, IREvent, PromptEvent, Summary, TokenEvent
 from app.core.inspect import source_map_io
 from app.core.inspect.ir import StepIR
+from app.core.inspect.views import MODEL_STEPS, is_model_step, keys
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
 from app.core.recording.environment import machine_label, recorded_label
 
@@ -35,8 +36,13 @@ def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k in names}
 
 
+#: The :class:`StepIR` fields a session file leaves out: the live jaxpr, and any IR text the catalog does not
+#: record (:data:`app.core.inspect.views.IR_VIEWS`, ``recorded``; none today).
+_NOT_RECORDED = ("traced_jaxpr", *keys(kind="text", recorded=False))
+
+
 def _ir_to_dict(ir: StepIR) -> dict[str, Any]:
-    return {f.name: getattr(ir, f.name) for f in dataclasses.fields(StepIR) if f.name != "traced_jaxpr"}
+    return {f.name: getattr(ir, f.name) for f in dataclasses.fields(StepIR) if f.name not in _NOT_RECORDED}
 
 
 def _profile_to_dict(p: StepProfile) -> dict[str, Any]:
@@ -192,7 +198,8 @@ class RecordedRun:
 
     def ir_events(self) -> list[IREvent]:
         """One :class:`IREvent` per recorded step, in step order (prefill first)."""
-        return [IREvent(step, self.mode, ir) for step, ir in sorted(self.ir.items(), key=lambda kv: kv[0] != "prefill")]
+        first = MODEL_STEPS[0]
+        return [IREvent(step, self.mode, ir) for step, ir in sorted(self.ir.items(), key=lambda kv: kv[0] != first)]
 
     def events(self) -> list[Event]:
         """The run's events in the order the engine yielded them: the prompt, then per call its
@@ -291,10 +298,6 @@ def config_summary(config: Any) -> dict[str, Any]:
     return out
 
 
-#: The steps of a model run (a program's calls are named after its entry point).
-MODEL_STEPS = ("prefill", "decode")
-
-
 def is_program_run(run: RecordedRun) -> bool:
     """A run of the user's program (calls of an entry point), not of a model (prompt, prefill, decode,
     tokens): no prompt or tokens, and calls of a step other than prefill / decode (a run with no calls:
@@ -302,5 +305,5 @@ def is_program_run(run: RecordedRun) -> bool:
     if run.prompt_event is not None or run.tokens:
         return False
     if run.records:
-        return not any(r.step in MODEL_STEPS for r in run.records)
+        return not any(is_model_step(r.step) for r in run.records)
     return "calls" in run.settings and "max_new_tokens" not in run.settings

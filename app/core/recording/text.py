@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
+from app.core.inspect.views import MODEL_STEPS  # noqa: F401 (re-exported: the old import path)
 from app.core.recording.compare import ir_figures
-from app.core.recording.model import MODEL_STEPS, RecordedRun, is_program_run  # noqa: F401 (re-exported)
+from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.store import SessionFile
 from app.core.report.text import FINISH_REASONS, format_call_table, format_summary
 from app.core.units import ms
