@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     # the annotations only, which ``from __future__ import annotations`` leaves unevaluated).
     from app.core.inspect.views import StepKind  # noqa: F401 (re-exported for type checkers)
 
-Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling"]
+Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling", "opening",
+                "opening capture", "recording passes", "source map"]
 #: :attr:`CallRecord.timing` of a token of an on-device loop (jit-loop): the host-side interval between callbacks.
 CALLBACK_INTERVAL = "callback interval"
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
