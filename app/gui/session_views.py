@@ -1,0 +1,91 @@
+"""A recorded run's IR, profile and pass pipeline into the window's views (IR tabs, Profile tab, Passes tab),
+read-only and labelled with where it was recorded, and its curve on the plot, coloured by machine when runs
+of several machines are shown (:class:`app.gui.sessions.SessionFiles` opens the files). Nothing here imports
+JAX or torch. GUI thread only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.recording import RecordedRun
+from app.core.recording.environment import machine_name
+from app.core.recording.live import short_origin
+from app.core.session.model import RunState
+from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS
+
+#: Colours of the machines when runs of more than one machine are on the plot.
+MACHINE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
+
+
+def show_passes(window: Any, run: RecordedRun) -> bool:
+    """Show ``run``'s recorded pass pipeline in the Passes tab (read-only)."""
+    if run.passes is None:
+        return False
+    try:
+        return window.passes.show_recorded(run.passes, run.recorded_label)
+    except Exception as exc:  # noqa: BLE001 — a malformed recorded pipeline must not stop the open
+        window.status.error(f"The recorded pass pipeline of {run.label} could not be shown: {exc}")
+        return False
+
+
+def show_profile(window: Any, run: RecordedRun) -> bool:
+    """Show ``run``'s recorded profile in the Profile tab (read-only, labelled with where it was recorded):
+    its rows aggregated as a live profile's, its timeline, links to its HLO and source map. False when the run
+    has none or it cannot be shown (said on the status line)."""
+    from dataclasses import replace
+
+    from app.core.profile.build import BY, aggregate
+    from app.core.session.requests import ProfileReady
+
+    if run.profile is None:
+        return False
+    try:
+        profile = replace(run.profile, source_map=run.source_maps.get(run.profile.step))
+        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))] for by in BY}
+        ready = ProfileReady(profile, rows, profile.timeline.to_dict(), run.ir.get(profile.step))
+        window.profile.show_recorded(ready, run.recorded_label)
+    except Exception as exc:  # noqa: BLE001 — a malformed recorded profile must not stop the open
+        window.status.error(f"The recorded profile of {run.label} could not be shown: {exc}")
+        return False
+    return True
+
+
+def show_ir(window: Any, run: RecordedRun) -> None:
+    """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with where it was recorded."""
+    origin = short_origin(run)
+    for step, ir in run.ir.items():
+        window.inspect.ir_arrived(step)
+        window.ui.ir_tabs.set_ir(step, ir, origin)
+    for step, source_map in run.source_maps.items():
+        if step in run.ir:
+            window.inspect.on_source_map(step, source_map)
+
+
+def plot_label(state: RunState, run: RecordedRun | None) -> str:
+    """The plot's label of a recorded run (the plot adds ``"run N · "``): its mode, machine and model or
+    ``program:entry``, ``(recorded)`` — or ``▶ replay`` after the mode (a race lane's steady-decode key is
+    named by its mode)."""
+    machine_label = machine_name(run.environment) if run is not None else ""
+    model = f" · {run.model}" if run is not None and run.model else ""
+    if state.replay:
+        return f"{state.mode} ▶ replay · {machine_label}{model}"
+    return f"{state.mode} · {machine_label}{model} (recorded)"
+
+
+def machine_colours(machines: set[str]) -> dict[str, str]:
+    """A colour per machine when there are several (``{}`` for one: its runs are coloured as live runs)."""
+    if len(machines) < 2:
+        return {}
+    return {m: MACHINE_COLOURS[i % len(MACHINE_COLOURS)] for i, m in enumerate(sorted(machines))}
+
+
+def start_plot_run(plot: Any, state: RunState, run: RecordedRun | None, colours: dict[str, str]) -> None:
+    """The plot's curve of a recorded run: coloured by its machine (``colours``, else as a live run would be),
+    a race lane drawn with its race's lanes; ``▶ replay`` marks a replay."""
+    colour = colours.get(run.machine if run is not None else "")
+    label = plot_label(state, run)
+    if state.race is not None:
+        plot.start_run(label, colour=colour or MODE_COLOURS.get(state.mode), fade=False,
+                       symbol=MODE_SYMBOLS.get(state.mode), run_id=state.run_id, group=state.race)
+    else:
+        plot.start_run(label, colour=colour, run_id=state.run_id)
