@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
+from app.core.backends import BACKENDS
 from app.core.modes.catalog import CATALOG, profiling_mode
 from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.report.columns import render_text
@@ -49,7 +50,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     offline.add_argument("--hlo", metavar="FILE", help="the optimized HLO text of the step that ran (inspect --what "
                                                        "hlo on that machine; .gz accepted); default: the .hlo.txt "
                                                        "beside the capture")
-    offline.add_argument("--platform", choices=("cpu", "gpu", "tpu"), default=None,
+    offline.add_argument("--platform", choices=tuple(BACKENDS), default=None,
                          help="where the capture's ops ran (default: the device planes that hold events, else cpu)")
     offline.add_argument("--bandwidth-gbs", type=float, default=None, metavar="GBS",
                          help="memory bandwidth of the device that ran it (GB/s) for the roofline")

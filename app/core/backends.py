@@ -1,5 +1,8 @@
 """What differs between XLA backends, one row per platform: the names a compile leaves in a profiler capture
-and in XLA's dump folder, and where executed ops are found. Parsers read these rows, never literals.
+and in XLA's dump folder (and the module that parses the dumps only one backend writes), the compile split's
+events, where executed ops are found, how the roofline's bandwidth and peak FLOP/s are measured, and what runs
+there (the torch device). Parsers and callers read these rows, never platform names: :data:`BACKENDS` is the one
+list of platforms, and only this module and the device chooser (:mod:`app.core.engine.device`) compare them.
 
 The CPU row is tested on this machine, the GPU row on real captures from a lent H100 / H200 (copied into the
 tests), the TPU row comes from public facts and is marked untested. The CPU row's names, read here:
@@ -77,6 +80,36 @@ class BackendFacts:
     kernel_ir_ext: str = "ll"
     #: Substrings of dump file names that only this backend writes (how a dump folder's backend is told).
     dump_markers: tuple[str, ...] = ()
+    #: The module that reads the dump files only this backend writes (``read_extras(…)`` → ``PassPipeline.gpu``,
+    #: ``apply_capture(…)``; :func:`app.core.passes.dumps.build_pipeline`); "": none.
+    dump_parser: str = ""
+    #: Compile-thread event (prefix) of the whole HLO optimization (``HLO Transforms:<module>``; "": none).
+    transforms_event: str = ""
+    #: Parts of the compile split read from backend events, ``(label, event names)``: the first name found counts
+    #: (:func:`app.core.passes.query.compile_breakdown`; XLA:GPU's parts come from the capture's figures).
+    breakdown_phases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: XLA modules whose verbose log (``TF_CPP_VMODULE=<module>=2``) holds the fusion decisions; their source files
+    #: are ``<module>.cc`` (:mod:`app.core.passes.fusion_log`). Empty: no fusion log is read on this backend.
+    fusion_log_modules: tuple[str, ...] = ()
+    #: The one line of a device plane whose events are ops, where the plane also has lines of whole module runs or
+    #: steps ("": every line; a GPU plane has one line per stream, each of them kernels and memcpys).
+    device_op_line: str = ""
+    #: The XLA flag (``XLA_FLAGS``) that turns command buffers off (an empty list of command types; "": none).
+    command_buffer_flag: str = ""
+    #: How the roofline's figures are measured (:data:`app.core.profile.capture.PROBES`): the memory bandwidth
+    #: (``"host read"``: NumPy reads on every core; ``"device copy"``: a jitted ``x + 1`` on the device) and the
+    #: peak FLOP/s (``"device matmul"``; "": none).
+    bandwidth_probe: str = "device copy"
+    peak_flops_probe: str = "device matmul"
+    #: The torch device of the PyTorch modes (``"cpu"``, ``"cuda:0"`` when torch has CUDA); "": torch does not run
+    #: here (no torch_xla).
+    torch_device: str = ""
+    #: What a machine without this platform needs (the device chooser's error).
+    install_hint: str = ""
+    #: What records call the device instead of its kind ("": the device kind, ``"NVIDIA H100 80GB HBM3"``).
+    device_name: str = ""
+    #: A warning for a bfloat16 model on this backend ("": none).
+    bfloat16_note: str = ""
 
 
 CPU = BackendFacts(
@@ -99,6 +132,16 @@ CPU = BackendFacts(
     # guard can go.
     kernel_ir_options=(("xla_dump_emitter_re", ".*"),),
     dump_markers=("cpu_after_optimizations",),
+    breakdown_phases=(("thunk emission", ("ThunkEmitter::EmitEntryComputation",)),
+                      ("LLVM", ("JitCompiler::Compile", "Codegen"))),
+    fusion_log_modules=("cpu_instruction_fusion", "instruction_fusion"),
+    bandwidth_probe="host read",
+    peak_flops_probe="",
+    torch_device="cpu",
+    install_hint="JAX always has a CPU unless JAX_PLATFORMS leaves it out",
+    device_name="CPU",
+    bfloat16_note="bfloat16 on XLA:CPU is about 10x slower than float32 (each weight is converted to float32 every "
+                  "step); use float32 on CPU.",
 )
 
 #: XLA:GPU (CUDA). Names read from captures on an NVIDIA H100 / H200 with jax 0.11.2 and the CUDA 13 plugin
@@ -148,10 +191,16 @@ GPU = BackendFacts(
     fusion_decisions_dump="priority_fusion_dump.txt",
     kernel_ir_ext="ptx",
     dump_markers=("gpu_after_optimizations", "gpu_target_config.pbtxt", "thunk_sequence.txt"),
+    dump_parser="app.core.passes.gpu_dumps",
+    transforms_event="HLO Transforms:",
+    command_buffer_flag="--xla_gpu_enable_command_buffer=",
+    torch_device="cuda:0",
+    install_hint="a GPU needs an NVIDIA driver and jax's CUDA plugin (pip install 'jax[cuda13]')",
 )
 
 #: Cloud TPU, from public facts only (XLA's TPU compiler is closed source; jax's profiler names the device planes
-#: ``/device:TPU:<n>``): untested here, no TPU was lent to this project.
+#: ``/device:TPU:<n>``, and XProf describes their lines ``XLA Modules``, ``XLA Ops``, ``Steps``): untested here, no
+#: TPU was lent to this project.
 TPU = BackendFacts(
     platform="tpu",
     host_plane="/host:CPU",
@@ -167,6 +216,8 @@ TPU = BackendFacts(
     tested=False,
     kernel_compile_event="",
     dump_markers=("tpu_after_optimizations",),
+    device_op_line="XLA Ops",
+    install_hint="a TPU needs a TPU VM with libtpu (pip install 'jax[tpu]')",
 )
 
 #: Every row by platform name (JAX's ``jax.default_backend()`` / ``Device.platform``).
@@ -186,7 +237,18 @@ def dumps_backend(file_names) -> BackendFacts:
     ``<module>.sm_9.0a_gpu_after_optimizations.txt``, XLA:CPU ``<module>.cpu_after_optimizations.txt``); CPU when
     none does (a folder of per-pass snapshots only)."""
     names = list(file_names)
-    for row in (GPU, TPU, CPU):
+    for row in BACKENDS.values():  # the rows' markers are disjoint: the order does not matter
         if any(marker in name for name in names for marker in row.dump_markers):
             return row
     return CPU
+
+
+#: The roofline's probes (``bandwidth_probe``, ``peak_flops_probe``) of an accelerator JAX names without a row here.
+DEVICE_PROBES = ("device copy", "device matmul")
+
+
+def roofline_probes(platform: str) -> tuple[str, str]:
+    """``(bandwidth probe, peak FLOP/s probe)`` of ``platform``'s row (:attr:`BackendFacts.bandwidth_probe`), or
+    :data:`DEVICE_PROBES` for a platform without one (a device plugin's)."""
+    row = BACKENDS.get(platform)
+    return (row.bandwidth_probe, row.peak_flops_probe) if row is not None else DEVICE_PROBES

@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.backends import BACKENDS
 from app.core.errors import InvalidSettingsError
-from app.core.modes.catalog import PLATFORMS, check_runs_on, mode_info
+from app.core.modes.catalog import check_runs_on, mode_info
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Device:
 
     Attributes
     ----------
-    platform : JAX's platform name, one of :data:`app.core.modes.catalog.PLATFORMS`.
+    platform : JAX's platform name, one of :data:`app.core.backends.BACKENDS`.
     jax_device : the ``jax.Device`` the JAX modes run on (``jax.devices(platform)[0]``).
     torch_device : the torch device of the PyTorch modes (``"cpu"``, ``"cuda:0"``), None where torch has none
         (a TPU; a GPU with a CPU-only torch build).
@@ -75,14 +76,15 @@ def default_platform() -> str:
 def resolve_device(platform: str | None = None) -> Device:
     """The :class:`Device` of ``platform`` (None: JAX's default backend).
 
-    Raises :class:`InvalidSettingsError` for a name not in :data:`PLATFORMS` and for a platform JAX does not
-    have here, naming it, the platforms it has and ``JAX_PLATFORMS`` when that hides it."""
+    Raises :class:`InvalidSettingsError` for a name without a backend row (:data:`app.core.backends.BACKENDS`)
+    and for a platform JAX does not have here, naming it, the platforms it has and ``JAX_PLATFORMS`` when that
+    hides it."""
     import jax
 
     if platform is None:
         platform = default_platform()
-    if platform not in PLATFORMS:
-        raise InvalidSettingsError(f"Unknown device {platform!r}: choose one of {', '.join(PLATFORMS)}.")
+    if platform not in BACKENDS:
+        raise InvalidSettingsError(f"Unknown device {platform!r}: choose one of {', '.join(BACKENDS)}.")
     try:
         devices = jax.devices(platform)
     except RuntimeError as exc:
@@ -102,15 +104,15 @@ def _label(dev: Any) -> str:
 
 
 def _torch_device(platform: str) -> tuple[str | None, str | None]:
-    """``(torch device, label)`` for ``platform``: the CPU, CUDA device 0 for a GPU when torch has CUDA, else
-    ``(None, None)``."""
-    if platform == "cpu":
-        return "cpu", "cpu"
-    if platform == "gpu":
-        import torch
+    """``(torch device, label)`` for ``platform``: its row's ``torch_device`` (:mod:`app.core.backends`): the CPU,
+    CUDA device 0 for a GPU when torch has CUDA; ``(None, None)`` where torch does not run."""
+    device = BACKENDS[platform].torch_device
+    if not device.startswith("cuda"):
+        return (device, device) if device else (None, None)
+    import torch
 
-        if torch.cuda.is_available():
-            return "cuda:0", f"{torch.cuda.get_device_name(0)} (cuda:0)"
+    if torch.cuda.is_available():
+        return device, f"{torch.cuda.get_device_name(0)} ({device})"
     return None, None
 
 
@@ -121,11 +123,12 @@ def _torch_version() -> str:
 
 
 def available_platforms() -> list[str]:
-    """The platforms of :data:`PLATFORMS` JAX can initialise here (initialising each one it tries)."""
+    """The platforms of :data:`app.core.backends.BACKENDS` JAX can initialise here (initialising each one it
+    tries)."""
     import jax
 
     found = []
-    for platform in PLATFORMS:
+    for platform in BACKENDS:
         try:
             if jax.devices(platform):
                 found.append(platform)
@@ -137,11 +140,7 @@ def available_platforms() -> list[str]:
 def _missing_platform(platform: str, exc: BaseException | None) -> str:
     env = os.environ.get("JAX_PLATFORMS", "")
     have = ", ".join(available_platforms()) or "none"
-    hint = {
-        "gpu": "a GPU needs an NVIDIA driver and jax's CUDA plugin (pip install 'jax[cuda13]')",
-        "tpu": "a TPU needs a TPU VM with libtpu (pip install 'jax[tpu]')",
-        "cpu": "JAX always has a CPU unless JAX_PLATFORMS leaves it out",
-    }[platform]
+    hint = BACKENDS[platform].install_hint
     hidden = f"; JAX_PLATFORMS={env!r} limits JAX to those" if env else ""
     first = str(exc).strip().splitlines()[0] if exc is not None else "no devices"
     return (f"--device {platform}: JAX has no {platform} platform on this machine (it has: {have}{hidden}); "

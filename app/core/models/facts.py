@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.backends import BACKENDS
+
 
 def warnings_for(loaded: Any) -> list[str]:
-    """Things a user should know before running: bfloat16 on XLA:CPU is ~10x slower than float32
-    (every weight is converted to f32 each step; measured here, docs/models.md)."""
+    """Things a user should know before running: the default backend row's ``bfloat16_note`` for a bfloat16 model
+    (XLA:CPU is ~10x slower in bfloat16 than float32: every weight is converted to f32 each step; measured here,
+    docs/models.md)."""
     import jax
 
     found = []
-    if loaded.spec.dtype == "bfloat16" and jax.default_backend() == "cpu":
-        found.append("bfloat16 on XLA:CPU is about 10x slower than float32 (each weight is converted to "
-                     "float32 every step); use float32 on CPU.")
+    row = BACKENDS.get(jax.default_backend())
+    if loaded.spec.dtype == "bfloat16" and row is not None and row.bfloat16_note:
+        found.append(row.bfloat16_note)
     if loaded.spec.random_weights:
         found.append(f"{loaded.spec.label}: random weights, so the text is noise; timings are real.")
     return found

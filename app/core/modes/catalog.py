@@ -19,10 +19,13 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from app.core.backends import BACKENDS
 from app.core.errors import InvalidSettingsError
 
 #: JAX platform names a run can be placed on (``--device``; ``jax.devices(platform)``).
-PLATFORMS: tuple[str, ...] = ("cpu", "gpu", "tpu")
+PLATFORMS: tuple[str, ...] = tuple(BACKENDS)
+#: The platforms PyTorch runs on (a row with a ``torch_device``): where the torch modes can run.
+TORCH_PLATFORMS: tuple[str, ...] = tuple(p for p, row in BACKENDS.items() if row.torch_device)
 #: Why a PyTorch mode cannot run on a TPU here.
 _NO_TORCH_TPU = ("PyTorch has no TPU device in this project (torch_xla is not used): PyTorch runs on cpu or "
                  "gpu (CUDA) only")
@@ -75,7 +78,7 @@ CATALOG: tuple[ModeInfo, ...] = (
     ModeInfo("torch", "PyTorch eager reference: our own loop over the HF module with a DynamicCache "
              "(on the CPU, or on CUDA with --device gpu)",
              None, "app.core.modes.eager:TorchMode", "#475569", "o",
-             framework="torch", devices=("cpu", "gpu"), device_note=_NO_TORCH_TPU),
+             framework="torch", devices=TORCH_PLATFORMS, device_note=_NO_TORCH_TPU),
     ModeInfo("torchax-eager", "torchax without jit: every ATen op dispatched to JAX one by one",
              None, "app.core.modes.eager:TorchaxEagerMode", "#9333ea", "t2", token_cap=8),
     ModeInfo("jit-dynamic", "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
@@ -92,7 +95,7 @@ CATALOG: tuple[ModeInfo, ...] = (
              "kernels (mode 'default'), on GPU its Triton kernels with mode 'reduce-overhead': CUDA graphs replay "
              "each step's launches, as XLA:GPU's command buffers do for jit-static",
              "inductor", "app.core.modes.torch_compile:TorchCompileMode", "#dc2626", "t3",
-             framework="torch", devices=("cpu", "gpu"), device_note=_NO_TORCH_TPU),
+             framework="torch", devices=TORCH_PLATFORMS, device_note=_NO_TORCH_TPU),
 )
 #: Mode names in display order.
 MODE_NAMES: tuple[str, ...] = tuple(info.name for info in CATALOG)

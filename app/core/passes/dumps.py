@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import importlib
 import os
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 from app.core.backends import BackendFacts, dumps_backend
 from app.core.errors import PlaygroundError
 from app.core.passes.model import PassPipeline
-from app.core.passes.parse import apply_capture, read_compile, read_dumps, read_gpu_dumps, rename_pipelines
+from app.core.passes.parse import read_compile, read_dumps, rename_pipelines
 
 _MODULE_FILE = re.compile(r"^module_\d+\.")
 
@@ -64,13 +65,15 @@ def build_pipeline(dump_dir: str | os.PathLike, capture: str | os.PathLike | byt
 
     ``compile_ms``: the wall time of the ``compile()`` call when this process made it; None takes the capture's
     client compile (so the split's "outside XLA" is 0). ``backend_facts``: None tells the row from the file
-    names. Without a capture (``require_capture=False``) the pipeline has its snapshots and no times
+    names; its ``dump_parser`` module reads the files only that backend writes (``gpu``). Without a capture
+    (``require_capture=False``) the pipeline has its snapshots and no times
     (``has_capture`` False). Raises ``FileNotFoundError`` (no per-pass dump) or ``ValueError`` (a capture
     without the module's compile event)."""
     names = [p.name for p in Path(dump_dir).iterdir() if p.is_file()]
     facts = backend_facts or dumps_backend(names)
     module, snapshots, before, final, fusion_ir, dump_bytes = read_dumps(dump_dir)
-    gpu = read_gpu_dumps(dump_dir, module, final, facts, fusion_ir) if facts.platform == "gpu" else None
+    parser = importlib.import_module(facts.dump_parser) if facts.dump_parser else None
+    gpu = parser.read_extras(dump_dir, module, final, facts, fusion_ir) if parser is not None else None
     if capture is None:
         if require_capture:
             raise FileNotFoundError("No profiler capture (*.xplane.pb) of the compile.")
@@ -80,8 +83,8 @@ def build_pipeline(dump_dir: str | os.PathLike, capture: str | os.PathLike | byt
         capture = capture_source(capture)
     c = read_compile(capture, module, snapshots, facts)
     rename_pipelines(snapshots, c.pipelines)
-    if gpu is not None:
-        apply_capture(gpu, c)
+    if parser is not None:
+        parser.apply_capture(gpu, c)
     return PassPipeline(module, snapshots, before, final, c.pass_times, c.pipelines, c.backend,
                         c.client_ms if compile_ms is None else compile_ms, c.client_ms, fusion_ir,
                         dump_bytes=dump_bytes, platform=facts.platform, gpu=gpu)

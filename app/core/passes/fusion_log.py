@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from app.core.backends import CPU
 from app.core.inspect.text_index import HLO_KIND
 from app.core.passes.model import FusionDecision
 
@@ -27,7 +28,7 @@ _EVALUATING = re.compile(r"Evaluating fusion: producer '([^']+)' into consumer '
 _CREATED = re.compile(r"created new fusion: %?([\w.\-]+) = ")
 _FUSING = re.compile(r"^Fusing %?[\w.\-]+ = ")
 #: Source files whose lines belong to fusion decisions.
-FUSION_SOURCES = ("instruction_fusion.cc", "cpu_instruction_fusion.cc")
+FUSION_SOURCES = tuple(f"{module}.cc" for module in CPU.fusion_log_modules)
 
 
 def parse_fusion_log(text: str) -> tuple[list[FusionDecision], int]:

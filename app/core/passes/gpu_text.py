@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.backends import BACKENDS, GPU
+
 
 def thunk_kinds(thunks: list) -> dict[str, int]:
     """How many thunks of each kind (``kKernel``, ``kCommandBuffer``, ``kCopy`` …), in order of first appearance."""
@@ -56,7 +58,8 @@ def gpu_report(pipeline: Any) -> str:
     kinds = ", ".join(f"{k} {n}" for k, n in thunk_kinds(after).items())
     out.append(f"thunk sequence: {len(gpu.thunks)} thunks; after the thunk passes {len(gpu.thunks_after_passes)}"
                f"{' (' + kinds + ')' if kinds else ''}")
-    out.append(f"PTX per fusion: {f'{gpu.kernel_ir_files} files' if gpu.kernel_ir_files else 'not dumped'}")
+    kernel_ir = BACKENDS.get(getattr(pipeline, "platform", ""), GPU).kernel_ir
+    out.append(f"{kernel_ir} per fusion: {f'{gpu.kernel_ir_files} files' if gpu.kernel_ir_files else 'not dumped'}")
     return "\n".join(out) + "\n"
 
 

@@ -236,22 +236,16 @@ class Autotune:
 
 
 @dataclass
-class GpuCompile:
-    """What an XLA:GPU compile adds to :class:`PassPipeline` (from the dump folder and the capture).
+class CompileFigures:
+    """What a capture says of a compile beyond its pass and phase times, by the backend row's event names (all ms;
+    zero / None where the row names no such event or there is no capture): ``hlo_transforms_ms``
+    (``transforms_event``: ``HLO Transforms:<module>``), ``codegen_ms`` (``codegen_window_event``:
+    ``CompileModuleToLlvmIr``, wall), ``ptxas_wall_ms`` (wall time inside it during which at least one
+    ``assembler_event``, ``PTX->CUBIN``, ran on the compile thread pool), ``ptxas_ms`` / ``n_ptxas`` (those events
+    summed, in parallel), ``kernel_compile_ms`` / ``n_kernel_compiles`` (``kernel_compile_event``:
+    ``CompileSingleModule``, LLVM → PTX → cubin of one kernel module, summed), ``threads``: how many thread-pool
+    lines ran them, ``scheduling_ms``: ``scheduling_event`` (``ScheduleGpuModule``) minus the pipelines inside it."""
 
-    ``autotune``: :class:`Autotune`. ``thunks`` / ``thunks_after_passes``: the two thunk sequence dumps
-    (:class:`Thunk`; empty when not dumped). ``kernel_ir_files``: how many ``.ptx`` files the folder held (0: PTX
-    was not dumped). From the capture (all ms, None without one): ``hlo_transforms_ms`` (``HLO Transforms:<module>``),
-    ``codegen_ms`` (``CompileModuleToLlvmIr``, wall), ``ptxas_wall_ms`` (wall time inside it during which at
-    least one ``PTX->CUBIN`` ran on the compile thread pool), ``ptxas_ms`` / ``n_ptxas`` (those events summed, in
-    parallel), ``kernel_compile_ms`` / ``n_kernel_compiles`` (``CompileSingleModule``: LLVM → PTX → cubin of one
-    kernel module, summed), ``threads``: how many thread-pool lines ran them. ``arch``: the compute capability
-    prefix of the optimized module's file name (``sm_9.0a``)."""
-
-    autotune: Autotune
-    thunks: list[Thunk] = field(default_factory=list)
-    thunks_after_passes: list[Thunk] = field(default_factory=list)
-    kernel_ir_files: int = 0
     hlo_transforms_ms: float | None = None
     codegen_ms: float | None = None
     ptxas_wall_ms: float | None = None
@@ -260,11 +254,50 @@ class GpuCompile:
     kernel_compile_ms: float = 0.0
     n_kernel_compiles: int = 0
     threads: int = 0
-    arch: str = ""
-    #: ``ScheduleGpuModule`` minus the pipelines inside it (ms; 0 without a capture).
     scheduling_ms: float = 0.0
+
+
+@dataclass(kw_only=True)
+class CompileCapture(CompileFigures):
+    """What a profiler capture of one compile says (:func:`app.core.passes.parse.read_compile`): ``pass_times``,
+    ``pipelines``, ``backend`` (phases), ``client_ms`` (the client compile event), ``compile_thread`` (the profiler
+    line kind that compiled), the :class:`CompileFigures`, and the autotuning pipeline's (zero / None / empty where
+    the row names none): ``autotune_ms`` (its spans; None without one), ``autotune_load_ms``, ``candidates``
+    (``{fusion: [compiles, ms]}``), ``runs`` (``{fusion: [runs, ms]}``), ``n_candidate_compiles`` /
+    ``candidate_compile_ms`` (every candidate compile inside its span, summed), ``device_events`` / ``device_ms``
+    (device plane events inside it, summed)."""
+
+    pass_times: list[PassTime]
+    pipelines: list[PipelineTime]
+    backend: list[BackendPhase]
+    client_ms: float
+    compile_thread: str = ""
+    autotune_ms: float | None = None
+    autotune_load_ms: float = 0.0
+    candidates: dict[str, list] = field(default_factory=dict)
+    runs: dict[str, list] = field(default_factory=dict)
+    n_candidate_compiles: int = 0
+    candidate_compile_ms: float = 0.0
+    device_events: int = 0
+    device_ms: float = 0.0
+
+
+@dataclass(kw_only=True)
+class GpuCompile(CompileFigures):
+    """What an XLA:GPU compile adds to :class:`PassPipeline` (from the dump folder, :mod:`app.core.passes.gpu_dumps`,
+    and the capture: the :class:`CompileFigures`).
+
+    ``autotune``: :class:`Autotune`. ``thunks`` / ``thunks_after_passes``: the two thunk sequence dumps
+    (:class:`Thunk`; empty when not dumped). ``kernel_ir_files``: how many ``.ptx`` files the folder held (0: PTX
+    was not dumped). ``arch``: the compute capability prefix of the optimized module's file name (``sm_9.0a``)."""
+
+    autotune: Autotune
+    thunks: list[Thunk] = field(default_factory=list)
+    thunks_after_passes: list[Thunk] = field(default_factory=list)
+    kernel_ir_files: int = 0
+    arch: str = ""
     #: ``{instruction: (kind, config summary)}`` of the optimized module's tuned configs (see
-    #: :func:`app.core.passes.parse.config_text`).
+    #: :func:`app.core.passes.gpu_dumps.config_text`).
     final_configs: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
 
@@ -283,7 +316,7 @@ class PassPipeline:
     with ``index`` −1 and len(snapshots). ``pass_times``: every pass name per pipeline with its summed time
     (ordered by first run); ``pipelines``: every pipeline run. ``backend``: backend phases by name.
     ``compile_ms``: wall time of the recording's ``compile()`` call (perf_counter around it, in the process
-    that compiled); ``client_compile_ms``: the ``PjRtCpuClient::Compile`` event (XLA's whole compile).
+    that compiled); ``client_compile_ms``: the row's client compile event (XLA's whole compile).
     ``fusion_ir``: per fusion kernel its LLVM IR. ``kernel_ir``: what happened to the kernels' IR, one line:
     :data:`KERNEL_IR_DUMPED`, :data:`KERNEL_IR_NOT_REQUESTED`, "" (not said: opened from a dump folder or a
     session file, or a backend row without kernel-IR options: XLA:GPU counts its ``.ptx`` files in ``gpu``) or

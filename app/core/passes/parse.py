@@ -20,37 +20,35 @@ File names write a pipeline's spaces as underscores; the profiler's events keep 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from app.core.backends import CPU, BackendFacts
+from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND
-from app.core.passes.model import (
-    Autotune,
-    AutotuneChoice,
-    BackendPhase,
-    FusionIR,
-    GpuCompile,
-    PassTime,
-    PipelineTime,
-    Snapshot,
-    Thunk,
-)
+
+# XLA:GPU's dump parsers, read here by their older callers (the backend row names their module)
+from app.core.passes.gpu_dumps import config_text as config_text
+from app.core.passes.gpu_dumps import parse_autotune_results as parse_autotune_results
+from app.core.passes.gpu_dumps import parse_thunk_sequence as parse_thunk_sequence
+from app.core.passes.model import BackendPhase, CompileCapture, FusionIR, PassTime, PipelineTime, Snapshot
 
 _PASS_FILE = re.compile(
     r"^module_(\d+)\.(.+?)\.(\d{4})\.([^.]+)\.after_(.+?)(?:\.before_(.+))?\.txt$")
-#: ``before_optimizations`` or a backend's optimized module, XLA:GPU's with the compute capability first
-#: (``sm_9.0a_gpu_after_optimizations``; group 4 is that prefix).
+#: ``before_optimizations`` or a backend row's optimized module (``final_dump``), XLA:GPU's with the compute
+#: capability first (``sm_9.0a_gpu_after_optimizations``; group 4 is that prefix).
 _FINAL_FILE = re.compile(
-    r"^module_(\d+)\.(.+?)\.(before_optimizations|(?:([\w.]+?)_)?(?:cpu|gpu|tpu)_after_optimizations)\.txt$")
+    r"^module_(\d+)\.(.+?)\.(before_optimizations|(?:([\w.]+?)_)?(?:"
+    + "|".join(re.escape(row.final_dump) for row in BACKENDS.values()) + r"))\.txt$")
 _LLVM_FILE = re.compile(r"^module_(\d+)\.(.+?)\.(.+)_kernel_module\.ir-(no-opt|with-opt)\.ll$")
-#: A kernel's (or the whole module's) PTX, as XLA:GPU names its dumps (none with the pass dump options alone).
-_PTX_FILE = re.compile(r"^module_(\d+)\.(.+?)\.(.+)\.ptx$")
+#: A kernel's (or the whole module's) IR in a backend row's other format (``kernel_ir_ext``: XLA:GPU's PTX, none
+#: with the pass dump options alone).
+_KERNEL_IR_FILE = re.compile(r"^module_(\d+)\.(.+?)\.(.+)\.(?:"
+                             + "|".join(sorted({re.escape(r.kernel_ir_ext) for r in BACKENDS.values()} - {"ll"}))
+                             + ")$")
 _CUSTOM_TARGET = re.compile(r'custom_call_target="([^"]*)"')
 _PIPELINE_SPAN = re.compile(r"^(.*) \((.+)\)$")
 #: Compiler-thread events that are bookkeeping, not a pass (``tsl/profiler`` threadpool listener).
@@ -121,7 +119,7 @@ def read_dumps(directory: str | os.PathLike):
                 before = make_snapshot(-1, "", "before-optimizations", "", f, text)
             else:
                 final = (m.group(3), f, text)
-        elif (m := _PTX_FILE.match(f)) and not _LLVM_FILE.match(f):
+        elif (m := _KERNEL_IR_FILE.match(f)) and not _LLVM_FILE.match(f):
             fusion_ir.setdefault(m.group(3), FusionIR(m.group(3))).after_opt = zlib.compress(path.read_bytes(), 6)
         elif m := _LLVM_FILE.match(f):
             ir = fusion_ir.setdefault(m.group(3), FusionIR(m.group(3)))
@@ -140,6 +138,10 @@ def read_dumps(directory: str | os.PathLike):
 
 
 # ------------------------------------------------------------------------------------------- profile
+#: One profiler event: ``(name, start_ns, duration_ns)``.
+Event = tuple[str, float, float]
+
+
 def _thread_kind(line_name: str) -> str:
     base = line_name.split("/")[0]
     return base[3:] if base.startswith("tf_") else base
@@ -162,45 +164,6 @@ def _union_ms(intervals: list[tuple[float, float]], lo: float, hi: float) -> flo
             cur[1] = max(cur[1], b)
     total += (cur[1] - cur[0]) if cur else 0.0
     return total / 1e6
-
-
-@dataclass
-class CompileCapture:
-    """What a profiler capture of one compile says (:func:`read_compile`). ``pass_times``, ``pipelines``,
-    ``backend`` and ``client_ms`` as :func:`read_profile` returns them; ``compile_thread``: the profiler line kind
-    that compiled. XLA:GPU only (zero / None / empty elsewhere; ms of host wall clock, summed ms of parallel
-    events where said): ``hlo_transforms_ms`` (``HLO Transforms:<module>``), ``codegen_ms``
-    (``CompileModuleToLlvmIr``), ``ptxas_wall_ms`` (wall time inside it with a ``PTX->CUBIN`` running),
-    ``ptxas_ms`` / ``n_ptxas`` (summed), ``kernel_compile_ms`` / ``n_kernel_compiles`` (``CompileSingleModule``,
-    summed), ``threads`` (thread-pool lines that compiled kernels), ``scheduling_ms`` (``scheduling_event`` minus
-    the pipeline spans inside it); autotuning: ``autotune_ms`` (the autotuning
-    pipeline's spans; None when the capture has none), ``autotune_load_ms``, ``candidates`` (``{fusion:
-    [compiles, ms]}``), ``runs`` (``{fusion: [runs, ms]}``), ``n_candidate_compiles`` / ``candidate_compile_ms``
-    (every candidate compile inside the autotuning span, summed), ``device_events`` / ``device_ms`` (device plane
-    events inside it, summed)."""
-
-    pass_times: list[PassTime]
-    pipelines: list[PipelineTime]
-    backend: list[BackendPhase]
-    client_ms: float
-    compile_thread: str = ""
-    hlo_transforms_ms: float | None = None
-    codegen_ms: float | None = None
-    ptxas_wall_ms: float | None = None
-    ptxas_ms: float = 0.0
-    n_ptxas: int = 0
-    kernel_compile_ms: float = 0.0
-    n_kernel_compiles: int = 0
-    threads: int = 0
-    scheduling_ms: float = 0.0
-    autotune_ms: float | None = None
-    autotune_load_ms: float = 0.0
-    candidates: dict[str, list] = field(default_factory=dict)
-    runs: dict[str, list] = field(default_factory=dict)
-    n_candidate_compiles: int = 0
-    candidate_compile_ms: float = 0.0
-    device_events: int = 0
-    device_ms: float = 0.0
 
 
 def read_profile(source: str | os.PathLike | bytes, module: str, snapshots: list[Snapshot],
@@ -227,9 +190,10 @@ def read_compile(source: str | os.PathLike | bytes, module: str, snapshots: list
     events nested in a pass (XLA:GPU's autotuner allocating and copying), and spans of other modules with all
     they hold (``"fusion (triton_softmax_computation.8)"``, ``"cublaslt_rewriter_pipeline (gemm_fusion_dot_computation)"``:
     sub-compiles whose time is their parent pass's). Events on codegen lines (``codegen_line``) inside the compile
-    (inside ``codegen_window_event`` where the row names one) are backend phases of their thread. XLA:GPU's
-    autotuning, ptxas and kernel compiles are read as :class:`CompileCapture` says.
-    Raises ``ValueError`` when no such compile event is in the capture."""
+    (inside ``codegen_window_event`` where the row names one) are backend phases of their thread. The row's
+    further events give the :class:`~app.core.passes.model.CompileFigures` and the autotuning phase
+    (:class:`~app.core.passes.model.CompileCapture`). Raises ``ValueError`` when no such compile event is in the
+    capture."""
     from jax.profiler import ProfileData
 
     f = backend_facts
@@ -239,101 +203,133 @@ def read_compile(source: str | os.PathLike | bytes, module: str, snapshots: list
     if plane is None:
         raise ValueError(f"The capture has no {f.host_plane!r} plane (not an XLA:{f.platform.upper()} profile).")
     lines = [(line.name, [(e.name, e.start_ns, e.duration_ns) for e in line.events]) for line in plane.lines]
+    found = _find_compile(lines, module, f)
+    if found is None:
+        raise ValueError(f"The capture has no {' or '.join(f.client_compile_events)} event of module {module!r}.")
+    window, compile_line, events = found
+    tree = _CompileTree(events, module)
+    capture = CompileCapture(pass_times=[], pipelines=tree.pipeline_times(f.run_backend_event), backend=[],
+                             client_ms=window[2] / 1e6, compile_thread=_thread_kind(compile_line))
+    backend = _read_passes(capture, tree, snapshots, f)
+    codegen = [(name, evs) for name, evs in lines if name != compile_line and f.codegen_line in name]
+    _read_codegen(capture, backend, codegen, tree, f, (window[1], window[1] + window[2]))
+    _read_figures(capture, tree, f)
+    _read_autotune(capture, data, codegen, tree, f)
+    capture.backend = list(backend.values())
+    return capture
+
+
+def _find_compile(lines: list[tuple[str, list[Event]]], module: str,
+                  f: BackendFacts) -> tuple[Event, str, list[Event]] | None:
+    """The client compile of ``module`` (see :func:`read_compile`): its event, its line's name and the line's
+    events inside it (Python-tracer and bookkeeping events left out) in start order, outer first; None when
+    there is none. The first of ``f.client_compile_events`` found wins; of its events, the last."""
     suffix = f" ({module})"
-    window = None
-    compile_line = ""
-    compiler_events: list[tuple[str, float, float]] = []
     for event_name in f.client_compile_events:
+        found = None
         for name, events in lines:
             for ev in events:
-                if not _is_event(ev[0], event_name):
-                    continue
                 lo, hi = ev[1], ev[1] + ev[2]
-                if any(e[0].endswith(suffix) and lo <= e[1] <= hi for e in events):
-                    window, compile_line = ev, name
-                    compiler_events = [e for e in events if lo <= e[1] <= hi and e is not ev
-                                       and not e[0].startswith(_PYTHON_TRACER) and not e[0].startswith(_BOOKKEEPING)]
-        if window is not None:
-            break
-    if window is None:
-        raise ValueError(f"The capture has no {' or '.join(f.client_compile_events)} event of module {module!r}.")
-    compile_thread = _thread_kind(compile_line)
-    lo, hi = window[1], window[1] + window[2]
-    compiler_events.sort(key=lambda e: (e[1], -e[2]))
+                if _is_event(ev[0], event_name) and any(e[0].endswith(suffix) and lo <= e[1] <= hi for e in events):
+                    inside = [e for e in events if lo <= e[1] <= hi and e is not ev
+                              and not e[0].startswith(_PYTHON_TRACER) and not e[0].startswith(_BOOKKEEPING)]
+                    found = (ev, name, sorted(inside, key=lambda e: (e[1], -e[2])))
+        if found is not None:
+            return found
+    return None
 
-    def is_span(name: str) -> bool:
-        return name.endswith(suffix)
 
-    def is_foreign_span(name: str) -> bool:
+class _CompileTree:
+    """The events inside one client compile (``events``, start order) with, per event, its innermost enclosing
+    event (``parent``; None: directly inside the client compile) and whether it lies in another module's span
+    (``foreign``: a sub-compile's); ``spans``: this module's pipeline spans ``(pipeline, start_ns, end_ns)``."""
+
+    def __init__(self, events: list[Event], module: str) -> None:
+        self.events, self.module, self.suffix = events, module, f" ({module})"
+        self.parent: list[int | None] = []
+        self.foreign: list[bool] = []
+        stack: list[int] = []
+        for i, (name, start, dur) in enumerate(events):
+            while stack and not (start + dur <= events[stack[-1]][1] + events[stack[-1]][2]):
+                stack.pop()
+            par = stack[-1] if stack else None
+            self.parent.append(par)
+            self.foreign.append(self._foreign_span(name) or (par is not None and self.foreign[par]))
+            stack.append(i)
+        self.spans = [(e[0][: -len(self.suffix)], e[1], e[1] + e[2]) for i, e in enumerate(events)
+                      if self.is_span(e[0]) and not self.foreign[i]]
+
+    def is_span(self, name: str) -> bool:
+        return name.endswith(self.suffix)
+
+    def _foreign_span(self, name: str) -> bool:
         m = _PIPELINE_SPAN.match(name)
-        return bool(m) and "::" not in name and m.group(2) != module
+        return bool(m) and "::" not in name and m.group(2) != self.module
 
+    def pipeline_times(self, run_backend_event: str) -> list[PipelineTime]:
+        """Every pipeline span, in start order, with its depth and whether it ran inside ``run_backend_event``."""
+        run_backend = [(e[1], e[1] + e[2]) for e in self.events if e[0] == run_backend_event]
+        out = []
+        for name, a, b in self.spans:
+            depth = sum(1 for _, a2, b2 in self.spans if a2 <= a and b <= b2 and (a2, b2) != (a, b))
+            out.append(PipelineTime(name, (b - a) / 1e6, depth, a, any(a2 <= a and b <= b2 for a2, b2 in run_backend)))
+        return sorted(out, key=lambda p: p.start_ns)
+
+    def top_spans(self) -> list[tuple[float, float]]:
+        """``(start_ns, end_ns)`` of the pipeline spans inside no other."""
+        return [(a, b) for _, a, b in self.spans
+                if not any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for _, a2, b2 in self.spans)]
+
+
+def _read_passes(capture: CompileCapture, tree: _CompileTree, snapshots: list[Snapshot],
+                 f: BackendFacts) -> dict[str, BackendPhase]:
+    """Sort the compile line's events (:func:`read_compile`): the passes' times go on ``capture``; returns the
+    backend phases by name."""
     def is_phase(name: str) -> bool:
         return "::" in name or name in f.backend_plain_events or name.startswith(f.phase_prefixes)
 
-    # each event's innermost enclosing event on the compile line (None: directly inside the client compile)
-    parent: list[int | None] = []
-    foreign: list[bool] = []
-    stack: list[int] = []
-    for i, (name, start, dur) in enumerate(compiler_events):
-        while stack and not (start + dur <= compiler_events[stack[-1]][1] + compiler_events[stack[-1]][2]):
-            stack.pop()
-        par = stack[-1] if stack else None
-        parent.append(par)
-        foreign.append(is_foreign_span(name) or (par is not None and foreign[par]))
-        stack.append(i)
-    spans = [(e[0][: -len(suffix)], e[1], e[1] + e[2]) for i, e in enumerate(compiler_events)
-             if is_span(e[0]) and not foreign[i]]
-    run_backend = [(e[1], e[1] + e[2]) for e in compiler_events if e[0] == f.run_backend_event]
-    pipelines: list[PipelineTime] = []
-    for name, a, b in spans:
-        depth = sum(1 for n2, a2, b2 in spans if a2 <= a and b <= b2 and (a2, b2) != (a, b))
-        in_backend = any(a2 <= a and b <= b2 for a2, b2 in run_backend)
-        pipelines.append(PipelineTime(name, (b - a) / 1e6, depth, a, in_backend))
-    pipelines.sort(key=lambda p: p.start_ns)
     changed = Counter((norm(s.pipeline), norm(s.pass_name)) for s in snapshots if s.changed)
     passes: dict[tuple[str, str], PassTime] = {}
     backend: dict[str, BackendPhase] = {}
-    kinds: list[str] = []  # "span", "phase", "pass", "" (left out), per event
-    for i, (name, start, dur) in enumerate(compiler_events):
-        par = parent[i]
+    kinds: list[str] = []  # "span", "phase", "wrapper", "pass", "nested", "" (left out), per event
+    for i, (name, start, dur) in enumerate(tree.events):
+        par = tree.parent[i]
         par_kind = kinds[par] if par is not None else "compile"
-        if foreign[i] or par_kind in ("pass", "nested"):
-            kinds.append("nested")
-            continue
-        if is_span(name):
-            kinds.append("span")
-            continue
-        if is_phase(name):
-            kinds.append("phase")
-            _add_phase(backend, name, dur, compile_thread)
-            continue
-        wraps = any(s[0] == name and start <= s[1] <= start + dur for s in spans)
-        if wraps:
-            kinds.append("wrapper")
-            continue
-        if par_kind != "span":
-            kinds.append("")
-            continue
-        kinds.append("pass")
-        pipeline = compiler_events[par][0][: -len(suffix)]
-        key = (pipeline, name)
-        if key not in passes:
-            passes[key] = PassTime(pipeline, name, 0.0, 0, changed.get((norm(pipeline), norm(name)), 0), start)
-        passes[key].ms += dur / 1e6
-        passes[key].count += 1
-    capture = CompileCapture([], pipelines, [], window[2] / 1e6, compile_thread)
-    codegen_windows = ([(e[1], e[1] + e[2]) for e in compiler_events if e[0] == f.codegen_window_event]
-                       if f.codegen_window_event else [(lo, hi)])
-    autotune_windows = [(a, b) for name, a, b in spans if f.autotune_pipeline and name == f.autotune_pipeline]
+        if tree.foreign[i] or par_kind in ("pass", "nested"):
+            kind = "nested"
+        elif tree.is_span(name):
+            kind = "span"
+        elif is_phase(name):
+            kind = "phase"
+            _add_phase(backend, name, dur, capture.compile_thread)
+        elif any(s[0] == name and start <= s[1] <= start + dur for s in tree.spans):
+            kind = "wrapper"
+        elif par_kind != "span" or par is None:
+            kind = ""
+        else:
+            kind = "pass"
+            pipeline = tree.events[par][0][: -len(tree.suffix)]
+            t = passes.setdefault((pipeline, name), PassTime(pipeline, name, 0.0, 0,
+                                                             changed.get((norm(pipeline), norm(name)), 0), start))
+            t.ms += dur / 1e6
+            t.count += 1
+        kinds.append(kind)
+    capture.pass_times = sorted(passes.values(), key=lambda p: p.first_ns)
+    return backend
+
+
+def _read_codegen(capture: CompileCapture, backend: dict[str, BackendPhase], lines: list[tuple[str, list[Event]]],
+                  tree: _CompileTree, f: BackendFacts, window: tuple[float, float]) -> None:
+    """The codegen lines' events inside the compile (inside ``codegen_window_event`` where the row names one):
+    backend phases of their thread, and the figures of the kernel compiles and the assembler (ptxas)."""
+    windows = ([(e[1], e[1] + e[2]) for e in tree.events if e[0] == f.codegen_window_event]
+               if f.codegen_window_event else [window])
     asm: list[tuple[float, float]] = []
     kernel_threads: set[str] = set()
     for name, events in lines:
-        if name == compile_line or f.codegen_line not in name:
-            continue
-        inside = [ev for ev in events if any(a <= ev[1] <= b for a, b in codegen_windows)
-                  and not ev[0].startswith(_BOOKKEEPING)]
-        for ev_name, start, dur in inside:
+        for ev_name, start, dur in events:
+            if ev_name.startswith(_BOOKKEEPING) or not any(a <= start <= b for a, b in windows):
+                continue
             _add_phase(backend, ev_name, dur, _thread_kind(name))
             if f.assembler_event and ev_name == f.assembler_event:
                 asm.append((start, start + dur))
@@ -343,41 +339,49 @@ def read_compile(source: str | os.PathLike | bytes, module: str, snapshots: list
                 capture.kernel_compile_ms += dur / 1e6
                 capture.n_kernel_compiles += 1
                 kernel_threads.add(name)
-        if autotune_windows:
-            _read_candidates(capture, events, autotune_windows, f)
     capture.threads = len(kernel_threads)
-    if f.codegen_window_event and any(e[0] == f.codegen_window_event for e in compiler_events):
-        capture.codegen_ms = sum(b - a for a, b in codegen_windows) / 1e6
-        capture.ptxas_wall_ms = sum(_union_ms(asm, a, b) for a, b in codegen_windows)
-    top_spans = [(a, b) for name, a, b in spans
-                 if not any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for _, a2, b2 in spans)]
-    for name, start, dur in compiler_events:
+    if f.codegen_window_event and any(e[0] == f.codegen_window_event for e in tree.events):
+        capture.codegen_ms = sum(b - a for a, b in windows) / 1e6
+        capture.ptxas_wall_ms = sum(_union_ms(asm, a, b) for a, b in windows)
+
+
+def _read_figures(capture: CompileCapture, tree: _CompileTree, f: BackendFacts) -> None:
+    """The compile line's figures: ``scheduling_event`` minus the top-level pipelines inside it, and the
+    ``transforms_event`` spans."""
+    top = tree.top_spans()
+    for name, start, dur in tree.events:
         if f.scheduling_event and name == f.scheduling_event:
-            inner = sum(b - a for a, b in top_spans if start <= a and b <= start + dur)
+            inner = sum(b - a for a, b in top if start <= a and b <= start + dur)
             capture.scheduling_ms += (dur - inner) / 1e6
-    transforms = [e for e in compiler_events if e[0].startswith("HLO Transforms:")]
+    transforms = [e for e in tree.events if f.transforms_event and e[0].startswith(f.transforms_event)]
     if transforms:
         capture.hlo_transforms_ms = sum(e[2] for e in transforms) / 1e6
-    if f.autotune_pipeline:
-        if autotune_windows:
-            capture.autotune_ms = sum(b - a for a, b in autotune_windows) / 1e6
-        capture.autotune_load_ms = sum(e[2] for e in compiler_events if e[0] in f.autotune_events) / 1e6
-        if f.device_plane_prefix and autotune_windows:
-            for dev in data.planes:
-                if not dev.name.startswith(f.device_plane_prefix):
-                    continue
-                for line in dev.lines:
-                    for e in line.events:
-                        if any(a <= e.start_ns <= b for a, b in autotune_windows):
-                            capture.device_events += 1
-                            capture.device_ms += e.duration_ns / 1e6
-    capture.pass_times = sorted(passes.values(), key=lambda p: p.first_ns)
-    capture.backend = list(backend.values())
-    return capture
 
 
-def _read_candidates(capture: CompileCapture, events: list[tuple[str, float, float]],
-                     windows: list[tuple[float, float]], f: BackendFacts) -> None:
+def _read_autotune(capture: CompileCapture, data: Any, lines: list[tuple[str, list[Event]]],
+                   tree: _CompileTree, f: BackendFacts) -> None:
+    """The autotuning phase, where the row names an autotuning pipeline: its spans, the result loading, the
+    candidates compiled and run on the codegen ``lines`` (:func:`_read_candidates`) and the device plane's events
+    inside its spans."""
+    if not f.autotune_pipeline:
+        return
+    windows = [(a, b) for name, a, b in tree.spans if name == f.autotune_pipeline]
+    capture.autotune_load_ms = sum(e[2] for e in tree.events if e[0] in f.autotune_events) / 1e6
+    if not windows:
+        return
+    capture.autotune_ms = sum(b - a for a, b in windows) / 1e6
+    for _, events in lines:
+        _read_candidates(capture, events, windows, f)
+    for dev in data.planes if f.device_plane_prefix else []:
+        if dev.name.startswith(f.device_plane_prefix):
+            for e in (e for line in dev.lines for e in line.events):
+                if any(a <= e.start_ns <= b for a, b in windows):
+                    capture.device_events += 1
+                    capture.device_ms += e.duration_ns / 1e6
+
+
+def _read_candidates(capture: CompileCapture, events: list[Event], windows: list[tuple[float, float]],
+                     f: BackendFacts) -> None:
     """Autotuning candidates on one compile-thread-pool line: ``autotune_candidate_event`` events inside the
     autotuning spans (the fusion: the module of a span ``"… (<fusion>)"`` inside the event) and executions
     ``"<fusion>:XLA GPU module"``."""
@@ -410,179 +414,3 @@ def rename_pipelines(snapshots: list[Snapshot], pipelines: list[PipelineTime]) -
     names = {norm(p.pipeline): p.pipeline for p in pipelines}
     for s in snapshots:
         s.pipeline = names.get(norm(s.pipeline), s.pipeline)
-
-
-# --------------------------------------------------------------------------------------- XLA:GPU dumps
-_THUNK_LINE = re.compile(r"^(\s*)(\d+): (\w+) \[[^\]]*\]\s*(.*)$")
-_LAUNCH = re.compile(r"^(\S+) grid: \[([^\]]*)\] threads: \[([^\]]*)\]\s*shared_memory: (\d+) bytes")
-_BACKEND_CONFIG = re.compile(r"^\s+(?:ROOT )?%?([\w.\-#]+) = .*?\bbackend_config=\{")
-
-
-def parse_thunk_sequence(text: str) -> list[Thunk]:
-    """XLA:GPU's ``thunk_sequence*.txt`` dump, one :class:`~app.core.passes.model.Thunk` per line
-    (``003: kCustomKernel [prev=002 (1)  | next=006 (3)] input_reduce_fusion_34 grid: [32, 1, 1] threads: [256, 1, 1]
-    shared_memory: 0 bytes``; nested lines, indented by 4, are a command buffer's)."""
-    out = []
-    for line in text.splitlines():
-        if not (m := _THUNK_LINE.match(line)):
-            continue
-        rest = m.group(4).strip()
-        t = Thunk(int(m.group(2)), m.group(3), rest.split(" ", 1)[0] if rest else "", len(m.group(1)) // 4,
-                  detail=rest)
-        if launch := _LAUNCH.match(rest):
-            t.name, t.shared_memory = launch.group(1), int(launch.group(4))
-            t.grid, t.threads = (",".join(x.strip() for x in launch.group(i).split(",")) for i in (2, 3))
-        out.append(t)
-    return out
-
-
-def backend_configs(text: str) -> dict[str, dict]:
-    """``{instruction: backend_config}`` of every instruction of an HLO text with a JSON ``backend_config``
-    (the brace-matched object after ``backend_config=``; unparsable ones left out)."""
-    out: dict[str, dict] = {}
-    decoder = json.JSONDecoder()
-    for line in text.splitlines():
-        if "backend_config={" not in line or not (m := _BACKEND_CONFIG.match(line)):
-            continue
-        try:
-            out[m.group(1)] = decoder.raw_decode(line, line.index("backend_config={") + len("backend_config="))[0]
-        except ValueError:
-            continue
-    return out
-
-
-def config_text(config: dict) -> tuple[str, str]:
-    """``(kind, summary)`` of one XLA:GPU ``backend_config``: a fusion's ``fusion_backend_config`` kind
-    (``__triton_nested_gemm_fusion``) with its block-level tiling (``"tile 64x16, 4 warps, 1 stage, 1 CTA"``) or
-    Triton gemm config (``block_m`` …), a cuBLAS call's ``selected_algorithm``; ``("", "")`` for neither."""
-    fusion = config.get("fusion_backend_config") or {}
-    if fusion:
-        kind = fusion.get("kind", "")
-        if block := fusion.get("block_level_fusion_config"):
-            tiles = " + ".join("x".join(str(s) for s in t.get("sizes", [])) or "scalar"
-                               for t in block.get("output_tiles", []))
-            parts = [f"tile {tiles}" if tiles else "", f"{block.get('num_warps', '?')} warps",
-                     f"{block.get('num_stages', '?')} stage{'s' if str(block.get('num_stages')) != '1' else ''}",
-                     f"{block.get('num_ctas', '?')} CTA"]
-            if block.get("is_tma_allowed"):
-                parts.append("TMA")
-            return kind, ", ".join(p for p in parts if p)
-        if gemm := fusion.get("triton_gemm_config"):
-            return kind, ", ".join(f"{k} {v}" for k, v in gemm.items())
-        if custom := fusion.get("custom_fusion_config"):
-            return kind, ", ".join(f"{k} {v}" for k, v in custom.items())
-        return kind, ""
-    if gemm := config.get("gemm_backend_config"):
-        if "selected_algorithm" in gemm:
-            return "cublas", f"algorithm {gemm['selected_algorithm']}"
-    if conv := config.get("cudnn_conv_backend_config"):
-        if algo := conv.get("algorithm"):
-            return "cudnn", f"algorithm {algo.get('algo_id', algo)}"
-    return "", ""
-
-
-def autotune_choices(before_text: str | None, final_text: str) -> list[AutotuneChoice]:
-    """The fusions and calls whose backend config the autotuner set: those of the optimized module whose config
-    differs from the one they had in ``before_config_assignment.txt`` (``before_text``; None: every one with a
-    tuned config, a cuBLAS algorithm or a Triton tiling), in text order."""
-    before = backend_configs(before_text) if before_text is not None else {}
-    out = []
-    for name, config in backend_configs(final_text).items():
-        kind, summary = config_text(config)
-        if not kind:
-            continue
-        if before_text is not None:
-            if name not in before or before[name] == config:
-                continue
-            old_kind = config_text(before[name])[0]
-        else:
-            old_kind = ""
-        out.append(AutotuneChoice(name, old_kind, kind, summary))
-    return out
-
-
-def parse_autotune_results(text: str) -> list[dict]:
-    """Entries of an ``autotune_results.pbtxt`` (``AutotuneResults`` text proto, ``version: 3``): one dict per
-    top-level ``results { … }`` block with its ``device`` and ``hlo`` strings (when present) and ``result``,
-    the rest of the block on one line."""
-    out = []
-    depth, current = 0, None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if depth == 0 and stripped.startswith("results {"):
-            current, depth = [], 1
-            continue
-        if current is None:
-            continue
-        depth += stripped.count("{") - stripped.count("}")
-        if depth <= 0:
-            body = " ".join(current)
-            entry: dict = {}
-            for key in ("device", "hlo"):
-                if m := re.search(rf'\b{key}: "((?:[^"\\]|\\.)*)"', body):
-                    entry[key] = m.group(1)
-            m = re.search(r"\bresult \{(.*)\}\s*$", body)
-            entry["result"] = (m.group(1) if m else body).strip()
-            out.append(entry)
-            current, depth = None, 0
-        else:
-            current.append(stripped)
-    return out
-
-
-def read_gpu_dumps(directory: str | os.PathLike, module: str, final: Snapshot | None,
-                   backend_facts: BackendFacts, fusion_ir: dict[str, FusionIR]) -> GpuCompile:
-    """XLA:GPU's own dump files of ``module`` in ``directory`` (names from ``backend_facts``): the thunk
-    sequences, ``autotune_results.pbtxt``, the autotuner's choices (``before_config_assignment.txt`` against the
-    optimized module ``final``), the compute capability of the optimized module's name (``sm_9.0a``), and how
-    many PTX files ``fusion_ir`` holds. Times come later from the capture (:func:`apply_capture`)."""
-    f = backend_facts
-    root = Path(directory)
-    names = sorted(p.name for p in root.iterdir() if p.is_file() and f".{module}." in p.name)
-
-    def find(suffix: str) -> Path | None:
-        hit = next((n for n in names if suffix and n.endswith(f".{module}.{suffix}")), None)
-        return root / hit if hit else None
-
-    def read(suffix: str) -> str | None:
-        path = find(suffix)
-        return path.read_text("utf-8", "replace") if path else None
-
-    results_path = find(f.autotune_results_dump)
-    autotune = Autotune(None, pipeline=f.autotune_pipeline, results_file=results_path.name if results_path else "",
-                        results=parse_autotune_results(results_path.read_text("utf-8", "replace"))
-                        if results_path else [])
-    if final is not None:
-        autotune.choices = autotune_choices(read(f.before_autotune_dump), final.text)
-    seqs = [parse_thunk_sequence(t) if (t := read(s)) is not None else [] for s in f.thunk_sequence_dumps]
-    seqs += [[] for _ in range(2 - len(seqs))]
-    arch = ""
-    if final is not None and (m := _FINAL_FILE.match(final.file)):
-        arch = m.group(4) or ""
-    configs = {}
-    if final is not None:
-        configs = {n: kc for n, c in backend_configs(final.text).items() if (kc := config_text(c))[0]}
-    return GpuCompile(autotune, seqs[0], seqs[1], kernel_ir_files=sum(1 for ir in fusion_ir.values() if ir.after_opt),
-                      arch=arch, final_configs=configs)
-
-
-def apply_capture(gpu: GpuCompile, capture: CompileCapture) -> None:
-    """Put a capture's XLA:GPU times (:class:`CompileCapture`) on ``gpu``: codegen, ptxas and kernel compiles,
-    the autotuning phase's ms, candidates and device events, and per choice its candidate compiles and runs."""
-    for name in ("hlo_transforms_ms", "codegen_ms", "ptxas_wall_ms", "ptxas_ms", "n_ptxas", "kernel_compile_ms",
-                 "n_kernel_compiles", "threads", "scheduling_ms"):
-        setattr(gpu, name, getattr(capture, name))
-    a = gpu.autotune
-    a.ms = None if capture.autotune_ms is None else capture.autotune_ms + capture.autotune_load_ms
-    a.load_ms = capture.autotune_load_ms
-    a.n_candidate_compiles, a.candidate_compile_ms = capture.n_candidate_compiles, capture.candidate_compile_ms
-    a.device_events, a.device_ms = capture.device_events, capture.device_ms
-    known = {c.fusion for c in a.choices}
-    for fusion in list(capture.candidates) + list(capture.runs):
-        if fusion not in known:  # candidates compiled and run, but the config it had before was kept
-            kind, summary = gpu.final_configs.get(fusion, ("", ""))
-            a.choices.append(AutotuneChoice(fusion, kind, kind, f"kept: {summary}" if summary else "kept"))
-            known.add(fusion)
-    for c in a.choices:
-        c.candidates, c.compile_ms = capture.candidates.get(c.fusion, [0, 0.0])
-        c.runs, c.run_ms = capture.runs.get(c.fusion, [0, 0.0])

@@ -8,9 +8,9 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from app.core.backends import CPU, GPU
+from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND, hlo_instructions
-from app.core.passes.model import PassPipeline, Snapshot
+from app.core.passes.model import CompileFigures, PassPipeline, Snapshot
 from app.core.passes.parse import norm
 
 
@@ -316,17 +316,19 @@ class Part:
 class CompileBreakdown:
     """``total_ms`` (the recording's ``compile()`` wall time; for opened dumps the capture's client compile)
     split into :class:`Part` s that add up to it; ``fusion_compile_ms`` / ``n_fusion_compiles``: the per-kernel
-    compile events named ``kernel_compile_event`` (``FusionCompiler::Compile`` on the CPU's codegen threads,
-    ``CompileSingleModule`` on XLA:GPU's compile thread pool), summed: concurrent with the parts, so not one of
-    them. ``ptxas_ms`` / ``n_ptxas``: XLA:GPU's ``PTX->CUBIN`` events summed the same way (0 elsewhere)."""
+    compile events named ``kernel_compile_event`` (the backend row's: ``FusionCompiler::Compile`` on the CPU's
+    codegen threads, ``CompileSingleModule`` on XLA:GPU's compile thread pool), summed: concurrent with the parts,
+    so not one of them. ``ptxas_ms`` / ``n_ptxas``: the row's ``assembler_event`` (XLA:GPU's ``PTX->CUBIN``)
+    summed the same way (0 without one)."""
 
     total_ms: float
     parts: list[Part]
     fusion_compile_ms: float
     n_fusion_compiles: int
-    kernel_compile_event: str = "FusionCompiler::Compile"
+    kernel_compile_event: str = ""
     ptxas_ms: float = 0.0
     n_ptxas: int = 0
+    assembler_event: str = ""
 
     def by_group(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -349,97 +351,74 @@ def _pipeline_parts(pipeline: PassPipeline, top: list) -> list[Part]:
     return parts
 
 
+def _backend_parts(pipeline: PassPipeline, row: BackendFacts) -> list[Part]:
+    """The parts inside the row's ``run_backend_event``: its ``breakdown_phases`` (the first event found of each),
+    then the capture's figures (:class:`~app.core.passes.model.CompileFigures`) of the events it names:
+    ``scheduling_event`` minus its pipelines, ``codegen_window_event`` while no ``assembler_event`` runs and
+    while one does."""
+    phase = {b.name: b.ms for b in pipeline.backend}
+    parts = [Part(label, next((phase[n] for n in names if n in phase), 0.0), "backend", names[0])
+             for label, names in row.breakdown_phases]
+    figures = pipeline.gpu or CompileFigures()
+    if row.scheduling_event:
+        parts.append(Part("scheduling", figures.scheduling_ms, "backend", f"{row.scheduling_event} minus its pipelines"))
+    if row.codegen_window_event:
+        codegen = figures.codegen_ms or 0.0
+        ptxas = min(figures.ptxas_wall_ms or 0.0, codegen)
+        parts.append(Part("codegen (LLVM IR, LLVM, PTX)", codegen - ptxas, "codegen",
+                          f"{row.codegen_window_event} while no {row.assembler_event} runs"))
+        if row.assembler_event:
+            parts.append(Part("ptxas", ptxas, "ptxas", f"{row.codegen_window_event} while a {row.assembler_event} runs"))
+    return parts
+
+
 def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
-    """The recording's compile time taken apart from its profiler events:
+    """The recording's compile time taken apart from its profiler events, by the names of its backend's row
+    (:mod:`app.core.backends`; every ms a profiler event's, wall time on the compiling thread unless said):
 
-    - ``HLO passes: <pipeline>``: each top-level pipeline span (``"<pipeline> (<module>)"``), those before
-      the backend and ``HLO passes after scheduling`` inside it;
-    - ``thunk emission``: ``ThunkEmitter::EmitEntryComputation`` (IR emission of every kernel);
-    - ``LLVM``: ``JitCompiler::Compile`` (LLVM optimization and machine code, the ``Codegen`` span);
-    - ``other backend``: the rest of ``CpuCompiler::RunBackend`` (buffer assignment, scheduling, …);
-    - ``other XLA``: the rest of the client compile (``CompileCpuExecutable``; ``PjRtCpuClient::Compile`` before
-      jax 0.11: :data:`app.core.backends.CPU`);
-    - ``outside XLA``: the compile call's wall time minus the client compile (JAX's Python side, dump writing).
+    - ``HLO passes: <pipeline>``: each top-level pipeline span (``"<pipeline> (<module>)"``) but the autotuner's,
+      those before the backend and those inside it (``HLO passes after scheduling``, XLA:GPU's post-scheduling);
+    - ``autotune``: the row's autotuning pipeline span (XLA:GPU's ``"config-assigner (<module>)"``: compiling
+      candidate configs on the thread pool and timing them on the GPU) plus its ``autotune_events``;
+    - the backend's parts (:func:`_backend_parts`): on the CPU ``thunk emission``
+      (``ThunkEmitter::EmitEntryComputation``) and ``LLVM`` (``JitCompiler::Compile``, the ``Codegen`` span); on
+      XLA:GPU ``scheduling`` (``ScheduleGpuModule`` minus its pipelines), ``codegen`` (``CompileModuleToLlvmIr``
+      while no ``PTX->CUBIN`` runs: LLVM IR emission, LLVM, PTX) and ``ptxas`` (while one runs on the pool);
+    - ``other backend``: the rest of the row's ``run_backend_event`` (``CpuCompiler::RunBackend``,
+      ``CompileToBackendResult``: buffer assignment, scheduling, …);
+    - ``other XLA``: the rest of the client compile (``client_compile_events``: ``CompileCpuExecutable``,
+      ``PjRtCApiClient::CompileAndLoad``: program serialization, invariant checkers, command-buffer conversion, …);
+    - ``outside XLA``: the compile call's wall time minus the client compile (JAX's Python side, dump writing; 0
+      for opened dumps).
 
-    The recording compiles with dumps on, so its times run somewhat above a plain first call's compile. An XLA:GPU
-    pipeline is split by :func:`gpu_compile_breakdown`; one opened without a capture has no parts."""
+    The recording compiles with dumps on, so its times run somewhat above a plain first call's compile; trace and
+    lower happen before the compile and are not in its capture. One opened without a capture has no parts."""
+    row = BACKENDS.get(pipeline.platform, CPU)
     if not pipeline.has_capture:
-        return CompileBreakdown(pipeline.compile_ms, [], 0.0, 0)
-    if pipeline.gpu is not None:
-        return gpu_compile_breakdown(pipeline)
-    phase = {b.name: b.ms for b in pipeline.backend}
-    count = {b.name: b.count for b in pipeline.backend}
+        return CompileBreakdown(pipeline.compile_ms, [], 0.0, 0, row.kernel_compile_event,
+                                assembler_event=row.assembler_event)
+    phase = {b.name: b for b in pipeline.backend}
     top = [p for p in pipeline.pipelines if p.depth == 0]
-    parts = _pipeline_parts(pipeline, top)
-    in_backend = sum(p.ms for p in top if p.in_backend)
-    outside_backend = sum(p.ms for p in top if not p.in_backend)
-    emit = phase.get("ThunkEmitter::EmitEntryComputation", 0.0)
-    llvm = phase.get("JitCompiler::Compile", phase.get("Codegen", 0.0))
-    run_backend = phase.get(CPU.run_backend_event, 0.0)
-    client_event = " / ".join(CPU.client_compile_events)
+    parts = _pipeline_parts(pipeline, [p for p in top if p.pipeline != row.autotune_pipeline])
+    if row.autotune_pipeline:
+        autotune = pipeline.gpu.autotune.ms if pipeline.gpu is not None else None
+        parts.append(Part("autotune", autotune or 0.0, "autotune",
+                          f'"{row.autotune_pipeline} ({pipeline.module})" span + {" + ".join(row.autotune_events)}'))
+    inside = _backend_parts(pipeline, row)
+    run_backend = phase[row.run_backend_event].ms if row.run_backend_event in phase else 0.0
+    in_backend = sum(p.ms for p in top if p.in_backend) + sum(p.ms for p in inside)
+    parts += [*inside, Part("other backend", max(run_backend - in_backend, 0.0), "backend",
+                            f"{row.run_backend_event} minus the above")]
     client = pipeline.client_compile_ms or 0.0
+    client_events = " / ".join(row.client_compile_events)
     parts += [
-        Part("thunk emission", emit, "backend", "ThunkEmitter::EmitEntryComputation"),
-        Part("LLVM", llvm, "backend", "JitCompiler::Compile"),
-        Part("other backend", max(run_backend - in_backend - emit - llvm, 0.0), "backend",
-             f"{CPU.run_backend_event} minus the above"),
-        Part("other XLA", max(client - run_backend - outside_backend, 0.0), "other",
-             f"{client_event} minus pipelines and backend"),
-        Part("outside XLA", max(pipeline.compile_ms - client, 0.0), "other",
-             f"compile() wall time minus {client_event}"),
+        Part("other XLA", max(client - sum(p.ms for p in parts), 0.0), "other", f"{client_events} minus the above"),
+        Part("outside XLA", max(pipeline.compile_ms - client, 0.0), "other", f"compile() wall time minus {client_events}"),
     ]
-    return CompileBreakdown(pipeline.compile_ms, parts, phase.get("FusionCompiler::Compile", 0.0),
-                            count.get("FusionCompiler::Compile", 0))
-
-
-def gpu_compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
-    """An XLA:GPU compile taken apart from its capture (:data:`app.core.backends.GPU`; every ms a profiler
-    event's, wall time on the compiling thread unless said):
-
-    - ``HLO passes: <pipeline>``: each top-level pipeline span but the autotuner's, those of ``OptimizeHloModule``
-      (the nvptx pipelines, ``fusion`` …) and those inside ``CompileToBackendResult`` (post-scheduling);
-    - ``autotune``: the autotuning pipeline's span (``"config-assigner (<module>)"``: compiling candidate configs
-      on the thread pool and timing them on the GPU) plus ``LoadAutotuneResultsFromFile``;
-    - ``scheduling``: ``ScheduleGpuModule`` minus the pipelines inside it;
-    - ``codegen``: ``CompileModuleToLlvmIr`` while no ``PTX->CUBIN`` runs (LLVM IR emission, LLVM, PTX);
-    - ``ptxas``: ``CompileModuleToLlvmIr`` while at least one ``PTX->CUBIN`` runs on the thread pool;
-    - ``other backend``: the rest of ``CompileToBackendResult``;
-    - ``other XLA``: the rest of the client compile (``PjRtCApiClient::CompileAndLoad``: program serialization,
-      invariant checkers between pipelines, command-buffer conversion, loading);
-    - ``outside XLA``: the compile call's wall time minus the client compile (0 for opened dumps).
-
-    Trace and lower happen before the compile and are not in its capture."""
-    gpu = pipeline.gpu
-    assert gpu is not None
-    phase = {b.name: b.ms for b in pipeline.backend}
-    top = [p for p in pipeline.pipelines if p.depth == 0]
-    tuner = GPU.autotune_pipeline
-    parts = _pipeline_parts(pipeline, [p for p in top if p.pipeline != tuner])
-    autotune = gpu.autotune.ms or 0.0
-    codegen = gpu.codegen_ms or 0.0
-    ptxas = min(gpu.ptxas_wall_ms or 0.0, codegen)
-    in_backend = sum(p.ms for p in top if p.in_backend)
-    backend = phase.get(GPU.run_backend_event, 0.0)
-    other_backend = max(backend - in_backend - gpu.scheduling_ms - codegen, 0.0)
-    client = pipeline.client_compile_ms or 0.0
-    parts += [
-        Part("autotune", autotune, "autotune",
-             f'"{tuner} ({pipeline.module})" span + {" + ".join(GPU.autotune_events)}'),
-        Part("scheduling", gpu.scheduling_ms, "backend", f"{GPU.scheduling_event} minus its pipelines"),
-        Part("codegen (LLVM IR, LLVM, PTX)", codegen - ptxas, "codegen",
-             f"{GPU.codegen_window_event} while no {GPU.assembler_event} runs"),
-        Part("ptxas", ptxas, "ptxas", f"{GPU.codegen_window_event} while a {GPU.assembler_event} runs"),
-        Part("other backend", other_backend, "backend", f"{GPU.run_backend_event} minus the above"),
-    ]
-    accounted = sum(p.ms for p in parts)
-    parts += [
-        Part("other XLA", max(client - accounted, 0.0), "other",
-             f"{' / '.join(GPU.client_compile_events)} minus the above"),
-        Part("outside XLA", max(pipeline.compile_ms - client, 0.0), "other",
-             f"compile() wall time minus {GPU.client_compile_events[0]}"),
-    ]
-    return CompileBreakdown(pipeline.compile_ms, parts, gpu.kernel_compile_ms, gpu.n_kernel_compiles,
-                            GPU.kernel_compile_event, gpu.ptxas_ms, gpu.n_ptxas)
+    kernels, asm = phase.get(row.kernel_compile_event), phase.get(row.assembler_event)
+    return CompileBreakdown(pipeline.compile_ms, parts, kernels.ms if kernels else 0.0, kernels.count if kernels else 0,
+                            row.kernel_compile_event, asm.ms if asm else 0.0, asm.count if asm else 0,
+                            row.assembler_event)
 
 
 def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
@@ -448,7 +427,7 @@ def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
     ``autotune`` (the backend row's autotuning pipeline, :mod:`app.core.backends`)."""
     rows: dict[str, dict] = {}
     tops = [p for p in pipeline.pipelines if p.depth == 0]
-    tuner = GPU.autotune_pipeline if pipeline.platform == "gpu" else ""
+    tuner = BACKENDS.get(pipeline.platform, CPU).autotune_pipeline
     for p in tops:
         row = rows.setdefault(p.pipeline, {"pipeline": p.pipeline, "ms": 0.0, "runs": 0, "passes": 0,
                                            "in_backend": p.in_backend, "autotune": p.pipeline == tuner})

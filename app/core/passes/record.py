@@ -40,7 +40,8 @@ from app.core.passes.model import KERNEL_IR_DUMPED, KERNEL_IR_NOT_REQUESTED, Pas
 #: Dump options passed to ``Lowered.compile(compiler_options=…)`` (XLA ``DebugOptions`` fields).
 DUMP_OPTIONS = dict(CPU.dump_options)
 #: Environment of the child that logs fusion decisions (tsl logging: ``tsl/platform/default/logging.cc``).
-FUSION_LOG_ENV = {"TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "cpu_instruction_fusion=2,instruction_fusion=2"}
+FUSION_LOG_ENV = {"TF_CPP_MIN_LOG_LEVEL": "0",
+                  "TF_CPP_VMODULE": ",".join(f"{module}=2" for module in CPU.fusion_log_modules)}
 CHILD_TIMEOUT_S = 300.0
 #: Children that compile with kernel-IR dumps before the recording goes on without kernel IR (each failed try
 #: costs ~0.7 s on a small MLP here).

@@ -1,5 +1,6 @@
 """Read a ``jax.profiler`` capture (an XSpace ``.xplane.pb``) into per-step op events; interval arithmetic
-over them; the machine's read bandwidth. No Qt; JAX imported only to read the capture.
+over them (the machine's bandwidth and peak FLOP/s are measured in :mod:`app.core.profile.probes`). No Qt; JAX
+imported only to read the capture.
 
 What a capture holds on XLA:CPU (jax 0.10.2): plane ``/host:CPU`` has one line per thread. Executed HLO ops
 are events on the runtime's threads (``tf_XLAPjRtCpuClient/<id>``, ``tf_XLAEigen/<id>``), one event per op,
@@ -27,11 +28,16 @@ import bisect
 import glob
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from app.core.backends import CPU
+from app.core.backends import BACKENDS, CPU, BackendFacts, facts
+
+# the roofline's measurements, read here by their older callers (bench/decode.py, the profile's tests)
+from app.core.profile.probes import read_bandwidth_gbs as read_bandwidth_gbs
+from app.core.profile.probes import read_device_bandwidth_gbs as read_device_bandwidth_gbs
+from app.core.profile.probes import read_device_peak_tflops as read_device_peak_tflops
 
 #: Name of the ``TraceAnnotation`` event that brackets one profiled step.
 STEP_ANNOTATION = "torchax_playground_step"
@@ -133,9 +139,9 @@ def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str
 
     Raises ``ValueError`` when the capture has no ``/host:CPU`` plane or no ``annotation`` events."""
     data = _profile_data(source)
-    prefix = device_prefix(data, platform)
-    if prefix is not None:
-        return _read_device(data, prefix, module, annotation)
+    row = device_backend(data, platform)
+    if row is not None:
+        return _read_device(data, row, module, annotation)
     plane = data.find_plane_with_name(CPU.host_plane)
     if plane is None:
         raise ValueError(f"The capture has no {CPU.host_plane!r} plane (not an XLA:CPU profile).")
@@ -157,28 +163,23 @@ def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str
     return _assign(module, steps, raw)
 
 
-def device_prefix(data: object, platform: str | None = None) -> str | None:
-    """The device plane prefix whose planes hold the ops of ``data`` (a ``jax.profiler.ProfileData``):
-    ``platform``'s (None for XLA:CPU), or, when ``platform`` is None, the first backend row's whose planes
-    have events (``/device:GPU:``), else None (ops on host threads)."""
-    from app.core.backends import BACKENDS, facts
-
+def device_backend(data: Any, platform: str | None = None) -> BackendFacts | None:
+    """The backend row whose device planes hold the ops of ``data`` (a ``jax.profiler.ProfileData``):
+    ``platform``'s (None for a row without device planes, XLA:CPU's), or, when ``platform`` is None, the first
+    row whose planes (``device_plane_prefix``: ``/device:GPU:``) have events, else None (ops on host threads)."""
     if platform is not None:
-        return facts(platform).device_plane_prefix
-    prefixes = [row.device_plane_prefix for row in BACKENDS.values() if row.device_plane_prefix]
+        row = facts(platform)
+        return row if row.device_plane_prefix else None
+    rows = [row for row in BACKENDS.values() if row.device_plane_prefix]
     for plane in data.planes:
-        if any(plane.name.startswith(p) for p in prefixes) and any(True for line in plane.lines for _ in line.events):
-            return next(p for p in prefixes if plane.name.startswith(p))
+        owner = next((r for r in rows if plane.name.startswith(r.device_plane_prefix or "")), None)
+        if owner is not None and any(True for line in plane.lines for _ in line.events):
+            return owner
     return None
 
 
 _STREAM = re.compile(r"^Stream #(\d+)\s*(?:\((.*)\))?$")
 _MEMCPY = re.compile(r"^Memcpy([A-Za-z0-9]+)$")
-#: Device plane prefix → the one line whose events are ops, where a device plane also holds lines of whole
-#: module runs or steps. A per-backend fact kept here, not in :mod:`app.core.backends` (owned elsewhere): the
-#: TPU entry is from public XProf descriptions of TPU planes (lines ``XLA Modules``, ``XLA Ops``, ``Steps``) and
-#: untested; a GPU plane has one line per stream, each of them kernels and memcpys (read from the H200 capture).
-DEVICE_OP_LINES: dict[str, str] = {"/device:TPU:": "XLA Ops"}
 #: Host spans shorter than this (ns) stay off the timeline's host track (reference counting, buffer holds).
 HOST_SPAN_MIN_NS = 1000.0
 
@@ -198,13 +199,15 @@ def memcpy_row(name: str) -> str | None:
     return f"memcpy {m.group(1)}" if m else None
 
 
-def _read_device(data: object, prefix: str, module: str, annotation: str) -> Capture:
-    """A device capture: kernels and memcpys on the planes named ``prefix`` + ordinal, steps and host spans
-    from the host plane (module docstring)."""
+def _read_device(data: Any, row: BackendFacts, module: str, annotation: str) -> Capture:
+    """A device capture: kernels and memcpys on the row's device planes (``device_plane_prefix`` + ordinal; of a
+    plane with lines of whole module runs too, its ``device_op_line`` only), steps and host spans from the host
+    plane (module docstring)."""
+    prefix = row.device_plane_prefix or ""
     windows: list[tuple[float, float]] = []
     host_raw: list[tuple[str, str, float, float]] = []
     for plane in data.planes:
-        if plane.name != CPU.host_plane:
+        if plane.name != row.host_plane:
             continue
         for line in plane.lines:
             events = sorted(line.events, key=lambda e: e.start_ns)
@@ -223,7 +226,7 @@ def _read_device(data: object, prefix: str, module: str, annotation: str) -> Cap
     notes = [f"Read {busy[0].name} only; {len(busy) - 1} other device plane(s) with events were left out "
              f"({', '.join(p.name for p in busy[1:4])}{'…' if len(busy) > 4 else ''})."] if len(busy) > 1 else []
     labels: dict[str, tuple[str, str, str]] = {}
-    only = DEVICE_OP_LINES.get(prefix)
+    only = row.device_op_line or None
     for plane in planes:
         for line in plane.lines:
             if only is not None and line.name != only:
@@ -341,92 +344,3 @@ def wall_shares(intervals: list[tuple[float, float]]) -> list[float]:
             for i in active:
                 out[i] += share
     return out
-
-
-# -------------------------------------------------------------------------------------- bandwidth
-_bandwidth_cache: dict[tuple[int, int], float] = {}
-
-
-def best_seconds(work: Callable[[], object], repeats: int) -> float:
-    """The shortest of ``repeats`` timed runs of ``work()`` in seconds (``time.perf_counter``): the figure every
-    bandwidth and throughput measurement here divides by."""
-    import time
-
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def read_bandwidth_gbs(n_bytes: int = 128 << 20, repeats: int = 3, cached: bool = True) -> float:
-    """Sustained memory read bandwidth in GB/s (1e9 bytes/s): the best of ``repeats`` sums of a float32
-    array of ``n_bytes`` (far larger than the CPU caches), split across one thread per core (NumPy releases
-    the GIL in large reductions); ``bench/decode.py`` calls it with 1 GiB. Memoised per process unless
-    ``cached`` is False (this machine's figure moves from week to week; compare within one run)."""
-    key = (n_bytes, repeats)
-    if cached and key in _bandwidth_cache:
-        return _bandwidth_cache[key]
-    from concurrent.futures import ThreadPoolExecutor
-
-    import numpy as np
-
-    workers = os.cpu_count() or 1
-    chunks = np.array_split(np.ones(n_bytes // 4, dtype=np.float32), workers)
-    with ThreadPoolExecutor(workers) as pool:
-        best = best_seconds(lambda: list(pool.map(np.sum, chunks)), repeats)
-    _bandwidth_cache[key] = n_bytes / best / 1e9
-    return _bandwidth_cache[key]
-
-
-_device_bandwidth_cache: dict[tuple[str, int, int], float] = {}
-
-
-def read_device_bandwidth_gbs(device: object = None, n_bytes: int = 1 << 30, repeats: int = 5,
-                              cached: bool = True) -> float:
-    """A device's memory bandwidth in GB/s (1e9 bytes/s), counted as bytes read plus bytes written: the best of
-    ``repeats`` timed runs of a jitted ``x + 1`` over a float32 array of ``n_bytes`` on ``device`` (a
-    ``jax.Device``; JAX's default device when None), after one warm-up run. Measured this way an H100 80GB
-    gives about 3.0 TB/s (CONTEXT: device copy 3.03 TB/s). Memoised per device and size unless ``cached`` is
-    False. The figure a device profile's roofline uses (the CPU's is :func:`read_bandwidth_gbs`)."""
-
-    import jax
-    import jax.numpy as jnp
-
-    device = device or jax.devices()[0]
-    key = (str(device), n_bytes, repeats)
-    if cached and key in _device_bandwidth_cache:
-        return _device_bandwidth_cache[key]
-    x = jax.device_put(jnp.ones(n_bytes // 4, dtype=jnp.float32), device)
-    add_one = jax.jit(lambda a: a + 1.0)
-    add_one(x).block_until_ready()  # warm-up: the compile
-    best = best_seconds(lambda: add_one(x).block_until_ready(), repeats)
-    _device_bandwidth_cache[key] = 2 * (n_bytes // 4) * 4 / best / 1e9
-    return _device_bandwidth_cache[key]
-
-
-_device_peak_cache: dict[tuple[str, int, str], float] = {}
-
-
-def read_device_peak_tflops(device: object = None, n: int = 8192, dtype: str = "bfloat16", repeats: int = 5,
-                            cached: bool = True) -> float:
-    """A device's matrix-multiply throughput in TFLOP/s (1e12 FLOP/s): the best of ``repeats`` timed runs of a
-    jitted ``(n, n) @ (n, n)`` in ``dtype`` on ``device`` (a ``jax.Device``; JAX's default when None), counted as
-    ``2 n³`` FLOPs (the usual GEMM count), after one warm-up run. The measured ceiling a device profile's
-    roofline compares each op's GFLOP/s with (datasheet peaks are higher: an H100 SXM lists 989 dense bf16
-    TFLOP/s). Memoised per device, size and dtype unless ``cached`` is False."""
-
-    import jax
-    import jax.numpy as jnp
-
-    device = device or jax.devices()[0]
-    key = (str(device), n, dtype)
-    if cached and key in _device_peak_cache:
-        return _device_peak_cache[key]
-    a = jax.device_put(jnp.ones((n, n), dtype=dtype), device)
-    matmul = jax.jit(lambda x: x @ x)
-    matmul(a).block_until_ready()  # warm-up: the compile
-    best = best_seconds(lambda: matmul(a).block_until_ready(), repeats)
-    _device_peak_cache[key] = 2.0 * n**3 / best / 1e12
-    return _device_peak_cache[key]

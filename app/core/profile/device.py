@@ -26,12 +26,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from app.core.backends import GPU
 from app.core.profile.capture import Capture, OpEvent
 from app.core.profile.hlo import NO_WORK, HloModuleInfo, HloOp
 
 #: The XLA flag (``XLA_FLAGS``) that turns command buffers (CUDA graphs) off: an empty list of command types
-#: (``DebugOptions.xla_gpu_enable_command_buffer``, read by XLA:GPU's command buffer conversion pass).
-COMMAND_BUFFER_FLAG = "--xla_gpu_enable_command_buffer="
+#: (``DebugOptions.xla_gpu_enable_command_buffer``, read by XLA:GPU's command buffer conversion pass; the GPU row's
+#: ``command_buffer_flag``).
+COMMAND_BUFFER_FLAG = GPU.command_buffer_flag
 _SUFFIX = re.compile(r"_(\d+)$")
 _COMMAND_BUFFER = re.compile(r"^command_buffer(?:_\d+)?$")
 

@@ -38,21 +38,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.backends import CPU, roofline_probes
 from app.core.errors import InvalidSettingsError, PlaygroundError
 from app.core.profile.attrib import attribute
 from app.core.profile.build import BY, aggregate, build_profile, loop_figures, split_loop_iterations
-from app.core.profile.capture import (
-    STEP_ANNOTATION,
-    find_xplane,
-    read_bandwidth_gbs,
-    read_capture,
-    read_device_bandwidth_gbs,
-    read_device_peak_tflops,
-)
+from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_capture
 from app.core.profile.columns import CSV_COLUMNS
 from app.core.profile.device import join_kernels
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
+from app.core.profile.probes import (
+    measure,
+    read_bandwidth_gbs,
+    read_device_bandwidth_gbs,
+    read_device_peak_tflops,
+)
 from app.core.units import csv_text
 
 if TYPE_CHECKING:
@@ -306,17 +306,10 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
     report(f"profiling {n_steps} {step} calls{each}")
     xplane = _trace(call, n_steps, log_dir or tempfile.mkdtemp(prefix="torchax-playground-profile-"))
     device = _device_of(call.compiled)
-    peak_tflops = None
-    if device is not None:
-        report(f"measuring the matmul throughput of {device}")
-        peak_tflops = read_device_peak_tflops(device)
+    bandwidth_probe, peak_probe = roofline_probes(getattr(device, "platform", CPU.platform))
+    peak_tflops = measure(peak_probe, device, report)
     if bandwidth_gbs is None:
-        if device is None:
-            report("measuring the memory read bandwidth")
-            bandwidth_gbs = read_bandwidth_gbs()
-        else:
-            report(f"measuring the memory bandwidth of {device}")
-            bandwidth_gbs = read_device_bandwidth_gbs(device)
+        bandwidth_gbs = measure(bandwidth_probe, device, report)
     report("reading the capture")
     profile = profile_from_capture(xplane, call.compiled.as_text(), call.source_map, bandwidth_gbs, step, label,
                                    peak_tflops=peak_tflops)
@@ -326,7 +319,7 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
 
 
 def _device_of(compiled: Any) -> Any:
-    """The accelerator (``jax.Device``) an executable runs on, or None on the CPU (or when unknown)."""
+    """The ``jax.Device`` an executable runs on (JAX's default device when it does not say; None without one)."""
     import jax
 
     try:
@@ -335,8 +328,7 @@ def _device_of(compiled: Any) -> Any:
     except Exception:  # an executable without shardings: JAX's default device
         devices = []
     devices = devices or jax.devices()[:1]
-    device = devices[0] if devices else None
-    return device if device is not None and device.platform != "cpu" else None
+    return devices[0] if devices else None
 
 
 def _xla_cost(compiled: Any) -> dict[str, float] | None:

@@ -12,6 +12,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
+from app.core.backends import BACKENDS
 from app.core.report.export import VERSIONED as PACKAGES  # the packages whose versions a session records
 
 
@@ -74,8 +75,10 @@ def machine_name(env: dict[str, Any]) -> str:
     kind, count = env.get("device_kind"), env.get("device_count")
     if kind is None or count is None:
         return f"CPU ({env.get('cpu_count') or '?'} cores)"
-    name = "CPU" if env.get("platform") == "cpu" or str(kind).lower() == "cpu" else str(kind)
-    return f"{name} × {count}"
+    # the backend row's name for its device (the CPU's), by the platform or a kind that is a platform's name
+    names = [row.device_name for key in (env.get("platform"), str(kind).lower())
+             if (row := BACKENDS.get(key or "")) is not None and row.device_name]
+    return f"{names[0] if names else kind} × {count}"
 
 
 def machine_label(env: dict[str, Any]) -> str:

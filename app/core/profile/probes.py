@@ -1,0 +1,117 @@
+"""How the roofline's figures are measured on this machine: the CPU's memory read bandwidth, a device's memory
+bandwidth and its matrix-multiply throughput, each the best of a few timed runs and memoised per process. A
+backend row names its probes (``bandwidth_probe``, ``peak_flops_probe`` of :mod:`app.core.backends`) by their keys
+in :data:`PROBES`. No Qt; JAX imported only to measure a device.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+_bandwidth_cache: dict[tuple[int, int], float] = {}
+
+
+def best_seconds(work: Callable[[], object], repeats: int) -> float:
+    """The shortest of ``repeats`` timed runs of ``work()`` in seconds (``time.perf_counter``): the figure every
+    bandwidth and throughput measurement here divides by."""
+    import time
+
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def read_bandwidth_gbs(n_bytes: int = 128 << 20, repeats: int = 3, cached: bool = True) -> float:
+    """Sustained memory read bandwidth in GB/s (1e9 bytes/s): the best of ``repeats`` sums of a float32
+    array of ``n_bytes`` (far larger than the CPU caches), split across one thread per core (NumPy releases
+    the GIL in large reductions); ``bench/decode.py`` calls it with 1 GiB. Memoised per process unless
+    ``cached`` is False (this machine's figure moves from week to week; compare within one run)."""
+    key = (n_bytes, repeats)
+    if cached and key in _bandwidth_cache:
+        return _bandwidth_cache[key]
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    workers = os.cpu_count() or 1
+    chunks = np.array_split(np.ones(n_bytes // 4, dtype=np.float32), workers)
+    with ThreadPoolExecutor(workers) as pool:
+        best = best_seconds(lambda: list(pool.map(np.sum, chunks)), repeats)
+    _bandwidth_cache[key] = n_bytes / best / 1e9
+    return _bandwidth_cache[key]
+
+
+_device_bandwidth_cache: dict[tuple[str, int, int], float] = {}
+
+
+def read_device_bandwidth_gbs(device: object = None, n_bytes: int = 1 << 30, repeats: int = 5,
+                              cached: bool = True) -> float:
+    """A device's memory bandwidth in GB/s (1e9 bytes/s), counted as bytes read plus bytes written: the best of
+    ``repeats`` timed runs of a jitted ``x + 1`` over a float32 array of ``n_bytes`` on ``device`` (a
+    ``jax.Device``; JAX's default device when None), after one warm-up run. Measured this way an H100 80GB
+    gives about 3.0 TB/s (CONTEXT: device copy 3.03 TB/s). Memoised per device and size unless ``cached`` is
+    False. The figure a device profile's roofline uses (the CPU's is :func:`read_bandwidth_gbs`)."""
+
+    import jax
+    import jax.numpy as jnp
+
+    device = device or jax.devices()[0]
+    key = (str(device), n_bytes, repeats)
+    if cached and key in _device_bandwidth_cache:
+        return _device_bandwidth_cache[key]
+    x = jax.device_put(jnp.ones(n_bytes // 4, dtype=jnp.float32), device)
+    add_one = jax.jit(lambda a: a + 1.0)
+    add_one(x).block_until_ready()  # warm-up: the compile
+    best = best_seconds(lambda: add_one(x).block_until_ready(), repeats)
+    _device_bandwidth_cache[key] = 2 * (n_bytes // 4) * 4 / best / 1e9
+    return _device_bandwidth_cache[key]
+
+
+_device_peak_cache: dict[tuple[str, int, str], float] = {}
+
+
+def read_device_peak_tflops(device: object = None, n: int = 8192, dtype: str = "bfloat16", repeats: int = 5,
+                            cached: bool = True) -> float:
+    """A device's matrix-multiply throughput in TFLOP/s (1e12 FLOP/s): the best of ``repeats`` timed runs of a
+    jitted ``(n, n) @ (n, n)`` in ``dtype`` on ``device`` (a ``jax.Device``; JAX's default when None), counted as
+    ``2 n³`` FLOPs (the usual GEMM count), after one warm-up run. The measured ceiling a device profile's
+    roofline compares each op's GFLOP/s with (datasheet peaks are higher: an H100 SXM lists 989 dense bf16
+    TFLOP/s). Memoised per device, size and dtype unless ``cached`` is False."""
+
+    import jax
+    import jax.numpy as jnp
+
+    device = device or jax.devices()[0]
+    key = (str(device), n, dtype)
+    if cached and key in _device_peak_cache:
+        return _device_peak_cache[key]
+    a = jax.device_put(jnp.ones((n, n), dtype=dtype), device)
+    matmul = jax.jit(lambda x: x @ x)
+    matmul(a).block_until_ready()  # warm-up: the compile
+    best = best_seconds(lambda: matmul(a).block_until_ready(), repeats)
+    _device_peak_cache[key] = 2.0 * n**3 / best / 1e12
+    return _device_peak_cache[key]
+
+
+#: The roofline's measurements by the names backend rows give them (``bandwidth_probe``, ``peak_flops_probe`` of
+#: :mod:`app.core.backends`): what a progress line says is measured, and how, of a ``jax.Device``.
+PROBES: dict[str, tuple[str, Callable[[Any], float]]] = {
+    "host read": ("the memory read bandwidth", lambda device: read_bandwidth_gbs()),
+    "device copy": ("the memory bandwidth of {device}", lambda device: read_device_bandwidth_gbs(device)),
+    "device matmul": ("the matmul throughput of {device}", lambda device: read_device_peak_tflops(device)),
+}
+
+
+def measure(probe: str, device: Any, report: Callable[[str], None]) -> float | None:
+    """The figure ``probe`` (a key of :data:`PROBES`, named by the device's backend row) of ``device``, after a
+    progress line through ``report``; None for no probe ("")."""
+    if not probe:
+        return None
+    what, run = PROBES[probe]
+    report(f"measuring {what.format(device=device)}")
+    return run(device)
