@@ -91,15 +91,15 @@ def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | No
 
 
 def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
+    from app.core.passes.lowered import lowered_for
     from app.core.programs.loader import load_program
-    from app.core.programs.runner import ProgramRunner
 
     target = argparse.Namespace(example=None, target=args.program)
     path, entry = program_target(target)
     prepared = load_program(path).prepare(entry, args.spec)
     label = f"{prepared.program.display_name}:{prepared.entry.name}"
     print(f"[passes] {label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
-    return label, ProgramRunner(prepared).lower()
+    return label, lowered_for(prepared)[1]
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -136,10 +136,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         pass
     if sides:
         return _compare(engine, args, sides, out, err)
-    step_ir = engine.ir.get((args.mode, args.step))
-    lowered = getattr(step_ir, "lowered", None)
-    if lowered is None:
-        raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
+    lowered = _step_lowered(engine, args.mode, args.step)
     print(f"[passes] recording {args.step} step{' with the fusion log (child process)' if args.fusion_log else ''}…",
           file=err, flush=True)
     t0 = time.perf_counter()
@@ -188,17 +185,29 @@ def print_kernel_ir(pipeline: Any, err: TextIO) -> None:
         print(f"[passes] {line}", file=err, flush=True)
 
 
+def _step_lowered(engine: Any, mode: str, step: str) -> Any:
+    """The ``Lowered`` of the engine's ``step`` compiled in ``mode`` (:func:`app.core.passes.lowered.lowered_for`);
+    raises :class:`InvalidSettingsError` when generation compiled no such step."""
+    from app.core.errors import InvalidSettingsError, PlaygroundError
+    from app.core.passes.lowered import lowered_for
+
+    try:
+        found, lowered = lowered_for(engine, step, mode)
+    except PlaygroundError:
+        found, lowered = "", None
+    if found != mode or lowered is None:
+        raise InvalidSettingsError(f"No {step} step was compiled (did generation stop at the prompt?).")
+    return lowered
+
+
 def _compare(engine: Any, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,
              err: TextIO) -> int:
-    from app.core.errors import InvalidSettingsError
     from app.core.passes.compare import compare_pipelines, flags_text
     from app.core.passes.record import record_pipeline
 
     recorded = []
     for label, step, options in sides:
-        lowered = getattr(engine.ir.get((args.mode, step)), "lowered", None)
-        if lowered is None:
-            raise InvalidSettingsError(f"No {step} step was compiled (did generation stop at the prompt?).")
+        lowered = _step_lowered(engine, args.mode, step)
         print(f"[passes] recording {label}{' with ' + flags_text(options) if options else ''}…", file=err, flush=True)
         recorded.append(record_pipeline(lowered, compiler_options=options))
     c = compare_pipelines(recorded[0], recorded[1], (sides[0][0], sides[1][0]), args.context)
