@@ -1,17 +1,28 @@
-"""Questions asked of a recorded :class:`~app.core.passes.model.PassPipeline`: the pass list, a diff of two
-snapshots, search across snapshots, one instruction's history, and the compile time taken apart. Pure
+"""Questions asked of a recorded :class:`~app.core.passes.model.PassPipeline`: the pass list, the pipeline runs
+and the compile time taken apart, here; a diff of two snapshots (:mod:`.diff`), search across snapshots and one
+instruction's history (:mod:`.history`) and the final module's fusions (:mod:`.fusions`), re-exported here. Pure
 Python over the recorded texts and figures (nothing is estimated: every ms is a profiler event's)."""
 
 from __future__ import annotations
 
-import difflib
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
-from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND, hlo_instructions
+from app.core.passes.diff import DiffHunk as DiffHunk
+from app.core.passes.diff import DiffLine as DiffLine
+from app.core.passes.diff import SnapshotDiff as SnapshotDiff
+from app.core.passes.diff import diff_snapshots as diff_snapshots
+from app.core.passes.diff import previous_snapshot as previous_snapshot
+from app.core.passes.fusions import FusionRow as FusionRow
+from app.core.passes.fusions import fusion_table as fusion_table
+from app.core.passes.history import HistoryEvent as HistoryEvent
+from app.core.passes.history import InstructionHistory as InstructionHistory
+from app.core.passes.history import SearchHit as SearchHit
+from app.core.passes.history import first_appearance as first_appearance
+from app.core.passes.history import instruction_history as instruction_history
+from app.core.passes.history import search as search
 from app.core.passes.model import CompileFigures, PassPipeline, Snapshot
-from app.core.passes.parse import norm
+from app.core.passes.names import norm
 
 
 # ------------------------------------------------------------------------------------------ pass list
@@ -34,269 +45,6 @@ def pass_rows(pipeline: PassPipeline) -> list[dict]:
             "n_fusions": snap.n_fusions if snap else None,
             "fusion_kinds": dict(snap.fusion_kinds) if snap else None,
         })
-    return rows
-
-
-# ----------------------------------------------------------------------------------------------- diff
-@dataclass
-class DiffLine:
-    """``tag``: ``" "`` unchanged, ``"-"`` only in the older text, ``"+"`` only in the newer; ``old`` / ``new``:
-    1-based line numbers in each text (None on the side the line is not in)."""
-
-    tag: str
-    old: int | None
-    new: int | None
-    text: str
-
-
-@dataclass
-class DiffHunk:
-    """A changed region with ``context`` unchanged lines around it; ``folded_before``: unchanged lines
-    between the previous hunk (or the start) and this one, hidden."""
-
-    old_start: int
-    old_len: int
-    new_start: int
-    new_len: int
-    lines: list[DiffLine]
-    folded_before: int
-
-    @property
-    def header(self) -> str:
-        return f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@"
-
-
-@dataclass
-class SnapshotDiff:
-    """Diff of ``old`` → ``new`` (snapshot labels): hunks, added/removed line counts, ``folded_after``
-    (unchanged lines after the last hunk)."""
-
-    old: str
-    new: str
-    hunks: list[DiffHunk]
-    added: int
-    removed: int
-    folded_after: int = 0
-
-    def unified(self) -> str:
-        """The diff as unified-diff text (``difflib.unified_diff`` layout)."""
-        out = [f"--- {self.old}", f"+++ {self.new}"]
-        for h in self.hunks:
-            out.append(h.header)
-            out.extend(f"{ln.tag}{ln.text}" for ln in h.lines)
-        return "\n".join(out) + "\n"
-
-
-def diff_snapshots(old: Snapshot, new: Snapshot, context: int = 3) -> SnapshotDiff:
-    """Line diff of two snapshots' HLO texts (``difflib.SequenceMatcher``, grouped with ``context`` lines)."""
-    a, b = old.text.splitlines(), new.text.splitlines()
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    hunks: list[DiffHunk] = []
-    added = removed = 0
-    shown_to = 0  # old lines up to here are shown or folded already
-    for group in matcher.get_grouped_opcodes(context):
-        i1, j1 = group[0][1], group[0][3]
-        i2, j2 = group[-1][2], group[-1][4]
-        lines: list[DiffLine] = []
-        for tag, a1, a2, b1, b2 in group:
-            if tag == "equal":
-                lines += [DiffLine(" ", a1 + k + 1, b1 + k + 1, a[a1 + k]) for k in range(a2 - a1)]
-                continue
-            if tag in ("replace", "delete"):
-                lines += [DiffLine("-", k + 1, None, a[k]) for k in range(a1, a2)]
-                removed += a2 - a1
-            if tag in ("replace", "insert"):
-                lines += [DiffLine("+", None, k + 1, b[k]) for k in range(b1, b2)]
-                added += b2 - b1
-        hunks.append(DiffHunk(i1 + 1, i2 - i1, j1 + 1, j2 - j1, lines, i1 - shown_to))
-        shown_to = i2
-    return SnapshotDiff(old.label, new.label, hunks, added, removed, len(a) - shown_to if hunks else len(a))
-
-
-def previous_snapshot(pipeline: PassPipeline, snapshot: Snapshot) -> Snapshot | None:
-    """The snapshot before ``snapshot`` in :meth:`PassPipeline.all_snapshots` order (None for the first)."""
-    snaps = pipeline.all_snapshots()
-    for i, s in enumerate(snaps):
-        if s is snapshot:
-            return snaps[i - 1] if i > 0 else None
-    return None
-
-
-# --------------------------------------------------------------------------------------------- search
-@dataclass
-class SearchHit:
-    """``snapshot`` (dump index), its label, the 1-based ``line`` and its text."""
-
-    snapshot: int
-    label: str
-    line: int
-    text: str
-
-
-def search(pipeline: PassPipeline, text: str, *, regex: bool = False, first_only: bool = True) -> list[SearchHit]:
-    """Lines containing ``text`` (a substring, or a regular expression with ``regex``) in every snapshot,
-    in pipeline order; with ``first_only`` one hit per snapshot (its first line). Raises ``re.error`` for a
-    bad expression."""
-    pattern = re.compile(text) if regex else None
-    hits = []
-    for s in pipeline.all_snapshots():
-        for i, line in enumerate(s.text.splitlines()):
-            if (pattern.search(line) if pattern else text in line):
-                hits.append(SearchHit(s.index, s.label, i + 1, line))
-                if first_only:
-                    break
-    return hits
-
-
-def _definition(text: str, name: str) -> tuple[int, str] | None:
-    define = re.compile(rf"^\s+(?:ROOT )?%?{re.escape(name)} = ")
-    for i, line in enumerate(text.splitlines()):
-        if define.match(line):
-            return i + 1, line
-    return None
-
-
-def first_appearance(pipeline: PassPipeline, name: str) -> SearchHit | None:
-    """Where instruction ``name`` (``fusion.12``, ``ynn_fusion.3``) is first defined: the first snapshot
-    whose text has a line ``%name = …``, and that line; None when no snapshot defines it."""
-    for s in pipeline.all_snapshots():
-        if found := _definition(s.text, name):
-            return SearchHit(s.index, s.label, found[0], found[1])
-    return None
-
-
-# -------------------------------------------------------------------------------------------- history
-@dataclass
-class HistoryEvent:
-    """What happened to an instruction at snapshot ``snapshot`` (its label; ``pass_name`` the pass that
-    wrote it): ``what`` is ``created``, ``opcode`` (changed), ``moved`` (into another computation, e.g. a
-    fused computation: ``detail`` names the computation and the fusion that calls it) or ``removed``."""
-
-    snapshot: int
-    label: str
-    pass_name: str
-    what: str
-    detail: str = ""
-
-
-@dataclass
-class InstructionHistory:
-    """An instruction's path through the pipeline; ``decisions``: fusion log entries naming it as producer
-    or consumer (empty without a fusion log)."""
-
-    name: str
-    events: list[HistoryEvent]
-    decisions: list = field(default_factory=list)
-
-    @property
-    def created_by(self) -> HistoryEvent | None:
-        return next((e for e in self.events if e.what == "created"), None)
-
-
-def _locate(text: str, name: str) -> tuple[str, str] | None:
-    """(opcode, computation) of instruction ``name`` in a module text, or None."""
-    lines = text.splitlines()
-    define = re.compile(rf"^\s+(?:ROOT )?%?{re.escape(name)} = ")
-    for i, line in enumerate(lines):
-        if define.match(line):
-            m = HLO_INSTRUCTION.match(line)
-            comp = ""
-            for j in range(i - 1, -1, -1):
-                if lines[j] and not lines[j][0].isspace() and lines[j].rstrip().endswith("{"):
-                    comp = lines[j].split(" ", 1)[0] if not lines[j].startswith("ENTRY") else "ENTRY"
-                    break
-            return (m.group(3) if m else ""), comp.lstrip("%")
-    return None
-
-
-def _caller(text: str, computation: str) -> str:
-    m = re.search(rf"^\s+(?:ROOT )?%?([\w.\-]+) = .*\bcalls=%?{re.escape(computation)}\b", text, re.M)
-    return m.group(1) if m else ""
-
-
-def instruction_history(pipeline: PassPipeline, name: str) -> InstructionHistory:
-    """Each snapshot where instruction ``name`` appears, changes opcode, moves to another computation (a
-    fusion absorbing it) or disappears, with the pass that wrote that snapshot; and the fusion decisions
-    about it."""
-    events: list[HistoryEvent] = []
-    prev: tuple[str, str] | None = None
-    for s in pipeline.all_snapshots():
-        if name not in s.text:
-            now = None
-        else:
-            now = _locate(s.text, name)
-        if now and not prev:
-            events.append(HistoryEvent(s.index, s.label, s.pass_name, "created", f"{now[0]} in {now[1]}"))
-        elif prev and not now:
-            events.append(HistoryEvent(s.index, s.label, s.pass_name, "removed"))
-        elif prev and now and now[0] != prev[0]:
-            events.append(HistoryEvent(s.index, s.label, s.pass_name, "opcode", f"{prev[0]} → {now[0]}"))
-        if prev and now and now[1] != prev[1]:
-            caller = _caller(s.text, now[1])
-            events.append(HistoryEvent(s.index, s.label, s.pass_name, "moved",
-                                       f"into {now[1]}" + (f" (called by {caller})" if caller else "")))
-        prev = now
-    decisions = [d for d in pipeline.fusion_log if name in (d.producer, d.consumer, d.fusion)]
-    return InstructionHistory(name, events, decisions)
-
-
-# ------------------------------------------------------------------------------------------- fusions
-@dataclass
-class FusionRow:
-    """One fusion instruction of the final module: ``name``, ``kind`` (``kLoop``, ``kCustom``, …),
-    ``created_in`` / ``created_by``: the label and pass of the first snapshot defining it (None if only the
-    final module does), ``absorbed``: ``(name, opcode, "file:line")`` of the instructions of its fused
-    computation (parameters left out; source from their metadata), ``source``: the fusion instruction's own
-    ``"file:line"`` ("" when XLA left it no metadata, as for some ``fusion-wrapper`` fusions), ``decisions``: the fusion log's
-    entries that went into it or were refused by it, ``has_llvm_ir``: its kernel's IR was dumped (LLVM IR on
-    the CPU, PTX on XLA:GPU). XLA:GPU only: ``config``: its backend config (``"__triton_nested_gemm_fusion: tile
-    64x16, 4 warps, 1 stage, 1 CTA"``, from the optimized module), ``autotuned``: the autotuner set or tried it."""
-
-    name: str
-    kind: str
-    created_in: str | None
-    created_by: str | None
-    absorbed: list[tuple[str, str, str]]
-    source: str
-    decisions: list
-    has_llvm_ir: bool
-    config: str = ""
-    autotuned: bool = False
-
-
-def fusion_table(pipeline: PassPipeline) -> list[FusionRow]:
-    """Every fusion of the final module, in text order, with where it came from (see :class:`FusionRow`).
-    Empty when the recording has no final module."""
-    if pipeline.final is None:
-        return []
-    text = pipeline.final.text
-    instructions = hlo_instructions(text)
-    inside: dict[str, list[tuple[str, str, str]]] = {}
-
-    def where(ins) -> str:
-        return f"{ins.file.rsplit('/', 1)[-1]}:{ins.line}" if ins.file else ""
-
-    for ins in instructions:
-        if ins.fusion and ins.opcode != "parameter":
-            inside.setdefault(ins.fusion, []).append((ins.name, ins.opcode, where(ins)))
-    lines = text.splitlines()
-    rows = []
-    for ins in instructions:
-        if ins.opcode != "fusion":
-            continue
-        kind = m.group(1) if (m := HLO_KIND.search(lines[ins.text_line - 1])) else ""
-        first = first_appearance(pipeline, ins.name)
-        created = None if first is None or first.snapshot == pipeline.final.index else first
-        by = pipeline.snapshot(created.snapshot).pass_name if created else None
-        decisions = [d for d in pipeline.fusion_log if ins.name in (d.fusion, d.consumer)]
-        row = FusionRow(ins.name, kind, created.label if created else None, by, inside.get(ins.name, []),
-                        where(ins), decisions, ins.name in pipeline.fusion_ir)
-        if pipeline.gpu is not None:
-            k, summary = pipeline.gpu.final_configs.get(ins.name, ("", ""))
-            row.config = f"{k}: {summary}" if summary else k
-            row.autotuned = any(c.fusion == ins.name for c in pipeline.gpu.autotune.choices)
-            row.has_llvm_ir = ins.name in pipeline.fusion_ir or ins.name.replace(".", "_") in pipeline.fusion_ir
-        rows.append(row)
     return rows
 
 

@@ -13,6 +13,7 @@ The convention (docs/your-own-code.md), light as a notebook cell:
   weights are extracted with ``torchax.extract_jax`` and passed as the first argument (``weights``), never
   closed over.
 
+Entry points are found by :mod:`app.core.programs.entries` (:class:`EntryPoint` is re-exported here).
 Source text is compiled with the program's file name (a real temporary file for editor text without one)
 and registered in :mod:`linecache`, so tracebacks, errors and the jaxpr's source lines name the user's file
 and line.
@@ -20,7 +21,6 @@ and line.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import itertools
 import linecache
@@ -33,40 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.programs.entries import EntryKind as EntryKind
+from app.core.programs.entries import EntryPoint, entry_point, find_entries, top_level_lines
 from app.core.programs.errors import ProgramError, ProgramStopped, program_error
 from app.core.programs.interrupt import stoppable
 from app.core.programs.specs import SpecError, describe, parse_spec, random_args
 
-EntryKind = Literal["function", "jit-function", "module"]
 Backend = Literal["jax", "torchax"]
 
 _counter = itertools.count()
 _scratch: str | None = None
-
-
-@dataclass
-class EntryPoint:
-    """One entry point of a program.
-
-    ``name``: its name in the file; ``kind``: ``"function"``, ``"jit-function"`` (already ``jax.jit``-wrapped)
-    or ``"module"`` (a ``torch.nn.Module`` instance); ``obj``: the object itself; ``line``: 1-based line where
-    it is defined or assigned (0 when unknown); ``doc``: first line of its docstring; ``args_function``: the
-    name of the function giving its example arguments (``"f_args"``, ``"example_args"``) or ``""`` when an
-    argument spec is needed; ``static_argnums`` / ``donate_argnums``: from a jit wrapper (user argument
-    indices)."""
-
-    name: str
-    kind: EntryKind
-    obj: Any = field(repr=False)
-    line: int = 0
-    doc: str = ""
-    args_function: str = ""
-    static_argnums: tuple[int, ...] = ()
-    donate_argnums: tuple[int, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return self.name
 
 
 @dataclass
@@ -161,7 +137,7 @@ class Program:
         if name not in self.entries:
             # any function or module of the file can be named, even when not discovered as an entry point
             obj = vars(self.module).get(name)
-            found = _entry(name, obj, self.path, _top_level_lines(self.source), vars(self.module)) \
+            found = entry_point(name, obj, self.path, top_level_lines(self.source), vars(self.module)) \
                 if obj is not None and not name.startswith("__") else None
             if found is not None:
                 return found
@@ -206,11 +182,6 @@ def _unpack_args(raw: Any, static: tuple, donate: tuple) -> tuple[tuple, tuple, 
     if isinstance(raw, tuple):
         return raw, static, donate
     return (raw,), static, donate
-
-
-def _is_torch_module(obj: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(obj, torch.nn.Module)
 
 
 def _has_tensors(tree: Any) -> bool:
@@ -316,24 +287,7 @@ def load_program(path: str | os.PathLike | None = None, source: str | None = Non
     """
     if path is None and source is None:
         raise ValueError("load_program needs a path or source text")
-    edited = False
-    if path is not None:
-        path = os.path.abspath(os.fspath(path))
-        if source is not None:  # the editor's text of a file: differs from the file on disk when edited
-            try:
-                edited = Path(path).read_text(encoding="utf-8") != source
-            except OSError:
-                edited = False
-        if source is None:
-            try:
-                source = Path(path).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ProgramError(f"Cannot read {path}: {exc.strerror or exc}.", error_type=type(exc).__name__,
-                                   stage="load") from None
-    else:
-        path = editor_path(name)
-        Path(path).write_text(source or "", encoding="utf-8")
-    assert source is not None
+    path, source, edited = _source_of(path, source, name)
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     shown = f"{os.path.basename(path)} (edited, not saved)" if edited else ""
     try:
@@ -361,83 +315,31 @@ def load_program(path: str | os.PathLike | None = None, source: str | None = Non
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
     program = Program(path, source, module, {}, os.path.basename(path))
-    program.entries = _find_entries(module, path, source)
+    program.entries = find_entries(module, path, source)
     return program
 
 
-def _top_level_lines(source: str) -> dict[str, int]:
-    lines: dict[str, int] = {}
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return lines
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            lines.setdefault(node.name, node.lineno)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    lines.setdefault(t.id, node.lineno)
-    return lines
-
-
-def _is_jit(obj: Any) -> bool:
-    return callable(obj) and hasattr(obj, "__wrapped__") and hasattr(obj, "lower") and hasattr(obj, "trace")
-
-
-def _entry(name: str, obj: Any, path: str, lines: dict[str, int], namespace: dict) -> EntryPoint | None:
-    if _is_torch_module(obj):
-        kind: EntryKind = "module"
-        doc = (type(obj).__doc__ or "").strip()
-    elif _is_jit(obj):
-        kind = "jit-function"
-        doc = (obj.__wrapped__.__doc__ or "").strip()
-    elif isinstance(obj, types.FunctionType):
-        kind = "function"
-        doc = (obj.__doc__ or "").strip()
+def _source_of(path: str | os.PathLike | None, source: str | None, name: str) -> tuple[str, str, bool]:
+    """``(path, source, edited)`` of :func:`load_program`'s arguments: the absolute file the code is compiled
+    from (:func:`editor_path` for text without a file, written there), its text (the file's when ``source`` is
+    None) and whether that text differs from the file on disk. Raises :class:`ProgramError` for an unreadable
+    file."""
+    edited = False
+    if path is not None:
+        path = os.path.abspath(os.fspath(path))
+        if source is not None:  # the editor's text of a file: differs from the file on disk when edited
+            try:
+                edited = Path(path).read_text(encoding="utf-8") != source
+            except OSError:
+                edited = False
+        if source is None:
+            try:
+                source = Path(path).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ProgramError(f"Cannot read {path}: {exc.strerror or exc}.", error_type=type(exc).__name__,
+                                   stage="load") from None
     else:
-        return None
-    static, donate = (), ()
-    info = getattr(obj, "_jit_info", None)
-    if kind == "jit-function" and info is not None:
-        static = tuple(getattr(info, "static_argnums", ()) or ())
-        donate = tuple(getattr(info, "donate_argnums", ()) or ())
-    args_fn = f"{name}_args" if callable(namespace.get(f"{name}_args")) else (
-        "example_args" if callable(namespace.get("example_args")) else "")
-    return EntryPoint(name, kind, obj, lines.get(name, 0), doc.splitlines()[0] if doc else "", args_fn,
-                      static, donate)
-
-
-def _defined_here(obj: Any, path: str) -> bool:
-    fn = obj.__wrapped__ if _is_jit(obj) else obj
-    code = getattr(fn, "__code__", None)
-    return code is not None and code.co_filename == path
-
-
-def _find_entries(module: types.ModuleType, path: str, source: str) -> dict[str, EntryPoint]:
-    ns = vars(module)
-    lines = _top_level_lines(source)
-    listed = ns.get("ENTRY_POINTS")
-    if listed is not None:
-        names = [listed] if isinstance(listed, str) else list(listed)
-        missing = [n for n in names if n not in ns]
-        if missing:
-            raise ProgramError(f"ENTRY_POINTS names {', '.join(map(repr, missing))}, not defined in the file.",
-                               error_type="NameError", file=path, line=lines.get("ENTRY_POINTS", 0), stage="load")
-    else:
-        names = [n[: -len("_args")] for n in ns if n.endswith("_args") and n != "example_args"
-                 and not n.startswith("_") and n[: -len("_args")] in ns]
-        if not names:
-            names = [n for n, v in ns.items() if not n.startswith("_") and n != "example_args" and not n.endswith("_args")
-                     and (_is_torch_module(v) or (callable(v) and not isinstance(v, type) and _defined_here(v, path)))]
-    entries = {}
-    for n in names:
-        e = _entry(n, ns[n], path, lines, ns)
-        if e is None:
-            raise ProgramError(f"Entry point {n!r} is a {type(ns[n]).__name__}, not a function or nn.Module.",
-                               error_type="TypeError", file=path, line=lines.get(n, 0), stage="load")
-        entries[n] = e
-    if listed is not None:
-        return entries
-    return dict(sorted(entries.items(), key=lambda kv: (kv[1].line or 10**9)))
+        path = editor_path(name)
+        Path(path).write_text(source or "", encoding="utf-8")
+    assert source is not None
+    return path, source, edited
