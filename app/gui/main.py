@@ -31,12 +31,14 @@ def configure_application(app) -> None:
         app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, end: bool = True) -> int:
     """Create the QApplication, show the window on ``--model`` (else the remembered or built-in model).
 
     ``--devices N`` simulates N CPU devices for the device panel's mesh (set before JAX starts; no effect
-    once it has). Unrecognised arguments are passed to Qt (e.g. ``-platform offscreen``). Returns the
-    exit code.
+    once it has). Unrecognised arguments are passed to Qt (e.g. ``-platform offscreen``). With ``end`` (the
+    app's entry point) the process ends when the window closes (:func:`end_process`: this call does not
+    return); ``end=False`` (a caller that goes on, such as a test) waits for the compute thread and returns
+    the exit code.
     """
     args, qt_args = parse_args(argv)
 
@@ -63,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         timer.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    end_process(window.compute, code)  # does not return
+    if end:
+        end_process(window.compute, code)  # does not return
+    window.compute.shutdown()
+    window.deleteLater()  # the window is closed: free it (and its widgets' timers) on this thread
     return code
 
 

@@ -204,7 +204,7 @@ def test_gui_main_opens_the_window_and_quits_cleanly(qtbot, qapp, config_dir, gu
     QTimer.singleShot(100, close_when_loaded)
     old_style = qapp.styleSheet()
     try:
-        assert gui.main(["--model", gui_model]) == 0
+        assert gui.main(["--model", gui_model], end=False) == 0  # end=True would end this (the test) process
     finally:
         qapp.setStyleSheet(old_style)
     assert seen == [gui_model]

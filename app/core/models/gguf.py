@@ -273,6 +273,8 @@ def _reporting(bar: Iterable[Any], what: str, noun: str, report: Callable[[str],
     ``" · about T s left"`` once a tenth of the loop has run (the loop's own rate so far: items differ in size,
     so it is an estimate)."""
     total, last, start = getattr(bar, "total", None), 0.0, time.perf_counter()
+    if not isinstance(total, int):  # transformers' EmptyTqdm (progress bars turned off) answers any attribute
+        total = None
     for i, item in enumerate(bar, 1):
         if i == 1 or i == total or time.perf_counter() - last >= 0.25:
             last = time.perf_counter()
