@@ -1,4 +1,5 @@
-"""The engine: a loaded model, its JAX weights, compiled steps, and the streamed generation loop.
+"""The engine: a loaded model, its JAX weights, compiled steps, and the streamed generation (its decode loop:
+:mod:`app.core.engine.loop`; loading and conversion to JAX: :mod:`app.core.engine.load`).
 
 Use from a script, the CLI or the GUI's worker thread (all calls of one engine on one thread)::
 
@@ -11,33 +12,22 @@ spike vanishes on the second Run.
 
 An engine runs on one :class:`app.core.engine.device.Device` (``load_engine(..., device="gpu")``; default: JAX's
 default backend): its JAX weights and caches live on that platform's first device, the PyTorch module on the
-matching torch device (``cuda:0`` on a GPU), and every :class:`CallRecord` names the device that ran the call.
+matching torch device (``cuda:0`` on a GPU), and every :class:`app.core.events.CallRecord` names the device that ran the call.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
-from dataclasses import replace
 from typing import Any
 
 from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
-from app.core.engine.detok import IncrementalDetokenizer
 from app.core.engine.device import Device, resolve_device, use_as_default
-from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError, UnsupportedModelError
-from app.core.events import (
-    CallRecord,
-    Event,
-    FinishedEvent,
-    IREvent,
-    PhaseEvent,
-    PromptEvent,
-    Summary,
-    TokenEvent,
-)
+from app.core.engine.load import load_torch, on_device, phase, place, to_jax
+from app.core.engine.loop import decode_loop, raise_friendly
+from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError
+from app.core.events import Event, PhaseEvent, PromptEvent
 from app.core.models.facts import eos_ids, warnings_for
-from app.core.models.sources import LoadedModel, ModelSpec, load_model, parse_model
+from app.core.models.sources import LoadedModel, ModelSpec, parse_model
 from app.core.runtime.compiled_step import CompiledStep
 from app.core.settings import GenerationSettings
 
@@ -65,17 +55,11 @@ def load_engine(
     placed = device if isinstance(device, Device) else resolve_device(device)
     spec = model if isinstance(model, ModelSpec) else parse_model(model, dtype)
     emit = on_event or (lambda e: None)
-    emit(PhaseEvent("loading", True, spec.label))
-    t0 = time.perf_counter()
-    init_device = placed.torch_device if placed.torch_device not in (None, "cpu") else None
-    loaded = load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)), init_device=init_device)
-    emit(PhaseEvent("loading", False, spec.label, (time.perf_counter() - t0) * 1000))
+    loaded = load_torch(spec, placed, emit)
     use_as_default(placed)
     engine = Engine(loaded, placed)
-    emit(PhaseEvent("converting", True, "weights to JAX arrays"))
-    t0 = time.perf_counter()
-    engine.jax_state()
-    emit(PhaseEvent("converting", False, "weights to JAX arrays", (time.perf_counter() - t0) * 1000))
+    with phase(emit, "converting", "weights to JAX arrays"):
+        engine.jax_state()
     return engine
 
 
@@ -161,39 +145,19 @@ class Engine:
 
         ``weights`` is a dict of jax arrays keyed by parameter name; ``fn(weights, args, kwargs)`` runs the
         module on jax arrays. Weights are passed as arguments, never closed over (a closure would embed them
-        as constants in the lowered module)."""
+        as constants in the lowered module): :func:`app.core.engine.load.to_jax`."""
         if self._jax is None:
-            import torchax
-
-            with self.on_device():
-                weights, fn = torchax.extract_jax(self.model)
-            self._jax = (self._place(weights), fn)
+            self._jax = to_jax(self.model, self.device)
         return self._jax
 
     def on_device(self) -> Any:
         """A context in which new JAX arrays land on this engine's device (``jax.default_device``), and torch
         factory functions on its torch device (``torch.device``); nothing changes on the default device."""
-        if self.device.is_default and self.device.torch_device in (None, "cpu"):
-            return nullcontext()
-        import contextlib
-
-        import jax
-        import torch
-
-        stack = contextlib.ExitStack()
-        if not self.device.is_default:
-            stack.enter_context(jax.default_device(self.device.jax_device))
-        if self.device.torch_device not in (None, "cpu"):
-            stack.enter_context(torch.device(self.device.torch_device))
-        return stack
+        return on_device(self.device)
 
     def _place(self, tree: Any) -> Any:
         """``tree``'s jax arrays committed to this engine's JAX device (as they are on the default device)."""
-        if self.device.is_default:
-            return tree
-        import jax
-
-        return jax.device_put(tree, self.device.jax_device)
+        return place(tree, self.device)
 
     def device_label(self, mode: str) -> str:
         """The device that runs ``mode`` on this engine, as records show it (``"cpu"``,
@@ -396,85 +360,9 @@ class Engine:
                 room = max_cache_len - len(prompt_ids) + 1  # the prefill's token, then one per free position
                 cap = room if room < settings.max_new_tokens else None
                 yield PromptEvent(text, len(prompt_ids), chat, max_cache_len, settings.max_new_tokens, cap)
-                yield from self._loop(mode, prompt_ids, settings, max_cache_len, should_stop, chat)
+                yield from decode_loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat)
             except Exception as exc:
-                _raise_friendly(exc)
+                raise_friendly(exc)
                 raise
             finally:
                 mode.finish()
-
-    def _loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat=False) -> Iterator[Event]:
-        detok = IncrementalDetokenizer(self.tokenizer)
-        records: list[CallRecord] = []
-        t_start = time.perf_counter()
-        ttft_ms = None
-        position = len(prompt_ids)
-        reason = "max_new_tokens"
-        captured: set[tuple[str, str]] = set()
-        step_gen, kind = mode.prefill(prompt_ids), "prefill"
-        while True:
-            result = yield from step_gen
-            record = _record(len(records), kind, settings.mode, result, self.mesh_label,
-                             self.device_label(settings.mode))
-            records.append(record)
-            yield record
-            if result.capture_ir is not None:
-                yield from self._capture_ir(settings, kind, result, captured)
-            text = detok.push(result.token)
-            elapsed_ms = (time.perf_counter() - t_start) * 1000
-            if ttft_ms is None:
-                ttft_ms = elapsed_ms
-            yield TokenEvent(len(detok.ids) - 1, result.token, text, record.index, elapsed_ms)
-            if settings.stop_at_eos and chat and result.token in self.turn_end_ids:
-                reason = "end_of_turn"
-                break
-            if settings.stop_at_eos and result.token in self.eos_ids:
-                reason = "eos"
-                break
-            if len(detok.ids) >= settings.max_new_tokens:
-                break
-            if should_stop():
-                reason = "stopped"
-                break
-            if position >= max_cache_len:
-                reason = "cache_full"
-                break
-            step_gen, kind = mode.decode(result.token, position), "decode"
-            position += 1
-        mode.finish()  # before the summary: a loop running ahead on the device (jit-loop) stops now
-        total_ms = (time.perf_counter() - t_start) * 1000
-        summary = Summary.from_records(settings.mode, records, len(detok.ids), ttft_ms, total_ms)
-        text = self.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-        yield FinishedEvent(reason, summary, list(detok.ids), text)
-
-    def _capture_ir(
-        self, settings: GenerationSettings, kind: str, result: Any, captured: set[tuple[str, str]]
-    ) -> Iterator[IREvent]:
-        """IR of the first compile of each step kind in a run (jit-dynamic compiles every decode step: one
-        decode IR is enough), built after the call's timing was taken."""
-        key = (settings.mode, kind)
-        if not settings.capture_ir or key in captured:
-            return
-        captured.add(key)
-        step_ir = result.capture_ir()
-        self.ir[key] = step_ir
-        yield IREvent(kind, settings.mode, step_ir.plain())
-
-
-def _record(index: int, kind: str, mode: str, result: Any, mesh: str, device: str = "") -> CallRecord:
-    """The mode's timing record of one call, completed with the loop's bookkeeping."""
-    return replace(
-        result.record, index=index, step=kind, mode=mode, input_shapes=result.input_shapes,
-        wall_ms=result.wall_ms, timestamp=time.time(), mesh=mesh, device=device,
-    )
-
-
-def _raise_friendly(exc: BaseException) -> None:
-    """Turn torchax's ``OperatorNotFound`` into :class:`UnsupportedModelError` naming the ATen op."""
-    if type(exc).__name__ == "OperatorNotFound":
-        from app.core.modes.catalog import REFERENCE_MODE
-
-        raise UnsupportedModelError(
-            f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in '{REFERENCE_MODE}' mode, or "
-            "register a lowering with torchax.ops.ops_registry."
-        ) from exc

@@ -1,200 +1,40 @@
 """The session model: the window's run state in one Qt-free object that views subscribe to.
 
 Like napari's ``components/`` models (plain Python state with events), :class:`Session` owns the load
-queue, the run or race in progress and its lanes, the runs kept for the latency plot, the live figures
-(computed once, from the same fields as :class:`app.core.events.Summary`), the compilation-cache state and
-the last error. User intents (:meth:`Session.run`, :meth:`Session.race`, …) become typed requests handed
-to ``submit`` (the compute worker); the worker's answers come back through :meth:`Session.apply`. Views
-connect to the declared signals of :attr:`Session.events` (:class:`SessionEvents`) and never keep run state of their own.
+queue, the run or race in progress, the compilation-cache state and the last error; its base
+(:class:`app.core.session.run_list.RunList`) the runs kept for the latency plot and their live figures
+(:mod:`app.core.session.figures`). User intents (:meth:`Session.run`, :meth:`Session.race`, …) become typed
+requests handed to ``submit`` (the compute worker); the worker's answers come back through :meth:`Session.apply`.
+Views connect to the declared signals of :attr:`Session.events` (:mod:`app.core.session.events_group`) and
+never keep run state of their own.
 
 Everything here runs on the thread that calls it (the GUI thread in the window).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from psygnal import Signal, SignalGroup
-
-from app.core.events import (
-    CallRecord,
-    FinishedEvent,
-    IREvent,
-    LaneEvent,
-    PhaseEvent,
-    PromptEvent,
-    Summary,
-    TokenEvent,
-    steady_decode_ms,
-)
-from app.core.profile.columns import profile_summary
-from app.core.race import summary_rows
-from app.core.report.text import cap_note
+from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PhaseEvent, PromptEvent, TokenEvent
+from app.core.session import figures
 from app.core.session import requests as rq
+from app.core.session.events_group import SessionEvents
+from app.core.session.figures import LiveFigures, program_line
+from app.core.session.run_list import RunList
+from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
 from app.core.settings import GenerationSettings
 
-#: Runs kept for the latency plot and the exports (oldest dropped first).
-MAX_RUNS = 5
+__all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
 
 
-@dataclass(frozen=True)
-class ReplayRequest:
-    """The :attr:`Session.active` request while a recorded run is replayed (never sent to the worker):
-    the window is busy and a run waits, as during a live run."""
-
-    label: str
-
-
-@dataclass
-class RunState:
-    """One run on the plot (a single run, or one lane of a race).
-
-    ``label`` e.g. ``"run 3 · jit-static"``; ``race`` the race it belongs to (None for a single run);
-    ``run_id`` its number in the session (3 here), by which views keep its drawings;
-    ``records`` its call records; ``tokens`` its token events; ``finished`` once it ends; ``program``: the
-    entry point's name for a run of the user's program (``""`` for a model run)."""
-
-    label: str
-    mode: str
-    race: int | None = None
-    run_id: int = 0
-    records: list[CallRecord] = field(default_factory=list)
-    tokens: list[TokenEvent] = field(default_factory=list)
-    prompt: PromptEvent | None = None
-    finished: FinishedEvent | None = None
-    #: Where a run opened from a session file was recorded (``"recorded on CPU × 1 · jax 0.10.2 ·
-    #: 2026-11-25"``); "" for a run of this window.
-    origin: str = ""
-    #: A recorded run streamed at its recorded pace (Demo ▸ Replay session).
-    replay: bool = False
-    program: str = ""
-
-    @property
-    def n_compiles(self) -> int:
-        return sum(1 for r in self.records if r.compiled)
-
-
-@dataclass(frozen=True)
-class LiveFigures:
-    """The stats strip's figures. While a run streams: ``ttft_ms`` is the first token's ``elapsed_ms``
-    (the same clock as :attr:`Summary.ttft_ms`), ``live_tokens_per_s`` the rate since the first token; once it
-    ends, the :class:`Summary` values themselves (decode tokens/s when there was a steady decode)."""
-
-    ttft_ms: float | None = None
-    live_tokens_per_s: float | None = None
-    n_tokens: int = 0
-    n_compiles: int = 0
-    steady_ms: float | None = None
-    #: A program run (``RunState.program``): ``ttft_ms`` is its first call's wall time, ``steady_ms`` the
-    #: median of its calls that did not compile, ``n_calls`` its calls.
-    program: bool = False
-    n_calls: int = 0
-
-    @staticmethod
-    def of(run: RunState) -> LiveFigures:
-        if run.program:
-            recs = run.records
-            steady = [r.wall_ms for r in recs if not r.compiled]
-            return LiveFigures(recs[0].wall_ms if recs else None, None, 0, sum(1 for r in recs if r.compiled),
-                               statistics.median(steady) if steady else None, True, len(recs))
-        if run.finished is not None:
-            s = run.finished.summary
-            return LiveFigures(s.ttft_ms, s.decode_tokens_per_s or s.overall_tokens_per_s, s.n_tokens, s.n_compiles,
-                               s.steady_decode_ms)
-        toks = run.tokens
-        rate = None
-        if len(toks) > 1 and toks[-1].elapsed_ms > toks[0].elapsed_ms:
-            rate = (len(toks) - 1) / ((toks[-1].elapsed_ms - toks[0].elapsed_ms) / 1000)
-        ttft = toks[0].elapsed_ms if toks else None
-        return LiveFigures(ttft, rate, len(toks), run.n_compiles, steady_decode_ms(run.records))
-
-
-def program_line(run: RunState) -> str:
-    """One line about a finished program run: ``run 2 · jit · selu: 10 calls · first call 61.2 ms · steady call
-    12.1 ms · 1 compile``."""
-    from app.core.units import ms
-
-    s = run.finished.summary
-    steady = f" · steady call {ms(s.steady_decode_ms)}" if s.steady_decode_ms is not None else ""
-    ended = {"stopped": " (stopped)", "error": " (error)"}.get(run.finished.reason, "")
-    return (f"{run.label}: {s.n_calls} call{'s' if s.n_calls != 1 else ''}{ended} · first call {ms(s.ttft_ms)}"
-            f"{steady} · {s.n_compiles} compile{'s' if s.n_compiles != 1 else ''}")
-
-
-class SessionEvents(SignalGroup):
-    """The session's signals, declared and typed (``psygnal``, the signal library napari's models use:
-    https://psygnal.readthedocs.io): a reader, a type checker and an IDE see every signal and its arguments.
-    Arguments are plain data; every signal is emitted on the thread that calls the session (the GUI thread
-    in the window). Connect with ``session.events.<name>.connect(callback)``.
-    """
-
-    #: A model starts loading: its name.
-    loadStarted = Signal(str)
-    #: A model finished loading.
-    modelLoaded = Signal(rq.ModelLoaded)
-    #: The compute worker became busy (True) or idle (False).
-    busyChanged = Signal(bool)
-    #: A run starts (also once per race lane).
-    runStarted = Signal(RunState)
-    #: The prompt as the model sees it (chat template applied).
-    prompt = Signal(PromptEvent)
-    #: New call records of the run in progress (a batch).
-    records = Signal(list)
-    #: New token events of the run in progress (a batch).
-    tokens = Signal(list)
-    #: The stats strip's figures changed.
-    figures = Signal(LiveFigures)
-    #: A phase starts or ends (loading, tracing, compiling, …).
-    phase = Signal(PhaseEvent)
-    #: The IR of a newly compiled step.
-    ir = Signal(IREvent)
-    #: A run (or lane) ended.
-    runFinished = Signal(RunState)
-    #: Rows of :func:`app.core.race.summary_rows` for the race or run in progress.
-    raceSummary = Signal(list)
-    #: The worker is idle again: a message saying what finished.
-    idle = Signal(str)
-    #: A request failed.
-    error = Signal(rq.RequestFailed)
-    #: A message to show without failing anything.
-    notice = Signal(str)
-    #: A step's source map: ``(step, SourceMap)``.
-    sourceMap = Signal(str, object)
-    #: A measured profile.
-    profile = Signal(rq.ProfileReady)
-    #: A recorded pass pipeline (the Passes tab).
-    passes = Signal(rq.PassesReady)
-    #: A step's collectives: ``(step, list[Collective])``.
-    collectives = Signal(str, list)
-    #: The devices present (list of device descriptions).
-    devices = Signal(list)
-    #: the JAX platforms this machine has (``["cpu", "gpu"]``) and the one the engine runs on
-    platforms = Signal(list, str)
-    #: The mesh changed.
-    mesh = Signal(rq.MeshChanged)
-    #: The compilation caches' state.
-    cache = Signal(rq.CacheInfo)
-    #: A status-bar message.
-    status = Signal(str)
-    #: The compute thread is finishing a run abandoned during a compile (True), or is free again (False).
-    background = Signal(bool)
-    #: Session files read on the compute thread (:meth:`Session.open_sessions`), or the first bad file's error.
-    sessionsRead = Signal(rq.SessionsRead)
-    #: The user's program loaded (its entry points, the one run).
-    programLoaded = Signal(rq.ProgramLoaded)
-    #: An error in the user's program, at its line (sent before the request's ``error``).
-    programFailed = Signal(rq.ProgramFailed)
-
-
-class Session:
-    """State of one window's session. ``submit(request)`` sends a request to the compute worker."""
+class Session(RunList):
+    """State of one window's session. ``submit(request)`` sends a request to the compute worker; the runs and
+    the signals are its base's (:class:`app.core.session.run_list.RunList`)."""
 
     def __init__(self, submit: Callable[[rq.Request], None]) -> None:
+        super().__init__()
         self.submit = submit
-        self.events = SessionEvents()
         self.loaded: rq.ModelLoaded | None = None
         self.load_queue: list[rq.LoadRequest] = []
         #: the JAX platform runs go to (``""``: JAX's default backend) and what the compute thread reported
@@ -203,7 +43,6 @@ class Session:
         self.platform = ""
         self.pending: rq.Request | None = None  # a run or race waiting for its model to load
         self.active: rq.Request | None = None  # the run or race executing on the worker
-        self.runs: list[RunState] = []
         self.last_error: rq.RequestFailed | None = None
         self.last_profile: rq.ProfileReady | None = None
         self.last_passes: rq.PassesReady | None = None
@@ -211,60 +50,15 @@ class Session:
         self.last_origin = ""
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
-        self.max_runs = MAX_RUNS  # runs kept (outside a race); see set_max_runs
-        self._n_runs = 0
-        self._race_id = 0
-        self._race_modes: tuple[str, ...] = ()
         self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
         #: A run or race stopped during a compile (:meth:`abandon`) that the compute thread is still finishing;
         #: its events are dropped until its RequestDone arrives.
         self.background: rq.Request | None = None
-        self._keep = 0  # runs kept at least (recorded runs opened together), until the next live run
-        self._program_entry = ""  # the entry point of the program running (from its ProgramLoaded)
-        self._program_first_run = 0  # runs after this number belong to the program request running
-
-    def set_max_runs(self, n: int) -> None:
-        """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
-        newest race always stay together). Raises ValueError for ``n < 1``."""
-        if n < 1:
-            raise ValueError(f"max_runs must be >= 1, got {n}")
-        self.max_runs = n
-        self._retain()
-
-    def _retain(self) -> list[RunState]:
-        """Drop the oldest runs beyond :attr:`max_runs` and say which went (status). The one retention rule of
-        the window: the plot, the race table and the exports show :attr:`runs`. Never dropped: a lane of the
-        newest race, and the recorded runs of the session files opened last (:attr:`_keep` of them) — replays
-        go first, so replaying a recorded race again and again never pushes the recording off the plot (issue 29,
-        flaw 4: a later replay lost the torch lane, the next said "Nothing to replay"). Returns the runs dropped."""
-        newest_race = self.runs[-1].race if self.runs else None
-        recorded = [r for r in self.runs if r.origin and not r.replay][-self._keep:] if self._keep else []
-        protected = {id(r) for r in self.runs if newest_race is not None and r.race == newest_race}
-        protected |= {id(r) for r in recorded}
-        if self.runs:  # the run just started (a replay included) is never the one dropped
-            protected.add(id(self.runs[-1]))
-        cap = max(self.max_runs, len(protected))
-        excess = len(self.runs) - cap
-        if excess <= 0:
-            return []
-        replays = [r for r in self.runs if r.replay and id(r) not in protected]
-        others = [r for r in self.runs if not r.replay and id(r) not in protected]
-        victims = {id(r) for r in (replays + others)[:excess]}
-        dropped = [r for r in self.runs if id(r) in victims]
-        self.runs[:] = [r for r in self.runs if id(r) not in victims]
-        self.events.status.emit(
-            f"Runs on the plot: {cap} at most, so {', '.join(r.label for r in dropped)} left the plot "
-            "(plot menu ▸ Runs on the plot)")
-        return dropped
 
     def clear_runs(self) -> None:
         """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""
         if not self.running:
             self.runs.clear()
-
-    def disconnect_all(self) -> None:
-        """Drop every subscriber (a closing window calls it: no reference cycle outlives it)."""
-        self.events = SessionEvents()
 
     # -- queries ----------------------------------------------------------------------------------------
     @property
@@ -284,21 +78,6 @@ class Session:
     @property
     def racing(self) -> bool:
         return isinstance(self.active or self.pending, rq.RaceRequest)
-
-    @property
-    def current(self) -> RunState | None:
-        return self.runs[-1] if self.runs else None
-
-    def figures(self) -> LiveFigures:
-        return LiveFigures.of(self.current) if self.current else LiveFigures()
-
-    def race_rows(self) -> list[dict[str, Any]]:
-        """Summary rows of the finished lanes of the newest race (or of the newest run)."""
-        run = self.current
-        if run is None:
-            return []
-        lanes = [r for r in self.runs if r.race == run.race] if run.race is not None else [run]
-        return summary_rows({r.mode: r.finished for r in lanes if r.finished is not None})
 
     # -- intents (from the user) ------------------------------------------------------------------------
     def load(self, model: str, dtype: str = "float32") -> bool:
@@ -374,11 +153,7 @@ class Session:
             self._busy_changed()
             self.submit(request)
             return
-        if isinstance(request, rq.RaceRequest):
-            self._race_id += 1
-            self._race_modes = request.modes
-        else:
-            self._new_run(request.settings.mode, None)
+        self._begin_runs(request)
         self.events.status.emit("Running…" if isinstance(request, rq.RunRequest) else "Racing…")
         self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
@@ -390,17 +165,9 @@ class Session:
         user's program's entry point (no model needed); refused (False) while busy or with no model."""
         if self.busy or (self.loaded is None and program is None):
             return False
-        from app.core.modes.catalog import MODE_NAMES, mode_info
-
-        run = self.current
-        mode = (run.mode if program is None and run is not None and not run.program and not run.origin
-                and run.mode in MODE_NAMES and mode_info(run.mode).profilable else "")
-        self.active = request = rq.ProfileRequest(prompt, step, n_steps, program, mode)
-        self._busy_changed()
+        mode = self.profilable_mode() if program is None else ""
         what = f"calls of {program.entry or program.name}" if program is not None else f"{step} steps"
-        self.events.status.emit(f"Profiling {n_steps} {what}…")
-        self.submit(request)
-        return True
+        return self._send(rq.ProfileRequest(prompt, step, n_steps, program, mode), f"Profiling {n_steps} {what}…")
 
     def open_capture(self, path: str, hlo: str = "") -> bool:
         """Open a profiler capture (with its optimized HLO text ``hlo``; ``""``: the one beside it) or a folder
@@ -408,11 +175,7 @@ class Session:
         needed); refused (False) while busy."""
         if self.busy:
             return False
-        self.active = request = rq.CaptureRequest(path, hlo)
-        self._busy_changed()
-        self.events.status.emit(f"Opening {path}…")
-        self.submit(request)
-        return True
+        return self._send(rq.CaptureRequest(path, hlo), f"Opening {path}…")
 
     def open_sessions(self, paths: list[str]) -> bool:
         """Read session files on the compute thread (no JAX is started for it) and answer with
@@ -420,10 +183,7 @@ class Session:
         refused (False) while busy."""
         if self.busy or not paths:
             return False
-        self.active = request = rq.OpenSessionsRequest(tuple(str(p) for p in paths))
-        self._busy_changed()
-        self.submit(request)
-        return True
+        return self._send(rq.OpenSessionsRequest(tuple(str(p) for p in paths)))
 
     def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "",
                program: rq.ProgramRequest | None = None) -> bool:
@@ -435,11 +195,16 @@ class Session:
             return False
         if program is not None:
             step = program.entry or "program"
-        self.active = request = rq.PassesRequest(step, fusion_log, mode, xla_flags, program)
         self.last_error = None
+        return self._send(rq.PassesRequest(step, fusion_log, mode, xla_flags, program),
+                          f"Recording XLA's passes of the {step} step" + (" with the fusion log…" if fusion_log else "…"))
+
+    def _send(self, request: rq.Request, status: str = "") -> bool:
+        """Make ``request`` the active one and send it to the compute thread, saying ``status`` (if any)."""
+        self.active = request
         self._busy_changed()
-        self.events.status.emit(f"Recording XLA's passes of the {step} step"
-                                + (" with the fusion log…" if fusion_log else "…"))
+        if status:
+            self.events.status.emit(status)
         self.submit(request)
         return True
 
@@ -490,26 +255,7 @@ class Session:
         self._busy_changed()
         return True
 
-    def _end_stopped(self, run: RunState | None) -> None:
-        """End ``run`` as ``stopped`` with what it has (no-op when it finished)."""
-        if run is None or run.finished is not None:
-            return
-        tokens = run.tokens
-        total_ms = tokens[-1].elapsed_ms if tokens else sum(r.wall_ms for r in run.records)
-        summary = Summary.from_records(run.mode, run.records, len(tokens),
-                                       tokens[0].elapsed_ms if tokens else None, total_ms)
-        run.finished = FinishedEvent("stopped", summary, [t.token_id for t in tokens],
-                                     "".join(t.text for t in tokens))
-        self.events.figures.emit(self.figures())
-        self.events.runFinished.emit(run)
-        self.events.raceSummary.emit(self.race_rows())
-
     # -- recorded runs (session files) ------------------------------------------------------------------
-    def new_race_id(self) -> int:
-        """A fresh race number (the lanes of a recorded race are shown as one race)."""
-        self._race_id += 1
-        return self._race_id
-
     def begin_recorded(self, label: str, mode: str, origin: str, race: int | None = None, replay: bool = False,
                        keep: int = 1) -> RunState | None:
         """Start showing a recorded run (from a session file): a new run in :attr:`runs` named ``label``,
@@ -523,13 +269,7 @@ class Session:
         if replay:
             self.active = ReplayRequest(label)
             self._busy_changed()
-        self._n_runs += 1
-        run = RunState(label, mode, race, run_id=self._n_runs, origin=origin, replay=replay)
-        self.runs.append(run)
-        self._retain()
-        self.events.runStarted.emit(run)
-        self.events.figures.emit(self.figures())
-        return run
+        return self._new_run(mode, race, label=label, origin=origin, replay=replay)
 
     def end_recorded(self, run: RunState, message: str = "") -> None:
         """The recorded run ``run`` is shown (or its replay ended or was stopped: it ends as ``stopped``
@@ -553,29 +293,7 @@ class Session:
             self.background = None
             self.events.background.emit(False)
             self.events.status.emit("The compute thread is free.")
-        records: list[CallRecord] = []
-        tokens: list[TokenEvent] = []
-        for event in events:
-            if isinstance(event, CallRecord) and self.current is not None:
-                self.current.records.append(event)
-                records.append(event)
-            elif isinstance(event, TokenEvent) and self.current is not None:
-                self.current.tokens.append(event)
-                tokens.append(event)
-            else:
-                self._flush(records, tokens)
-                self.apply(event)
-        self._flush(records, tokens)
-
-    def _flush(self, records: list[CallRecord], tokens: list[TokenEvent]) -> None:
-        if records:
-            self.events.records.emit(list(records))
-        if tokens:
-            self.events.tokens.emit(list(tokens))
-        if records or tokens:
-            self.events.figures.emit(self.figures())
-        records.clear()
-        tokens.clear()
+        self._stream(events, self.apply)
 
     def _handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -622,10 +340,6 @@ class Session:
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
 
-    def _on_program_loaded(self, event: rq.ProgramLoaded) -> None:
-        self._program_entry = event.entry
-        self.events.programLoaded.emit(event)
-
     def _on_profile(self, event: rq.ProfileReady) -> None:
         self.last_profile = event
         self.last_origin = event.origin or self.last_origin
@@ -646,16 +360,10 @@ class Session:
         if self.last_error is not None and self.last_error.request is request:
             return ""
         if isinstance(request, rq.PassesRequest):
-            ready = self.last_passes
-            if ready is None or ready.request is not request:
-                return "Pass recording stopped."
-            p = ready.pipeline
-            return (f"Recorded {ready.mode} · {ready.step}: {len(p.snapshots)} snapshots, {len(ready.rows)} passes, "
-                    f"compile {ready.breakdown['total_ms']:,.0f} ms, in {ready.seconds:.1f} s")
+            return figures.passes_done(request, self.last_passes)
         if isinstance(request, rq.CaptureRequest):
             origin, self.last_origin = self.last_origin, ""
-            return f"Opened {origin}: shown in the {'Passes' if origin.startswith('dumps') else 'Profile'} tab" \
-                if origin else ""
+            return figures.capture_done(origin)
         if isinstance(request, rq.ProgramRequest) and request.trace_only:
             entry = self._program_entry or request.entry or "the program"
             return f"Traced {entry} as you type: jaxpr, StableHLO and HLO updated (Ctrl+Enter runs and times it)."
@@ -663,59 +371,17 @@ class Session:
             return "; ".join(program_line(r) for r in self.runs if r.program and r.finished is not None
                              and r.run_id > self._program_first_run) or "Stopped before the first call ended."
         if isinstance(request, rq.ProfileRequest):
-            p = self.last_profile.profile if self.last_profile is not None else None
-            if p is None or p.step != request.step:
-                return ""
-            return f"Profiled {p.n_steps} {p.step} steps: {profile_summary(p)}"
+            return figures.profile_done(request, self.last_profile)
         if isinstance(request, rq.RaceRequest):
-            rows = self.race_rows()
-            done = [r["mode"] for r in rows if r["reason"] != "stopped"]
-            stopped = [r["mode"] for r in rows if r["reason"] == "stopped"]
-            steady = [r for r in rows if r["steady_ms_per_token"] and r["mode"] in done]
-            best = min(steady, key=lambda r: r["steady_ms_per_token"], default=None)
-            tail = (f" · fastest steady decode: {best['mode']} ({best['steady_ms_per_token']:.2f} ms/token)"
-                    if best and len(done) > 1 else "")
-            if stopped or len(rows) < len(request.modes):
-                untouched = [m for m in request.modes if m not in done + stopped]
-                return (f"Race stopped: finished {', '.join(done) or 'none'}"
-                        + (f"; stopped {', '.join(stopped)}" if stopped else "")
-                        + (f"; not run {', '.join(untouched)}" if untouched else "") + tail)
-            return f"Race done: {', '.join(done)}{tail}"
+            return figures.race_done(self.race_rows(), request.modes)
         return ""
 
     def _on_lane(self, event: LaneEvent) -> None:
         request = self.active
         if isinstance(request, rq.ProgramRequest):  # a program's run (one of two for jit vs no-jit, sweeps)
-            if event.index == 0:
-                self._program_first_run = self._n_runs
-                if event.n_lanes > 1:
-                    self._race_id += 1
-            run = self._new_run(event.mode, self._race_id if event.n_lanes > 1 else None,
-                                program=self._program_entry or request.entry or "program")
-            if event.n_lanes > 1:
-                self.events.status.emit(f"Run {event.index + 1}/{event.n_lanes}: {run.label}…")
-            return
-        self._new_run(event.mode, self._race_id)
-        asked = getattr(getattr(self.active, "settings", None), "max_new_tokens", None)
-        capped = (f" (capped at {event.max_new_tokens} tokens: the Demo kit's eager tokens)"
-                  if asked is not None and event.max_new_tokens < asked else "")
-        self.events.status.emit(f"Race {event.index + 1}/{event.n_lanes}: {event.mode}{capped}…")
-
-    def _on_prompt(self, event: PromptEvent) -> None:
-        if self.current is not None:
-            self.current.prompt = event
-            self.events.prompt.emit(event)
-            if note := cap_note(event):  # a cap says so when it applies
-                self.events.notice.emit(note)
-
-    def _on_finished(self, event: FinishedEvent) -> None:
-        run = self.current
-        if run is None:
-            return
-        run.finished = event
-        self.events.figures.emit(self.figures())
-        self.events.runFinished.emit(run)
-        self.events.raceSummary.emit(self.race_rows())
+            self._program_lane(event, self._program_entry or request.entry or "program")
+        else:
+            self._race_lane(event, getattr(getattr(request, "settings", None), "max_new_tokens", None))
 
     def _on_mesh(self, event: rq.MeshChanged) -> None:
         self.mesh = event.label
@@ -724,16 +390,6 @@ class Session:
     def _on_cache(self, event: rq.CacheInfo) -> None:
         self.cache_info = event
         self.events.cache.emit(event)
-
-    def _new_run(self, mode: str, race: int | None, program: str = "") -> RunState:
-        self._n_runs += 1
-        label = f"run {self._n_runs} · {mode}" + (f" · {program}" if program else "")
-        run = RunState(label, mode, race, run_id=self._n_runs, program=program)
-        self.runs.append(run)  # earlier runs stay (a race's lanes beside them) unless the cap forces them out
-        self._retain()
-        self.events.runStarted.emit(run)
-        self.events.figures.emit(self.figures())
-        return run
 
     def _busy_changed(self) -> None:
         self.events.busyChanged.emit(self.busy)

@@ -1,0 +1,75 @@
+"""The session's signals (:class:`SessionEvents`), declared and typed, that views connect to."""
+
+from __future__ import annotations
+
+from psygnal import Signal, SignalGroup
+
+from app.core.events import IREvent, PhaseEvent, PromptEvent
+from app.core.session import requests as rq
+from app.core.session.figures import LiveFigures
+from app.core.session.runs import RunState
+
+
+class SessionEvents(SignalGroup):
+    """The session's signals, declared and typed (``psygnal``, the signal library napari's models use:
+    https://psygnal.readthedocs.io): a reader, a type checker and an IDE see every signal and its arguments.
+    Arguments are plain data; every signal is emitted on the thread that calls the session (the GUI thread
+    in the window). Connect with ``session.events.<name>.connect(callback)``.
+    """
+
+    #: A model starts loading: its name.
+    loadStarted = Signal(str)
+    #: A model finished loading.
+    modelLoaded = Signal(rq.ModelLoaded)
+    #: The compute worker became busy (True) or idle (False).
+    busyChanged = Signal(bool)
+    #: A run starts (also once per race lane).
+    runStarted = Signal(RunState)
+    #: The prompt as the model sees it (chat template applied).
+    prompt = Signal(PromptEvent)
+    #: New call records of the run in progress (a batch).
+    records = Signal(list)
+    #: New token events of the run in progress (a batch).
+    tokens = Signal(list)
+    #: The stats strip's figures changed.
+    figures = Signal(LiveFigures)
+    #: A phase starts or ends (loading, tracing, compiling, …).
+    phase = Signal(PhaseEvent)
+    #: The IR of a newly compiled step.
+    ir = Signal(IREvent)
+    #: A run (or lane) ended.
+    runFinished = Signal(RunState)
+    #: Rows of :func:`app.core.race.summary_rows` for the race or run in progress.
+    raceSummary = Signal(list)
+    #: The worker is idle again: a message saying what finished.
+    idle = Signal(str)
+    #: A request failed.
+    error = Signal(rq.RequestFailed)
+    #: A message to show without failing anything.
+    notice = Signal(str)
+    #: A step's source map: ``(step, SourceMap)``.
+    sourceMap = Signal(str, object)
+    #: A measured profile.
+    profile = Signal(rq.ProfileReady)
+    #: A recorded pass pipeline (the Passes tab).
+    passes = Signal(rq.PassesReady)
+    #: A step's collectives: ``(step, list[Collective])``.
+    collectives = Signal(str, list)
+    #: The devices present (list of device descriptions).
+    devices = Signal(list)
+    #: the JAX platforms this machine has (``["cpu", "gpu"]``) and the one the engine runs on
+    platforms = Signal(list, str)
+    #: The mesh changed.
+    mesh = Signal(rq.MeshChanged)
+    #: The compilation caches' state.
+    cache = Signal(rq.CacheInfo)
+    #: A status-bar message.
+    status = Signal(str)
+    #: The compute thread is finishing a run abandoned during a compile (True), or is free again (False).
+    background = Signal(bool)
+    #: Session files read on the compute thread (:meth:`Session.open_sessions`), or the first bad file's error.
+    sessionsRead = Signal(rq.SessionsRead)
+    #: The user's program loaded (its entry points, the one run).
+    programLoaded = Signal(rq.ProgramLoaded)
+    #: An error in the user's program, at its line (sent before the request's ``error``).
+    programFailed = Signal(rq.ProgramFailed)

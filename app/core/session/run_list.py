@@ -1,0 +1,181 @@
+"""The session's run list with its signals: :class:`RunList`, the part of
+:class:`app.core.session.model.Session` that numbers runs and races, starts and ends them, takes their call
+records and tokens, keeps at most :attr:`RunList.max_runs` of them (:func:`app.core.session.runs.retain`) and
+announces each change on :attr:`RunList.events`. What a run belongs to (the request in progress) is the
+session's; everything here runs on the thread that calls the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from app.core.events import CallRecord, FinishedEvent, LaneEvent, PromptEvent, TokenEvent
+from app.core.report.text import cap_note
+from app.core.session import figures
+from app.core.session import requests as rq
+from app.core.session.events_group import SessionEvents
+from app.core.session.figures import LiveFigures
+from app.core.session.runs import MAX_RUNS, RunState, retain, stopped_finish
+
+
+class RunList:
+    """The runs kept for the latency plot, the race table and the exports (:attr:`runs`, oldest first) and the
+    signals that announce them (:attr:`events`)."""
+
+    def __init__(self) -> None:
+        self.events = SessionEvents()
+        self.runs: list[RunState] = []
+        self.max_runs = MAX_RUNS  # runs kept (outside a race); see set_max_runs
+        self._n_runs = 0
+        self._race_id = 0
+        self._race_modes: tuple[str, ...] = ()
+        self._keep = 0  # runs kept at least (recorded runs opened together), until the next live run
+        self._program_entry = ""  # the entry point of the program running (from its ProgramLoaded)
+        self._program_first_run = 0  # runs after this number belong to the program request running
+
+    def set_max_runs(self, n: int) -> None:
+        """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
+        newest race always stay together). Raises ValueError for ``n < 1``."""
+        if n < 1:
+            raise ValueError(f"max_runs must be >= 1, got {n}")
+        self.max_runs = n
+        self._retain()
+
+    def _retain(self) -> list[RunState]:
+        """Drop the oldest runs beyond :attr:`max_runs` (:func:`app.core.session.runs.retain`; never the
+        recorded runs of the session files opened last, :attr:`_keep` of them) and say which went (status).
+        Returns the runs dropped."""
+        dropped, cap = retain(self.runs, self.max_runs, self._keep)
+        if dropped:
+            self.events.status.emit(
+                f"Runs on the plot: {cap} at most, so {', '.join(r.label for r in dropped)} left the plot "
+                "(plot menu ▸ Runs on the plot)")
+        return dropped
+
+    def disconnect_all(self) -> None:
+        """Drop every subscriber (a closing window calls it: no reference cycle outlives it)."""
+        self.events = SessionEvents()
+
+    # -- queries ----------------------------------------------------------------------------------------
+    @property
+    def current(self) -> RunState | None:
+        return self.runs[-1] if self.runs else None
+
+    def figures(self) -> LiveFigures:
+        return LiveFigures.of(self.current) if self.current else LiveFigures()
+
+    def race_rows(self) -> list[dict[str, Any]]:
+        """Summary rows of the finished lanes of the newest race (or of the newest run)."""
+        return figures.race_rows(self.runs)
+
+    def profilable_mode(self) -> str:
+        """The latest run's mode when a profile can measure it (jit-loop: its loop, one step per iteration);
+        "" (the profile picks jit-static) for a program's run, a recorded run or a mode that is not profilable."""
+        from app.core.modes.catalog import MODE_NAMES, mode_info
+
+        run = self.current
+        return (run.mode if run is not None and not run.program and not run.origin
+                and run.mode in MODE_NAMES and mode_info(run.mode).profilable else "")
+
+    def new_race_id(self) -> int:
+        """A fresh race number (the lanes of a recorded race are shown as one race)."""
+        self._race_id += 1
+        return self._race_id
+
+    # -- a run starts, streams and ends -----------------------------------------------------------------
+    def _new_run(self, mode: str, race: int | None, program: str = "", label: str | None = None,
+                 origin: str = "", replay: bool = False) -> RunState:
+        """Start run number ``n`` (label ``"run n · mode"``, `` · program`` for a program's run, unless
+        ``label`` names it): the cap may drop older runs, never this one."""
+        self._n_runs += 1
+        if label is None:
+            label = f"run {self._n_runs} · {mode}" + (f" · {program}" if program else "")
+        run = RunState(label, mode, race, run_id=self._n_runs, origin=origin, replay=replay, program=program)
+        self.runs.append(run)  # earlier runs stay (a race's lanes beside them) unless the cap forces them out
+        self._retain()
+        self.events.runStarted.emit(run)
+        self.events.figures.emit(self.figures())
+        return run
+
+    def _begin_runs(self, request: rq.RunRequest | rq.RaceRequest) -> None:
+        """A run request starts its run now; a race request, a race whose lanes start with their
+        :class:`LaneEvent`."""
+        if isinstance(request, rq.RaceRequest):
+            self._race_id += 1
+            self._race_modes = request.modes
+        else:
+            self._new_run(request.settings.mode, None)
+
+    def _program_lane(self, event: LaneEvent, program: str) -> None:
+        """A run of the user's ``program`` starts (one of two for jit vs no-jit, sweeps: a race of its own)."""
+        if event.index == 0:
+            self._program_first_run = self._n_runs
+            if event.n_lanes > 1:
+                self._race_id += 1
+        run = self._new_run(event.mode, self._race_id if event.n_lanes > 1 else None, program=program)
+        if event.n_lanes > 1:
+            self.events.status.emit(f"Run {event.index + 1}/{event.n_lanes}: {run.label}…")
+
+    def _race_lane(self, event: LaneEvent, asked: int | None) -> None:
+        """A lane of the race in progress starts (``asked``: the tokens the race asked for)."""
+        self._new_run(event.mode, self._race_id)
+        capped = (f" (capped at {event.max_new_tokens} tokens: the Demo kit's eager tokens)"
+                  if asked is not None and event.max_new_tokens < asked else "")
+        self.events.status.emit(f"Race {event.index + 1}/{event.n_lanes}: {event.mode}{capped}…")
+
+    def _stream(self, events: list[Any], other: Callable[[Any], None]) -> None:
+        """Take a batch in order: call records and tokens go to the current run, consecutive ones announced
+        once (:meth:`_flush`); any other event goes to ``other``."""
+        records: list[CallRecord] = []
+        tokens: list[TokenEvent] = []
+        for event in events:
+            if isinstance(event, CallRecord) and self.current is not None:
+                self.current.records.append(event)
+                records.append(event)
+            elif isinstance(event, TokenEvent) and self.current is not None:
+                self.current.tokens.append(event)
+                tokens.append(event)
+            else:
+                self._flush(records, tokens)
+                other(event)
+        self._flush(records, tokens)
+
+    def _flush(self, records: list[CallRecord], tokens: list[TokenEvent]) -> None:
+        if records:
+            self.events.records.emit(list(records))
+        if tokens:
+            self.events.tokens.emit(list(tokens))
+        if records or tokens:
+            self.events.figures.emit(self.figures())
+        records.clear()
+        tokens.clear()
+
+    def _on_program_loaded(self, event: rq.ProgramLoaded) -> None:
+        self._program_entry = event.entry  # its runs are named after it
+        self.events.programLoaded.emit(event)
+
+    def _on_prompt(self, event: PromptEvent) -> None:
+        if self.current is not None:
+            self.current.prompt = event
+            self.events.prompt.emit(event)
+            if note := cap_note(event):  # a cap says so when it applies
+                self.events.notice.emit(note)
+
+    def _on_finished(self, event: FinishedEvent) -> None:
+        run = self.current
+        if run is None:
+            return
+        run.finished = event
+        self._announce_end(run)
+
+    def _end_stopped(self, run: RunState | None) -> None:
+        """End ``run`` as ``stopped`` with what it has (no-op when it finished)."""
+        if run is None or run.finished is not None:
+            return
+        run.finished = stopped_finish(run)
+        self._announce_end(run)
+
+    def _announce_end(self, run: RunState) -> None:
+        self.events.figures.emit(self.figures())
+        self.events.runFinished.emit(run)
+        self.events.raceSummary.emit(self.race_rows())
