@@ -7,8 +7,11 @@ the engine loads it through the real ``from_pretrained`` path with no network.
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
+import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 # The user's own settings and caches are never read or written by a test (nor by the windows, CLI processes
@@ -274,3 +277,27 @@ def run_and_wait(qtbot, win) -> None:
         raise AssertionError(f"Run started nothing: status {win.status.text()!r}")
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
     qtbot.waitUntil(lambda: not win.ui.ir_tabs.pending(), timeout=5000)
+
+
+# -- a real X11 screen (Xvfb) for the journeys and the first-paint tests ------------------------------------
+def _free_display() -> int:
+    """A display number no X server uses."""
+    for n in range(91, 140):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return n
+    raise RuntimeError("no free X display number")
+
+
+@pytest.fixture
+def x_display(request):
+    """An Xvfb screen of ``request.param`` (width, height); yields its DISPLAY string."""
+    width, height = request.param
+    n = _free_display()
+    server = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not Path(f"/tmp/.X11-unix/X{n}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    yield f":{n}"
+    server.terminate()
+    server.wait(timeout=10)
