@@ -66,13 +66,13 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if end:
-        end_process(window.compute, code)  # does not return
+        end_process(code)  # does not return
     window.compute.shutdown()
     window.deleteLater()  # the window is closed: free it (and its widgets' timers) on this thread
     return code
 
 
-def end_process(compute: Any, code: int) -> None:
+def end_process(code: int) -> None:
     """End the process now with ``code`` (``os._exit``) once the window has closed: the settings, the layout, the
     program draft and every export are already written, and child processes (compile workers) are ended first
     (:func:`app.core.children.end_all`). No Python or Qt teardown runs: it would wait for a compile still running

@@ -93,7 +93,7 @@ timer = QTimer(interval=50)
 timer.timeout.connect(tick)
 timer.start()
 code = app.exec()
-end_process(win.compute, code)
+end_process(code)
 print("the compile ended first", flush=True)
 """
 
