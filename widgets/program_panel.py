@@ -64,6 +64,13 @@ class ProgramPanel(QWidget):
         self.args.setPlaceholderText("args: from the file's X_args(), or a spec: f32[8,128], 3")
         self.args.setToolTip("Argument spec instead of the file's example arguments, e.g. f32[1024,1024] or "
                              "({'w': f32[4,4]}, i32[8]) — random data, seeded")
+        self.seed = QSpinBox(objectName="programSeed", minimum=0, maximum=2**31 - 1, value=0)
+        self.seed.setPrefix("seed ")
+        self.seed.setToolTip("Seed of the random data of an argument spec and of a sweep (the CLI's --seed)")
+        self.static_argnums = QLineEdit(objectName="programStatic", clearButtonEnabled=True)
+        self.static_argnums.setPlaceholderText("static_argnums")
+        self.static_argnums.setToolTip("Static argument indices instead of the file's, e.g. 1 or 0,2 (the CLI's "
+                                       "--static): a static argument is a Python value baked into the compile")
         self.run_button = QPushButton("Run", objectName="programRunButton")
         self.run_button.setToolTip("Load the program, trace and run it (Ctrl+Enter)")
         self.run_button.setDefault(True)
@@ -128,6 +135,9 @@ class ProgramPanel(QWidget):
         grid.addLayout(head, 0, 0, 1, 2)
         args_row = QHBoxLayout()  # the arguments, then Run and Stop: the row below keeps room for the sweep
         args_row.addWidget(self.args, 1)
+        args_row.addWidget(self.seed)
+        args_row.addWidget(self.static_argnums)
+        self.static_argnums.setMaximumWidth(self.static_argnums.fontMetrics().horizontalAdvance("static_argnums") + 40)
         args_row.addWidget(self.run_button)
         args_row.addWidget(self.stop_button)
         grid.addLayout(args_row, 1, 0, 1, 2)
@@ -155,12 +165,15 @@ class ProgramPanel(QWidget):
         self.args.returnPressed.connect(self.runRequested)
         self.sweep.returnPressed.connect(self.runRequested)
         self.static_values.returnPressed.connect(self.runRequested)
+        self.static_argnums.returnPressed.connect(self.runRequested)
 
     # -- values -----------------------------------------------------------------------------------
     def values(self) -> dict[str, Any]:
-        """``entry``, ``spec``, ``n_calls``, ``mode`` (``"jit"``, ``"no-jit"``, ``"compare"``), ``sweep``,
-        ``bucket``, ``static_values`` (the field's text, ``"n=3,4; m=1,2"``), ``live`` (re-trace as you type)."""
+        """``entry``, ``spec``, ``seed``, ``static`` (static argument indices as typed, ``"0,2"``; ``""``: the
+        file's), ``n_calls``, ``mode`` (``"jit"``, ``"no-jit"``, ``"compare"``), ``sweep``, ``bucket``,
+        ``static_values`` (the field's text, ``"n=3,4; m=1,2"``), ``live`` (re-trace as you type)."""
         return {"entry": self.entry.currentText().strip(), "spec": self.args.text().strip(),
+                "seed": self.seed.value(), "static": self.static_argnums.text().strip(),
                 "n_calls": self.calls.value(), "mode": self.mode.currentData(), "sweep": self.sweep.text().strip(),
                 "bucket": self.bucket.isChecked(), "static_values": self.static_values.text().strip(),
                 "live": self.live.isChecked()}
@@ -171,6 +184,10 @@ class ProgramPanel(QWidget):
             self.entry.setCurrentText(values["entry"])
         if isinstance(values.get("spec"), str):
             self.args.setText(values["spec"])
+        if isinstance(values.get("seed"), int):
+            self.seed.setValue(values["seed"])
+        if isinstance(values.get("static"), str):
+            self.static_argnums.setText(values["static"])
         if isinstance(values.get("n_calls"), int):
             self.calls.setValue(values["n_calls"])
         i = self.mode.findData(values.get("mode"))

@@ -180,6 +180,35 @@ def add_session_args(p: argparse.ArgumentParser) -> None:
                    help="write a Chrome / Perfetto trace (JSON; .json.gz compressed) of the run(s)")
 
 
+def compute_service(engine: Engine, args: argparse.Namespace) -> Any:
+    """The window's :class:`app.core.session.service.ComputeService` with ``engine`` (loaded here with the
+    CLI's options) as its model: ``generate`` and ``race`` send it the same requests as the window and
+    iterate the same events (``handle(request, …, reraise=True)``: a failure is raised, not an event)."""
+    from app.core.session.service import ComputeService
+
+    service = ComputeService()
+    service.adopt(engine, args.model, args.dtype, getattr(args, "device", None) or "")
+    return service
+
+
+def record_event(recorder: Any, event: Any, err: TextIO | None = None) -> None:
+    """Feed one event of a request's stream to the session file's ``recorder`` (None: nothing to record):
+    engine events through :meth:`app.core.recording.RunRecorder.feed`, a step's source map (built after the
+    run, :meth:`ComputeService.after_run`) to the newest run with IR of that step — as the window's
+    :class:`app.core.recording.live.LiveRecording` does; a :class:`Notice` is printed on ``err``."""
+    from app.core.session.requests import Notice, SourceMapReady
+
+    if isinstance(event, Notice):
+        if err is not None:
+            print(f"warning: {event.text}", file=err)
+    elif recorder is None:
+        return
+    elif isinstance(event, SourceMapReady):
+        recorder.add_source_map(event.step, event.source_map)
+    else:
+        recorder.feed(event)
+
+
 def session_recorder(args: argparse.Namespace, engine: Engine, settings: GenerationSettings,
                      err: TextIO | None = None):
     """A :class:`app.core.recording.RunRecorder` for this command's run(s), or None when neither
@@ -217,23 +246,12 @@ def autosave_recorder(args: argparse.Namespace, recorder: Any, err: TextIO | Non
     return recorder
 
 
-def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO, engine: Engine | None = None) -> None:
-    """Write ``--save-session`` and ``--perfetto`` from ``recorder`` (nothing when it is None). With
-    ``engine``, each recorded step's source map is built from the engine's IR and saved with the run."""
+def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO) -> None:
+    """Write ``--save-session`` and ``--perfetto`` from ``recorder`` (nothing when it is None): the runs as
+    recorded, with the source maps that came after them (:func:`record_event`)."""
     if recorder is None:
         return
     session = recorder.session()
-    if engine is not None and getattr(args, "save_session", None):
-        from app.core.inspect.source_map import build_source_map
-
-        for run in session.runs:
-            for step in run.ir:
-                step_ir = engine.ir.get((run.mode, step))
-                if step_ir is not None and getattr(step_ir, "traced_jaxpr", None) is not None:
-                    try:
-                        run.source_maps[step] = build_source_map(step_ir, step, engine.model)
-                    except Exception as exc:  # a map that cannot be built leaves the rest of the file intact
-                        print(f"warning: no source map of the {step} step ({type(exc).__name__}: {exc})", file=err)
     if args.save_session:
         size = session.save(args.save_session)
         print(f"[session] wrote {args.save_session} ({len(session.runs)} run(s), {size / 1e6:.2f} MB)", file=err)

@@ -11,10 +11,12 @@ from typing import Any, TextIO
 from app.cli.common import (
     add_model_args,
     add_session_args,
+    compute_service,
     load_engine_for,
     main_thread,
     note_cap,
     phase_printer,
+    record_event,
     session_recorder,
     settings_from_args,
     write_json_event,
@@ -35,6 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
     from app.core.report.text import format_call_table, format_summary
+    from app.core.session.requests import RunRequest
 
     settings = settings_from_args(args, capture_ir=not args.no_ir)
     on_phase = phase_printer(err) if not args.json else None
@@ -43,10 +46,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
     records: list[CallRecord] = []
     recorder = session_recorder(args, engine, settings)  # the run written when it ends, source maps at the end
+    # the window's request through the window's service: the run, then (saving a session) its source maps
+    request = RunRequest(args.prompt, settings, source_maps=bool(args.save_session))
     try:
-        for event in engine.generate(args.prompt, settings, should_stop=stop.is_set, on_live_phase=on_phase):
-            if recorder is not None:
-                recorder.feed(event)
+        for event in compute_service(engine, args).handle(request, stop.is_set, on_phase, reraise=True):
+            record_event(recorder, event, err)
             note_cap(event, err)  # a KV cache too short for --max-new-tokens says so before the run
             if args.json:
                 write_json_event(out, event, engine.label)
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-    write_session_outputs(args, recorder, err, engine)
+    write_session_outputs(args, recorder, err)
     return 0
 
 

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.modes.catalog import CATALOG, mode_info
 
     info = mode_info(args.mode)
-    if not info.inspectable:
+    if not info.inspectable or info.compiler is None:
         modes = ", ".join(i.name for i in CATALOG if i.inspectable)
         raise InvalidSettingsError(f"Mode {args.mode!r} compiles nothing to inspect: use one of {modes}.")
     allowed = WHAT_BY_COMPILER[info.compiler]
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.source_map:
         text = _source_map_text(engine, step_ir, args)
     elif what in PASS_WHAT:
-        text = _passes_text(step_ir, what, args, err)
+        text = _passes_text(engine, what, args, err)
     else:
         text = _inspect_text(step_ir, what)
     write_text_output(text, args.output, out, err)
@@ -96,18 +96,17 @@ def _source_map_text(engine: Engine, step_ir: Any, args: argparse.Namespace) -> 
     return source_map_io.to_json(sm, indent=1) if as_json else source_map_io.to_csv(sm)
 
 
-def _passes_text(step_ir: Any, what: str, args: argparse.Namespace, err: TextIO) -> str:
+def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextIO) -> str:
     """Record the step's pass pipeline and print it as ``passes`` does (``--list`` / ``--fusions`` /
-    ``--pass-hlo`` / the compile split), through :func:`app.cli.passes.write_report`."""
+    ``--pass-hlo`` / the compile split), through :func:`app.cli.passes.write_report`; the step's ``Lowered``
+    from :func:`app.core.passes.lowered.lowered_for`, as every pass recording finds it."""
     import io
 
     from app.cli.passes import report_args, write_report
-    from app.core.errors import InvalidSettingsError
+    from app.core.passes.lowered import lowered_for
     from app.core.passes.record import record_pipeline
 
-    lowered = getattr(step_ir, "lowered", None)
-    if lowered is None:
-        raise InvalidSettingsError(f"The {args.step} step kept no jax Lowered: its passes cannot be recorded.")
+    _, lowered = lowered_for(engine, args.step, args.mode)
     print(f"[passes] recording the {args.step} step's pass pipeline…", file=err, flush=True)
     pipeline = record_pipeline(lowered)
     buf = io.StringIO()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 from app.cli import generate, inspect, passes, profile, program, race, show_session
 from app.cli.common import quiet_libraries, use_persistent_cache
@@ -48,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Entry point of ``torchax-playground`` and ``python -m app``. Returns the exit status."""
-    out, err = out or sys.stdout, err or sys.stderr
+    # typeshed types sys.stdout / sys.stderr as possibly None (a process started without them)
+    out = cast(TextIO, sys.stdout) if out is None else out
+    err = cast(TextIO, sys.stderr) if err is None else err
     argv = list(sys.argv[1:] if argv is None else argv)
     sessions: list[str] = []
     if not any(a in COMMANDS for a in argv):  # ``torchax-playground PATH.session``: the window opens it

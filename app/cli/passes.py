@@ -17,12 +17,13 @@ from typing import Any, TextIO
 from app.cli.common import add_model_args, load_engine_for, phase_printer, program_target, settings_from_args
 from app.cli.passes_report import report_args as report_args
 from app.cli.passes_report import write_report
+from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES, is_model_step
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("passes", help="XLA's pass pipeline of a step: per-pass snapshots, diffs, times, fusions")
     add_model_args(p)
-    p.add_argument("--step", choices=("prefill", "decode"), default="decode")
+    p.add_argument("--step", choices=STEP_CHOICES, default=DEFAULT_STEP)
     p.add_argument("--list", action="store_true",
                    help="every pass run (also those that changed nothing) with its ms and the module's counts")
     p.add_argument("--diff", metavar="N", default=None,
@@ -79,11 +80,11 @@ def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | No
         raise InvalidSettingsError(f"--compare takes two names, e.g. prefill,decode (got {args.compare!r}).")
     if "flags" in names:
         step = next((n for n in names if n != "flags"), args.step)
-        if step not in ("prefill", "decode") or not args.xla_flags:
+        if not is_model_step(step) or not args.xla_flags:
             raise InvalidSettingsError("--compare STEP,flags compares a step without and with --xla-flags: "
                                        "give --xla-flags too.")
         return [(step, step, {}), (f"{step} + flags", step, _flags(args))]
-    bad = [n for n in names if n not in ("prefill", "decode")]
+    bad = [n for n in names if not is_model_step(n)]
     if bad:
         raise InvalidSettingsError(f"Cannot compare {bad[0]!r}: the names are prefill, decode or flags.")
     options = _flags(args)

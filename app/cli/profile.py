@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
 from app.core.backends import BACKENDS
+from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES
 from app.core.modes.catalog import CATALOG, profiling_mode
 from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.report.columns import render_text
@@ -32,7 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                               f"--mode {' or '.join(PROFILABLE)} (jit-loop: its decode loop, "
                                               "one step per iteration, the host callback in the host share)")
     add_model_args(p)
-    p.add_argument("--step", choices=("decode", "prefill"), default="decode")
+    p.add_argument("--step", choices=STEP_CHOICES, default=DEFAULT_STEP)
     p.add_argument("--steps", type=int, default=20, metavar="N", help="profiled calls (default 20); jit-loop's decode: "
                                                                  "tokens of the one profiled loop call")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="untraced calls first (default 3)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from pathlib import Path
 from typing import Any, TextIO
 
 from app.cli.common import (
@@ -68,7 +69,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.programs.gallery import list_examples
+    from app.core.programs.lanes import run_lanes
     from app.core.programs.loader import load_program
+    from app.core.session.programs_service import ProgramService, plan_request
 
     if args.list_examples:
         for ex in list_examples():
@@ -78,22 +81,24 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
     try:
-        program = load_program(path, should_stop=stop.is_set)
         if args.list:
+            program = load_program(path, should_stop=stop.is_set)
             for e in program.entries.values():
                 source = f"{e.args_function}()" if e.args_function else "needs --args"
                 print(f"{e.name:<20} {e.kind:<13} line {e.line:<5} args: {source}  {e.doc}", file=out)
             return 0
-        static = tuple(int(i) for i in args.static.split(",") if i.strip()) if args.static else None
-        prepared = program.prepare(entry_name, args.spec, args.seed, static, should_stop=stop.is_set)
+        _check_calls(args)
+        request = program_request(args, path, entry_name)
+        # the window's service prepares it (load, arguments) and plans its lanes: one route for both front ends
+        program, prepared, _ = ProgramService().prepare(request, stop.is_set, exact_entry=True)
         label = f"{program.display_name}:{prepared.entry.name}"
         if args.what:
             return _print_ir(prepared, args, out, err, stop.is_set)
-        static_calls = _static_calls(prepared, args)
+        lanes = plan_request(prepared, request)
         if not args.json:
             print(f"{label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
-        recorder = autosave_recorder(args, _recorder(args, label, path, prepared, static_calls), err)
-        for result in _runs(prepared, args, stop.is_set, static_calls):
+        recorder = autosave_recorder(args, _recorder(request, label, prepared), err)
+        for result in run_lanes(prepared, lanes, stop.is_set):
             _report(result, label, args, out, prepared)
             if recorder is not None:
                 record_result(recorder, result, label)
@@ -104,20 +109,38 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _recorder(args: argparse.Namespace, label: str, path: str, prepared: Any,
-              static_calls: list[tuple] | None = None) -> Any:
-    """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
-    ``FILE.py:ENTRY``), or None without ``--save-session`` / ``--perfetto``."""
-    if not (args.save_session or args.perfetto):
-        return None
-    from app.core.recording import RunRecorder
+def program_request(args: argparse.Namespace, path: str, entry: str | None) -> Any:
+    """The :class:`app.core.session.requests.ProgramRequest` of ``program``'s arguments — the request the
+    window's Code workspace sends for the same run: the file's text, ``--args``, ``--static``, ``--seed``,
+    ``--calls``, ``--no-jit`` / ``--compare-jit``, ``--sweep`` with ``--sweep-arg`` and ``--bucket``,
+    ``--static-values``. A file that cannot be read raises the loader's ProgramError naming it."""
+    from app.core.programs.arguments import parse_argnums
+    from app.core.programs.lanes import COMPARE
+    from app.core.programs.loader import load_program
+    from app.core.programs.runner import JIT, NO_JIT
+    from app.core.session.requests import ProgramRequest
 
-    # calls: how many the run makes (a sweep: one per size, so none recorded here; --static-values: one per value)
-    calls = None if args.sweep else _n_calls(args) if static_calls is None else len(static_calls)
-    settings = {"calls": calls, "args": args.spec or prepared.describe_args(), "static": args.static,
-                "static_values": args.static_values, "seed": args.seed, "sweep": args.sweep,
-                "sweep_arg": args.sweep_arg, "bucket": args.bucket}
-    return RunRecorder(label, str(path), {"backend": prepared.backend}, settings)
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        load_program(path)  # raises the loader's ProgramError (stage "load") naming the file
+        raise
+    static = parse_argnums(args.static or "")
+    mode = COMPARE if args.compare_jit else NO_JIT if args.no_jit else JIT
+    return ProgramRequest(source, path=str(path), name=Path(path).name, entry=entry or "", spec=args.spec or "",
+                          n_calls=_n_calls(args), mode=mode, sweep=sweep_text(args), bucket=args.bucket,
+                          seed=args.seed, static_values=tuple(args.static_values or ()), static=static)
+
+
+def _recorder(request: Any, label: str, prepared: Any) -> Any:
+    """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
+    ``FILE.py:ENTRY``, the settings :func:`app.core.recording.live.program_settings`, as the window records
+    them), or None without ``--save-session`` / ``--perfetto``."""
+    from app.core.recording import RunRecorder
+    from app.core.recording.live import program_settings
+
+    settings = program_settings(request, prepared.describe_args(), request.mode)
+    return RunRecorder(label, request.path, {"backend": prepared.backend}, settings)
 
 
 def record_result(recorder: Any, result: Any, label: str) -> Any:
@@ -137,19 +160,17 @@ def _n_calls(args: argparse.Namespace) -> int:
     return 5 if args.calls is None else args.calls
 
 
-def _static_calls(prepared: Any, args: argparse.Namespace) -> list[tuple] | None:
-    """Per call, its arguments with ``--static-values`` applied (None without it). Raises
-    :class:`app.core.programs.specs.SpecError` for a bad value list or a refused combination."""
-    if not args.static_values:
-        return None
-    from app.core.programs.runner import parse_static_values, static_value_args
+def _check_calls(args: argparse.Namespace) -> None:
+    """``--static-values`` sets the calls: refused with ``--sweep`` or ``--calls``
+    (:class:`app.core.programs.specs.SpecError`)."""
     from app.core.programs.specs import SpecError
 
+    if not args.static_values:
+        return
     if args.sweep:
         raise SpecError("--static-values and --sweep both set the calls: use one of them.")
     if args.calls is not None:
         raise SpecError("--static-values makes one call per value: leave out --calls.")
-    return static_value_args(prepared, [parse_static_values(text) for text in args.static_values])
 
 
 def sweep_text(args: argparse.Namespace) -> str:
@@ -158,17 +179,6 @@ def sweep_text(args: argparse.Namespace) -> str:
     if not args.sweep:
         return ""
     return f"{args.sweep_arg}={args.sweep}" if args.sweep_arg not in (None, "") else args.sweep
-
-
-def _runs(prepared: Any, args: argparse.Namespace, should_stop: Any, static_calls: list[tuple] | None = None):
-    """The runs of the request, lane by lane (:func:`app.core.programs.lanes.plan_lanes`: the window's rule)."""
-    from app.core.programs.lanes import COMPARE, plan_lanes, run_lanes
-    from app.core.programs.runner import JIT, NO_JIT
-
-    mode = COMPARE if args.compare_jit else NO_JIT if args.no_jit else JIT
-    lanes = plan_lanes(prepared, n_calls=_n_calls(args), mode=mode, sweep=sweep_text(args), bucket=args.bucket,
-                       static_values=tuple(args.static_values or ()))
-    yield from run_lanes(prepared, lanes, should_stop)
 
 
 def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prepared: Any = None) -> None:

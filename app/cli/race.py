@@ -10,10 +10,12 @@ from typing import Any, TextIO
 from app.cli.common import (
     add_model_args,
     add_session_args,
+    compute_service,
     device_for,
     device_line,
     load_engine_for,
     phase_printer,
+    record_event,
     session_recorder,
     settings_from_args,
     write_session_outputs,
@@ -38,7 +40,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.events import FinishedEvent, LaneEvent
-    from app.core.race import by_lane, format_race_table, race, summary_rows
+    from app.core.race import by_lane, format_race_table, summary_rows
+    from app.core.session.requests import RaceRequest
 
     settings = settings_from_args(args, capture_ir=False)
     if not args.modes:
@@ -47,14 +50,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.modes = list(modes_on(device_for(args).platform))
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
-    stream = race(engine, args.prompt, args.modes, settings, cold=not args.warm, eager_tokens=args.eager_tokens)
+    # the window's request through the window's service (its source maps only when a session file is saved)
+    request = RaceRequest(args.prompt, tuple(args.modes), settings, args.eager_tokens, cold=not args.warm,
+                          source_maps=bool(args.save_session))
+    stream = compute_service(engine, args).handle(request, reraise=True)
     recorder = session_recorder(args, engine, settings, err)  # each lane written as it ends
     for mode, event in by_lane(stream):
-        if recorder is not None:
-            recorder.feed(event)
+        record_event(recorder, event, err)
         if isinstance(event, LaneEvent) and not args.json:
             print(f"[race] {event.index + 1}/{event.n_lanes} {mode}…", file=err, flush=True)
-        elif isinstance(event, FinishedEvent):
+        elif isinstance(event, FinishedEvent) and mode is not None:  # every lane starts with its LaneEvent
             finished[mode] = event
             if not args.json:
                 print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms "

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import units
+from app.core.inspect.views import STEP_CHOICES
 from app.core.passes import query
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
 from app.gui.layout import scrolling
@@ -87,7 +88,7 @@ class PassesWiring(QObject):
         self.button = QPushButton("Record", objectName="passesRecord")
         self.button.setToolTip(RECORD_TIP)
         self.step = QComboBox(objectName="passesStep")
-        self.step.addItems(["decode", "prefill"])
+        self.step.addItems(list(STEP_CHOICES))
         self.step.setToolTip("The compiled step whose passes are recorded")
         self.fusion_log = QCheckBox("Fusion log", objectName="passesFusionLog")
         self.fusion_log.setToolTip("Also record XLA's fusion decisions with their reasons (compiles in a "

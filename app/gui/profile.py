@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.inspect.views import MODEL_STEPS, STEP_CHOICES, is_model_step
 from app.core.modes.catalog import profiling_mode
 from app.core.profile.columns import (
     BY_TITLES,
@@ -36,7 +37,7 @@ from widgets.timeline import StepTimeline
 
 def is_program(profile: Any) -> bool:
     """The profile measured a program's entry point (its step is the entry point's name)."""
-    return profile.step not in ("decode", "prefill")
+    return not is_model_step(profile.step)
 
 
 class ProfileWiring(QObject):
@@ -68,7 +69,7 @@ class ProfileWiring(QObject):
         self.button = QPushButton("Profile", objectName="profileButton")
         self.button.setToolTip("Run the jit-static step under jax.profiler and measure each HLO op (Ctrl+Shift+M)")
         self.step = QComboBox(objectName="profileStep")
-        self.step.addItems(["decode", "prefill"])
+        self.step.addItems(list(STEP_CHOICES))
         self.steps = QSpinBox(minimum=1, maximum=500, value=20, objectName="profileSteps", suffix=" steps")
         self.by = QComboBox(objectName="profileBy")
         for key, title in BY_TITLES.items():
@@ -115,7 +116,7 @@ class ProfileWiring(QObject):
         if programs is None:
             return None
         in_code = self.window.workspaces.current() == "Code"
-        on_entry = bool(programs.compiled_path) and self.ir_tabs.current_step() not in ("", "decode", "prefill")
+        on_entry = bool(programs.compiled_path) and self.ir_tabs.current_step() not in ("", *MODEL_STEPS)
         return programs.request() if in_code or on_entry else None
 
     # -- captures recorded elsewhere ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 
+from app.core.inspect.views import is_model_step
 from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
@@ -207,7 +208,7 @@ class ProfileLinks(QObject):
     @Slot()
     def _on_profile_clicked(self) -> None:
         step = self.inspect.inspector.step.currentText()
-        if step in ("decode", "prefill"):
+        if is_model_step(step):
             self.wiring.step.setCurrentText(step)
         self.wiring.request()
         if self.wiring.summary.text().startswith("Load a model"):

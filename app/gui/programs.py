@@ -13,7 +13,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 
+from app.core.programs.arguments import parse_argnums
 from app.core.programs.lanes import split_static_values
+from app.core.programs.specs import SpecError
 from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
 from app.gui.program_draft import DRAFT_DELAY_MS, DRAFT_FILE, DRAFT_MAX_DELAY_MS, STATE_FILE, ProgramDraft
 from app.gui.program_files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
@@ -105,10 +107,17 @@ class ProgramWiring(QObject):
         self.window.inspect.inspector.explorer.sourceLineSelected.connect(self._on_source_line)
 
     # -- running ----------------------------------------------------------------------------------
-    def request(self) -> ProgramRequest:
+    def request(self, trace_only: bool = False) -> ProgramRequest:
+        """The panel's run as the request the CLI's ``program`` builds from its options (a trace as you type:
+        no calls). Raises :class:`app.core.programs.specs.SpecError` for bad static argument indices."""
         v = self.panel.values()
-        return ProgramRequest(self.editor.code(), self.path, self.name, v["entry"], v["spec"], v["n_calls"],
-                              v["mode"], v["sweep"], v["bucket"], static_values=split_static_values(v["static_values"]))
+        common = {"spec": v["spec"], "seed": v["seed"], "static": parse_argnums(v["static"]), "mode": v["mode"]}
+        if trace_only:
+            return ProgramRequest(self.editor.code(), self.path, self.name, v["entry"], n_calls=0, trace_only=True,
+                                  **common)
+        return ProgramRequest(self.editor.code(), self.path, self.name, v["entry"], n_calls=v["n_calls"],
+                              sweep=v["sweep"], bucket=v["bucket"],
+                              static_values=split_static_values(v["static_values"]), **common)
 
     @Slot()
     def run(self) -> bool:
@@ -121,9 +130,14 @@ class ProgramWiring(QObject):
             self.panel.show_message("Busy: a model load or a run is in progress (Esc stops a run); "
                                     "Ctrl+Enter again when it ends.")
             return False
+        try:
+            request = self.request()
+        except SpecError as exc:
+            self.panel.show_error(str(exc))
+            return False
         self.editor.mark_error(0)
         self.panel.show_message("Running…")
-        started = self.window.session.run_program(self.request())
+        started = self.window.session.run_program(request)
         if started:  # loading and the first call's trace (Stop reaches a stuck loop at its next line)
             self.window.ui.busy.start("running", f"{self.name}: load, trace, first call")
         return started
@@ -141,15 +155,17 @@ class ProgramWiring(QObject):
             return False
         code = self.editor.code()
         v = self.panel.values()
-        key = (code, v["entry"], v["spec"])
+        key = (code, v["entry"], v["spec"], v["seed"], v["static"])
         if key == self._traced:
             return False
         if self.window.session.busy:
             self._live_timer.start()
             return False
+        try:
+            request = self.request(trace_only=True)
+        except SpecError:
+            return False  # Run says why; a trace as you type waits for indices that parse
         self._traced = key
-        request = ProgramRequest(code, self.path, self.name, v["entry"], v["spec"], 0, v["mode"], "", False,
-                                 trace_only=True)
         return self.window.session.run_program(request)
 
     def _ours(self, event: Any) -> bool:

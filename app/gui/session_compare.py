@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.core.inspect.views import STEP_CHOICES
 from app.core.recording import RecordedRun
 from app.core.recording.compare import COMPARE_COLUMNS, IR_TEXTS, compare_rows, ir_diff
 
@@ -70,7 +71,7 @@ class IRDiffDialog(QDialog):
         self.a.setCurrentIndex(len(runs) - 2)
         self.b.setCurrentIndex(len(runs) - 1)
         self.step = QComboBox()
-        self.step.addItems(["decode", "prefill"])
+        self.step.addItems(list(STEP_CHOICES))
         self.which = QComboBox()
         self.which.addItems(list(IR_TEXTS))
         self.which.setCurrentText("hlo")

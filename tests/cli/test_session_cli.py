@@ -56,6 +56,18 @@ def test_generate_session_shows_as_its_json_and_diffs_its_ir(model_dirs, tmp_pat
     assert code == 0 and "(prefill hlo," in out
 
 
+def test_generate_saves_the_source_maps_the_window_builds(model_dirs, tmp_path):
+    """generate goes through the window's service: its session file holds each step's source map, built after
+    the run by ComputeService.after_run (as a window run's), linking the jaxpr to the model's files."""
+    session = tmp_path / "maps.session"
+    code, _, err = run_cli("generate", "--model", model_dirs("llama"), "--prompt", "The jit", "--max-new-tokens", 3,
+                           "--save-session", session)
+    assert code == 0, err
+    (run,) = load(session).runs
+    assert set(run.source_maps) == {"prefill", "decode"} == set(run.ir)
+    assert any("modeling_llama.py" in g.file for g in run.source_maps["decode"].groups)
+
+
 def test_show_session_refuses_a_bad_file_in_one_line(tmp_path):
     bad = tmp_path / "bad.session"
     bad.write_text("not a session")

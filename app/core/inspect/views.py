@@ -24,6 +24,13 @@ StepKind = Literal["prefill", "decode"]
 MODEL_STEPS: tuple[StepKind, StepKind] = get_args(StepKind)
 
 
+#: The step a picker of model steps (the CLI's ``--step``, the window's step boxes) starts on: decode, the
+#: step repeated once per token.
+DEFAULT_STEP: StepKind = "decode"
+#: The model steps as the pickers list them: the default first, ``("decode", "prefill")``.
+STEP_CHOICES: tuple[StepKind, ...] = (DEFAULT_STEP, *(s for s in MODEL_STEPS if s != DEFAULT_STEP))
+
+
 def is_model_step(step: str) -> bool:
     """``step`` is one of a model's steps (:data:`MODEL_STEPS`), not a program's entry point."""
     return step in MODEL_STEPS

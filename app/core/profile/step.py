@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU, roofline_probes
 from app.core.errors import InvalidSettingsError, PlaygroundError
+from app.core.inspect.views import STEP_CHOICES, is_model_step
 from app.core.profile.attrib import attribute
 from app.core.profile.build import BY, aggregate, build_profile, loop_figures, split_loop_iterations
 from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_capture
@@ -109,8 +110,8 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
     profilable = [info.name for info in CATALOG if info.profilable]
     if mode not in profilable:
         raise InvalidSettingsError(f"profile measures the steps of {' and '.join(profilable)}; got mode {mode!r}.")
-    if step not in ("decode", "prefill"):
-        raise InvalidSettingsError(f"step must be 'decode' or 'prefill', got {step!r}.")
+    if not is_model_step(step):
+        raise InvalidSettingsError(f"step must be {' or '.join(map(repr, STEP_CHOICES))}, got {step!r}.")
     if n_steps < 1 or warmup < 0:
         raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
     label = getattr(engine, "label", "")

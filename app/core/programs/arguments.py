@@ -16,6 +16,16 @@ from app.core.programs.specs import ArraySpec, SpecError, describe, parse_spec, 
 _ARG_NAME = re.compile(r"^\s*([A-Za-z_]\w*|\d+)\s*=(?!=)")
 
 
+def parse_argnums(text: str) -> tuple[int, ...] | None:
+    """Static argument indices as typed (the CLI's ``--static``, the window's static_argnums field):
+    ``"1"`` → ``(1,)``, ``"0, 2"`` → ``(0, 2)``, ``""`` → None (the file's own). Raises :class:`SpecError`
+    for anything but non-negative integers."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not all(p.isdigit() for p in parts):
+        raise SpecError(f"Static argument indices {text!r}: give user argument indices, e.g. 1 or 0,2.")
+    return tuple(int(p) for p in parts) if parts else None
+
+
 def parse_static_values(text: str) -> tuple[str | None, list[Any]]:
     """``"3,4,4"`` → ``(None, [3, 4, 4])``; ``"n=3,4"`` (or ``"1=3,4"``: by user index) → ``("n", [3, 4])``.
     Values are Python literals (``3``, ``2.5``, ``True``, ``'relu'``, ``(2, 3)``) or bare words taken as

@@ -26,7 +26,7 @@ from app.core.settings import GenerationSettings
 
 if TYPE_CHECKING:  # app.core.session sits above app.core.recording (pyproject's layers): for the types only
     from app.core.session.model import RunState, Session
-    from app.core.session.requests import PassesReady, ProfileReady, ProgramLoaded
+    from app.core.session.requests import PassesReady, ProfileReady, ProgramLoaded, ProgramRequest
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,30 @@ def short_origin(run: RecordedRun) -> str:
     return f"{run.mode} · recorded on {machine_name(run.environment)}"
 
 
-def program_settings(loaded: ProgramLoaded | None, mode: str) -> dict[str, Any]:
-    """A program run's recorded settings, keyed as the CLI's ``program`` records them (``calls``: the timed
-    calls, None for a sweep or static values: one call per size or value)."""
-    if loaded is None:
+def program_settings(request: ProgramRequest | None, args: str, mode: str) -> dict[str, Any]:
+    """A program run's recorded settings — the window's (:class:`LiveRecording`) and the CLI's ``program``
+    alike: ``mode``; ``calls``, the calls made (one per value with static values; None for a sweep: one
+    per size, named in ``sweep``); ``args``, the argument spec or the description of the file's example arguments (``args``);
+    ``static`` (the static argument indices asked for, None: the file's), ``static_values``, ``seed``,
+    ``sweep`` (``"x=1:16"``) and ``bucket`` as in the request."""
+    if request is None:
         return {"mode": mode, "calls": None}
-    r = loaded.request
-    calls = None if r.sweep or r.static_values else r.n_calls
-    return {"mode": mode, "calls": calls, "args": r.spec or loaded.args, "static_values": list(r.static_values),
+    r = request
+    calls = None if r.sweep else _static_calls(r.static_values) if r.static_values else r.n_calls
+    return {"mode": mode, "calls": calls, "args": r.spec or args,
+            "static": list(r.static) if r.static is not None else None, "static_values": list(r.static_values),
             "seed": r.seed, "sweep": r.sweep, "bucket": r.bucket}
+
+
+def _static_calls(static_values: tuple[str, ...]) -> int | None:
+    """The calls of a static-values run: one per value of the first list (None when it does not parse)."""
+    from app.core.programs.arguments import parse_static_values
+    from app.core.programs.specs import SpecError
+
+    try:
+        return len(parse_static_values(static_values[0])[1])
+    except SpecError:
+        return None
 
 
 class LiveRecording:
@@ -198,7 +213,8 @@ class LiveRecording:
             rec.model_id = loaded.path if loaded is not None else ""
             rec.config = {"backend": loaded.backend} if loaded is not None else {}
             rec.prompt = ""
-            return program_settings(loaded, run.mode)
+            return program_settings(loaded.request if loaded is not None else None,
+                                    loaded.args if loaded is not None else "", run.mode)
         model, info = self.session.loaded, self._info()
         rec.model = model.label if model is not None else ""
         rec.model_id = model.model_id if model is not None else ""

@@ -128,8 +128,10 @@ class RunRecorder:
         return size
 
     def add_source_map(self, step: str, source_map: Any, run: RecordedRun | None = None) -> None:
-        """Attach a step's :class:`app.core.inspect.source_map.SourceMap` to ``run`` (default: the last run)."""
-        target = run or self.current or (self.runs[-1] if self.runs else None)
+        """Attach a step's :class:`app.core.inspect.source_map.SourceMap` to ``run`` (default: the newest run
+        with IR of ``step``, else the newest run; the map is built after the run it belongs to has ended)."""
+        runs = self.runs + ([self.current] if self.current is not None else [])
+        target = run or next((r for r in reversed(runs) if step in r.ir), runs[-1] if runs else None)
         if target is not None:
             target.source_maps[step] = source_map
 

@@ -39,6 +39,16 @@ def failed(request: rq.ProgramRequest, exc: Any) -> rq.ProgramFailed:
                             exc.entry, exc.headline, exc.traceback_text)
 
 
+def plan_request(prepared: Any, request: rq.ProgramRequest) -> list[Any]:
+    """The lanes (:class:`app.core.programs.lanes.Lane`) of ``request`` on its prepared call: the one rule of
+    :func:`app.core.programs.lanes.plan_lanes`, read from the request's fields — the window's service and the
+    CLI's ``program`` both call this. Raises :class:`app.core.programs.specs.SpecError`."""
+    from app.core.programs.lanes import plan_lanes
+
+    return plan_lanes(prepared, n_calls=request.n_calls, mode=request.mode, sweep=request.sweep,
+                      bucket=request.bucket, static_values=request.static_values)
+
+
 class ProgramService:
     """Runs program requests; keeps the last program, its prepared call and runner for a warm rerun.
     Use from the compute thread only."""
@@ -58,22 +68,25 @@ class ProgramService:
             yield failed(request, exc)
             raise
 
-    def prepare(self, request: rq.ProgramRequest, should_stop: StopFn) -> tuple[Any, Any, Any]:
+    def prepare(self, request: rq.ProgramRequest, should_stop: StopFn,
+                exact_entry: bool = False) -> tuple[Any, Any, Any]:
         """``(program, prepared call, runner)`` of ``request``: the kept ones while its text, entry point and
-        arguments are unchanged (a warm rerun), else loaded and prepared anew. Raises the program's
-        :class:`~app.core.programs.errors.ProgramError` or :class:`~app.core.programs.specs.SpecError`."""
+        arguments are unchanged (a warm rerun), else loaded and prepared anew. An entry point the text no longer
+        has runs the first one (the editor's picker after an edit), unless ``exact_entry`` (the CLI's
+        ``FILE.py:ENTRY``). Raises the program's :class:`~app.core.programs.errors.ProgramError` or
+        :class:`~app.core.programs.specs.SpecError`."""
         from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program
         from app.core.programs.runner import ProgramRunner
 
-        key = (request.source, request.path, request.name, request.entry, request.spec, request.seed)
+        key = (request.source, request.path, request.name, request.entry, request.spec, request.seed, request.static)
         if (self._key is not None and self._prepared is not None and key != self._key
                 and key[:4] == self._key[:4] and key[5:] == self._key[5:]):
             # only the argument spec changed (e.g. a static value 3 → 4): the same program and entry point, so
             # the runner and its executables stay, and the next compile says which argument changed and how
             # (issue 29, flaw 24: a fresh runner said "first call")
             prepared = self._program.prepare(self._prepared.entry.name, request.spec or None, request.seed,
-                                             should_stop=should_stop)
+                                             request.static, should_stop=should_stop)
             if prepared.fn is self._prepared.fn and prepared.static_argnums == self._prepared.static_argnums:
                 self._runner.prepared = prepared
                 self._prepared, self._key = prepared, key
@@ -87,18 +100,18 @@ class ProgramService:
                                        should_stop=should_stop)
             self._program = program
             entry = request.entry or None
-            if entry is not None and entry not in program.entries and program.entries:
+            if entry is not None and entry not in program.entries and program.entries and not exact_entry:
                 try:
                     program.entry(entry)  # any function of the file may be named
                 except ProgramError:
                     entry = None  # the name picked before an edit is gone: the first entry point runs
-            prepared = program.prepare(entry, request.spec or None, request.seed, should_stop=should_stop)
+            prepared = program.prepare(entry, request.spec or None, request.seed, request.static,
+                                       should_stop=should_stop)
             self._prepared, self._runner, self._key = prepared, ProgramRunner(prepared), key
         return self._program, self._prepared, self._runner
 
     def _handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
-        from app.core.programs.lanes import plan_lanes
         from app.core.programs.loader import load_program
         from app.core.programs.runner import NO_JIT, ProgramRunner
         from app.core.programs.specs import SpecError
@@ -119,8 +132,7 @@ class ProgramService:
             yield from self._source_map(live, entry)
             return
         try:
-            plan = plan_lanes(prepared, n_calls=request.n_calls, mode=request.mode, sweep=request.sweep,
-                              bucket=request.bucket, static_values=request.static_values)
+            plan = plan_request(prepared, request)
         except SpecError as exc:
             raise ProgramError(str(exc), error_type="SpecError", stage="args", entry=entry) from None
         # a cold lane (a sweep, jit vs no-jit, no-jit) gets a fresh runner; a plain jit run reuses the executables

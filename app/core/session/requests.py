@@ -34,21 +34,28 @@ class LoadRequest(Request):
 
 @dataclass(frozen=True)
 class RunRequest(Request):
-    """Generate from ``prompt`` with ``settings`` on the loaded model."""
+    """Generate from ``prompt`` with ``settings`` on the loaded model. ``source_maps``: build each captured
+    step's source map after the run (~0.5 s per step on SmolLM2; the CLI asks only when it saves a session
+    file)."""
 
     prompt: str
     settings: GenerationSettings
+    source_maps: bool = True
     label = "run"
 
 
 @dataclass(frozen=True)
 class RaceRequest(Request):
-    """Run ``prompt`` through ``modes`` one after another, each cold (:func:`app.core.race.race`)."""
+    """Run ``prompt`` through ``modes`` one after another (:func:`app.core.race.race`), each cold unless
+    ``cold`` is False (the CLI's ``--warm``: compiled steps kept between modes); ``source_maps`` as in
+    :class:`RunRequest`."""
 
     prompt: str
     modes: tuple[str, ...]
     settings: GenerationSettings
     eager_tokens: int = EAGER_TOKENS
+    cold: bool = True
+    source_maps: bool = True
     label = "race"
 
 
@@ -152,7 +159,8 @@ class ProgramRequest(Request):
     (``"jit"``, ``"no-jit"`` or ``"compare"``: the jit run, then the no-jit run, as two runs); ``sweep`` a
     shape sweep of one argument's first axis (``"1:16"``: the first array argument; ``"x=1:16"`` / ``"1=1:16"``:
     the one named; ``""``: none), with ``bucket`` the same sweep padded to power-of-two buckets as a second run;
-    ``static_values`` one call per value of static arguments. The lanes follow
+    ``static_values`` one call per value of static arguments; ``static`` the static argument indices instead of
+    the file's; ``seed`` the seed of the random data of ``spec`` and of the sweep. The lanes follow
     :func:`app.core.programs.lanes.plan_lanes`, as the CLI's ``program`` does. ``trace_only``: no timed calls, only the entry point's trace, lower
     and compile for the IR views and the source map (the editor's "as you type")."""
 
@@ -169,6 +177,8 @@ class ProgramRequest(Request):
     trace_only: bool = False
     #: ``--static-values`` texts (``"n=3,4,4"``, one per static argument varied): one call per value
     static_values: tuple[str, ...] = ()
+    #: static argument indices (``--static``; the window's Static field) instead of the file's; None: the file's
+    static: tuple[int, ...] | None = None
     label = "program"
 
 

@@ -85,8 +85,11 @@ class ComputeService:
         request: rq.Request,
         should_stop: Callable[[], bool] = lambda: False,
         on_live_phase: Callable[[Any], None] | None = None,
+        reraise: bool = False,
     ) -> Iterator[Any]:
-        """Execute ``request``; yields its events, then one :class:`RequestDone`."""
+        """Execute ``request``; yields its events, then one :class:`RequestDone`. A failure is a
+        :class:`RequestFailed` event (the window shows it); with ``reraise`` (the CLI, which prints its own
+        message and exit code) the exception is raised instead, after the :class:`RequestDone`."""
         handler = {
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
@@ -96,6 +99,8 @@ class ComputeService:
         try:
             yield from handler(request, should_stop, on_live_phase)
         except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
+            if reraise:
+                raise
             yield failure(request, exc)
         finally:
             yield rq.RequestDone(request)
@@ -140,6 +145,11 @@ class ComputeService:
             return note
         return None
 
+    def adopt(self, engine: Engine, model: str, dtype: str, device: str = "") -> None:
+        """Take ``engine``, loaded by the caller (the CLI loads with its own options: GGUF, mesh, device), as
+        this service's model: runs and races then go through :meth:`handle` as the window's do."""
+        self.engine, self._key = engine, (model, dtype, device)
+
     def _engine(self) -> Any:
         if self.engine is None:
             raise PlaygroundError("No model is loaded: pick one and press Load.")
@@ -155,7 +165,7 @@ class ComputeService:
                     irs.append(event)
                 yield event
         finally:
-            yield from self.after_run(irs, on_live_phase)
+            yield from self.after_run(irs, on_live_phase, request.source_maps)
 
     def _race(self, request: rq.RaceRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
         from app.core.race import race
@@ -164,15 +174,16 @@ class ComputeService:
         irs: list[IREvent] = []
         try:
             stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
-                          eager_tokens=request.eager_tokens, on_live_phase=on_live_phase)
+                          cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase)
             for event in stream:
                 if isinstance(event, IREvent):
                     irs.append(event)
                 yield event
         finally:
-            yield from self.after_run(irs, on_live_phase)
+            yield from self.after_run(irs, on_live_phase, request.source_maps)
 
-    def after_run(self, irs: list[IREvent], on_live_phase: Callable[[Any], None] | None = None) -> Iterator[Any]:
+    def after_run(self, irs: list[IREvent], on_live_phase: Callable[[Any], None] | None = None,
+                  source_maps: bool = True) -> Iterator[Any]:
         """Source maps and collectives of the IR captured in the run (each step's latest), then bytes per
         device and the persistent cache's size, each announced as a live phase (``"source map"``: the run has
         ended, its tokens are out; what the window waits for is named, ~0.5 s per step on SmolLM2). Each failure
@@ -184,7 +195,7 @@ class ComputeService:
         engine = self.engine
         latest = {(ev.mode, ev.step): ev for ev in irs}
         for (mode, step), ev in latest.items():
-            if ev.ir.compiler != "xla":
+            if ev.ir.compiler != "xla" or not source_maps:
                 continue
             if on_live_phase is not None:
                 on_live_phase(PhaseEvent("source map", True, f"of the {step} step ({mode})"))
