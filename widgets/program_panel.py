@@ -136,6 +136,7 @@ class ProgramPanel(QWidget):
         args_row = QHBoxLayout()  # the arguments, then Run and Stop: the row below keeps room for the sweep
         args_row.addWidget(self.args, 1)
         args_row.addWidget(self.seed)
+        self.seed.setMaximumWidth(self.seed.fontMetrics().horizontalAdvance("seed 00000") + 36)  # a wide seed scrolls
         args_row.addWidget(self.static_argnums)
         self.static_argnums.setMaximumWidth(self.static_argnums.fontMetrics().horizontalAdvance("static_argnums") + 40)
         args_row.addWidget(self.run_button)
