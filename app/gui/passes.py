@@ -87,9 +87,8 @@ class PassesWiring(QObject):
     def _page(self) -> QWidget:
         self.button = QPushButton("Record", objectName="passesRecord")
         self.button.setToolTip(RECORD_TIP)
-        self.step = QComboBox(objectName="passesStep")
+        self.step = QComboBox(objectName="passesStep", toolTip="The compiled step whose passes are recorded")
         self.step.addItems(list(STEP_CHOICES))
-        self.step.setToolTip("The compiled step whose passes are recorded")
         self.fusion_log = QCheckBox("Fusion log", objectName="passesFusionLog")
         self.fusion_log.setToolTip("Also record XLA's fusion decisions with their reasons (compiles in a "
                                    "child process: a few seconds more)")
