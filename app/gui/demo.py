@@ -12,12 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
-    QMainWindow,
     QMenu,
     QSplitter,
     QTabWidget,
@@ -32,7 +31,9 @@ from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
 from app.gui import exports
+from app.gui.context import WindowContext
 from app.gui.layout import card, dock_widget, scrolling
+from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.presentation import Presentation
 from widgets.cache_panel import CachePanel
 from widgets.compile_log import CompileLog
@@ -41,10 +42,6 @@ from widgets.plot_export import export_plot
 from widgets.race_controls import RaceControls
 from widgets.race_table import RaceTable
 
-#: Colour of each mode's curve and race lane, from the catalog.
-MODE_COLOURS = {info.name: info.colour for info in CATALOG}
-#: Marker of each mode's decode calls, so lanes stay apart where their lines overlap (pyqtgraph symbols).
-MODE_SYMBOLS = {info.name: info.marker for info in CATALOG}
 MODE_HELP = {info.name: info.help for info in CATALOG}
 CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)
 #: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
@@ -59,22 +56,18 @@ EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
 )
 
 
-def find_menu(window: QMainWindow, title: str) -> QMenu:
-    """The menu bar's menu titled ``title`` (ampersands ignored), created if missing."""
-    bar = window.menuBar()
-    for action in bar.actions():
-        if action.menu() is not None and action.text().replace("&", "") == title.replace("&", ""):
-            return action.menu()
-    return bar.addMenu(title)
-
-
 class DemoKit(QObject):
     """Lives on the GUI thread; every slot is fed by the compute thread's signals or by the user."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)  # the window is reached through parent(): no reference cycle to it
-        ui = window.ui
-        self.session = window.session
+    #: Presentation mode is about to turn on (True) or has turned off (False): the window shows the Run
+    #: workspace first (presenting is the plot and the stream). GUI thread.
+    presenting = Signal(bool)
+
+    def __init__(self, ctx: WindowContext) -> None:
+        super().__init__(ctx.host)
+        ui = ctx.ui
+        self.ctx, self.host = ctx, ctx.host
+        self.session = ctx.session
         self.controls = RaceControls(MODE_NAMES, MODE_HELP, MODE_COLOURS, CAPPED_MODE, EAGER_TOKENS)
         self.table = RaceTable(RACE_COLUMNS[1:])
         self.stage_table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])  # presentation
@@ -89,7 +82,7 @@ class DemoKit(QObject):
         self.stage_card.setVisible(False)  # shown beside the plot while presenting, once a race has run
         ui.stream_split.addWidget(self.stage_card)
         self.presentation = Presentation(
-            window,
+            ctx.host,
             ui.plot,
             show=[self.stage_card],
             hide=[ui.prompt.examples, ui.plot_card.findChild(QLabel, "sectionTitle")],  # the plot's key says it
@@ -97,14 +90,9 @@ class DemoKit(QObject):
         )
         self._build_menus()
         self._connect()
-        self.restore(window.settings.demo)
+        self.restore(ctx.settings.demo)
         self.session.cache("refresh", self.cache.directory())
-        window.installEventFilter(self)  # leave presentation mode before the window saves its layout
-
-    @property
-    def window(self) -> Any:
-        """The main window (this object's Qt parent)."""
-        return self.parent()
+        ctx.host.installEventFilter(self)  # leave presentation mode before the window saves its layout
 
     # -- settings ---------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -163,7 +151,7 @@ class DemoKit(QObject):
         self.tabs.addTab(self.log, "Why it compiled")
         self.tabs.addTab(self.phases, "Phase breakdown")
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-        win, ir_dock = self.window, self.window.ui.ir_dock
+        win, ir_dock = self.host, self.ctx.ui.ir_dock
         self.demo_dock = dock_widget(win, "Demo kit", "demoDock", panel, bottom)
         self.why_dock = dock_widget(win, "Compile log", "whyDock", card(self.tabs, stretch_last=True), bottom)
         win.tabifyDockWidget(ir_dock, self.demo_dock)
@@ -173,22 +161,22 @@ class DemoKit(QObject):
     def _action(
         self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False
     ) -> QAction:
-        action = QAction(text, self.window, checkable=checkable)
+        action = QAction(text, self.host, checkable=checkable)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
         (action.toggled if checkable else action.triggered).connect(slot)
         menu.addAction(action)
-        self.window.addAction(action)  # shortcuts keep working when panels or the menu bar are hidden
+        self.host.addAction(action)  # shortcuts keep working when panels or the menu bar are hidden
         return action
 
     def _build_menus(self) -> None:
-        export = find_menu(self.window, "&File").addMenu("&Export")
+        export = find_menu(self.host, "&File").addMenu("&Export")
         self.export_actions = {}
         for text, filt, default, method in EXPORTS:
             action = self._action(export, text, self._on_export)
             action.setData((filt, default, method))
             self.export_actions[text] = action
-        view = find_menu(self.window, "&View")
+        view = find_menu(self.host, "&View")
         self.presentation_action = self._action(
             view, "&Presentation mode", self.set_presentation, "Ctrl+Shift+P", checkable=True
         )
@@ -196,7 +184,7 @@ class DemoKit(QObject):
             view, "&Full screen", self.set_full_screen, "F11", checkable=True
         )
         view.addSeparator()
-        ui = self.window.ui
+        ui = self.ctx.ui
         for dock, keys in (
             (ui.controls_dock, "Ctrl+B"),
             (ui.ir_dock, "Ctrl+Alt+1"),
@@ -206,8 +194,8 @@ class DemoKit(QObject):
             action = dock.toggleViewAction()
             action.setShortcut(QKeySequence(keys))
             view.addAction(action)
-            self.window.addAction(action)
-        demo = find_menu(self.window, "&Demo")
+            self.host.addAction(action)
+        demo = find_menu(self.host, "&Demo")
         self.race_action = self._action(demo, "&Race checked modes", self.race_checked, "Ctrl+R")
         self.replay_action = self._action(demo, "Replay &cold start", self.replay, "Ctrl+Shift+R")
         self.clear_action = self._action(demo, "Clear &in-memory caches", self.clear_memory)
@@ -236,7 +224,7 @@ class DemoKit(QObject):
     def start_race(self, modes: list[str]) -> None:
         """Race ``modes`` with the prompt and settings of the window (loading the picked model first)."""
         if modes and not self.session.busy:
-            self.window.run(race=list(modes))
+            self.ctx.actions.run(race=list(modes))
 
     @Slot()
     def race_checked(self) -> None:
@@ -267,14 +255,15 @@ class DemoKit(QObject):
 
     @Slot(bool)
     def set_presentation(self, on: bool) -> None:
-        workspaces = getattr(self.window, "workspaces", None)
-        if on and workspaces is not None and workspaces.current() != "Run":
-            workspaces.show("Run")  # presenting is the plot and the stream
+        if on:
+            self.presenting.emit(True)  # the window shows the Run workspace first
         self.presentation.set_on(on)
+        if not on:
+            self.presenting.emit(False)
         self._show_stage()
-        tokens = self.window.ui.tokens  # the answer, not the (chat-formatted) prompt, after the font change
+        tokens = self.ctx.ui.tokens  # the answer, not the (chat-formatted) prompt, after the font change
         tokens.verticalScrollBar().setValue(tokens.verticalScrollBar().maximum())
-        self.fullscreen_action.setChecked(self.window.isFullScreen())
+        self.fullscreen_action.setChecked(self.host.isFullScreen())
 
     def _show_stage(self) -> None:
         """While presenting, the race summary sits under the token stream once a race has rows."""
@@ -286,8 +275,8 @@ class DemoKit(QObject):
 
     @Slot(bool)
     def set_full_screen(self, on: bool) -> None:
-        if on != self.window.isFullScreen():
-            self.window.showFullScreen() if on else self.window.showNormal()
+        if on != self.host.isFullScreen():
+            self.host.showFullScreen() if on else self.host.showNormal()
 
     # -- session events -----------------------------------------------------------------------------
     def on_run_started(self, run: RunState) -> None:
@@ -323,7 +312,7 @@ class DemoKit(QObject):
         action = self.sender()
         filt, default, method = action.data()
         title = f"Export {action.text().rstrip('…')}"
-        path, _ = QFileDialog.getSaveFileName(self.window, title, str(self._export_dir / default), filt)
+        path, _ = QFileDialog.getSaveFileName(self.host, title, str(self._export_dir / default), filt)
         if not path:
             return
         path = Path(path)
@@ -332,11 +321,11 @@ class DemoKit(QObject):
         try:
             self._status(getattr(self, method)(path))
         except (OSError, ValueError) as exc:
-            self.window.on_failed(f"Export failed: {exc}", "", "export")
+            self.ctx.status.error(f"Export failed: {exc}")
 
     def export_plot(self, path: Path) -> str:
         """Write the latency plot as PNG or SVG (by suffix); returns a status line."""
-        return f"Exported the plot to {export_plot(self.window.ui.plot, path)}"
+        return f"Exported the plot to {export_plot(self.ctx.ui.plot, path)}"
 
     def export_records(self, path: Path) -> str:
         """Write the call records of the shown runs as CSV or JSON (by suffix; JSON carries the model, modes,
@@ -344,14 +333,14 @@ class DemoKit(QObject):
         loaded = self.session.loaded
         model = f"{loaded.label} ({loaded.request.model})" if loaded else ""
         dtype = loaded.request.dtype if loaded else ""
-        generation = self.window.ui.form.values()
+        generation = self.ctx.ui.form.values()
         meta = exports.run_metadata(self.runs, model, dtype, self.session.mesh, generation)
         return f"Exported {exports.save_records(path, self.runs, meta)} call records to {path}"
 
     def export_report(self, path: Path) -> str:
         """Write the Markdown run report and the plot PNG next to it."""
-        model = self.window.windowTitle().split("—")[-1].strip()
-        png = exports.save_report(path, self.runs, self.window.ui.plot, model, self.window.ui.prompt.prompt())
+        model = self.host.windowTitle().split("—")[-1].strip()
+        png = exports.save_report(path, self.runs, self.ctx.ui.plot, model, self.ctx.ui.prompt.prompt())
         return f"Exported the run report to {path} (plot: {png.name})"
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -362,4 +351,4 @@ class DemoKit(QObject):
             action.setEnabled(not running)
 
     def _status(self, text: str) -> None:
-        self.window.status.show(text)
+        self.ctx.status.show(text)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMainWindow, QTextBrowser, QVBoxLayout, QWidget
 
 SHORTCUTS = (
     ("Ctrl+Enter", "run the prompt (loads the picked model first if it changed); in the Code workspace: load, "
@@ -92,50 +92,43 @@ class HelpDialog(QDialog):
 
 
 class WindowMenus(QObject):
-    """File ▸ Quit (Ctrl+Q), View ▸ Reset layout and the plot's copy / clear / reset zoom, Help ▸ Help
-    (F1)."""
+    """File ▸ Quit (Ctrl+Q), View ▸ the workspaces, Reset layout and the plot's copy / clear / reset zoom,
+    Demo ▸ Profile the step and Record the pass pipeline, Help ▸ Help (F1), in ``host``'s menu bar; each
+    action's slot is given (the panel that does it), never looked up on the window."""
 
-    def __init__(self, window: Any) -> None:
-        from app.gui.demo import find_menu
+    def __init__(self, host: QMainWindow, workspace_actions: list[QAction], plot_actions: list[QAction],
+                 reset_layout: Callable[[], None], profile: Callable[[], None],
+                 record_passes: Callable[[], None]) -> None:
+        from app.gui.menus import find_menu
 
-        super().__init__(window)
+        super().__init__(host)
+        self.host = host
         self.dialog: HelpDialog | None = None
-        self.quit_action = find_menu(window, "&File").addAction("&Quit", window.close)
+        self.quit_action = find_menu(host, "&File").addAction("&Quit", host.close)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        view = find_menu(window, "&View")
+        view = find_menu(host, "&View")
         first = view.actions()[0] if view.actions() else None
-        for action in window.workspaces.actions.values():
+        for action in workspace_actions:
             view.insertAction(first, action)
         if first is not None:
             view.insertSeparator(first)
-        self.reset_layout_action = view.addAction("Reset &layout", self.reset_layout)
+        self.reset_layout_action = view.addAction("Reset &layout", reset_layout)
         view.addSeparator()
-        plot = window.plot_actions
-        for action in (plot.copy_action, plot.clear_action, plot.reset_action):
+        for action in plot_actions:
             view.addAction(action)
-        self.profile_action = find_menu(window, "&Demo").addAction("&Profile the step", window.profile.request)
+        self.profile_action = find_menu(host, "&Demo").addAction("&Profile the step", profile)
         self.profile_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
-        self.passes_action = find_menu(window, "&Demo").addAction("Record the pass &pipeline",
-                                                                  window.passes.record_shortcut)
+        self.passes_action = find_menu(host, "&Demo").addAction("Record the pass &pipeline", record_passes)
         self.passes_action.setShortcut(QKeySequence("Ctrl+Shift+X"))
-        self.help_action = find_menu(window, "&Help").addAction("&Help", self.show_help)
+        self.help_action = find_menu(host, "&Help").addAction("&Help", self.show_help)
         self.help_action.setShortcut(QKeySequence("F1"))
         for action in (self.quit_action, self.help_action, self.profile_action, self.passes_action):
-            window.addAction(action)  # shortcuts keep working when the menu bar is hidden
-
-    @Slot()
-    def reset_layout(self) -> None:
-        """Every dock back in its default place and shown, default panel sizes (leaves presentation mode)."""
-        window = self.parent()
-        if window.demo.presentation.is_on():
-            window.demo.presentation_action.setChecked(False)
-        window.workspaces.show("Run")
-        window.dock_layout.reset()
+            host.addAction(action)  # shortcuts keep working when the menu bar is hidden
 
     @Slot()
     def show_help(self) -> None:
         """The shortcuts and what each view shows, in a non-modal dialog."""
         if self.dialog is None:
-            self.dialog = HelpDialog(self.parent())
+            self.dialog = HelpDialog(self.host)
         self.dialog.show()
         self.dialog.raise_()

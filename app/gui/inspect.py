@@ -63,7 +63,7 @@ class InspectWiring(QObject):
             panel.textShown.connect(self._refresh_links)
         ir_tabs.tabs.currentChanged.connect(self._on_tab_changed)
         self.collectives.lineActivated.connect(self.show_hlo_line)
-        self.inspector.linesSelected.connect(self._on_lines_selected)
+        self.inspector.linesSelected.connect(self.show_linked)
 
     def _page(self) -> QWidget:
         """The tab: a bar of jump buttons to the linked lines of each IR view, then the inspector."""
@@ -165,7 +165,7 @@ class InspectWiring(QObject):
     def _reload(self) -> None:
         self.inspector.clear()
         self.linker.clear()
-        self._on_lines_selected({})
+        self.show_linked({})
         for step, source_map in self.maps.items():
             self.inspector.set_source_map(step, source_map)
         self._sync_diff()
@@ -187,8 +187,9 @@ class InspectWiring(QObject):
             self._sync_diff()
 
     @Slot(dict)
-    def _on_lines_selected(self, lines: dict) -> None:
-        """Say how many lines the selection links to in each IR view, with a button to go there."""
+    def show_linked(self, lines: dict) -> None:
+        """Say how many lines the selection links to in each IR view (view → line ranges), with a button to go
+        there (a Source map selection, or the Code editor's cursor line)."""
         any_lines = False
         for name, button in self.jump.items():
             n = sum(b - a + 1 for a, b in lines.get(name, []))
@@ -232,7 +233,7 @@ class InspectWiring(QObject):
     @Slot(str)
     def _on_inspector_step(self, step: str) -> None:
         self.linker.clear()  # the selection was on the other step's lines
-        self._on_lines_selected({})
+        self.show_linked({})
         if step != self.ir_tabs.current_step():
             self.ir_tabs.show_step(step)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
@@ -33,6 +33,7 @@ from app.core import units
 from app.core.inspect.views import STEP_CHOICES
 from app.core.passes import query
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
+from app.gui.context import WindowContext
 from app.gui.layout import scrolling
 from widgets.code_view import CodeView
 from widgets.compile_bar import CompileBar
@@ -40,6 +41,11 @@ from widgets.fusion_table import FusionTable
 from widgets.hlo_diff import HloDiff
 from widgets.pass_chart import PassChart
 from widgets.pass_list import PassList
+
+if TYPE_CHECKING:
+    from app.gui.inspect import InspectWiring
+    from app.gui.profile import ProfileWiring
+    from widgets.compile_log import CompileLog
 
 RECORD_TIP = ("Compile the step again with XLA's per-pass dumps under the profiler: every pass's time and "
               "every snapshot of the module (Ctrl+Shift+X)")
@@ -58,16 +64,18 @@ def diff_rows(diff: query.SnapshotDiff) -> list[tuple[str, int | None, int | Non
 
 
 class PassesWiring(QObject):
-    """Adds the Passes tab to the IR tabs and answers it. ``last``: the latest :class:`PassesReady`."""
+    """Adds the Passes tab to the IR tabs and answers it. The recording shown is the session's
+    (:attr:`Session.last_passes`), Compare… compares its last two (:attr:`Session.passes_history`)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.session = window.session
-        self.ir_tabs = window.ui.ir_tabs
-        self.last: PassesReady | None = None
-        #: The last two recordings, oldest first (Compare… compares them).
-        self.history: list[PassesReady] = []
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring) -> None:
+        """``inspect``: the Source map tab (a fusion's source line); ``profile``: the Profile tab (the program
+        it would measure, recorded the same way)."""
+        super().__init__(ctx.host)
+        self.ctx, self.host, self.inspect, self.profile = ctx, ctx.host, inspect, profile
+        self.session = ctx.session
+        self.ir_tabs = ctx.ui.ir_tabs
+        #: the compile log, whose row of a compiling call gains the recorded split (set by the window)
+        self.compile_log: CompileLog | None = None
         self.compare_dialog: QDialog | None = None
         self._t0 = 0.0
         self._timer = QTimer(self, interval=200)
@@ -214,9 +222,9 @@ class PassesWiring(QObject):
             self.status.setText(f"{name} carries no source line in its metadata.")
             return ""
         location = source_label(hit.file, hit.line)
-        inspect = self.window.inspect
+        inspect = self.inspect
         if inspect.inspector.explorer.select_location(location):
-            self.window.ui.ir_tabs.tabs.setCurrentWidget(inspect.page)
+            self.ir_tabs.tabs.setCurrentWidget(inspect.page)
         self.status.setText(f"{name}: {location}")
         return location
 
@@ -230,7 +238,7 @@ class PassesWiring(QObject):
         if ir is None:
             self.status.setText(f"No LLVM IR was dumped for {name}.")
             return None
-        dlg = QDialog(self.window, objectName="fusionLlvmDialog")
+        dlg = QDialog(self.host, objectName="fusionLlvmDialog")
         dlg.setWindowTitle(f"{name} · LLVM IR")
         tabs = QTabWidget()
         for optimized, title in ((True, "after LLVM's passes"), (False, "before")):
@@ -268,7 +276,7 @@ class PassesWiring(QObject):
     @Slot()
     def record_or_stop(self) -> None:
         if self._recording():
-            self.window.stop()
+            self.ctx.actions.stop()
         else:
             self.record()
 
@@ -277,7 +285,7 @@ class PassesWiring(QObject):
         """Record the chosen step's passes (in the latest run's mode when it compiled it with XLA)."""
         run = self.session.current
         mode = run.mode if run is not None else ""
-        program = self.window.profile.program_request()  # the Code workspace (or a program's entry point shown)
+        program = self.profile.program_request()  # the Code workspace (or a program's entry point shown)
         if self._recording() or not self.session.passes(self.step.currentText(), self.fusion_log.isChecked(), mode,
                                                          self.flags.text().strip(), program):
             self.status.setText("Load a model, run the prompt and wait for it to end, then Record.")
@@ -335,9 +343,7 @@ class PassesWiring(QObject):
 
     def _on_loaded(self, event: Any) -> None:
         """A new model: the recording shown is of the previous one's step."""
-        if event.seconds and self.last is not None:
-            self.last = None
-            self.history = []
+        if event.seconds and self.pass_list.rows():  # the session forgot the recordings with the old model
             self.compare.setEnabled(False)
             self.pass_list.set_rows([])
             self.chart.set_snapshots([])
@@ -349,10 +355,18 @@ class PassesWiring(QObject):
             self.status.setText(f"{event.label} loaded: run the prompt, then Record.")
 
     # -- showing a recording ----------------------------------------------------------------------
+    @property
+    def last(self) -> PassesReady | None:
+        """The recording shown: the session's last (:attr:`Session.last_passes`)."""
+        return self.session.last_passes
+
+    @property
+    def history(self) -> list[PassesReady]:
+        """The last two recordings, oldest first (Compare… compares them): the session's."""
+        return self.session.passes_history
+
     def on_passes(self, ready: PassesReady) -> None:
         self._finish()
-        self.last = ready
-        self.history = [*self.history[-1:], ready]
         self.compare.setEnabled(len(self.history) == 2)
         p = ready.pipeline
         changed = sum(1 for r in ready.rows if r.get("changed"))
@@ -367,7 +381,7 @@ class PassesWiring(QObject):
         lost = f" · <b>{html.escape(p.kernel_ir)}</b>" if kernel_ir_lost(p) else ""
         self.status.setText(f"<b>{ready.mode} · {ready.step}</b>{with_flags} · {len(p.snapshots)} snapshots · "
                             f"{len(ready.rows)} passes ({changed} changed the module){log} · "
-                            + (f"opened from {ready.origin} in {ready.seconds:.1f} s" if ready.origin
+                            + (f"opened from {ready.origin} in {ready.seconds:.1f} s" if ready.origin and not ready.recorded
                                else f"recorded in {ready.seconds:.1f} s") + lost)
         b = ready.breakdown
         # the first call's trace and lower (and its compile log row and spike) are the split of a compile without
@@ -391,7 +405,7 @@ class PassesWiring(QObject):
                                   s["index"])
         self.fusions.set_fusions(ready.fusions, have_log=p.in_child)
         self._show_gpu(p)
-        self._measured_for(getattr(getattr(self.window, "profile", None), "last", None))
+        self._measured_for(self.session.last_profile)
         self.found.setText("")
         first = next((s for s in p.snapshots if s.changed), None)
         if first is not None:
@@ -438,8 +452,8 @@ class PassesWiring(QObject):
         request = PassesRequest(step=passes.step, fusion_log=bool(passes.decisions), mode=passes.mode)
         ready = PassesReady(request, passes.step, passes.mode, pipeline, passes.rows, passes.snapshots,
                             passes.breakdown or {"total_ms": 0.0, "parts": []}, passes.fusions, passes.decisions,
-                            passes.seconds)
-        self.on_passes(ready)
+                            passes.seconds, origin=origin, recorded=True)
+        self.session.show_passes(ready)  # the session's recording from now on; the views follow its signal
         self.show_snapshot(final.index)
         self.status.setText(self.status.text() + f" · {origin} (read-only: the module before and after the "
                                                  "passes; the snapshots in between are not in the session)")
@@ -462,12 +476,11 @@ class PassesWiring(QObject):
         groups = b.get("by_group") or {}
         if run is not None and groups:
             line = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
-            self.window.ui.plot.annotate_compile(run.run_id, record.index, line)
+            self.ctx.ui.plot.annotate_compile(run.run_id, record.index, line)
 
     def _annotate_log(self, found: tuple[str, Any], b: dict) -> None:
         """The compile log's row of that call: the recorded split after its phases, the parts in its tooltip."""
-        demo = getattr(self.window, "demo", None)
-        if demo is None:
+        if self.compile_log is None:
             return
         label, record = found
         groups = dict(b.get("by_group") or {})
@@ -477,7 +490,7 @@ class PassesWiring(QObject):
         note = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
         tip = "\n".join([f"Recorded compile (dumps on) {units.ms(b['total_ms'])}:"]
                         + [f"  {p['label']}: {units.ms(p['ms'])}" for p in b["parts"] if p["ms"] > 0])
-        demo.log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip)
+        self.compile_log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip)
 
     def _measured_ms(self, ready: PassesReady) -> float | None:
         """Median wall ms of the latest run's non-compiling calls of the recorded step in its mode (None for a
@@ -511,7 +524,7 @@ class PassesWiring(QObject):
         a, b = self.history
         labels = (f"1: {self.recording_label(a)}", f"2: {self.recording_label(b)}")
         c = compare_pipelines(a.pipeline, b.pipeline, labels)
-        dlg = QDialog(self.window, objectName="passesCompareDialog")
+        dlg = QDialog(self.host, objectName="passesCompareDialog")
         dlg.setWindowTitle("Compare two compilations")
         counts = [*c.counts, ("measured ms per call (latest run)", self._measured_ms(a), self._measured_ms(b))]
         table = QTableWidget(len(counts), 3, objectName="passesCompareCounts")

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
 from PySide6.QtWidgets import QMenu
 
+from app.gui.context import WindowContext
 from widgets.plot_export import PNG_SCALE, render_image
 
 RUN_CAPS = (1, 2, 3, 5, 8)  # choices of "Runs on the plot"
@@ -18,15 +19,17 @@ class PlotActions(QObject):
     """Right-click on the plot opens :meth:`menu`; "Clear plot" also forgets the session's runs, so the
     exports and the race table never list a run the plot no longer shows. GUI thread only."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.plot = window.ui.plot
-        self.session = window.session
-        self.exports = [window.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…")]
+    def __init__(self, ctx: WindowContext, exports: list[QAction]) -> None:
+        """``exports``: the plot's export actions shown first in its menu (the demo kit's PNG and SVG)."""
+        super().__init__(ctx.host)
+        self.host = ctx.host
+        self.plot = ctx.ui.plot
+        self.session = ctx.session
+        self.exports = exports
         self.copy_action = self._action("&Copy plot", self.copy, "Ctrl+Shift+C")
         self.clear_action = self._action("C&lear plot", self.clear)
         self.reset_action = self._action("&Reset zoom", self.plot.reset_zoom)
-        self.settings = window.settings
+        self.settings = ctx.settings
         self.runs_group = QActionGroup(self)
         for n in RUN_CAPS:
             action = QAction(f"Keep the last {n} run{'s' if n > 1 else ''}", self, checkable=True)
@@ -39,11 +42,11 @@ class PlotActions(QObject):
         self.session.events.busyChanged.connect(self._on_busy)
 
     def _action(self, text: str, slot: Any, shortcut: str = "") -> QAction:
-        action = QAction(text, self.parent())
+        action = QAction(text, self.host)
         if shortcut:
             action.setShortcut(shortcut)
         action.triggered.connect(slot)
-        self.parent().addAction(action)
+        self.host.addAction(action)
         return action
 
     def menu(self) -> QMenu:

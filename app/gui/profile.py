@@ -4,8 +4,9 @@ timeline, linked to the optimized-HLO view. GUI thread only; the profile is meas
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import (
@@ -30,9 +31,15 @@ from app.core.profile.columns import (
     timeline_ops_running,
 )
 from app.core.session.requests import ProfileReady
+from app.gui.context import WindowContext
 from app.gui.profile_links import ProfileLinks
 from widgets.profile_table import ProfileTable
 from widgets.timeline import StepTimeline
+
+if TYPE_CHECKING:
+    from app.gui.inspect import InspectWiring
+    from app.gui.programs import ProgramWiring
+    from app.gui.workspaces import Workspaces
 
 
 def is_program(profile: Any) -> bool:
@@ -41,16 +48,19 @@ def is_program(profile: Any) -> bool:
 
 
 class ProfileWiring(QObject):
-    """Adds the tab to the IR tabs and answers its buttons. ``last`` is the latest :class:`ProfileReady`."""
+    """Adds the tab to the IR tabs and answers its buttons. The profile shown is the session's
+    (:attr:`Session.last_profile`: measured here, opened from a capture or from a session file)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.session = window.session
-        self.inspect = window.inspect
-        self.ir_tabs = window.ui.ir_tabs
-        self.prompt = window.ui.prompt
-        self.last: ProfileReady | None = None
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces,
+                 programs: ProgramWiring) -> None:
+        """``programs``: the Code workspace (Profile measures its program while it shows, or while the IR views
+        show one of its entry points)."""
+        super().__init__(ctx.host)
+        self.host, self.status = ctx.host, ctx.status
+        self.session = ctx.session
+        self.inspect, self.workspaces, self.programs = inspect, workspaces, programs
+        self.ir_tabs = ctx.ui.ir_tabs
+        self.prompt = ctx.ui.prompt
         self.recorded_origin = ""  # where the shown profile was recorded (a session file's), "" when live
         self._header = ""  # the summary's first line (the profile's figures); the note follows the rows shown
         self.table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
@@ -62,7 +72,7 @@ class ProfileWiring(QObject):
         self.table.rowSelected.connect(self.on_row_selected)
         self.table.top_only.toggled.connect(self._refresh_summary)  # after the table refilled its rows
         self.timeline.opClicked.connect(self.on_op)
-        self.links = ProfileLinks(window, self)  # measured columns, HLO tints, top 10, links to source
+        self.links = ProfileLinks(ctx, inspect, self)  # measured columns, HLO tints, top 10, links to source
         self._capture_menu()
 
     def _page(self) -> QWidget:
@@ -80,7 +90,7 @@ class ProfileWiring(QObject):
         bar = QHBoxLayout()
         for w in (self.button, self.step, self.steps, QLabel("by"), self.by, self.export_button):
             bar.addWidget(w)
-        self._bar = bar  # ProfileLinks adds its "Top 10 lines" button
+        self.bar = bar  # ProfileLinks adds its "Top 10 lines" button
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Vertical, objectName="profileSplit")
         split.addWidget(self.table)
@@ -112,10 +122,8 @@ class ProfileWiring(QObject):
     def program_request(self) -> Any:
         """The user's program when Profile is about it (the Code workspace shows, or the IR views show a
         program's entry point): its :class:`ProgramRequest`; else None (the model's step)."""
-        programs = getattr(self.window, "programs", None)
-        if programs is None:
-            return None
-        in_code = self.window.workspaces.current() == "Code"
+        programs = self.programs
+        in_code = self.workspaces.current() == "Code"
         on_entry = bool(programs.compiled_path) and self.ir_tabs.current_step() not in ("", *MODEL_STEPS)
         return programs.request() if in_code or on_entry else None
 
@@ -123,15 +131,15 @@ class ProfileWiring(QObject):
     def _capture_menu(self) -> None:
         from PySide6.QtGui import QAction
 
-        from app.gui.demo import find_menu
+        from app.gui.menus import find_menu
 
-        file = find_menu(self.window, "&File")
+        file = find_menu(self.host, "&File")
         first = file.actions()[0] if file.actions() else None
-        self.open_capture_action = QAction("Open profiler &capture…", self.window)
+        self.open_capture_action = QAction("Open profiler &capture…", self.host)
         self.open_capture_action.setToolTip("A jax.profiler capture (.xplane.pb) recorded on another machine (a GPU "
                                             "or TPU VM), read with the step's optimized HLO text beside it")
         self.open_capture_action.triggered.connect(self.open_capture_dialog)
-        self.open_dumps_action = QAction("Open XLA &dumps…", self.window)
+        self.open_dumps_action = QAction("Open XLA &dumps…", self.host)
         self.open_dumps_action.setToolTip("A folder of XLA's pass dumps (xla_dump_to) and, optionally, a profiler "
                                           "capture of that compile, recorded on another machine")
         self.open_dumps_action.triggered.connect(self.open_dumps_dialog)
@@ -145,16 +153,16 @@ class ProfileWiring(QObject):
         """File ▸ Open profiler capture…: a capture, then (when none sits beside it) its optimized HLO text."""
         from app.core.profile.offline import find_hlo_beside
 
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open profiler capture", "",
+        path, _ = QFileDialog.getOpenFileName(self.host, "Open profiler capture", "",
                                               "Profiler captures (*.xplane.pb *.xplane.pb.gz);;All files (*)")
         if not path:
             return
         hlo = ""
         if find_hlo_beside(path) is None:
-            hlo, _ = QFileDialog.getOpenFileName(self.window, "The step's optimized HLO text", str(Path(path).parent),
+            hlo, _ = QFileDialog.getOpenFileName(self.host, "The step's optimized HLO text", str(Path(path).parent),
                                                  "HLO text (*.hlo.txt *.hlo.txt.gz *.txt);;All files (*)")
             if not hlo:
-                self.window.status.show("No HLO text chosen: a capture is read with the optimized HLO of "
+                self.status.show("No HLO text chosen: a capture is read with the optimized HLO of "
                                             "the step that ran (inspect --what hlo on that machine).")
                 return
         self.open_capture(path, hlo)
@@ -162,26 +170,32 @@ class ProfileWiring(QObject):
     @Slot()
     def open_dumps_dialog(self) -> None:
         """File ▸ Open XLA dumps…: a folder of XLA's dump files (and a capture of that compile)."""
-        path = QFileDialog.getExistingDirectory(self.window, "Open a folder of XLA dumps")
+        path = QFileDialog.getExistingDirectory(self.host, "Open a folder of XLA dumps")
         if path:
             self.open_capture(path)
 
     def open_capture(self, path: str, hlo: str = "") -> bool:
         """Open ``path`` (a capture, with ``hlo``; or a dump folder) on the compute thread; False while busy."""
         if not self.session.open_capture(path, hlo):
-            self.window.status.show("Wait for the run to end before opening a capture.")
+            self.status.show("Wait for the run to end before opening a capture.")
             return False
         return True
 
+    @property
+    def last(self) -> ProfileReady | None:
+        """The profile shown: the session's last (:attr:`Session.last_profile`)."""
+        return self.session.last_profile
+
     def on_profile(self, ready: ProfileReady) -> None:
-        self.last = ready
         self.recorded_origin = ready.origin
         profile = ready.profile
         what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
                 else f"{profile.mode or profiling_mode()} · {profile.step} · {profile.n_steps} steps")
-        if ready.origin:
+        if ready.origin and not ready.recorded:
             what = f"{profile.step} · {profile.n_steps} steps · {ready.origin}"
-        self._header = f"<b>{what} profiled</b> · {profile_summary(profile)}"
+        elif ready.recorded:  # from a session file: read-only, named by where it was recorded
+            what = f"{what} profiled · {ready.origin}"
+        self._header = f"<b>{what}{'' if ready.recorded else ' profiled'}</b> · {profile_summary(profile)}"
         self._show_rows()
         self.timeline.set_timeline(ready.timeline, timeline_ops_running(profile))  # the header's figure
         self.export_button.setEnabled(True)
@@ -194,12 +208,9 @@ class ProfileWiring(QObject):
 
     def show_recorded(self, ready: ProfileReady, origin: str) -> None:
         """A profile read from a session file (``origin``: ``"recorded on CPU × 1 · jax 0.10.2 · …"``):
-        shown as a measured one, read-only — the summary names where it was recorded; Profile measures
-        anew only with a loaded model."""
-        self.on_profile(ready)
-        self.recorded_origin = origin
-        self._header = self._header.replace(" steps profiled</b>", f" steps profiled · {origin}</b>", 1)
-        self._refresh_summary()
+        the session's profile from now on (:meth:`Session.show_profile`), shown as a measured one, read-only —
+        the summary names where it was recorded; Profile measures anew only with a loaded model."""
+        self.session.show_profile(dataclasses.replace(ready, origin=origin, recorded=True))
 
     @Slot()
     def _refresh_summary(self) -> None:
@@ -254,7 +265,7 @@ class ProfileWiring(QObject):
         self.links.select_instruction(name)
         if line:
             self.inspect.show_hlo_line(line, show=False)
-            self.window.status.show(f"{name}: line {line:,} of the optimized HLO (double-click the row to show it)")
+            self.status.show(f"{name}: line {line:,} of the optimized HLO (double-click the row to show it)")
 
     def _instruction_of(self, row: dict) -> tuple[str, int]:
         """``(name, 1-based HLO line)`` of the instruction a row stands for (its largest), line 0 if unknown."""

@@ -10,7 +10,7 @@ profiled IR is shown again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
@@ -19,8 +19,13 @@ from app.core.inspect.views import is_model_step
 from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
+from app.gui.context import WindowContext
 from widgets.line_tints import LineTints
 from widgets.source_explorer import US_COL
+
+if TYPE_CHECKING:
+    from app.gui.inspect import InspectWiring
+    from app.gui.profile import ProfileWiring
 
 TOP_N = 10
 NO_PROFILE = "No profile yet: Profile measures the time of each line of the step."
@@ -52,11 +57,11 @@ class ProfileLinks(QObject):
     Profile button. ``profile_wiring``: the :class:`app.gui.profile.ProfileWiring` (its ``last`` profile,
     its ``request()``)."""
 
-    def __init__(self, window: Any, profile_wiring: Any) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile_wiring: ProfileWiring) -> None:
+        super().__init__(ctx.host)
         self.wiring = profile_wiring
-        self.inspect = window.inspect
-        self.ir_tabs = window.ui.ir_tabs
+        self.inspect = inspect
+        self.ir_tabs = ctx.ui.ir_tabs
         self.hlo_panel = self.ir_tabs.panels["hlo"]
         self.tints = LineTints(self.hlo_panel.view)
         self.legend = QLabel("", objectName="hloTintLegend")
@@ -70,14 +75,14 @@ class ProfileLinks(QObject):
                                        "(the Profile tab's settings)")
         self.top_button = self._top_button("sourceMapTopButton")
         self.profile_top_button = self._top_button("profileTopButton")
-        profile_wiring._bar.insertWidget(6, self.profile_top_button)  # after Export…
+        profile_wiring.bar.insertWidget(6, self.profile_top_button)  # after Export…
         bar = self.inspect.bar
         for i, w in enumerate((self.profile_button, self.top_button)):
             bar.insertWidget(i, w)
         self.profile_button.clicked.connect(self._on_profile_clicked)
         self.hlo_panel.textShown.connect(self.refresh_tints)
         self.inspect.inspector.stepChanged.connect(self._on_step_changed)
-        window.session.events.busyChanged.connect(self._on_busy)
+        ctx.session.events.busyChanged.connect(self._on_busy)
 
     def _top_button(self, name: str) -> QToolButton:
         button = QToolButton(objectName=name, text=f"Top {TOP_N} lines ▾", enabled=False)

@@ -78,7 +78,7 @@ class ProgramDraft(QObject):
             write_atomic(folder / DRAFT_FILE, text)
             write_atomic(folder / STATE_FILE, json.dumps(state, indent=2))
         except OSError as exc:
-            p.window.status.warn(f"Could not keep the program's draft: {exc}")
+            p.ctx.status.warn(f"Could not keep the program's draft: {exc}")
 
     def saved_text(self) -> str | None:
         """What Discard restored edits puts back: the file's text as saved (an example's own text), or
@@ -160,7 +160,7 @@ class ProgramDraft(QObject):
                                  f"−{removed} lines against {what}).")
             p.panel.offer_discard(True, f"Put back {what} ({p.name}), dropping the restored edits "
                                         "(Ctrl+Z in the editor brings them back)")
-            p.window.status.show(f"Unsaved edits of {p.name} were restored in the Code workspace "
+            p.ctx.status.show(f"Unsaved edits of {p.name} were restored in the Code workspace "
                                  "(Ctrl+3): keep them, or Discard restored edits there.")
 
 

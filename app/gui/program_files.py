@@ -44,7 +44,7 @@ class ProgramFiles(QObject):
     def __init__(self, programs: Any, file_menu: Any) -> None:
         super().__init__(programs)
         self.programs = programs
-        self.window = programs.window
+        self.host, self.status, self.workspaces = programs.ctx.host, programs.ctx.status, programs.workspaces
         self.recent: list[str] = []
         self._menus(file_menu)
 
@@ -68,7 +68,7 @@ class ProgramFiles(QObject):
         self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
         file_menu.addSeparator()
         for action in (self.new_action, self.open_action, self.save_action, self.save_as_action):
-            self.window.addAction(action)  # shortcuts keep working with the menu bar hidden
+            self.host.addAction(action)  # shortcuts keep working with the menu bar hidden
 
     def may_replace(self) -> bool:
         """Unsaved edits of a file are not dropped silently: save, discard, or keep editing."""
@@ -78,7 +78,7 @@ class ProgramFiles(QObject):
         box = QMessageBox(QMessageBox.Icon.Question, "Unsaved program",
                           f"{p.name} has unsaved edits. Save them first?",
                           QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self.window)
+                          | QMessageBox.StandardButton.Cancel, self.host)
         answer = box.exec()
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
@@ -92,11 +92,11 @@ class ProgramFiles(QObject):
         try:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            self.window.status.error(f"Cannot open {path}: {exc}")
+            self.status.error(f"Cannot open {path}: {exc}")
             return False
         self.programs.set_program(text, path)
         self.remember(self.programs.path)
-        self.window.workspaces.show("Code")
+        self.workspaces.show("Code")
         self.programs.save_state()
         return True
 
@@ -105,7 +105,7 @@ class ProgramFiles(QObject):
         if not self.may_replace():
             return False
         self.programs.set_program(Path(path).read_text(encoding="utf-8"), path, example=True)
-        self.window.workspaces.show("Code")
+        self.workspaces.show("Code")
         self.programs.save_state()
         return True
 
@@ -113,7 +113,7 @@ class ProgramFiles(QObject):
     def open_dialog(self) -> None:
         p = self.programs
         start = os.path.dirname(p.path) if p.path and not p.example else str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open a program", start, "Python (*.py);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self.host, "Open a program", start, "Python (*.py);;All files (*)")
         if path:
             self.open_file(path)
 
@@ -128,7 +128,7 @@ class ProgramFiles(QObject):
     def save_as(self) -> bool:
         p = self.programs
         start = p.path if p.path and not p.example else str(Path.home() / p.name)
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save the program as", start, "Python (*.py)")
+        path, _ = QFileDialog.getSaveFileName(self.host, "Save the program as", start, "Python (*.py)")
         return self.save_to(path) if path else False
 
     def save_to(self, path: str) -> bool:
@@ -136,14 +136,14 @@ class ProgramFiles(QObject):
         try:
             Path(path).write_text(p.editor.code(), encoding="utf-8")
         except OSError as exc:
-            self.window.status.error(f"Could not save {path}: {exc}")
+            self.status.error(f"Could not save {path}: {exc}")
             return False
         p.path, p.name, p.example = os.path.abspath(path), os.path.basename(path), False
         p.editor.document().setModified(False)
         self.remember(p.path)
         p.show_file()
         p.save_state()
-        self.window.status.show(f"Saved {p.path}")
+        self.status.show(f"Saved {p.path}")
         return True
 
     def remember(self, path: str) -> None:
@@ -166,6 +166,6 @@ class ProgramFiles(QObject):
         if not self.may_replace():
             return False
         self.programs.set_program(NEW_PROGRAM, name=UNTITLED)
-        self.window.workspaces.show("Code")
+        self.workspaces.show("Code")
         self.programs.save_state()
         return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 
@@ -17,9 +17,14 @@ from app.core.programs.arguments import parse_argnums
 from app.core.programs.lanes import split_static_values
 from app.core.programs.specs import SpecError
 from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
+from app.gui.context import WindowContext
 from app.gui.program_draft import DRAFT_DELAY_MS, DRAFT_FILE, DRAFT_MAX_DELAY_MS, STATE_FILE, ProgramDraft
 from app.gui.program_files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
 from widgets.program_panel import ProgramPanel
+
+if TYPE_CHECKING:
+    from app.gui.inspect import InspectWiring
+    from app.gui.workspaces import Workspaces
 from widgets.source_rows import to_ranges
 
 # kept importable from here (tests and older callers read them from this module)
@@ -59,14 +64,17 @@ class ProgramWiring(QObject):
     :class:`~app.gui.program_files.ProgramFiles`) and its draft (:attr:`draft`, a
     :class:`~app.gui.program_draft.ProgramDraft`)."""
 
-    def __init__(self, window: Any) -> None:
-        from app.gui.demo import find_menu
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces) -> None:
+        """``inspect``: the IR views' links (the program's lines light up there); ``workspaces``: the Code
+        workspace the panel sits in."""
+        from app.gui.menus import find_menu
 
-        super().__init__(window)
-        self.window = window
+        super().__init__(ctx.host)
+        self.ctx, self.session, self.ui = ctx, ctx.session, ctx.ui
+        self.inspect, self.workspaces = inspect, workspaces
         self.panel = ProgramPanel()
         self.editor = self.panel.editor
-        window.workspaces.code_split.insertWidget(0, self.panel)
+        workspaces.code_split.insertWidget(0, self.panel)
         self.path = ""  # the file the editor's text belongs to ("" = never saved)
         self.name = UNTITLED
         self.example = False  # the text is a gallery example: Save goes to Save as
@@ -78,7 +86,7 @@ class ProgramWiring(QObject):
         self._entries_timer.timeout.connect(self._refresh_entries)
         self._traced: tuple = ()  # (text, entry, spec) last sent for a trace as you type
         self._run_after_trace = False  # Ctrl+Enter during a trace as you type: run when it ends
-        self.files = ProgramFiles(self, find_menu(window, "&File"))
+        self.files = ProgramFiles(self, find_menu(ctx.host, "&File"))
         f = self.files  # its actions, here too
         self.new_action, self.open_action, self.save_action, self.save_as_action = (
             f.new_action, f.open_action, f.save_action, f.save_as_action)
@@ -88,9 +96,9 @@ class ProgramWiring(QObject):
 
     # -- setup ------------------------------------------------------------------------------------
     def _connect(self) -> None:
-        ev = self.window.session.events
+        ev = self.session.events
         self.panel.runRequested.connect(self.run)
-        self.panel.stopRequested.connect(self.window.stop)
+        self.panel.stopRequested.connect(self.ctx.actions.stop)
         self.panel.discardRequested.connect(self.draft.discard)
         self.panel.live.toggled.connect(lambda on: self._live_timer.start() if on else self._live_timer.stop())
         ev.programLoaded.connect(self._on_loaded)
@@ -98,13 +106,13 @@ class ProgramWiring(QObject):
         ev.busyChanged.connect(self._on_busy)
         ev.idle.connect(self._on_idle)
         ev.sourceMap.connect(self._on_source_map)
-        self.window.workspaces.changed.connect(self._on_workspace)
+        self.workspaces.changed.connect(self._on_workspace)
         self.editor.document().modificationChanged.connect(self.show_file)
         self.editor.document().modificationChanged.connect(
             lambda modified: None if modified else self.panel.offer_discard(False))  # saved or put back
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.lineSelected.connect(self.link_line)
-        self.window.inspect.inspector.explorer.sourceLineSelected.connect(self._on_source_line)
+        self.inspect.inspector.explorer.sourceLineSelected.connect(self._on_source_line)
 
     # -- running ----------------------------------------------------------------------------------
     def request(self, trace_only: bool = False) -> ProgramRequest:
@@ -123,10 +131,10 @@ class ProgramWiring(QObject):
     def run(self) -> bool:
         """Load the editor's text, trace and run its entry point (Ctrl+Enter in the Code workspace). False when
         the compute thread is busy."""
-        if self.window.session.busy and self.tracing():
+        if self.session.busy and self.tracing():
             self._run_after_trace = True  # the trace as you type ends soon: the run follows it
             return True
-        if self.window.session.busy:
+        if self.session.busy:
             self.panel.show_message("Busy: a model load or a run is in progress (Esc stops a run); "
                                     "Ctrl+Enter again when it ends.")
             return False
@@ -137,14 +145,14 @@ class ProgramWiring(QObject):
             return False
         self.editor.mark_error(0)
         self.panel.show_message("Running…")
-        started = self.window.session.run_program(request)
+        started = self.session.run_program(request)
         if started:  # loading and the first call's trace (Stop reaches a stuck loop at its next line)
-            self.window.ui.busy.start("running", f"{self.name}: load, trace, first call")
+            self.ui.busy.start("running", f"{self.name}: load, trace, first call")
         return started
 
     def tracing(self) -> bool:
         """A trace as you type is on the compute thread."""
-        active = self.window.session.active
+        active = self.session.active
         return isinstance(active, ProgramRequest) and active.trace_only
 
     @Slot()
@@ -158,7 +166,7 @@ class ProgramWiring(QObject):
         key = (code, v["entry"], v["spec"], v["seed"], v["static"])
         if key == self._traced:
             return False
-        if self.window.session.busy:
+        if self.session.busy:
             self._live_timer.start()
             return False
         try:
@@ -166,7 +174,7 @@ class ProgramWiring(QObject):
         except SpecError:
             return False  # Run says why; a trace as you type waits for indices that parse
         self._traced = key
-        return self.window.session.run_program(request)
+        return self.session.run_program(request)
 
     def _ours(self, event: Any) -> bool:
         return isinstance(event.request, ProgramRequest)
@@ -205,7 +213,7 @@ class ProgramWiring(QObject):
 
     @Slot(str)
     def _on_idle(self, message: str) -> None:
-        session = self.window.session
+        session = self.session
         if message.startswith("Traced ") and not self.panel.error_text():
             self.panel.show_message(message)
         elif isinstance(session.last_request, ProgramRequest) and message and not self.panel.error_text():
@@ -216,20 +224,20 @@ class ProgramWiring(QObject):
 
     @Slot(str)
     def _on_workspace(self, name: str) -> None:
-        self.window.ui.ir_tabs.set_empty_hint(program=name == "Code")
+        self.ui.ir_tabs.set_empty_hint(program=name == "Code")
         if name == "Code":
             self.editor.setFocus()
 
     @Slot(str, object)
     def _on_source_map(self, step: str, _map: Any) -> None:
         """The program's map arrived after a run: link the line the cursor is on (its equations light up)."""
-        if step == self.window.ui.ir_tabs.current_step() and self.compiled_path:
+        if step == self.ui.ir_tabs.current_step() and self.compiled_path:
             QTimer.singleShot(0, lambda: self.link_line(self.editor.current_line()))
 
     # -- links with the IR views ------------------------------------------------------------------
     def source_map(self) -> Any:
-        inspect = self.window.inspect
-        return inspect.maps.get(self.window.ui.ir_tabs.current_step())
+        inspect = self.inspect
+        return inspect.maps.get(self.ui.ir_tabs.current_step())
 
     def lines_for(self, line: int) -> dict[str, list[tuple[int, int]]]:
         """View → line ranges of the IR linked to 1-based ``line`` of the program (empty when none)."""
@@ -239,18 +247,18 @@ class ProgramWiring(QObject):
         out: dict[str, list[int]] = {}
         for g in sm.groups:
             if g.line == line and os.path.abspath(g.file or "") == os.path.abspath(self.compiled_path):
-                for view in self.window.inspect.views:
+                for view in self.inspect.views:
                     out.setdefault(view, []).extend(sm.group_lines(g, view))
         return {v: to_ranges(sorted(set(lines))) for v, lines in out.items() if lines}
 
     @Slot(int)
     def link_line(self, line: int) -> None:
         """The cursor went to ``line`` of the editor: highlight its equations, StableHLO ops and HLO lines."""
-        inspect = self.window.inspect
+        inspect = self.inspect
         ranges = self.lines_for(line)
         inspect.linker.last = ranges
         inspect.linker.refresh()
-        inspect._on_lines_selected(ranges)  # the Source map tab's jump buttons
+        inspect.show_linked(ranges)  # the Source map tab's jump buttons
         self.editor.set_linked_lines([(line, line)] if ranges else [])
 
     @Slot(str, int)

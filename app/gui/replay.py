@@ -11,12 +11,16 @@ lane. GUI thread only; no JAX.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
 from app.core.recording.timing import replay_schedule
 from app.core.session.requests import SourceMapReady
+from app.gui.context import WindowContext
+
+if TYPE_CHECKING:
+    from app.gui.sessions import SessionFiles
 
 
 def speed_text(speed: float, skip_compile: bool) -> str:
@@ -27,10 +31,11 @@ def speed_text(speed: float, skip_compile: bool) -> str:
 class Replay(QObject):
     """Plays recorded runs through ``files`` (:class:`app.gui.sessions.SessionFiles`)."""
 
-    def __init__(self, window: Any, files: Any) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: WindowContext, files: SessionFiles) -> None:
+        super().__init__(ctx.host)
         self.files = files
-        self.session = window.session
+        self.host, self.status = ctx.host, ctx.status
+        self.session = ctx.session
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self._tick)
@@ -47,29 +52,24 @@ class Replay(QObject):
         self.emitted: list[tuple[float, Any]] = []
 
     @property
-    def window(self) -> Any:
-        return self.parent()
-
-    @property
     def running(self) -> bool:
         return self._state is not None
 
     def start(self, speed: float = 1.0, skip_compile: bool = False, runs: list[Any] | None = None) -> bool:
         """Replay ``runs`` (lanes of one race, or one run; default the newest recorded run on the plot, all
         lanes of its race). False, with a status line, when there is none or the window is busy."""
-        window = self.window
         if self.running or self.session.busy:
-            window.status.error("A run or replay is in progress: stop it first (Esc).")
+            self.status.error("A run or replay is in progress: stop it first (Esc).")
             return False
         runs = list(runs) if runs else self.files.replay_source()
         if not runs:
-            window.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
+            self.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
                                 "or run first.")
             return False
         self.speed, self.skip_compile = speed, skip_compile
         self._queue = list(runs)
         self._race = self.session.new_race_id() if len(runs) > 1 or runs[0].race is not None else None
-        self._title = window.windowTitle()
+        self._title = self.host.windowTitle()
         self.emitted = []
         return self._next_lane()
 
@@ -78,15 +78,15 @@ class Replay(QObject):
         self._run = run
         self._schedule = replay_schedule(run, self.speed, self.skip_compile)
         self._i = 0
-        state = self.files._begin(run, run.label, self._race, replay=True)
+        state = self.files.begin(run, run.label, self._race, replay=True)
         if state is None:
             self._queue = []
             return False
         self._state = state
         pace = speed_text(self.speed, self.skip_compile)
-        self.window.setWindowTitle(f"{self._title.split(' — ▶')[0]} — ▶ replay {pace}")
-        self.window.status.show(f"▶ Replaying {run.label} {pace} · {run.recorded_label} (Esc stops)")
-        self.files._on_busy(True)
+        self.host.setWindowTitle(f"{self._title.split(' — ▶')[0]} — ▶ replay {pace}")
+        self.status.show(f"▶ Replaying {run.label} {pace} · {run.recorded_label} (Esc stops)")
+        self.files.set_actions_enabled(True)
         self._t0 = time.perf_counter()
         self._tick()
         return True
@@ -113,10 +113,10 @@ class Replay(QObject):
             self.session.end_recorded(state)
             self._next_lane()
             return
-        self.window.setWindowTitle(self._title)
+        self.host.setWindowTitle(self._title)
         self.session.end_recorded(state, f"Replay done: {run.label} {speed_text(self.speed, self.skip_compile)} "
                                          f"· {run.recorded_label}")
-        self.files._on_busy(self.session.busy)
+        self.files.set_actions_enabled(self.session.busy)
 
     def stop(self) -> bool:
         """End the replay now (its run ends as stopped); False when none is running."""
@@ -124,7 +124,7 @@ class Replay(QObject):
             return False
         self.timer.stop()
         state, self._state, self._queue = self._state, None, []
-        self.window.setWindowTitle(self._title)
+        self.host.setWindowTitle(self._title)
         self.session.end_recorded(state, "Replay stopped.")
-        self.files._on_busy(self.session.busy)
+        self.files.set_actions_enabled(self.session.busy)
         return True

@@ -5,30 +5,37 @@ JAX or torch. GUI thread only."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.recording import RecordedRun
 from app.core.recording.environment import machine_name
 from app.core.recording.live import short_origin
 from app.core.session.model import RunState
-from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS
+from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
+
+if TYPE_CHECKING:
+    from app.gui.inspect import InspectWiring
+    from app.gui.passes import PassesWiring
+    from app.gui.profile import ProfileWiring
+    from app.gui.status import StatusLine
+    from widgets.ir_tabs import IRTabs
 
 #: Colours of the machines when runs of more than one machine are on the plot.
 MACHINE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
 
 
-def show_passes(window: Any, run: RecordedRun) -> bool:
+def show_passes(passes: PassesWiring, status: StatusLine, run: RecordedRun) -> bool:
     """Show ``run``'s recorded pass pipeline in the Passes tab (read-only)."""
     if run.passes is None:
         return False
     try:
-        return window.passes.show_recorded(run.passes, run.recorded_label)
+        return passes.show_recorded(run.passes, run.recorded_label)
     except Exception as exc:  # noqa: BLE001 — a malformed recorded pipeline must not stop the open
-        window.status.error(f"The recorded pass pipeline of {run.label} could not be shown: {exc}")
+        status.error(f"The recorded pass pipeline of {run.label} could not be shown: {exc}")
         return False
 
 
-def show_profile(window: Any, run: RecordedRun) -> bool:
+def show_profile(profile_tab: ProfileWiring, status: StatusLine, run: RecordedRun) -> bool:
     """Show ``run``'s recorded profile in the Profile tab (read-only, labelled with where it was recorded):
     its rows aggregated as a live profile's, its timeline, links to its HLO and source map. False when the run
     has none or it cannot be shown (said on the status line)."""
@@ -43,22 +50,22 @@ def show_profile(window: Any, run: RecordedRun) -> bool:
         profile = replace(run.profile, source_map=run.source_maps.get(run.profile.step))
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))] for by in BY}
         ready = ProfileReady(profile, rows, profile.timeline.to_dict(), run.ir.get(profile.step))
-        window.profile.show_recorded(ready, run.recorded_label)
+        profile_tab.show_recorded(ready, run.recorded_label)
     except Exception as exc:  # noqa: BLE001 — a malformed recorded profile must not stop the open
-        window.status.error(f"The recorded profile of {run.label} could not be shown: {exc}")
+        status.error(f"The recorded profile of {run.label} could not be shown: {exc}")
         return False
     return True
 
 
-def show_ir(window: Any, run: RecordedRun) -> None:
+def show_ir(inspect: InspectWiring, ir_tabs: IRTabs, run: RecordedRun) -> None:
     """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with where it was recorded."""
     origin = short_origin(run)
     for step, ir in run.ir.items():
-        window.inspect.ir_arrived(step)
-        window.ui.ir_tabs.set_ir(step, ir, origin)
+        inspect.ir_arrived(step)
+        ir_tabs.set_ir(step, ir, origin)
     for step, source_map in run.source_maps.items():
         if step in run.ir:
-            window.inspect.on_source_map(step, source_map)
+            inspect.on_source_map(step, source_map)
 
 
 def plot_label(state: RunState, run: RecordedRun | None) -> str:

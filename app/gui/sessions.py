@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
@@ -23,11 +23,17 @@ from app.core.recording.live import LiveRecording, LiveRunInfo
 from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
-from app.gui.demo import find_menu
+from app.gui.context import WindowContext
+from app.gui.menus import find_menu
 from app.gui.replay import Replay
 from app.gui.session_compare import CompareDialog, IRDiffDialog
 from app.gui.session_dialogs import ReplayDialog, SaveRunsDialog, run_title
 from app.gui.session_views import machine_colours, show_ir, show_passes, show_profile, start_plot_run
+
+if TYPE_CHECKING:
+    from app.gui.inspect import InspectWiring
+    from app.gui.passes import PassesWiring
+    from app.gui.profile import ProfileWiring
 
 FILTER = f"torchax-playground session (*{SUFFIX})"
 MAX_RECENT_SESSIONS = 8
@@ -38,32 +44,31 @@ class SessionFiles(QObject):
     ``recorded`` maps the session's run ids to their :class:`RecordedRun`; ``last_open_ms`` is ``(read,
     shown)`` of the last open (ms)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.session = window.session
-        self.live = LiveRecording(self.session, self._run_info, on_error=lambda text: self.window.status.error(text))
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring,
+                 passes: PassesWiring) -> None:
+        """``inspect``, ``profile``, ``passes``: the views a recorded run's IR, profile and pass pipeline go to."""
+        super().__init__(ctx.host)
+        self.ctx, self.host, self.status, self.ui = ctx, ctx.host, ctx.status, ctx.ui
+        self.inspect, self.profile, self.passes = inspect, profile, passes
+        self.session = ctx.session
+        self.live = LiveRecording(self.session, self._run_info, on_error=self.status.error)
         self._machines: dict[str, str] = {}  # machine label -> colour (runs of several machines)
         self._dir = Path.home()
         self.opened: list[SessionFile] = []
         self.last_open_ms: tuple[float, float] | None = None
-        self.replay = Replay(window, self)
+        self.replay = Replay(ctx, self)
         self._build_menus()
-        self.session.events.busyChanged.connect(self._on_busy)
+        self.session.events.busyChanged.connect(self.set_actions_enabled)
         self.session.events.sessionsRead.connect(self._on_sessions_read)
-
-    @property
-    def window(self) -> Any:
-        return self.parent()
 
     # -- the recorded runs (core: LiveRecording) ----------------------------------------------------------
     def _run_info(self) -> LiveRunInfo:
         """The form's prompt and settings, for a live model run starting."""
-        window = self.window
         try:
-            settings = window.generation_settings()
+            settings = self.ctx.actions.generation_settings()
         except Exception:  # noqa: BLE001 — the run was validated; the form may have changed since
             settings = None
-        return LiveRunInfo(window.ui.prompt.prompt(), settings)
+        return LiveRunInfo(self.ui.prompt.prompt(), settings)
 
     @property
     def recorder(self) -> RunRecorder:
@@ -89,28 +94,28 @@ class SessionFiles(QObject):
 
     # -- menus ------------------------------------------------------------------------------------
     def _action(self, menu: QMenu, text: str, slot: Any, shortcut: str = "") -> QAction:
-        action = QAction(text, self.window)
+        action = QAction(text, self.host)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
         action.triggered.connect(slot)
         menu.addAction(action)
-        self.window.addAction(action)  # shortcuts keep working when the menu bar is hidden
+        self.host.addAction(action)  # shortcuts keep working when the menu bar is hidden
         return action
 
     def _build_menus(self) -> None:
-        file = find_menu(self.window, "&File")
+        file = find_menu(self.host, "&File")
         first = file.actions()[0] if file.actions() else None  # File ▸ Export (the demo kit's) stays below
-        self.open_action = QAction("&Open session…", self.window, shortcut=QKeySequence("Ctrl+Shift+O"))
+        self.open_action = QAction("&Open session…", self.host, shortcut=QKeySequence("Ctrl+Shift+O"))
         self.open_action.triggered.connect(self.open_dialog)
-        self.recent_menu = QMenu("Open &recent session", self.window)
-        self.save_action = QAction("&Save session…", self.window, shortcut=QKeySequence("Ctrl+Alt+S"))
+        self.recent_menu = QMenu("Open &recent session", self.host)
+        self.save_action = QAction("&Save session…", self.host, shortcut=QKeySequence("Ctrl+Alt+S"))
         self.save_action.triggered.connect(self.save_dialog)
-        self.compare_action = QAction("&Compare recorded runs…", self.window)
+        self.compare_action = QAction("&Compare recorded runs…", self.host)
         self.compare_action.triggered.connect(self.show_compare)
-        self.diff_action = QAction("&Diff IR of two runs…", self.window)
+        self.diff_action = QAction("&Diff IR of two runs…", self.host)
         self.diff_action.triggered.connect(self.show_diff)
         for action in (self.open_action, self.save_action):
-            self.window.addAction(action)
+            self.host.addAction(action)
         file.insertAction(first, self.open_action)
         file.insertMenu(first, self.recent_menu)
         file.insertAction(first, self.save_action)
@@ -122,7 +127,7 @@ class SessionFiles(QObject):
         export = export or file.addMenu("&Export")
         export.addSeparator()
         self.perfetto_action = self._action(export, "Perfetto trace…", self.export_perfetto_dialog)
-        demo = find_menu(self.window, "&Demo")
+        demo = find_menu(self.host, "&Demo")
         demo.addSeparator()
         self.replay_actions = [
             self._action(demo, "&Replay session…", self.replay_dialog),
@@ -136,7 +141,7 @@ class SessionFiles(QObject):
 
     def _refresh_recent(self) -> None:
         self.recent_menu.clear()
-        recent = [p for p in self.window.settings.recent_sessions if isinstance(p, str)]
+        recent = [p for p in self.ctx.settings.recent_sessions if isinstance(p, str)]
         for path in recent:
             action = self.recent_menu.addAction(Path(path).name)
             action.setToolTip(path)
@@ -145,7 +150,7 @@ class SessionFiles(QObject):
         self.recent_menu.setEnabled(bool(recent))
 
     def _remember(self, paths: list[str]) -> None:
-        s = self.window.settings
+        s = self.ctx.settings
         paths = [str(Path(p).resolve()) for p in paths]
         s.recent_sessions = paths + [p for p in s.recent_sessions if p not in paths]
         del s.recent_sessions[MAX_RECENT_SESSIONS:]
@@ -155,14 +160,15 @@ class SessionFiles(QObject):
     def _open_recent(self) -> None:
         self.open_paths([self.sender().data()], background=True)
 
-    def _on_busy(self, busy: bool) -> None:
+    def set_actions_enabled(self, busy: bool) -> None:
+        """Enable the session-file actions when not ``busy`` (the session's busyChanged, or a replay)."""
         for action in (self.open_action, self.save_action, self.perfetto_action, *self.replay_actions):
             action.setEnabled(not busy)
         self.stop_replay_action.setEnabled(self.replay.running)
 
     # -- saving and exporting ---------------------------------------------------------------------
     def _ask_save(self, title: str, default: str, filt: str) -> Path | None:
-        path, _ = QFileDialog.getSaveFileName(self.window, title, str(self._dir / default), filt)
+        path, _ = QFileDialog.getSaveFileName(self.host, title, str(self._dir / default), filt)
         if not path:
             return None
         path = Path(path)
@@ -171,11 +177,11 @@ class SessionFiles(QObject):
 
     def _savable(self) -> list[RecordedRun] | None:
         if self.session.busy:
-            self.window.status.error("Wait for the run to end (or stop it) before saving.")
+            self.status.error("Wait for the run to end (or stop it) before saving.")
             return None
         runs = self.runs_on_plot()
         if not runs:
-            self.window.status.error("No runs to save: run the prompt (Ctrl+Enter) or open a session first.")
+            self.status.error("No runs to save: run the prompt (Ctrl+Enter) or open a session first.")
             return None
         return runs
 
@@ -187,7 +193,7 @@ class SessionFiles(QObject):
         if runs is None:
             return
         if len(runs) > 1:
-            dialog = SaveRunsDialog(runs, self.window)
+            dialog = SaveRunsDialog(runs, self.host)
             self.save_runs_dialog = dialog
             if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.selected():
                 return
@@ -205,15 +211,15 @@ class SessionFiles(QObject):
         chosen = None if runs is None else {r.label for r in runs}  # as shown: labels unique, copies new per call
         runs = [r for r in savable if chosen is None or r.label in chosen]
         if not runs:
-            self.window.status.error("No runs chosen to save.")
+            self.status.error("No runs chosen to save.")
             return 0
         try:
             size = SessionFile(runs=runs).save(path)
         except SessionFileError as exc:
-            self.window.status.error(str(exc))
+            self.status.error(str(exc))
             return 0
         self._remember([str(path)])
-        self.window.status.show(f"Saved {len(runs)} run{'s' if len(runs) != 1 else ''} to {path} "
+        self.status.show(f"Saved {len(runs)} run{'s' if len(runs) != 1 else ''} to {path} "
                                 f"({size / 1e6:.2f} MB).")
         return size
 
@@ -235,9 +241,9 @@ class SessionFiles(QObject):
         try:
             write_trace(path, runs)
         except (OSError, ValueError) as exc:
-            self.window.status.error(f"Export failed: {exc}")
+            self.status.error(f"Export failed: {exc}")
             return False
-        self.window.status.show(f"Exported a Perfetto trace of {len(runs)} run{'s' if len(runs) != 1 else ''} "
+        self.status.show(f"Exported a Perfetto trace of {len(runs)} run{'s' if len(runs) != 1 else ''} "
                                 f"to {path} (open it in ui.perfetto.dev).")
         return True
 
@@ -245,7 +251,7 @@ class SessionFiles(QObject):
     @Slot()
     def open_dialog(self) -> None:
         """File ▸ Open session… (several files overlay)."""
-        paths, _ = QFileDialog.getOpenFileNames(self.window, "Open session", str(self._dir), FILTER)
+        paths, _ = QFileDialog.getOpenFileNames(self.host, "Open session", str(self._dir), FILTER)
         if paths:
             self._dir = Path(paths[0]).parent
             self.open_paths(paths, background=True)
@@ -259,17 +265,17 @@ class SessionFiles(QObject):
         if not paths:
             return False
         if self.session.busy:
-            self.window.status.error("Stop the run first: a session opens when the window is idle.")
+            self.status.error("Stop the run first: a session opens when the window is idle.")
             return False
         if background:
             names = ", ".join(Path(p).name for p in paths)
-            self.window.status.show(f"Opening {names}…")
+            self.status.show(f"Opening {names}…")
             return self.session.open_sessions([str(p) for p in paths])
         t0 = time.perf_counter()
         try:
             files = load_all(list(paths))
         except SessionFileError as exc:
-            self.window.status.error(f"Could not open the session: {exc}", str(exc))
+            self.status.error(f"Could not open the session: {exc}", str(exc))
             return False
         return self._show_files(files, list(paths), (time.perf_counter() - t0) * 1000)
 
@@ -277,8 +283,8 @@ class SessionFiles(QObject):
     def _on_sessions_read(self, event: Any) -> None:
         """Session files read on the compute thread (GUI thread): show them, or say why not."""
         if event.error:
-            self.window.ui.busy.stop()
-            self.window.status.error(f"Could not open the session: {event.error}", event.error)
+            self.ui.busy.stop()
+            self.status.error(f"Could not open the session: {event.error}", event.error)
             return
         self._show_files(event.files, list(event.request.paths), event.read_ms)
 
@@ -286,12 +292,12 @@ class SessionFiles(QObject):
         t_read = time.perf_counter()
         runs = [(i, run) for i, f in enumerate(files) for run in f.runs]
         if not runs:
-            self.window.ui.busy.stop()
-            self.window.status.error(f"{paths[0]}: holds no runs.")
+            self.ui.busy.stop()
+            self.status.error(f"{paths[0]}: holds no runs.")
             return False
         self.show_runs(runs)
-        self.window.ui.plot.redraw()
-        self.window.ui.busy.stop()  # shown at once: no phase is running
+        self.ui.plot.redraw()
+        self.ui.busy.stop()  # shown at once: no phase is running
         t_shown = time.perf_counter()
         self.last_open_ms = (read_ms, (t_shown - t_read) * 1000)
         self.opened = files
@@ -299,8 +305,8 @@ class SessionFiles(QObject):
         names = ", ".join(Path(p).name for p in paths)
         origins = list(dict.fromkeys(run.recorded_label for _, run in runs))
         where = origins[0] if len(origins) == 1 else f"recorded on {len(origins)} machines"
-        self.window.setWindowTitle(f"torchax playground — {names} · {where} (read-only)")
-        self.window.status.show(f"Opened {names}: {len(runs)} run{'s' if len(runs) != 1 else ''} · {where} "
+        self.host.setWindowTitle(f"torchax playground — {names} · {where} (read-only)")
+        self.status.show(f"Opened {names}: {len(runs)} run{'s' if len(runs) != 1 else ''} · {where} "
                                 f"(read-only; Demo ▸ Replay session plays it at its recorded pace)")
         return True
 
@@ -315,21 +321,20 @@ class SessionFiles(QObject):
                 key = (file_index, run.race)
                 race = races.get(key) or races.setdefault(key, self.session.new_race_id())
             self.show_run(run, race, keep=len(runs))
-        window = self.window
         with_ir = [run for _, run in runs if run.ir]
         if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
-            show_ir(window, with_ir[-1])
+            show_ir(self.inspect, self.ui.ir_tabs, with_ir[-1])
         profiled = [run for _, run in runs if run.profile is not None]
         if profiled:
-            show_profile(window, profiled[-1])
+            show_profile(self.profile, self.status, profiled[-1])
         with_passes = [run for _, run in runs if run.passes is not None]
         if with_passes:
-            show_passes(window, with_passes[-1])
+            show_passes(self.passes, self.status, with_passes[-1])
 
     def show_run(self, run: RecordedRun, race: int | None = None, keep: int = 1) -> RunState | None:
         """One recorded run onto the plot, token view, IR tabs (with its source maps), compile log and race
         table."""
-        state = self._begin(run, run.label, race, keep=keep)
+        state = self.begin(run, run.label, race, keep=keep)
         if state is None:
             return None
         events: list[Any] = run.events()
@@ -338,13 +343,14 @@ class SessionFiles(QObject):
         self.session.end_recorded(state)
         return state
 
-    def _begin(self, run: RecordedRun, label: str, race: int | None, replay: bool = False,
-               keep: int = 1) -> RunState | None:
+    def begin(self, run: RecordedRun, label: str, race: int | None, replay: bool = False,
+              keep: int = 1) -> RunState | None:
+        """Start showing recorded ``run`` through the session (None when it refused: busy)."""
         return self.live.begin_recorded(run, label, race, replay=replay, keep=keep)
 
     def start_plot_run(self, state: RunState) -> None:
         """The plot's curve of a recorded run (the window's runStarted; :func:`app.gui.session_views.start_plot_run`)."""
-        start_plot_run(self.window.ui.plot, state, self.live.recorded_of(state), self._machines)
+        start_plot_run(self.ui.plot, state, self.live.recorded_of(state), self._machines)
 
     # -- replay -----------------------------------------------------------------------------------
     def stop_replay(self) -> bool:
@@ -363,10 +369,10 @@ class SessionFiles(QObject):
         """Demo ▸ Replay session…: pick the recorded run (or race) and the speed, then replay it."""
         choices = self.replay_choices()
         if not choices:
-            self.window.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
+            self.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
                                      "or run first.")
             return
-        dialog = ReplayDialog(choices, self.window)
+        dialog = ReplayDialog(choices, self.host)
         self.replay_picker = dialog
         if dialog.exec() == QDialog.DialogCode.Accepted:
             runs, speed, skip = dialog.choice()
@@ -381,9 +387,9 @@ class SessionFiles(QObject):
     def show_compare(self) -> None:
         runs = self.runs_on_plot()
         if not runs:
-            self.window.status.error("No runs to compare: open sessions (File ▸ Open session…) or run first.")
+            self.status.error("No runs to compare: open sessions (File ▸ Open session…) or run first.")
             return
-        dialog = CompareDialog(runs, self.window)
+        dialog = CompareDialog(runs, self.host)
         self.compare_dialog = dialog
         dialog.show()
 
@@ -391,8 +397,8 @@ class SessionFiles(QObject):
     def show_diff(self) -> None:
         runs = [r for r in self.runs_on_plot() if r.ir]
         if len(runs) < 2:
-            self.window.status.error("The IR diff needs two runs with IR on the plot (a jit mode records it).")
+            self.status.error("The IR diff needs two runs with IR on the plot (a jit mode records it).")
             return
-        dialog = IRDiffDialog(runs, self.window)
+        dialog = IRDiffDialog(runs, self.host)
         self.diff_dialog = dialog
         dialog.show()

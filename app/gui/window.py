@@ -19,13 +19,12 @@ from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
-from app.core.events import steady_host_ms
 from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
-from app.core.report.text import summary_line
-from app.core.session.model import LiveFigures, RunState, Session, program_line
-from app.core.session.requests import LoadRequest, ModelLoaded, ProgramRequest, RequestFailed
+from app.core.session.model import Session
+from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.settings import GenerationSettings
-from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS, DemoKit
+from app.gui.context import WindowContext
+from app.gui.demo import DemoKit
 from app.gui.first_paint import HoldUntilPainted
 from app.gui.help import WindowMenus
 from app.gui.inspect import InspectWiring
@@ -36,12 +35,12 @@ from app.gui.passes import PassesWiring
 from app.gui.plot_actions import PlotActions
 from app.gui.profile import ProfileWiring
 from app.gui.programs import ProgramWiring
+from app.gui.run_view import RunView
 from app.gui.sessions import SessionFiles
 from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
 from app.gui.workspaces import CODE, RUN, Workspaces
-from widgets.token_view import CallInfo
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEFAULT_PROMPT = "What is the capital of France?"  # the default model is a chat model
@@ -74,30 +73,42 @@ class MainWindow(QMainWindow):
         self.status = StatusLine(self.ui.status_label, self.ui.details_button, self)
         self._closing = False
         self._shown_once = False
-        self._prompt_tokens = 0
         #: How long closing waits for the compute thread (ms); None = until it ends. The app sets 1,500
         #: (:func:`app.gui.main.main`): a compile still running then is abandoned and the process ends
         #: (:func:`app.gui.main.end_process`) with everything the user made already saved.
         self.quit_wait_ms: int | None = None
+        #: what the panels may use of the window (app.gui.context): typed parts, never the window itself
+        self.context = WindowContext(self, self.session, self.ui, self.status, self.settings, self)
         self._connect()
         self._restore()
         if autoload:
             self.request_load(self.ui.model_picker.current_model())
         self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
-        self.demo = DemoKit(self)  # mode race, compile log, caches, phases, presentation, export
-        self.plot_actions = PlotActions(self)  # the plot's context menu: export, copy, clear, reset zoom
-        self.profile = ProfileWiring(self)  # the Profile tab: measured time per op, line, module
-        self.passes = PassesWiring(self)  # the Passes tab: XLA's pass pipeline step by step
+        self.demo = DemoKit(self.context)  # mode race, compile log, caches, phases, presentation, export
+        self.plot_actions = PlotActions(  # the plot's context menu: export, copy, clear, reset zoom
+            self.context, [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…")])
         self.mesh.message.connect(self.status.show)
-        self.workspaces = Workspaces(self)  # Run | Inspect | Code above the main area (Ctrl+1 / 2 / 3)
+        self.workspaces = Workspaces(self.context, self.demo)  # Run | Inspect | Code (Ctrl+1 / 2 / 3)
+        self.demo.presenting.connect(self._on_presenting)
         self.demo.presentation.hide.append(self.ui.stats.cards["host"])  # on stage: the big numbers only
+        # the Code workspace: your own program, its files and draft
+        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces)
+        # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
+        self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
+        self.passes = PassesWiring(self.context, self.inspect, self.profile)
+        self.passes.compile_log = self.demo.log
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.screen_fit = ScreenFit(self)  # the window's minimum size: the layout's, never more than the screen
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
-        self.sessions = SessionFiles(self)  # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session
-        self.programs = ProgramWiring(self)  # the Code workspace: your own program, its files and draft
-        self.menus = WindowMenus(self)  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
+        # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session
+        self.sessions = SessionFiles(self.context, self.inspect, self.profile, self.passes)
+        plot = self.plot_actions  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
+        self.run_view = RunView(self.context, self.inspect, self.demo, self.sessions, self.programs)
+        self.compute.worker.live.connect(self.run_view.on_phase)  # a phase as it starts, before its events
+        self.menus = WindowMenus(self, list(self.workspaces.actions.values()),
+                                 [plot.copy_action, plot.clear_action, plot.reset_action], self.reset_layout,
+                                 self.profile.request, self.passes.record_shortcut)
 
     @property
     def loaded(self) -> ModelLoaded | None:
@@ -108,20 +119,9 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         ui, ev = self.ui, self.session.events
         self.compute.worker.events.connect(self.on_events)
-        self.compute.worker.live.connect(self.on_phase)
         ev.loadStarted.connect(self._on_load_started)
         ev.modelLoaded.connect(self._on_loaded)
         ev.busyChanged.connect(self._on_busy_changed)
-        ev.runStarted.connect(self._on_run_started)
-        ev.prompt.connect(self._on_prompt)
-        ev.records.connect(self._on_records)
-        ev.tokens.connect(self._on_tokens)
-        ev.figures.connect(self._on_figures)
-        ev.phase.connect(self.on_phase)
-        ev.ir.connect(self._on_ir)
-        ev.runFinished.connect(self._on_run_finished)
-        ev.idle.connect(self._on_idle)
-        ev.background.connect(self._on_background)
         ev.error.connect(self._on_error)
         ev.notice.connect(self.status.warn)
         ev.status.connect(self.status.show)
@@ -131,8 +131,6 @@ class MainWindow(QMainWindow):
         ui.form.dtypeChanged.connect(self._on_dtype_changed)
         ui.prompt.runRequested.connect(self.run)
         ui.prompt.stopRequested.connect(self.stop)
-        ui.tokens.tokenHovered.connect(self._on_token_hovered)
-        ui.plot.pointHovered.connect(self._on_point_hovered)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, activated=self.run)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.escape)
@@ -276,19 +274,6 @@ class MainWindow(QMainWindow):
         """A batch of the compute worker's events (emitted on the compute thread, delivered here)."""
         self.session.apply_all(events)
 
-    @Slot(object)
-    def on_phase(self, event: Any) -> None:
-        if self.session.background is not None:
-            return  # the abandoned run's compiler, finishing in the background: not this run's phase
-        if event.started:
-            detail = event.detail
-            if "prefill" in detail and self._prompt_tokens:  # a long prefill says how long its prompt is
-                detail = f"{detail} · {self._prompt_tokens:,}-token prompt"
-            self.ui.busy.start(event.phase, detail)
-        elif self.session.running:
-            run = self.session.current
-            self.ui.busy.start("replaying" if run is not None and run.replay else "running")
-
     def _on_load_started(self, model: str) -> None:
         """A load was queued. During a run it waits for the run to end (one compute thread), said so; the run
         keeps its indicator and speed."""
@@ -318,112 +303,12 @@ class MainWindow(QMainWindow):
         took = f" in {event.seconds:.1f} s" if event.seconds else ""
         self.status.show(f"Loaded {event.label}{took}. Ctrl+Enter runs.")
 
-    def _on_background(self, finishing: bool) -> None:
-        """The compute thread finished the abandoned compile: a run waiting for it starts now."""
-        if not finishing and self.session.running:
-            self.ui.busy.start("running")
-
     def _on_busy_changed(self, busy: bool) -> None:
         session = self.session
         self.ui.model_picker.set_busy(bool(session.load_queue))
         self.ui.prompt.set_running(busy, stoppable=busy and session.active is not None)
         if not busy:
             self.ui.busy.stop()
-
-    def _on_run_started(self, run: RunState) -> None:
-        ui, session = self.ui, self.session
-        ui.tokens.start(self.sessions.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
-        ui.stats.reset()
-        ui.stats.set_program(bool(run.program))  # first call / steady call / calls / compiles
-        ui.plot.set_program(bool(run.program))  # "call" and "steady call" in the plot's key
-        model = session.loaded.label if session.loaded else ""
-        if run.program:  # the user's program: its file and entry point instead of the model
-            model = f"{self.programs.name}:{run.program}"
-        ui.plot.retain([r.run_id for r in session.runs])  # the session decides which runs stay
-        mesh = f" · {session.mesh}"  # 1-device and N-device runs overlay: each says which it was
-        if run.origin:  # a recorded run: labelled and coloured by where it ran
-            self.sessions.start_plot_run(run)
-        elif run.race is None:
-            ui.plot.start_run(f"{run.mode}{mesh} · {model}", run_id=run.run_id)
-        else:  # a race's lanes are drawn together, one curve per mode, earlier runs faded beside them
-            ui.plot.start_run(
-                f"{run.mode}{mesh} · {model}",  # each lane names its model or program:entry (issue 29 flaw 14)
-                colour=MODE_COLOURS.get(run.mode),
-                fade=False,
-                symbol=MODE_SYMBOLS.get(run.mode),
-                run_id=run.run_id,
-                group=run.race,
-            )
-        self.inspect.new_run(session, run)
-        ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
-        if session.background is not None:
-            ui.busy.start("waiting for the compute thread:", "compiler finishing in the background")
-        elif not run.origin or run.replay:
-            ui.busy.start("replaying" if run.replay else "running")
-
-    def _on_prompt(self, event: Any) -> None:
-        """The prompt as the model sees it (with a chat template: the formatted conversation), in grey."""
-        if event.text != self.ui.prompt.prompt():
-            self.ui.tokens.start(event.text)
-        self._prompt_tokens = event.n_tokens
-        if self.session.background is None:  # the prefill starts: say how long the prompt is
-            self.ui.busy.start("prefill", f"{event.n_tokens:,}-token prompt")
-
-    def _on_records(self, records: list[Any]) -> None:
-        for record in records:
-            self.ui.plot.add_record(record)
-            self.ui.tokens.add_call(
-                CallInfo(record.index, record.step, record.wall_ms, record.compiled, record.compile_total_ms)
-            )
-
-    def _on_tokens(self, tokens: list[Any]) -> None:
-        for t in tokens:
-            self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
-
-    def _on_figures(self, f: LiveFigures) -> None:
-        if f.program:
-            self.ui.stats.set_calls(f.ttft_ms, f.steady_ms, f.n_calls, f.n_compiles)
-        else:
-            self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
-        run = self.session.current
-        if not f.program and run is not None:  # the host-dispatch card: the host's share of a steady decode call
-            presenting = self.demo.presentation.is_on()  # on stage the plot gets the room (the card is hidden)
-            self.ui.stats.set_host(None if presenting else steady_host_ms(run.records),
-                                   run.records[-1].leaves if run.records else None)
-        if run is not None and run.race is not None:  # one dashed line per lane, in its colour
-            self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
-        else:
-            self.ui.plot.set_steady_ms(f.steady_ms)
-
-    def _on_ir(self, event: Any) -> None:
-        self.inspect.ir_arrived(event.step)
-        run = self.session.current
-        origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
-        if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
-            origin = f"traced as you type · {event.step}"  # no run: the editor's text, traced
-        if run is not None and run.origin:
-            origin = self.sessions.ir_origin(run)
-        self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
-
-    def _on_run_finished(self, run: RunState) -> None:
-        self.ui.tokens.flush()
-        self.ui.plot.redraw()
-        self.status.show(program_line(run) if run.program else summary_line(run.finished))
-        session = self.session
-        if session.active is not None and not session.racing and session.background is None and not run.program:
-            # the run has ended (its tokens are out): what the compute thread still does is named, not "stopping"
-            self.ui.busy.set_stopping(False)
-            self.ui.busy.start("finishing", "the run's source maps and figures")
-
-    def _on_idle(self, message: str) -> None:
-        self.ui.tokens.flush()
-        self.ui.ir_tabs.hold_hidden(False)
-        if self.session.load_queue:  # a model switch queued during the run starts now
-            model = self.session.load_queue[0].model
-            self.ui.busy.start("loading", model)
-            message = f"{message or self.status.text()} · now loading {model}…"
-        if message:
-            self.status.show(message)
 
     def _on_error(self, event: RequestFailed) -> None:
         message = event.message
@@ -440,17 +325,22 @@ class MainWindow(QMainWindow):
             self.ui.prompt.set_error(message)  # inline, where the problem is (the mesh card does its own)
         self.status.error(message, event.details)
 
+    @Slot()
+    def reset_layout(self) -> None:
+        """Every dock back in its default place and shown, default panel sizes (leaves presentation mode)."""
+        if self.demo.presentation.is_on():
+            self.demo.presentation_action.setChecked(False)
+        self.workspaces.show(RUN)
+        self.dock_layout.reset()
+
+    @Slot(bool)
+    def _on_presenting(self, on: bool) -> None:
+        if on:  # presenting is the plot and the stream: the Run workspace
+            self.workspaces.show(RUN)
+
     @Slot(str)
     def _on_dtype_changed(self, _dtype: str) -> None:
         self.status.show("dtype changed: the model reloads at the next Load or Run.")
-
-    @Slot(int)
-    def _on_token_hovered(self, call_index: int) -> None:
-        self.ui.plot.highlight_call(call_index)
-
-    @Slot(int)
-    def _on_point_hovered(self, call_index: int) -> None:
-        self.ui.tokens.highlight_call(call_index)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         """The first show without a remembered layout sizes the docks and panels as shares of the window."""

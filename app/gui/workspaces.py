@@ -19,7 +19,7 @@ thread only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
@@ -35,7 +35,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.context import WindowContext
 from app.gui.presentation import dock_state, restore_docks
+
+if TYPE_CHECKING:
+    from app.gui.demo import DemoKit
 
 #: The workspaces, in tab order, with their shortcut and what they hold (the tab's tool tip).
 WORKSPACES = (
@@ -53,10 +57,12 @@ class Workspaces(QObject):
 
     changed = Signal(str)
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        ui = window.ui
+    def __init__(self, ctx: WindowContext, demo: DemoKit) -> None:
+        """``demo``: the demo kit, whose presentation mode hides the tab bar and is left for Inspect and Code."""
+        super().__init__(ctx.host)
+        window = ctx.host
+        self.host, self.ui, self.demo = ctx.host, ctx.ui, demo
+        ui = ctx.ui
         self.tab_bar = QTabBar(objectName="workspaceTabs")
         self.tab_bar.setDrawBase(False)
         self.tab_bar.setExpanding(False)
@@ -99,7 +105,7 @@ class Workspaces(QObject):
         self._dock_sizes: dict[str, Any] | None = None
         self._card_margins = ui.ir_card.layout().contentsMargins()
         self.tab_bar.currentChanged.connect(self._on_tab)
-        window.demo.presentation.hide.append(self.tab_bar)  # presenting: the plot gets the room
+        demo.presentation.hide.append(self.tab_bar)  # presenting: the plot gets the room
 
     def current(self) -> str:
         """The workspace shown: ``"Run"``, ``"Inspect"`` or ``"Code"``."""
@@ -150,10 +156,9 @@ class Workspaces(QObject):
         self.stack.updateGeometry()
 
     def _hide_docks(self) -> None:
-        win = self.window
-        presentation = win.demo.presentation
-        if presentation.is_on():  # presenting is about the plot: leave it first
-            win.demo.presentation_action.setChecked(False)
+        win = self.host
+        if self.demo.presentation.is_on():  # presenting is about the plot: leave it first
+            self.demo.presentation_action.setChecked(False)
         docks = win.findChildren(QDockWidget)
         self._dock_sizes = dock_state(win)
         self._docks_shown = {d: not d.isHidden() for d in docks}
@@ -161,7 +166,7 @@ class Workspaces(QObject):
             dock.hide()
 
     def _show_docks(self) -> None:
-        win = self.window
+        win = self.host
         for dock, shown in self._docks_shown.items():
             dock.setVisible(shown)
         if self._dock_sizes is not None:
@@ -170,7 +175,7 @@ class Workspaces(QObject):
 
     def _borrow(self, name: str) -> None:
         """Move the IR card (and for Code the plot) onto workspace ``name``'s page."""
-        ui = self.window.ui
+        ui = self.ui
         card = self._ir_scroll.takeWidget()
         self._card_margins = card.layout().contentsMargins()
         card.layout().setContentsMargins(2, 2, 2, 2)  # the window's edge is the frame: every line to the jaxpr
@@ -192,7 +197,7 @@ class Workspaces(QObject):
     def _size_code(self) -> None:
         """The Code workspace's first sizes: editor 45 % of the width; the IR views and the plot half the height
         each (the plot needs room for its keys, its points and its legend)."""
-        self.window.ui.ir_tabs.size_by_current_tab()  # tabs added after the IR tabs were built count too
+        self.ui.ir_tabs.size_by_current_tab()  # tabs added after the IR tabs were built count too
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
@@ -208,7 +213,7 @@ class Workspaces(QObject):
             self.code_right.setSizes([int(total * 0.6), total - int(total * 0.6)])
 
     def _give_back(self, name: str) -> None:
-        ui = self.window.ui
+        ui = self.ui
         card = ui.ir_card
         if name == INSPECT:
             self._inspect_layout.removeWidget(card)

@@ -21,6 +21,7 @@ from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
 from app.core.session.figures import LiveFigures, program_line
+from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
 from app.core.settings import GenerationSettings
@@ -28,7 +29,7 @@ from app.core.settings import GenerationSettings
 __all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
 
 
-class Session(RunList):
+class Session(RunList, ShownResults):
     """State of one window's session. ``submit(request)`` sends a request to the compute worker; the runs and
     the signals are its base's (:class:`app.core.session.run_list.RunList`)."""
 
@@ -41,16 +42,15 @@ class Session(RunList):
         self.device = ""
         self.platforms: list[str] = []
         self.platform = ""
-        self.pending: rq.Request | None = None  # a run or race waiting for its model to load
-        self.active: rq.Request | None = None  # the run or race executing on the worker
+        #: a run or race waiting for its model to load, or a program about to be sent
+        self.pending: rq.RunRequest | rq.RaceRequest | rq.ProgramRequest | None = None
+        self.active: rq.Request | ReplayRequest | None = None  # the request on the worker, or a replay
         self.last_error: rq.RequestFailed | None = None
-        self.last_profile: rq.ProfileReady | None = None
-        self.last_passes: rq.PassesReady | None = None
-        #: where the last capture opened from another machine was recorded (CaptureRequest), "" after its message
-        self.last_origin = ""
+        self._init_results()
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
-        self.last_request: rq.Request | None = None  # what "Replay cold start" reruns
+        #: what "Replay cold start" reruns
+        self.last_request: rq.RunRequest | rq.RaceRequest | rq.ProgramRequest | None = None
         #: A run or race stopped during a compile (:meth:`abandon`) that the compute thread is still finishing;
         #: its events are dropped until its RequestDone arrives.
         self.background: rq.Request | None = None
@@ -121,14 +121,14 @@ class Session(RunList):
 
     def replay(self) -> bool:
         """Clear the in-memory caches, then rerun the last run or race (cold start on demand)."""
-        if isinstance(self.last_request, rq.ProgramRequest) and not self.busy:
-            return self.run_program(self.last_request)
+        if isinstance(self.last_request, rq.ProgramRequest):
+            return self.run_program(self.last_request)  # False when busy
         if self.busy or self.last_request is None or self.loaded is None:
             return False
         self.submit(rq.CacheRequest("clear_memory"))
         return self._start(self.last_request, self.loaded.request.model, self.loaded.request.dtype)
 
-    def _start(self, request: rq.Request, model: str, dtype: str) -> bool:
+    def _start(self, request: rq.RunRequest | rq.RaceRequest, model: str, dtype: str) -> bool:
         if self.busy:
             return False
         self._keep = 0
@@ -320,6 +320,8 @@ class Session(RunList):
             self.load_queue.pop(0)
         self.loaded = event
         self.mesh = event.mesh
+        if event.seconds:  # a new model: the pass recordings are of the previous one's steps
+            self.forget_passes()
         self.events.modelLoaded.emit(event)
         if not self.load_queue and self.pending is not None:
             self.send_pending()
@@ -340,21 +342,11 @@ class Session(RunList):
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()
 
-    def _on_profile(self, event: rq.ProfileReady) -> None:
-        self.last_profile = event
-        self.last_origin = event.origin or self.last_origin
-        self.events.profile.emit(event)
-
     def _on_sessions_read(self, event: rq.SessionsRead) -> None:
         if event.request is self.active:  # idle before the views show the runs (recorded runs need an idle session)
             self.active = None
             self._busy_changed()
         self.events.sessionsRead.emit(event)
-
-    def _on_passes(self, event: rq.PassesReady) -> None:
-        self.last_passes = event
-        self.last_origin = event.origin or self.last_origin
-        self.events.passes.emit(event)
 
     def _done_message(self, request: rq.Request) -> str:
         if self.last_error is not None and self.last_error.request is request:

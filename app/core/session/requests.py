@@ -327,6 +327,8 @@ class ProfileReady:
     ir: Any = None
     #: where it was recorded when it was not measured here (``"capture x.xplane.pb · gpu"``), else ``""``
     origin: str = ""
+    #: read from a session file (``origin``: ``"recorded on CPU × 1 · …"``), not measured or captured
+    recorded: bool = False
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,8 @@ class PassesReady:
     seconds: float = 0.0
     #: where it was recorded when it was opened from dumps made elsewhere (``"dumps DIR · gpu"``), else ``""``
     origin: str = ""
+    #: read from a session file (``origin``: ``"recorded on CPU × 1 · …"``), not recorded here
+    recorded: bool = False
 
 
 @dataclass(frozen=True)

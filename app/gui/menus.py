@@ -1,0 +1,24 @@
+"""What the panels share of the window's look: the menu bar's menus by title, and each mode's colour and marker
+(from the mode catalog, so a race lane, its curve and a recorded run of that mode look the same everywhere).
+GUI thread only."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from app.core.modes.catalog import CATALOG
+
+#: Colour of each mode's curve and race lane, from the catalog.
+MODE_COLOURS = {info.name: info.colour for info in CATALOG}
+#: Marker of each mode's decode calls, so lanes stay apart where their lines overlap (pyqtgraph symbols).
+MODE_SYMBOLS = {info.name: info.marker for info in CATALOG}
+
+
+def find_menu(host: QMainWindow, title: str) -> QMenu:
+    """``host``'s menu bar menu titled ``title`` (ampersands ignored), created if missing."""
+    bar = host.menuBar()
+    for action in bar.actions():
+        menu = action.menu()
+        if isinstance(menu, QMenu) and action.text().replace("&", "") == title.replace("&", ""):
+            return menu
+    return bar.addMenu(title)

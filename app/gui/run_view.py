@@ -1,0 +1,176 @@
+"""The Run workspace's live views: the session's run stream into the token view, the latency plot, the stats
+strip, the busy indicator, the IR tabs and the status line — what the user watches while a prompt decodes.
+
+The prompt's route from the Run button to a token on screen: ``MainWindow.run`` → ``Session.run`` →
+``RunRequest`` → the compute thread (:mod:`app.gui.worker`) → ``ComputeService.handle`` → ``Engine.generate``
+→ a batch of events back on the GUI thread → ``Session.apply_all`` → the session's ``tokens`` signal →
+:meth:`RunView._on_tokens` → ``TokenView.add_token``. GUI thread only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Slot
+
+from app.core.events import steady_host_ms
+from app.core.report.text import summary_line
+from app.core.session.model import LiveFigures, RunState, program_line
+from app.core.session.requests import ProgramRequest
+from app.gui.context import WindowContext
+from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
+from widgets.token_view import CallInfo
+
+if TYPE_CHECKING:
+    from app.gui.demo import DemoKit
+    from app.gui.inspect import InspectWiring
+    from app.gui.programs import ProgramWiring
+    from app.gui.sessions import SessionFiles
+
+
+class RunView(QObject):
+    """Feeds the Run workspace's widgets from the session's signals (``runStarted``, ``prompt``, ``records``,
+    ``tokens``, ``figures``, ``ir``, ``runFinished``, ``idle``, ``background``, ``phase``) and links the
+    token view and the plot (hovering one highlights the other's call). ``recorded``: the session files
+    (a recorded run's prompt, curve and IR origin); ``programs``: the Code workspace (a program run's file)."""
+
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, demo: DemoKit, recorded: SessionFiles,
+                 programs: ProgramWiring) -> None:
+        super().__init__(ctx.host)
+        self.session, self.ui, self.status = ctx.session, ctx.ui, ctx.status
+        self.inspect, self.demo, self.recorded, self.programs = inspect, demo, recorded, programs
+        self._prompt_tokens = 0
+        ev = self.session.events
+        ev.runStarted.connect(self._on_run_started)
+        ev.prompt.connect(self._on_prompt)
+        ev.records.connect(self._on_records)
+        ev.tokens.connect(self._on_tokens)
+        ev.figures.connect(self._on_figures)
+        ev.phase.connect(self.on_phase)
+        ev.ir.connect(self._on_ir)
+        ev.runFinished.connect(self._on_run_finished)
+        ev.idle.connect(self._on_idle)
+        ev.background.connect(self._on_background)
+        self.ui.tokens.tokenHovered.connect(self._on_token_hovered)
+        self.ui.plot.pointHovered.connect(self._on_point_hovered)
+
+    @Slot(object)
+    def on_phase(self, event: Any) -> None:
+        if self.session.background is not None:
+            return  # the abandoned run's compiler, finishing in the background: not this run's phase
+        if event.started:
+            detail = event.detail
+            if "prefill" in detail and self._prompt_tokens:  # a long prefill says how long its prompt is
+                detail = f"{detail} · {self._prompt_tokens:,}-token prompt"
+            self.ui.busy.start(event.phase, detail)
+        elif self.session.running:
+            run = self.session.current
+            self.ui.busy.start("replaying" if run is not None and run.replay else "running")
+
+    def _on_background(self, finishing: bool) -> None:
+        """The compute thread finished the abandoned compile: a run waiting for it starts now."""
+        if not finishing and self.session.running:
+            self.ui.busy.start("running")
+
+    def _on_run_started(self, run: RunState) -> None:
+        ui, session = self.ui, self.session
+        ui.tokens.start(self.recorded.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
+        ui.stats.reset()
+        ui.stats.set_program(bool(run.program))  # first call / steady call / calls / compiles
+        ui.plot.set_program(bool(run.program))  # "call" and "steady call" in the plot's key
+        model = session.loaded.label if session.loaded else ""
+        if run.program:  # the user's program: its file and entry point instead of the model
+            model = f"{self.programs.name}:{run.program}"
+        ui.plot.retain([r.run_id for r in session.runs])  # the session decides which runs stay
+        mesh = f" · {session.mesh}"  # 1-device and N-device runs overlay: each says which it was
+        if run.origin:  # a recorded run: labelled and coloured by where it ran
+            self.recorded.start_plot_run(run)
+        elif run.race is None:
+            ui.plot.start_run(f"{run.mode}{mesh} · {model}", run_id=run.run_id)
+        else:  # a race's lanes are drawn together, one curve per mode, earlier runs faded beside them
+            ui.plot.start_run(
+                f"{run.mode}{mesh} · {model}",  # each lane names its model or program:entry (issue 29 flaw 14)
+                colour=MODE_COLOURS.get(run.mode),
+                fade=False,
+                symbol=MODE_SYMBOLS.get(run.mode),
+                run_id=run.run_id,
+                group=run.race,
+            )
+        self.inspect.new_run(session, run)
+        ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run
+        if session.background is not None:
+            ui.busy.start("waiting for the compute thread:", "compiler finishing in the background")
+        elif not run.origin or run.replay:
+            ui.busy.start("replaying" if run.replay else "running")
+
+    def _on_prompt(self, event: Any) -> None:
+        """The prompt as the model sees it (with a chat template: the formatted conversation), in grey."""
+        if event.text != self.ui.prompt.prompt():
+            self.ui.tokens.start(event.text)
+        self._prompt_tokens = event.n_tokens
+        if self.session.background is None:  # the prefill starts: say how long the prompt is
+            self.ui.busy.start("prefill", f"{event.n_tokens:,}-token prompt")
+
+    def _on_records(self, records: list[Any]) -> None:
+        for record in records:
+            self.ui.plot.add_record(record)
+            self.ui.tokens.add_call(
+                CallInfo(record.index, record.step, record.wall_ms, record.compiled, record.compile_total_ms)
+            )
+
+    def _on_tokens(self, tokens: list[Any]) -> None:
+        for t in tokens:
+            self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
+
+    def _on_figures(self, f: LiveFigures) -> None:
+        if f.program:
+            self.ui.stats.set_calls(f.ttft_ms, f.steady_ms, f.n_calls, f.n_compiles)
+        else:
+            self.ui.stats.set_stats(f.ttft_ms, f.live_tokens_per_s, f.n_tokens, f.n_compiles, f.steady_ms)
+        run = self.session.current
+        if not f.program and run is not None:  # the host-dispatch card: the host's share of a steady decode call
+            presenting = self.demo.presentation.is_on()  # on stage the plot gets the room (the card is hidden)
+            self.ui.stats.set_host(None if presenting else steady_host_ms(run.records),
+                                   run.records[-1].leaves if run.records else None)
+        if run is not None and run.race is not None:  # one dashed line per lane, in its colour
+            self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
+        else:
+            self.ui.plot.set_steady_ms(f.steady_ms)
+
+    def _on_ir(self, event: Any) -> None:
+        self.inspect.ir_arrived(event.step)
+        run = self.session.current
+        origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
+        if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
+            origin = f"traced as you type · {event.step}"  # no run: the editor's text, traced
+        if run is not None and run.origin:
+            origin = self.recorded.ir_origin(run)
+        self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
+
+    def _on_run_finished(self, run: RunState) -> None:
+        self.ui.tokens.flush()
+        self.ui.plot.redraw()
+        self.status.show(program_line(run) if run.program else summary_line(run.finished))
+        session = self.session
+        if session.active is not None and not session.racing and session.background is None and not run.program:
+            # the run has ended (its tokens are out): what the compute thread still does is named, not "stopping"
+            self.ui.busy.set_stopping(False)
+            self.ui.busy.start("finishing", "the run's source maps and figures")
+
+    def _on_idle(self, message: str) -> None:
+        self.ui.tokens.flush()
+        self.ui.ir_tabs.hold_hidden(False)
+        if self.session.load_queue:  # a model switch queued during the run starts now
+            model = self.session.load_queue[0].model
+            self.ui.busy.start("loading", model)
+            message = f"{message or self.status.text()} · now loading {model}…"
+        if message:
+            self.status.show(message)
+
+    @Slot(int)
+    def _on_token_hovered(self, call_index: int) -> None:
+        self.ui.plot.highlight_call(call_index)
+
+    @Slot(int)
+    def _on_point_hovered(self, call_index: int) -> None:
+        self.ui.tokens.highlight_call(call_index)
