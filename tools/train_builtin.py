@@ -291,7 +291,7 @@ tokenizer and evaluation {info['total_seconds'] / 60:.1f} minutes). Final traini
 
 Held-out loss (fp32, non-overlapping {EVAL_SEQ_LEN}-token windows over all {info['heldout_tokens']:,} held-out
 tokens): **{info['heldout_loss']:.3f} nats/token, perplexity {math.exp(info['heldout_loss']):.1f}**.
-On the first {info['test_slice_tokens']:,} tokens (the slice `tests/test_builtin_model.py` checks):
+On the first {info['test_slice_tokens']:,} tokens (the slice `tests/core/models/test_builtin_model.py` checks):
 {info['heldout_loss_slice']:.3f} nats/token.
 
 ## Samples

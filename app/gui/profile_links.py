@@ -10,7 +10,7 @@ profiled IR is shown again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
@@ -20,12 +20,28 @@ from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
 from app.gui.context import WindowContext
-from widgets.line_tints import LineTints
-from widgets.source_explorer import US_COL
+from widgets.ir.line_tints import LineTints
+from widgets.source.source_explorer import US_COL
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QComboBox, QHBoxLayout
+
+    from app.core.session.requests import ProfileReady
     from app.gui.inspect import InspectWiring
-    from app.gui.profile import ProfileWiring
+
+
+class ProfileTab(Protocol):
+    """What the links use of the Profile tab (:class:`app.gui.profile.ProfileWiring`): its button bar, step box
+    and summary line, the profile it shows and its Profile action."""
+
+    bar: QHBoxLayout
+    step: QComboBox
+    summary: QLabel
+
+    @property
+    def last(self) -> ProfileReady | None: ...
+
+    def request(self) -> None: ...
 
 TOP_N = 10
 NO_PROFILE = "No profile yet: Profile measures the time of each line of the step."
@@ -57,7 +73,7 @@ class ProfileLinks(QObject):
     Profile button. ``profile_wiring``: the :class:`app.gui.profile.ProfileWiring` (its ``last`` profile,
     its ``request()``)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile_wiring: ProfileWiring) -> None:
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile_wiring: ProfileTab) -> None:
         super().__init__(ctx.host)
         self.wiring = profile_wiring
         self.inspect = inspect

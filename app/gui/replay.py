@@ -11,7 +11,7 @@ lane. GUI thread only; no JAX.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
@@ -20,7 +20,20 @@ from app.core.session.requests import SourceMapReady
 from app.gui.context import WindowContext
 
 if TYPE_CHECKING:
-    from app.gui.sessions import SessionFiles
+    from app.core.recording import RecordedRun
+    from app.core.session.model import RunState
+
+
+class RecordedRuns(Protocol):
+    """What a replay uses of the session files (:class:`app.gui.sessions.SessionFiles`): the runs it plays by
+    default, a recorded run shown through the session, and its actions' enabled state."""
+
+    def replay_source(self) -> list[RecordedRun]: ...
+
+    def begin(self, run: RecordedRun, label: str, race: int | None, replay: bool = False,
+              keep: int = 1) -> RunState | None: ...
+
+    def set_actions_enabled(self, busy: bool) -> None: ...
 
 
 def speed_text(speed: float, skip_compile: bool) -> str:
@@ -31,7 +44,7 @@ def speed_text(speed: float, skip_compile: bool) -> str:
 class Replay(QObject):
     """Plays recorded runs through ``files`` (:class:`app.gui.sessions.SessionFiles`)."""
 
-    def __init__(self, ctx: WindowContext, files: SessionFiles) -> None:
+    def __init__(self, ctx: WindowContext, files: RecordedRuns) -> None:
         super().__init__(ctx.host)
         self.files = files
         self.host, self.status = ctx.host, ctx.status

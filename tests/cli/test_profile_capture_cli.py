@@ -1,5 +1,5 @@
 """``torchax-playground profile --capture FILE.xplane.pb --hlo FILE.hlo.txt``: a capture recorded on an NVIDIA
-H200 (``tests/fixtures/gpu/``, see ``tests/core/test_profile_device.py``) read here, without a GPU or a model:
+H200 (``tests/fixtures/gpu/``, see ``tests/core/profile/test_profile_device.py``) read here, without a GPU or a model:
 the table per line / op / fusion / module, ``--json`` rows whose times add up to the device's busy time, the
 roofline only with ``--bandwidth-gbs`` / ``--peak-tflops``, the command-buffer note, clear errors."""
 

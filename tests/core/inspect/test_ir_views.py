@@ -39,7 +39,7 @@ def test_rows_are_unique_and_name_real_stepir_fields():
             assert v.key in fields, v
         assert not v.recorded or v.key in fields, v  # a session file keeps only StepIR fields
         assert not (v.diffable or v.widget or v.mapped or v.source_lines) or v.kind == "text", v
-        assert v.lexer in ("ir", ""), v  # widgets/ir_lexer.py is the one highlighter of the IR views
+        assert v.lexer in ("ir", ""), v  # widgets/ir/ir_lexer.py is the one highlighter of the IR views
         assert v.ext and not v.ext.startswith("."), v
 
 
@@ -110,8 +110,8 @@ def test_session_files_keep_every_recorded_view():
 
 
 def test_the_ir_tabs_and_the_step_diff_read_the_catalog(qtbot):
-    from widgets import ir_tabs
-    from widgets.step_diff import StepDiff
+    from widgets.ir import ir_tabs
+    from widgets.source.step_diff import StepDiff
 
     assert ir_tabs.STEPS is MODEL_STEPS
     assert ir_tabs.INDUCTOR_VIEWS == keys("inductor", kind="text") == ("fx_graph", "inductor_code")
@@ -136,7 +136,7 @@ CONVERTED = (
     "app/core/events.py", "app/core/inspect/source_diff.py", "app/core/passes/compare.py",
     "app/core/recording/model.py", "app/core/recording/text.py", "app/core/recording/compare.py",
     "app/cli/inspect.py", "app/cli/show_session.py", "app/cli/common.py", "app/gui/inspect.py",
-    "widgets/ir_tabs.py", "widgets/step_diff.py",
+    "widgets/ir/ir_tabs.py", "widgets/source/step_diff.py",
 )
 #: Pairs still spelled in files outside this item: app/cli/passes.py (3), app/cli/profile.py,
 #: app/core/profile/step.py, app/gui/profile.py (3), app/gui/profile_links.py, app/gui/passes.py and the Sessions

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-MODEL_DIR = Path(__file__).resolve().parents[2] / "assets" / "models" / "pydoc-llama"
+MODEL_DIR = Path(__file__).resolve().parents[3] / "assets" / "models" / "pydoc-llama"
 # Measured on the shipped weights: 4.591 nats/token on the first 4,096 held-out tokens with Python 3.11's
 # stdlib and jax 0.10.2 installed (see the model card), 4.677 with Python 3.12.1's and jax 0.12.0.1's: the
 # held-out text is built from the installed packages' docstrings (tools/pydoc_corpus.py), so it moves with

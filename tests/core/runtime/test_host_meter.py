@@ -100,7 +100,7 @@ HOST = {"transfer": 0.05, "flatten": 0.2, "compile": 0.0, "dispatch": 0.3, "wait
 
 
 def test_tooltip_shows_the_breakdown(qtbot):
-    from widgets.call_tooltip import describe
+    from widgets.plot.call_tooltip import describe
 
     record = replace(call_record(5, wall_ms=2.0), host_ms=HOST, leaves=165)
     text = describe(record, "run 1 · jit-static")
@@ -113,7 +113,7 @@ def test_tooltip_shows_the_breakdown(qtbot):
 
 
 def test_stats_strip_shows_the_host_share(qtbot):
-    from widgets.stats_strip import StatsStrip
+    from widgets.run.stats_strip import StatsStrip
 
     strip = StatsStrip()
     qtbot.addWidget(strip)

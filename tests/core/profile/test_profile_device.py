@@ -28,7 +28,7 @@ from app.core.profile.device import (
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.step import profile_from_capture
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gpu"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gpu"
 CAPTURE = FIXTURES / "h200-pydoc-llama-decode-profile.xplane.pb.gz"
 HLO = FIXTURES / "h200-pydoc-llama-decode.hlo.txt.gz"
 

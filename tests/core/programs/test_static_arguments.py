@@ -172,7 +172,7 @@ def test_a_syntax_error_in_an_edited_example_names_the_edited_copy():
     from app.core.programs.errors import ProgramError
     from app.core.programs.loader import load_program
 
-    example = next(Path(__file__).resolve().parents[2].glob("app/examples/05_*.py"))
+    example = next(Path(__file__).resolve().parents[3].glob("app/examples/05_*.py"))
     text = example.read_text(encoding="utf-8") + "\ndef broken(:\n"
     with pytest.raises(ProgramError) as info:
         load_program(str(example), source=text)

@@ -15,7 +15,7 @@ from app.core.passes import query
 from app.core.passes.dumps import DumpsError, open_dumps
 from app.core.passes.parse import config_text, parse_autotune_results, parse_thunk_sequence
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "passes"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gpu" / "passes"
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from app.core.passes import record
 from app.core.passes.model import KERNEL_IR_DUMPED, kernel_ir_line, kernel_ir_lost
 from app.core.passes.record import RecordingError, failure_line, record_pipeline
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "app" / "examples" / "07_mlp_training.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "app" / "examples" / "07_mlp_training.py"
 
 #: A child that aborts like XLA:CPU did, but only when asked for kernel IR; otherwise the real child.
 ABORTING_CHILD = r"""

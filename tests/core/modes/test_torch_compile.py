@@ -194,8 +194,8 @@ def test_importing_this_module_first_is_not_circular():
             "from app.core.modes.catalog import mode_class; "
             "assert tc.TorchCompileMode is mode_class('torch-compile'); "
             "assert issubclass(tc.TorchCompileMode, Mode)")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[2])
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[3])
     code = ("import sys; from app.core.modes.catalog import CATALOG, mode_class; mode_class('jit-static'); "
             "assert 'app.core.modes.torch_compile' not in sys.modules; "
             "import app.core.modes.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[2])
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[3])

@@ -24,7 +24,7 @@ from app.core.recording.store import MEMBER
 from app.core.recording.text import json_lines
 from app.core.recording.timing import call_spans, replay_schedule, token_intervals_ms
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
