@@ -35,12 +35,12 @@ from app.gui.context import WindowContext
 from app.gui.layout import card, dock_widget, scrolling
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.presentation import Presentation
-from widgets.cache_panel import CachePanel
-from widgets.compile_log import CompileLog
-from widgets.phase_bars import PhaseBars
-from widgets.plot_export import export_plot
-from widgets.race_controls import RaceControls
-from widgets.race_table import RaceTable
+from widgets.demo.cache_panel import CachePanel
+from widgets.demo.compile_log import CompileLog
+from widgets.demo.phase_bars import PhaseBars
+from widgets.demo.race_controls import RaceControls
+from widgets.demo.race_table import RaceTable
+from widgets.plot.plot_export import export_plot
 
 MODE_HELP = {info.name: info.help for info in CATALOG}
 CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)

@@ -13,8 +13,8 @@ from app.core.race import summary_rows
 from app.core.report.columns import COMPILE_COLUMNS, compile_rows, render_markdown
 from app.core.report.export import machine_info, markdown_report, write_records_csv, write_records_json
 from app.core.session.model import RunState
-from widgets.phase_bars import PhaseCall
-from widgets.plot_export import export_plot
+from widgets.demo.phase_bars import PhaseCall
+from widgets.plot.plot_export import export_plot
 
 PHASES_PER_RUN = 4  # jit-dynamic compiles at every step: its first few bars tell the story
 

@@ -20,10 +20,10 @@ from app.core.inspect.source_diff import compare
 from app.core.inspect.views import MODEL_STEPS, keys
 from app.core.modes.catalog import CATALOG, MODE_NAMES, mode_info
 from app.gui.status import fit_words
-from widgets.collectives_table import CollectivesTable
-from widgets.ir_tabs import IRTabs
-from widgets.line_links import IRLinker
-from widgets.source_inspector import SourceInspector
+from widgets.devices.collectives_table import CollectivesTable
+from widgets.ir.ir_tabs import IRTabs
+from widgets.ir.line_links import IRLinker
+from widgets.source.source_inspector import SourceInspector
 
 HINT = "Select a node to highlight its lines in the IR views; click a line there to find its node here."
 

@@ -35,15 +35,15 @@ from PySide6.QtWidgets import (
 from app.core.modes.catalog import CATALOG, DEFAULT_MODE, MODE_NAMES
 from app.core.report.columns import CALL_COLUMNS
 from app.core.settings import DTYPES
-from widgets.busy_indicator import BusyIndicator
-from widgets.device_panel import DevicePanel
-from widgets.generation_form import GenerationForm
-from widgets.ir_tabs import IRTabs
-from widgets.latency_plot import LatencyPlot
-from widgets.model_picker import ModelPicker
-from widgets.prompt_editor import PromptEditor
-from widgets.stats_strip import StatsStrip
-from widgets.token_view import TokenView
+from widgets.common.busy_indicator import BusyIndicator
+from widgets.devices.device_panel import DevicePanel
+from widgets.ir.ir_tabs import IRTabs
+from widgets.plot.latency_plot import LatencyPlot
+from widgets.run.generation_form import GenerationForm
+from widgets.run.model_picker import ModelPicker
+from widgets.run.prompt_editor import PromptEditor
+from widgets.run.stats_strip import StatsStrip
+from widgets.run.token_view import TokenView
 
 #: Bumped when the dock arrangement changes shape: a state saved by another version is then ignored.
 LAYOUT_VERSION = 2

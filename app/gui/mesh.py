@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.core.session.model import Session
 from app.core.session.requests import MeshChanged, MeshRequest, ModelLoaded, RequestFailed
-from widgets.device_panel import DevicePanel
+from widgets.devices.device_panel import DevicePanel
 
 
 class MeshWiring(QObject):

@@ -35,17 +35,17 @@ from app.core.passes import query
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
 from app.gui.context import WindowContext
 from app.gui.layout import scrolling
-from widgets.code_view import CodeView
-from widgets.compile_bar import CompileBar
-from widgets.fusion_table import FusionTable
-from widgets.hlo_diff import HloDiff
-from widgets.pass_chart import PassChart
-from widgets.pass_list import PassList
+from widgets.ir.code_view import CodeView
+from widgets.ir.hlo_diff import HloDiff
+from widgets.passes.compile_bar import CompileBar
+from widgets.passes.fusion_table import FusionTable
+from widgets.passes.pass_chart import PassChart
+from widgets.passes.pass_list import PassList
 
 if TYPE_CHECKING:
     from app.gui.inspect import InspectWiring
     from app.gui.profile import ProfileWiring
-    from widgets.compile_log import CompileLog
+    from widgets.demo.compile_log import CompileLog
 
 RECORD_TIP = ("Compile the step again with XLA's per-pass dumps under the profiler: every pass's time and "
               "every snapshot of the module (Ctrl+Shift+X)")

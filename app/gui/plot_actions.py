@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
 from PySide6.QtWidgets import QMenu
 
 from app.gui.context import WindowContext
-from widgets.plot_export import PNG_SCALE, render_image
+from widgets.plot.plot_export import PNG_SCALE, render_image
 
 RUN_CAPS = (1, 2, 3, 5, 8)  # choices of "Runs on the plot"
 

@@ -33,8 +33,8 @@ from app.core.profile.columns import (
 from app.core.session.requests import ProfileReady
 from app.gui.context import WindowContext
 from app.gui.profile_links import ProfileLinks
-from widgets.profile_table import ProfileTable
-from widgets.timeline import StepTimeline
+from widgets.profile.profile_table import ProfileTable
+from widgets.profile.timeline import StepTimeline
 
 if TYPE_CHECKING:
     from app.gui.inspect import InspectWiring

@@ -1,4 +1,4 @@
-"""The Code workspace's wiring: the user's program in the editor (:class:`widgets.program_panel.ProgramPanel`),
+"""The Code workspace's wiring: the user's program in the editor (:class:`widgets.code.program_panel.ProgramPanel`),
 run through the session like a model (:meth:`app.core.session.model.Session.run_program`), its errors marked at
 the user's line, its lines linked both ways with the IR views. Its files (File ▸ New program, Open, Save, Save
 as, Open recent, Examples) are :class:`app.gui.program_files.ProgramFiles`'; the draft that keeps unsaved edits
@@ -20,12 +20,12 @@ from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramReque
 from app.gui.context import WindowContext
 from app.gui.program_draft import DRAFT_DELAY_MS, DRAFT_FILE, DRAFT_MAX_DELAY_MS, STATE_FILE, ProgramDraft
 from app.gui.program_files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
-from widgets.program_panel import ProgramPanel
+from widgets.code.program_panel import ProgramPanel
 
 if TYPE_CHECKING:
     from app.gui.inspect import InspectWiring
     from app.gui.workspaces import Workspaces
-from widgets.source_rows import to_ranges
+from widgets.source.source_rows import to_ranges
 
 # kept importable from here (tests and older callers read them from this module)
 __all__ = ["DRAFT_DELAY_MS", "DRAFT_FILE", "DRAFT_MAX_DELAY_MS", "ENTRIES_DELAY_MS", "LIVE_DELAY_MS", "MAX_RECENT",

@@ -19,7 +19,7 @@ from app.core.session.model import LiveFigures, RunState, program_line
 from app.core.session.requests import ProgramRequest
 from app.gui.context import WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
-from widgets.token_view import CallInfo
+from widgets.run.token_view import CallInfo
 
 if TYPE_CHECKING:
     from app.gui.demo import DemoKit

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from app.gui.passes import PassesWiring
     from app.gui.profile import ProfileWiring
     from app.gui.status import StatusLine
-    from widgets.ir_tabs import IRTabs
+    from widgets.ir.ir_tabs import IRTabs
 
 #: Colours of the machines when runs of more than one machine are on the plot.
 MACHINE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")

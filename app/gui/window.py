@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
     def escape(self) -> None:
         """Esc in a find field dismisses the search (query cleared, focus back to its view); anywhere else
         it stops the run."""
-        from widgets.find_bar import FindBar
+        from widgets.ir.find_bar import FindBar
 
         widget = QApplication.focusWidget()
         while widget is not None and not isinstance(widget, FindBar):

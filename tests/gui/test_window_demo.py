@@ -209,10 +209,10 @@ def test_presentation_mode_scales_fonts_hides_panels_and_restores(
 
 def test_demo_widgets_take_plain_data(qtbot):
     from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
-    from widgets.compile_log import CompileLog
-    from widgets.latency_plot import describe
-    from widgets.phase_bars import PhaseBars, PhaseCall
-    from widgets.race_table import RaceTable
+    from widgets.demo.compile_log import CompileLog
+    from widgets.demo.phase_bars import PhaseBars, PhaseCall
+    from widgets.demo.race_table import RaceTable
+    from widgets.plot.latency_plot import describe
 
     records = synthetic_run(5)
     log = CompileLog(COMPILE_COLUMNS)

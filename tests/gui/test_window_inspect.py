@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTreeWidget, QTreeWidgetItemIterator
 
-from widgets.source_explorer import ROLE_KIND
+from widgets.source.source_explorer import ROLE_KIND
 
 
 def _items(tree, kind):

@@ -53,7 +53,7 @@ def settle(qtbot) -> None:
 
 def draw_race(win) -> None:
     """Four lanes on the plot (as a mode race draws them): overlapping lines, one marker per mode."""
-    from app.gui.demo import MODE_COLOURS, MODE_SYMBOLS
+    from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 
     plot = win.ui.plot
     for mode, wall in LANES.items():

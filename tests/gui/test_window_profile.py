@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QPushButton
 
 from app.core.units import short_file
-from widgets.source_explorer import ROLE_EQNS, SHARE_COL, US_COL
+from widgets.source.source_explorer import ROLE_EQNS, SHARE_COL, US_COL
 
 
 def _top_values(tree, col):

@@ -157,7 +157,7 @@ class Journey:
                    (frame.getRect(), win.minimumSize().toTuple(), screen.getRect()))
         self.shot("run-after-code")
 
-        from widgets.plot_export import export_plot
+        from widgets.plot.plot_export import export_plot
 
         png = export_plot(win.ui.plot, self.out / "plot.png")
         svg = export_plot(win.ui.plot, self.out / "plot.svg")

@@ -8,8 +8,8 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.core.report.columns import COMPILE_COLUMNS  # noqa: E402
-from widgets.compile_bar import CompileBar  # noqa: E402
-from widgets.compile_log import CompileLog  # noqa: E402
+from widgets.demo.compile_log import CompileLog  # noqa: E402
+from widgets.passes.compile_bar import CompileBar  # noqa: E402
 
 
 def test_compile_bar_with_trace_and_lower(qtbot):

@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from widgets.device_panel import DevicePanel  # noqa: E402
+from widgets.devices.device_panel import DevicePanel  # noqa: E402
 
 
 def test_platform_picker_lists_platforms_and_emits_the_choice(qtbot):

@@ -21,10 +21,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
 
-from widgets.call_tooltip import COMPILE_COLOUR, DISK_COLOUR  # noqa: E402
-from widgets.dataflow_graph import DataflowGraph  # noqa: E402
-from widgets.latency_plot import LatencyPlot  # noqa: E402
-from widgets.plot_export import export_plot  # noqa: E402
+from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR  # noqa: E402
+from widgets.plot.latency_plot import LatencyPlot  # noqa: E402
+from widgets.plot.plot_export import export_plot  # noqa: E402
+from widgets.source.dataflow_graph import DataflowGraph  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
 RUNS = (("#2563eb", "smollm2 · jit · 1 device"), ("#dc2626", "smollm2 · torch · 1 device"),

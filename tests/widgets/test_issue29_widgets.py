@@ -32,7 +32,7 @@ def test_one_ops_running_figure_for_the_header_and_the_timeline(qtbot):
     """The header's figure (over all steps) is the timeline's: the drawn median step (80 % busy here) gives
     no second percentage."""
     from app.core.profile.columns import ops_running, timeline_ops_running
-    from widgets.timeline import StepTimeline
+    from widgets.profile.timeline import StepTimeline
 
     p = _profile()
     view = StepTimeline()
@@ -54,7 +54,7 @@ def test_rows_above_the_read_bandwidth_are_counted_over_the_rows_given():
 
 
 def test_a_selected_profile_row_is_signalled_a_refill_is_not(qtbot):
-    from widgets.profile_table import ProfileTable
+    from widgets.profile.profile_table import ProfileTable
 
     table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
     qtbot.addWidget(table)
@@ -73,8 +73,8 @@ def test_a_selected_profile_row_is_signalled_a_refill_is_not(qtbot):
 
 def test_measured_labels_sit_in_a_gutter_beside_the_text(qtbot):
     """Issue 29, flaw 16: the labels were drawn at the viewport's right edge, over long HLO lines."""
-    from widgets.code_view import CodeView
-    from widgets.line_tints import LineTints
+    from widgets.ir.code_view import CodeView
+    from widgets.ir.line_tints import LineTints
 
     view = CodeView()
     qtbot.addWidget(view)
@@ -100,7 +100,7 @@ def test_measured_labels_sit_in_a_gutter_beside_the_text(qtbot):
 
 
 def test_plurals():
-    from widgets.source_inspector import count
+    from widgets.source.source_inspector import count
 
     assert count(1, "equation") == "1 equation" and count(2, "equation") == "2 equations"
     assert count(1, "closed box") == "1 closed box" and count(21, "closed box") == "21 closed boxes"
@@ -123,7 +123,7 @@ def decode_map(llama_engine):
 @pytest.fixture
 def inspector(qtbot, decode_map):
     from app.core.inspect.dataflow import build_dataflow, layout
-    from widgets.source_inspector import SourceInspector
+    from widgets.source.source_inspector import SourceInspector
 
     w = SourceInspector(lambda sm, eqns, expanded=None: layout(build_dataflow(sm, eqns, expanded=expanded)))
     qtbot.addWidget(w)
@@ -148,7 +148,7 @@ def _item(tree, predicate):
 def test_the_explorer_keeps_its_width_as_the_graph_changes(qtbot, inspector):
     """Issue 29, flaw 17: a long line above the graph widened the graph's side and the splitter narrowed the
     explorer (510 → 225 px, its columns gone)."""
-    from widgets.source_inspector import EXPLORER_MIN_PX
+    from widgets.source.source_inspector import EXPLORER_MIN_PX
 
     tree = inspector.explorer.tree
     before = inspector.split.sizes()
@@ -170,7 +170,7 @@ def test_the_explorer_keeps_its_width_as_the_graph_changes(qtbot, inspector):
 def test_opening_a_box_keeps_the_zoom_and_text_starts_readable(qtbot, inspector):
     """Issue 29, flaw 17: opening ``self_attn`` refitted the whole graph, its text to ~7 px; and one
     equation read "1 equations"."""
-    from widgets.source_inspector import MIN_TEXT_PX
+    from widgets.source.source_inspector import MIN_TEXT_PX
 
     tree = inspector.explorer.tree
     graph = inspector.graph

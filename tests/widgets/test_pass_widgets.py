@@ -7,11 +7,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from widgets.compile_bar import CompileBar  # noqa: E402
-from widgets.fusion_table import FusionTable  # noqa: E402
-from widgets.hlo_diff import HloDiff  # noqa: E402
-from widgets.pass_chart import PassChart  # noqa: E402
-from widgets.pass_list import PassList  # noqa: E402
+from widgets.ir.hlo_diff import HloDiff  # noqa: E402
+from widgets.passes.compile_bar import CompileBar  # noqa: E402
+from widgets.passes.fusion_table import FusionTable  # noqa: E402
+from widgets.passes.pass_chart import PassChart  # noqa: E402
+from widgets.passes.pass_list import PassList  # noqa: E402
 
 ROWS = [
     {"pipeline": "simplification", "pass": "algsimp", "index": 3, "changed": 2, "ms": 1.5, "runs": 4,

@@ -15,8 +15,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
 
-from widgets.latency_plot import LatencyPlot  # noqa: E402
-from widgets.plot_export import export_plot  # noqa: E402
+from widgets.plot.latency_plot import LatencyPlot  # noqa: E402
+from widgets.plot.plot_export import export_plot  # noqa: E402
 
 LANES = (("#475569", "torch", 60.0), ("#2563eb", "jit-static", 24.0), ("#dc2626", "torch-compile", 52.0))
 

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from app.core.profile.columns import BY_TITLES, PROFILE_COLUMNS
-from widgets.profile_table import TOP_N, ProfileTable
-from widgets.timeline import GAP_LANE, StepTimeline
+from widgets.profile.profile_table import TOP_N, ProfileTable
+from widgets.profile.timeline import GAP_LANE, StepTimeline
 
 LINE_A = "transformers/models/llama/modeling_llama.py:164"
 LINE_B = "transformers/models/llama/modeling_llama.py:243"
@@ -151,9 +151,9 @@ def test_table_export_helpers(table, tmp_path):
 
 
 def test_line_tints_follow_the_share_and_stay_on_the_viewport_when_scrolled(qtbot):
-    from widgets.code_view import CodeView
-    from widgets.line_links import LineHighlighter
-    from widgets.line_tints import MAX_ALPHA, LineTints
+    from widgets.ir.code_view import CodeView
+    from widgets.ir.line_links import LineHighlighter
+    from widgets.ir.line_tints import MAX_ALPHA, LineTints
 
     view = CodeView()
     qtbot.addWidget(view)

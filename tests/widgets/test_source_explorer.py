@@ -34,7 +34,7 @@ def _graph(sm, eqns, expanded=None):
 
 @pytest.fixture
 def inspector(qtbot, maps_and_texts):
-    from widgets.source_inspector import SourceInspector
+    from widgets.source.source_inspector import SourceInspector
 
     maps, _ = maps_and_texts
     w = SourceInspector(_graph)
@@ -181,8 +181,8 @@ def test_diff_tables_and_chart(inspector):
 def test_ir_linker_highlights_and_clicks_both_ways(inspector, qtbot, maps_and_texts):
     from PySide6.QtCore import QPoint, Qt
 
-    from widgets.code_view import CodeView
-    from widgets.line_links import IRLinker
+    from widgets.ir.code_view import CodeView
+    from widgets.ir.line_links import IRLinker
 
     maps, texts = maps_and_texts
     inspector.step.setCurrentText("decode")
@@ -230,7 +230,7 @@ def test_views_read_at_1280x720(inspector, qtbot, maps_and_texts):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QPushButton, QWidget
 
-    from widgets.code_view import CodeView
+    from widgets.ir.code_view import CodeView
 
     inspector.resize(940, 560)
     tree = inspector.explorer.tree
@@ -260,7 +260,7 @@ def test_views_read_at_1280x720(inspector, qtbot, maps_and_texts):
     _, texts = maps_and_texts
     view = CodeView()
     qtbot.addWidget(view)
-    from widgets.code_view import split_notes
+    from widgets.ir.code_view import split_notes
 
     code, notes = split_notes(texts["decode"]["jaxpr_source"])
     assert code.split("\n") == [s.rstrip() for s in split_notes(texts["decode"]["jaxpr"])[0].split("\n")]

@@ -16,16 +16,16 @@ from PySide6.QtWidgets import QPlainTextEdit  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
 
 from app.core.session.model import MAX_RUNS  # noqa: E402
-from widgets.busy_indicator import BusyIndicator  # noqa: E402
-from widgets.code_view import CodeView  # noqa: E402
-from widgets.find_bar import FindBar, find_all  # noqa: E402
-from widgets.generation_form import GenerationForm  # noqa: E402
-from widgets.ir_lexer import lex_line  # noqa: E402
-from widgets.ir_tabs import IRTabs  # noqa: E402
-from widgets.latency_plot import LatencyPlot, describe  # noqa: E402
-from widgets.model_picker import ModelPicker  # noqa: E402
-from widgets.stats_strip import StatsStrip  # noqa: E402
-from widgets.token_view import CallInfo, TokenView  # noqa: E402
+from widgets.common.busy_indicator import BusyIndicator  # noqa: E402
+from widgets.ir.code_view import CodeView  # noqa: E402
+from widgets.ir.find_bar import FindBar, find_all  # noqa: E402
+from widgets.ir.ir_lexer import lex_line  # noqa: E402
+from widgets.ir.ir_tabs import IRTabs  # noqa: E402
+from widgets.plot.latency_plot import LatencyPlot, describe  # noqa: E402
+from widgets.run.generation_form import GenerationForm  # noqa: E402
+from widgets.run.model_picker import ModelPicker  # noqa: E402
+from widgets.run.stats_strip import StatsStrip  # noqa: E402
+from widgets.run.token_view import CallInfo, TokenView  # noqa: E402
 
 HLO_LINE = (
     "  ROOT %fusion.1 = f32[1,5,768]{2,1,0} fusion(f32[1,5]{1,0} %p0), kind=kLoop, calls=%fused, "
@@ -353,7 +353,7 @@ def test_ir_tabs_keep_both_compilers_of_a_step(qtbot):
 def test_device_panel_greys_out_tp_sizes_the_model_does_not_allow(qtbot):
     from types import SimpleNamespace
 
-    from widgets.device_panel import DevicePanel
+    from widgets.devices.device_panel import DevicePanel
 
     panel = DevicePanel()
     qtbot.addWidget(panel)
@@ -403,8 +403,8 @@ def test_plot_export_png_twice_the_size_and_svg_with_vector_markers(qtbot, tmp_p
     from PySide6.QtGui import QColor, QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
 
-    from widgets.call_tooltip import COMPILE_COLOUR
-    from widgets.plot_export import export_plot
+    from widgets.plot.call_tooltip import COMPILE_COLOUR
+    from widgets.plot.plot_export import export_plot
 
     plot = _plot_with_run(qtbot)
     png = QImage(str(export_plot(plot, tmp_path / "plot.png")))
@@ -462,9 +462,9 @@ def test_source_references_keep_their_line_number_when_cut(qtbot):
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QFontMetrics
 
-    from widgets.code_view import CodeView, fit_label
-    from widgets.source_explorer import SourceExplorer
-    from widgets.step_diff import StepDiff
+    from widgets.ir.code_view import CodeView, fit_label
+    from widgets.source.source_explorer import SourceExplorer
+    from widgets.source.step_diff import StepDiff
 
     view = CodeView()
     qtbot.addWidget(view)
@@ -513,7 +513,7 @@ def test_status_messages_are_cut_at_a_word_with_the_whole_in_the_tool_tip(qtbot)
 
 
 def test_phase_bars_split_torch_compiles_compile_into_its_own_phases(qtbot):
-    from widgets.phase_bars import PhaseBars, PhaseCall
+    from widgets.demo.phase_bars import PhaseBars, PhaseCall
 
     bars = PhaseBars()
     qtbot.addWidget(bars)
@@ -533,7 +533,7 @@ def test_a_jit_loop_tokens_tool_tip_says_it_is_a_callback_interval():
 
     from qt_helpers import call_record
 
-    from widgets.call_tooltip import describe
+    from widgets.plot.call_tooltip import describe
 
     record = dataclasses.replace(call_record(5, wall_ms=0.6), mode="jit-loop", timing="callback interval")
     text = describe(record)
@@ -545,7 +545,7 @@ def test_max_new_tokens_takes_what_is_typed(qtbot):
     """Issue 29, flaw 20: typing 100000 gave 1000 (the box's maximum was 4,096); the KV cache is the cap."""
     from PySide6.QtCore import Qt
 
-    from widgets.generation_form import GenerationForm
+    from widgets.run.generation_form import GenerationForm
 
     form = GenerationForm(("jit-static",), {}, ("float32",), "jit-static")
     qtbot.addWidget(form)
@@ -565,7 +565,7 @@ def test_the_plot_keeps_its_tool_tip_when_qt_asks_for_one(qtbot):
     from PySide6.QtCore import QEvent, QPoint, QPointF
     from PySide6.QtGui import QHelpEvent
 
-    from widgets.latency_plot import LatencyPlot
+    from widgets.plot.latency_plot import LatencyPlot
 
     plot = LatencyPlot()
     qtbot.addWidget(plot)
@@ -587,8 +587,8 @@ def test_the_plot_keeps_its_tool_tip_when_qt_asks_for_one(qtbot):
 def test_compile_notes_keep_clear_of_the_curve_and_inside_the_plot(qtbot):
     """Issue 29, flaw 18: a compile note is placed where no segment of a curve crosses it and inside the view,
     when such a place exists (here at 1280x720's plot size)."""
-    from widgets.latency_plot import LatencyPlot
-    from widgets.plot_fitting import _crosses
+    from widgets.plot.latency_plot import LatencyPlot
+    from widgets.plot.plot_fitting import _crosses
 
     plot = LatencyPlot()
     qtbot.addWidget(plot)
@@ -615,7 +615,7 @@ def test_compile_notes_keep_clear_of_the_curve_and_inside_the_plot(qtbot):
 def test_the_call_axis_never_takes_an_si_prefix(qtbot):
     """Issue 29, flaw 22: during the first compile (no point yet) the x axis read "call index (x0.001)" with ticks
     -400…400; call indexes never take a prefix."""
-    from widgets.latency_plot import LatencyPlot
+    from widgets.plot.latency_plot import LatencyPlot
 
     plot = LatencyPlot()
     qtbot.addWidget(plot)

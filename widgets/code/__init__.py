@@ -1,0 +1,1 @@
+"""The Code workspace: the user's program in its editor with its run controls."""

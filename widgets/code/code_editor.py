@@ -1,0 +1,276 @@
+"""An editor for the user's Python program: line numbers, Pygments Python highlighting, an error line marked
+with a background colour, the lines linked to the IR views tinted, and the line the cursor is on reported.
+
+Highlighting: a ``QSyntaxHighlighter`` lexes each line with Pygments' ``PythonLexer`` (the IR views use a
+line-local lexer the same way, :mod:`widgets.ir.ir_lexer`); a block state carries triple-quoted strings across
+lines. The marks use ``extraSelections`` (full-width backgrounds) so they never touch the document's text.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QPainter,
+    QPaintEvent,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+
+#: Pygments token type (its first two components) → colour, the IR views' palette (widgets.ir.code_view).
+TOKEN_COLOURS = {
+    "Comment": "#8a8f98",
+    "Literal.String": "#2e7d32",
+    "Keyword": "#8e24aa",
+    "Name.Builtin": "#00796b",
+    "Name.Function": "#1565c0",
+    "Name.Class": "#1565c0",
+    "Name.Decorator": "#ef6c00",
+    "Literal.Number": "#d84315",
+    "Operator.Word": "#8e24aa",
+}
+ERROR_COLOUR = QColor(255, 205, 210)  # the line of an error in the program
+LINK_COLOUR = QColor(255, 213, 79, 120)  # lines linked to the IR selection (as in the IR views)
+CURRENT_COLOUR = QColor(232, 240, 254)
+
+_IN_DOUBLE, _IN_SINGLE = 1, 2  # block states: inside a ''' or \"\"\" string at the end of the line
+
+
+def _format_for(token_type: object) -> str | None:
+    name = str(token_type).removeprefix("Token.")
+    while name:
+        if name in TOKEN_COLOURS:
+            return TOKEN_COLOURS[name]
+        name = name.rpartition(".")[0]
+    return None
+
+
+class PythonHighlighter(QSyntaxHighlighter):
+    """Pygments Python highlighting, one line at a time (triple-quoted strings carried by block state)."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        from pygments.lexers import PythonLexer
+
+        self._lexer = PythonLexer(stripnl=False, ensurenl=False)
+        self._formats: dict[str, QTextCharFormat] = {}
+        for name, colour in TOKEN_COLOURS.items():
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(colour))
+            if name == "Keyword":
+                fmt.setFontWeight(QFont.Weight.DemiBold)
+            self._formats[colour] = fmt
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
+        start = 0
+        state = self.previousBlockState()
+        string_fmt = self._formats[TOKEN_COLOURS["Literal.String"]]
+        if state in (_IN_DOUBLE, _IN_SINGLE):
+            quote = '"""' if state == _IN_DOUBLE else "'''"
+            end = text.find(quote)
+            if end < 0:
+                self.setFormat(0, len(text), string_fmt)
+                self.setCurrentBlockState(state)
+                return
+            start = end + 3
+            self.setFormat(0, start, string_fmt)
+        self.setCurrentBlockState(0)
+        rest = text[start:]
+        pos = start
+        for token_type, value in self._lexer.get_tokens(rest):
+            colour = _format_for(token_type)
+            if colour is not None and value.strip():
+                self.setFormat(pos, len(value), self._formats[colour])
+            pos += len(value)
+        # an unterminated triple-quoted string runs on to the next lines
+        for quote, st in (('"""', _IN_DOUBLE), ("'''", _IN_SINGLE)):
+            if rest.count(quote) % 2 == 1:
+                opened = rest.rfind(quote)
+                self.setFormat(start + opened, len(rest) - opened, string_fmt)
+                self.setCurrentBlockState(st)
+                break
+
+
+class _LineNumbers(QWidget):
+    def __init__(self, editor: CodeEditor) -> None:
+        super().__init__(editor)
+        self._editor = editor
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(self._editor.line_number_width(), 0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        self._editor.paint_line_numbers(event)
+
+
+class CodeEditor(QPlainTextEdit):
+    """An editable Python code pane.
+
+    Signals (GUI thread): ``lineSelected(int)`` — the user put the cursor on another 1-based line (not sent
+    for :meth:`select_line`)."""
+
+    lineSelected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("codeEditor")
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSize(max(font.pointSize(), 10))
+        self.setFont(font)
+        self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 4)
+        self.highlighter = PythonHighlighter(self.document())
+        self._numbers = _LineNumbers(self)
+        self._error_line = 0
+        self._linked: list[tuple[int, int]] = []
+        self._quiet = False
+        self._last_line = 0
+        self.blockCountChanged.connect(self._update_margins)
+        self.updateRequest.connect(self._on_update_request)
+        self.cursorPositionChanged.connect(self._on_cursor)
+        self._update_margins()
+
+    # -- text -------------------------------------------------------------------------------------
+    def set_code(self, text: str) -> None:
+        """Replace the text (undo history restarts) and clear the marks; the cursor at the top."""
+        self._quiet = True
+        try:
+            self.setPlainText(text)
+            self._error_line, self._linked, self._last_line = 0, [], 1
+            self.moveCursor(QTextCursor.MoveOperation.Start)
+        finally:
+            self._quiet = False
+        self._refresh_marks()
+
+    def code(self) -> str:
+        return self.toPlainText()
+
+    def current_line(self) -> int:
+        """The 1-based line of the cursor."""
+        return self.textCursor().blockNumber() + 1
+
+    def insertFromMimeData(self, source) -> None:  # noqa: N802, ANN001 (Qt override): paste plain text only
+        if source.hasText():
+            self.insertPlainText(source.text())
+
+    # -- marks ------------------------------------------------------------------------------------
+    def mark_error(self, line: int) -> None:
+        """Mark 1-based ``line`` as the error's (0 clears) and show it."""
+        self._error_line = max(0, int(line))
+        if self._error_line:
+            self._scroll_to(self._error_line)
+        self._refresh_marks()
+
+    def error_line(self) -> int:
+        return self._error_line
+
+    def set_linked_lines(self, ranges: list[tuple[int, int]]) -> None:
+        """Tint the 1-based inclusive line ranges linked to the IR views' selection (``[]`` clears)."""
+        self._linked = [(int(a), int(b)) for a, b in ranges]
+        self._refresh_marks()
+
+    def linked_lines(self) -> list[tuple[int, int]]:
+        return list(self._linked)
+
+    def select_line(self, line: int) -> None:
+        """Put the cursor on 1-based ``line``, select it and scroll to it, without sending ``lineSelected``."""
+        block = self.document().findBlockByNumber(max(0, line - 1))
+        if not block.isValid():
+            return
+        self._quiet = True
+        try:
+            cursor = QTextCursor(block)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            self.setTextCursor(cursor)
+            self._last_line = line
+            self.centerCursor()
+        finally:
+            self._quiet = False
+        self._refresh_marks()
+
+    def _scroll_to(self, line: int) -> None:
+        block = self.document().findBlockByNumber(max(0, line - 1))
+        if block.isValid():
+            top = self.verticalScrollBar().value()
+            rows = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
+            if not top <= line - 1 < top + rows - 1:
+                self.verticalScrollBar().setValue(max(0, line - 4))
+
+    def _selection(self, line: int, colour: QColor) -> QTextEdit.ExtraSelection | None:
+        block = self.document().findBlockByNumber(line - 1)
+        if not block.isValid():
+            return None
+        sel = QTextEdit.ExtraSelection()
+        sel.format.setBackground(colour)
+        sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        sel.cursor = QTextCursor(block)
+        return sel
+
+    def _refresh_marks(self) -> None:
+        wanted: list[tuple[int, QColor]] = [(self.current_line(), CURRENT_COLOUR)]
+        for a, b in self._linked:
+            wanted += [(n, LINK_COLOUR) for n in range(a, min(b, self.blockCount()) + 1)]
+        if self._error_line:
+            wanted.append((self._error_line, ERROR_COLOUR))
+        sels = [s for s in (self._selection(n, c) for n, c in wanted) if s is not None]
+        self.setExtraSelections(sels)
+
+    @Slot()
+    def _on_cursor(self) -> None:
+        self._refresh_marks()
+        line = self.current_line()
+        if self._quiet or line == self._last_line:
+            return
+        self._last_line = line
+        # after the event that moved it (a click): a selection drag sends one signal, not one per line
+        QTimer.singleShot(0, lambda n=line: self._emit_line(n))
+
+    def _emit_line(self, line: int) -> None:
+        if line == self.current_line():
+            self.lineSelected.emit(line)
+
+    # -- line numbers -----------------------------------------------------------------------------
+    def line_number_width(self) -> int:
+        digits = len(str(max(1, self.blockCount())))
+        return 14 + self.fontMetrics().horizontalAdvance("9") * max(3, digits)
+
+    @Slot(int)
+    def _update_margins(self, _count: int = 0) -> None:
+        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+
+    @Slot(QRect, int)
+    def _on_update_request(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self._numbers.scroll(0, dy)
+        else:
+            self._numbers.update(0, rect.y(), self._numbers.width(), rect.height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().resizeEvent(event)
+        cr = self.contentsRect()
+        self._numbers.setGeometry(QRect(cr.left(), cr.top(), self.line_number_width(), cr.height()))
+
+    def paint_line_numbers(self, event: QPaintEvent) -> None:
+        painter = QPainter(self._numbers)
+        painter.fillRect(event.rect(), QColor("#f3f4f6"))
+        width = self._numbers.width() - 6
+        height = self.fontMetrics().height()
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        while block.isValid():
+            top = round(self.blockBoundingGeometry(block).translated(offset).top())
+            if top > event.rect().bottom():
+                break
+            n = block.blockNumber() + 1
+            if top + height >= event.rect().top():
+                error = n == self._error_line
+                painter.setPen(QColor("#c62828") if error else QColor("#9aa0a6"))
+                painter.drawText(0, top, width, height, Qt.AlignmentFlag.AlignRight, ("● " if error else "") + str(n))
+            block = block.next()
+        painter.end()

@@ -1,0 +1,1 @@
+"""Building blocks every view shares: the read-only table base, the splitter helper, the busy indicator."""

@@ -1,0 +1,119 @@
+"""Mode-race summary: one column per mode, one row per figure; the best value of each row is highlighted.
+
+Plain data in: the metrics are column objects (``key``, ``short`` or ``title``, ``format(value)`` or, when
+they have it, ``spoken_text(value)`` with the unit in the value, ``best``
+of ``"low"``/``"high"``/None — the app passes ``app.core.report.columns.RACE_COLUMNS``), and :meth:`set_rows`
+takes one dict per mode keyed by those keys plus ``mode`` and ``reason``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from widgets.common.tables import read_only
+
+BEST_BRUSH = QBrush(QColor("#dcfce7"))
+BEST_TEXT = QBrush(QColor("#14532d"))
+
+
+class RaceTable(QTableWidget):
+    """Transposed summary table (modes are columns, so four modes fit a narrow panel)."""
+
+    def __init__(self, metrics: Sequence[Any], parent: QWidget | None = None) -> None:
+        super().__init__(len(metrics), 0, parent)
+        self.metrics = list(metrics)
+        self.setObjectName("raceTable")
+        self.setVerticalHeaderLabels([m.short or m.title for m in self.metrics])
+        read_only(self, selection="none", alternating=True, grid=False, row_header=True,
+                  resize=QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.setToolTip(
+            "Each mode starts cold (compiled steps and JAX caches cleared). TTFT: time to first token; "
+            "compile: trace + lower + compile of every compiling call; ms / token and tokens / s: steady "
+            "decode (median of the calls that did not compile); × torch compares steady tokens/s; total: "
+            "the whole run. Best value of a row in green."
+        )
+        self._rows: list[dict[str, Any]] = []
+        self._colours: dict[str, str] = {}
+
+    def set_rows(self, rows: list[dict[str, Any]], colours: dict[str, str] | None = None) -> None:
+        """Show ``rows`` (one per mode, in race order); ``colours`` maps a mode to its plot colour."""
+        colours = colours or {}
+        self._rows, self._colours = list(rows), dict(colours)
+        self.setColumnCount(len(rows))
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for col, row in enumerate(rows):
+            title = row["mode"] + (" (stopped)" if row.get("reason") == "stopped" else "")  # one line
+            header = QTableWidgetItem(title)
+            header.setForeground(QBrush(QColor(colours.get(row["mode"], "#111827"))))
+            header.setFont(bold)
+            self.setHorizontalHeaderItem(col, header)
+        for r, metric in enumerate(self.metrics):
+            best = metric.best
+            fmt = getattr(metric, "spoken_text", metric.format)  # values carry their unit (s, ms/token, ×)
+            values = [row.get(metric.key) for row in rows]
+            known = [v for v in values if v is not None]
+            winner = (min(known) if best == "low" else max(known)) if best and len(known) > 1 else None
+            for col, value in enumerate(values):
+                item = QTableWidgetItem(fmt(value))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if winner is not None and value == winner:
+                    item.setBackground(BEST_BRUSH)
+                    item.setForeground(BEST_TEXT)
+                self.setItem(r, col, item)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        """A font change (presentation mode on or off) redraws the headers in the new font: their bold font
+        is set per item, so it would otherwise keep the old size (also when a race ended while presenting)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and self._rows:
+            self.set_rows(self._rows, self._colours)
+
+    def content_height(self) -> int:
+        """Height that shows the header and every row without a scroll bar (px)."""
+        self.resizeRowsToContents()
+        rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
+        return self.horizontalHeader().sizeHint().height() + rows + 2 * self.frameWidth() + 2
+
+    def content_width(self) -> int:
+        """Width that shows the row titles and every column's header and values uncut, on one line (px)."""
+        bold = QFont(self.font())
+        bold.setBold(True)
+        wide = QFontMetrics(bold)
+        width = self.verticalHeader().sizeHint().width() + 2 * self.frameWidth() + 4
+        for col in range(self.columnCount()):
+            header = self.horizontalHeaderItem(col)
+            texts = [self.item(r, col).text() for r in range(self.rowCount()) if self.item(r, col)]
+            plain = self.fontMetrics()
+            width += max([wide.horizontalAdvance(header.text() if header else "")]
+                         + [plain.horizontalAdvance(t) for t in texts]) + 12
+        return width
+
+    def fit_rows(self, on: bool) -> None:
+        """Always show every row and every value uncut (no scroll bar, no "…": the presentation's race
+        summary), or not."""
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setMinimumHeight(self.content_height() if on else 0)
+        self.setMinimumWidth(self.content_width() if on else 0)
+        mode = QHeaderView.ResizeMode.ResizeToContents if on else QHeaderView.ResizeMode.Stretch
+        self.horizontalHeader().setSectionResizeMode(mode)  # each column as wide as its longest value
+
+    def clear_rows(self) -> None:
+        self.set_rows([])
+
+    def modes(self) -> list[str]:
+        return [row["mode"] for row in self._rows]
+
+    def text(self, key: str, mode: str) -> str:
+        """The shown text of metric ``key`` for ``mode``; ValueError if absent."""
+        row = [m.key for m in self.metrics].index(key)
+        col = self.modes().index(mode)
+        item = self.item(row, col)
+        return item.text() if item else ""

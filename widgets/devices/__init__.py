@@ -1,0 +1,1 @@
+"""Devices and partitioning: the device and mesh panel, the collectives XLA inserted."""

@@ -1,0 +1,292 @@
+"""Tabs for what each compiler made — jaxpr / StableHLO / optimized HLO (XLA), FX graph / generated code
+(Inductor) — with a prefill|decode switch and a cost summary above."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.inspect.views import MODEL_STEPS, tab_views
+from app.core.units import nbytes, si
+from widgets.ir.ir_panel import IRPanel
+
+#: The model's steps, each with a step button (a program's entry point gets its own: :meth:`IRTabs.ensure_step`).
+STEPS = MODEL_STEPS
+#: The IR-view catalog's views with a tab (``app/core/inspect/views.py``), and those of Inductor's step.
+TAB_VIEWS = tab_views()
+INDUCTOR_VIEWS = tuple(v.key for v in TAB_VIEWS if v.compiler == "inductor")
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _pick(d: dict | None, *needles: str) -> float | None:
+    """The value of key ``needles[0]`` if present, else the first key containing every needle.
+
+    Cost/memory dict keys vary by backend (XLA also reports per-operand ``"bytes accessed0{}"``)."""
+    d = d or {}
+    if isinstance(d.get(needles[0]), (int, float)):
+        return float(d[needles[0]])
+    for key, value in d.items():
+        if all(n in key.lower() for n in needles) and isinstance(value, (int, float)):
+            return float(value)
+    return None
+
+
+def summary_text(ir: Any) -> str:
+    """One line of figures from a StepIR-like object (attributes or dict keys ``cost``, ``memory``, …)."""
+    cost, memory = _get(ir, "cost"), _get(ir, "memory")
+    parts = [
+        f"FLOPs <b>{si(_pick(cost, 'flops'))}</b>",
+        f"bytes accessed <b>{nbytes(_pick(cost, 'bytes accessed'))}</b>",
+        f"args <b>{nbytes(_pick(memory, 'argument'))}</b>",
+        f"outputs <b>{nbytes(_pick(memory, 'output'))}</b>",
+        f"temp <b>{nbytes(_pick(memory, 'temp'))}</b>",
+    ]
+    counts = [
+        ("jaxpr eqns", _get(ir, "n_equations")),
+        ("StableHLO ops", _get(ir, "n_stablehlo_ops")),
+        ("HLO instrs", _get(ir, "n_hlo_instructions")),
+        ("XLA fusions", _get(ir, "n_fusions")),
+        ("Inductor kernels", _get(ir, "n_kernels")),
+    ]
+    parts += [f"{name} <b>{n:,}</b>" for name, n in counts if n is not None]
+    return " · ".join(parts)
+
+
+class IRTabs(QWidget):
+    """Shows the IR captured for each step; call :meth:`set_ir` from a GUI-thread slot.
+
+    The views are named as the IR-view catalog's rows say (``widget``): ``jaxprView``, ``stablehloView``,
+    ``hloView`` (XLA), ``fxGraphView`` and ``inductorCodeView`` (Inductor). IR of both compilers for one step
+    is kept side by side (a race of jit-static and torch-compile fills all five tabs).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._irs: dict[str, Any] = {}
+        #: per step, per compiler ("xla" | "inductor"): that compiler's fields and where they came from
+        self._figures: dict[str, dict[str, dict[str, Any]]] = {}
+        self._origins: dict[str, dict[str, str]] = {}
+        self._hold_hidden = False
+        self._step = "prefill"
+        self.panels = {v.key: IRPanel(v.title, v.widget, v.ext) for v in TAB_VIEWS}
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for panel in self.panels.values():
+            self.tabs.addTab(panel, panel.title)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.step_buttons: dict[str, QPushButton] = {}
+        group = self._group = QButtonGroup(self)
+        group.setExclusive(True)
+        header = self._header = QHBoxLayout()
+        header.setContentsMargins(6, 4, 6, 4)
+        header.setSpacing(4)
+        self.origin = QLabel("")
+        self.origin.setObjectName("irOrigin")
+        self.origin.setToolTip("The run and mode whose compiled step the current tab shows")
+        header.addWidget(self.origin)
+        header.addSpacing(8)
+        header.addWidget(QLabel("Step "))
+        for step in STEPS:
+            btn = QPushButton(step, checkable=True)
+            btn.setObjectName(f"{step}StepButton")
+            btn.setProperty("segment", True)
+            btn.setEnabled(False)
+            group.addButton(btn)
+            header.addWidget(btn)
+            self.step_buttons[step] = btn
+        group.buttonClicked.connect(self._on_step_clicked)
+        self._step_end = header.count()  # a program's entry point gets its step button here (ensure_step)
+        self.summary = QLabel("")
+        self.summary.setObjectName("irSummary")
+        self.summary.setWordWrap(True)
+        header.addSpacing(10)
+        header.addWidget(self.summary, 1)
+        self.source_check = QCheckBox("source lines")
+        self.source_check.setObjectName("sourceInfoCheck")
+        self.source_check.setToolTip(
+            "Show the PyTorch / transformers line and ATen op of each jaxpr equation in a column beside it"
+        )
+        self.panels["jaxpr"].split_notes = True
+        self.source_check.toggled.connect(self._on_source_toggled)
+        self.panels["jaxpr"].add_tool(self.source_check)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(header)
+        layout.addWidget(self.tabs, 1)
+
+    def clear(self, message: str | None = None) -> None:
+        """Forget every step's IR and show ``message`` (or the default hint) in each view."""
+        self._irs.clear()
+        self._figures.clear()
+        self._origins.clear()
+        self.origin.setText("")
+        for step in [s for s in self.step_buttons if s not in STEPS]:  # a program's entry point: gone with its IR
+            btn = self.step_buttons.pop(step)
+            self._group.removeButton(btn)
+            self._header.removeWidget(btn)
+            btn.deleteLater()
+            self._step_end -= 1
+        for step in STEPS:
+            self.step_buttons[step].setVisible(True)
+        for btn in self.step_buttons.values():
+            btn.setEnabled(False)
+            btn.setChecked(False)
+        self.summary.setText("")
+        for key, panel in self.panels.items():
+            mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
+            panel.set_placeholder(message or f"Run the model in {mode} to see its {panel.title}.")
+
+    def set_empty_hint(self, program: bool) -> None:
+        """What an empty view says: how to fill it for the user's program (the Code workspace) or for the model
+        (issue 29, flaw 22: the Code workspace said "Run the model in a jax.jit mode"). A view showing IR keeps it."""
+        for key, panel in self.panels.items():
+            if program:
+                hint = (f"Run the program (Ctrl+Enter) to see its {panel.title}." if key not in INDUCTOR_VIEWS
+                        else f"Programs run on JAX: no {panel.title} (it is for the model's torch-compile mode).")
+            else:
+                mode = "a torch.compile (Inductor) mode" if key in INDUCTOR_VIEWS else "a jax.jit mode"
+                hint = f"Run the model in {mode} to see its {panel.title}."
+            panel.view.setPlaceholderText(hint)
+
+    def ensure_step(self, step: str) -> tuple[QPushButton, bool]:
+        """The step button of ``step``, made for a step other than prefill and decode (a program's entry point:
+        prefill and decode are then hidden until :meth:`clear`). Returns (button, made now)."""
+        if step in self.step_buttons:
+            return self.step_buttons[step], False
+        btn = QPushButton(step, checkable=True)
+        btn.setObjectName("programStepButton")
+        btn.setProperty("segment", True)
+        btn.setEnabled(False)
+        self._group.addButton(btn)
+        self._header.insertWidget(self._step_end, btn)
+        self._step_end += 1
+        self.step_buttons[step] = btn
+        for name in STEPS:
+            self.step_buttons[name].setVisible(False)
+        return btn, True
+
+    def set_ir(self, step: str, ir: Any, origin: str = "") -> None:
+        """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
+        compiler's IR of the step stays); shows it if it is the first one or the current step.
+
+        ``origin`` names the run and mode it came from (``"run 3 · jit-static"``): the header shows it, with
+        the step, for the compiler of the current tab, and the figures beside it are that compiler's only."""
+        fields = ir if isinstance(ir, dict) else vars(ir)
+        fields = {k: v for k, v in fields.items() if v is not None}
+        compiler = fields.get("compiler") or ("inductor" if any(k in fields for k in INDUCTOR_VIEWS) else "xla")
+        self._irs[step] = {**self._irs.get(step, {}), **fields}
+        per = self._figures.setdefault(step, {})
+        per[compiler] = {**per.get(compiler, {}), **fields}
+        if origin:
+            self._origins.setdefault(step, {})[compiler] = origin
+        self.ensure_step(step)[0].setEnabled(True)
+        if len(self._irs) == 1 or step == self._step:
+            self.show_step(step)
+
+    def show_step(self, step: str) -> None:
+        """Switch every tab to ``step`` ('prefill' | 'decode', or a program's entry point)."""
+        self._step = step
+        self.step_buttons[step].setChecked(True)
+        ir = self._irs.get(step)
+        if ir is None:
+            return
+        # The visible tab now; the hidden ones in later event-loop turns (each text can be megabytes).
+        current = self.tabs.currentWidget()
+        delay = 0
+        for key, panel in self.panels.items():
+            text = _get(ir, key)
+            if key == "jaxpr":
+                panel.show_notes = self.source_check.isChecked()
+                if panel.show_notes:
+                    text = _get(ir, "jaxpr_source") or text
+            if panel is current:
+                panel.set_text(text, step)
+            else:
+                delay += 40
+                panel.set_text(text, step, delay_ms=delay, hold=self._hold_hidden)
+        self._show_header()
+
+    def current_compiler(self) -> str:
+        """``"inductor"`` when the current tab is an Inductor view, else ``"xla"``."""
+        key = next((k for k, p in self.panels.items() if p is self.tabs.currentWidget()), "jaxpr")
+        return "inductor" if key in INDUCTOR_VIEWS else "xla"
+
+    def origin_text(self) -> str:
+        """What the header names for the current tab: ``"run 3 · jit-static · decode"`` (or just the step)."""
+        origin = self._origins.get(self._step, {}).get(self.current_compiler(), "")
+        return f"{origin} · {self._step}" if origin else ""
+
+    def _show_header(self) -> None:
+        """The origin and figures of the current tab's compiler for the current step."""
+        figures = self._figures.get(self._step, {}).get(self.current_compiler()) or {}
+        self.summary.setText(summary_text(figures) if figures else "")
+        text = self.origin_text()
+        self.origin.setText(f"<b>{text}</b>" if text else "")
+        labels = _get(figures, "input_labels") or []
+        self.summary.setToolTip("inputs: " + ", ".join(labels) if labels else "")
+
+    def hold_hidden(self, hold: bool) -> None:
+        """While ``hold`` (a run is streaming), hidden tabs keep their new text pending instead of loading
+        it; releasing loads them one per event-loop turn (40 ms apart). A tab that is shown loads at once."""
+        self._hold_hidden = hold
+        if not hold:
+            for i, panel in enumerate(p for p in self.panels.values() if p.has_pending()):
+                panel.schedule_pending(40 * (i + 1))
+
+    def pending(self) -> bool:
+        """True while a hidden tab still waits for its text (see :meth:`IRPanel.set_text`)."""
+        return any(p.has_pending() for p in self.panels.values())
+
+    def text_of(self, step: str, key: str) -> str | None:
+        """The text of view ``key`` (``"hlo"``, ``"jaxpr"``, …) stored for ``step``, or None."""
+        return (self._irs.get(step) or {}).get(key)
+
+    def current_step(self) -> str:
+        return self._step
+
+    @Slot(bool)
+    def _on_source_toggled(self, _on: bool) -> None:
+        if self._step in self._irs:
+            self.show_step(self._step)
+
+    def size_by_current_tab(self) -> None:
+        """Only the current tab's minimum size counts (a stacked widget otherwise takes the largest of every
+        tab's: the Passes tab's would set the IR views' height in a short Code workspace)."""
+        current = self.tabs.currentWidget()
+        for i in range(self.tabs.count()):
+            page = self.tabs.widget(i)
+            policy = QSizePolicy.Policy.Preferred if page is current else QSizePolicy.Policy.Ignored
+            if page.sizePolicy().verticalPolicy() != policy:
+                page.setSizePolicy(policy, policy)
+        self.tabs.updateGeometry()
+
+    @Slot(int)
+    def _on_tab_changed(self, _index: int) -> None:
+        self.size_by_current_tab()
+        panel = self.tabs.currentWidget()
+        if isinstance(panel, IRPanel) and panel.has_pending():
+            panel.apply_pending()
+        if self._step in self._irs:
+            self._show_header()
+
+    @Slot(object)
+    def _on_step_clicked(self, button: QPushButton) -> None:
+        self.show_step(button.text())

@@ -1,0 +1,1 @@
+"""The per-call latency plot and its parts: runs, axes, legend, fitting, tool tip, PNG and vector exports."""

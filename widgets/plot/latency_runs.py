@@ -1,0 +1,80 @@
+"""The data behind :class:`widgets.plot.latency_plot.LatencyPlot`: one plotted call, one overlaid run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyqtgraph as pg
+
+from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
+
+
+@dataclass
+class PlotPoint:
+    """One plotted call; ``record`` is the original record object (read by attribute)."""
+
+    x: int
+    wall_ms: float
+    step: str
+    compiled: bool
+    record: Any
+
+
+@dataclass
+class PlotRun:
+    run_id: int
+    label: str
+    colour: str
+    line: pg.PlotDataItem
+    dots: dict[str, pg.PlotDataItem]
+    points: list[PlotPoint] = field(default_factory=list)
+    notes: list[pg.TextItem] = field(default_factory=list)
+    dirty: bool = False
+    annotate: bool = True
+    dot_counts: dict[str, int] = field(default_factory=dict)  # markers drawn per kind
+    key: pg.PlotDataItem | None = None  # the legend's sample (line + decode marker), not in the plot
+    symbol: str = "o"  # the decode marker
+    group: int | None = None  # runs drawn together (a race's lanes) share a group
+    steady_ms: float | None = None  # a race lane's steady decode median, drawn as its own dashed line
+    steady_line: pg.InfiniteLine | None = None
+
+    def legend_name(self) -> str:
+        return f"run {self.run_id} · {self.label}"
+
+
+def point_kind(p: PlotPoint) -> str:
+    if p.compiled:
+        return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
+    return "prefill" if p.step == "prefill" else "decode"  # a program's calls (step = its entry point) as decode
+
+
+def set_antialias(item: pg.PlotDataItem, on: bool) -> None:
+    """Switch a line's antialiasing off while it streams and back on once it settles: software-rendered
+    antialiasing takes CPU from XLA on a 2-core machine (bench/gui_responsiveness.py, pydoc-llama: the
+    window's warm tokens/s went from 0.63 to about 0.71 of the CLI's)."""
+    if item.opts.get("antialias") != on:
+        item.opts["antialias"] = item.curve.opts["antialias"] = on
+        item.curve.update()
+
+
+def run_items(colour: str, symbol: str, width: float,
+              size: Callable[[str], float]) -> tuple[pg.PlotDataItem, pg.PlotDataItem, dict[str, pg.PlotDataItem]]:
+    """The plot items of one run: its line (above the compile stars, so a lane that compiles at every step
+    stays visible), its legend sample (line + decode marker, never added to the plot) and one marker item
+    per kind with a uniform style (pyqtgraph's fast path: no per-point pens). ``size(kind)``: marker px."""
+    line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width))
+    line.setZValue(1)
+    white = pg.mkPen("w", width=1)
+    key = pg.PlotDataItem(pen=pg.mkPen(colour, width=width), symbol=symbol, symbolSize=size("decode"),
+                          symbolBrush=colour, symbolPen=white)
+    styles = {
+        "prefill": ("s", colour, white),
+        "decode": (symbol, colour, white),
+        "compiled": ("star", COMPILE_COLOUR, pg.mkPen("#7c2d12", width=1)),
+        "disk": ("d", DISK_COLOUR, pg.mkPen("#064e3b", width=1)),
+    }
+    dots = {kind: pg.PlotDataItem(pen=None, symbol=sym, symbolSize=size(kind), symbolBrush=brush, symbolPen=pen)
+            for kind, (sym, brush, pen) in styles.items()}
+    return line, key, dots

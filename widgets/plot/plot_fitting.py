@@ -1,0 +1,231 @@
+"""Axis fitting and label placement of the latency plot (:class:`widgets.plot.latency_plot.LatencyPlot` mixes
+this in): a log y axis grown in half-decade steps with a band kept free above the data for the run legend,
+an x axis that grows while points stream and fits the run once drawn, the legend put in the corner where it
+hides nothing, compile notes placed beside their points, run names elided to the plot's width."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from app.core.units import ms
+from widgets.plot.call_tooltip import COMPILE_COLOUR
+from widgets.plot.legend_row import fit_legend_row
+
+MAX_ANNOTATIONS = 3  # compile notes per run
+MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
+LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height
+X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
+X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
+NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
+                (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
+
+
+class PlotFitting:
+    """Needs of the host class: ``_runs`` (PlotRun list), ``legend``, ``_y_range``, ``_y_view``,
+    ``_x_right``, ``getPlotItem()`` and ``plotItem`` (a pyqtgraph ``PlotWidget``)."""
+
+    def _grow_y_range(self) -> None:
+        """Fit the log y axis to every shown point in half-decade steps: the axes (whose ticks are costly to
+        repaint) change only when a point crosses a step, not at every redraw while a run streams."""
+        ys = [math.log10(max(p.wall_ms, 1e-3)) for r in self._runs for p in r.points]
+        if not ys:
+            return
+        bounds = (math.floor(min(ys) * 2) / 2, math.ceil(max(ys) * 2) / 2)
+        self._y_data_max = max(ys)
+        if bounds != self._y_range:
+            self._y_range = bounds
+            self._fit_y()
+
+    def _fit_legend(self) -> None:
+        """The run legend (under the x axis) in its columns (:meth:`_legend_layout`); its row as tall as it."""
+        fit_legend_row(self.legend, self._legend_row, columns=self._legend_layout()[0])
+
+    def _fit_y(self) -> None:
+        """Set the y range to the data bounds (half-decade steps) and a margin, with at most
+        :data:`MAX_HEADROOM_DECADES` above the largest point: the axis never runs past the data's max × 10,
+        whatever the legend (under the x axis) or the view's height."""
+        if self._y_range is None:
+            return
+        low, high = self._y_range[0] - 0.15, self._y_range[1] + 0.1
+        cap = getattr(self, "_y_data_max", self._y_range[1]) + MAX_HEADROOM_DECADES
+        top = high + 0.15
+        vb = self.getPlotItem().getViewBox()
+        notes = [n for run in self._runs for n in run.notes if n.isVisible()]
+        if notes and vb.height() > 0:  # room above the spike for its compile notes, within the cap
+            tall = max(n.boundingRect().height() for n in notes) + 8
+            if tall < 0.8 * vb.height():
+                top = max(top, low + (high - low) / (1 - tall / vb.height()))
+        view = (round(low, 3), round(min(top, cap), 3))
+        if view != self._y_view:
+            self._y_view = view
+            self.getPlotItem().setYRange(*view, padding=0)
+
+    def _grow_x_range(self, last_x: int) -> None:
+        """While points stream: the right edge doubles from :data:`X_MIN_RIGHT`, then grows by X_STEP."""
+        right = X_MIN_RIGHT
+        while right <= last_x and right < X_STEP:
+            right *= 2
+        if right <= last_x:
+            right = (last_x // X_STEP + 1) * X_STEP
+        if right != self._x_right:
+            self._x_right = right
+            self.getPlotItem().setXRange(-1, right, padding=0.02)
+
+    def _fit_x(self) -> None:
+        """Fit the x axis to the shown calls (half a call of margin each side)."""
+        last = max((p.x for r in self._runs for p in r.points), default=None)
+        if last is not None and self._x_right != -last - 1:
+            self._x_right = -last - 1  # negative: fitted, not a streaming step
+            self.getPlotItem().setXRange(-0.5, last + 0.5, padding=0.02)
+
+    def _place_notes(self) -> None:
+        """Put each compile note on the side of its point (:data:`NOTE_ANCHORS`) where it covers no point,
+        stays inside the view and clears the legend and the notes placed before it."""
+        vb = self.getPlotItem().getViewBox()
+        view = vb.sceneBoundingRect()
+        curves = [[vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for p in r.points]
+                  for r in self._runs]
+        spots = [sp for curve in curves for sp in curve]
+        segments = [(a, b) for curve in curves for a, b in zip(curve, curve[1:])]
+        taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
+        for note in (n for run in self._runs for n in run.notes if n.isVisible()):
+            best, best_cost = None, None
+            own = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
+            # the full split first; in a cramped plot the one-line form (the compile log has the split)
+            for text in dict.fromkeys((getattr(note, "full_text", None), getattr(note, "short_text", None))):
+                if text is not None and text != note.toPlainText():
+                    note.setText(text)
+                for anchor in NOTE_ANCHORS:
+                    note.setAnchor(anchor)
+                    rect = note.sceneBoundingRect()
+                    margin = rect.adjusted(-6, -6, 6, 6)
+                    cost = 10 * sum(margin.contains(sp) for sp in spots if (sp - own).manhattanLength() > 1)
+                    cost += 5 * sum(rect.intersects(t) for t in taken)
+                    # a curve through the note's numbers, a note cut at the plot's edge (issue 29, flaw 18)
+                    cost += 4 * sum(_crosses(rect, a, b) for a, b in segments)
+                    cost += 0 if view.contains(rect) else 12
+                    if best_cost is None or cost < best_cost:
+                        best, best_cost = (text, anchor), cost
+                if best_cost == 0:
+                    break
+            if best[0] is not None and best[0] != note.toPlainText():
+                note.setText(best[0])
+            note.setAnchor(best[1])
+            taken.append(note.sceneBoundingRect())
+
+    def place_legend(self) -> None:
+        """Fit the run legend (its names, its columns, its row under the x axis), then place the compile
+        notes; hide it while no run is shown."""
+        if self.plotItem is None:  # being deleted
+            return
+        self.legend.setVisible(bool(self._runs))
+        vb = self.getPlotItem().getViewBox()
+        room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
+        share = 1.0
+        for _ in range(6):  # labels are drawn wider than measured in some fonts: cut the names until it fits
+            self._fit_legend_names(share)
+            self._fit_legend()
+            if vb.width() <= 0 or self.legend.boundingRect().width() <= room:
+                break
+            share *= 0.85
+        if any(run.points for run in self._runs):
+            self._place_notes()
+
+    def _legend_layout(self) -> tuple[int, float]:
+        """``(columns, px per name)`` of the run legend under the x axis: at most a fifth of the plot's height
+        in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's width."""
+        vb = self.getPlotItem().getViewBox()
+        n = len(self._runs)
+        room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
+        row_px = self._legend_metrics().lineSpacing() + 8
+        max_rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
+        columns = max(1, min(n, -(-n // max_rows)))
+        # never so many columns that a name is cut to its run number: "run 24 · jit-static" must stay readable
+        # (random-walk journeys: in an 870x475 window every entry read "run…"); more rows instead
+        need = self._legend_metrics().horizontalAdvance("run 00 · torchax-eager")
+        while columns > 1 and room / columns - 45 < need:
+            columns -= 1
+        return columns, max(60.0, room / columns - 45)  # 45: the sample and the gaps
+
+    def _legend_metrics(self) -> QFontMetricsF:
+        """Metrics of the legend's labels as drawn (their item's font at the legend's size)."""
+        font = QFont(self.legend.items[0][1].item.font()) if self.legend.items else QFont()
+        font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
+        return QFontMetricsF(font)
+
+    def _fit_legend_names(self, share: float = 1.0) -> None:
+        """Cut run names at the right with "…" to their legend column's width (a long model name would push
+        the legend off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
+        vb = self.getPlotItem().getViewBox()
+        _columns, room = self._legend_layout()
+        metrics = self._legend_metrics()
+        names = [_shorten(run.legend_name(), metrics, room * share) for run in self._runs]
+        shown = [label.text for _sample, label in self.legend.items]
+        if vb.width() <= 0 or shown == names:
+            return
+        for run in self._runs:
+            self.legend.removeItem(run.key)
+        for run, name in zip(self._runs, names):
+            self.legend.addItem(run.key, name)
+
+    def legend_rect(self) -> Any:
+        """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""
+        vb = self.getPlotItem().getViewBox()
+        return vb.mapSceneToView(self.legend.sceneBoundingRect()).boundingRect()
+
+    def _annotate(self, run: Any) -> None:
+        """Label the first compiling calls with their split, alternately above and below the point."""
+        compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
+        for p in compiled[len(run.notes) :]:
+            phases = getattr(p.record, "compile_phases", None) or {}
+            parts = [f"{name} {ms(v)}" for name, v in phases.items()]
+            # Two phases a line: narrow enough to sit beside its point in a 1280x720 window's plot.
+            text = "\n".join([f"{p.step} {ms(p.wall_ms)}"] + [" · ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)])
+            above = len(run.notes) % 2 == 0
+            note = pg.TextItem(
+                text,
+                color=COMPILE_COLOUR,
+                anchor=(-0.02, 1.15 if above else -0.15),
+                fill=pg.mkBrush(255, 255, 255, 190),
+            )
+            note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
+            note.full_text, note.short_text = text, f"{p.step} compile {ms(p.wall_ms)}"  # short: when cramped
+            note.call_x = p.x  # the call it describes (annotate_compile adds to it)
+            if self._font_scale != 1.0:
+                font = QFont()
+                font.setPointSizeF(9.0 * self._font_scale)
+                note.setFont(font)
+            self.addItem(note, ignoreBounds=True)
+            run.notes.append(note)
+
+
+def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
+    """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
+    longest: whole if it fits; else without its third part (the mesh or the machine), so the run number, the
+    mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
+    "run 29 · jit · 1 …"); else cut at the right with "…"."""
+    if metrics.horizontalAdvance(name) <= room:
+        return name
+    parts = name.split(" · ")  # run N · mode · mesh or machine · model (whose own label may hold " · ")
+    if len(parts) > 3:
+        short = " · ".join([*parts[:2], *parts[3:]])
+        if metrics.horizontalAdvance(short) <= room:
+            return short
+        name = short
+    cut = metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
+    return cut if cut.startswith(parts[0]) else f"{parts[0]} …"  # the run number always: names stay unique
+
+
+def _crosses(rect: QRectF, a: QPointF, b: QPointF) -> bool:
+    """Whether the segment a–b (scene coordinates) passes through ``rect``."""
+    if rect.contains(a) or rect.contains(b):
+        return True
+    line = QLineF(a, b)
+    corners = [rect.topLeft(), rect.topRight(), rect.bottomRight(), rect.bottomLeft()]
+    return any(line.intersects(QLineF(corners[i], corners[(i + 1) % 4]))[0] == QLineF.IntersectionType.BoundedIntersection
+               for i in range(4))

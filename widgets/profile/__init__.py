@@ -1,0 +1,1 @@
+"""The Profile workspace: the profile table and the step timeline."""

@@ -1,0 +1,1 @@
+"""The source-map panel: structure explorer and its rows, dataflow graph, prefill-versus-decode comparison."""
