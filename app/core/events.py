@@ -21,8 +21,9 @@ Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "ru
 #: :attr:`CallRecord.timing` of a token of an on-device loop (jit-loop): the host-side interval between callbacks.
 CALLBACK_INTERVAL = "callback interval"
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
-#: ``calls``: a program run (``app.core.programs``) made all the calls it was asked for.
-FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped", "calls"]
+#: ``calls``: a program run (``app.core.programs``) made all the calls it was asked for; ``error``: a program
+#: run ended by its program's error after the calls it made.
+FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "stopped", "calls", "error"]
 #: The parts of a jitted call's wall time on the host clock (:attr:`CallRecord.host_ms` keys), in the order they
 #: happen; consecutive ``time.perf_counter`` intervals, so they add up to ``wall_ms``:
 #:
@@ -113,7 +114,8 @@ class CallRecord(_Event):
     """
 
     index: int
-    step: StepKind
+    #: a model run's step, or a program run's entry point (``app.core.inspect.views.is_model_step`` tells)
+    step: StepKind | str
     mode: str
     input_shapes: dict[str, list[int]]
     wall_ms: float
@@ -150,7 +152,7 @@ class IREvent(_Event):
     """IR captured at the first compile of a step kind: an :class:`app.core.inspect.ir.StepIR` of plain texts and
     figures (its ``traced_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``)."""
 
-    step: StepKind
+    step: StepKind | str  # a model run's step, or a program run's entry point (as CallRecord.step)
     mode: str
     ir: Any  # app.core.inspect.ir.StepIR (kept Any so events.py stays free of heavy imports)
     kind = "ir"

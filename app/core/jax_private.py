@@ -86,15 +86,16 @@ def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str 
     ``jax._src.interpreters.mlir.make_ir_context`` and ``jax._src.lib.xla_client.DeviceList``: a ``Lowered``
     cannot be pickled into a child process and ``jax.export`` wraps the module in a new one. Raises whatever
     XLA raises for bad options or a bad module (``jax.errors.JaxRuntimeError``)."""
+    # (xla_client and mlir.ir below: jaxlib's modules, imported into these jax modules without a re-export)
     import jax
     from jax._src import compiler
     from jax._src.interpreters import mlir
-    from jax._src.lib import xla_client as xc
+    from jax._src.lib import xla_client as xc  # pyright: ignore[reportPrivateImportUsage]
 
     devices = jax.devices(platform)[:1]
     backend = devices[0].client
     with mlir.make_ir_context():
-        module = mlir.ir.Module.parse(text)
+        module = mlir.ir.Module.parse(text)  # pyright: ignore[reportPrivateImportUsage]
         compile_options = compiler.get_compile_options(
             num_replicas=1, num_partitions=1, env_options_overrides=dict(options), backend=backend)
         return compiler.backend_compile_and_load(backend, module, xc.DeviceList(tuple(devices)), compile_options,

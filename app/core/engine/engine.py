@@ -203,6 +203,7 @@ class Engine:
                 f"A mesh spans the devices of JAX's default backend, and this engine runs on {self.device.label}: "
                 f"run with JAX_PLATFORMS={self.device.platform} to build a mesh of {self.device.platform} devices."
             )
+        mesh = None
         if spec is not None:
             mesh = mesh_lib.build_mesh(spec)
             import jax

@@ -249,13 +249,15 @@ def _layout_level(nodes: list[GraphNode], edges: list[GraphEdge], gap: float = 4
 
     if not nodes:
         return 0.0, 0.0
+    # grandalf's layout reads and sets each vertex's and edge's ``view``, an attribute its classes do not declare
+    views = {n.id: _View(n.w, n.h) for n in nodes}
     verts = {n.id: Vertex(n.id) for n in nodes}
     for n in nodes:
-        verts[n.id].view = _View(n.w, n.h)
+        verts[n.id].view = views[n.id]  # pyright: ignore[reportAttributeAccessIssue]
     gedges = []
     for e in edges:
         ge = Edge(verts[e.src], verts[e.dst])
-        ge.view = _EdgeView()
+        ge.view = _EdgeView()  # pyright: ignore[reportAttributeAccessIssue]
         gedges.append((e, ge))
     graph = Graph(list(verts.values()), [ge for _, ge in gedges])
     x_offset = 0.0
@@ -272,9 +274,9 @@ def _layout_level(nodes: list[GraphNode], edges: list[GraphEdge], gap: float = 4
             if ge.v[0] in comp.sV and ge.view.points:
                 ge.view.points = [(x - left + x_offset, y) for x, y in ge.view.points]
         x_offset += right - left + gap
-    top = min(v.view.xy[1] - v.view.h / 2 for v in verts.values())
+    top = min(view.xy[1] - view.h / 2 for view in views.values())
     for n in nodes:
-        x, y = verts[n.id].view.xy
+        x, y = views[n.id].xy
         n.x, n.y = float(x), float(y - top)
     centre = {n.id: (n.x, n.y) for n in nodes}
     for e, ge in gedges:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import linecache
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from app.core.inspect.source_map import EquationInfo, SourceMap
 from app.core.units import short_file
@@ -186,7 +187,8 @@ def _fill(sm: SourceMap, group: Group, module: str, items: list[tuple[int, list[
     """Children of ``group`` (module ``module``): ``items`` are (equation, module chain below it)."""
     own: list[EquationInfo] = []
     sub: dict[str, list[tuple[int, list[str]]]] = {}
-    order: list[tuple[str, str | int]] = []  # child modules and own statements in trace order
+    # child modules and own statements in trace order
+    order: list[tuple[Literal["module"], str] | tuple[Literal["call"], int]] = []
     for i, rest in items:
         if rest:
             if rest[0] not in sub:
@@ -195,13 +197,13 @@ def _fill(sm: SourceMap, group: Group, module: str, items: list[tuple[int, list[
         else:
             own.append(sm.equations[i])
     calls = {c[0][0].index: c for c in helper_calls(statements(own))}
-    order += [("call", k) for k in calls]
+    order.extend(("call", k) for k in calls)
     order.sort(key=lambda o: sub[o[1]][0][0] if o[0] == "module" else o[1])
-    for kind, key in order:
-        if kind == "call":
-            group.children.append(_call_group(module, calls[key]))
+    for entry in order:
+        if entry[0] == "call":
+            group.children.append(_call_group(module, calls[entry[1]]))
             continue
-        name = str(key)
+        name = entry[1]
         members = sub[name]
         short = name[len(module) + 1:] if module and name.startswith(module + ".") else name
         child = Group(f"m:{name}", "layer" if short.split(".")[-1].isdigit() else "module",

@@ -108,6 +108,7 @@ def attribute_to_model_source() -> None:
     from app.core.jax_private import exclude_from_tracebacks
 
     for module in (torchax, torch):
+        assert module.__file__ is not None, "a regular package (not a namespace one) has a file"
         exclude_from_tracebacks(os.path.dirname(module.__file__))
     _excluded = True
 

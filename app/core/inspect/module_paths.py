@@ -64,13 +64,15 @@ class ModulePathResolver:
         self._serial = 0
 
     def _module_class(self, code: Any) -> str | None:
-        cls = self._frame_class.get(code, False)
-        if cls is False:
-            parts = getattr(code, "co_qualname", code.co_name).split(".")
-            cls = parts[0] if len(parts) == 2 and parts[1] == "forward" and parts[0] != "<locals>" else None
-            if cls is not None and self._classes is not None and cls not in self._classes:
-                cls = None
-            self._frame_class[code] = cls
+        try:
+            return self._frame_class[code]
+        except KeyError:  # a frame of this code not seen yet
+            pass
+        parts = getattr(code, "co_qualname", code.co_name).split(".")
+        cls = parts[0] if len(parts) == 2 and parts[1] == "forward" and parts[0] != "<locals>" else None
+        if cls is not None and self._classes is not None and cls not in self._classes:
+            cls = None
+        self._frame_class[code] = cls
         return cls
 
     def _child_candidates(self, parent: str, cls: str) -> list[str]:
@@ -121,6 +123,7 @@ class ModulePathResolver:
         path = ""
         for parent_i, child_i in zip(chain, chain[1:]):
             cls = self._module_class(codes[child_i])
+            assert cls is not None, "the chain holds the frames of module classes only"
             k = self._invocation(path, cls, lastis[parent_i], lastis[child_i])
             path = _join(path, self._name(path, cls, codes[parent_i].co_filename, lines[parent_i], k))
         return path

@@ -313,14 +313,14 @@ def _jaxpr_lines(eqns: list[EquationInfo], top: list[int], nested: list[tuple[in
     """Each equation's line range in a jaxpr text (``view``): the top level's, then each region's inside its
     control-flow equation's range (parents are walked before their regions)."""
     spans = tx.jaxpr_equation_lines(text, len(top))
-    if not spans:
+    if not spans or not text:  # (no spans without a text)
         return
     for i, span in zip(top, spans):
         eqns[i].lines[view] = list(span)
     lines = text.split("\n")
     for parent, first, param, _, count in sorted(nested, key=lambda n: n[1]):
         where = eqns[parent].lines.get(view)
-        opening = tx.jaxpr_param_block(lines, tuple(where), param) if where else None
+        opening = tx.jaxpr_param_block(lines, (where[0], where[1]), param) if where else None
         inner = tx.jaxpr_block_lines(lines, opening, count) if opening is not None else None
         for k, span in enumerate(inner or []):
             eqns[first + k].lines[view] = list(span)

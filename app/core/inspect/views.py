@@ -1,7 +1,7 @@
 """The IR-view catalog and the step vocabulary: one :class:`IRView` row per view of a compiled step, and the
 names of a model's steps, each written once.
 
-Everything that lists IR views reads :data:`IR_VIEWS`: the IR tabs (``widgets/ir_tabs.py``: a panel per row
+Everything that lists IR views reads :data:`IR_VIEWS`: the IR tabs (``widgets/ir/ir_tabs.py``: a panel per row
 with a ``widget``), ``inspect --what`` (``app/cli/inspect.py``: every row's ``cli`` name, per compiler),
 ``show-session --ir`` and the session comparison (:data:`app.core.recording.compare.IR_TEXTS`: the
 ``diffable`` rows; ``--align source``: the ``source_lines`` rows), the source-map tab's jump buttons (the
@@ -51,7 +51,7 @@ class IRView:
     IR tabs' panel key, ``show-session --ir``); ``title``: what the window calls it; ``compiler``: whose step
     has it (``"xla"``: the jax.jit modes, ``"inductor"``: torch-compile, ``"both"``); ``cli``: its
     ``inspect --what`` name; ``kind``: see :data:`Kind`; ``lexer``: the highlighter the widgets use for it
-    (``"ir"``: ``widgets.ir_lexer``, no Pygments; ``""``: no widget shows it as code); ``recorded``: a session
+    (``"ir"``: ``widgets.ir.ir_lexer``, no Pygments; ``""``: no widget shows it as code); ``recorded``: a session
     file keeps it with the step's IR; ``source_lines``: each of its lines carries its own source location
     (``show-session --align source``); ``mapped``: the source map links its lines to the PyTorch source lines;
     ``diffable``: two recorded runs' texts can be diffed (``show-session --diff-ir``, the Sessions tab);
@@ -73,7 +73,7 @@ class IRView:
 
 
 def _text(key: str, title: str, compiler: Compiler, ext: str, widget: str, **more: bool) -> IRView:
-    """An IR text: highlighted with ``widgets.ir_lexer``, kept in session files, diffable."""
+    """An IR text: highlighted with ``widgets.ir.ir_lexer``, kept in session files, diffable."""
     return IRView(key, title, compiler, key.replace("_", "-"), "text", "ir", recorded=True, diffable=True,
                   ext=ext, widget=widget, **more)
 

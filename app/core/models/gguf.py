@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models.gguf_header import GgufInfo, check_supported, file_display_name, read_info
@@ -196,7 +196,7 @@ def shared_parsing() -> Iterator[None]:
     original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
     shared_reader = lru_cache(maxsize=None)(lambda path: original_reader(path))
 
-    def reader(path: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    def reader(path: Any, mode: Literal["r", "r+", "c"] = "r", *args: Any, **kwargs: Any) -> Any:
         if mode != "r" or args or kwargs:
             return original_reader(path, mode, *args, **kwargs)
         return shared_reader(str(Path(path).resolve()))
@@ -256,15 +256,17 @@ def _progress_hooks(report: Callable[[str], None], t0: float) -> Iterator[None]:
     import transformers.modeling_gguf_pytorch_utils as gguf_utils
     from transformers.utils import logging as hf_logging
 
-    original = gguf_utils.tqdm
-    gguf_utils.tqdm = lambda it, *a, **k: _reporting(original(it, *a, **k), "dequantizing", " tensors", report, t0)
+    # tqdm: a global of that module (imported there, not re-exported), which its loop looks up when it runs
+    original = gguf_utils.tqdm  # pyright: ignore[reportPrivateImportUsage]
+    gguf_utils.tqdm = (  # pyright: ignore[reportPrivateImportUsage]
+        lambda it, *a, **k: _reporting(original(it, *a, **k), "dequantizing", " tensors", report, t0))
     previous = hf_logging.set_tqdm_hook(
         lambda factory, args, kwargs: _reporting(factory(*args, **kwargs), "loading weights", "", report, t0)
     )
     try:
         yield
     finally:
-        gguf_utils.tqdm = original
+        gguf_utils.tqdm = original  # pyright: ignore[reportPrivateImportUsage]
         hf_logging.set_tqdm_hook(previous)
 
 

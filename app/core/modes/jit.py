@@ -121,6 +121,8 @@ class _JitMode(Mode):
                 yield item
             else:
                 output = item
+        if output is None:  # CompiledStep.__call__ ends with its StepOutput
+            raise RuntimeError(f"The {step.name} step ended without its output.")
         token, self.cache, self.key, self.seen, ids, positions = output.outputs
         tok = int(np.asarray(token)[0])  # one device → host copy (``token[0]`` would dispatch a slice first)
         self._fed = (tok, next_position, ids, positions)

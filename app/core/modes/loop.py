@@ -226,11 +226,10 @@ class JitLoopMode(JitStaticMode):
         return self.engine.compiled_step(self.mode, "decode", greedy, build)  # type: ignore[return-value]
 
     def decode(self, token: int, position: int) -> StepGen:
-        first = self._loop is None
-        meter = HostMeter() if first else None
+        meter = HostMeter() if self._loop is None else None  # the loop's first token: this call starts it
         record_fields: dict[str, Any] = {}
         capture = None
-        if first:
+        if meter is not None:
             step = self._loop_step()
             limit = min(self.settings.max_new_tokens - self._generated, self.max_cache_len - position)
             weights, _ = self.engine.jax_state()
@@ -247,13 +246,14 @@ class JitLoopMode(JitStaticMode):
 
                 labels = step.input_labels(args)
                 capture = lambda: ir.capture(*stages, labels)  # noqa: E731
+        assert self._loop is not None, "started above or by an earlier decode of this run"
         item = self._loop.next_token(self.should_stop)
         if item is None:  # the loop ended before the engine did (a Stop flag that was withdrawn): go on from there
             self._resume()
             return (yield from self.decode(token, position))
         tok, interval_ms, parts = item
         self._generated += 1
-        if first:
+        if meter is not None:
             meter.mark("wait")
             shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len],
                       "max_steps": [self._loop.stats.limit]}
@@ -271,6 +271,8 @@ class JitLoopMode(JitStaticMode):
 
     def _resume(self) -> None:
         """Take the ended loop's state (cache, key, seen) so that the next :meth:`decode` starts a new loop."""
+        if self._loop is None:
+            raise RuntimeError("There is no ended loop to resume from.")
         _, self.cache, self.key, self.seen = self._loop.outputs
         self._loop = None
 

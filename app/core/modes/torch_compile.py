@@ -238,7 +238,7 @@ class TorchCompileMode(Mode):
     def _run(self, step: _Step, args: tuple, detail: str) -> tuple[Any, dict, _Step]:
         """Call the compiled step; if Dynamo cannot capture one graph (``fullgraph=True`` raises
         ``torch._dynamo.exc.Unsupported``), replace it by a ``fullgraph=False`` step and call again."""
-        import torch._dynamo
+        import torch._dynamo.exc
 
         cap = Capture(detail, getattr(self, "emit_live", None))
         before = snapshot()

@@ -122,14 +122,15 @@ def capturing(cap: Capture) -> Iterator[Capture]:
         cap.stage("Dynamo tracing")
 
     GraphLowering.save_output_code = on_output_code
-    torch._dynamo.callback_handler.register_start_callback(on_start)
+    # callback_handler: torch._dynamo imports it from .callback without re-exporting it (no __all__ entry)
+    torch._dynamo.callback_handler.register_start_callback(on_start)  # pyright: ignore[reportPrivateImportUsage]
     _tls.capture = cap
     try:
         with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT), _without_torchax_accelerator():
             yield cap
     finally:
         _tls.capture = None
-        torch._dynamo.callback_handler.remove_start_callback(on_start)
+        torch._dynamo.callback_handler.remove_start_callback(on_start)  # pyright: ignore[reportPrivateImportUsage]
         GraphLowering.save_output_code = prev
 
 

@@ -111,9 +111,11 @@ def uncommit_torchax_key() -> bool:
     key = env.prng_key
     if not getattr(key, "committed", False):
         return False
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+    # jax.dtypes re-exports issubdtype from jax._src.dtypes without the redundant alias pyright looks for
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):  # pyright: ignore[reportPrivateImportUsage]
         data = np.asarray(jax.device_get(jax.random.key_data(key)))
-        env.prng_key = jax.random.wrap_key_data(data, impl=jax.random.key_impl(key))
+        # host key data (uncommitted once wrapped): wrap_key_data is annotated Array and takes any array
+        env.prng_key = jax.random.wrap_key_data(data, impl=jax.random.key_impl(key))  # pyright: ignore[reportArgumentType]
     else:  # a raw uint32[2] key
         env.prng_key = jax.numpy.asarray(np.asarray(jax.device_get(key)))
     return True
@@ -157,7 +159,7 @@ def weight_spec(name: str, shape: tuple[int, ...], tp: int) -> tuple:
     def split(dim: int) -> tuple:
         if shape[dim] % tp:
             return ()
-        spec = [None] * len(shape)
+        spec: list[str | None] = [None] * len(shape)
         spec[dim] = "tp"
         return tuple(spec)
 

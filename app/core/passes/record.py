@@ -171,8 +171,10 @@ def kernel_ir_lost_note(returncode: int, line: str) -> str:
     import jax
     import jaxlib
 
-    versions = (f"jax {jax.__version__}" if jax.__version__ == jaxlib.__version__
-                else f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")
+    # jaxlib.__version__ is public; jaxlib/__init__.py imports it from .version without re-exporting it
+    jaxlib_version = jaxlib.__version__  # pyright: ignore[reportPrivateImportUsage]
+    versions = (f"jax {jax.__version__}" if jax.__version__ == jaxlib_version
+                else f"jax {jax.__version__}, jaxlib {jaxlib_version}")
     detail = f"{versions}, exit {returncode}" + (f": {line}" if line else "")
     if returncode in (-signal.SIGABRT, 128 + signal.SIGABRT):
         what = "XLA:CPU aborted while dumping kernel IR"

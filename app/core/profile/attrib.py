@@ -134,6 +134,8 @@ def _weight_source(label: str, source_map: Any | None) -> Source:
 
 def _consumer(label: str, source_map: Any | None) -> Any | None:
     """The first jaxpr equation reading input ``label`` (a ``dot_general`` preferred), or None."""
+    if source_map is None:
+        return None
     labels = list(getattr(source_map, "input_labels", []) or [])
     if label not in labels:
         return None

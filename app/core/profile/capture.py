@@ -121,7 +121,8 @@ def thread_labels(names: list[str]) -> dict[str, str]:
     counts: dict[str, int] = {}
     out = {}
     for name in names:
-        base = _THREAD_ID.match(name).group(1) or name
+        match = _THREAD_ID.match(name)  # matches every one-line name
+        base = (match.group(1) if match is not None else "") or name
         counts[base] = counts.get(base, 0) + 1
         out[name] = f"{base} {counts[base]}"
     return out

@@ -79,6 +79,8 @@ def engine_step_call(engine: Engine, prompt: str, step: str, n_calls: int, mode_
 
     run()
     compiled_step = engine.existing_step(mode.mode, step, settings.greedy)
+    if compiled_step is None:  # the run above built it
+        raise RuntimeError(f"The profiled call made no compiled {step} step.")
     run()
     key, compiled = compiled_step.last_key, compiled_step.executable(compiled_step.last_key)
     if compiled is None:
@@ -167,12 +169,12 @@ def _loop_ir(engine: Engine, ir_key: tuple[str, str], loop: Any, state: dict[str
 
     if "capture" in state:
         stages, labels = state.pop("capture")
-        engine.ir[ir_key] = ir.capture(*stages, labels)
+        engine.ir[ir_key] = ir.capture(*stages, input_labels=labels)
     if getattr(engine.ir.get(ir_key), "traced_jaxpr", None) is None:  # compiled by a run without IR capture
         loop.forget(loop.last_key)
         run()
         stages, labels = state.pop("capture")
-        engine.ir[ir_key] = ir.capture(*stages, labels)
+        engine.ir[ir_key] = ir.capture(*stages, input_labels=labels)
     return engine.ir.get(ir_key)
 
 

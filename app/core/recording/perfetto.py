@@ -82,12 +82,15 @@ def run_events(run: RecordedRun, pid: int) -> list[dict[str, Any]]:
 
 
 def _profile_events(run: RecordedRun, pid: int) -> list[dict[str, Any]]:
-    timeline = run.profile.timeline
+    profile = run.profile
+    if profile is None:  # (the caller checks)
+        return []
+    timeline = profile.timeline
     threads = list(timeline.threads) or sorted({b.thread for b in timeline.bars})
     threads += sorted({b.thread for b in timeline.bars} - set(threads))
     tids = {name: i + 1 for i, name in enumerate(threads)}
     events = [_meta("process_name", pid, 0,
-                    f"profile · {run.profile.step} · {run.label} (one step of {run.profile.step_ms:.3f} ms, "
+                    f"profile · {profile.step} · {run.label} (one step of {profile.step_ms:.3f} ms, "
                     "µs from its start)")]
     events += [_meta("thread_name", pid, tid, name) for name, tid in tids.items()]
     per_thread: dict[str, list[tuple[int, int, dict]]] = {}

@@ -53,8 +53,8 @@ class RunRecorder:
               settings: dict[str, Any] | None = None) -> RecordedRun:
         """Start a run explicitly (the window passes its own label, e.g. ``"run 3 · jit-static"``)."""
         settings = dict(settings if settings is not None else self._lane_settings or self.settings)
-        mode = mode or settings.get("mode", "")
-        run = RecordedRun(label=label or f"run {self._next} · {mode}", mode=mode, model=self.model,
+        run_mode: str = mode or settings.get("mode", "")
+        run = RecordedRun(label=label or f"run {self._next} · {run_mode}", mode=run_mode, model=self.model,
                           model_id=self.model_id, config=self.config, settings=settings, prompt=self.prompt,
                           race=race, started_at=time.time())
         self._next += 1

@@ -95,7 +95,10 @@ def format_run(run: RecordedRun) -> str:
         if run.records:
             lines.append("arguments " + (" · ".join(argument_shapes(run.records)) or "no arrays"))
             first = next(iter(run.records[0].input_shapes), None)
-            lines += ["", format_call_table(run.records, **({"input_name": first} if first else {}))]
+            table = (
+                format_call_table(run.records, input_name=first) if first else format_call_table(run.records)
+            )
+            lines += ["", table]
         lines += ["", format_program_summary(run.model, run.finished)] if run.finished else \
             ["(the run did not finish)"]
     else:

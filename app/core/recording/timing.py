@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, PromptEvent, TokenEvent
+from app.core.events import CallRecord, FinishedEvent, IREvent, Phase, PhaseEvent, PromptEvent, TokenEvent
 from app.core.recording.model import RecordedRun
 
 
@@ -63,7 +63,7 @@ def call_spans(run: RecordedRun) -> list[CallSpan]:
     return spans
 
 
-_PHASE_OF = {"trace": "tracing", "lower": "lowering", "compile": "compiling"}
+_PHASE_OF: dict[str, Phase] = {"trace": "tracing", "lower": "lowering", "compile": "compiling"}
 
 
 def replay_schedule(run: RecordedRun, speed: float = 1.0, skip_compile: bool = False) -> list[tuple[float, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
@@ -71,7 +71,12 @@ def write_records_json(
 
 
 def markdown_report(
-    title: str, model: str, prompt: str, rows: list[dict[str, Any]], images: list[str] = (), text: str = ""
+    title: str,
+    model: str,
+    prompt: str,
+    rows: list[dict[str, Any]],
+    images: Sequence[str] = (),
+    text: str = "",
 ) -> str:
     """A Markdown run report: model, prompt, a summary table (rows as from
     :func:`app.core.race.summary_rows`, columns :data:`app.core.report.columns.RACE_COLUMNS`), linked figures and

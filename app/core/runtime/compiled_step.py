@@ -17,7 +17,7 @@ from typing import Any
 
 import jax
 
-from app.core.events import HOST_PARTS, CallRecord, PhaseEvent
+from app.core.events import HOST_PARTS, CallRecord, Phase, PhaseEvent
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _counts = threading.local()
@@ -94,6 +94,11 @@ def _leaf_count(key: Any) -> int:
     return sum(len(sig[1]) for sig in key)
 
 
+#: ``(traced, lowered, compiled)``: the stage objects of one compile (``jax.stages.Traced``, ``Lowered``,
+#: ``Compiled``), what :func:`app.core.inspect.ir.capture` reads.
+Stages = tuple[Any, Any, Any]
+
+
 @dataclass
 class StepOutput:
     """What one call of a :class:`CompiledStep` returns.
@@ -108,7 +113,7 @@ class StepOutput:
 
     outputs: Any
     record: CallRecord
-    stages: tuple[Any, Any, Any] | None = None
+    stages: Stages | None = None
 
 
 class CompiledStep:
@@ -182,7 +187,7 @@ class CompiledStep:
         return labels
 
     def prepare(self, *args: Any, meter: HostMeter | None = None,
-                key: Any = None) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], tuple | None]]:
+                key: Any = None) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], Stages | None]]:
         """Generator: the executable for ``args``' signature, traced, lowered and compiled on a miss (yielding
         a start and an end :class:`PhaseEvent` per phase), without running it. Returns ``(executable, timing,
         stages)``: ``timing`` holds the :class:`CallRecord` fields of a compiling call (``compile_reason``,
@@ -263,7 +268,7 @@ def _compile(lowered: Any) -> Any:
     return lowered.compile()
 
 
-def _timed(phase: str, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):
+def _timed(phase: Phase, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):
     """Run ``work()`` between a start and an end :class:`PhaseEvent`; store its ms in ``phases[label]``."""
     yield PhaseEvent(phase, True, detail)
     t0 = time.perf_counter()

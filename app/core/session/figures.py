@@ -56,9 +56,12 @@ def program_line(run: RunState) -> str:
     12.1 ms · 1 compile``."""
     from app.core.units import ms
 
-    s = run.finished.summary
+    finished = run.finished
+    if finished is None:
+        raise RuntimeError(f"{run.label} has not finished: no line about it yet.")
+    s = finished.summary
     steady = f" · steady call {ms(s.steady_decode_ms)}" if s.steady_decode_ms is not None else ""
-    ended = {"stopped": " (stopped)", "error": " (error)"}.get(run.finished.reason, "")
+    ended = {"stopped": " (stopped)", "error": " (error)"}.get(finished.reason, "")
     return (f"{run.label}: {s.n_calls} call{'s' if s.n_calls != 1 else ''}{ended} · first call {ms(s.ttft_ms)}"
             f"{steady} · {s.n_compiles} compile{'s' if s.n_compiles != 1 else ''}")
 

@@ -127,7 +127,7 @@ class ComputeService:
 
         from app.core.parallel.mesh import tp_sizes
 
-        engine = self.engine
+        engine = self._engine()
         warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
         return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
                               engine.chat_template, engine.chat_default, tp_sizes(engine.config, len(jax.devices())))
@@ -150,7 +150,7 @@ class ComputeService:
         this service's model: runs and races then go through :meth:`handle` as the window's do."""
         self.engine, self._key = engine, (model, dtype, device)
 
-    def _engine(self) -> Any:
+    def _engine(self) -> Engine:
         if self.engine is None:
             raise PlaygroundError("No model is loaded: pick one and press Load.")
         return self.engine
@@ -192,7 +192,7 @@ class ComputeService:
         from app.core.inspect.source_map import build_source_map
         from app.core.parallel.mesh import collectives
 
-        engine = self.engine
+        engine = self._engine()
         latest = {(ev.mode, ev.step): ev for ev in irs}
         for (mode, step), ev in latest.items():
             if ev.ir.compiler != "xla" or not source_maps:
