@@ -216,7 +216,9 @@ class JitLoopMode(JitStaticMode):
         self._generated = 1
         return result
 
-    def _loop_step(self) -> LoopStep:
+    def loop_step(self) -> LoopStep:
+        """The on-device decode loop's jitted step for the current settings (built once per greedy/sampling
+        choice and kept): what a decode runs and what ``profile --mode jit-loop`` measures."""
         greedy = self.settings.greedy
 
         def build() -> LoopStep:
@@ -230,7 +232,7 @@ class JitLoopMode(JitStaticMode):
         record_fields: dict[str, Any] = {}
         capture = None
         if meter is not None:
-            step = self._loop_step()
+            step = self.loop_step()
             limit = min(self.settings.max_new_tokens - self._generated, self.max_cache_len - position)
             weights, _ = self.engine.jax_state()
             args = (weights, self.cache, jnp.int32(token), jnp.int32(position), self.mask, self.key, self.seen,

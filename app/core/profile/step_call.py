@@ -94,7 +94,7 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
     (the same executable, arguments and ordered ``io_callback``; the callback's listener takes each token and
     never asks to stop; no stop ids, so EOS does not end it), from a zeroed cache after the prompt's positions.
     Each call starts from the same position with the cache the previous one returned (donated, as the mode
-    does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``_loop_step``, ``key``, ``sampling``,
+    does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``loop_step``, ``key``, ``sampling``,
     ``start_seen``) and :class:`app.core.modes.loop.LoopStep` (``prepare``, ``channel``). Raises
     :class:`InvalidSettingsError` when the tokens do not fit the model, or on a device mesh (the mode's own
     refusal)."""
@@ -108,7 +108,7 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
         raise InvalidSettingsError(f"{iterations} decode steps after a {len(ids)}-token prompt do not fit the "
                                    f"model's {cache_len} positions: profile fewer steps.")
     mode = mode_class("jit-loop")(engine, settings, cache_len)
-    loop = mode._loop_step()
+    loop = mode.loop_step()
     run, state = _loop_runner(engine, mode, loop, ids, cache_len, iterations)
     run()
     step_ir = _loop_ir(engine, (mode.mode, "decode"), loop, state, run)
