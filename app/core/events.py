@@ -150,11 +150,14 @@ class CallRecord(_Event):
 @dataclass(frozen=True)
 class IREvent(_Event):
     """IR captured at the first compile of a step kind: an :class:`app.core.inspect.ir.StepIR` of plain texts and
-    figures (its ``traced_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``)."""
+    figures (its ``traced_jaxpr`` is None here; the engine keeps the live jaxpr in ``Engine.ir``). ``reused``: a
+    warm run's step, compiled by an earlier run, sends the IR kept from that compile (the views show what runs,
+    issue 37; its source map was built then)."""
 
     step: StepKind | str  # a model run's step, or a program run's entry point (as CallRecord.step)
     mode: str
     ir: Any  # app.core.inspect.ir.StepIR (kept Any so events.py stays free of heavy imports)
+    reused: bool = False
     kind = "ir"
 
     def to_json(self) -> dict[str, Any]:

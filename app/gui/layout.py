@@ -6,7 +6,7 @@ The layout is designed for 1280×720 first:
 - the **controls** (model, generation settings, devices) are a left dock whose content scrolls, so a short
   window scrolls it instead of squashing it, and View ▸ Controls (Ctrl+B) collapses it;
 - **inspection** ("What JAX sees": the IR tabs, Source map, Profile) is a bottom dock, tabbed with the demo
-  kit's docks (:mod:`app.gui.demo`): one of them shows at a time, and each can be floated or docked
+  kit's docks (:mod:`app.gui.panels.demo.kit`): one of them shows at a time, and each can be floated or docked
   elsewhere.
 
 :class:`DockLayout` gives the default sizes (a share of the window, so 1920×1080 and 4K use the room),
@@ -19,6 +19,9 @@ import base64
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
     QDockWidget,
     QFrame,
     QLabel,
@@ -76,9 +79,33 @@ def card(*widgets: QWidget, title: str | None = None, stretch_last: bool = False
 _card = card  # the name other modules imported
 
 
+class WheelGuard(QObject):
+    """In ``scroll``, the wheel over a spin box or combo box without keyboard focus scrolls the area instead of
+    changing the value (issue 37: scrolling the sidebar turned Max new tokens 1000 into 1008, silently); a click
+    (or Tab) gives it focus, and then the wheel changes it as usual."""
+
+    def __init__(self, scroll: QScrollArea) -> None:
+        super().__init__(scroll)
+        self.scroll = scroll
+
+    def guard(self, content: QWidget) -> None:
+        """Guard the spin and combo boxes inside ``content`` now."""
+        for box in [*content.findChildren(QAbstractSpinBox), *content.findChildren(QComboBox)]:
+            box.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never focuses it
+            box.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if (event.type() == QEvent.Type.Wheel and isinstance(watched, (QAbstractSpinBox, QComboBox))
+                and not watched.hasFocus()):
+            QApplication.sendEvent(self.scroll.verticalScrollBar(), event)
+            return True
+        return False
+
+
 def scrolling(content: QWidget, name: str, both: bool = False) -> QScrollArea:
     """``content`` in a scroll area: vertical only and as wide as the content needs, or (``both``) in both
-    directions. A scroll area smaller than its content scrolls, so the content keeps its minimum size."""
+    directions. A scroll area smaller than its content scrolls, so the content keeps its minimum size; the
+    wheel scrolls it even over an unfocused spin or combo box (:class:`WheelGuard`)."""
     scroll = QScrollArea()
     scroll.setObjectName(name)
     scroll.setWidget(content)
@@ -89,6 +116,7 @@ def scrolling(content: QWidget, name: str, both: bool = False) -> QScrollArea:
         content.ensurePolished()
         bar = scroll.verticalScrollBar().sizeHint().width()
         scroll.setMinimumWidth(content.minimumSizeHint().width() + bar)
+    WheelGuard(scroll).guard(content)
     return scroll
 
 

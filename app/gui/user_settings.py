@@ -36,10 +36,10 @@ class UserSettings:
     recent_models: list[str] = field(default_factory=list)
     geometry: str = ""
     splitters: dict[str, str] = field(default_factory=dict)
-    demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.gui.demo)
+    demo: dict[str, Any] = field(default_factory=dict)  # demo kit: race modes, cache dir, docks (app.gui.panels.demo.kit)
     workspace: str = "Run"  # the workspace shown at the last quit (app.gui.workspaces)
     plot_runs: int = 5  # runs kept overlaid on the latency plot (the plot's context menu)
-    recent_sessions: list[str] = field(default_factory=list)  # File ▸ Open recent session (app.gui.sessions)
+    recent_sessions: list[str] = field(default_factory=list)  # File ▸ Open recent session (app.gui.panels.sessions.files)
 
     @staticmethod
     def path() -> Path:

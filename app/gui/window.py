@@ -24,19 +24,19 @@ from app.core.session.model import Session
 from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.settings import GenerationSettings
 from app.gui.context import WindowContext
-from app.gui.demo import DemoKit
 from app.gui.first_paint import HoldUntilPainted
-from app.gui.help import WindowMenus
-from app.gui.inspect import InspectWiring
 from app.gui.layout import DockLayout, ScreenFit, WindowParts
 from app.gui.lazy_compute import DeferUntilModel
-from app.gui.mesh import MeshWiring
-from app.gui.passes import PassesWiring
-from app.gui.plot_actions import PlotActions
-from app.gui.profile import ProfileWiring
-from app.gui.programs import ProgramWiring
-from app.gui.run_view import RunView
-from app.gui.sessions import SessionFiles
+from app.gui.panels.demo.kit import DemoKit
+from app.gui.panels.help import WindowMenus
+from app.gui.panels.inspect import InspectWiring
+from app.gui.panels.mesh import MeshWiring
+from app.gui.panels.passes.wiring import PassesWiring
+from app.gui.panels.plot_actions import PlotActions
+from app.gui.panels.profile.wiring import ProfileWiring
+from app.gui.panels.programs.wiring import ProgramWiring
+from app.gui.panels.run_view import RunView
+from app.gui.panels.sessions.files import SessionFiles
 from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread

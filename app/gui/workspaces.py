@@ -39,7 +39,7 @@ from app.gui.context import WindowContext
 from app.gui.presentation import dock_state, restore_docks
 
 if TYPE_CHECKING:
-    from app.gui.demo import DemoKit
+    from app.gui.panels.demo.kit import DemoKit
 
 #: The workspaces, in tab order, with their shortcut and what they hold (the tab's tool tip).
 WORKSPACES = (
@@ -74,7 +74,7 @@ class Workspaces(QObject):
         self.code_page = QWidget(objectName="codePage")
         code_layout = QVBoxLayout(self.code_page)
         code_layout.setContentsMargins(4, 2, 4, 2)
-        #: editor (added by app.gui.programs) | IR card above the plot
+        #: editor (added by app.gui.panels.programs.wiring) | IR card above the plot
         self.code_split = QSplitter(Qt.Orientation.Horizontal, objectName="codeSplit")
         self.code_right = QSplitter(Qt.Orientation.Vertical, objectName="codeRightSplit")
         self.code_split.addWidget(self.code_right)

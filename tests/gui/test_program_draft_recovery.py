@@ -17,7 +17,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from app.gui.programs import DRAFT_FILE, NEW_PROGRAM, STATE_FILE  # noqa: E402
+from app.gui.panels.programs.wiring import DRAFT_FILE, NEW_PROGRAM, STATE_FILE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = '''import jax.numpy as jnp
@@ -192,7 +192,7 @@ def test_nothing_to_discard_when_the_restored_text_is_the_file_or_the_file_is_go
 
 
 def test_typing_without_a_pause_is_still_kept_every_few_seconds(qtbot, config_dir, make_window, gui_model):
-    from app.gui.programs import DRAFT_MAX_DELAY_MS
+    from app.gui.panels.programs.wiring import DRAFT_MAX_DELAY_MS
 
     win = make_window(gui_model, autoload=False)
     try:

@@ -323,8 +323,12 @@ def test_plot_menu_clears_runs_and_ignore_eos_runs_every_step(qtbot, window, mon
     assert window.ui.plot.run_count() == 1 and window.session.runs[-1].label.startswith("run 3")
     window.plot_actions.copy()
     assert not QApplication.clipboard().image().isNull()
+    assert window.demo.table.columnCount() == 1 and window.ui.tokens.toPlainText() != ""  # a lane per column
     window.plot_actions.clear_action.trigger()
     assert window.ui.plot.run_count() == 0 and window.session.runs == []
+    # issue 37: nothing of a removed run stays: the stream, the figures, the race summary
+    assert window.ui.tokens.toPlainText() == "" and window.ui.stats.text("tokens") == "–"
+    assert window.demo.table.columnCount() == 0
 
 
 def test_model_switch_during_a_run_waits_for_the_run_and_says_so(qtbot, window, model_dirs):

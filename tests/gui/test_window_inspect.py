@@ -148,7 +148,7 @@ def test_graph_builder_runs_without_jax():
 
     script = (
         "import sys\n"
-        "from app.gui.inspect import build_graph\n"
+        "from app.gui.panels.inspect import build_graph\n"
         "import app.core.inspect.dataflow, app.core.inspect.source_diff\n"
         "heavy = [m for m in ('jax', 'jaxlib', 'torch', 'torchax', 'transformers') if m in sys.modules]\n"
         "print('heavy', heavy)\n"

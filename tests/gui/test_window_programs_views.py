@@ -87,7 +87,7 @@ def f_args():
 
 
 def test_retrace_as_you_type(qtbot, code_window):
-    from app.gui.programs import LIVE_DELAY_MS
+    from app.gui.panels.programs.wiring import LIVE_DELAY_MS
 
     win = code_window
     panel, tabs = win.programs.panel, win.ui.ir_tabs

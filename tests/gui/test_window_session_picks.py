@@ -12,7 +12,7 @@ from test_window_sessions import synthetic_recorded, write_session  # noqa: E402
 
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar  # noqa: E402
 from app.core.recording import load  # noqa: E402
-from app.gui.session_dialogs import ReplayDialog, SaveRunsDialog  # noqa: E402
+from app.gui.panels.sessions.dialogs import ReplayDialog, SaveRunsDialog  # noqa: E402
 
 
 def _three_runs(tmp_path):

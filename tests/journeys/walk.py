@@ -153,7 +153,7 @@ class Walk:
     def _on_run_started(self, run) -> None:
         win = self.window
         if run.origin:
-            rec = win.sessions.recorded.get(run.run_id) or win.sessions._pending
+            rec = win.sessions.live.recorded_of(run)
             what = rec.model if rec is not None else "?"
         elif run.program:
             what = f"{win.programs.name}:{run.program}"

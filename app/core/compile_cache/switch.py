@@ -4,6 +4,7 @@ The CLI's ``--persistent-cache`` and the window's cache toggle both call :func:`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -24,3 +25,30 @@ def use_persistent_caches(directory: str | Path | None) -> tuple[Path | None, Pa
 
     used = xla.set_persistent_cache(directory)
     return used, inductor.set_inductor_cache(inductor_dir_for(used) if used else None)
+
+
+def cache_action(action: str, directory: str, clear_compiled: Callable[[], None] | None = None) -> str:
+    """Do one of the window's cache actions on both compilers' caches and say what it did: ``persistent_on`` /
+    ``persistent_off`` (in ``directory``), ``clear_memory`` (``clear_compiled``: the engine's compiled steps,
+    else JAX's in-memory caches), ``clear_disk`` (JAX's and Inductor's files under ``directory``), ``refresh``
+    (nothing: the caller measures). Raises :class:`app.core.errors.PlaygroundError` for another action."""
+    from app.core.compile_cache import inductor as ic
+    from app.core.compile_cache import xla as cc
+    from app.core.errors import PlaygroundError
+    from app.core.units import nbytes
+
+    if action in ("persistent_on", "persistent_off"):
+        used, inductor_used = use_persistent_caches(directory if action == "persistent_on" else None)
+        return f"Persistent caches on: {used} (Inductor: {inductor_used})" if used else (
+            "Persistent caches off: every compile is cold.")
+    if action == "clear_memory":
+        clear_compiled() if clear_compiled is not None else cc.clear_in_memory_caches()
+        return "In-memory caches cleared: the next run compiles again."
+    if action == "clear_disk":
+        freed = cc.clear_disk_cache(directory) if directory else 0
+        if directory and inductor_dir_for(directory).is_dir():
+            freed += ic.clear_inductor_disk_cache(inductor_dir_for(directory))
+        return f"Disk caches cleared: {nbytes(freed)} freed."
+    if action == "refresh":
+        return ""
+    raise PlaygroundError(f"Unknown cache action {action!r}.")

@@ -61,6 +61,8 @@ def decode_loop(engine: LoopHost, mode: Any, prompt_ids: list[int], settings: Ge
         yield record
         if result.capture_ir is not None:
             yield from capture_ir(engine, settings, kind, result, captured)
+        else:
+            yield from reused_ir(engine, settings, kind, captured)
         text = detok.push(result.token)
         elapsed_ms = (time.perf_counter() - t_start) * 1000
         if ttft_ms is None:
@@ -101,6 +103,18 @@ def capture_ir(
     step_ir = result.capture_ir()
     engine.ir[key] = step_ir
     yield IREvent(kind, settings.mode, step_ir.plain())
+
+
+def reused_ir(engine: LoopHost, settings: GenerationSettings, kind: StepKind,
+              captured: set[tuple[str, str]]) -> Iterator[IREvent]:
+    """A warm step (compiled by an earlier run) sends, once per run, the IR kept from its compile
+    (``IREvent.reused``), so the IR views show what runs rather than waiting for a compile that never comes."""
+    key = (settings.mode, kind)
+    kept = engine.ir.get(key)
+    if not settings.capture_ir or key in captured or kept is None:
+        return
+    captured.add(key)
+    yield IREvent(kind, settings.mode, kept.plain(), reused=True)
 
 
 def _record(index: int, kind: StepKind, mode: str, result: Any, mesh: str, device: str = "") -> CallRecord:

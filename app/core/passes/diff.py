@@ -91,3 +91,16 @@ def previous_snapshot(pipeline: PassPipeline, snapshot: Snapshot) -> Snapshot | 
         if s is snapshot:
             return snaps[i - 1] if i > 0 else None
     return None
+
+
+def diff_rows(diff: SnapshotDiff) -> list[tuple[str, int | None, int | None, str]]:
+    """A :class:`SnapshotDiff` as a diff view's rows ``(tag, old line, new line, text)``, folds as ``"~"`` rows
+    (the Passes tab's HLO diff and its Compare… dialog)."""
+    rows: list[tuple[str, int | None, int | None, str]] = []
+    for hunk in diff.hunks:
+        if hunk.folded_before:
+            rows.append(("~", None, None, f"⋯ {hunk.folded_before:,} unchanged lines"))
+        rows += [(ln.tag, ln.old, ln.new, ln.text) for ln in hunk.lines]
+    if diff.hunks and diff.folded_after:
+        rows.append(("~", None, None, f"⋯ {diff.folded_after:,} unchanged lines"))
+    return rows

@@ -11,6 +11,7 @@ from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.passes.diff import DiffHunk as DiffHunk
 from app.core.passes.diff import DiffLine as DiffLine
 from app.core.passes.diff import SnapshotDiff as SnapshotDiff
+from app.core.passes.diff import diff_rows as diff_rows
 from app.core.passes.diff import diff_snapshots as diff_snapshots
 from app.core.passes.diff import previous_snapshot as previous_snapshot
 from app.core.passes.fusions import FusionRow as FusionRow
@@ -194,3 +195,33 @@ def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
     for row in rows.values():
         row["ms"] = round(row["ms"], 4)
     return list(rows.values())
+
+
+def source_of_line(pipeline: PassPipeline, snapshot: int, line: str) -> tuple[str, str]:
+    """``(instruction, "file:line")`` of the HLO instruction defined on ``line`` of snapshot ``snapshot`` (its
+    own source metadata, else that of an instruction fused into it); ``("", "")`` when the line defines none,
+    ``(name, "")`` when no metadata names a source line."""
+    import re
+
+    from app.core.inspect.text_index import hlo_instructions
+    from app.core.units import source_label
+
+    m = re.match(r"\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", line)
+    if m is None:
+        return "", ""
+    name = m.group(1)
+    instructions = hlo_instructions(pipeline.snapshot(snapshot).text)
+    hit = next((i for i in instructions if i.name == name and i.file), None) or next(
+        (i for i in instructions if i.fusion == name and i.file), None)
+    return name, source_label(hit.file, hit.line) if hit is not None else ""
+
+
+def find_first(pipeline: PassPipeline, text: str) -> tuple[SearchHit | None, bool, int]:
+    """Where ``text`` first appears: ``(hit, defined, n)`` — the first snapshot defining an instruction of
+    that name (``defined``), else the first line containing it; ``n``: how many snapshots contain it."""
+    hit = first_appearance(pipeline, text.lstrip("%"))
+    hits = search(pipeline, text, first_only=True)
+    defined = hit is not None
+    if hit is None:
+        hit = hits[0] if hits else None
+    return hit, defined, len(hits)

@@ -41,6 +41,9 @@ class SessionEvents(SignalGroup):
     runFinished = Signal(RunState)
     #: Rows of :func:`app.core.race.summary_rows` for the race or run in progress.
     raceSummary = Signal(list)
+    #: Runs left the plot (the cap, Keep the last N runs, Clear plot): their run ids. Views keep only
+    #: ``Session.runs``; with none left, they show nothing of a run.
+    runsDropped = Signal(list)
     #: The worker is idle again: a message saying what finished.
     idle = Signal(str)
     #: A request failed.

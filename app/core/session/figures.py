@@ -68,8 +68,8 @@ def program_line(run: RunState) -> str:
 
 def race_rows(runs: list[RunState]) -> list[dict[str, Any]]:
     """Summary rows (:func:`app.core.race.summary_rows`) of the finished lanes of the newest race in ``runs``
-    (or of the newest run)."""
-    if not runs:
+    (or of the newest run; none when the newest run is a program's)."""
+    if not runs or runs[-1].program:  # a program's calls are no model race (issue 37: it showed 0 tokens)
         return []
     run = runs[-1]
     lanes = [r for r in runs if r.race == run.race] if run.race is not None else [run]

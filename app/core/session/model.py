@@ -58,7 +58,10 @@ class Session(RunList, ShownResults):
     def clear_runs(self) -> None:
         """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""
         if not self.running:
+            dropped = [r.run_id for r in self.runs]
             self.runs.clear()
+            if dropped:
+                self.events.runsDropped.emit(dropped)
 
     # -- queries ----------------------------------------------------------------------------------------
     @property

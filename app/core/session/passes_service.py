@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.session import requests as rq
+
+if TYPE_CHECKING:
+    from app.core.recording.model import RecordedPasses
 
 
 def find_lowered(engine: Any, step: str, mode: str = "") -> tuple[str, Any]:
@@ -81,3 +84,36 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     if kernel_ir_lost(pipeline):
         yield rq.Notice(pipeline.kernel_ir)
     yield passes_ready(request, mode, pipeline, time.perf_counter() - t0)
+
+
+def recorded_passes_ready(passes: RecordedPasses, origin: str) -> rq.PassesReady | None:
+    """The :class:`PassesReady` of a pass pipeline read from a session file (``passes``: its
+    :class:`~app.core.recording.model.RecordedPasses`; ``origin``: ``"recorded on CPU × 1 · …"``): its pass list,
+    chart, compile split and fusions as recorded, and of its snapshots only the module before the passes and the
+    final one (a session keeps no others). None when it has no final module."""
+    import zlib
+
+    from app.core.passes.model import PassPipeline, Snapshot
+
+    summaries = {s.get("index"): s for s in passes.snapshots}
+
+    def snapshot(text: str | None, summary: dict | None, index: int, name: str) -> Snapshot | None:
+        if text is None:
+            return None
+        s = summary or {}
+        return Snapshot(index, s.get("pipeline", ""), s.get("pass", name), s.get("next", ""),
+                        s.get("file", name), int(s.get("n_instructions") or 0), dict(s.get("fusion_kinds") or {}),
+                        [], len(text.encode("utf-8")), zlib.compress(text.encode("utf-8")))
+
+    indices = sorted(i for i in summaries if isinstance(i, int))
+    first, last = (indices[0], indices[-1]) if indices else (-1, 0)
+    before = snapshot(passes.initial_hlo, summaries.get(first), first, "before optimizations")
+    final = snapshot(passes.final_hlo, summaries.get(last), last, "after optimizations")
+    if final is None:
+        return None
+    pipeline = PassPipeline(passes.module, [], before, final, [], [], [], passes.compile_ms or 0.0, None,
+                            in_child=bool(passes.decisions))
+    request = rq.PassesRequest(step=passes.step, fusion_log=bool(passes.decisions), mode=passes.mode)
+    return rq.PassesReady(request, passes.step, passes.mode, pipeline, passes.rows, passes.snapshots,
+                          passes.breakdown or {"total_ms": 0.0, "parts": []}, passes.fusions, passes.decisions,
+                          passes.seconds, origin=origin, recorded=True)

@@ -48,8 +48,9 @@ class RunList:
         dropped, cap = retain(self.runs, self.max_runs, self._keep)
         if dropped:
             self.events.status.emit(
-                f"Runs on the plot: {cap} at most, so {', '.join(r.label for r in dropped)} left the plot "
-                "(plot menu ▸ Runs on the plot)")
+                f"Runs on the plot: {cap} at most (a race counts as one), so "
+                f"{', '.join(r.label for r in dropped)} left the plot (plot menu ▸ Runs on the plot)")
+            self.events.runsDropped.emit([r.run_id for r in dropped])
         return dropped
 
     def disconnect_all(self) -> None:

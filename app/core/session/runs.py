@@ -50,27 +50,38 @@ class RunState:
         return sum(1 for r in self.records if r.compiled)
 
 
+def units(runs: list[RunState]) -> list[list[RunState]]:
+    """``runs`` as the plot's units, oldest first: a race's lanes together (its replay is a race of its own),
+    every other run alone."""
+    groups: dict[object, list[RunState]] = {}
+    for run in runs:
+        groups.setdefault(("race", run.race) if run.race is not None else ("run", id(run)), []).append(run)
+    return list(groups.values())
+
+
 def retain(runs: list[RunState], max_runs: int, keep: int) -> tuple[list[RunState], int]:
-    """Drop the oldest of ``runs`` (in place) beyond ``max_runs``: ``(the runs dropped, the cap applied)``.
+    """Drop the oldest of ``runs`` (in place) beyond ``max_runs`` units: ``(the runs dropped, the cap applied)``.
 
     The one retention rule of the window: the plot, the race table and the exports show the session's runs.
-    Never dropped: a lane of the newest race, the run just started (a replay included), and the recorded runs
-    of the session files opened last (``keep`` of them) — replays go first, so replaying a recorded race again
-    and again never pushes the recording off the plot (issue 29, flaw 4: a later replay lost the torch lane,
-    the next said "Nothing to replay"). The cap is ``max_runs``, or more when more runs are protected."""
-    newest_race = runs[-1].race if runs else None
-    recorded = [r for r in runs if r.origin and not r.replay][-keep:] if keep else []
-    protected = {id(r) for r in runs if newest_race is not None and r.race == newest_race}
-    protected |= {id(r) for r in recorded}
-    if runs:  # the run just started (a replay included) is never the one dropped
-        protected.add(id(runs[-1]))
+    The cap counts units (:func:`units`): a race is one, with all its lanes, so a cap never splits a race (issue
+    37: a replay pushed lanes of the race it replayed off the plot). Never dropped: the newest unit (the run just
+    started, a replay included, or the race in progress) and the units of the recorded runs of the session files
+    opened last (``keep`` of them) — replays go first, so replaying a recorded race again and again never pushes
+    the recording off the plot (issue 29, flaw 4). The cap is ``max_runs``, or more when more units are
+    protected."""
+    groups = units(runs)
+    recorded = {id(r) for r in [r for r in runs if r.origin and not r.replay][-keep:]} if keep else set()
+    protected = {id(g[0]) for g in groups if any(id(r) in recorded for r in g)}
+    if groups:
+        protected.add(id(groups[-1][0]))
     cap = max(max_runs, len(protected))
-    excess = len(runs) - cap
+    excess = len(groups) - cap
     if excess <= 0:
         return [], cap
-    replays = [r for r in runs if r.replay and id(r) not in protected]
-    others = [r for r in runs if not r.replay and id(r) not in protected]
-    victims = {id(r) for r in (replays + others)[:excess]}
+    free = [g for g in groups if id(g[0]) not in protected]
+    replays = [g for g in free if all(r.replay for r in g)]
+    others = [g for g in free if not all(r.replay for r in g)]
+    victims = {id(r) for g in (replays + others)[:excess] for r in g}
     dropped = [r for r in runs if id(r) in victims]
     runs[:] = [r for r in runs if id(r) not in victims]
     return dropped, cap

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from app.core.compile_cache.switch import inductor_dir_for, use_persistent_caches
+from app.core.compile_cache.switch import cache_action, inductor_dir_for
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
 from app.core.modes.catalog import profiling_mode
@@ -79,6 +79,8 @@ class ComputeService:
         #: widgets, which must not be destroyed on the compute thread.
         self.settle_gc: Callable[[], None] = settle_garbage_collector
         self._programs: Any = None  # app.core.session.programs_service.ProgramService, made at the first program
+        #: (mode, step) → (the engine's StepIR, its source map): a map is built once per compile
+        self._maps: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def handle(
         self,
@@ -200,7 +202,7 @@ class ComputeService:
             if on_live_phase is not None:
                 on_live_phase(PhaseEvent("source map", True, f"of the {step} step ({mode})"))
             try:
-                yield rq.SourceMapReady(step, build_source_map(engine.ir[(mode, step)], step, engine.model))
+                yield rq.SourceMapReady(step, self._source_map(engine, mode, step, build_source_map))
             except Exception as exc:  # noqa: BLE001
                 yield rq.Notice(f"No source map for the {step} step: {type(exc).__name__}: {exc}")
             try:
@@ -212,6 +214,17 @@ class ComputeService:
             yield self._cache_info("")  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
             yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
+
+    def _source_map(self, engine: Engine, mode: str, step: str, build: Callable[..., Any]) -> Any:
+        """The source map of the engine's ``step`` in ``mode``: built once per compile (a warm run's reused IR
+        gets the map built at its compile: :attr:`IREvent.reused`)."""
+        step_ir = engine.ir[(mode, step)]
+        kept = self._maps.get((mode, step))
+        if kept is not None and kept[0] is step_ir:
+            return kept[1]
+        source_map = build(step_ir, step, engine.model)
+        self._maps[(mode, step)] = (step_ir, source_map)
+        return source_map
 
     def _program(self, request: rq.ProgramRequest, should_stop: Any, _live: Any) -> Iterator[Any]:
         """The user's own program (:mod:`app.core.session.programs_service`): the same events as a model run."""
@@ -355,28 +368,9 @@ class ComputeService:
     def _cache(self, request: rq.CacheRequest, _stop: Any, _live: Any) -> Iterator[Any]:
         """One toggle, one clear button for both compilers: JAX's persistent compilation cache in the
         directory, Inductor's FX-graph / AOT-autograd caches beside it (:func:`inductor_dir_for`)."""
-        from app.core.compile_cache import inductor as ic
-        from app.core.compile_cache import xla as cc
-        from app.core.units import nbytes
-
         directory = request.directory
-        if request.action in ("persistent_on", "persistent_off"):
-            on = request.action == "persistent_on"
-            used, inductor_used = use_persistent_caches(directory if on else None)
-            message = f"Persistent caches on: {used} (Inductor: {inductor_used})" if used else (
-                "Persistent caches off: every compile is cold.")
-        elif request.action == "clear_memory":
-            self.engine.clear_compiled() if self.engine is not None else cc.clear_in_memory_caches()
-            message = "In-memory caches cleared: the next run compiles again."
-        elif request.action == "clear_disk":
-            freed = cc.clear_disk_cache(directory) if directory else 0
-            if directory and inductor_dir_for(directory).is_dir():
-                freed += ic.clear_inductor_disk_cache(inductor_dir_for(directory))
-            message = f"Disk caches cleared: {nbytes(freed)} freed."
-        elif request.action == "refresh":
-            message = ""
-        else:
-            raise PlaygroundError(f"Unknown cache action {request.action!r}.")
+        engine = self.engine
+        message = cache_action(request.action, directory, engine.clear_compiled if engine is not None else None)
         yield self._cache_info(directory, message)
 
     def _cache_info(self, directory: str, message: str = "") -> rq.CacheInfo:

@@ -135,12 +135,12 @@ STEP_PAIR = re.compile(r"""["'](prefill|decode)["']\s*,\s*["'](?!\1)(prefill|dec
 CONVERTED = (
     "app/core/events.py", "app/core/inspect/source_diff.py", "app/core/passes/compare.py",
     "app/core/recording/model.py", "app/core/recording/text.py", "app/core/recording/compare.py",
-    "app/cli/inspect.py", "app/cli/show_session.py", "app/cli/common.py", "app/gui/inspect.py",
+    "app/cli/inspect.py", "app/cli/show_session.py", "app/cli/common.py", "app/gui/panels/inspect.py",
     "widgets/ir/ir_tabs.py", "widgets/source/step_diff.py",
 )
 #: Pairs still spelled in files outside this item: app/cli/passes.py (3), app/cli/profile.py,
-#: app/core/profile/step.py, app/gui/profile.py (3), app/gui/profile_links.py, app/gui/passes.py and the Sessions
-#: tab's step box (app/gui/session_compare.py). The count may only fall: lower it as they move onto MODEL_STEPS.
+#: app/core/profile/step.py, app/gui/panels/profile/wiring.py (3), app/gui/panels/profile/links.py, app/gui/panels/passes/wiring.py and the Sessions
+#: tab's step box (app/gui/panels/sessions/compare.py). The count may only fall: lower it as they move onto MODEL_STEPS.
 REMAINING = 11
 
 

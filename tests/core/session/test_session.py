@@ -138,10 +138,10 @@ def test_a_failure_names_the_input_at_fault():
 def test_the_session_keeps_the_last_runs_and_a_race_keeps_earlier_ones_unless_the_cap_forces_them_out():
     """Retention is the session's alone (the plot, the race table and exports show ``session.runs``): a race
     started after two runs keeps them beside its lanes while the cap allows, then drops the oldest and says
-    so; a race's lanes always stay together."""
+    so; a race's lanes always stay together: the cap counts a race as one unit (issue 37)."""
     rec = Recorder()
     session = rec.session()
-    session.max_runs = 4
+    session.max_runs = 3
     for _ in range(2):
         session.active = None
         session.pending = rq.RunRequest("p", GenerationSettings())
@@ -155,10 +155,16 @@ def test_the_session_keeps_the_last_runs_and_a_race_keeps_earlier_ones_unless_th
                                                "run 4 · jit-static"]
     assert not any("left the plot" in args[0] for args in rec.emitted.get("status", []))
     session.apply(LaneEvent("torch-compile", 2, 3, 8))
-    assert [r.run_id for r in session.runs] == [2, 3, 4, 5]
+    assert [r.run_id for r in session.runs] == [1, 2, 3, 4, 5]  # three units: two runs and the race
+    session.active = None
+    session.pending = rq.RunRequest("p", GenerationSettings())
+    session.send_pending()  # a fourth unit: the oldest run leaves, never a lane of the race
+    assert [r.run_id for r in session.runs] == [2, 3, 4, 5, 6]
     assert any("run 1 · jit-static left the plot" in args[0] for args in rec.emitted["status"])
-    session.set_max_runs(1)  # the newest race's three lanes stay together
-    assert [r.run_id for r in session.runs] == [3, 4, 5]
+    session.set_max_runs(2)  # the race (one unit, its three lanes together) and the newest run
+    assert [r.run_id for r in session.runs] == [3, 4, 5, 6]
+    session.set_max_runs(1)
+    assert [r.run_id for r in session.runs] == [6]
 
 
 def test_caps_say_so_when_they_apply():
@@ -206,7 +212,7 @@ def test_replays_never_push_the_recorded_runs_off_the_plot():
     """Issue 29, flaw 4: a recorded race (3 lanes, opened together) replayed again and again stays on the plot;
     older replays leave it first, and the newest replay's lanes stay together."""
     session = Session(lambda request: None)
-    session.max_runs = 5
+    session.max_runs = 2  # units (issue 37): the recorded race and one replay of it
     recorded = [session.begin_recorded(f"torch lane {i}", mode, "recorded here", race=1, keep=3)
                 for i, mode in enumerate(("torch", "jit-static", "torch-compile"))]
     for run in recorded:
@@ -252,3 +258,26 @@ def test_a_replay_started_on_a_full_plot_stays():
         session.end_recorded(run)
     replay = session.begin_recorded("replay", "jit-static", "recorded here", replay=True)
     assert replay is not None and session.runs[-1] is replay
+
+
+def test_a_replay_of_a_live_race_keeps_every_lane_of_the_race():
+    """Issue 37: the cap counts a race as one unit, so a race of three lanes and its replay (six runs) stay on a
+    plot that keeps five; a cap of one keeps the newest whole race, never part of one."""
+    session = Session(lambda request: None)
+    session.max_runs = 5
+    session.pending = rq.RaceRequest("p", ("torch", "jit-static", "torch-compile"), GenerationSettings())
+    session.send_pending()
+    for i, mode in enumerate(("torch", "jit-static", "torch-compile")):
+        session.apply(LaneEvent(mode, i, 3, 8))
+    session.active = None
+    race = list(session.runs)
+    for mode in ("torch", "jit-static", "torch-compile"):
+        lane = session.begin_recorded(f"replay · {mode}", mode, "recorded here", race=session.new_race_id(),
+                                      replay=True) if mode == "torch" else session.begin_recorded(
+            f"replay · {mode}", mode, "recorded here", race=session.runs[-1].race, replay=True)
+        assert lane is not None
+        session.end_recorded(lane)
+    assert len(session.runs) == 6 and all(r in session.runs for r in race)
+    session.set_max_runs(1)
+    assert [r.mode for r in session.runs] == ["torch", "jit-static", "torch-compile"]
+    assert all(r.replay for r in session.runs)  # the newest unit: the whole replayed race

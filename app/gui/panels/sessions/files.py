@@ -1,10 +1,10 @@
 """Session files in the window: File ▸ Save session / Open session / Open recent / Export ▸ Perfetto trace, a
-compare table and an IR diff of recorded runs (:mod:`app.gui.session_compare`), Demo ▸ Replay session
-(:mod:`app.gui.replay`). Which run keeps which IR, source map, profile and pass pipeline is core logic
+compare table and an IR diff of recorded runs (:mod:`app.gui.panels.sessions.compare`), Demo ▸ Replay session
+(:mod:`app.gui.panels.sessions.replay`). Which run keeps which IR, source map, profile and pass pipeline is core logic
 (:class:`app.core.recording.live.LiveRecording`, fed by the window's Session; the window gives it the form's
 prompt and settings). Opened runs go through the same session as live runs (their events through
 :meth:`Session.apply_all`), so every view shows them as they ran, read-only and labelled with where they were
-recorded (:mod:`app.gui.session_views`). No JAX or torch here: a window opens a ``.session`` file without them.
+recorded (:mod:`app.gui.panels.sessions.views`). No JAX or torch here: a window opens a ``.session`` file without them.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
 from app.gui.context import WindowContext
 from app.gui.menus import find_menu
-from app.gui.replay import Replay
-from app.gui.session_compare import CompareDialog, IRDiffDialog
-from app.gui.session_dialogs import ReplayDialog, SaveRunsDialog, run_title
-from app.gui.session_views import machine_colours, show_ir, show_passes, show_profile, start_plot_run
+from app.gui.panels.sessions.compare import CompareDialog, IRDiffDialog
+from app.gui.panels.sessions.dialogs import ReplayDialog, SaveRunsDialog, run_title
+from app.gui.panels.sessions.replay import Replay
+from app.gui.panels.sessions.views import machine_colours, show_ir, show_passes, show_profile, start_plot_run
 
 if TYPE_CHECKING:
-    from app.gui.inspect import InspectWiring
-    from app.gui.passes import PassesWiring
-    from app.gui.profile import ProfileWiring
+    from app.gui.panels.inspect import InspectWiring
+    from app.gui.panels.passes.wiring import PassesWiring
+    from app.gui.panels.profile.wiring import ProfileWiring
 
 FILTER = f"torchax-playground session (*{SUFFIX})"
 MAX_RECENT_SESSIONS = 8
@@ -78,19 +78,9 @@ class SessionFiles(QObject):
     def recorded(self) -> dict[int, RecordedRun]:
         return self.live.recorded
 
-    @property
-    def _pending(self) -> RecordedRun | None:
-        return self.live.pending
-
     def runs_on_plot(self) -> list[RecordedRun]:
         """The recorded runs of the plot's runs as the plot names them (:meth:`LiveRecording.runs_on_plot`)."""
         return self.live.runs_on_plot()
-
-    def ir_origin(self, run: RunState) -> str:
-        return self.live.ir_origin(run)
-
-    def prompt_of(self, run: RunState) -> str:
-        return self.live.prompt_of(run)
 
     # -- menus ------------------------------------------------------------------------------------
     def _action(self, menu: QMenu, text: str, slot: Any, shortcut: str = "") -> QAction:
@@ -349,7 +339,7 @@ class SessionFiles(QObject):
         return self.live.begin_recorded(run, label, race, replay=replay, keep=keep)
 
     def start_plot_run(self, state: RunState) -> None:
-        """The plot's curve of a recorded run (the window's runStarted; :func:`app.gui.session_views.start_plot_run`)."""
+        """The plot's curve of a recorded run (the window's runStarted; :func:`app.gui.panels.sessions.views.start_plot_run`)."""
         start_plot_run(self.ui.plot, state, self.live.recorded_of(state), self._machines)
 
     # -- replay -----------------------------------------------------------------------------------
@@ -360,8 +350,8 @@ class SessionFiles(QObject):
     def replay_choices(self) -> list[tuple[str, list[RecordedRun]]]:
         """What Demo ▸ Replay session… offers, oldest first: ``(title, runs)`` per recorded run on the plot
         (not a replay), a race as one choice with all its lanes (:meth:`LiveRecording.replay_groups`)."""
-        return [(run_title(runs[0]) if race is None else
-                 f"race · {len(runs)} lanes ({', '.join(r.mode for r in runs)}) · {runs[0].machine}", runs)
+        return [(run_title(runs[0]) if race is None else f"race · {len(runs)} lane{'s' if len(runs) != 1 else ''} "
+                 f"({', '.join(r.mode for r in runs)}) · {runs[0].machine}", runs)
                 for race, runs in self.live.replay_groups()]
 
     @Slot()
@@ -369,8 +359,7 @@ class SessionFiles(QObject):
         """Demo ▸ Replay session…: pick the recorded run (or race) and the speed, then replay it."""
         choices = self.replay_choices()
         if not choices:
-            self.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) "
-                                     "or run first.")
+            self.status.error("Nothing to replay: open a session (File ▸ Open session…, Ctrl+Shift+O) or run first.")
             return
         dialog = ReplayDialog(choices, self.host)
         self.replay_picker = dialog

@@ -33,6 +33,7 @@ class PlotActions(QObject):
         self.runs_group = QActionGroup(self)
         for n in RUN_CAPS:
             action = QAction(f"Keep the last {n} run{'s' if n > 1 else ''}", self, checkable=True)
+            action.setToolTip("A race counts as one run: its lanes stay together")
             action.setData(n)
             self.runs_group.addAction(action)
         self.runs_group.triggered.connect(lambda action: self.set_max_runs(action.data()))
@@ -61,7 +62,8 @@ class PlotActions(QObject):
         return menu
 
     def set_max_runs(self, n: int) -> None:
-        """Keep the last ``n`` runs on the plot and in the session (exports, race table); remembered."""
+        """Keep the last ``n`` runs on the plot and in the session (exports, race table), a race counting as one
+        (:func:`app.core.session.runs.retain`); remembered."""
         self.session.set_max_runs(n)
         self.plot.retain([r.run_id for r in self.session.runs])
         self.settings.plot_runs = n

@@ -1,8 +1,8 @@
 """The Code workspace's wiring: the user's program in the editor (:class:`widgets.code.program_panel.ProgramPanel`),
 run through the session like a model (:meth:`app.core.session.model.Session.run_program`), its errors marked at
 the user's line, its lines linked both ways with the IR views. Its files (File ▸ New program, Open, Save, Save
-as, Open recent, Examples) are :class:`app.gui.program_files.ProgramFiles`'; the draft that keeps unsaved edits
-across sessions (and Discard restored edits) is :class:`app.gui.program_draft.ProgramDraft`'s. GUI thread only.
+as, Open recent, Examples) are :class:`app.gui.panels.programs.files.ProgramFiles`'; the draft that keeps unsaved edits
+across sessions (and Discard restored edits) is :class:`app.gui.panels.programs.draft.ProgramDraft`'s. GUI thread only.
 """
 
 from __future__ import annotations
@@ -18,12 +18,18 @@ from app.core.programs.lanes import split_static_values
 from app.core.programs.specs import SpecError
 from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
 from app.gui.context import WindowContext
-from app.gui.program_draft import DRAFT_DELAY_MS, DRAFT_FILE, DRAFT_MAX_DELAY_MS, STATE_FILE, ProgramDraft
-from app.gui.program_files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
+from app.gui.panels.programs.draft import (
+    DRAFT_DELAY_MS,
+    DRAFT_FILE,
+    DRAFT_MAX_DELAY_MS,
+    STATE_FILE,
+    ProgramDraft,
+)
+from app.gui.panels.programs.files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
 from widgets.code.program_panel import ProgramPanel
 
 if TYPE_CHECKING:
-    from app.gui.inspect import InspectWiring
+    from app.gui.panels.inspect import InspectWiring
     from app.gui.workspaces import Workspaces
 from widgets.source.source_rows import to_ranges
 
@@ -61,8 +67,8 @@ def guess_entries(text: str) -> list[str]:
 
 class ProgramWiring(QObject):
     """Owns the program panel in the Code workspace, its File-menu actions (:attr:`files`, a
-    :class:`~app.gui.program_files.ProgramFiles`) and its draft (:attr:`draft`, a
-    :class:`~app.gui.program_draft.ProgramDraft`)."""
+    :class:`~app.gui.panels.programs.files.ProgramFiles`) and its draft (:attr:`draft`, a
+    :class:`~app.gui.panels.programs.draft.ProgramDraft`)."""
 
     def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces) -> None:
         """``inspect``: the IR views' links (the program's lines light up there); ``workspaces``: the Code

@@ -1,5 +1,5 @@
 """The Code workspace's files (:class:`ProgramFiles`): File ▸ New program, Open program…, Open recent, Examples,
-Save program and Save program as…, for the program of a :class:`app.gui.programs.ProgramWiring`; unsaved edits
+Save program and Save program as…, for the program of a :class:`app.gui.panels.programs.wiring.ProgramWiring`; unsaved edits
 of a file are never dropped silently (save, discard, or keep editing). GUI thread only.
 """
 
@@ -37,7 +37,7 @@ def examples() -> list[Any]:
 
 
 class ProgramFiles(QObject):
-    """The File-menu actions of the program in ``programs`` (a :class:`app.gui.programs.ProgramWiring`: its
+    """The File-menu actions of the program in ``programs`` (a :class:`app.gui.panels.programs.wiring.ProgramWiring`: its
     ``editor``, ``path``, ``name``, ``example``, ``set_program``, ``show_file`` and ``save_state``) and the
     recent files (``recent``, newest first, at most :data:`MAX_RECENT`)."""
 

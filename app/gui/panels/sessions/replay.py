@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class RecordedRuns(Protocol):
-    """What a replay uses of the session files (:class:`app.gui.sessions.SessionFiles`): the runs it plays by
+    """What a replay uses of the session files (:class:`app.gui.panels.sessions.files.SessionFiles`): the runs it plays by
     default, a recorded run shown through the session, and its actions' enabled state."""
 
     def replay_source(self) -> list[RecordedRun]: ...
@@ -42,7 +42,7 @@ def speed_text(speed: float, skip_compile: bool) -> str:
 
 
 class Replay(QObject):
-    """Plays recorded runs through ``files`` (:class:`app.gui.sessions.SessionFiles`)."""
+    """Plays recorded runs through ``files`` (:class:`app.gui.panels.sessions.files.SessionFiles`)."""
 
     def __init__(self, ctx: WindowContext, files: RecordedRuns) -> None:
         super().__init__(ctx.host)

@@ -32,13 +32,13 @@ from app.core.profile.columns import (
 )
 from app.core.session.requests import ProfileReady
 from app.gui.context import WindowContext
-from app.gui.profile_links import ProfileLinks
+from app.gui.panels.profile.links import ProfileLinks
 from widgets.profile.profile_table import ProfileTable
 from widgets.profile.timeline import StepTimeline
 
 if TYPE_CHECKING:
-    from app.gui.inspect import InspectWiring
-    from app.gui.programs import ProgramWiring
+    from app.gui.panels.inspect import InspectWiring
+    from app.gui.panels.programs.wiring import ProgramWiring
     from app.gui.workspaces import Workspaces
 
 

@@ -22,10 +22,10 @@ from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 from widgets.run.token_view import CallInfo
 
 if TYPE_CHECKING:
-    from app.gui.demo import DemoKit
-    from app.gui.inspect import InspectWiring
-    from app.gui.programs import ProgramWiring
-    from app.gui.sessions import SessionFiles
+    from app.gui.panels.demo.kit import DemoKit
+    from app.gui.panels.inspect import InspectWiring
+    from app.gui.panels.programs.wiring import ProgramWiring
+    from app.gui.panels.sessions.files import SessionFiles
 
 
 class RunView(QObject):
@@ -51,6 +51,7 @@ class RunView(QObject):
         ev.runFinished.connect(self._on_run_finished)
         ev.idle.connect(self._on_idle)
         ev.background.connect(self._on_background)
+        ev.runsDropped.connect(self._on_runs_dropped)
         self.ui.tokens.tokenHovered.connect(self._on_token_hovered)
         self.ui.plot.pointHovered.connect(self._on_point_hovered)
 
@@ -74,7 +75,7 @@ class RunView(QObject):
 
     def _on_run_started(self, run: RunState) -> None:
         ui, session = self.ui, self.session
-        ui.tokens.start(self.recorded.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
+        ui.tokens.start(self.recorded.live.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
         ui.stats.reset()
         ui.stats.set_program(bool(run.program))  # first call / steady call / calls / compiles
         ui.plot.set_program(bool(run.program))  # "call" and "steady call" in the plot's key
@@ -138,13 +139,15 @@ class RunView(QObject):
             self.ui.plot.set_steady_ms(f.steady_ms)
 
     def _on_ir(self, event: Any) -> None:
+        if event.reused and self.ui.ir_tabs.text_of(event.step, "hlo") == getattr(event.ir, "hlo", None):
+            return  # a warm run's step: the views already show what runs, with its source map
         self.inspect.ir_arrived(event.step)
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
         if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
             origin = f"traced as you type · {event.step}"  # no run: the editor's text, traced
         if run is not None and run.origin:
-            origin = self.recorded.ir_origin(run)
+            origin = self.recorded.live.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
 
     def _on_run_finished(self, run: RunState) -> None:
@@ -174,3 +177,12 @@ class RunView(QObject):
     @Slot(int)
     def _on_point_hovered(self, call_index: int) -> None:
         self.ui.tokens.highlight_call(call_index)
+
+    def _on_runs_dropped(self, _run_ids: list[int]) -> None:
+        """Runs left the plot: the plot keeps the session's runs; with none left, the stream and the figures
+        of a removed run go too (issue 37: after Clear plot they still showed it)."""
+        self.ui.plot.retain([r.run_id for r in self.session.runs])
+        if self.session.current is None:
+            self.ui.tokens.start("")
+            self.ui.stats.reset()
+            self.ui.plot.set_steady_ms(None)

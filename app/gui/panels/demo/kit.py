@@ -30,10 +30,10 @@ from app.core.race import EAGER_TOKENS
 from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
-from app.gui import exports
 from app.gui.context import WindowContext
 from app.gui.layout import card, dock_widget, scrolling
 from app.gui.menus import MODE_COLOURS, find_menu
+from app.gui.panels.demo import exports
 from app.gui.presentation import Presentation
 from widgets.demo.cache_panel import CachePanel
 from widgets.demo.compile_log import CompileLog
@@ -206,6 +206,7 @@ class DemoKit(QObject):
         ev.runStarted.connect(self.on_run_started)
         ev.records.connect(self.on_records)
         ev.runFinished.connect(self.on_run_finished)
+        ev.runsDropped.connect(self._on_runs_dropped)
         ev.cache.connect(self.on_cache_info)
         self.controls.raceRequested.connect(self.start_race)
         self.controls.replayRequested.connect(self.replay)
@@ -298,6 +299,16 @@ class DemoKit(QObject):
         self.stage_table.set_rows(self.session.race_rows(), MODE_COLOURS)
         self._show_stage()
         self.phases.set_calls(exports.phase_calls(current))
+
+    def _on_runs_dropped(self, _run_ids: list[int]) -> None:
+        """Runs left the plot: the race summary is of the session's newest race or run, or empty."""
+        rows = self.session.race_rows()
+        for table in (self.table, self.stage_table):
+            table.set_rows(rows, MODE_COLOURS) if rows else table.clear_rows()
+        self._show_stage()
+        run = self.session.current
+        lanes = [] if run is None else [r for r in self.session.runs if r.race == run.race] if run.race else [run]
+        self.phases.set_calls(exports.phase_calls(lanes))
 
     def on_cache_info(self, info: CacheInfo) -> None:
         self.cache.set_info(info.enabled, info.n_files, info.n_bytes, info.message)

@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtGui import QTextCursor
 
-from app.gui.program_files import MAX_RECENT, NEW_PROGRAM, UNTITLED, examples
+from app.gui.panels.programs.files import MAX_RECENT, NEW_PROGRAM, UNTITLED, examples
 from app.gui.user_settings import config_dir
 
 STATE_FILE = "program.json"
@@ -35,7 +35,7 @@ DRAFT_MAX_DELAY_MS = 3000
 
 class ProgramDraft(QObject):
     """Keeps, restores and discards the draft of the program in ``programs`` (a
-    :class:`app.gui.programs.ProgramWiring`: its ``editor``, ``panel``, ``path``, ``name``, ``example``,
+    :class:`app.gui.panels.programs.wiring.ProgramWiring`: its ``editor``, ``panel``, ``path``, ``name``, ``example``,
     ``files.recent``, ``set_program`` and ``show_file``)."""
 
     def __init__(self, programs: Any) -> None:

@@ -1,6 +1,6 @@
 """A recorded run's IR, profile and pass pipeline into the window's views (IR tabs, Profile tab, Passes tab),
 read-only and labelled with where it was recorded, and its curve on the plot, coloured by machine when runs
-of several machines are shown (:class:`app.gui.sessions.SessionFiles` opens the files). Nothing here imports
+of several machines are shown (:class:`app.gui.panels.sessions.files.SessionFiles` opens the files). Nothing here imports
 JAX or torch. GUI thread only."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from app.core.session.model import RunState
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 
 if TYPE_CHECKING:
-    from app.gui.inspect import InspectWiring
-    from app.gui.passes import PassesWiring
-    from app.gui.profile import ProfileWiring
+    from app.gui.panels.inspect import InspectWiring
+    from app.gui.panels.passes.wiring import PassesWiring
+    from app.gui.panels.profile.wiring import ProfileWiring
     from app.gui.status import StatusLine
     from widgets.ir.ir_tabs import IRTabs
 
@@ -69,14 +69,16 @@ def show_ir(inspect: InspectWiring, ir_tabs: IRTabs, run: RecordedRun) -> None:
 
 
 def plot_label(state: RunState, run: RecordedRun | None) -> str:
-    """The plot's label of a recorded run (the plot adds ``"run N · "``): its mode, machine and model or
-    ``program:entry``, ``(recorded)`` — or ``▶ replay`` after the mode (a race lane's steady-decode key is
-    named by its mode)."""
-    machine_label = machine_name(run.environment) if run is not None else ""
-    model = f" · {run.model}" if run is not None and run.model else ""
+    """The plot's label of a recorded run (the plot adds ``"run N · "``), as a live run's: its mode, the devices
+    it ran on (its mesh: ``"1 device"``), its model or ``program:entry``, then ``(recorded on CPU × 4)`` — or
+    ``▶ replay`` after the mode (a race lane's steady-decode key is named by its mode). Issue 37: recorded runs
+    said "CPU × 4" where live runs on the same machine said "1 device"."""
+    if run is None:
+        return f"{state.mode} (recorded)"
+    model = f" · {run.model}" if run.model else ""
     if state.replay:
-        return f"{state.mode} ▶ replay · {machine_label}{model}"
-    return f"{state.mode} · {machine_label}{model} (recorded)"
+        return f"{state.mode} ▶ replay · {run.mesh}{model}"
+    return f"{state.mode} · {run.mesh}{model} (recorded on {machine_name(run.environment)})"
 
 
 def machine_colours(machines: set[str]) -> dict[str, str]:

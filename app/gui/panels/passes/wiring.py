@@ -11,56 +11,26 @@ import html
 import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Slot
+from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QDialog,
-    QDialogButtonBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
-from app.core import units
-from app.core.inspect.views import STEP_CHOICES
 from app.core.passes import query
+from app.core.session.passes_service import recorded_passes_ready
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
 from app.gui.context import WindowContext
 from app.gui.layout import scrolling
-from widgets.ir.code_view import CodeView
-from widgets.ir.hlo_diff import HloDiff
-from widgets.passes.compile_bar import CompileBar
-from widgets.passes.fusion_table import FusionTable
-from widgets.passes.pass_chart import PassChart
-from widgets.passes.pass_list import PassList
+from app.gui.panels.passes import annotate
+from widgets.passes.dialogs import CompareDialog, LlvmDialog
+from widgets.passes.page import RECORD_TIP, PassesPage
 
 if TYPE_CHECKING:
-    from app.gui.inspect import InspectWiring
-    from app.gui.profile import ProfileWiring
+    from app.gui.panels.inspect import InspectWiring
+    from app.gui.panels.profile.wiring import ProfileWiring
     from widgets.demo.compile_log import CompileLog
 
-RECORD_TIP = ("Compile the step again with XLA's per-pass dumps under the profiler: every pass's time and "
-              "every snapshot of the module (Ctrl+Shift+X)")
-
-
-def diff_rows(diff: query.SnapshotDiff) -> list[tuple[str, int | None, int | None, str]]:
-    """A :class:`~app.core.passes.query.SnapshotDiff` as the diff widget's rows, folds as ``"~"`` rows."""
-    rows: list[tuple[str, int | None, int | None, str]] = []
-    for hunk in diff.hunks:
-        if hunk.folded_before:
-            rows.append(("~", None, None, f"⋯ {hunk.folded_before:,} unchanged lines"))
-        rows += [(ln.tag, ln.old, ln.new, ln.text) for ln in hunk.lines]
-    if diff.hunks and diff.folded_after:
-        rows.append(("~", None, None, f"⋯ {diff.folded_after:,} unchanged lines"))
-    return rows
 
 
 class PassesWiring(QObject):
@@ -93,99 +63,15 @@ class PassesWiring(QObject):
 
     # -- the page ----------------------------------------------------------------------------------
     def _page(self) -> QWidget:
-        self.button = QPushButton("Record", objectName="passesRecord")
-        self.button.setToolTip(RECORD_TIP)
-        self.step = QComboBox(objectName="passesStep", toolTip="The compiled step whose passes are recorded")
-        self.step.addItems(list(STEP_CHOICES))
-        self.fusion_log = QCheckBox("Fusion log", objectName="passesFusionLog")
-        self.fusion_log.setToolTip("Also record XLA's fusion decisions with their reasons (compiles in a "
-                                   "child process: a few seconds more)")
-        self.status = QLabel("Run the prompt, then Record: XLA's ~110 passes, step by step.",
-                             objectName="passesStatus")
-        self.status.setMinimumWidth(80)
-        self.flags = QLineEdit(objectName="passesXlaFlags")
-        self.flags.setPlaceholderText("XLA flags: --xla_cpu_enable_fast_math=true")
-        self.flags.setToolTip("Record the step compiled with these XLA options (--xla_name=value, space "
-                              "separated). XLA checks each flag first: an unknown flag is refused by name.")
-        self.flags.setClearButtonEnabled(True)
-        self.flags.setMinimumWidth(120)
-        self.flags.setMaximumWidth(260)
-        self.compare = QPushButton("Compare…", objectName="passesCompare")
-        self.compare.setToolTip("Compare the last two recordings: counts side by side and the diff of their "
-                                "final modules (prefill vs decode, two modes, or two flag sets)")
-        self.compare.setEnabled(False)
-        self.find = QLineEdit(objectName="passesFind")
-        self.find.setPlaceholderText("Find in snapshots: fusion.12")
-        self.find.setToolTip("Where does an instruction first appear? Enter: the first snapshot defining it "
-                             "(or containing the text), its pass and line")
-        self.find.setClearButtonEnabled(True)
-        self.find.setMaximumWidth(260)
-        self.find.setMinimumWidth(150)
-        self.found = QLabel("", objectName="passesFound")
-        self.found.setWordWrap(True)
-        bar = QHBoxLayout()
-        bar.setSpacing(6)
-        for w in (self.button, self.step, self.fusion_log, self.flags, self.compare):
-            bar.addWidget(w)
-        bar.addWidget(self.status, 1)
-        bar.addWidget(self.find)
-
-        self.compile_bar = CompileBar()
-        self.compile_bar.setToolTip("")
-        self.pass_list = PassList()
-        self.chart = PassChart()
-        self.chart.setMinimumHeight(64)  # a short Code workspace still fits the tab
-        left = QSplitter(Qt.Orientation.Vertical, objectName="passesLeftSplit")
-        left.addWidget(self.pass_list)
-        left.addWidget(self.chart)
-        left.setStretchFactor(0, 3)
-        left.setStretchFactor(1, 1)
-        left.setSizes([300, 130])
-        left.setChildrenCollapsible(False)
-
-        self.snapshot = QComboBox(objectName="passesSnapshot")
-        self.snapshot.setToolTip("Any snapshot of the module: before optimization, after each pass that "
-                                 "changed it, the final module")
-        self.snapshot.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.snapshot.setMinimumContentsLength(24)
-        self.diff = HloDiff()
-        diff_page = QWidget()
-        d = QVBoxLayout(diff_page)
-        d.setContentsMargins(4, 4, 4, 4)
-        d.setSpacing(2)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Snapshot"))
-        row.addWidget(self.snapshot, 1)
-        row.addWidget(self.diff.whole)  # beside the snapshot list: the diff's title gets the whole width
-        d.addLayout(row)
-        d.addWidget(self.found)
-        d.addWidget(self.diff, 1)
-        self.fusions = FusionTable()
-        self.detail = QTabWidget(objectName="passesDetail")
-        self.detail.addTab(diff_page, "HLO diff")
-        self.detail.addTab(self.fusions, "Fusions")
-        # XLA:GPU's pipelines, autotuning and thunk sequence (app.core.passes.gpu_text): shown for a GPU pipeline
-        self.gpu_view = CodeView()
-        self.gpu_view.setObjectName("passesGpuView")
-        self.gpu_index = self.detail.addTab(self.gpu_view, "XLA:GPU")
-        self.detail.setTabVisible(self.gpu_index, False)
-
-        self.split = QSplitter(Qt.Orientation.Horizontal, objectName="passesSplit")
-        self.split.addWidget(left)
-        self.split.addWidget(self.detail)
-        self.split.setStretchFactor(0, 2)
-        self.split.setStretchFactor(1, 3)
-        self.split.setSizes([570, 690])
-        self.split.setChildrenCollapsible(False)
-
-        page = QWidget(objectName="passesPage")
-        layout = QVBoxLayout(page)
-        layout.setContentsMargins(6, 4, 6, 4)
-        layout.setSpacing(4)
-        layout.addLayout(bar)
-        layout.addWidget(self.compile_bar)
-        layout.addWidget(self.split, 1)
-
+        """The page (:class:`widgets.passes.page.PassesPage`), its widgets kept here by name, answered here."""
+        v = PassesPage()
+        self.button, self.step, self.fusion_log, self.flags, self.compare = (
+            v.button, v.step, v.fusion_log, v.flags, v.compare)
+        self.status, self.find, self.found, self.compile_bar, self.pass_list, self.chart = (
+            v.status, v.find, v.found, v.compile_bar, v.pass_list, v.chart)
+        self.snapshot, self.diff, self.fusions, self.detail, self.gpu_view, self.gpu_index, self.split = (
+            v.snapshot, v.diff, v.fusions, v.detail, v.gpu_view, v.gpu_index, v.split)
+        page = v
         self.button.clicked.connect(self.record_or_stop)
         self.compare.clicked.connect(self.show_compare)
         self.flags.returnPressed.connect(self.record)
@@ -196,7 +82,7 @@ class PassesWiring(QObject):
         self.fusions.fusionActivated.connect(self._on_fusion_activated)
         self.fusions.llvmRequested.connect(self.show_llvm_ir)
         self.diff.lineActivated.connect(self.show_source_of)
-        self.session.events.profile.connect(self._on_profile)
+        self.session.events.profile.connect(self._measured_for)
         return page
 
     # -- snapshot lines → their source ---------------------------------------------------------------
@@ -205,23 +91,16 @@ class PassesWiring(QObject):
         """The source (``file:line``) of the instruction on a snapshot's ``line`` — from its metadata, or for
         a fusion from the first instruction it absorbed — selected in the Source map (whose cross-links then
         mark it in every IR view). Returns the location ("" when the line has none)."""
-        import re
 
-        from app.core.inspect.text_index import hlo_instructions
-        from app.core.units import source_label
-
-        m = re.match(r"\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", line)
         index = self.snapshot.currentData()
-        if m is None or self.last is None or index is None:
+        if self.last is None or index is None:
             return ""
-        instructions = hlo_instructions(self.last.pipeline.snapshot(int(index)).text)
-        name = m.group(1)
-        hit = next((i for i in instructions if i.name == name and i.file), None) or next(
-            (i for i in instructions if i.fusion == name and i.file), None)
-        if hit is None:
+        name, location = query.source_of_line(self.last.pipeline, int(index), line)
+        if not name:
+            return ""
+        if not location:
             self.status.setText(f"{name} carries no source line in its metadata.")
             return ""
-        location = source_label(hit.file, hit.line)
         inspect = self.inspect
         if inspect.inspector.explorer.select_location(location):
             self.ir_tabs.tabs.setCurrentWidget(inspect.page)
@@ -238,31 +117,14 @@ class PassesWiring(QObject):
         if ir is None:
             self.status.setText(f"No LLVM IR was dumped for {name}.")
             return None
-        dlg = QDialog(self.host, objectName="fusionLlvmDialog")
-        dlg.setWindowTitle(f"{name} · LLVM IR")
-        tabs = QTabWidget()
-        for optimized, title in ((True, "after LLVM's passes"), (False, "before")):
-            view = CodeView()
-            view.setObjectName("fusionLlvmOptimized" if optimized else "fusionLlvmUnoptimized")
-            view.set_code(ir.text(optimized) or "(not dumped)", highlight=False)
-            tabs.addTab(view, title)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(dlg.reject)
-        lay = QVBoxLayout(dlg)
-        lay.addWidget(tabs, 1)
-        lay.addWidget(buttons)
-        dlg.resize(1000, 640)
-        dlg.views = [tabs.widget(i) for i in range(tabs.count())]
+        dlg = LlvmDialog(self.host, name, ir.text(True), ir.text(False))
         self.llvm_dialog = dlg
         dlg.open()
         return dlg
 
-    def _on_profile(self, ready: Any) -> None:
+    def _measured_for(self, profile_ready: Any) -> None:
         """A profile of a step: its measured µs per step per HLO instruction, beside the fusions of the same
         step (names match: the profiled executable and the recording compile the same module)."""
-        self._measured_for(ready)
-
-    def _measured_for(self, profile_ready: Any) -> None:
         if profile_ready is None or self.last is None or profile_ready.profile.step != self.last.step:
             self.fusions.set_measured({})
             return
@@ -367,6 +229,9 @@ class PassesWiring(QObject):
 
     def on_passes(self, ready: PassesReady) -> None:
         self._finish()
+        # issue 37: a recording that waited for the compute thread said "recorded in 5.0 s" after ~134 s
+        waited = time.perf_counter() - self._t0 - ready.seconds if self._t0 and not ready.origin else 0.0
+        self._t0 = 0.0
         self.compare.setEnabled(len(self.history) == 2)
         p = ready.pipeline
         changed = sum(1 for r in ready.rows if r.get("changed"))
@@ -382,11 +247,12 @@ class PassesWiring(QObject):
         self.status.setText(f"<b>{ready.mode} · {ready.step}</b>{with_flags} · {len(p.snapshots)} snapshots · "
                             f"{len(ready.rows)} passes ({changed} changed the module){log} · "
                             + (f"opened from {ready.origin} in {ready.seconds:.1f} s" if ready.origin and not ready.recorded
-                               else f"recorded in {ready.seconds:.1f} s") + lost)
+                               else f"recorded in {ready.seconds:.1f} s") + lost
+                            + (f" (after {waited:.0f} s waiting for the compute thread)" if waited >= 2 else ""))
         b = ready.breakdown
         # the first call's trace and lower (and its compile log row and spike) are the split of a compile without
         # flags: a recording with XLA flags is its own compile, shown alone (issue 29, flaw 7)
-        found = None if flags else self.compiling_record(ready.step, ready.mode)
+        found = None if flags else annotate.compiling_record(self.session.runs, ready.step, ready.mode)
         front = []
         if found is not None:
             record = found[1]
@@ -394,8 +260,8 @@ class PassesWiring(QObject):
                       "source": "the step's first call: jax trace (CallRecord.trace_ms)"},
                      {"label": "lower", "ms": record.lower_ms or 0.0, "group": "lower",
                       "source": "the step's first call: lowering to StableHLO (CallRecord.lower_ms)"}]
-            self._annotate_log(found, b)
-            self._annotate_spike(found[1], b)
+            annotate.compile_log_row(self.compile_log, found, b)
+            annotate.compile_spike(self.session.runs, self.ctx.ui.plot, found[1], b)
         self.compile_bar.set_parts(b["total_ms"] + sum(p["ms"] for p in front), front + b["parts"])
         self.pass_list.set_rows(ready.rows)
         self.chart.set_snapshots(ready.snapshots)
@@ -427,90 +293,14 @@ class PassesWiring(QObject):
         its pass list, chart, compile split and fusions as recorded, read-only, and the diff of the module
         before the passes against the final one (the snapshots in between are not kept in a session).
         ``origin``: ``"recorded on CPU × 1 · …"``. False when it has no final module."""
-        import zlib
-
-        from app.core.passes.model import PassPipeline, Snapshot
-
-        summaries = {s.get("index"): s for s in passes.snapshots}
-
-        def snapshot(text: str | None, summary: dict | None, index: int, name: str) -> Snapshot | None:
-            if text is None:
-                return None
-            s = summary or {}
-            return Snapshot(index, s.get("pipeline", ""), s.get("pass", name), s.get("next", ""),
-                            s.get("file", name), int(s.get("n_instructions") or 0), dict(s.get("fusion_kinds") or {}),
-                            [], len(text.encode("utf-8")), zlib.compress(text.encode("utf-8")))
-
-        indices = sorted(i for i in summaries if isinstance(i, int))
-        first, last = (indices[0], indices[-1]) if indices else (-1, 0)
-        before = snapshot(passes.initial_hlo, summaries.get(first), first, "before optimizations")
-        final = snapshot(passes.final_hlo, summaries.get(last), last, "after optimizations")
-        if final is None:
+        ready = recorded_passes_ready(passes, origin)
+        if ready is None:
             return False
-        pipeline = PassPipeline(passes.module, [], before, final, [], [], [], passes.compile_ms or 0.0, None,
-                                in_child=bool(passes.decisions))
-        request = PassesRequest(step=passes.step, fusion_log=bool(passes.decisions), mode=passes.mode)
-        ready = PassesReady(request, passes.step, passes.mode, pipeline, passes.rows, passes.snapshots,
-                            passes.breakdown or {"total_ms": 0.0, "parts": []}, passes.fusions, passes.decisions,
-                            passes.seconds, origin=origin, recorded=True)
         self.session.show_passes(ready)  # the session's recording from now on; the views follow its signal
-        self.show_snapshot(final.index)
+        self.show_snapshot(ready.pipeline.final.index)
         self.status.setText(self.status.text() + f" · {origin} (read-only: the module before and after the "
                                                  "passes; the snapshots in between are not in the session)")
         return True
-
-    def compiling_record(self, step: str, mode: str) -> tuple[str, Any] | None:
-        """(run label, CallRecord) of the newest run in ``mode`` whose first compiling call of ``step``
-        exists (None when no run of this window compiled it, e.g. a session file's)."""
-        for run in reversed(self.session.runs):
-            if run.mode != mode:
-                continue
-            record = next((r for r in run.records if r.compiled and r.step == step), None)
-            if record is not None:
-                return run.label.removeprefix("run "), record
-        return None
-
-    def _annotate_spike(self, record: Any, b: dict) -> None:
-        """The plot's note beside that call's compile spike gains XLA's split (HLO passes / backend / other)."""
-        run = next((r for r in self.session.runs if any(x is record for x in r.records)), None)
-        groups = b.get("by_group") or {}
-        if run is not None and groups:
-            line = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
-            self.ctx.ui.plot.annotate_compile(run.run_id, record.index, line)
-
-    def _annotate_log(self, found: tuple[str, Any], b: dict) -> None:
-        """The compile log's row of that call: the recorded split after its phases, the parts in its tooltip."""
-        if self.compile_log is None:
-            return
-        label, record = found
-        groups = dict(b.get("by_group") or {})
-        if not groups:  # a breakdown recorded without its groups (an older session file): sum its parts
-            for part in b.get("parts", []):
-                groups[part.get("group", "other")] = groups.get(part.get("group", "other"), 0.0) + part["ms"]
-        note = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
-        tip = "\n".join([f"Recorded compile (dumps on) {units.ms(b['total_ms'])}:"]
-                        + [f"  {p['label']}: {units.ms(p['ms'])}" for p in b["parts"] if p["ms"] > 0])
-        self.compile_log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip)
-
-    def _measured_ms(self, ready: PassesReady) -> float | None:
-        """Median wall ms of the latest run's non-compiling calls of the recorded step in its mode (None for a
-        recording with XLA flags, which no run executed, or without such calls)."""
-        import statistics
-
-        if getattr(ready.request, "xla_flags", ""):
-            return None
-        for run in reversed(self.session.runs):
-            if run.mode != ready.mode:
-                continue
-            walls = [r.wall_ms for r in run.records if r.step == ready.step and not r.compiled]
-            if walls:
-                return float(statistics.median(walls))
-        return None
-
-    @staticmethod
-    def recording_label(ready: PassesReady) -> str:
-        flags = getattr(ready.request, "xla_flags", "")
-        return f"{ready.mode} · {ready.step}" + (f" + {flags}" if flags else "")
 
     @Slot()
     def show_compare(self) -> QDialog | None:
@@ -522,50 +312,15 @@ class PassesWiring(QObject):
             self.status.setText("Record two steps (or one step twice, e.g. with XLA flags) to compare them.")
             return None
         a, b = self.history
-        labels = (f"1: {self.recording_label(a)}", f"2: {self.recording_label(b)}")
+        labels = (f"1: {annotate.recording_label(a)}", f"2: {annotate.recording_label(b)}")
         c = compare_pipelines(a.pipeline, b.pipeline, labels)
-        dlg = QDialog(self.host, objectName="passesCompareDialog")
-        dlg.setWindowTitle("Compare two compilations")
-        counts = [*c.counts, ("measured ms per call (latest run)", self._measured_ms(a), self._measured_ms(b))]
-        table = QTableWidget(len(counts), 3, objectName="passesCompareCounts")
-        table.setHorizontalHeaderLabels(["", *labels])
-        table.setToolTip("measured ms per call: the median wall time of the latest run's calls of that step that "
-                         "did not compile (– when no run executed that compilation, e.g. one with XLA flags)")
-        for r, (what, x, y) in enumerate(counts):
-            for col, v in enumerate((what, x, y)):
-                text = what if col == 0 else ("–" if v is None else (f"{v:,.1f}" if isinstance(v, float) else f"{v:,}"))
-                item = QTableWidgetItem(text)
-                if col:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                table.setItem(r, col, item)
-        table.resizeColumnsToContents()
-        table.verticalHeader().setVisible(False)
-        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        table.setMinimumWidth(360)
-        diff = HloDiff()
-        diff.setObjectName("passesCompareDiff")
-        if c.diff is not None:
-            diff.set_diff(labels[0], labels[1], diff_rows(c.diff), b.pipeline.final.text)
-        summary = QLabel(f"Final modules: {c.diff.removed:,} lines only in 1, {c.diff.added:,} only in 2"
-                         if c.diff is not None else "A recording has no final module: no diff.")
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(table)
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(summary)
-        rl.addWidget(diff, 1)
-        split.addWidget(right)
-        split.setSizes([380, 720])
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(dlg.reject)
-        lay = QVBoxLayout(dlg)
-        lay.addWidget(split, 1)
-        lay.addWidget(buttons)
-        dlg.resize(1100, 650)
+        counts = [*c.counts, ("measured ms per call (latest run)", annotate.measured_ms(self.session.runs, a), annotate.measured_ms(self.session.runs, b))]
+        summary = (f"Final modules: {c.diff.removed:,} lines only in 1, {c.diff.added:,} only in 2"
+                   if c.diff is not None else "A recording has no final module: no diff.")
+        rows = query.diff_rows(c.diff) if c.diff is not None else None
+        dlg = CompareDialog(self.host, labels, counts, rows, b.pipeline.final.text if rows is not None else "",
+                            summary)
         dlg.comparison = c
-        dlg.counts_table = table
-        dlg.diff_view = diff
         self.compare_dialog = dlg
         dlg.open()
         return dlg
@@ -595,7 +350,7 @@ class PassesWiring(QObject):
         if prev is None:
             self.diff.set_text(snap.label, snap.text)
         else:
-            self.diff.set_diff(prev.label, snap.label, diff_rows(query.diff_snapshots(prev, snap)), snap.text)
+            self.diff.set_diff(prev.label, snap.label, query.diff_rows(query.diff_snapshots(prev, snap)), snap.text)
         self.chart.select(snap.index)
         pos = self.snapshot.findData(snap.index)
         if pos >= 0:
@@ -622,11 +377,7 @@ class PassesWiring(QObject):
         if text != self.find.text():
             self.find.setText(text)
         pipeline = self.last.pipeline
-        hit = query.first_appearance(pipeline, text.lstrip("%"))
-        defined = hit is not None
-        hits = query.search(pipeline, text, first_only=True)
-        if hit is None:
-            hit = hits[0] if hits else None
+        hit, defined, n_hits = query.find_first(pipeline, text)
         if hit is None:
             self.found.setText(f"<span style='color:#b91c1c'>“{text}” is in no snapshot.</span>")
             return None
@@ -635,7 +386,7 @@ class PassesWiring(QObject):
         snap = pipeline.snapshot(hit.snapshot)
         verb = "first defined" if defined else "first found"
         self.found.setText(f"<b>{text}</b> {verb} by <b>{snap.pass_name}</b> ({snap.pipeline}), snapshot "
-                           f"{snap.index}, line {hit.line} · in {len(hits)} of {len(pipeline.all_snapshots())} "
+                           f"{snap.index}, line {hit.line} · in {n_hits} of {len(pipeline.all_snapshots())} "
                            "snapshots")
         if text in self.fusions.names():
             self.fusions.blockSignals(True)

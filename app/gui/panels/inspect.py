@@ -201,7 +201,7 @@ class InspectWiring(QObject):
         self.set_status("links", "Linked lines of the selection:" if any_lines else HINT)
 
     def set_status(self, part: str, text: str) -> None:
-        """Set one part (``"profile"``: the profile's status, :class:`app.gui.profile_links.ProfileLinks`;
+        """Set one part (``"profile"``: the profile's status, :class:`app.gui.panels.profile.links.ProfileLinks`;
         ``"links"``: the selection's links) of the tab's status label."""
         self._status[part] = " ".join(text.split())
         self._fit_status()

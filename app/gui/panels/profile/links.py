@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QComboBox, QHBoxLayout
 
     from app.core.session.requests import ProfileReady
-    from app.gui.inspect import InspectWiring
+    from app.gui.panels.inspect import InspectWiring
 
 
 class ProfileTab(Protocol):
-    """What the links use of the Profile tab (:class:`app.gui.profile.ProfileWiring`): its button bar, step box
+    """What the links use of the Profile tab (:class:`app.gui.panels.profile.wiring.ProfileWiring`): its button bar, step box
     and summary line, the profile it shows and its Profile action."""
 
     bar: QHBoxLayout
@@ -70,7 +70,7 @@ class StatusPart:
 
 class ProfileLinks(QObject):
     """Owns the measured columns, the HLO tints, the two "Top 10 lines" buttons and the Source map tab's
-    Profile button. ``profile_wiring``: the :class:`app.gui.profile.ProfileWiring` (its ``last`` profile,
+    Profile button. ``profile_wiring``: the :class:`app.gui.panels.profile.wiring.ProfileWiring` (its ``last`` profile,
     its ``request()``)."""
 
     def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile_wiring: ProfileTab) -> None:

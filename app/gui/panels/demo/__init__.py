@@ -1,0 +1,1 @@
+"""The demo kit: mode race, compile log, caches, phases, presentation mode, exports."""

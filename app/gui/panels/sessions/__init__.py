@@ -1,0 +1,1 @@
+"""Session files: save, open, compare, diff and replay recorded runs."""
