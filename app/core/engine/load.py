@@ -42,6 +42,9 @@ def to_jax(model: Any, device: Device) -> tuple[Any, Any]:
     as constants in the lowered module)."""
     import torchax
 
+    from app.core.runtime.moe_ops import register as register_moe_ops  # issue 42: MoE lowering
+
+    register_moe_ops()  # issue 42: MoE lowering
     with on_device(device):
         weights, fn = torchax.extract_jax(model)
     return place(weights, device), fn

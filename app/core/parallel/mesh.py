@@ -27,6 +27,7 @@ _ROW = re.compile(r"\.(o_proj|down_proj|out_proj|fc2|dense_4h_to_h|dense)\.weigh
 _CONV1D_COLUMN = re.compile(r"\.(c_attn|c_fc)\.(weight|bias)$")
 _CONV1D_ROW = re.compile(r"\.c_proj\.weight$")
 _VOCAB = re.compile(r"(embed_tokens|wte|word_embeddings|lm_head|embed_out)\.weight$")
+_EXPERTS = re.compile(r"\.experts\.(gate_up_proj|up_proj|down_proj)$")  # issue 42: MoE experts (experts, out, in)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ def weight_spec(name: str, shape: tuple[int, ...], tp: int) -> tuple:
         return split(len(shape) - 1)
     if _CONV1D_ROW.search(name) and len(shape) == 2:
         return split(0)
+    if _EXPERTS.search(name) and len(shape) == 3:  # issue 42: MoE experts column- / row-parallel like an MLP
+        return split(2 if name.endswith("down_proj") else 1)  # issue 42: MoE experts
     return ()
 
 

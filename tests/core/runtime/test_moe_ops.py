@@ -1,0 +1,181 @@
+"""``aten::_grouped_mm`` on JAX (issue 42, :mod:`app.core.runtime.moe_ops`) against torch's own CPU kernel.
+
+Every layout torch accepts (2-D × 3-D, the MoE forward; 3-D × 2-D; 2-D × 2-D with a ragged contraction; 3-D × 3-D),
+random group sizes, empty groups, one group, rows past ``offs[-1]``, float32 and bfloat16, eagerly, under
+``jax.jit`` (one compile for any group sizes) and through torchax's dispatch of ``torch._grouped_mm``.
+
+Tolerances: float32 ``1e-5`` relative / ``1e-5`` absolute (the same products summed in another order);
+bfloat16 ``2e-2`` / ``2e-2``: both sides accumulate in float32 and round once, so they differ by at most one
+bfloat16 step (``2**-7`` relative) where the float32 sums round differently. Inner sizes are multiples of 8:
+torch's CPU kernel wants 16-byte strides. Where torch's kernel refuses an input (it has none for some dtypes
+on some builds) the reference is transformers' ``_grouped_mm_fallback`` (2-D × 3-D only).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from app.core.runtime.moe_ops import _rows_masked, _rows_ragged, group_sizes, grouped_mm, register
+
+TOLERANCE = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (2e-2, 2e-2)}
+DTYPES = [torch.float32, torch.bfloat16]
+K, N = 16, 24
+
+
+def to_jax(t: torch.Tensor) -> jax.Array:
+    """A torch CPU tensor as a JAX array of the same dtype (bfloat16 through float32, exactly)."""
+    if t.dtype == torch.bfloat16:
+        return jnp.asarray(t.float().numpy()).astype(jnp.bfloat16)
+    return jnp.asarray(t.numpy())
+
+
+def reference(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor | None) -> torch.Tensor:
+    """torch's ``_grouped_mm`` on the CPU, or transformers' loop over the groups where torch refuses."""
+    try:
+        return torch._grouped_mm(a, b, offs=offs)
+    except (RuntimeError, NotImplementedError):
+        from transformers.integrations.moe import _grouped_mm_fallback
+
+        assert offs is not None and a.dim() == 2 and b.dim() == 3
+        return _grouped_mm_fallback(a, b, offs)
+
+
+def assert_close(out: jax.Array, ref: torch.Tensor, dtype: torch.dtype) -> None:
+    assert out.dtype == to_jax(ref[:0]).dtype
+    rtol, atol = TOLERANCE[dtype]
+    np.testing.assert_allclose(np.asarray(out.astype(jnp.float32)), ref.float().numpy(), rtol=rtol, atol=atol)
+
+
+def offsets(sizes: list[int]) -> torch.Tensor:
+    return torch.tensor(np.cumsum(sizes), dtype=torch.int32)
+
+
+SIZES = {
+    "random": [3, 7, 1, 5],
+    "empty groups": [0, 6, 0, 0, 9, 0],
+    "one group": [11],
+    "all empty": [0, 0, 0],
+    "tail past offs[-1]": [2, 4, 1],  # 13 rows, 7 grouped: the rest are ignored (zeros here)
+}
+ROWS = {"tail past offs[-1]": 13}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", sorted(SIZES))
+def test_rows_of_a_ragged_2d_by_3d(case, dtype):
+    """The MoE forward: (tokens sorted by expert, in) × (experts, in, out) → (tokens, out)."""
+    sizes = SIZES[case]
+    gen = torch.Generator().manual_seed(len(sizes))
+    m = ROWS.get(case, sum(sizes))
+    a = torch.randn(m, K, generator=gen).to(dtype)
+    b = torch.randn(len(sizes), K, N, generator=gen).to(dtype)
+    offs = offsets(sizes)
+    out = grouped_mm(to_jax(a), to_jax(b), jnp.asarray(offs.numpy()))
+    used = sum(sizes)
+    assert out.shape == (m, N)
+    assert_close(out[:used], reference(a, b, offs)[:used], dtype)
+    assert not np.asarray(out[used:].astype(jnp.float32)).any()  # torch leaves these uninitialised
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_transposed_weight_view_as_transformers_passes_it(dtype):
+    """transformers stores experts as (experts, out, in) and passes ``weight.transpose(-2, -1)``."""
+    gen = torch.Generator().manual_seed(1)
+    a = torch.randn(12, K, generator=gen).to(dtype)
+    stored = torch.randn(3, N, K, generator=gen).to(dtype)
+    offs = offsets([5, 0, 7])
+    out = grouped_mm(to_jax(a), jnp.swapaxes(to_jax(stored), -2, -1), jnp.asarray(offs.numpy()))
+    assert_close(out, reference(a, stored.transpose(-2, -1), offs), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_other_layouts(dtype):
+    gen = torch.Generator().manual_seed(2)
+    offs = offsets([8, 0, 16])  # offs[-1] = 24: columns (3-D × 2-D) or contraction (2-D × 2-D) in groups
+    a3, b2 = torch.randn(3, 8, K, generator=gen).to(dtype), torch.randn(K, N, generator=gen).to(dtype)
+    out = grouped_mm(to_jax(a3), to_jax(b2), jnp.asarray(offs.numpy()))
+    assert out.shape == (8, N)
+    assert_close(out, reference(a3, b2, offs), dtype)
+    a2, b22 = torch.randn(8, N, generator=gen).to(dtype), torch.randn(N, K, generator=gen).to(dtype)
+    out = grouped_mm(to_jax(a2), to_jax(b22), jnp.asarray(offs.numpy()))
+    assert out.shape == (3, 8, K)
+    assert_close(out, reference(a2, b22, offs), dtype)
+    b3 = torch.randn(3, K, N, generator=gen).to(dtype)
+    assert_close(grouped_mm(to_jax(a3), to_jax(b3)), reference(a3, b3, None), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_both_platform_branches_agree(dtype):
+    """The CPU runs the masked branch; the ``ragged_dot`` branch (TPU, GPU) is checked here on the CPU too."""
+    gen = torch.Generator().manual_seed(5)
+    sizes = [0, 4, 0, 3, 6]
+    a, b = torch.randn(15, K, generator=gen).to(dtype), torch.randn(len(sizes), K, N, generator=gen).to(dtype)
+    ref = reference(a, b, offsets(sizes))[:13]
+    jsizes = jnp.asarray(sizes, jnp.int32)
+    for branch in (_rows_masked, _rows_ragged):
+        out = jax.jit(branch, static_argnums=3)(to_jax(a), to_jax(b), jsizes, jnp.float32)
+        assert not np.asarray(out[13:]).any()
+        assert_close(out[:13].astype(to_jax(a).dtype), ref, dtype)
+
+
+def test_one_compile_serves_any_group_sizes():
+    traces = []
+
+    @jax.jit
+    def f(a, b, offs):
+        traces.append(1)
+        return grouped_mm(a, b, offs)
+
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(10, K, generator=gen), torch.randn(4, K, N, generator=gen)
+    for sizes in ([10, 0, 0, 0], [1, 2, 3, 4], [0, 0, 0, 10], [5, 0, 5, 0]):
+        offs = offsets(sizes)
+        assert_close(f(to_jax(a), to_jax(b), jnp.asarray(offs.numpy())), reference(a, b, offs), torch.float32)
+    assert len(traces) == 1
+
+
+def test_group_sizes_and_out_dtype():
+    assert group_sizes(jnp.asarray([3, 3, 7], jnp.int32)).tolist() == [3, 0, 4]
+    a, b = jnp.ones((4, K), jnp.bfloat16), jnp.ones((2, K, N), jnp.bfloat16)
+    out = grouped_mm(a, b, jnp.asarray([1, 4], jnp.int32), out_dtype=torch.float32)
+    assert out.dtype == jnp.float32 and float(out[0, 0]) == K
+
+
+def test_bad_arguments_are_refused_as_torch_refuses_them():
+    a, b = jnp.ones((4, K)), jnp.ones((2, K, N))
+    with pytest.raises(NotImplementedError, match="bias"):
+        grouped_mm(a, b, jnp.asarray([1, 4], jnp.int32), bias=jnp.ones((2, N)))
+    with pytest.raises(ValueError, match="needs offs"):
+        grouped_mm(a, b)
+    with pytest.raises(ValueError, match="3 offsets for 2 groups"):
+        grouped_mm(a, b, jnp.asarray([1, 2, 4], jnp.int32))
+    with pytest.raises(ValueError, match="contraction"):
+        grouped_mm(jnp.ones((4, 8)), b, jnp.asarray([1, 4], jnp.int32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_torchax_dispatches_torch_grouped_mm_to_the_lowering(dtype):
+    """The registered op: ``torch.nn.functional.grouped_mm`` on torchax tensors, eagerly and under jit."""
+    import torchax
+    from torchax import interop
+
+    env = torchax.default_env()
+    register()
+    register()  # idempotent
+    gen = torch.Generator().manual_seed(4)
+    a, stored = torch.randn(9, K, generator=gen).to(dtype), torch.randn(3, N, K, generator=gen).to(dtype)
+    offs = offsets([4, 0, 5])
+
+    def torch_side(x, w, o):
+        return torch.nn.functional.grouped_mm(x, w.transpose(-2, -1), offs=o)
+
+    jax_fn = interop.jax_view(torch_side)
+    args = (to_jax(a), to_jax(stored), jnp.asarray(offs.numpy()))
+    with env:
+        eager = jax_fn(*args)
+    assert_close(eager, reference(a, stored.transpose(-2, -1), offs), dtype)
+    assert_close(jax.jit(jax_fn)(*args), reference(a, stored.transpose(-2, -1), offs), dtype)
