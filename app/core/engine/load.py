@@ -42,9 +42,11 @@ def to_jax(model: Any, device: Device) -> tuple[Any, Any]:
     as constants in the lowered module)."""
     import torchax
 
-    from app.core.runtime.moe_ops import register as register_moe_ops  # issue 42: MoE lowering
+    from app.core.runtime.cache_update import register as register_cache_update
+    from app.core.runtime.moe_ops import register as register_moe_ops
 
-    register_moe_ops()  # issue 42: MoE lowering
+    register_moe_ops()  # issue 42: MoE models (aten::_grouped_mm)
+    register_cache_update()  # issue 38: a decode step's KV write in place (aten::index_put at one position)
     with on_device(device):
         weights, fn = torchax.extract_jax(model)
     return place(weights, device), fn
