@@ -145,16 +145,23 @@ def note_cap(event: Any, err: TextIO) -> None:
         print(f"note: {note}", file=err, flush=True)
 
 
-def write_json_event(out: TextIO, event: Any, model: str) -> None:
+def write_json_event(out: TextIO, event: Any, model: str, bound: Any = None) -> None:
     """One JSON line per token, call record and the final summary, and the formatted prompt of a chat
-    (other events are not printed)."""
+    (other events are not printed). ``bound`` (:class:`app.core.profile.bound.MemoryBound`): the summary also
+    carries ``bound_ms`` (the decode step's memory-bandwidth floor), ``x_bound`` (steady ms/token over it) and
+    ``bandwidth_gbs``."""
     from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
 
     if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
         out.write(json.dumps(event.to_json()) + "\n")
     elif isinstance(event, FinishedEvent):
+        steady = event.summary.steady_decode_ms
+        extra = {} if bound is None else {
+            "bound_ms": bound.bound_ms, "x_bound": steady / bound.bound_ms if steady else None,
+            "bandwidth_gbs": bound.bandwidth_gbs}
         out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
-                              **vars(event.summary), "token_ids": event.token_ids, "text": event.text}) + "\n")
+                              **vars(event.summary), **extra, "token_ids": event.token_ids,
+                              "text": event.text}) + "\n")
     out.flush()
 
 

@@ -36,6 +36,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
+    from app.core.profile.bound import memory_bound
     from app.core.report.text import format_call_table, format_summary
     from app.core.session.requests import RunRequest
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
     records: list[CallRecord] = []
     recorder = session_recorder(args, engine, settings)  # the run written when it ends, source maps at the end
+    bound = memory_bound(engine)  # the decode step's memory-bandwidth floor (measured once per machine)
     # the window's request through the window's service: the run, then (saving a session) its source maps
     request = RunRequest(args.prompt, settings, source_maps=bool(args.save_session))
     try:
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             record_event(recorder, event, err)
             note_cap(event, err)  # a KV cache too short for --max-new-tokens says so before the run
             if args.json:
-                write_json_event(out, event, engine.label)
+                write_json_event(out, event, engine.label, bound)
             elif isinstance(event, PromptEvent):
                 print(event.text, end="", file=out, flush=True)  # what the model reads (chat template applied)
             elif isinstance(event, TokenEvent):
@@ -67,6 +69,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(format_call_table(records), file=out)
                 print(format_summary(engine.label, event), file=out)
                 print(f"device {event.device}", file=out)
+                if bound is not None and event.summary.steady_decode_ms:
+                    share = bound.share(event.summary.steady_decode_ms) or 0.0
+                    print(f"memory bandwidth {share:.0%} used: {bound.explain()}", file=out)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

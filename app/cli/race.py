@@ -65,7 +65,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms "
                       f"on {event.device}",
                       file=err, flush=True)
-    rows = summary_rows(finished)
+    from app.core.profile.bound import memory_bound
+
+    bound = memory_bound(engine)
+    rows = summary_rows(finished, bound.bound_ms if bound is not None else None)
     if args.json:
         for row in rows:
             done = finished[row["mode"]]

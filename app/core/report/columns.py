@@ -72,6 +72,7 @@ RACE_COLUMNS: tuple[Column, ...] = (
     Column("total_ms", "total", "ms", _fixed(1), "low", short="total", spoken=units.ms),
     Column("n_tokens", "tokens", format=_plain, short="tokens"),
     Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch"),
+    Column("x_bound", "× bound", format=units.times, best="low", short="× bound"),
 )
 
 

@@ -31,6 +31,10 @@ class LiveFigures:
     #: median of its calls that did not compile, ``n_calls`` its calls.
     program: bool = False
     n_calls: int = 0
+    #: The steady decode's share of the memory-bandwidth bound (0.71: 71 %), with the bound's arithmetic
+    #: (:class:`app.core.profile.bound.MemoryBound`); None for a program or a run without a bound.
+    bandwidth_share: float | None = None
+    bound_note: str = ""
 
     @staticmethod
     def of(run: RunState) -> LiveFigures:
@@ -66,14 +70,15 @@ def program_line(run: RunState) -> str:
             f"{steady} · {s.n_compiles} compile{'s' if s.n_compiles != 1 else ''}")
 
 
-def race_rows(runs: list[RunState]) -> list[dict[str, Any]]:
+def race_rows(runs: list[RunState], bound_ms: float | None = None) -> list[dict[str, Any]]:
     """Summary rows (:func:`app.core.race.summary_rows`) of the finished lanes of the newest race in ``runs``
     (or of the newest run; none when the newest run is a program's)."""
     if not runs or runs[-1].program:  # a program's calls are no model race (issue 37: it showed 0 tokens)
         return []
     run = runs[-1]
     lanes = [r for r in runs if r.race == run.race] if run.race is not None else [run]
-    return summary_rows({r.mode: r.finished for r in lanes if r.finished is not None})
+    return summary_rows({r.mode: r.finished for r in lanes if r.finished is not None},
+                        None if run.origin else bound_ms)
 
 
 def race_done(rows: list[dict[str, Any]], modes: tuple[str, ...]) -> str:

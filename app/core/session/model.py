@@ -323,6 +323,7 @@ class Session(RunList, ShownResults):
             self.load_queue.pop(0)
         self.loaded = event
         self.mesh = event.mesh
+        self.bound = event.bound
         if event.seconds:  # a new model: the pass recordings are of the previous one's steps
             self.forget_passes()
         self.events.modelLoaded.emit(event)

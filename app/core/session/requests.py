@@ -200,6 +200,8 @@ class ModelLoaded:
     chat_template: bool = False
     chat_default: bool = False
     tp_sizes: tuple[int, ...] = (1,)
+    #: the decode step's memory-bandwidth floor (:class:`app.core.profile.bound.MemoryBound`), None if unmeasured
+    bound: Any = None
 
 
 @dataclass(frozen=True)

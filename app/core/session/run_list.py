@@ -6,6 +6,7 @@ session's; everything here runs on the thread that calls the session."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,8 @@ class RunList:
         self._keep = 0  # runs kept at least (recorded runs opened together), until the next live run
         self._program_entry = ""  # the entry point of the program running (from its ProgramLoaded)
         self._program_first_run = 0  # runs after this number belong to the program request running
+        #: the loaded model's decode bound (:class:`app.core.profile.bound.MemoryBound`), None when unmeasured
+        self.bound: Any = None
 
     def set_max_runs(self, n: int) -> None:
         """Keep at most ``n`` >= 1 runs (the oldest go first, now and at the next run; the lanes of the
@@ -63,11 +66,17 @@ class RunList:
         return self.runs[-1] if self.runs else None
 
     def figures(self) -> LiveFigures:
-        return LiveFigures.of(self.current) if self.current else LiveFigures()
+        """The current run's live figures, with the steady decode's share of the memory-bandwidth bound
+        (:attr:`bound`) for a live model run (not a program's, not a recorded one)."""
+        run, bound = self.current, self.bound
+        f = LiveFigures.of(run) if run is not None else LiveFigures()
+        if bound is None or run is None or run.program or run.origin or f.steady_ms is None:
+            return f
+        return dataclasses.replace(f, bandwidth_share=bound.share(f.steady_ms), bound_note=bound.explain())
 
     def race_rows(self) -> list[dict[str, Any]]:
         """Summary rows of the finished lanes of the newest race (or of the newest run)."""
-        return figures.race_rows(self.runs)
+        return figures.race_rows(self.runs, self.bound.bound_ms if self.bound is not None else None)
 
     def profilable_mode(self) -> str:
         """The latest run's mode when a profile can measure it (jit-loop: its loop, one step per iteration);

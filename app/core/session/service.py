@@ -128,11 +128,13 @@ class ComputeService:
         import jax
 
         from app.core.parallel.mesh import tp_sizes
+        from app.core.profile.bound import memory_bound
 
         engine = self._engine()
         warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
         return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
-                              engine.chat_template, engine.chat_default, tp_sizes(engine.config, len(jax.devices())))
+                              engine.chat_template, engine.chat_default, tp_sizes(engine.config, len(jax.devices())),
+                              memory_bound(engine))
 
     def _apply_mesh_after_load(self, engine: Engine) -> str | None:
         """Keep the chosen mesh for a newly loaded model. If it does not fit, the model runs on one device

@@ -1,0 +1,60 @@
+"""The memory-bandwidth gauge (issue 38, item 3): the bound's arithmetic, the bandwidth measured once per machine
+and kept on disk with its date, the session's live share, and the CLI's ``--json`` summary."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from app.core.profile import bound as bound_mod
+from app.core.profile.bound import MemoryBound
+
+
+def test_the_bound_is_weight_bytes_over_bandwidth():
+    b = MemoryBound(weight_bytes=538_000_000, bandwidth_gbs=30.5, probe="host read", measured_on="2026-11-26")
+    assert abs(b.bound_ms - 17.639) < 0.01
+    assert abs(b.share(24.9) - 0.708) < 0.01 and b.share(None) is None
+    assert "538 MB of weights ÷ 30.5 GB/s (host read, measured 2026-11-26) = 17.6 ms per token" in b.explain()
+
+
+def test_the_bandwidth_is_measured_once_per_machine_and_kept_on_disk(tmp_path, monkeypatch):
+    from app.core.profile import probes
+
+    calls = []
+    monkeypatch.setattr(probes, "read_bandwidth_gbs", lambda n: calls.append(n) or 25.0)
+    monkeypatch.setattr(bound_mod, "_store", lambda: tmp_path / "bandwidth.json")
+    first = bound_mod.machine_bandwidth("cpu")
+    second = bound_mod.machine_bandwidth("cpu")
+    assert first == second and first[0] == 25.0 and first[1] == "host read" and len(calls) == 1
+    kept = json.loads((tmp_path / "bandwidth.json").read_text())
+    assert [v["gbs"] for v in kept.values()] == [25.0] and all(v["date"] for v in kept.values())
+
+
+def test_the_session_shows_the_steady_decode_share_of_the_bound():
+    from app.core.events import CallRecord
+    from app.core.session import requests as rq
+    from app.core.session.model import Session
+    from app.core.settings import GenerationSettings
+
+    session = Session(lambda request: None)
+    b = MemoryBound(100_000_000, 10.0, "host read", "2026-11-26")  # 10 ms per token
+    session.apply(rq.ModelLoaded(rq.LoadRequest("m"), "m", "m", 1.0, bound=b))
+    session.pending = rq.RunRequest("p", GenerationSettings())
+    session.send_pending()
+    records = [CallRecord(index=i, step="decode", mode="jit-static", input_shapes={}, wall_ms=20.0, execute_ms=20.0,
+                          compiled=False) for i in range(3)]
+    session.apply_all(records)
+    f = session.figures()
+    assert f.steady_ms == 20.0 and abs(f.bandwidth_share - 0.5) < 1e-9 and "10.0 ms per token" in f.bound_note
+
+
+def test_the_cli_json_summary_carries_the_bound(model_dirs, tmp_path, monkeypatch):
+    from app.cli import main
+
+    monkeypatch.setattr(bound_mod, "_store", lambda: tmp_path / "bandwidth.json")
+    out = io.StringIO()
+    assert main(["generate", "--model", model_dirs("llama"), "--prompt", "The jit", "--max-new-tokens", "4",
+                 "--ignore-eos", "--json"], out=out, err=io.StringIO()) == 0
+    summary = [json.loads(line) for line in out.getvalue().splitlines() if '"summary"' in line][-1]
+    assert summary["bound_ms"] > 0 and summary["bandwidth_gbs"] > 0
+    assert abs(summary["x_bound"] - summary["steady_decode_ms"] / summary["bound_ms"]) < 1e-9
