@@ -160,7 +160,7 @@ def no_thread_or_timer_left(request):
         QTimer.start = original
     from app.gui.worker import ComputeThread
 
-    threads = [c for c in ComputeThread.live() if c.thread.isRunning()]
+    threads = [c for c in ComputeThread.live() if c.qthread.isRunning()]
     for c in threads:
         c.shutdown()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

@@ -79,6 +79,13 @@ def card(*widgets: QWidget, title: str | None = None, stretch_last: bool = False
 _card = card  # the name other modules imported
 
 
+def layout_of(widget: QWidget) -> QLayout:
+    """``widget.layout()`` of a widget that was given one when built (Qt's stubs allow None: a widget without)."""
+    box = widget.layout()
+    assert box is not None, f"{widget.objectName() or type(widget).__name__} was built with a layout"
+    return box
+
+
 class WheelGuard(QObject):
     """In ``scroll``, the wheel over a spin box or combo box without keyboard focus scrolls the area instead of
     changing the value (issue 37: scrolling the sidebar turned Max new tokens 1000 into 1008, silently); a click
@@ -277,7 +284,7 @@ class DockLayout:
         """The arrangement as base64 strings (for the user settings)."""
         out = {"window": self.window.saveState(LAYOUT_VERSION)}
         out.update({name: sp.saveState() for name, sp in self.parts.splitters().items()})
-        return {name: base64.b64encode(bytes(state)).decode() for name, state in out.items()}
+        return {name: base64.b64encode(state.data()).decode() for name, state in out.items()}
 
     def restore(self, saved: dict[str, str]) -> bool:
         """Restore what :meth:`save` wrote; False (and nothing changed) if there is no usable window state."""
@@ -305,7 +312,7 @@ class ScreenFit(QObject):
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self.window = window
-        window.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        layout_of(window).setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         window.installEventFilter(self)
         self._pending = False
 

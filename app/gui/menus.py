@@ -4,6 +4,9 @@ GUI thread only."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from app.core.modes.catalog import CATALOG
@@ -22,3 +25,14 @@ def find_menu(host: QMainWindow, title: str) -> QMenu:
         if isinstance(menu, QMenu) and action.text().replace("&", "") == title.replace("&", ""):
             return menu
     return bar.addMenu(title)
+
+
+def insert_before(menu: QMenu, before: QAction | None, items: Iterable[QAction | QMenu]) -> None:
+    """Put ``items`` (actions and submenus) in ``menu`` before ``before``, or at its end when ``before`` is None
+    (as Qt's ``insertAction`` does with a null ``before``, which PySide6's stubs do not allow)."""
+    for item in items:
+        action = item.menuAction() if isinstance(item, QMenu) else item
+        if before is None:
+            menu.addAction(action)
+        else:
+            menu.insertAction(before, action)

@@ -12,11 +12,16 @@ it back exactly when turned off.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QToolBar, QWidget
+
+if TYPE_CHECKING:
+    from widgets.plot.latency_plot import LatencyPlot
 
 #: Font scale in presentation mode (at least 1.6× for a room): 1.75× from 1600×900 up, else 1.6× so the
 #: column beside the plot stays narrow enough at 1280×720.
@@ -55,24 +60,32 @@ QStatusBar {{ background: #ffffff; border-top: 2px solid #000000; }}
 """
 
 
-def dock_state(win: QMainWindow) -> dict[str, Any]:
+@dataclass
+class DockState:
+    """What :func:`dock_state` saves: the docks in front of their tab group, and each one's width and height."""
+
+    front: list[QDockWidget]
+    sizes: list[tuple[QDockWidget, int, int]]
+
+
+def dock_state(win: QMainWindow) -> DockState:
     """The docks in front of their tab group and the sizes of the docked ones. (Hidden docks keep their
     place, so showing them again restores the arrangement; ``restoreState`` would also do it, but
     under X11 it can leave a stale copy of a dock area's tab bar on screen.)"""
     docks = [d for d in win.findChildren(QDockWidget) if not d.isHidden() and not d.isFloating()]
     front = [d for d in docks if not d.visibleRegion().isEmpty()]
-    return {"front": front, "sizes": [(d, d.width(), d.height()) for d in front]}
+    return DockState(front, [(d, d.width(), d.height()) for d in front])
 
 
-def restore_docks(win: QMainWindow, state: dict[str, Any]) -> None:
+def restore_docks(win: QMainWindow, state: DockState) -> None:
     """Raise the docks that were in front and give the docked ones their sizes again (:func:`dock_state`)."""
-    for dock in state["front"]:
+    for dock in state.front:
         dock.raise_()
-    docks = [d for d, _, _ in state["sizes"]]
+    docks = [d for d, _, _ in state.sizes]
     horizontal = [d for d in docks if win.dockWidgetArea(d) in (Qt.DockWidgetArea.LeftDockWidgetArea,
                                                               Qt.DockWidgetArea.RightDockWidgetArea)]
     vertical = [d for d in docks if d not in horizontal]
-    sizes = {d: (w, h) for d, w, h in state["sizes"]}
+    sizes = {d: (w, h) for d, w, h in state.sizes}
     # resizeDocks sizes a dock's area, which includes a tab bar the dock does not: ask for the size, measure
     # what the dock got, ask again corrected by the difference, until it is exact (3 tries). Correcting from the
     # size the dock had before the first ask (as this did up to issue 29) drifted 30-50 px per presentation
@@ -91,6 +104,19 @@ def restore_docks(win: QMainWindow, state: dict[str, Any]) -> None:
                 asked[d] += sizes[d][pick] - got[d]
 
 
+@dataclass
+class _Saved:
+    """What presentation mode changed, as it was before (put back when it turns off)."""
+
+    app_font: QFont
+    style: str  # the window's style sheet
+    state: Qt.WindowState
+    docks: DockState
+    splitters: dict[QSplitter, list[int]]
+    visible: dict[QWidget, bool]  # every dock, tool bar and widget shown or hidden
+    fonts: dict[QWidget, tuple[QFont, bool]]  # each widget's font, and whether it had set its own
+
+
 class Presentation:
     """Turns presentation mode on and off for ``window``.
 
@@ -106,9 +132,9 @@ class Presentation:
     def __init__(
         self,
         window: QMainWindow,
-        plot: Any,
-        show: list[QWidget] = (),
-        hide: list[QWidget] = (),
+        plot: LatencyPlot,
+        show: Sequence[QWidget] = (),
+        hide: Sequence[QWidget] = (),
         sizes: dict[QSplitter, list[int]] | None = None,
         scale: float | None = None,
     ) -> None:
@@ -119,11 +145,13 @@ class Presentation:
         self.sizes = sizes or {}
         self.fixed_scale = scale  # None: chosen from the window size (:func:`scale_for`) when turned on
         self.scale = scale or SCALE
-        self._saved: dict[str, Any] | None = None
+        self._saved: _Saved | None = None
 
     @property
     def window(self) -> QMainWindow:
-        return self._window()
+        win = self._window()
+        assert win is not None, "the window outlives its presentation mode (its demo kit's, a child of it)"
+        return win
 
     def is_on(self) -> bool:
         return self._saved is not None
@@ -140,34 +168,33 @@ class Presentation:
         return bars + self.hide + self.show
 
     def _enter(self) -> None:
-        app = QApplication.instance()
         win = self.window
         self.scale = self.fixed_scale or scale_for(win.width(), win.height())
-        saved: dict[str, Any] = {
-            "app_font": QFont(app.font()),
-            "style": win.styleSheet(),
-            "state": win.windowState(),
-            "docks": dock_state(win),
-            "splitters": {sp: sp.sizes() for sp in win.findChildren(QSplitter)},
-            "visible": {w: not w.isHidden() for w in self._panels()},
-            "fonts": {
+        saved = _Saved(
+            app_font=QFont(QApplication.font()),
+            style=win.styleSheet(),
+            state=win.windowState(),
+            docks=dock_state(win),
+            splitters={sp: sp.sizes() for sp in win.findChildren(QSplitter)},
+            visible={w: not w.isHidden() for w in self._panels()},
+            fonts={
                 w: (QFont(w.font()), w.testAttribute(Qt.WidgetAttribute.WA_SetFont))
                 for w in win.findChildren(QWidget)
             },
-        }
-        for w in saved["visible"]:
+        )
+        for w in saved.visible:
             w.setVisible(w in self.show)
-        base = saved["app_font"]
+        base = saved.app_font
         big = QFont(base)
         big.setPointSizeF(base.pointSizeF() * self.scale)
-        app.setFont(big)  # menus, dialogs, tool tips
+        QApplication.setFont(big)  # menus, dialogs, tool tips
         # Inside the window the sizes come from the style sheet: unlike the application font they also
         # reach widgets that set their own font (the token view), whatever the order of re-polishing.
         rules = [f"QWidget {{ font-size: {big.pointSizeF():.1f}pt; }}"]
         for w in win.findChildren(QWidget):
             if w.objectName() and w.testAttribute(Qt.WidgetAttribute.WA_SetFont) and w.font().pointSizeF() > 0:
                 rules.append(f"#{w.objectName()} {{ font-size: {w.font().pointSizeF() * self.scale:.1f}pt; }}")
-        win.setStyleSheet(saved["style"] + "\n".join(rules) + presentation_qss(self.scale))
+        win.setStyleSheet(saved.style + "\n".join(rules) + presentation_qss(self.scale))
         self.plot.set_font_scale(self.scale, base.pointSizeF())
         self._saved = saved
         self.apply_sizes()
@@ -184,22 +211,22 @@ class Presentation:
 
     def _leave(self) -> None:
         saved, self._saved = self._saved, None
-        app = QApplication.instance()
+        assert saved is not None, "set_on leaves only while on"
         win = self.window
-        app.setFont(saved["app_font"])
-        win.setStyleSheet(saved["style"])
-        self.plot.set_font_scale(1.0, saved["app_font"].pointSizeF())
-        self._restore_fonts(saved["fonts"])
-        for w, visible in saved["visible"].items():
+        QApplication.setFont(saved.app_font)
+        win.setStyleSheet(saved.style)
+        self.plot.set_font_scale(1.0, saved.app_font.pointSizeF())
+        self._restore_fonts(saved.fonts)
+        for w, visible in saved.visible.items():
             w.setVisible(visible)
         # Lay out with the normal fonts first, so the docks' minimum sizes are the normal ones again.
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        restore_docks(win, saved["docks"])
+        restore_docks(win, saved.docks)
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        for splitter, sizes in saved["splitters"].items():
+        for splitter, sizes in saved.splitters.items():
             splitter.setSizes(sizes)
-        if win.windowState() != saved["state"]:
-            win.setWindowState(saved["state"])
+        if win.windowState() != saved.state:
+            win.setWindowState(saved.state)
 
     @staticmethod
     def _restore_fonts(fonts: dict[QWidget, tuple[QFont, bool]]) -> None:

@@ -132,8 +132,8 @@ class MainWindow(QMainWindow):
         ui.prompt.runRequested.connect(self.run)
         ui.prompt.stopRequested.connect(self.stop)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=self.run)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.escape)
+            QShortcut(QKeySequence(keys), self).activated.connect(self.run)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self).activated.connect(self.escape)
 
     @Slot()
     def escape(self) -> None:
@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
         s, ui = self.settings, self.ui
         s.prompt = ui.prompt.prompt()
         s.generation = ui.form.values()
-        s.geometry = base64.b64encode(bytes(self.saveGeometry())).decode()
+        s.geometry = base64.b64encode(self.saveGeometry().data()).decode()
         s.workspace = self.workspaces.current()
         if s.workspace != RUN:  # the dock arrangement saved is Run's (Inspect hides every dock)
             self.workspaces.show(RUN)

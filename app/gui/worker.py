@@ -108,14 +108,14 @@ class ComputeThread(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         ComputeThread._instances.add(self)
-        self.thread = QThread()
-        self.thread.setObjectName("computeThread")
+        self.qthread = QThread()  # not `thread`: that would hide QObject.thread()
+        self.qthread.setObjectName("computeThread")
         self.worker = ComputeWorker()
-        self.worker.moveToThread(self.thread)
+        self.worker.moveToThread(self.qthread)
         self._request.connect(self.worker.handle)
         self.worker.settleRequested.connect(self._settle_gc)  # queued: runs on this (the GUI) thread
         self._stop = threading.Event()
-        self.thread.start()
+        self.qthread.start()
 
     @Slot()
     def _settle_gc(self) -> None:
@@ -147,11 +147,11 @@ class ComputeThread(QObject):
         compile that cannot be interrupted; destroying it now would abort the process, so the caller ends the
         process instead: :func:`app.gui.main.end_process`)."""
         self.stop()
-        if self.thread.isRunning():
-            self.thread.requestInterruption()
-            self.thread.quit()
+        if self.qthread.isRunning():
+            self.qthread.requestInterruption()
+            self.qthread.quit()
             if wait_ms is None:
-                self.thread.wait()
+                self.qthread.wait()
             else:
-                self.thread.wait(wait_ms)
-        return not self.thread.isRunning()
+                self.qthread.wait(wait_ms)
+        return not self.qthread.isRunning()

@@ -19,9 +19,9 @@ thread only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -36,7 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.context import WindowContext
-from app.gui.presentation import dock_state, restore_docks
+from app.gui.layout import layout_of
+from app.gui.presentation import DockState, dock_state, restore_docks
+from widgets.common.typed_qt import named
 
 if TYPE_CHECKING:
     from app.gui.panels.demo.kit import DemoKit
@@ -63,20 +65,21 @@ class Workspaces(QObject):
         window = ctx.host
         self.host, self.ui, self.demo = ctx.host, ctx.ui, demo
         ui = ctx.ui
-        self.tab_bar = QTabBar(objectName="workspaceTabs")
+        self.tab_bar = named(QTabBar(), "workspaceTabs")
         self.tab_bar.setDrawBase(False)
         self.tab_bar.setExpanding(False)
-        self.stack = QStackedWidget(objectName="workspaceStack")
+        self.stack = named(QStackedWidget(), "workspaceStack")
         run_page = window.takeCentralWidget()  # the main area: prompt and stream beside the plot
-        self.inspect_page = QWidget(objectName="inspectPage")
+        assert run_page is not None, "WindowParts set the main area as the central widget"
+        self.inspect_page = named(QWidget(), "inspectPage")
         self._inspect_layout = QVBoxLayout(self.inspect_page)
         self._inspect_layout.setContentsMargins(0, 0, 0, 0)
-        self.code_page = QWidget(objectName="codePage")
+        self.code_page = named(QWidget(), "codePage")
         code_layout = QVBoxLayout(self.code_page)
         code_layout.setContentsMargins(4, 2, 4, 2)
         #: editor (added by app.gui.panels.programs.wiring) | IR card above the plot
-        self.code_split = QSplitter(Qt.Orientation.Horizontal, objectName="codeSplit")
-        self.code_right = QSplitter(Qt.Orientation.Vertical, objectName="codeRightSplit")
+        self.code_split = named(QSplitter(Qt.Orientation.Horizontal), "codeSplit")
+        self.code_right = named(QSplitter(Qt.Orientation.Vertical), "codeRightSplit")
         self.code_split.addWidget(self.code_right)
         self.code_split.setChildrenCollapsible(False)
         self.code_right.setChildrenCollapsible(False)
@@ -86,7 +89,7 @@ class Workspaces(QObject):
         self.stack.addWidget(self.code_page)
         self._shown = RUN
         self._code_sized = False
-        self._top_state: Any = None
+        self._top_state: QByteArray | None = None  # the main area's splitter while Code borrows the plot
         self.actions: dict[str, QAction] = {}
         for i, (name, keys, tip) in enumerate(WORKSPACES):
             self.tab_bar.addTab(name)
@@ -100,10 +103,12 @@ class Workspaces(QObject):
         window.menuBar().setCornerWidget(self.tab_bar, Qt.Corner.TopRightCorner)
         window.setCentralWidget(self.stack)
         self._fit_stack()
-        self._ir_scroll: QScrollArea = ui.ir_dock.widget()
+        scroll = ui.ir_dock.widget()
+        assert isinstance(scroll, QScrollArea), "a bottom dock's content scrolls (app.gui.layout.dock_widget)"
+        self._ir_scroll = scroll
         self._docks_shown: dict[QDockWidget, bool] = {}
-        self._dock_sizes: dict[str, Any] | None = None
-        self._card_margins = ui.ir_card.layout().contentsMargins()
+        self._dock_sizes: DockState | None = None
+        self._card_margins = layout_of(ui.ir_card).contentsMargins()
         self.tab_bar.currentChanged.connect(self._on_tab)
         demo.presentation.hide.append(self.tab_bar)  # presenting: the plot gets the room
 
@@ -151,6 +156,7 @@ class Workspaces(QObject):
         for i in range(self.stack.count()):
             policy = QSizePolicy.Policy.Preferred if i == current else QSizePolicy.Policy.Ignored
             page = self.stack.widget(i)
+            assert page is not None, "i < count()"
             page.setSizePolicy(policy, policy)
             page.updateGeometry()
         self.stack.updateGeometry()
@@ -177,8 +183,9 @@ class Workspaces(QObject):
         """Move the IR card (and for Code the plot) onto workspace ``name``'s page."""
         ui = self.ui
         card = self._ir_scroll.takeWidget()
-        self._card_margins = card.layout().contentsMargins()
-        card.layout().setContentsMargins(2, 2, 2, 2)  # the window's edge is the frame: every line to the jaxpr
+        assert card is not None, "the IR card is in its dock's scroll area while Run shows"
+        self._card_margins = layout_of(card).contentsMargins()
+        layout_of(card).setContentsMargins(2, 2, 2, 2)  # the window's edge is the frame: every line to the jaxpr
         if name == INSPECT:
             self._inspect_layout.addWidget(card)
         else:
@@ -221,7 +228,7 @@ class Workspaces(QObject):
             ui.top_split.insertWidget(1, ui.plot_card)
             if self._top_state is not None:
                 ui.top_split.restoreState(self._top_state)
-        card.layout().setContentsMargins(self._card_margins)
+        layout_of(card).setContentsMargins(self._card_margins)
         self._ir_scroll.setWidget(card)
 
     def docks_shown_in_run(self) -> dict[QDockWidget, bool]:

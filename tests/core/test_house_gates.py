@@ -124,7 +124,7 @@ def test_type_errors_are_counted_per_top_level_package():
         {"file": str(core / "units.py"), "severity": "error", "message": "c"},
         {"file": str(ROOT / "app" / "cli" / "parser.py"), "severity": "error", "message": "d"},
         {"file": str(ROOT / "app" / "cli" / "parser.py"), "severity": "warning", "message": "not counted"},
-        {"file": str(ROOT / "widgets" / "x.py"), "severity": "error", "message": "stray"},
+        {"file": str(ROOT / "bench" / "x.py"), "severity": "error", "message": "stray"},
     ]}
     counts, stray = type_check.count_errors(report, ROOT)
     assert counts == {"app.core.engine": 2, "app.core.units": 1, "app.cli": 1}

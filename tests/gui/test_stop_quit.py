@@ -45,7 +45,7 @@ def test_stop_during_a_compile_frees_the_window_at_once_and_the_next_run_waits_v
     usable_s = time.perf_counter() - t0
     assert usable_s < 2.0
     assert window.session.current.finished.reason == "stopped"
-    assert window.session.background is not None and window.compute.thread.isRunning()
+    assert window.session.background is not None and window.compute.qthread.isRunning()
     monkeypatch.setenv(COMPILE_DELAY_ENV, "0")
     run_button.click()  # queued behind the compiler still running on the compute thread: said so
     qtbot.waitUntil(lambda: "compiler finishing in the background" in window.ui.busy.text(), timeout=2000)

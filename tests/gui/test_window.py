@@ -124,7 +124,7 @@ def test_close_during_run_exits_cleanly(qtbot, window):
     qtbot.waitUntil(lambda: window.ui.busy.phase() not in ("", "loading"), timeout=RUN_TIMEOUT_MS)
     t0 = time.perf_counter()
     window.close()
-    assert not window.compute.thread.isRunning()
+    assert not window.compute.qthread.isRunning()
     assert time.perf_counter() - t0 < 30
 
 
@@ -142,14 +142,14 @@ def test_close_during_a_compile_hides_the_window_before_the_compile_ends(qtbot, 
 
     watch = HideWatch()
     window.installEventFilter(watch)
-    window.compute.thread.finished.connect(
+    window.compute.qthread.finished.connect(
         lambda: stamps.setdefault("thread_done", time.perf_counter()), Qt.ConnectionType.DirectConnection
     )
     window.findChild(QPushButton, "runButton").click()
     qtbot.waitUntil(lambda: window.ui.busy.is_uninterruptible(), timeout=RUN_TIMEOUT_MS)
     window.close()
     window.removeEventFilter(watch)
-    assert not window.compute.thread.isRunning()
+    assert not window.compute.qthread.isRunning()
     assert stamps["hidden"] < stamps["thread_done"]  # gone from the screen while the compile still ran
 
 

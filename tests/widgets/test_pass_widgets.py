@@ -125,3 +125,23 @@ def test_compile_bar_parts_caption_and_labels(qtbot):
                            "other 40 ms (4%)")
     assert "LLVM 800 ms" in w.labels() and any(t.endswith("100 ms") for t in w.labels())
     w.grab()  # paints without error
+
+
+def test_compile_bar_tool_tip_names_the_part_under_the_mouse(qtbot, monkeypatch):
+    """The part's tool tip: a QHelpEvent has pos(), not position() (the tip raised AttributeError)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QToolTip
+
+    w = CompileBar()
+    qtbot.addWidget(w)
+    w.set_parts(1000.0, [{"label": "LLVM", "ms": 800.0, "group": "backend"},
+                         {"label": "outside XLA", "ms": 200.0, "group": "other"}])
+    w.resize(1000, w.sizeHint().height())
+    w.grab()  # lays the parts out
+    shown: list[str] = []
+    monkeypatch.setattr(QToolTip, "showText", lambda _pos, text, *_a: shown.append(text))
+    where = w.rect().center()
+    where.setX(100)  # inside the first (LLVM) part
+    assert w.event(QHelpEvent(QEvent.Type.ToolTip, where, w.mapToGlobal(where)))
+    assert shown and "<b>LLVM</b>: 800.0 ms (80%)" in shown[0]

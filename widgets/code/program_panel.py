@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.code.code_editor import CodeEditor
+from widgets.common.typed_qt import named
 
 #: (mode value, label) of the mode picker.
 MODES = (("jit", "jit"), ("no-jit", "no-jit (op by op)"), ("compare", "jit vs no-jit"))
@@ -55,55 +56,55 @@ class ProgramPanel(QWidget):
         self.file_label = QLabel("untitled.py")
         self.file_label.setObjectName("programFile")
         self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.entry = QComboBox(objectName="programEntry")
+        self.entry = named(QComboBox(), "programEntry")
         self.entry.setEditable(True)  # any function of the file can be named
         self.entry.setMinimumContentsLength(10)
         self.entry.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.entry.setToolTip("The entry point: a function (plain or jax.jit) or an nn.Module of the file")
-        self.args = QLineEdit(objectName="programArgs", clearButtonEnabled=True)
+        self.args = named(QLineEdit(clearButtonEnabled=True), "programArgs")
         self.args.setPlaceholderText("args: from the file's X_args(), or a spec: f32[8,128], 3")
         self.args.setToolTip("Argument spec instead of the file's example arguments, e.g. f32[1024,1024] or "
                              "({'w': f32[4,4]}, i32[8]) — random data, seeded")
-        self.seed = QSpinBox(objectName="programSeed", minimum=0, maximum=2**31 - 1, value=0)
+        self.seed = named(QSpinBox(minimum=0, maximum=2**31 - 1, value=0), "programSeed")
         self.seed.setPrefix("seed ")
         self.seed.setToolTip("Seed of the random data of an argument spec and of a sweep (the CLI's --seed)")
-        self.static_argnums = QLineEdit(objectName="programStatic", clearButtonEnabled=True)
+        self.static_argnums = named(QLineEdit(clearButtonEnabled=True), "programStatic")
         self.static_argnums.setPlaceholderText("static_argnums")
         self.static_argnums.setToolTip("Static argument indices instead of the file's, e.g. 1 or 0,2 (the CLI's "
                                        "--static): a static argument is a Python value baked into the compile")
-        self.run_button = QPushButton("Run", objectName="programRunButton")
+        self.run_button = named(QPushButton("Run"), "programRunButton")
         self.run_button.setToolTip("Load the program, trace and run it (Ctrl+Enter)")
         self.run_button.setDefault(True)
-        self.stop_button = QPushButton("Stop", objectName="programStopButton")
+        self.stop_button = named(QPushButton("Stop"), "programStopButton")
         self.stop_button.setToolTip("Stop the run, even inside a Python loop of the program (Esc)")
         self.stop_button.setEnabled(False)
 
     def _build_call_controls(self) -> None:
         """How the entry point is called: the number of calls, the mode, a shape sweep (with buckets), static
         values, and "as you type"."""
-        self.calls = QSpinBox(objectName="programCalls", minimum=1, maximum=10_000, value=10)
+        self.calls = named(QSpinBox(minimum=1, maximum=10_000, value=10), "programCalls")
         self.calls.setToolTip("Number of timed calls")
         self.calls.setSuffix(" calls")
-        self.mode = QComboBox(objectName="programMode")
+        self.mode = named(QComboBox(), "programMode")
         for value, label in MODES:
             self.mode.addItem(label, value)
         self.mode.setToolTip("jit: compiled once then cached; no-jit: op-by-op dispatch; jit vs no-jit: both, "
                              "as two runs on the plot")
-        self.sweep = QLineEdit(objectName="programSweep", clearButtonEnabled=True)
+        self.sweep = named(QLineEdit(clearButtonEnabled=True), "programSweep")
         self.sweep.setPlaceholderText("sweep: 1:16")
         self.sweep.setToolTip("Shape sweep of one argument's first axis instead of N equal calls: 1:16, 1:64:4, "
                               "3,5,9 or array specs f32[1,128], f32[4,128]; one compile per new shape. The first "
                               "array argument by default; name another as x=1:16 or 1=1:16")
-        self.static_values = QLineEdit(objectName="programStaticValues", clearButtonEnabled=True)
+        self.static_values = named(QLineEdit(clearButtonEnabled=True), "programStaticValues")
         self.static_values.setPlaceholderText("static: n=3,4,4")
         self.static_values.setToolTip(
             "One call per value of a static argument instead of N equal calls: n=3,4,4 (by parameter name or user "
             "index; the name may be left out when the entry has one static argument). A changed value compiles "
             "again and the compile log says why. Several at once, same length: n=3,4; m=1,2. Values are Python "
             "literals (3 · 2.5 · True · 'relu' · (2,3)); not with a sweep")
-        self.bucket = QCheckBox("buckets", objectName="programBucket")
+        self.bucket = named(QCheckBox("buckets"), "programBucket")
         self.bucket.setToolTip("Also run the sweep zero-padded to power-of-two sizes: one compile per bucket")
-        self.live = QCheckBox("as you type", objectName="programLive")
+        self.live = named(QCheckBox("as you type"), "programLive")
         self.live.setToolTip("Re-trace a moment after each edit and show the jaxpr, StableHLO and HLO (no timed "
                              "calls); while the code does not parse or trace the views keep the last good result")
 
@@ -115,7 +116,7 @@ class ProgramPanel(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.discard_button = QPushButton("Discard restored edits", objectName="programDiscardButton")
+        self.discard_button = named(QPushButton("Discard restored edits"), "programDiscardButton")
         self.discard_button.setAutoDefault(False)  # Enter in the panel still runs the program
         self.discard_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.discard_button.setToolTip("Drop the edits restored from the last session: the editor holds the "

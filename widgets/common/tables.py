@@ -1,5 +1,6 @@
 """The read-only table base: one sortable cell (:class:`SortCell`) and tree row (:class:`SortTreeItem`) with
-one sort rule, and one setup of a read-only ``QTableWidget`` or ``QTreeWidget`` (:func:`read_only`).
+one sort rule, one setup of a read-only ``QTableWidget`` or ``QTreeWidget`` (:func:`read_only`), and the item
+of a filled cell (:func:`cell`).
 
 Sort rule (the one every read-only table and tree of the widgets sorts by):
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QTableView,
+    QTableWidget,
     QTableWidgetItem,
     QTreeView,
     QTreeWidgetItem,
@@ -121,3 +123,12 @@ def read_only(
         header.setSectionResizeMode(col, mode)
     if stretch_last is not None:
         header.setStretchLastSection(stretch_last)
+
+
+def cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
+    """The item of cell (``row``, ``column``), which the table's filling gave one: each table here sets an
+    item in every cell of a row it adds (``QTableWidget.item`` types every cell as possibly empty)."""
+    item = table.item(row, column)
+    name = table.objectName() or type(table).__name__
+    assert item is not None, f"{name}: cell ({row}, {column}) has no item"
+    return item

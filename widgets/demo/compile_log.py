@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from widgets.common.tables import read_only
+from widgets.common.tables import cell, read_only
 
 MAX_ROWS = 5000
 DISK_BRUSH = QBrush(QColor("#d1fae5"))
@@ -64,11 +64,11 @@ class CompileLog(QTableWidget):
             return False
         wanted = {cols[k]: self.columns[cols[k]].text(where) for k in where}
         for r in range(self.rowCount() - 1, -1, -1):
-            if all(self.item(r, c) is not None and self.item(r, c).text() == t for c, t in wanted.items()):
-                cell = self.item(r, cols[key])
-                base = cell.data(Qt.ItemDataRole.UserRole) or cell.text()
-                cell.setData(Qt.ItemDataRole.UserRole, base)
-                cell.setText(f"{base} ‖ {note}" if note else base)
+            if all((item := self.item(r, c)) is not None and item.text() == t for c, t in wanted.items()):
+                target = cell(self, r, cols[key])
+                base = target.data(Qt.ItemDataRole.UserRole) or target.text()
+                target.setData(Qt.ItemDataRole.UserRole, base)
+                target.setText(f"{base} ‖ {note}" if note else base)
                 for c in range(self.columnCount()):
                     if (item := self.item(r, c)) is not None and tooltip:
                         item.setToolTip(tooltip)
@@ -78,7 +78,7 @@ class CompileLog(QTableWidget):
     def rows(self) -> list[dict[str, str]]:
         """Every row as ``{column title: text}`` (for tests and exports)."""
         return [
-            {col.title: (self.item(r, c).text() if self.item(r, c) else "") for c, col in enumerate(self.columns)}
+            {col.title: (item.text() if (item := self.item(r, c)) else "") for c, col in enumerate(self.columns)}
             for r in range(self.rowCount())
         ]
 

@@ -6,13 +6,14 @@ call is slow: tracing Python and compiling with XLA dwarf executing the compiled
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pyqtgraph as pg
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QWidget
 
 from app.core.units import ms
+from widgets.common.typed_qt import plot_item
 
 PHASES: tuple[tuple[str, str], ...] = (
     ("trace", "#6366f1"),
@@ -29,6 +30,7 @@ COMPILER_PHASES: tuple[tuple[str, str], ...] = (
     ("inductor codegen", "#dc2626"),
     ("c++ compile", "#92400e"),
 )
+
 MAX_BARS = 12
 BAR_HEIGHT = 0.62
 
@@ -57,10 +59,10 @@ class PhaseBars(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, background="w")
         self.setObjectName("phaseBars")
-        item = self.getPlotItem()
+        item = plot_item(self)
         item.setMenuEnabled(False)
         item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
+        item.getViewBox().setMouseEnabled(x=False, y=False)
         item.getViewBox().invertY(True)
         item.showGrid(x=True, y=False, alpha=0.15)
         item.setLabel("bottom", "time", units="ms")
@@ -83,7 +85,7 @@ class PhaseBars(pg.PlotWidget):
 
     def set_calls(self, calls: list[PhaseCall]) -> None:
         """Draw the first :data:`MAX_BARS` of ``calls`` (a note says how many were left out)."""
-        item = self.getPlotItem()
+        item = plot_item(self)
         shown = list(calls[:MAX_BARS])
         self._calls = shown
         for label in self._labels:
@@ -117,13 +119,13 @@ class PhaseBars(pg.PlotWidget):
         if not shown:
             self._note.setText("Compiling calls of the latest run(s) appear here.")
             self._note.setPos(0.5, 0.5)
-            item.setXRange(0, 1, padding=0)
-            item.setYRange(0, 1, padding=0)
+            item.getViewBox().setXRange(0, 1, padding=0)
+            item.getViewBox().setYRange(0, 1, padding=0)
         else:
             self._note.setText(f"+ {left_out} more compiling calls" if left_out else "")
             self._note.setPos(right * 0.5, len(shown) - 0.2)
-            item.setXRange(0, right * 1.18 or 1.0, padding=0)
-            item.setYRange(-0.6, len(shown) - 0.4 + (0.6 if left_out else 0), padding=0)
+            item.getViewBox().setXRange(0, right * 1.18 or 1.0, padding=0)
+            item.getViewBox().setYRange(-0.6, len(shown) - 0.4 + (0.6 if left_out else 0), padding=0)
 
     def _set_legend(self, compiler_parts: bool = False) -> None:
         """The legend, as the plot's title: a coloured square per phase (with torch.compile's parts when a bar
@@ -136,11 +138,12 @@ class PhaseBars(pg.PlotWidget):
         )
 
     def legend_text(self) -> str:
-        return self.getPlotItem().titleLabel.text
+        return plot_item(self).titleLabel.text
 
     def segment_widths(self) -> dict[str, list[float]]:
         """Per phase drawn, the widths (ms) of its segments, top bar first."""
-        return {name: [float(w) for w in bar.opts["width"]] for name, bar in self._bars.items() if len(bar.opts["width"])}
+        widths: dict[str, Any] = {name: bar.opts["width"] for name, bar in self._bars.items()}  # as setOpts got
+        return {name: [float(w) for w in ws] for name, ws in widths.items() if len(ws)}
 
     def bar_count(self) -> int:
         return len(self._calls)
@@ -153,6 +156,6 @@ class PhaseBars(pg.PlotWidget):
         font = QFont()
         font.setPointSizeF(base_pt * scale)
         for name in ("left", "bottom"):
-            self.getPlotItem().getAxis(name).setTickFont(font)
+            plot_item(self).getAxis(name).setTickFont(font)
         self._font_scale = scale
         self._set_legend()

@@ -90,7 +90,7 @@ class RaceTable(QTableWidget):
         width = self.verticalHeader().sizeHint().width() + 2 * self.frameWidth() + 4
         for col in range(self.columnCount()):
             header = self.horizontalHeaderItem(col)
-            texts = [self.item(r, col).text() for r in range(self.rowCount()) if self.item(r, col)]
+            texts = [item.text() for r in range(self.rowCount()) if (item := self.item(r, col))]
             plain = self.fontMetrics()
             width += max([wide.horizontalAdvance(header.text() if header else "")]
                          + [plain.horizontalAdvance(t) for t in texts]) + 12

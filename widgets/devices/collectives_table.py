@@ -47,7 +47,9 @@ class CollectivesTable(QWidget):
         self._rows: list[Any] = []
         self.label = QLabel("")
         self.label.setObjectName("collectivesLabel")
-        self.toggle = QToolButton(text="Hide table", autoRaise=True, checkable=True)
+        self.toggle = QToolButton(autoRaise=True)
+        self.toggle.setText("Hide table")
+        self.toggle.setCheckable(True)
         self.toggle.setObjectName("collectivesToggle")
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("collectivesTable")

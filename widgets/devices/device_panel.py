@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.units import nbytes
-from widgets.common.tables import read_only
+from widgets.common.tables import cell, read_only
 
 COLUMNS = ("Device", "Memory", "Weights", "KV cache")
 TP_CHOICES = (1, 2, 4, 8)
@@ -169,10 +169,12 @@ class DevicePanel(QWidget):
     def _fill_picker(self) -> None:
         self.picker.clear()
         allowed = self._model_sizes
+        model = self.picker.model()
+        assert isinstance(model, QStandardItemModel), "a QComboBox's own model"
         for tp in tp_choices(len(self._devices), allowed) or [1]:
             self.picker.addItem("1 device" if tp == 1 else f"tp={tp} · {tp} devices", mesh_text(tp))
             if allowed is not None and tp not in allowed:
-                item = self.picker.model().item(self.picker.count() - 1)
+                item = model.item(self.picker.count() - 1)
                 item.setEnabled(False)
                 item.setText(f"tp={tp} · does not divide this model")
                 item.setToolTip(f"tp={tp} does not divide this model's attention heads, KV heads or MLP width.")
@@ -207,7 +209,7 @@ class DevicePanel(QWidget):
     def bytes_text(self, column: str = "Weights") -> dict[str, str]:
         """Device key → the text shown in ``column`` ("Weights" or "KV cache")."""
         col = COLUMNS.index(column)
-        return {d.key: self.table.item(i, col).text() for i, d in enumerate(self._devices)}
+        return {d.key: cell(self.table, i, col).text() for i, d in enumerate(self._devices)}
 
     # -- internals --------------------------------------------------------------------------------
     @staticmethod

@@ -15,6 +15,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QFontMetrics,
+    QHelpEvent,
     QPainter,
     QPaintEvent,
     QTextCharFormat,
@@ -112,8 +113,8 @@ def fit_label(label: str, width: float, metrics: QFontMetrics) -> str:
         return label
     head, _, tail = label.partition(" ")
     if tail and metrics.horizontalAdvance(head + " …") <= width:
-        return metrics.elidedText(label, Qt.TextElideMode.ElideRight, width)
-    return metrics.elidedText(head, Qt.TextElideMode.ElideLeft, width)
+        return metrics.elidedText(label, Qt.TextElideMode.ElideRight, int(width))  # int px: as PySide cut it
+    return metrics.elidedText(head, Qt.TextElideMode.ElideLeft, int(width))
 
 
 class _NotesArea(QWidget):
@@ -154,7 +155,7 @@ class _NotesArea(QWidget):
         self._view.paint_notes(event)
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             note = self._view.note_at(event.pos().y())
             if note:
                 QToolTip.showText(event.globalPos(), note, self)
@@ -237,8 +238,9 @@ class CodeView(QPlainTextEdit):
         the longest label up to :data:`NOTES_MAX_CHARS` characters, at most 35% of the view."""
         if not any(self._labels):
             return 0
-        if getattr(self, "_gutter_px", None) is not None:
-            return self._gutter_px
+        dragged: int | None = getattr(self, "_gutter_px", None)  # unset until the gutter is first dragged
+        if dragged is not None:
+            return dragged
         chars = min(NOTES_MAX_CHARS, max(len(s) for s in self._labels))
         return min(12 + self.fontMetrics().horizontalAdvance("9") * chars, int(self.width() * 0.35))
 

@@ -11,9 +11,18 @@ snapshot's whole text; :meth:`HloDiff.set_text` shows one text alone (the first 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import (
+    QColor,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QTextEdit, QVBoxLayout, QWidget
 
+from widgets.common.typed_qt import named
 from widgets.ir.code_view import CodeView
 
 BACKGROUNDS = {"+": QColor("#dcfce7"), "-": QColor("#fee2e2"), "~": QColor("#eef0f3")}
@@ -67,11 +76,11 @@ class HloDiff(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel("Select a pass that changed the module.", objectName="hloDiffTitle")
+        self.title = named(QLabel("Select a pass that changed the module."), "hloDiffTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setMinimumWidth(50)
         self.title.setWordWrap(True)
-        self.whole = QCheckBox("Whole snapshot", objectName="hloDiffWhole")
+        self.whole = named(QCheckBox("Whole snapshot"), "hloDiffWhole")
         self.whole.setToolTip("Show the newer snapshot in full (added lines on green) instead of the folded diff")
         self.view = DiffView()
         top = QHBoxLayout()
@@ -93,7 +102,8 @@ class HloDiff(QWidget):
         self.view.viewport().installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if watched is self.view.viewport() and event.type() == QEvent.Type.MouseButtonDblClick:
+        if (watched is self.view.viewport() and event.type() == QEvent.Type.MouseButtonDblClick
+                and isinstance(event, QMouseEvent)):
             self.lineActivated.emit(self.view.cursorForPosition(event.position().toPoint()).block().text())
         return False
 
@@ -101,7 +111,7 @@ class HloDiff(QWidget):
     def set_diff(self, old_label: str, new_label: str, rows: list[Row], new_text: str) -> None:
         """Show the diff ``rows`` of ``old_label`` → ``new_label``; ``new_text``: the newer snapshot whole."""
         self._old, self._new = old_label, new_label
-        self._rows = [tuple(r) for r in rows]
+        self._rows = [(tag, old, new, text) for tag, old, new, text in rows]
         self._text = new_text
         self._added = sum(1 for r in rows if r[0] == "+")
         self._removed = sum(1 for r in rows if r[0] == "-")

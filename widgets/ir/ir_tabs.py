@@ -104,7 +104,8 @@ class IRTabs(QWidget):
         header.addSpacing(8)
         header.addWidget(QLabel("Step "))
         for step in STEPS:
-            btn = QPushButton(step, checkable=True)
+            btn = QPushButton(step)
+            btn.setCheckable(True)
             btn.setObjectName(f"{step}StepButton")
             btn.setProperty("segment", True)
             btn.setEnabled(False)
@@ -171,7 +172,8 @@ class IRTabs(QWidget):
         prefill and decode are then hidden until :meth:`clear`). Returns (button, made now)."""
         if step in self.step_buttons:
             return self.step_buttons[step], False
-        btn = QPushButton(step, checkable=True)
+        btn = QPushButton(step)
+        btn.setCheckable(True)
         btn.setObjectName("programStepButton")
         btn.setProperty("segment", True)
         btn.setEnabled(False)
@@ -273,6 +275,7 @@ class IRTabs(QWidget):
         current = self.tabs.currentWidget()
         for i in range(self.tabs.count()):
             page = self.tabs.widget(i)
+            assert page is not None, "i < count(): a tab"
             policy = QSizePolicy.Policy.Preferred if page is current else QSizePolicy.Policy.Ignored
             if page.sizePolicy().verticalPolicy() != policy:
                 page.setSizePolicy(policy, policy)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QColor, QMouseEvent, QPainter
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 LINK_COLOR = QColor(255, 213, 79, 90)
@@ -117,9 +117,11 @@ class LineClickFilter(QObject):
         edit.viewport().installEventFilter(self)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.MouseButtonPress and event.button() == Qt.LeftButton:
+        if not isinstance(event, QMouseEvent):
+            return False
+        if event.type() == QEvent.Type.MouseButtonPress and event.button() == Qt.MouseButton.LeftButton:
             self._press = event.position().toPoint()
-        elif event.type() == QEvent.MouseButtonRelease and event.button() == Qt.LeftButton and self._press:
+        elif event.type() == QEvent.Type.MouseButtonRelease and event.button() == Qt.MouseButton.LeftButton and self._press:
             pos = event.position().toPoint()
             if (pos - self._press).manhattanLength() < 4:
                 self.click_at(pos)

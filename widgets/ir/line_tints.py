@@ -9,8 +9,10 @@ highlighter's) nor ``extraSelections`` (the find bar's), and paints below the li
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from PySide6.QtCore import QEvent, QObject, QRect, QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 from widgets.ir.line_links import ViewportOverlay
@@ -20,6 +22,13 @@ MAX_ALPHA = 110
 LABEL_COLOR = QColor(183, 28, 28)
 GUTTER_BACK = QColor("#fbf3f0")
 GUTTER_PAD = 12
+
+
+@runtime_checkable
+class RightMargin(Protocol):
+    """An edit that keeps room right of its text for the gutter (the IR views' ``CodeView``)."""
+
+    def set_right_margin(self, px: int) -> None: ...
 
 
 class MeasuredGutter(QWidget):
@@ -36,7 +45,7 @@ class MeasuredGutter(QWidget):
         self.tints.paint_gutter(self, event)
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             line = self.tints.line_at(event.pos().y())
             text = self.tints.label(line)
             if text:
@@ -74,14 +83,14 @@ class LineTints(ViewportOverlay):
 
     def gutter_width(self) -> int:
         """Width (px) of the labels' gutter right of the text; 0 without labels (or on a plain text edit)."""
-        if not self._labels or not hasattr(self.edit, "set_right_margin"):
+        if not self._labels or not isinstance(self.edit, RightMargin):
             return 0
         metrics = self.edit.fontMetrics()
         return max(metrics.horizontalAdvance(t) for t in self._labels.values()) + GUTTER_PAD
 
     def _place_gutter(self) -> None:
         width = self.gutter_width()
-        if hasattr(self.edit, "set_right_margin"):
+        if isinstance(self.edit, RightMargin):
             self.edit.set_right_margin(width)
         if width:
             port = self.edit.viewport().geometry()
@@ -140,7 +149,7 @@ class LineTints(ViewportOverlay):
                 QTimer.singleShot(0, self, self._place_gutter)  # after the edit laid out its viewport
             if obj is self.edit:
                 return False
-        if event.type() == QEvent.Type.ToolTip and self._labels:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent) and self._labels:
             line = self.edit.cursorForPosition(event.pos()).blockNumber() + 1
             text = self._labels.get(line)
             if text:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
@@ -122,11 +122,11 @@ class CompileBar(QWidget):
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
         painter.end()
 
-    def event(self, event: Any) -> bool:
-        if event.type() == event.Type.ToolTip and isinstance(event, QHelpEvent):
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             total = sum(p["ms"] for p in self._parts) or 1.0
             for rect, p in self._rects:
-                if rect.contains(event.position()):
+                if rect.contains(QPointF(event.pos())):  # a QHelpEvent has pos(), no position()
                     QToolTip.showText(event.globalPos(), f"<b>{p['label']}</b>: {p['ms']:,.1f} ms "
                                       f"({p['ms'] / total:.0%})<br><i>{p.get('source', '')}</i>", self)
                     return True

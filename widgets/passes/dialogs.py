@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from widgets.common.splitters import splitter
 from widgets.common.tables import read_only
+from widgets.common.typed_qt import named
 from widgets.ir.code_view import CodeView
 from widgets.ir.hlo_diff import HloDiff
 
@@ -40,7 +41,8 @@ class LlvmDialog(QDialog):
     (``views``: their code views, optimized first); ``None`` shows "(not dumped)"."""
 
     def __init__(self, parent: QWidget | None, name: str, optimized: str | None, unoptimized: str | None) -> None:
-        super().__init__(parent, objectName="fusionLlvmDialog")
+        super().__init__(parent)
+        self.setObjectName("fusionLlvmDialog")
         self.setWindowTitle(f"{name} · LLVM IR")
         tabs = QTabWidget()
         self.views: list[CodeView] = []
@@ -61,10 +63,11 @@ class CompareDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, labels: tuple[str, str], counts: list[tuple[str, Any, Any]],
                  rows: list[DiffRow] | None, final_text: str, summary: str) -> None:
-        super().__init__(parent, objectName="passesCompareDialog")
+        super().__init__(parent)
+        self.setObjectName("passesCompareDialog")
         self.setWindowTitle("Compare two compilations")
         self.comparison: Any = None  # the panel keeps what it compared here
-        table = self.counts_table = QTableWidget(len(counts), 3, objectName="passesCompareCounts")
+        table = self.counts_table = named(QTableWidget(len(counts), 3), "passesCompareCounts")
         table.setHorizontalHeaderLabels(["", *labels])
         table.setToolTip("measured ms per call: the median wall time of the latest run's calls of that step that "
                          "did not compile (– when no run executed that compilation, e.g. one with XLA flags)")

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.common.splitters import splitter
-from widgets.common.tables import read_only
+from widgets.common.tables import cell, read_only
+from widgets.common.typed_qt import named
 
 FUSION_COLUMNS = ("fusion", "kind", "created by", "absorbed", "source", "µs/step")
 ABSORBED_COLUMNS = ("instruction", "opcode", "source")
@@ -34,7 +35,7 @@ DECISION_COLUMNS = ("", "producer", "consumer", "reason")
 
 
 def _table(columns: tuple[str, ...], name: str) -> QTableWidget:
-    table = QTableWidget(0, len(columns), objectName=name)
+    table = named(QTableWidget(0, len(columns)), name)
     table.setHorizontalHeaderLabels(list(columns))
     read_only(table, row_height="line", resize=QHeaderView.ResizeMode.Interactive, stretch_last=True)
     return table
@@ -67,15 +68,16 @@ class FusionTable(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._fusions: list[dict[str, Any]] = []
-        self.count = QLabel("", objectName="fusionCount")
+        self.count = named(QLabel(""), "fusionCount")
         self._measured: dict[str, float] = {}
-        self.llvm_button = QPushButton("LLVM IR…", objectName="fusionLlvmButton", enabled=False)
+        self.llvm_button = named(QPushButton("LLVM IR…"), "fusionLlvmButton")
+        self.llvm_button.setEnabled(False)
         self.llvm_button.setToolTip(LLVM_TIP)
         self.llvm_button.clicked.connect(lambda: self.llvmRequested.emit(self.current()))
         self.table = _table(FUSION_COLUMNS, "fusionTable")
-        self.absorbed_label = QLabel("", objectName="fusionAbsorbedLabel")
+        self.absorbed_label = named(QLabel(""), "fusionAbsorbedLabel")
         self.absorbed = _table(ABSORBED_COLUMNS, "fusionAbsorbed")
-        self.decisions_label = QLabel("", objectName="fusionDecisionsLabel")
+        self.decisions_label = named(QLabel(""), "fusionDecisionsLabel")
         self.decisions_label.setWordWrap(True)
         self.decisions = _table(DECISION_COLUMNS, "fusionDecisions")
         detail = QWidget()
@@ -133,7 +135,7 @@ class FusionTable(QWidget):
         for i in range(self.table.rowCount()):
             item = self.table.item(i, col)
             if item is not None:
-                item.setText(self._measured_text(self.table.item(i, 0).text()))
+                item.setText(self._measured_text(cell(self.table, i, 0).text()))
 
     def _measured_text(self, name: str) -> str:
         value = self._measured.get(name)
@@ -145,23 +147,24 @@ class FusionTable(QWidget):
     def select(self, name: str) -> bool:
         """Select fusion ``name`` (False when the final module has none of that name)."""
         for i in range(self.table.rowCount()):
-            if self.table.item(i, 0).text() == name:
+            if cell(self.table, i, 0).text() == name:
                 self.table.setCurrentCell(i, 0)
-                self.table.scrollToItem(self.table.item(i, 0))
+                self.table.scrollToItem(cell(self.table, i, 0))
                 return True
         return False
 
     def current(self) -> str:
         row = self.table.currentRow()
-        return self.table.item(row, 0).text() if row >= 0 and self.table.item(row, 0) else ""
+        item = self.table.item(row, 0) if row >= 0 else None
+        return item.text() if item else ""
 
     def decision_rows(self) -> list[list[str]]:
         """The decisions pane's rows as shown (tests)."""
-        return [[self.decisions.item(i, j).text() for j in range(self.decisions.columnCount())]
+        return [[cell(self.decisions, i, j).text() for j in range(self.decisions.columnCount())]
                 for i in range(self.decisions.rowCount())]
 
     def absorbed_rows(self) -> list[list[str]]:
-        return [[self.absorbed.item(i, j).text() for j in range(self.absorbed.columnCount())]
+        return [[cell(self.absorbed, i, j).text() for j in range(self.absorbed.columnCount())]
                 for i in range(self.absorbed.rowCount())]
 
     # -- internals ----------------------------------------------------------------------------------
@@ -182,7 +185,7 @@ class FusionTable(QWidget):
                                 d.get("consumer", ""), d.get("reason", "") or "(no reason logged)"]
                                for d in decisions])
         for i, d in enumerate(decisions):
-            self.decisions.item(i, 0).setForeground(QColor("#15803d" if d.get("fused") else "#b91c1c"))
+            cell(self.decisions, i, 0).setForeground(QColor("#15803d" if d.get("fused") else "#b91c1c"))
         if getattr(self, "_have_log", False):
             fused = sum(1 for d in decisions if d.get("fused"))
             self.decisions_label.setText(f"Fusion log: {fused} fused, {len(decisions) - fused} refused into "
@@ -193,7 +196,7 @@ class FusionTable(QWidget):
     @Slot(int, int, int, int)
     def _on_current(self, row: int, _c: int, _pr: int, _pc: int) -> None:
         if 0 <= row < self.table.rowCount():
-            name = self.table.item(row, 0).text()
+            name = cell(self.table, row, 0).text()
             fusion = next((f for f in self._fusions if f["name"] == name), None)
             if fusion is not None:
                 self._show(fusion)
@@ -202,4 +205,4 @@ class FusionTable(QWidget):
     @Slot(int, int)
     def _on_activated(self, row: int, _col: int) -> None:
         if 0 <= row < self.table.rowCount():
-            self.fusionActivated.emit(self.table.item(row, 0).text())
+            self.fusionActivated.emit(cell(self.table, row, 0).text())

@@ -38,8 +38,7 @@ class PassesPage(QWidget):
     ``fusions``, ``detail`` (the tabs), ``gpu_view`` (tab ``gpu_index``, hidden until a GPU pipeline) and
     ``split``."""
 
-    # the find box, read by this name by the window; it hides QWidget.find(WId), a static lookup unused here
-    find: QLineEdit  # pyright: ignore[reportIncompatibleMethodOverride]
+    find: QLineEdit  # the find box: the window reads it by this name, which hides QWidget.find(WId) (unused)
 
     def __init__(self) -> None:
         super().__init__()
@@ -70,7 +69,7 @@ class PassesPage(QWidget):
         self.compare.setToolTip("Compare the last two recordings: counts side by side and the diff of their "
                                 "final modules (prefill vs decode, two modes, or two flag sets)")
         self.compare.setEnabled(False)
-        self.find = named(QLineEdit(), "passesFind")
+        self.find = named(QLineEdit(), "passesFind")  # pyright: ignore[reportIncompatibleMethodOverride]
         self.find.setPlaceholderText("Find in snapshots: fusion.12")
         self.find.setToolTip("Where does an instruction first appear? Enter: the first snapshot defining it "
                              "(or containing the text), its pass and line")

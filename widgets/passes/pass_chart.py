@@ -15,6 +15,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtWidgets import QWidget
 
+from widgets.common.typed_qt import graphics_scene, plot_item
+
 INSTR_COLOR = "#1565c0"
 FUSION_COLOR = "#ea580c"
 
@@ -27,10 +29,10 @@ class PassChart(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, background="w")
         self.setObjectName("passChart")
-        item = self.getPlotItem()
+        item = plot_item(self)
         item.setMenuEnabled(False)
         item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
+        item.getViewBox().setMouseEnabled(x=False, y=False)
         item.showGrid(x=False, y=True, alpha=0.15)
         item.getAxis("left").setTextPen(INSTR_COLOR)
         item.getAxis("left").setWidth(44)
@@ -56,10 +58,10 @@ class PassChart(pg.PlotWidget):
         item.addItem(self._marker, ignoreBounds=True)
         self._marker.hide()
         self._snapshots: list[dict[str, Any]] = []
-        self.scene().sigMouseClicked.connect(self._on_click)
+        graphics_scene(self).sigMouseClicked.connect(self._on_click)
 
     def _sync_boxes(self) -> None:
-        self._fusion_box.setGeometry(self.getPlotItem().getViewBox().sceneBoundingRect())
+        self._fusion_box.setGeometry(plot_item(self).getViewBox().sceneBoundingRect())
 
     # -- public API ---------------------------------------------------------------------------------
     def set_snapshots(self, snapshots: list[dict[str, Any]]) -> None:
@@ -68,10 +70,10 @@ class PassChart(pg.PlotWidget):
         self._instr.setData(xs, [float(s.get("n_instructions") or 0) for s in snapshots])
         fusions = [float(s.get("n_fusions") or 0) for s in snapshots]
         self._fusions.setData(xs, fusions)
-        item = self.getPlotItem()
-        item.setXRange(-0.5, max(len(xs) - 0.5, 0.5), padding=0)
+        item = plot_item(self)
+        item.getViewBox().setXRange(-0.5, max(len(xs) - 0.5, 0.5), padding=0)
         self._fusion_box.setYRange(0, max(fusions, default=1.0) * 1.1 or 1.0, padding=0)
-        item.enableAutoRange(axis="y")
+        item.getViewBox().enableAutoRange(axis="y")
         self._marker.hide()
         self._sync_boxes()
 
@@ -88,7 +90,7 @@ class PassChart(pg.PlotWidget):
         """The dump index marked, or None."""
         if not self._marker.isVisible() or not self._snapshots:
             return None
-        return self._snapshots[int(round(self._marker.value()))].get("index")
+        return self._snapshots[int(round(self._marker.getXPos()))].get("index")  # a vertical line's value()
 
     def position_of(self, index: int) -> int | None:
         return next((i for i, s in enumerate(self._snapshots) if s.get("index") == index), None)
@@ -106,7 +108,7 @@ class PassChart(pg.PlotWidget):
 
     # -- internals ----------------------------------------------------------------------------------
     def _on_click(self, event: Any) -> None:
-        box = self.getPlotItem().getViewBox()
+        box = plot_item(self).getViewBox()
         if not self._snapshots or not box.sceneBoundingRect().contains(event.scenePos()):
             return
         x = box.mapSceneToView(QPointF(event.scenePos())).x()

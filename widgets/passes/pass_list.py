@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.common.tables import SortCell, read_only
+from widgets.common.tables import SortCell, cell, read_only
+from widgets.common.typed_qt import named
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 #: (key, title, numeric, tooltip)
@@ -39,6 +40,7 @@ COLUMNS: tuple[tuple[str, str, bool, str], ...] = (
     ("n_instructions", "instr.", True, "instructions in the module after the pass's last change"),
     ("n_fusions", "fusions", True, "fusions in the module after the pass's last change"),
 )
+
 UNCHANGED_COLOR = QColor("#9e9e9e")
 
 
@@ -60,13 +62,15 @@ class PassList(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[dict[str, Any]] = []
-        self.hide_unchanged = QCheckBox("Hide passes that changed nothing", objectName="passHideUnchanged")
+        self.hide_unchanged = named(QCheckBox("Hide passes that changed nothing"), "passHideUnchanged")
         self.hide_unchanged.setToolTip("Keep only the passes that changed the module (wrote a snapshot)")
-        self.count = QLabel("", objectName="passCount")
-        self.table = QTableWidget(0, len(COLUMNS), objectName="passTable")
+        self.count = named(QLabel(""), "passCount")
+        self.table = named(QTableWidget(0, len(COLUMNS)), "passTable")
         self.table.setHorizontalHeaderLabels([c[1] for c in COLUMNS])
         for j, (_, _, _, tip) in enumerate(COLUMNS):
-            self.table.horizontalHeaderItem(j).setToolTip(tip)
+            header = self.table.horizontalHeaderItem(j)
+            assert header is not None, "setHorizontalHeaderLabels made it"
+            header.setToolTip(tip)
         read_only(self.table, row_height=self.fontMetrics().height() + 6,
                   resize=QHeaderView.ResizeMode.Interactive, stretch_last=False)
         top = QHBoxLayout()
@@ -90,13 +94,13 @@ class PassList(QWidget):
 
     def rows(self) -> list[dict[str, Any]]:
         """The rows shown, top to bottom."""
-        return [self.table.item(i, 0).data(ROW_ROLE) for i in range(self.table.rowCount())]
+        return [cell(self.table, i, 0).data(ROW_ROLE) for i in range(self.table.rowCount())]
 
     def select_index(self, index: int) -> bool:
         """Select the row of the pass that wrote snapshot ``index`` (its last one, or failing that the row
         of that pass name and pipeline given by ``select_pass``). False when no row shows it."""
         for i in range(self.table.rowCount()):
-            row = self.table.item(i, 0).data(ROW_ROLE)
+            row = cell(self.table, i, 0).data(ROW_ROLE)
             if row.get("index") == index:
                 self._select(i)
                 return True
@@ -105,7 +109,7 @@ class PassList(QWidget):
     def select_pass(self, pipeline: str, name: str) -> bool:
         """Select the row of pass ``name`` in ``pipeline`` (False when not shown)."""
         for i in range(self.table.rowCount()):
-            row = self.table.item(i, 0).data(ROW_ROLE)
+            row = cell(self.table, i, 0).data(ROW_ROLE)
             if row.get("pass") == name and _same(row.get("pipeline", ""), pipeline):
                 self._select(i)
                 return True
@@ -120,7 +124,7 @@ class PassList(QWidget):
         self.table.blockSignals(True)
         self.table.setCurrentCell(i, 0)
         self.table.blockSignals(False)
-        self.table.scrollToItem(self.table.item(i, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.table.scrollToItem(cell(self.table, i, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
 
     @Slot()
     def _fill(self) -> None:

@@ -2,12 +2,11 @@
 
 Successive runs overlay in distinct colours and decode markers; which runs are shown is the app's to say
 (:meth:`LatencyPlot.retain`: the window keeps the session's runs, so the plot holds no run list of its own
-beyond their drawings); the newest run's
-compiling calls are annotated with their compile phases (trace / lower / compile for XLA, Dynamo / AOT /
-Inductor for torch-compile) and a dashed line marks its steady decode median (its value is in the key above
-the plot). The run legend sits in its own row under the x axis, in as many columns as fit, so it never hides
-a point; the x
-axis fits the run once its points are drawn.
+beyond their drawings); the newest run's compiling calls are annotated with their compile phases (trace /
+lower / compile for XLA, Dynamo / AOT / Inductor for torch-compile) and a dashed line marks its steady decode
+median (its value is in the key above the plot: :mod:`widgets.plot.latency_key`). The run legend sits in its
+own row under the x axis, in as many columns as fit, so it never hides a point; the x axis fits the run once
+its points are drawn (:mod:`widgets.plot.plot_fitting`).
 Compiles served by the persistent compilation cache are green diamonds instead of orange stars; the
 tooltip of a compiling call says why it compiled.
 Records are buffered and drawn by a 30 Hz timer; each run's curves are created once and fed with
@@ -21,11 +20,12 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCursor, QFont, QFontMetricsF
+from PySide6.QtGui import QCursor, QFont, QHelpEvent, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
-from app.core.units import ms
-from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR, describe
+from widgets.common.typed_qt import graphics_scene, plot_item
+from widgets.plot.call_tooltip import describe
+from widgets.plot.latency_key import LatencyKey
 from widgets.plot.latency_runs import PlotPoint, PlotRun, point_kind, run_items, set_antialias
 from widgets.plot.legend_row import add_legend_row
 from widgets.plot.log_axis import LogMsAxis
@@ -38,8 +38,9 @@ REDRAW_INTERVAL_MS = 50
 MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 
-class LatencyPlot(PlotFitting, pg.PlotWidget):
-    """Wall time per call (log y) for the last few runs. Feed it from GUI-thread slots only.
+class LatencyPlot(LatencyKey, PlotFitting):
+    """Wall time per call (log y) for the last few runs. Feed it from GUI-thread slots only. The key above
+    the plot and the steady lines: :class:`LatencyKey`; the axes, legend and notes: :class:`PlotFitting`.
 
     Signals (GUI thread): ``pointHovered(call_index)`` for the newest run's point under the mouse, -1
     when the mouse leaves every point.
@@ -53,7 +54,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         #: Titles of the call-record timing fields for the hover tool tip (plain data from the app's one
         #: call-record column table; see :func:`widgets.plot.call_tooltip.describe`).
         self.call_titles: dict[str, str] = {}
-        item = self.getPlotItem()
+        item = plot_item(self)
         item.setLogMode(x=False, y=True)
         item.showGrid(x=True, y=True, alpha=0.15)
         item.setLabel("bottom", "call index")
@@ -66,17 +67,17 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
             item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         item.setMenuEnabled(False)
         item.getViewBox().setDefaultPadding(0.15)
-        item.setXRange(-1, X_STEP, padding=0.02)
-        item.setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
+        item.getViewBox().setXRange(-1, X_STEP, padding=0.02)
+        item.getViewBox().setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
         self._font_scale = 1.0
-        self._program = False  # the runs are calls of the user's program: "call", not prefill / decode
+        self._program = False
         self._median_text = ""
-        self._title_key: tuple | None = None
+        self._title_key = None
         self._set_title()
         # the run legend in a row of its own under the x axis: never over the data, never clipped
         self.legend, self._legend_row = add_legend_row(item, labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 210),
                                                        pen=pg.mkPen("#e5e7eb"))
-        self._runs: list[PlotRun] = []
+        self._runs = []
         self._next_id = 1
         self._median = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen("#6b7280", style=Qt.PenStyle.DashLine)
@@ -87,144 +88,18 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
             item.addItem(extra, ignoreBounds=True)
         self._hovered = -1
         self._x_right = 0
-        self._y_range: tuple[float, float] | None = None  # log10 bounds, grown in half-decade steps
-        self._y_view: tuple[float, float] | None = None  # the y range last set (bounds + legend band)
-        self._steady: float | None = None
+        self._y_range = None
+        self._y_view = None
+        self._steady = None
         self._timer = QTimer(self, interval=REDRAW_INTERVAL_MS)
         self._timer.timeout.connect(self.redraw)
-        self.scene().sigMouseMoved.connect(self.hover_at)
+        graphics_scene(self).sigMouseMoved.connect(self.hover_at)
         # Qt's own tool-tip event (~0.7 s after the mouse rests) reaches QGraphicsScene.helpEvent, which finds no
         # item tool tip and hides ours: the "why it compiled" tip vanished after ~1 s (issue 29, flaw 9)
         self.viewport().installEventFilter(self)
 
-    def _title_keys(self) -> list[tuple[str, str]]:
-        """(plain text, html) of each key of the marker legend above the plot."""
-        star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
-        diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
-        lanes = [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
-        steady = "steady call" if self._program else "steady decode"
-        if lanes:  # a race: one dashed line per lane, each value in its lane's colour (each a key: they wrap)
-            median_keys = [(f"┄ {steady}", f"┄ {steady}")] + [
-                (f"{self._lane_name(r)} {ms(r.steady_ms)}",
-                 f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>") for r in lanes]
-        else:
-            median = f"{steady} {self._median_text}" if self._median_text else f"{steady} median"
-            median_keys = [(f"┄ {median}", f"┄ {median}")]
-        steps = [("● call", "● call")] if self._program else [("■ prefill", "■ prefill"), ("● decode", "● decode")]
-        return [
-            ("★ compiling call", f"{star} compiling call"),
-            ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
-            *steps,
-            *median_keys,
-        ]
-
-    def set_program(self, program: bool) -> None:
-        """The runs shown are calls of the user's program (True: the key says "call" and "steady call N ms",
-        no tokens/s) or a model's prefill and decode steps (False)."""
-        if program != self._program:
-            self._program = program
-            self._median_text = ""
-            self._title_key = None
-            self._draw_steady()
-            self._set_title()
-
-    def is_program(self) -> bool:
-        return self._program
-
-    def key_text(self) -> str:
-        """The marker key above the plot as plain text ("★ compiling call   ● decode   ┄ steady decode …")."""
-        return "   ".join(plain for plain, _ in self._title_keys())
-
-    @staticmethod
-    def _lane_name(run: PlotRun) -> str:
-        return run.label.split(" · ")[0]
-
-    def steady_lines(self) -> list[pg.InfiniteLine | None]:
-        """Each shown run's own steady-decode line (race lanes; None for a run without one), oldest first."""
-        return [r.steady_line for r in self._runs]
-
-    def set_run_steady(self, run_id: int, median: float | None) -> None:
-        """A race lane's steady decode median (ms per call): a dashed line in the lane's colour, its value in
-        the key above the plot beside the other lanes' (None removes it). The single-run line
-        (:meth:`set_steady_ms`) is hidden while lanes have theirs."""
-        run = next((r for r in self._runs if r.run_id == run_id), None)
-        if run is None:
-            return
-        run.steady_ms = median
-        if median is None:
-            if run.steady_line is not None:
-                run.steady_line.setVisible(False)
-        else:
-            if run.steady_line is None:
-                run.steady_line = pg.InfiniteLine(angle=0, movable=False,
-                                                  pen=pg.mkPen(run.colour, width=1.2, style=Qt.PenStyle.DashLine))
-                self.getPlotItem().addItem(run.steady_line, ignoreBounds=True)
-            run.steady_line.setPos(QPointF(0, math.log10(max(median, 1e-3))))
-            run.steady_line.setVisible(True)
-            self._steady = None
-            self._median.setVisible(False)
-        self._title_key = None
-        self._set_title()
-
-    def _set_title(self) -> None:
-        """The marker legend above the plot, wrapped onto as many lines as the plot's width needs (so it never
-        sets the plot's minimum width nor gets cut off)."""
-        size = 9 * self._font_scale
-        font = QFont(self.getPlotItem().titleLabel.item.font())  # the family the title is drawn in
-        font.setPointSizeF(size)
-        metrics = QFontMetricsF(font)
-        vb_width = self.getPlotItem().getViewBox().width()  # the title spans the view box's column
-        # 0.8: the title's rich text is drawn wider than these metrics measure it (up to ~15 % when scaled)
-        room = max(120.0, 0.8 * (vb_width if vb_width > 0 else self.width() - 80.0) - 16.0)
-        gap = metrics.horizontalAdvance("   ")
-        lines: list[list[str]] = [[]]
-        used = 0.0
-        for plain, html in self._title_keys():
-            w = metrics.horizontalAdvance(plain)
-            if lines[-1] and used + gap + w > room:
-                lines.append([])
-                used = 0.0
-            used += (gap if lines[-1] else 0.0) + w
-            lines[-1].append(html)
-        key = (size, tuple(tuple(line) for line in lines))
-        if key == self._title_key:
-            return
-        self._title_key = key
-        keys = "<br>".join(" &nbsp; ".join(line) for line in lines)
-        self.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys}</span>")
-        height = int(len(lines) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
-        self.getPlotItem().titleLabel.setMaximumHeight(height)
-        self.getPlotItem().layout.setRowFixedHeight(0, height)
-
     def _marker_size(self, kind: str) -> float:
         return MARKER_SIZES[kind] * (1.4 if self._font_scale > 1 else 1.0)
-
-    def annotate_compile(self, run_id: int, call_index: int, line: str) -> bool:
-        """Add ``line`` (e.g. XLA's compile split from a pass recording: "XLA: HLO passes 101 ms · backend
-        557 ms · other 34 ms") to the note beside the compile spike of call ``call_index`` of run ``run_id``.
-        False when that call has no note (not a compiling call, or not annotated)."""
-        run = next((r for r in self._runs if r.run_id == run_id), None)
-        note = next((n for n in (run.notes if run else []) if getattr(n, "call_x", None) == call_index), None)
-        if note is None:
-            return False
-        base, short = note.full_text.split("\n‖ ")[0], note.short_text.split("\n‖ ")[0]
-        note.full_text, note.short_text = f"{base}\n‖ {line}", f"{short}\n‖ {line}"  # either form shows it
-        note.setText(note.full_text)
-        self.place_legend()  # the taller note finds its place again
-        return True
-
-    def steady_visible(self) -> bool:
-        """Whether the steady-decode line of a single run is shown."""
-        return self._median.isVisible()
-
-    def notes(self, run: int = -1) -> list[pg.TextItem]:
-        """The compile notes of run ``run`` (index into the drawn runs; -1 the latest)."""
-        return list(self._runs[run].notes)
-
-    def median_text(self) -> str:
-        """The steady decode median as shown in the key above the plot ('' when none)."""
-        steady = "steady call" if self._program else "steady decode"
-        return f"{steady} {self._median_text}" if self._median_text else ""
 
     # -- feeding ----------------------------------------------------------------------------------
     def start_run(
@@ -248,9 +123,9 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         symbol = symbol or RUN_SYMBOLS[(run_id - 1) % len(RUN_SYMBOLS)]
         width = 1.5 * (2.0 if self._font_scale > 1 else 1.0)
         line, key, dots = run_items(colour, symbol, width, self._marker_size)
-        self.addItem(line)
+        plot_item(self).addItem(line)
         for kind, item in dots.items():
-            self.addItem(item)
+            plot_item(self).addItem(item)
             item.setZValue(0 if kind in ("compiled", "disk") else 2)
         run = PlotRun(run_id, label, colour, line, dots, annotate=fade, key=key, symbol=symbol, group=group)
         self.legend.addItem(key, run.legend_name())
@@ -284,7 +159,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
             self._drop(run)
         self._y_range = None
         self._x_right = 0
-        self.getPlotItem().setXRange(-1, X_STEP, padding=0.02)
+        plot_item(self).getViewBox().setXRange(-1, X_STEP, padding=0.02)
         self._steady = None
         self._median.setVisible(False)
         self._median_text = ""
@@ -372,31 +247,11 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         self._grow_y_range()
         self._fit_x()
 
-    def set_steady_ms(self, median: float | None) -> None:
-        """Draw the newest run's steady decode time (ms per call; None hides the line and its label). While
-        points stream it is drawn with them, at the redraw rate."""
-        self._steady = median
-        if not self._timer.isActive():
-            self._draw_steady()
-
-    def _draw_steady(self) -> None:
-        """The dashed line at the median; its value goes in the key above the plot (never on the data)."""
-        median = self._steady
-        self._median.setVisible(median is not None)
-        text = ""
-        if median:
-            text = ms(median) if self._program else f"{ms(median)} ({1000 / median:.0f} tok/s)"
-        if median is not None:
-            self._median.setPos(QPointF(0, math.log10(max(median, 1e-3))))
-        if text != self._median_text:
-            self._median_text = text
-            self._set_title()
-
     def _drop(self, run: PlotRun) -> None:
         entry = [it for sample, label in self.legend.items if sample.item is run.key for it in (sample, label)]
         items = (run.line, *run.dots.values(), *run.notes, *([run.steady_line] if run.steady_line else []))
         for it in items:
-            self.removeItem(it)
+            plot_item(self).removeItem(it)
         self.legend.removeItem(run.key)
         for it in (*items, *entry):  # delete on the GUI thread, not in a garbage collection elsewhere
             it.deleteLater()
@@ -407,7 +262,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         """Scale tick, axis-label, title, legend and note fonts by ``scale`` (presentation mode) and
         thicken the axes and curves; 1.0 restores the normal look."""
         self._font_scale = scale
-        item = self.getPlotItem()
+        item = plot_item(self)
         tick = QFont()
         tick.setPointSizeF(base_pt * scale)
         big = scale > 1
@@ -426,9 +281,10 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         for run in self._runs:
             run.line.setPen(pg.mkPen(run.colour, width=3.0 if big else 1.5))
             run.key.setPen(pg.mkPen(run.colour, width=3.0 if big else 1.5))
+            # pyqtgraph annotates setSymbolSize(size: int); it draws a float diameter (×1.4 presenting) as given
             for kind, dots in run.dots.items():
-                dots.setSymbolSize(self._marker_size(kind))
-            run.key.setSymbolSize(self._marker_size("decode"))
+                dots.setSymbolSize(self._marker_size(kind))  # pyright: ignore[reportArgumentType]
+            run.key.setSymbolSize(self._marker_size("decode"))  # pyright: ignore[reportArgumentType]
             self.legend.removeItem(run.key)  # re-added: pyqtgraph sizes a legend row only when it is added
             self.legend.addItem(run.key, run.legend_name())
             for note in run.notes:
@@ -439,8 +295,8 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
     def font_scale(self) -> float:
         return self._font_scale
 
-    def resizeEvent(self, event: Any) -> None:
-        super().resizeEvent(event)
+    def resizeEvent(self, ev: QResizeEvent) -> None:
+        super().resizeEvent(ev)
         if hasattr(self, "legend") and self.plotItem is not None:  # None: being deleted
             self._set_title()
             self._fit_y()
@@ -453,7 +309,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
         return found[1] if found else None
 
     def _nearest(self, scene_pos: QPointF, max_px: float) -> tuple[PlotRun, PlotPoint] | None:
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         best, best_d = None, max_px
         for run in reversed(self._runs):
             for p in run.points:
@@ -475,7 +331,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         """The viewport's tool-tip event shows the hovered point's tip again (and goes no further), so the
         scene's empty help text does not hide it; elsewhere the event goes on as usual."""
-        if obj is self.viewport() and event.type() == QEvent.Type.ToolTip:
+        if obj is self.viewport() and event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             found = self._nearest(self.mapToScene(event.pos()), 12.0)
             if found is not None:
                 run, point = found
@@ -488,8 +344,7 @@ class LatencyPlot(PlotFitting, pg.PlotWidget):
     def hover_at(self, scene_pos: QPointF) -> None:
         """Show the tool tip of the point under ``scene_pos`` (scene coordinates) and emit ``pointHovered``."""
         found = self._nearest(scene_pos, 12.0)
-        point = found[1] if found else None
-        index = point.x if found and found[0] is self._runs[-1] else -1  # token links: newest run only
+        index = found[1].x if found and found[0] is self._runs[-1] else -1  # token links: newest run only
         if found is not None:
             run, point = found
             QToolTip.showText(QCursor.pos(), describe(point.record, f"run {run.run_id} · {run.label}", self.call_titles), self)

@@ -1,4 +1,5 @@
-"""The data behind :class:`widgets.plot.latency_plot.LatencyPlot`: one plotted call, one overlaid run."""
+"""The data behind :class:`widgets.plot.latency_plot.LatencyPlot`: one plotted call, one overlaid run, a compile
+note."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ class PlotPoint:
     record: Any
 
 
+class CompileNote(pg.TextItem):
+    """The note beside a compiling call's point: ``full_text`` (the compile's split, as many lines as it
+    takes), ``short_text`` (one line, shown where the plot is cramped) and the call it describes (``call_x``)."""
+
+    def __init__(self, text: str, short_text: str, call_x: int, **kwargs: Any) -> None:
+        super().__init__(text, **kwargs)
+        self.full_text = text
+        self.short_text = short_text
+        self.call_x = call_x
+
+
 @dataclass
 class PlotRun:
     run_id: int
@@ -29,12 +41,12 @@ class PlotRun:
     colour: str
     line: pg.PlotDataItem
     dots: dict[str, pg.PlotDataItem]
+    key: pg.PlotDataItem  # the legend's sample (line + decode marker), not in the plot
     points: list[PlotPoint] = field(default_factory=list)
-    notes: list[pg.TextItem] = field(default_factory=list)
+    notes: list[CompileNote] = field(default_factory=list)
     dirty: bool = False
     annotate: bool = True
     dot_counts: dict[str, int] = field(default_factory=dict)  # markers drawn per kind
-    key: pg.PlotDataItem | None = None  # the legend's sample (line + decode marker), not in the plot
     symbol: str = "o"  # the decode marker
     group: int | None = None  # runs drawn together (a race's lanes) share a group
     steady_ms: float | None = None  # a race lane's steady decode median, drawn as its own dashed line

@@ -11,6 +11,8 @@ from typing import Any
 
 import pyqtgraph as pg
 
+from widgets.common.typed_qt import plot_grid
+
 LEGEND_ROW = 4  # PlotItem layout rows: 0 title, 1 top axis, 2 view box, 3 bottom axis
 
 
@@ -19,7 +21,7 @@ def add_legend_row(item: pg.PlotItem, **legend_opts: Any) -> tuple[pg.LegendItem
     row = pg.GraphicsWidget()
     row.setMinimumHeight(0)
     row.setMaximumHeight(0)
-    item.layout.addItem(row, LEGEND_ROW, 1)
+    plot_grid(item).addItem(row, LEGEND_ROW, 1)
     legend = pg.LegendItem(offset=None, **legend_opts)
     legend.setParentItem(row)  # no pyqtgraph anchor: it outlives its parent's deletion and then fails
     legend.setPos(0, 2)  # left-aligned in the row, under the axis' start

@@ -19,6 +19,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QGraphicsItem
 
+from widgets.common.typed_qt import plot_item
 from widgets.plot.vector_export import FORMATS, export_plot_vector
 
 #: Default PNG scale against the on-screen size (slides are shown larger than a laptop window).
@@ -27,7 +28,7 @@ PNG_SCALE = 2.0
 
 def plot_rect(plot: pg.PlotWidget) -> QRectF:
     """The scene rectangle exported: the plot item (axes, title, legend), in scene px."""
-    return plot.getPlotItem().sceneBoundingRect()
+    return plot_item(plot).sceneBoundingRect()
 
 
 @contextmanager
@@ -35,7 +36,7 @@ def _export_mode(plot: pg.PlotWidget, painter: QPainter) -> Iterator[None]:
     """Every item in export mode and uncached (a cached item, like the axes, would be painted as a pixmap)."""
     everything = plot.scene().items()
     cached = [(it, it.cacheMode()) for it in everything if it.cacheMode() != QGraphicsItem.CacheMode.NoCache]
-    items = [it for it in everything if hasattr(it, "setExportMode")]
+    items = [it for it in everything if isinstance(it, pg.GraphicsItem)]  # pyqtgraph's: setExportMode
     opts = {"antialias": True, "background": QColor("white"), "painter": painter, "resolutionScale": 1.0}
     for it, _mode in cached:
         it.setCacheMode(QGraphicsItem.CacheMode.NoCache)
@@ -83,7 +84,8 @@ def export_plot(plot: pg.PlotWidget, path: str | Path, width: int | None = None)
             raise ValueError(f"The PNG width must be at least 1 px, not {width}.")
         source = plot_rect(plot)
         scale = width / source.width() if width else PNG_SCALE
-        if not render_image(plot, scale).save(str(path), "PNG"):
+        # the stub types the format as bytes; PySide6 takes a str (and refuses bytes) for Qt's const char*
+        if not render_image(plot, scale).save(str(path), "PNG"):  # pyright: ignore[reportCallIssue, reportArgumentType]
             raise OSError(f"The plot could not be written to {path}.")
     if not path.is_file() or path.stat().st_size == 0:
         raise OSError(f"The plot could not be written to {path}.")

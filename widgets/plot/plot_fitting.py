@@ -6,14 +6,15 @@ hides nothing, compile notes placed beside their points, run names elided to the
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.core.units import ms
+from widgets.common.typed_qt import plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR
+from widgets.plot.latency_runs import CompileNote, PlotRun
 from widgets.plot.legend_row import fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
@@ -25,9 +26,18 @@ NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.
                 (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
 
 
-class PlotFitting:
-    """Needs of the host class: ``_runs`` (PlotRun list), ``legend``, ``_y_range``, ``_y_view``,
-    ``_x_right``, ``getPlotItem()`` and ``plotItem`` (a pyqtgraph ``PlotWidget``)."""
+class PlotFitting(pg.PlotWidget):
+    """The axes, the run legend and the compile notes of the latency plot; the plot's ``__init__`` sets the
+    state declared here."""
+
+    _runs: list[PlotRun]
+    legend: pg.LegendItem  # the run legend, in its own row under the x axis
+    _legend_row: pg.GraphicsWidget  # the placeholder that holds that row
+    _y_range: tuple[float, float] | None  # log10 bounds, grown in half-decade steps
+    _y_data_max: float  # log10 of the largest point (set with _y_range)
+    _y_view: tuple[float, float] | None  # the y range last set (bounds + legend band)
+    _x_right: int  # the x range's right edge while points stream; negative once fitted to the run
+    _font_scale: float
 
     def _grow_y_range(self) -> None:
         """Fit the log y axis to every shown point in half-decade steps: the axes (whose ticks are costly to
@@ -54,7 +64,7 @@ class PlotFitting:
         low, high = self._y_range[0] - 0.15, self._y_range[1] + 0.1
         cap = getattr(self, "_y_data_max", self._y_range[1]) + MAX_HEADROOM_DECADES
         top = high + 0.15
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         notes = [n for run in self._runs for n in run.notes if n.isVisible()]
         if notes and vb.height() > 0:  # room above the spike for its compile notes, within the cap
             tall = max(n.boundingRect().height() for n in notes) + 8
@@ -63,7 +73,7 @@ class PlotFitting:
         view = (round(low, 3), round(min(top, cap), 3))
         if view != self._y_view:
             self._y_view = view
-            self.getPlotItem().setYRange(*view, padding=0)
+            plot_item(self).getViewBox().setYRange(*view, padding=0)
 
     def _grow_x_range(self, last_x: int) -> None:
         """While points stream: the right edge doubles from :data:`X_MIN_RIGHT`, then grows by X_STEP."""
@@ -74,19 +84,19 @@ class PlotFitting:
             right = (last_x // X_STEP + 1) * X_STEP
         if right != self._x_right:
             self._x_right = right
-            self.getPlotItem().setXRange(-1, right, padding=0.02)
+            plot_item(self).getViewBox().setXRange(-1, right, padding=0.02)
 
     def _fit_x(self) -> None:
         """Fit the x axis to the shown calls (half a call of margin each side)."""
         last = max((p.x for r in self._runs for p in r.points), default=None)
         if last is not None and self._x_right != -last - 1:
             self._x_right = -last - 1  # negative: fitted, not a streaming step
-            self.getPlotItem().setXRange(-0.5, last + 0.5, padding=0.02)
+            plot_item(self).getViewBox().setXRange(-0.5, last + 0.5, padding=0.02)
 
     def _place_notes(self) -> None:
         """Put each compile note on the side of its point (:data:`NOTE_ANCHORS`) where it covers no point,
         stays inside the view and clears the legend and the notes placed before it."""
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         view = vb.sceneBoundingRect()
         curves = [[vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for p in r.points]
                   for r in self._runs]
@@ -94,11 +104,12 @@ class PlotFitting:
         segments = [(a, b) for curve in curves for a, b in zip(curve, curve[1:])]
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
         for note in (n for run in self._runs for n in run.notes if n.isVisible()):
-            best, best_cost = None, None
+            best: tuple[str, tuple[float, float]] | None = None
+            best_cost: int | None = None
             own = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
             # the full split first; in a cramped plot the one-line form (the compile log has the split)
-            for text in dict.fromkeys((getattr(note, "full_text", None), getattr(note, "short_text", None))):
-                if text is not None and text != note.toPlainText():
+            for text in dict.fromkeys((note.full_text, note.short_text)):
+                if text != note.toPlainText():
                     note.setText(text)
                 for anchor in NOTE_ANCHORS:
                     note.setAnchor(anchor)
@@ -113,7 +124,8 @@ class PlotFitting:
                         best, best_cost = (text, anchor), cost
                 if best_cost == 0:
                     break
-            if best[0] is not None and best[0] != note.toPlainText():
+            assert best is not None, "NOTE_ANCHORS is not empty: every note has a best place"
+            if best[0] != note.toPlainText():
                 note.setText(best[0])
             note.setAnchor(best[1])
             taken.append(note.sceneBoundingRect())
@@ -124,7 +136,7 @@ class PlotFitting:
         if self.plotItem is None:  # being deleted
             return
         self.legend.setVisible(bool(self._runs))
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
         share = 1.0
         for _ in range(6):  # labels are drawn wider than measured in some fonts: cut the names until it fits
@@ -139,7 +151,7 @@ class PlotFitting:
     def _legend_layout(self) -> tuple[int, float]:
         """``(columns, px per name)`` of the run legend under the x axis: at most a fifth of the plot's height
         in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's width."""
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         n = len(self._runs)
         room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
         row_px = self._legend_metrics().lineSpacing() + 8
@@ -161,7 +173,7 @@ class PlotFitting:
     def _fit_legend_names(self, share: float = 1.0) -> None:
         """Cut run names at the right with "…" to their legend column's width (a long model name would push
         the legend off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         _columns, room = self._legend_layout()
         metrics = self._legend_metrics()
         names = [_shorten(run.legend_name(), metrics, room * share) for run in self._runs]
@@ -173,12 +185,30 @@ class PlotFitting:
         for run, name in zip(self._runs, names):
             self.legend.addItem(run.key, name)
 
-    def legend_rect(self) -> Any:
+    def legend_rect(self) -> QRectF:
         """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""
-        vb = self.getPlotItem().getViewBox()
+        vb = plot_item(self).getViewBox()
         return vb.mapSceneToView(self.legend.sceneBoundingRect()).boundingRect()
 
-    def _annotate(self, run: Any) -> None:
+    def notes(self, run: int = -1) -> list[CompileNote]:
+        """The compile notes of run ``run`` (index into the drawn runs; -1 the latest)."""
+        return list(self._runs[run].notes)
+
+    def annotate_compile(self, run_id: int, call_index: int, line: str) -> bool:
+        """Add ``line`` (e.g. XLA's compile split from a pass recording: "XLA: HLO passes 101 ms · backend
+        557 ms · other 34 ms") to the note beside the compile spike of call ``call_index`` of run ``run_id``.
+        False when that call has no note (not a compiling call, or not annotated)."""
+        run = next((r for r in self._runs if r.run_id == run_id), None)
+        note = next((n for n in (run.notes if run else []) if n.call_x == call_index), None)
+        if note is None:
+            return False
+        base, short = note.full_text.split("\n‖ ")[0], note.short_text.split("\n‖ ")[0]
+        note.full_text, note.short_text = f"{base}\n‖ {line}", f"{short}\n‖ {line}"  # either form shows it
+        note.setText(note.full_text)
+        self.place_legend()  # the taller note finds its place again
+        return True
+
+    def _annotate(self, run: PlotRun) -> None:
         """Label the first compiling calls with their split, alternately above and below the point."""
         compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
         for p in compiled[len(run.notes) :]:
@@ -187,20 +217,20 @@ class PlotFitting:
             # Two phases a line: narrow enough to sit beside its point in a 1280x720 window's plot.
             text = "\n".join([f"{p.step} {ms(p.wall_ms)}"] + [" · ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)])
             above = len(run.notes) % 2 == 0
-            note = pg.TextItem(
+            note = CompileNote(
                 text,
+                f"{p.step} compile {ms(p.wall_ms)}",  # short: when cramped
+                p.x,  # the call it describes (annotate_compile adds to it)
                 color=COMPILE_COLOUR,
                 anchor=(-0.02, 1.15 if above else -0.15),
                 fill=pg.mkBrush(255, 255, 255, 190),
             )
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
-            note.full_text, note.short_text = text, f"{p.step} compile {ms(p.wall_ms)}"  # short: when cramped
-            note.call_x = p.x  # the call it describes (annotate_compile adds to it)
             if self._font_scale != 1.0:
                 font = QFont()
                 font.setPointSizeF(9.0 * self._font_scale)
                 note.setFont(font)
-            self.addItem(note, ignoreBounds=True)
+            plot_item(self).addItem(note, ignoreBounds=True)
             run.notes.append(note)
 
 

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.units import csv_text
-from widgets.common.tables import SortCell, read_only
+from widgets.common.tables import SortCell, cell, read_only
+from widgets.common.typed_qt import named
 
 TOP_N = 10
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -54,9 +55,9 @@ class ProfileTable(QWidget):
         self.by_titles = dict(by_titles)
         #: each column's meaning (``help``), shown as its header's tool tip
         self.helps = [getattr(c, "help", "") for c in columns]
-        self.top_only = QCheckBox(f"top {TOP_N} only", objectName="profileTopOnly")
-        self.count = QLabel("", objectName="profileRowCount")
-        self.table = QTableWidget(0, len(self.columns), objectName="profileTableView")
+        self.top_only = named(QCheckBox(f"top {TOP_N} only"), "profileTopOnly")
+        self.count = named(QLabel(""), "profileRowCount")
+        self.table = named(QTableWidget(0, len(self.columns)), "profileTableView")
         read_only(self.table, alternating=True, resize=QHeaderView.ResizeMode.Interactive, stretch_last=True)
         top = QHBoxLayout()
         top.addWidget(self.count, 1)
@@ -83,7 +84,7 @@ class ProfileTable(QWidget):
 
     def rows(self) -> list[dict[str, Any]]:
         """The rows shown, top to bottom (after sorting and the top-10 filter)."""
-        return [self.table.item(i, 0).data(ROW_ROLE) for i in range(self.table.rowCount())]
+        return [cell(self.table, i, 0).data(ROW_ROLE) for i in range(self.table.rowCount())]
 
     def set_top_only(self, on: bool) -> None:
         self.top_only.setChecked(on)
@@ -161,7 +162,7 @@ class ProfileTable(QWidget):
         items = self.table.selectedItems()
         if self._filling or not items:
             return
-        row = self.table.item(items[0].row(), 0).data(ROW_ROLE)
+        row = cell(self.table, items[0].row(), 0).data(ROW_ROLE)
         if row is not None:
             self.rowSelected.emit(dict(row))
 
@@ -169,7 +170,7 @@ class ProfileTable(QWidget):
     def _on_item_activated(self, item: QTableWidgetItem | None) -> None:
         if item is None:
             return
-        row = self.table.item(item.row(), 0).data(ROW_ROLE)
+        row = cell(self.table, item.row(), 0).data(ROW_ROLE)
         if row is not None:
             self.rowActivated.emit(dict(row))
 

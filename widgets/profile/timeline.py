@@ -27,6 +27,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import fmt
+from widgets.common.typed_qt import graphics_scene, named, plot_item
 from widgets.plot.legend_row import add_legend_row, fit_legend_row
 from widgets.plot.plot_export import export_plot
 
@@ -60,11 +61,11 @@ class StepTimeline(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("stepTimeline")
-        self.colour_choice = QComboBox(objectName="timelineColourBy")
+        self.colour_choice = named(QComboBox(), "timelineColourBy")
         self.colour_choice.addItem("colour by kind", "kind")
         self.colour_choice.addItem("colour by source line", "source")
-        self.summary = QLabel("No profile yet.", objectName="timelineSummary")
-        self.hover = QLabel("", objectName="timelineHover")
+        self.summary = named(QLabel("No profile yet."), "timelineSummary")
+        self.hover = named(QLabel(""), "timelineHover")
         self.hover.setStyleSheet("color: #374151")
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("timelinePlot")  # PlotWidget(objectName=…) would go to its PlotItem
@@ -83,18 +84,18 @@ class StepTimeline(QWidget):
         self._items: list[Any] = []
         self.legend_entries: list[tuple[str, str]] = []
         self.colour_choice.currentIndexChanged.connect(self._on_colour_changed)
-        self.plot.scene().sigMouseMoved.connect(self.hover_at)
-        self.plot.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        graphics_scene(self.plot).sigMouseMoved.connect(self.hover_at)
+        graphics_scene(self.plot).sigMouseClicked.connect(self._on_mouse_clicked)
 
     def _setup_plot(self) -> None:
-        item = self.plot.getPlotItem()
+        item = plot_item(self.plot)
         item.setMenuEnabled(False)
         item.hideButtons()
         item.showGrid(x=True, y=False, alpha=0.15)
         item.setLabel("bottom", "time from the step's start", units="µs")
         item.getAxis("bottom").enableAutoSIPrefix(False)
         item.getAxis("left").setStyle(tickLength=0)
-        item.setMouseEnabled(x=True, y=False)
+        item.getViewBox().setMouseEnabled(x=True, y=False)
         item.getViewBox().invertY(True)
         self._end_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#111827", width=1.5))
         item.addItem(self._end_line, ignoreBounds=True)
@@ -176,7 +177,7 @@ class StepTimeline(QWidget):
         return {k: (PALETTE[i] if i < MAX_COLOURED else OTHER) for i, k in enumerate(ranked)}
 
     def _redraw(self) -> None:
-        item = self.plot.getPlotItem()
+        item = plot_item(self.plot)
         for old in self._items:
             item.removeItem(old)
         self._items.clear()
@@ -213,9 +214,9 @@ class StepTimeline(QWidget):
         left.setWidth(max((metrics.horizontalAdvance(lane) for lane in self._lanes), default=50) + 16)
         step = self._data["step_us"] or 1.0
         self._end_line.setPos(step)
-        item.setLimits(xMin=-0.05 * step, xMax=1.05 * step, minXRange=0.5)
-        item.setXRange(0, step, padding=0.01)
-        item.setYRange(-0.6, len(self._lanes) - 0.4, padding=0)
+        item.getViewBox().setLimits(xMin=-0.05 * step, xMax=1.05 * step, minXRange=0.5)
+        item.getViewBox().setXRange(0, step, padding=0.01)
+        item.getViewBox().setYRange(-0.6, len(self._lanes) - 0.4, padding=0)
 
     def _update_summary(self) -> None:
         step, gap = self._data["step_us"], self.gap_total_us()
@@ -239,7 +240,7 @@ class StepTimeline(QWidget):
 
     # -- mouse --------------------------------------------------------------------------------------
     def _bar_under(self, scene_pos: QPointF) -> dict[str, Any] | None:
-        view = self.plot.getPlotItem().getViewBox()
+        view = plot_item(self.plot).getViewBox()
         if not view.sceneBoundingRect().contains(scene_pos):
             return None
         p = view.mapSceneToView(scene_pos)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
 
 #: The spin box's maximum: far above any model's positions, so the KV cache, not the box, caps a run.
@@ -28,13 +28,27 @@ class GenerationForm(QWidget):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._help = mode_help
+        self._build_run_fields(modes, mode_help, dtypes)
+        self._build_prompt_fields()
+        self._build_sampling_fields()
+        self._lay_out()
+        self.sample.toggled.connect(self._on_sample)
+        self.chat.toggled.connect(self.system.setEnabled)
+        self.set_chat_available(False, False)
+        if default_mode is not None:
+            self.mode.setCurrentText(default_mode)
+        self._on_mode(self.mode.currentText())
+        self._on_sample(False)
+
+    def _build_run_fields(self, modes: tuple[str, ...], mode_help: dict[str, str], dtypes: tuple[str, ...]) -> None:
+        """Mode, dtype, max new tokens and the KV cache's length."""
         self.mode = QComboBox()
         self.mode.setObjectName("modeCombo")
         for i, mode in enumerate(modes):
             self.mode.addItem(mode)
-            self.mode.setItemData(i, mode_help.get(mode, ""), 3)  # Qt.ToolTipRole
+            self.mode.setItemData(i, mode_help.get(mode, ""), Qt.ItemDataRole.ToolTipRole)
         self.mode.currentTextChanged.connect(self._on_mode)
-        self._help = mode_help
         self.dtype = QComboBox()
         self.dtype.setObjectName("dtypeCombo")
         self.dtype.addItems(list(dtypes))
@@ -47,11 +61,15 @@ class GenerationForm(QWidget):
         self.max_new_tokens.setToolTip(
             "New tokens to generate. A run can end sooner: at the end of text (unless 'ignore end of text'), or "
             "when the KV cache is full (the model's positions) — the status line says so before the run starts.")
-        self.cache_len = QSpinBox(minimum=0, maximum=1 << 17, singleStep=64, value=0, specialValueText="auto")
+        self.cache_len = QSpinBox(minimum=0, maximum=1 << 17, singleStep=64, value=0)
+        self.cache_len.setSpecialValueText("auto")
         self.cache_len.setObjectName("cacheLenSpin")
         self.cache_len.setSuffix(" positions")
         self.cache_len.setToolTip("Static KV-cache length (prompt + generated tokens). auto = the prompt's bucket "
                                   "+ max new tokens, rounded up to 64, capped at the model's positions")
+
+    def _build_prompt_fields(self) -> None:
+        """Ignore end of text, chat template, system prompt and repetition penalty."""
         self.ignore_eos = QCheckBox("ignore end of text")
         self.ignore_eos.setObjectName("ignoreEosCheck")
         self.ignore_eos.setToolTip("Always generate max new tokens. For timing runs and races: a prompt that ends at once "
@@ -66,21 +84,17 @@ class GenerationForm(QWidget):
         self.penalty.setObjectName("repetitionPenaltySpin")
         self.penalty.setToolTip("transformers' repetition penalty, inside the jitted step; 1.0 = off. "
                                 "1.1–1.3 keeps greedy answers from looping")
+
+    def _build_sampling_fields(self) -> None:
+        """Sample or greedy, temperature, top-k, top-p and seed."""
         self.sample = QCheckBox("sample (unchecked = greedy)")
         self.sample.setObjectName("sampleCheck")
         self.temperature = QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.05, value=0.8, decimals=2)
-        self.top_k = QSpinBox(minimum=0, maximum=100000, value=50, toolTip="0 disables top-k")
+        self.top_k = QSpinBox(minimum=0, maximum=100000, value=50)
+        self.top_k.setToolTip("0 disables top-k")
         self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, value=0.95, decimals=2)
         self.top_p.setToolTip("1.0 disables nucleus sampling")
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
-        self._lay_out()
-        self.sample.toggled.connect(self._on_sample)
-        self.chat.toggled.connect(self.system.setEnabled)
-        self.set_chat_available(False, False)
-        if default_mode is not None:
-            self.mode.setCurrentText(default_mode)
-        self._on_mode(self.mode.currentText())
-        self._on_sample(False)
 
     def _lay_out(self) -> None:
         form = QFormLayout(self)

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
 
 ROLE_ID = Qt.ItemDataRole.UserRole
 
@@ -25,11 +33,13 @@ class ModelPicker(QWidget):
         self.combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.combo.setMinimumContentsLength(22)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.combo.lineEdit().setPlaceholderText("built-in, hub id (org/name) or folder")
-        self.combo.lineEdit().returnPressed.connect(self._on_return)
+        self._line_edit().setPlaceholderText("built-in, hub id (org/name) or folder")
+        self._line_edit().returnPressed.connect(self._on_return)
         self.combo.activated.connect(self._on_activated)
-        self.combo.currentIndexChanged.connect(lambda _i: self.combo.lineEdit().setCursorPosition(0))
-        folder = QToolButton(text="Folder…", toolTip="Open a local model folder (config.json + weights)")
+        self.combo.currentIndexChanged.connect(lambda _i: self._line_edit().setCursorPosition(0))
+        folder = QToolButton()
+        folder.setText("Folder…")
+        folder.setToolTip("Open a local model folder (config.json + weights)")
         folder.clicked.connect(self.open_folder)
         self.load_button = QPushButton("Load")
         self.load_button.setObjectName("loadButton")
@@ -83,11 +93,18 @@ class ModelPicker(QWidget):
             self.combo.setCurrentIndex(index)
         else:
             self.combo.setEditText(model)
-        self.combo.lineEdit().setCursorPosition(0)  # a long name (a folder, a hub id) shows its start
+        self._line_edit().setCursorPosition(0)  # a long name (a folder, a hub id) shows its start
         self.combo.setToolTip(self.combo.currentText())
 
     def set_busy(self, busy: bool) -> None:
         self.load_button.setEnabled(not busy)
+
+
+    def _line_edit(self) -> QLineEdit:
+        """The combo box's line edit (the box is editable from the start)."""
+        edit = self.combo.lineEdit()
+        assert edit is not None, "the model box is editable: it has a line edit"
+        return edit
 
     @Slot()
     def open_folder(self) -> None:

@@ -87,7 +87,7 @@ class StatsStrip(QFrame):
         card = self.cards["host"]
         share = host_share(parts)
         card.setVisible(share is not None and not self._program)
-        if share is None:
+        if share is None or parts is None:  # parts is None only when share is
             self.values["host"].setText("–")
             card.setToolTip("")
             return

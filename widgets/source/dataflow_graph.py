@@ -43,7 +43,7 @@ DOT_PRIMS = ("dot_general", "conv_general_dilated")
 GROUP_KINDS = ("module", "layer", "call", "line")
 FONT_PT = 9  # the node text; app.core.inspect.dataflow sizes boxes for a 9 pt monospace font
 HEADER_H = 24.0  # the title row of an open box (app.core.inspect.dataflow.HEADER_H)
-EXPORT_ROLE = 0  # QGraphicsItem data key read by widgets.plot.vector_export (ROLE): "edge" / "arrowhead"
+EXPORT_ROLE = 0  # QGraphicsItem data key read by widgets.plot.vector_scene (ROLE): "edge" / "arrowhead"
 
 
 def _font(bold: bool = False) -> QFont:
@@ -74,7 +74,7 @@ class _NodeItem(QGraphicsRectItem):
         elif kind in GROUP_KINDS:
             self._pen.setWidthF(2.0)
         self.setPen(self._pen)
-        self.setFlag(QGraphicsItem.ItemIsSelectable, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         hint = ""
         if kind in GROUP_KINDS:
             hint = "\ndouble-click to close" if node.expanded else "\ndouble-click to open"
@@ -120,9 +120,9 @@ class DataflowGraph(QGraphicsView):
         self.setObjectName("dataflowGraph")
         self._scene = QGraphicsScene(self)
         self.setScene(self._scene)
-        self.setRenderHint(QPainter.Antialiasing)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setBackgroundBrush(QBrush(QColor("white")))
         self.node_items: dict[str, _NodeItem] = {}
         self.graph: Any = None
@@ -184,7 +184,7 @@ class DataflowGraph(QGraphicsView):
         if self._scene.items():
             rect = self._scene.itemsBoundingRect().adjusted(-8, -8, 8, 8)
             self._scene.setSceneRect(rect)
-            self.fitInView(rect, Qt.KeepAspectRatio)
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
             if self.transform().m11() > 1.25:  # a small graph: no giant text
                 self.resetTransform()
                 self.scale(1.25, 1.25)
@@ -254,10 +254,10 @@ class DataflowGraph(QGraphicsView):
     def export_png(self, path: str | Path, max_side: int = 8000) -> None:
         rect = self._scene.sceneRect()
         scale = min(1.0, max_side / max(rect.width(), rect.height(), 1.0))
-        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format_ARGB32)
+        image = QImage(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)), QImage.Format.Format_ARGB32)
         image.fill(QColor("white"))
         painter = QPainter(image)
-        painter.setRenderHint(QPainter.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         self._scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
         painter.end()
         if not image.save(str(path)):

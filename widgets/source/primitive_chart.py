@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QWidget
+
+from widgets.common.typed_qt import plot_item
 
 COLORS = ("#4a6fa5", "#e8710a", "#188038", "#a142f4")
 
@@ -22,13 +24,14 @@ class PrimitiveChart(pg.PlotWidget):
         self.setObjectName("primitiveChart")  # PlotWidget.__init__ forwards **kargs to its PlotItem (pyqtgraph/widgets/PlotWidget.py)
         self.top = top
         self.setBackground("w")
-        self.showGrid(x=True, y=False, alpha=0.3)
-        self.setMouseEnabled(x=False, y=False)
-        self.setMenuEnabled(False)
-        self.getPlotItem().setLabel("bottom", "equations")
+        item = plot_item(self)
+        item.showGrid(x=True, y=False, alpha=0.3)
+        item.getViewBox().setMouseEnabled(x=False, y=False)
+        item.setMenuEnabled(False)
+        item.setLabel("bottom", "equations")
         self.bars: list[pg.BarGraphItem] = []
         self.categories: list[str] = []
-        self.legend = self.getPlotItem().addLegend(offset=(-10, -40))
+        self.legend = item.addLegend(offset=(-10, -40))
         self._counts: dict[str, dict[str, int]] = {}
         self._fits = top
 
@@ -37,8 +40,8 @@ class PrimitiveChart(pg.PlotWidget):
         line = QFontMetrics(self.font()).height()
         return max(4, min(self.top, int((self.height() - 70) / (1.6 * line))))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 (Qt override)
-        super().resizeEvent(event)
+    def resizeEvent(self, ev: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(ev)
         counts = self.__dict__.get("_counts")  # resized inside PlotWidget.__init__, before it is set
         if counts and self.rows_that_fit() != self._fits:
             self.set_counts(counts)
@@ -47,7 +50,7 @@ class PrimitiveChart(pg.PlotWidget):
         self._counts = counts
         self._fits = self.rows_that_fit()
         for bar in self.bars:
-            self.removeItem(bar)
+            plot_item(self).removeItem(bar)
         self.bars.clear()
         self.legend.clear()
         totals: dict[str, int] = {}
@@ -68,16 +71,16 @@ class PrimitiveChart(pg.PlotWidget):
             ys = [len(self.categories) - 1 - i - 0.4 + height * (k + 0.5) for i in range(len(values))]
             bar = pg.BarGraphItem(x0=0, y=ys, width=values, height=height * 0.95,
                                   brush=COLORS[k % len(COLORS)], pen=None)
-            self.addItem(bar)
+            plot_item(self).addItem(bar)
             self.legend.addItem(bar, step)
             self.bars.append(bar)
         ticks = [(len(self.categories) - 1 - i, p) for i, p in enumerate(self.categories)]
-        axis = self.getPlotItem().getAxis("left")
+        axis = plot_item(self).getAxis("left")
         axis.setTicks([ticks])
         # pyqtgraph drops tick text wider than the axis: size the axis to the longest name.
         metrics = QFontMetrics(axis.style.get("tickFont") or axis.font())
         width = max((metrics.horizontalAdvance(p) for p in self.categories), default=40)
         axis.setWidth(width + 16)
-        self.setYRange(-0.6, len(self.categories) - 0.4, padding=0)
+        plot_item(self).getViewBox().setYRange(-0.6, len(self.categories) - 0.4, padding=0)
         most = max((max(per.values(), default=0) for per in counts.values()), default=0)
-        self.setXRange(0, max(most, 1) * 1.05, padding=0)
+        plot_item(self).getViewBox().setXRange(0, max(most, 1) * 1.05, padding=0)

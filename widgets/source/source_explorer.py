@@ -81,8 +81,8 @@ class SourceExplorer(QWidget):
         self.tree.setObjectName("sourceTree")
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
-        read_only(self.tree, sorting=True, column_resize={0: QHeaderView.Interactive})
-        self.tree.sortByColumn(-1, Qt.AscendingOrder)
+        read_only(self.tree, sorting=True, column_resize={0: QHeaderView.ResizeMode.Interactive})
+        self.tree.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.tree.setUniformRowHeights(True)
         self.tree.setColumnWidth(0, 320)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # "…/masking_utils.py:243  fn": the line stays
@@ -101,7 +101,7 @@ class SourceExplorer(QWidget):
         top.addWidget(self.fold)
         self.source.setMinimumHeight(48)  # may shrink below its size hint: the tree comes first
         # the tree gets most of a short tab; the source pane shows ~7 lines
-        split = splitter(Qt.Vertical, self.tree, self.source, sizes=[400, 100], stretch=[4, 1], collapsible=True)
+        split = splitter(Qt.Orientation.Vertical, self.tree, self.source, sizes=[400, 100], stretch=[4, 1], collapsible=True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -179,7 +179,9 @@ class SourceExplorer(QWidget):
         aggregate(self.tree.invisibleRootItem(), top=True)
         self.tree.setSortingEnabled(True)
         for i in range(self.tree.topLevelItemCount()):
-            self.tree.topLevelItem(i).setExpanded(True)
+            top = self.tree.topLevelItem(i)
+            assert top is not None, "i < topLevelItemCount()"
+            top.setExpanded(True)
         self._on_search(self.search.text())
         self.fit_name_column()
 
@@ -238,11 +240,12 @@ class SourceExplorer(QWidget):
         self.sourceLineSelected.emit(file, line)
 
     def _python_location(self, item: QTreeWidgetItem) -> tuple[str, int]:
-        while item is not None and item.data(0, ROLE_KIND) not in ("line", "module"):
-            item = item.parent()
-        if item is None or item.data(0, ROLE_KIND) != "line":
+        node: QTreeWidgetItem | None = item  # up to its line row (None past the top)
+        while node is not None and node.data(0, ROLE_KIND) not in ("line", "module"):
+            node = node.parent()
+        if node is None or node.data(0, ROLE_KIND) != "line":
             return "", 0
-        file, line = item.data(0, ROLE_EQNS)
+        file, line = node.data(0, ROLE_EQNS)
         return file, int(line)
 
     def _show_python(self, file: str, line: int, context: int = 3) -> None:
@@ -289,8 +292,9 @@ class SourceExplorer(QWidget):
             return False
         item = self._eqn_items[eqns[0]]
         wanted = set(eqns)
-        while len(wanted) > 1 and item.parent() is not None and not wanted <= set(self.equations_for_item(item)):
-            item = item.parent()
+        while (len(wanted) > 1 and (parent := item.parent()) is not None
+               and not wanted <= set(self.equations_for_item(item))):
+            item = parent
         self._reveal(item)
         self.tree.setCurrentItem(item)
         self.tree.scrollToItem(item)
@@ -362,6 +366,7 @@ class SourceExplorer(QWidget):
     def _show_subtree(self, item: QTreeWidgetItem) -> None:
         for i in range(item.childCount()):
             child = item.child(i)
+            assert child is not None, "i < childCount()"
             child.setHidden(False)
             if child.data(0, ROLE_KIND) != "eqn":
                 self._show_subtree(child)

@@ -72,6 +72,26 @@ class SourceInspector(QWidget):
         self._graph_text = ""
         self._eqns: list[int] = []
         self._graph: Any = None
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._build_graph_page(), "Dataflow graph")
+        self.tabs.addTab(self.diff, "Prefill vs decode")
+        self._sized = False
+        # both sides grow and shrink in proportion (40 : 60) when the tab changes width (the Run workspace's
+        # dock, then Inspect's whole width): the explorer keeps its share, and its columns
+        self.split = splitter(Qt.Orientation.Horizontal, self._build_explorer_side(), self.tabs, sizes=[520, 980],
+                              stretch=[2, 3], name="sourceMapSplit")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.split)
+        self.step.currentTextChanged.connect(self._on_step)
+        self.explorer.linesSelected.connect(self.linesSelected)
+        self.diff.lineActivated.connect(self._on_diff_line)
+        self.explorer.equationsSelected.connect(self._on_equations)
+        self.graph.nodeClicked.connect(self._on_node_clicked)
+        self.graph.groupToggled.connect(self._on_group_toggled)
+
+    def _build_graph_page(self) -> QWidget:
+        """The graph's tab: its info line and buttons (Overview, Fit, SVG…, PNG…) over the graph."""
         overview = QPushButton("Overview")
         overview.setObjectName("graphOverview")
         overview.setToolTip("Close every box again (the first view of the selection)")
@@ -87,9 +107,14 @@ class SourceInspector(QWidget):
         gl.setContentsMargins(0, 0, 0, 0)
         gl.addLayout(bar)
         gl.addWidget(self.graph)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(graph_page, "Dataflow graph")
-        self.tabs.addTab(self.diff, "Prefill vs decode")
+        overview.clicked.connect(self._on_overview)
+        fit.clicked.connect(self.graph.fit)
+        svg.clicked.connect(self._export_svg)
+        png.clicked.connect(self._export_png)
+        return graph_page
+
+    def _build_explorer_side(self) -> QWidget:
+        """The left side: the step picker over the structure explorer, never narrower than EXPLORER_MIN_PX."""
         left = QWidget()
         left.setMinimumWidth(EXPLORER_MIN_PX)
         ll = QVBoxLayout(left)
@@ -99,24 +124,7 @@ class SourceInspector(QWidget):
         head.addWidget(self.step, 1)
         ll.addLayout(head)
         ll.addWidget(self.explorer)
-        self._sized = False
-        # both sides grow and shrink in proportion (40 : 60) when the tab changes width (the Run workspace's
-        # dock, then Inspect's whole width): the explorer keeps its share, and its columns
-        self.split = splitter(Qt.Horizontal, left, self.tabs, sizes=[520, 980], stretch=[2, 3],
-                              name="sourceMapSplit")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.split)
-        self.step.currentTextChanged.connect(self._on_step)
-        self.explorer.linesSelected.connect(self.linesSelected)
-        self.diff.lineActivated.connect(self._on_diff_line)
-        self.explorer.equationsSelected.connect(self._on_equations)
-        self.graph.nodeClicked.connect(self._on_node_clicked)
-        self.graph.groupToggled.connect(self._on_group_toggled)
-        overview.clicked.connect(self._on_overview)
-        fit.clicked.connect(self.graph.fit)
-        svg.clicked.connect(self._export_svg)
-        png.clicked.connect(self._export_png)
+        return left
 
     @Slot(str, int)
     def _on_diff_line(self, file: str, line: int) -> None:

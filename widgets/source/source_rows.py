@@ -21,8 +21,8 @@ MEASURED_TIPS = {
     GBS_COL: "Achieved GB/s: estimated bytes accessed per step / measured op time",
 }
 NUMERIC_COLS = (1, 2, US_COL, SHARE_COL, GBS_COL)
-ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.UserRole, Qt.UserRole + 1, Qt.UserRole + 2
-ROLE_MEASURED = Qt.UserRole + 3  # column 0: [busy µs, wall µs, bytes, share] per step
+ROLE_KIND, ROLE_GROUPS, ROLE_EQNS = Qt.ItemDataRole.UserRole, Qt.ItemDataRole.UserRole + 1, Qt.ItemDataRole.UserRole + 2
+ROLE_MEASURED = Qt.ItemDataRole.UserRole + 3  # column 0: [busy µs, wall µs, bytes, share] per step
 
 
 def to_ranges(lines: list[int]) -> list[tuple[int, int]]:
@@ -72,7 +72,7 @@ def rest_item(root: QTreeWidgetItem, rest: Any) -> None:
     item.setText(1, "")
     item.setText(2, "")
     for col in range(len(COLUMNS)):
-        item.setForeground(col, Qt.gray)
+        item.setForeground(col, Qt.GlobalColor.gray)
 
 
 def fill_measured(item: QTreeWidgetItem, m: list[float] | None) -> None:
@@ -80,25 +80,25 @@ def fill_measured(item: QTreeWidgetItem, m: list[float] | None) -> None:
     if m is None:
         for col in MEASURED_TIPS:
             item.setText(col, "")
-            item.setData(col, Qt.UserRole, None)
+            item.setData(col, Qt.ItemDataRole.UserRole, None)
         return
     busy, _wall, nbytes, share = m
     gbs = nbytes / busy / 1e3 if busy > 0 else None
     for col, value, text in ((US_COL, busy, f"{busy:,.1f}"), (SHARE_COL, share, f"{share * 100:.1f}"),
                              (GBS_COL, gbs, units.fmt(gbs, ",.1f"))):
         item.setText(col, text if busy > 0 else "")
-        item.setData(col, Qt.UserRole, value if busy > 0 else None)
-        item.setTextAlignment(col, Qt.AlignRight | Qt.AlignVCenter)
+        item.setData(col, Qt.ItemDataRole.UserRole, value if busy > 0 else None)
+        item.setTextAlignment(col, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 def fill_counts(item: QTreeWidgetItem, n: int, flops: float, shapes: list[str]) -> None:
     item.setText(1, str(n))
-    item.setData(1, Qt.UserRole, n)
+    item.setData(1, Qt.ItemDataRole.UserRole, n)
     item.setText(2, units.flops(flops))
-    item.setData(2, Qt.UserRole, flops)
+    item.setData(2, Qt.ItemDataRole.UserRole, flops)
     item.setText(3, " ".join(shapes[:4]) + (" …" if len(shapes) > 4 else ""))
-    item.setTextAlignment(1, Qt.AlignRight | Qt.AlignVCenter)
-    item.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+    item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    item.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 def aggregate(item: QTreeWidgetItem, top: bool = False) -> tuple[int, float, list[int], list[float] | None]:
@@ -108,10 +108,12 @@ def aggregate(item: QTreeWidgetItem, top: bool = False) -> tuple[int, float, lis
     if kind in ("group", "eqn", "rest"):
         measured = item.data(0, ROLE_MEASURED) if kind != "eqn" else None
         fill_measured(item, measured)
-        return (item.data(1, Qt.UserRole), item.data(2, Qt.UserRole), list(item.data(0, ROLE_GROUPS)), measured)
+        return (item.data(1, Qt.ItemDataRole.UserRole), item.data(2, Qt.ItemDataRole.UserRole), list(item.data(0, ROLE_GROUPS)), measured)
     n, flops, groups, measured = 0, 0.0, [], None
     for i in range(item.childCount()):
-        cn, cf, cg, cm = aggregate(item.child(i))
+        child = item.child(i)
+        assert child is not None, "i < childCount()"
+        cn, cf, cg, cm = aggregate(child)
         n, flops, groups = n + cn, flops + cf, groups + cg
         if cm is not None:
             measured = [a + b for a, b in zip(measured or [0.0] * 4, cm)]

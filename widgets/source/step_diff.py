@@ -26,19 +26,19 @@ from PySide6.QtWidgets import (
 
 from app.core.inspect.views import MODEL_STEPS
 from app.core.units import flops as format_flops
-from widgets.common.tables import SortCell, read_only
+from widgets.common.tables import SortCell, cell, read_only
 from widgets.source.primitive_chart import PrimitiveChart
 
 STATUS_COLORS = {"count": "#fce8e6", "ops": "#fce8e6", "shape": "#fef7e0", "seq": "#f4f6f8",
                  "only a": "#e6f4ea", "only b": "#e8f0fe"}
 STATUS_TEXT = {"seq": "sequence length", "ops": "other ops", "count": "count", "shape": "shape", "same": "same"}
-ROLE_STATUS = Qt.UserRole + 1
+ROLE_STATUS = Qt.ItemDataRole.UserRole + 1
 
 
 def _num(value: float, text: str) -> SortCell:
     """A count or FLOPs cell: right-aligned, sorting by ``value`` (its number also in ``Qt.UserRole``)."""
     item = SortCell(text, value, numeric=True)
-    item.setData(Qt.UserRole, value)
+    item.setData(Qt.ItemDataRole.UserRole, value)
     return item
 
 
@@ -87,9 +87,9 @@ class StepDiff(QWidget):
         t = QTableWidget(0, 8)
         t.setObjectName(name)
         read_only(t, selection="rows", sorting=True, wrap=True, row_height="line",
-                  column_resize={0: QHeaderView.Interactive})
+                  column_resize={0: QHeaderView.ResizeMode.Interactive})
         t.setColumnWidth(0, 280)
-        t.setTextElideMode(Qt.ElideLeft)  # cut the module path, keep "file.py:243 · aten::op" (full in the tool tip)
+        t.setTextElideMode(Qt.TextElideMode.ElideLeft)  # cut the module path, keep "file.py:243 · aten::op" (full in the tool tip)
         t.setMinimumHeight(t.verticalHeader().defaultSectionSize() * 6 + 30)  # header and ≥ 6 rows
         return t
 
@@ -120,7 +120,7 @@ class StepDiff(QWidget):
         table.setHorizontalHeaderLabels([first, f"{a} eqns", f"{b} eqns", f"{a} shapes", f"{b} shapes",
                                          f"{a} FLOPs", f"{b} FLOPs", "difference"])
         for r, row in enumerate(rows):
-            status = row.status
+            status: str = row.status
             text = STATUS_TEXT.get(status, status.replace("only a", f"only {a}").replace("only b", f"only {b}"))
             change = row.primitive_change() if hasattr(row, "primitive_change") else ""
             items = [
@@ -131,7 +131,7 @@ class StepDiff(QWidget):
             ]
             items[7].setData(ROLE_STATUS, status)
             items[7].setToolTip(f"{text}: {change}" if change else text)
-            items[0].setData(Qt.UserRole, r)
+            items[0].setData(Qt.ItemDataRole.UserRole, r)
             items[0].setToolTip(row.key)
             color = STATUS_COLORS.get(status)
             for c, item in enumerate(items):
@@ -154,11 +154,11 @@ class StepDiff(QWidget):
                 table.setRowHidden(r, (only and status == "same") or (structural and status in ("same", "seq")))
 
     def visible_rows(self, table: QTableWidget) -> list[str]:
-        return [table.item(r, 0).text() for r in range(table.rowCount()) if not table.isRowHidden(r)]
+        return [cell(table, r, 0).text() for r in range(table.rowCount()) if not table.isRowHidden(r)]
 
     @Slot(int, int)
     def _on_line_double_clicked(self, row: int, _col: int) -> None:
-        index = self.lines.item(row, 0).data(Qt.UserRole)
+        index = cell(self.lines, row, 0).data(Qt.ItemDataRole.UserRole)
         if index is not None and 0 <= index < len(self._line_rows):
             r = self._line_rows[index]
             self.lineActivated.emit(r.file, r.line)

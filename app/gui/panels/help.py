@@ -99,7 +99,7 @@ class WindowMenus(QObject):
     def __init__(self, host: QMainWindow, workspace_actions: list[QAction], plot_actions: list[QAction],
                  reset_layout: Callable[[], None], profile: Callable[[], None],
                  record_passes: Callable[[], None]) -> None:
-        from app.gui.menus import find_menu
+        from app.gui.menus import find_menu, insert_before
 
         super().__init__(host)
         self.host = host
@@ -108,8 +108,7 @@ class WindowMenus(QObject):
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         view = find_menu(host, "&View")
         first = view.actions()[0] if view.actions() else None
-        for action in workspace_actions:
-            view.insertAction(first, action)
+        insert_before(view, first, workspace_actions)
         if first is not None:
             view.insertSeparator(first)
         self.reset_layout_action = view.addAction("Reset &layout", reset_layout)

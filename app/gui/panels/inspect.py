@@ -9,11 +9,20 @@ a warm run that compiles nothing keeps everything; a change of model, mode or me
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Slot
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
@@ -25,10 +34,18 @@ from widgets.ir.ir_tabs import IRTabs
 from widgets.ir.line_links import IRLinker
 from widgets.source.source_inspector import SourceInspector
 
+if TYPE_CHECKING:
+    from app.core.inspect.dataflow import Dataflow
+    from app.core.inspect.source_map import SourceMap
+    from app.core.session.model import Session
+    from app.core.session.runs import RunState
+
 HINT = "Select a node to highlight its lines in the IR views; click a line there to find its node here."
 
 
-def build_graph(source_map: Any, equations: list[int], expanded: Any = None) -> Any:
+def build_graph(
+    source_map: SourceMap, equations: list[int], expanded: set[str] | frozenset[str] | None = None
+) -> Dataflow:
     """Laid-out dataflow graph of ``equations`` with the boxes ``expanded`` open (``None``: the overview);
     pure Python (grandalf, no JAX), runs on the GUI thread."""
     return layout(build_dataflow(source_map, equations, expanded=expanded))
@@ -51,8 +68,10 @@ class InspectWiring(QObject):
         self.inspector.explorer.tree.setColumnWidth(0, 250)  # leave room for the counts in the tab
         ir_tabs.tabs.addTab(self._page(), "Source map")
         self.collectives = CollectivesTable()
-        ir_tabs.panels["hlo"].layout().insertWidget(1, self.collectives)
-        views = {name: ir_tabs.panels[name].view for name in self.views}
+        hlo_box = ir_tabs.panels["hlo"].layout()
+        assert isinstance(hlo_box, QVBoxLayout), "an IR panel is its tool bar above its view, in a QVBoxLayout"
+        hlo_box.insertWidget(1, self.collectives)
+        views: dict[str, QPlainTextEdit] = {name: ir_tabs.panels[name].view for name in self.views}
         # the jaxpr view keeps the plain jaxpr's line numbers with or without its source-line gutter
         self.linker = IRLinker(self.inspector, views, parent=self)
         self.inspector.clear()
@@ -123,7 +142,7 @@ class InspectWiring(QObject):
             del self.maps[step]
             self._reload()
 
-    def new_run(self, session: Any, run: Any) -> None:
+    def new_run(self, session: Session, run: RunState) -> None:
         """A run (or a race's first lane) starts: a change of model, mode (or race) or mesh clears the IR tabs
         and the maps; the same model, mode and mesh keep them (the IR shown is still what runs)."""
         loaded = session.loaded.request if session.loaded else None

@@ -7,8 +7,9 @@ names and reports the result.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.core.events import CallRecord
 from app.core.race import summary_rows
 from app.core.report.columns import COMPILE_COLUMNS, compile_rows, render_markdown
 from app.core.report.export import machine_info, markdown_report, write_records_csv, write_records_json
@@ -16,10 +17,13 @@ from app.core.session.model import RunState
 from widgets.demo.phase_bars import PhaseCall
 from widgets.plot.plot_export import export_plot
 
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
 PHASES_PER_RUN = 4  # jit-dynamic compiles at every step: its first few bars tell the story
 
 
-def compiler_parts(record: Any) -> tuple[tuple[str, float], ...]:
+def compiler_parts(record: CallRecord) -> tuple[tuple[str, float], ...]:
     """A compile's own split when the compiler reports one beyond trace / lower / compile (torch-compile:
     Dynamo, AOT autograd, Inductor lowering and codegen, C++ compile; ms), else ``()``."""
     parts = {k: v for k, v in (record.compile_phases or {}).items() if k not in ("trace", "lower", "compile")}
@@ -45,7 +49,7 @@ def phase_calls(runs: list[RunState], per_run: int = PHASES_PER_RUN) -> list[Pha
     return calls
 
 
-def records_by_run(runs: list[RunState]) -> dict[str, list[Any]]:
+def records_by_run(runs: list[RunState]) -> dict[str, list[CallRecord]]:
     return {run.label: run.records for run in runs if run.records}
 
 
@@ -94,12 +98,12 @@ def compile_lines(runs: list[RunState]) -> list[str]:
     return ["", "## Why it compiled", "", *render_markdown(COMPILE_COLUMNS, rows)]
 
 
-def save_report(path: str | Path, runs: list[RunState], plot: Any, model: str, prompt: str) -> Path:
+def save_report(path: str | Path, runs: list[RunState], plot: pg.PlotWidget, model: str, prompt: str) -> Path:
     """Write a Markdown report at ``path`` and the plot as a PNG next to it (same stem). Returns the PNG."""
     path = Path(path)
     png = export_plot(plot, path.with_suffix(".png"))
-    finished = [run for run in runs if run.finished is not None]
-    text = finished[-1].finished.text if finished else ""
+    last = next((run.finished for run in reversed(runs) if run.finished is not None), None)
+    text = last.text if last is not None else ""
     modes = ", ".join(dict.fromkeys(run.mode for run in runs))
     title = "Mode race" if len({run.race for run in runs} - {None}) else "Run report"
     report = markdown_report(f"{title}: {modes}", model, prompt, summary(runs), images=[png.name], text=text)

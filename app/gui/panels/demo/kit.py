@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.compile_cache.xla import default_cache_dir
+from app.core.events import CallRecord
 from app.core.modes.catalog import CATALOG, MODE_NAMES
 from app.core.race import EAGER_TOKENS
 from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
@@ -81,11 +82,13 @@ class DemoKit(QObject):
         self.stage_card = card(self.stage_table, title="Race summary", stretch_last=True)
         self.stage_card.setVisible(False)  # shown beside the plot while presenting, once a race has run
         ui.stream_split.addWidget(self.stage_card)
+        plot_title = ui.plot_card.findChild(QLabel, "sectionTitle")
+        assert plot_title is not None, "the plot's card is built with a title (app.gui.layout.card)"
         self.presentation = Presentation(
             ctx.host,
             ui.plot,
             show=[self.stage_card],
-            hide=[ui.prompt.examples, ui.plot_card.findChild(QLabel, "sectionTitle")],  # the plot's key says it
+            hide=[ui.prompt.examples, plot_title],  # the plot's key says it
             sizes={ui.top_split: [32, 68], ui.stream_split: [2, 5, 3]},
         )
         self._build_menus()
@@ -287,8 +290,9 @@ class DemoKit(QObject):
             self.stage_table.clear_rows()
             self._show_stage()
 
-    def on_records(self, records: list[Any]) -> None:
+    def on_records(self, records: list[CallRecord]) -> None:
         run = self.session.current
+        assert run is not None, "the session announces call records of its current run only"
         for record in records:
             if record.compiled:
                 self.log.add_row(compile_row(run.label.removeprefix("run "), record))
@@ -321,6 +325,7 @@ class DemoKit(QObject):
     @Slot()
     def _on_export(self) -> None:
         action = self.sender()
+        assert isinstance(action, QAction), "File ▸ Export's actions call this"
         filt, default, method = action.data()
         title = f"Export {action.text().rstrip('…')}"
         path, _ = QFileDialog.getSaveFileName(self.host, title, str(self._export_dir / default), filt)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 
 from app.core.inspect.views import is_model_step
@@ -20,6 +21,7 @@ from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import ms
 from app.gui.context import WindowContext
+from widgets.common.typed_qt import named
 from widgets.ir.line_tints import LineTints
 from widgets.source.source_explorer import US_COL
 
@@ -56,7 +58,7 @@ class StatusPart:
     """The profile's part of the Source map tab's one status label (``InspectWiring.set_status``):
     ``text()`` / ``setText()`` as a label's, plain text."""
 
-    def __init__(self, inspect: Any) -> None:
+    def __init__(self, inspect: InspectWiring) -> None:
         self.inspect = inspect
         self._text = ""
 
@@ -80,13 +82,13 @@ class ProfileLinks(QObject):
         self.ir_tabs = ctx.ui.ir_tabs
         self.hlo_panel = self.ir_tabs.panels["hlo"]
         self.tints = LineTints(self.hlo_panel.view)
-        self.legend = QLabel("", objectName="hloTintLegend")
+        self.legend = named(QLabel(""), "hloTintLegend")
         self.legend.setVisible(False)
         self.hlo_panel.add_tool(self.legend)
         self._cache: dict[int, Any] = {}  # id(source map) → its SourceMeasure for the current profile
         self.status = StatusPart(self.inspect)  # the profile's part of the tab's one status label
         self.status.setText(NO_PROFILE)
-        self.profile_button = QPushButton("Profile", objectName="sourceMapProfileButton")
+        self.profile_button = named(QPushButton("Profile"), "sourceMapProfileButton")
         self.profile_button.setToolTip("Measure the time of each op of the shown step under jax.profiler "
                                        "(the Profile tab's settings)")
         self.top_button = self._top_button("sourceMapTopButton")
@@ -101,7 +103,9 @@ class ProfileLinks(QObject):
         ctx.session.events.busyChanged.connect(self._on_busy)
 
     def _top_button(self, name: str) -> QToolButton:
-        button = QToolButton(objectName=name, text=f"Top {TOP_N} lines ▾", enabled=False)
+        button = named(QToolButton(), name)
+        button.setText(f"Top {TOP_N} lines ▾")
+        button.setEnabled(False)
         button.setToolTip(f"The {TOP_N} PyTorch source lines with the most measured time")
         button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(button)
@@ -182,6 +186,7 @@ class ProfileLinks(QObject):
     @Slot()
     def _fill_top_menu(self) -> None:
         menu = self.sender()
+        assert isinstance(menu, QMenu), "a Top 10 button's menu calls this as it is about to show"
         menu.clear()
         for i, row in enumerate(self.top_rows(), 1):
             action = menu.addAction(f"{i:2d}. {row['key']}   {line_label(row['share'], row['us_per_step'])}"
@@ -191,7 +196,9 @@ class ProfileLinks(QObject):
 
     @Slot()
     def _on_top_action(self) -> None:
-        self.show_location(self.sender().data())
+        action = self.sender()
+        assert isinstance(action, QAction), "a Top 10 menu's actions call this"
+        self.show_location(action.data())
 
     def show_location(self, location: str) -> bool:
         """Show the Source map tab with the row of source ``location`` (``file:line``) selected; False (and

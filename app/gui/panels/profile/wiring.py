@@ -33,16 +33,18 @@ from app.core.profile.columns import (
 from app.core.session.requests import ProfileReady
 from app.gui.context import WindowContext
 from app.gui.panels.profile.links import ProfileLinks
+from widgets.common.typed_qt import named
 from widgets.profile.profile_table import ProfileTable
 from widgets.profile.timeline import StepTimeline
 
 if TYPE_CHECKING:
+    from app.core.profile.model import StepProfile
     from app.gui.panels.inspect import InspectWiring
     from app.gui.panels.programs.wiring import ProgramWiring
     from app.gui.workspaces import Workspaces
 
 
-def is_program(profile: Any) -> bool:
+def is_program(profile: StepProfile) -> bool:
     """The profile measured a program's entry point (its step is the entry point's name)."""
     return not is_model_step(profile.step)
 
@@ -65,7 +67,8 @@ class ProfileWiring(QObject):
         self._header = ""  # the summary's first line (the profile's figures); the note follows the rows shown
         self.table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
         self.timeline = StepTimeline()
-        self.ir_tabs.tabs.addTab(self._page(), "Profile")
+        self.page = self._page()
+        self.ir_tabs.tabs.addTab(self.page, "Profile")
         self.session.events.profile.connect(self.on_profile)
         self.session.events.busyChanged.connect(self._on_busy)
         self.table.rowActivated.connect(self.on_row)
@@ -76,23 +79,27 @@ class ProfileWiring(QObject):
         self._capture_menu()
 
     def _page(self) -> QWidget:
-        self.button = QPushButton("Profile", objectName="profileButton")
+        self.button = named(QPushButton("Profile"), "profileButton")
         self.button.setToolTip("Run the jit-static step under jax.profiler and measure each HLO op (Ctrl+Shift+M)")
-        self.step = QComboBox(objectName="profileStep")
+        self.step = named(QComboBox(), "profileStep")
         self.step.addItems(list(STEP_CHOICES))
-        self.steps = QSpinBox(minimum=1, maximum=500, value=20, objectName="profileSteps", suffix=" steps")
-        self.by = QComboBox(objectName="profileBy")
+        self.steps = named(QSpinBox(), "profileSteps")
+        self.steps.setRange(1, 500)
+        self.steps.setValue(20)
+        self.steps.setSuffix(" steps")
+        self.by = named(QComboBox(), "profileBy")
         for key, title in BY_TITLES.items():
             self.by.addItem(title, key)
-        self.export_button = QPushButton("Export…", objectName="profileExport", enabled=False)
-        self.summary = QLabel("Profile the compiled step to see where its time goes.", objectName="profileSummary")
+        self.export_button = named(QPushButton("Export…"), "profileExport")
+        self.export_button.setEnabled(False)
+        self.summary = named(QLabel("Profile the compiled step to see where its time goes."), "profileSummary")
         self.summary.setWordWrap(True)
         bar = QHBoxLayout()
         for w in (self.button, self.step, self.steps, QLabel("by"), self.by, self.export_button):
             bar.addWidget(w)
         self.bar = bar  # ProfileLinks adds its "Top 10 lines" button
         bar.addStretch(1)
-        split = QSplitter(Qt.Orientation.Vertical, objectName="profileSplit")
+        split = named(QSplitter(Qt.Orientation.Vertical), "profileSplit")
         split.addWidget(self.table)
         split.addWidget(self.timeline)
         split.setSizes([300, 200])
@@ -131,7 +138,7 @@ class ProfileWiring(QObject):
     def _capture_menu(self) -> None:
         from PySide6.QtGui import QAction
 
-        from app.gui.menus import find_menu
+        from app.gui.menus import find_menu, insert_before
 
         file = find_menu(self.host, "&File")
         first = file.actions()[0] if file.actions() else None
@@ -143,8 +150,7 @@ class ProfileWiring(QObject):
         self.open_dumps_action.setToolTip("A folder of XLA's pass dumps (xla_dump_to) and, optionally, a profiler "
                                           "capture of that compile, recorded on another machine")
         self.open_dumps_action.triggered.connect(self.open_dumps_dialog)
-        for action in (self.open_capture_action, self.open_dumps_action):
-            file.insertAction(first, action)
+        insert_before(file, first, (self.open_capture_action, self.open_dumps_action))
         if first is not None:
             file.insertSeparator(first)
 
@@ -204,7 +210,7 @@ class ProfileWiring(QObject):
         if self.ir_tabs.current_step() != profile.step and self.ir_tabs.text_of(profile.step, "hlo"):
             self.ir_tabs.show_step(profile.step)  # every view on the profiled step: tints, measured columns
         self.links.on_profile()
-        self.ir_tabs.tabs.setCurrentWidget(self.table.parentWidget().parentWidget())
+        self.ir_tabs.tabs.setCurrentWidget(self.page)
 
     def show_recorded(self, ready: ProfileReady, origin: str) -> None:
         """A profile read from a session file (``origin``: ``"recorded on CPU × 1 · jax 0.10.2 · …"``):
@@ -269,8 +275,8 @@ class ProfileWiring(QObject):
 
     def _instruction_of(self, row: dict) -> tuple[str, int]:
         """``(name, 1-based HLO line)`` of the instruction a row stands for (its largest), line 0 if unknown."""
-        name = row.get("key") if row.get("hlo_line") else next(iter(row.get("instructions") or []), "")
-        return name or "", int(row.get("hlo_line") or self._hlo_line(name))
+        name = (row.get("key") if row.get("hlo_line") else next(iter(row.get("instructions") or []), "")) or ""
+        return name, int(row.get("hlo_line") or self._hlo_line(name))
 
     def _activate(self, row: dict, by: str) -> None:
         if self.last is None:
@@ -286,6 +292,8 @@ class ProfileWiring(QObject):
             self.inspect.show_hlo_line(line)
 
     def _hlo_line(self, name: str) -> int:
+        if self.last is None:
+            return 0
         return next((r.get("hlo_line") or 0 for r in self.last.rows["fusion"] if r.get("key") == name), 0)
 
     @Slot(str)

@@ -4,8 +4,6 @@ runs…): :class:`CompareDialog` (:func:`app.core.recording.compare.compare_rows
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
     QComboBox,
@@ -17,18 +15,20 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.core.inspect.views import STEP_CHOICES
 from app.core.recording import RecordedRun
 from app.core.recording.compare import COMPARE_COLUMNS, IR_TEXTS, compare_rows, ir_diff
+from widgets.common.typed_qt import named
 
 
 class CompareDialog(QDialog):
     """The summaries of recorded runs side by side, one row per run, labelled by machine
     (:data:`app.core.recording.compare.COMPARE_COLUMNS`)."""
 
-    def __init__(self, runs: list[RecordedRun], parent: Any = None) -> None:
+    def __init__(self, runs: list[RecordedRun], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("compareDialog")
         self.setWindowTitle("Compare recorded runs")
@@ -53,13 +53,15 @@ class CompareDialog(QDialog):
 
     def cell(self, row: int, key: str) -> str:
         col = [c.key for c in COMPARE_COLUMNS].index(key)
-        return self.table.item(row, col).text()
+        item = self.table.item(row, col)
+        assert item is not None, "every cell is filled when the dialog is built"
+        return item.text()
 
 
 class IRDiffDialog(QDialog):
     """A line diff of two recorded runs' IR of one step (:func:`app.core.recording.compare.ir_diff`)."""
 
-    def __init__(self, runs: list[RecordedRun], parent: Any = None) -> None:
+    def __init__(self, runs: list[RecordedRun], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("irDiffDialog")
         self.setWindowTitle("Diff the IR of two runs")
@@ -75,7 +77,7 @@ class IRDiffDialog(QDialog):
         self.which = QComboBox()
         self.which.addItems(list(IR_TEXTS))
         self.which.setCurrentText("hlo")
-        self.align = QComboBox(objectName="irDiffAlign")
+        self.align = named(QComboBox(), "irDiffAlign")
         self.align.addItem("text order", "text")
         self.align.addItem("source line", "source")
         self.align.setToolTip("Pair the two runs' lines in text order, or by their source location (file:line "

@@ -3,8 +3,6 @@ which recorded run Demo ▸ Replay session… plays, at which speed (:class:`Rep
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
@@ -15,9 +13,11 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.core.recording import RecordedRun
+from widgets.common.typed_qt import named
 
 #: The replay speeds offered: ``(title, speed, skip_compile)``.
 REPLAY_SPEEDS: tuple[tuple[str, float, bool], ...] = (
@@ -36,12 +36,12 @@ def run_title(run: RecordedRun) -> str:
 class SaveRunsDialog(QDialog):
     """A checkable list of the runs on the plot, all checked: :meth:`selected` are the ones to save."""
 
-    def __init__(self, runs: list[RecordedRun], parent: Any = None) -> None:
+    def __init__(self, runs: list[RecordedRun], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("saveRunsDialog")
         self.setWindowTitle("Save session")
         self.runs = runs
-        self.list = QListWidget(objectName="saveRunsList")
+        self.list = named(QListWidget(), "saveRunsList")
         for run in runs:
             item = QListWidgetItem(run_title(run))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
@@ -51,8 +51,8 @@ class SaveRunsDialog(QDialog):
                                         | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        all_button = QPushButton("All", objectName="saveRunsAll")
-        none_button = QPushButton("None", objectName="saveRunsNone")
+        all_button = named(QPushButton("All"), "saveRunsAll")
+        none_button = named(QPushButton("None"), "saveRunsNone")
         all_button.clicked.connect(lambda: self.set_all(True))
         none_button.clicked.connect(lambda: self.set_all(False))
         self.buttons.addButton(all_button, QDialogButtonBox.ButtonRole.ActionRole)
@@ -65,8 +65,13 @@ class SaveRunsDialog(QDialog):
         self.resize(520, 320)
         self._update()
 
+    def _item(self, row: int) -> QListWidgetItem:
+        item = self.list.item(row)
+        assert item is not None, f"row {row} of {self.list.count()}: the list has a row per run"
+        return item
+
     def set_checked(self, row: int, checked: bool) -> None:
-        self.list.item(row).setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        self._item(row).setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
 
     def set_all(self, checked: bool) -> None:
         for row in range(self.list.count()):
@@ -75,26 +80,28 @@ class SaveRunsDialog(QDialog):
     def selected(self) -> list[RecordedRun]:
         """The checked runs, in plot order."""
         return [run for row, run in enumerate(self.runs)
-                if self.list.item(row).checkState() == Qt.CheckState.Checked]
+                if self._item(row).checkState() == Qt.CheckState.Checked]
 
-    def _update(self, *_: Any) -> None:
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(bool(self.selected()))
+    def _update(self, *_: object) -> None:
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        assert save is not None, "the button box is built with Save"
+        save.setEnabled(bool(self.selected()))
 
 
 class ReplayDialog(QDialog):
     """Which recorded run (a race: all its lanes) to replay and at which speed (:data:`REPLAY_SPEEDS`).
     ``choices``: ``(title, runs)`` pairs, oldest first; the newest is preselected."""
 
-    def __init__(self, choices: list[tuple[str, list[RecordedRun]]], parent: Any = None) -> None:
+    def __init__(self, choices: list[tuple[str, list[RecordedRun]]], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("replayDialog")
         self.setWindowTitle("Replay session")
         self.choices = choices
-        self.run = QComboBox(objectName="replayRun")
+        self.run = named(QComboBox(), "replayRun")
         for title, _ in choices:
             self.run.addItem(title)
         self.run.setCurrentIndex(len(choices) - 1)
-        self.speed = QComboBox(objectName="replaySpeed")
+        self.speed = named(QComboBox(), "replaySpeed")
         for title, _, _ in REPLAY_SPEEDS:
             self.speed.addItem(title)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)

@@ -10,6 +10,7 @@ recorded (:mod:`app.gui.panels.sessions.views`). No JAX or torch here: a window 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
 from app.gui.context import WindowContext
-from app.gui.menus import find_menu
+from app.gui.menus import find_menu, insert_before
 from app.gui.panels.sessions.compare import CompareDialog, IRDiffDialog
 from app.gui.panels.sessions.dialogs import ReplayDialog, SaveRunsDialog, run_title
 from app.gui.panels.sessions.replay import Replay
@@ -106,14 +107,11 @@ class SessionFiles(QObject):
         self.diff_action.triggered.connect(self.show_diff)
         for action in (self.open_action, self.save_action):
             self.host.addAction(action)
-        file.insertAction(first, self.open_action)
-        file.insertMenu(first, self.recent_menu)
-        file.insertAction(first, self.save_action)
-        file.insertAction(first, self.compare_action)
-        file.insertAction(first, self.diff_action)
+        insert_before(file, first, (self.open_action, self.recent_menu, self.save_action, self.compare_action,
+                                    self.diff_action))
         if first is not None:
             file.insertSeparator(first)
-        export = next((a.menu() for a in file.actions() if a.menu() is not None and "Export" in a.text()), None)
+        export = next((m for a in file.actions() if isinstance(m := a.menu(), QMenu) and "Export" in a.text()), None)
         export = export or file.addMenu("&Export")
         export.addSeparator()
         self.perfetto_action = self._action(export, "Perfetto trace…", self.export_perfetto_dialog)
@@ -148,7 +146,9 @@ class SessionFiles(QObject):
 
     @Slot()
     def _open_recent(self) -> None:
-        self.open_paths([self.sender().data()], background=True)
+        action = self.sender()
+        assert isinstance(action, QAction), "File ▸ Open recent session's actions call this"
+        self.open_paths([action.data()], background=True)
 
     def set_actions_enabled(self, busy: bool) -> None:
         """Enable the session-file actions when not ``busy`` (the session's busyChanged, or a replay)."""
@@ -246,7 +246,7 @@ class SessionFiles(QObject):
             self._dir = Path(paths[0]).parent
             self.open_paths(paths, background=True)
 
-    def open_paths(self, paths: list[str | Path], background: bool = False) -> bool:
+    def open_paths(self, paths: Sequence[str | Path], background: bool = False) -> bool:
         """Read the session files and show their runs beside those on the plot. A bad file (missing,
         truncated, corrupted, newer, not a session) is said on the status line (its details behind
         Details…) and nothing changes. Refused while a run is active. Returns True when shown — or, with

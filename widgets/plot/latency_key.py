@@ -1,0 +1,160 @@
+"""The marker key above the latency plot and the steady lines whose values it shows
+(:class:`widgets.plot.latency_plot.LatencyPlot` builds on this): "★ compiling call   ◆ compile served from disk
+cache   ■ prefill   ● decode   ┄ steady decode 12 ms (83 tok/s)", wrapped onto as many lines as the plot's
+width needs; the dashed line at the newest run's steady decode median, or one per race lane in the lane's
+colour with each lane's value in the key."""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from app.core.units import ms
+from widgets.common.typed_qt import plot_grid, plot_item
+from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
+from widgets.plot.latency_runs import PlotRun
+
+
+class LatencyKey(pg.PlotWidget):
+    """The key and steady lines of the latency plot; the plot's ``__init__`` sets the state declared here."""
+
+    _runs: list[PlotRun]
+    _program: bool  # the runs are calls of the user's program: "call", not prefill / decode
+    _median_text: str  # the steady median as the key shows it ("12 ms (83 tok/s)"; '' when none)
+    _title_key: tuple[float, tuple[tuple[str, ...], ...]] | None  # the key last drawn: font size, its lines
+    _font_scale: float
+    _median: pg.InfiniteLine  # the single run's steady line
+    _steady: float | None  # its median, ms per call
+    _timer: QTimer  # the redraw timer: active while points stream
+
+    def _title_keys(self) -> list[tuple[str, str]]:
+        """(plain text, html) of each key of the marker legend above the plot."""
+        star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
+        diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
+        lanes = [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
+        steady = "steady call" if self._program else "steady decode"
+        if lanes:  # a race: one dashed line per lane, each value in its lane's colour (each a key: they wrap)
+            median_keys = [(f"┄ {steady}", f"┄ {steady}")] + [
+                (f"{self._lane_name(r)} {ms(r.steady_ms)}",
+                 f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>") for r in lanes]
+        else:
+            median = f"{steady} {self._median_text}" if self._median_text else f"{steady} median"
+            median_keys = [(f"┄ {median}", f"┄ {median}")]
+        steps = [("● call", "● call")] if self._program else [("■ prefill", "■ prefill"), ("● decode", "● decode")]
+        return [
+            ("★ compiling call", f"{star} compiling call"),
+            ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
+            *steps,
+            *median_keys,
+        ]
+
+    def set_program(self, program: bool) -> None:
+        """The runs shown are calls of the user's program (True: the key says "call" and "steady call N ms",
+        no tokens/s) or a model's prefill and decode steps (False)."""
+        if program != self._program:
+            self._program = program
+            self._median_text = ""
+            self._title_key = None
+            self._draw_steady()
+            self._set_title()
+
+    def is_program(self) -> bool:
+        return self._program
+
+    def key_text(self) -> str:
+        """The marker key above the plot as plain text ("★ compiling call   ● decode   ┄ steady decode …")."""
+        return "   ".join(plain for plain, _ in self._title_keys())
+
+    @staticmethod
+    def _lane_name(run: PlotRun) -> str:
+        return run.label.split(" · ")[0]
+
+    def steady_lines(self) -> list[pg.InfiniteLine | None]:
+        """Each shown run's own steady-decode line (race lanes; None for a run without one), oldest first."""
+        return [r.steady_line for r in self._runs]
+
+    def set_run_steady(self, run_id: int, median: float | None) -> None:
+        """A race lane's steady decode median (ms per call): a dashed line in the lane's colour, its value in
+        the key above the plot beside the other lanes' (None removes it). The single-run line
+        (:meth:`set_steady_ms`) is hidden while lanes have theirs."""
+        run = next((r for r in self._runs if r.run_id == run_id), None)
+        if run is None:
+            return
+        run.steady_ms = median
+        if median is None:
+            if run.steady_line is not None:
+                run.steady_line.setVisible(False)
+        else:
+            if run.steady_line is None:
+                run.steady_line = pg.InfiniteLine(angle=0, movable=False,
+                                                  pen=pg.mkPen(run.colour, width=1.2, style=Qt.PenStyle.DashLine))
+                plot_item(self).addItem(run.steady_line, ignoreBounds=True)
+            run.steady_line.setPos(QPointF(0, math.log10(max(median, 1e-3))))
+            run.steady_line.setVisible(True)
+            self._steady = None
+            self._median.setVisible(False)
+        self._title_key = None
+        self._set_title()
+
+    def _set_title(self) -> None:
+        """The marker legend above the plot, wrapped onto as many lines as the plot's width needs (so it never
+        sets the plot's minimum width nor gets cut off)."""
+        item = plot_item(self)
+        size = 9 * self._font_scale
+        font = QFont(item.titleLabel.item.font())  # the family the title is drawn in
+        font.setPointSizeF(size)
+        metrics = QFontMetricsF(font)
+        vb_width = item.getViewBox().width()  # the title spans the view box's column
+        # 0.8: the title's rich text is drawn wider than these metrics measure it (up to ~15 % when scaled)
+        room = max(120.0, 0.8 * (vb_width if vb_width > 0 else self.width() - 80.0) - 16.0)
+        gap = metrics.horizontalAdvance("   ")
+        lines: list[list[str]] = [[]]
+        used = 0.0
+        for plain, html in self._title_keys():
+            w = metrics.horizontalAdvance(plain)
+            if lines[-1] and used + gap + w > room:
+                lines.append([])
+                used = 0.0
+            used += (gap if lines[-1] else 0.0) + w
+            lines[-1].append(html)
+        key = (size, tuple(tuple(line) for line in lines))
+        if key == self._title_key:
+            return
+        self._title_key = key
+        keys = "<br>".join(" &nbsp; ".join(line) for line in lines)
+        item.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys}</span>")
+        height = int(len(lines) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
+        item.titleLabel.setMaximumHeight(height)
+        plot_grid(item).setRowFixedHeight(0, height)
+
+    def steady_visible(self) -> bool:
+        """Whether the steady-decode line of a single run is shown."""
+        return self._median.isVisible()
+
+    def median_text(self) -> str:
+        """The steady decode median as shown in the key above the plot ('' when none)."""
+        steady = "steady call" if self._program else "steady decode"
+        return f"{steady} {self._median_text}" if self._median_text else ""
+
+    def set_steady_ms(self, median: float | None) -> None:
+        """Draw the newest run's steady decode time (ms per call; None hides the line and its label). While
+        points stream it is drawn with them, at the redraw rate."""
+        self._steady = median
+        if not self._timer.isActive():
+            self._draw_steady()
+
+    def _draw_steady(self) -> None:
+        """The dashed line at the median; its value goes in the key above the plot (never on the data)."""
+        median = self._steady
+        self._median.setVisible(median is not None)
+        text = ""
+        if median:
+            text = ms(median) if self._program else f"{ms(median)} ({1000 / median:.0f} tok/s)"
+        if median is not None:
+            self._median.setPos(QPointF(0, math.log10(max(median, 1e-3))))
+        if text != self._median_text:
+            self._median_text = text
+            self._set_title()
