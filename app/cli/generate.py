@@ -48,6 +48,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     records: list[CallRecord] = []
     recorder = session_recorder(args, engine, settings)  # the run written when it ends, source maps at the end
     bound = memory_bound(engine)  # the decode step's memory-bandwidth floor (measured once per machine)
+    if recorder is not None and bound is not None:  # kept with the run: show-session --json writes it back
+        recorder.settings["bound"] = {"bound_ms": bound.bound_ms, "bandwidth_gbs": bound.bandwidth_gbs}
     # the window's request through the window's service: the run, then (saving a session) its source maps
     request = RunRequest(args.prompt, settings, source_maps=bool(args.save_session))
     try:
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"device {event.device}", file=out)
                 if bound is not None and event.summary.steady_decode_ms:
                     share = bound.share(event.summary.steady_decode_ms) or 0.0
-                    print(f"memory bandwidth {share:.0%} used: {bound.explain()}", file=out)
+                    print(f"memory bandwidth {share:.0%} used: {bound.explain()}", file=err)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

@@ -23,8 +23,12 @@ def json_lines(run: RecordedRun) -> list[str]:
         if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
             out.append(json.dumps(event.to_json()))
         elif isinstance(event, FinishedEvent):
+            bound, steady = run.settings.get("bound") or {}, event.summary.steady_decode_ms
+            extra = {} if not bound.get("bound_ms") else {  # as generate --json wrote it (issue 38)
+                "bound_ms": bound["bound_ms"], "x_bound": steady / bound["bound_ms"] if steady else None,
+                "bandwidth_gbs": bound.get("bandwidth_gbs")}
             out.append(json.dumps({"event": "summary", "reason": event.reason, "model": run.model,
-                                   **vars(event.summary), "token_ids": event.token_ids, "text": event.text}))
+                                   **vars(event.summary), **extra, "token_ids": event.token_ids, "text": event.text}))
     return out
 
 
