@@ -155,10 +155,10 @@ def write_json_event(out: TextIO, event: Any, model: str, bound: Any = None) -> 
     if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
         out.write(json.dumps(event.to_json()) + "\n")
     elif isinstance(event, FinishedEvent):
-        steady = event.summary.steady_decode_ms
-        extra = {} if bound is None else {
-            "bound_ms": bound.bound_ms, "x_bound": steady / bound.bound_ms if steady else None,
-            "bandwidth_gbs": bound.bandwidth_gbs}
+        from app.core.recording.text import bound_fields
+
+        extra = {} if bound is None else bound_fields(bound.bound_ms, bound.bandwidth_gbs,
+                                                      event.summary.steady_decode_ms)
         out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
                               **vars(event.summary), **extra, "token_ids": event.token_ids,
                               "text": event.text}) + "\n")

@@ -14,6 +14,16 @@ from app.core.report.text import FINISH_REASONS, format_call_table, format_summa
 from app.core.units import ms
 
 
+def bound_fields(bound_ms: float | None, bandwidth_gbs: float | None, steady_ms: float | None) -> dict[str, Any]:
+    """What a JSON summary adds for the memory-bandwidth bound (issue 38): ``bound_ms``, ``x_bound`` (steady
+    ms/token over it) and ``bandwidth_gbs``; nothing without a bound. ``generate --json`` and
+    ``show-session --json`` both write it."""
+    if not bound_ms:
+        return {}
+    return {"bound_ms": bound_ms, "x_bound": steady_ms / bound_ms if steady_ms else None,
+            "bandwidth_gbs": bandwidth_gbs}
+
+
 def json_lines(run: RecordedRun) -> list[str]:
     """The lines ``generate --json`` printed for this run, in order (a chat's formatted prompt, then each
     call record and its tokens, the summary last): ``json.dumps`` of each event's ``to_json()``, the summary
@@ -23,10 +33,8 @@ def json_lines(run: RecordedRun) -> list[str]:
         if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
             out.append(json.dumps(event.to_json()))
         elif isinstance(event, FinishedEvent):
-            bound, steady = run.settings.get("bound") or {}, event.summary.steady_decode_ms
-            extra = {} if not bound.get("bound_ms") else {  # as generate --json wrote it (issue 38)
-                "bound_ms": bound["bound_ms"], "x_bound": steady / bound["bound_ms"] if steady else None,
-                "bandwidth_gbs": bound.get("bandwidth_gbs")}
+            bound = run.settings.get("bound") or {}
+            extra = bound_fields(bound.get("bound_ms"), bound.get("bandwidth_gbs"), event.summary.steady_decode_ms)
             out.append(json.dumps({"event": "summary", "reason": event.reason, "model": run.model,
                                    **vars(event.summary), **extra, "token_ids": event.token_ids, "text": event.text}))
     return out
