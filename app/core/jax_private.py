@@ -61,12 +61,12 @@ def open_jaxpr(traced_jaxpr: Any) -> Any:
     return inner if inner is not None and hasattr(inner, "eqns") else traced_jaxpr
 
 
-def exclude_from_tracebacks(directory: str) -> None:
-    """Treat frames under ``directory`` as library frames, so a jaxpr equation's user frame is the model's own
-    source line (``jax._src.source_info_util.register_exclusion``)."""
+def exclude_from_tracebacks(path: str) -> None:
+    """Treat frames under the directory ``path`` (or in the file ``path``) as library frames, so a jaxpr
+    equation's user frame is the model's own source line (``jax._src.source_info_util.register_exclusion``)."""
     from jax._src import source_info_util
 
-    source_info_util.register_exclusion(directory.rstrip(os.sep) + os.sep)
+    source_info_util.register_exclusion(path if os.path.isfile(path) else path.rstrip(os.sep) + os.sep)
 
 
 def is_user_filename(filename: str) -> bool:

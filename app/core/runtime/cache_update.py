@@ -63,10 +63,15 @@ def index_put(x: jax.Array, indexes: Any, values: jax.Array, accumulate: bool = 
 def register(env: Any = None) -> None:
     """Register :func:`index_put` as ``aten::index_put`` in torchax environment ``env`` (default:
     ``torchax.default_env()``) through its public ``override_op_definition``, falling back to torchax's own
-    lowering for every other case. Idempotent."""
+    lowering for every other case. Idempotent. Like torchax's own lowerings, this file is excluded from
+    JAX's source attribution, so the write is mapped to the model's line (the cache's ``index_copy_``)."""
     import torch
     import torchax
     from torchax.ops import jaten
+
+    from app.core.jax_private import exclude_from_tracebacks
+
+    exclude_from_tracebacks(__file__)
 
     env = env if env is not None else torchax.default_env()
     if id(env) in _REGISTERED:

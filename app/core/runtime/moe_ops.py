@@ -185,10 +185,16 @@ def _torch_impl(env: Any) -> Any:
 def register(env: Any = None) -> None:
     """Register :func:`grouped_mm` as ``aten::_grouped_mm`` in torchax environment ``env`` (default:
     ``torchax.default_env()``), through its public ``override_op_definition``. Idempotent; a torchax whose
-    own op table (``torchax.ops.ops_registry.all_aten_ops``) already lowers the op keeps its lowering."""
+    own op table (``torchax.ops.ops_registry.all_aten_ops``) already lowers the op keeps its lowering.
+    Like torchax's own lowerings, this file is excluded from JAX's source attribution (the model's line owns
+    the equations)."""
     import torch
     import torchax
     from torchax.ops import ops_registry
+
+    from app.core.jax_private import exclude_from_tracebacks
+
+    exclude_from_tracebacks(__file__)
 
     env = env if env is not None else torchax.default_env()
     if env in _REGISTERED:
