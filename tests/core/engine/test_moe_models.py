@@ -150,4 +150,6 @@ def test_tp2_mesh_shards_the_experts(moe_dirs, family):
     events = run(engine, "jit-static", 8)
     assert events[-1].token_ids == expected and events[-1].summary.mesh == "tp=2"
     decode_ir = next(e.ir for e in events if isinstance(e, IREvent) and e.step == "decode")
-    assert any(c.kind == "all-reduce" and "moe_ops.py" in c.source for c in collectives(decode_ir.hlo))
+    # the experts' all-reduce maps to the model's grouped_mm call (transformers), not to our lowering (excluded)
+    assert any(c.kind == "all-reduce" and "grouped_mm" in c.source and "app/core" not in c.source
+               for c in collectives(decode_ir.hlo))
