@@ -301,3 +301,15 @@ def x_display(request):
     yield f":{n}"
     server.terminate()
     server.wait(timeout=10)
+
+
+@pytest.fixture
+def app_look(qapp):
+    """The look users get (Fusion, pyqtgraph colours, assets/style.qss), put back after the test."""
+    from app.gui.main import configure_application
+
+    sheet, style = qapp.styleSheet(), qapp.style().name()
+    configure_application(qapp)
+    yield qapp
+    qapp.setStyleSheet(sheet)
+    qapp.setStyle(style)

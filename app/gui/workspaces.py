@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QScrollArea,
     QSizePolicy,
-    QSplitter,
     QStackedWidget,
     QTabBar,
     QVBoxLayout,
@@ -38,6 +37,7 @@ from PySide6.QtWidgets import (
 from app.gui.context import WindowContext
 from app.gui.layout import layout_of
 from app.gui.presentation import DockState, dock_state, restore_docks
+from widgets.common.splitters import splitter
 from widgets.common.typed_qt import named
 
 if TYPE_CHECKING:
@@ -78,11 +78,8 @@ class Workspaces(QObject):
         code_layout = QVBoxLayout(self.code_page)
         code_layout.setContentsMargins(4, 2, 4, 2)
         #: editor (added by app.gui.panels.programs.wiring) | IR card above the plot
-        self.code_split = named(QSplitter(Qt.Orientation.Horizontal), "codeSplit")
-        self.code_right = named(QSplitter(Qt.Orientation.Vertical), "codeRightSplit")
-        self.code_split.addWidget(self.code_right)
-        self.code_split.setChildrenCollapsible(False)
-        self.code_right.setChildrenCollapsible(False)
+        self.code_right = splitter(Qt.Orientation.Vertical, name="codeRightSplit")
+        self.code_split = splitter(Qt.Orientation.Horizontal, self.code_right, name="codeSplit")
         code_layout.addWidget(self.code_split)
         self.stack.addWidget(run_page)
         self.stack.addWidget(self.inspect_page)

@@ -13,13 +13,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.inspect.views import STEP_CHOICES
+from widgets.common.splitters import splitter
 from widgets.common.typed_qt import named
 from widgets.ir.code_view import CodeView
 from widgets.ir.hlo_diff import HloDiff
@@ -91,13 +91,8 @@ class PassesPage(QWidget):
         self.pass_list = PassList()
         self.chart = PassChart()
         self.chart.setMinimumHeight(64)  # a short Code workspace still fits the tab
-        left = named(QSplitter(Qt.Orientation.Vertical), "passesLeftSplit")
-        left.addWidget(self.pass_list)
-        left.addWidget(self.chart)
-        left.setStretchFactor(0, 3)
-        left.setStretchFactor(1, 1)
-        left.setSizes([300, 130])
-        left.setChildrenCollapsible(False)
+        left = splitter(Qt.Orientation.Vertical, self.pass_list, self.chart, sizes=[300, 130], stretch=[3, 1],
+                        name="passesLeftSplit")
 
         self.snapshot = named(QComboBox(), "passesSnapshot")
         self.snapshot.setToolTip("Any snapshot of the module: before optimization, after each pass that "
@@ -126,13 +121,8 @@ class PassesPage(QWidget):
         self.gpu_index = self.detail.addTab(self.gpu_view, "XLA:GPU")
         self.detail.setTabVisible(self.gpu_index, False)
 
-        self.split = named(QSplitter(Qt.Orientation.Horizontal), "passesSplit")
-        self.split.addWidget(left)
-        self.split.addWidget(self.detail)
-        self.split.setStretchFactor(0, 2)
-        self.split.setStretchFactor(1, 3)
-        self.split.setSizes([570, 690])
-        self.split.setChildrenCollapsible(False)
+        self.split = splitter(Qt.Orientation.Horizontal, left, self.detail, sizes=[570, 690], stretch=[2, 3],
+                              name="passesSplit")
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMenu,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -36,6 +35,7 @@ from app.gui.layout import card, dock_widget, scrolling
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
 from app.gui.presentation import Presentation
+from widgets.common.splitters import splitter
 from widgets.demo.cache_panel import CachePanel
 from widgets.demo.compile_log import CompileLog
 from widgets.demo.phase_bars import PhaseBars
@@ -143,12 +143,10 @@ class DemoKit(QObject):
         box.addWidget(card(self.controls, title="Mode race"))
         box.addWidget(card(self.cache, title="Compilation cache"))
         box.addStretch(1)
-        panel = QSplitter(Qt.Orientation.Horizontal)
-        panel.setObjectName("demoSplit")
-        panel.addWidget(scrolling(column, "demoScroll"))  # the dock may be shorter than the cards
-        panel.addWidget(card(self.table, title="Race summary", stretch_last=True))
-        panel.setChildrenCollapsible(False)
-        panel.setStretchFactor(1, 1)
+        panel = splitter(Qt.Orientation.Horizontal,
+                         scrolling(column, "demoScroll"),  # the dock may be shorter than the cards
+                         card(self.table, title="Race summary", stretch_last=True),
+                         stretch=[0, 1], name="demoSplit")
         self.tabs = QTabWidget()
         self.tabs.setObjectName("whyTabs")
         self.tabs.addTab(self.log, "Why it compiled")

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +32,7 @@ from app.core.profile.columns import (
 from app.core.session.requests import ProfileReady
 from app.gui.context import WindowContext
 from app.gui.panels.profile.links import ProfileLinks
+from widgets.common.splitters import splitter
 from widgets.common.typed_qt import named
 from widgets.profile.profile_table import ProfileTable
 from widgets.profile.timeline import StepTimeline
@@ -99,10 +99,8 @@ class ProfileWiring(QObject):
             bar.addWidget(w)
         self.bar = bar  # ProfileLinks adds its "Top 10 lines" button
         bar.addStretch(1)
-        split = named(QSplitter(Qt.Orientation.Vertical), "profileSplit")
-        split.addWidget(self.table)
-        split.addWidget(self.timeline)
-        split.setSizes([300, 200])
+        split = splitter(Qt.Orientation.Vertical, self.table, self.timeline, sizes=[300, 200], collapsible=True,
+                         name="profileSplit")
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(6, 4, 6, 4)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gpu"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gpu"
 CAPTURE = FIXTURES / "h200-pydoc-llama-decode-profile.xplane.pb.gz"
 DUMPS = FIXTURES / "passes" / "llama-decode"
 

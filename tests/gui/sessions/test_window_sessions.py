@@ -22,7 +22,7 @@ from app.core.recording import RecordedRun, SessionFile  # noqa: E402
 from app.core.recording.perfetto import validate  # noqa: E402
 from app.core.recording.timing import replay_schedule  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WINDOW_TOKENS = 6
 HLO = "HloModule decode\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n  ROOT %add.1 = f32[4] add(%p, %p)\n}\n"
 

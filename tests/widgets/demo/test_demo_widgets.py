@@ -1,5 +1,6 @@
-"""The compile spike taken apart in the widgets: the compile bar led by trace and lower, and the compile
-log's row of a compiling call annotated with a recorded split (note after its phases, parts in the tooltip)."""
+"""The demo workspace's widgets: the phase bars split torch.compile's compile into its own phases, and the
+compile log's row of a compiling call is annotated with a recorded split (note after its phases, parts in
+the tooltip)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,21 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.core.report.columns import COMPILE_COLUMNS  # noqa: E402
 from widgets.demo.compile_log import CompileLog  # noqa: E402
-from widgets.passes.compile_bar import CompileBar  # noqa: E402
 
 
-def test_compile_bar_with_trace_and_lower(qtbot):
-    w = CompileBar()
-    qtbot.addWidget(w)
-    parts = [{"label": "trace", "ms": 100.0, "group": "trace"}, {"label": "lower", "ms": 30.0, "group": "lower"},
-             {"label": "HLO passes: simplification", "ms": 70.0, "group": "HLO passes"},
-             {"label": "LLVM", "ms": 700.0, "group": "backend"}, {"label": "outside XLA", "ms": 100.0, "group": "other"}]
-    w.set_parts(1000.0, parts)
-    assert w.caption() == ("first call's compile 1,000 ms = trace 100 ms (10%) + lower 30 ms (3%) + "
-                           "HLO passes 70 ms (7%) + backend 700 ms (70%) + other 100 ms (10%)")
-    assert [p["colour"] for p in w.parts()][:2] == ["#7c3aed", "#0f766e"]
-    w.resize(900, w.sizeHint().height())
-    w.grab()
+def test_phase_bars_split_torch_compiles_compile_into_its_own_phases(qtbot):
+    from widgets.demo.phase_bars import PhaseBars, PhaseCall
+
+    bars = PhaseBars()
+    qtbot.addWidget(bars)
+    parts = (("dynamo", 900.0), ("aot autograd", 300.0), ("inductor lowering", 2000.0), ("inductor codegen", 800.0),
+             ("c++ compile", 6000.0))
+    bars.set_calls([PhaseCall("jit-static · prefill #0", 200, 40, 700, 5),
+                    PhaseCall("torch-compile · prefill #0", 0, 0, 10_000, 30, compile_parts=parts)])
+    assert [n for n, _ in bars.calls()[1].segments()] == ["trace", "lower", *[n for n, _ in parts], "execute"]
+    drawn = bars.segment_widths()
+    assert drawn["c++ compile"] == [6000.0] and drawn["compile"] == [700.0]
+    assert "c++ compile" in bars.legend_text() and "dynamo" in bars.legend_text()
 
 
 def test_compile_log_annotate_the_steps_row(qtbot):

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QPushButton  # noqa: E402
 
 from app.core.runtime.compiled_step import COMPILE_DELAY_ENV  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COMPILE_DELAY_S = 8.0
 
 

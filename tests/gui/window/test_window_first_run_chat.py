@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from conftest import run_and_wait  # noqa: E402
 
-PYDOC = Path(__file__).resolve().parents[2] / "assets" / "models" / "pydoc-llama"
+PYDOC = Path(__file__).resolve().parents[3] / "assets" / "models" / "pydoc-llama"
 TEMPLATE = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}<|assistant|>"
 
 

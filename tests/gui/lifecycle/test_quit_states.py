@@ -17,7 +17,7 @@ import pytest
 
 from app.core.runtime.compiled_step import COMPILE_DELAY_ENV
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 QUIT_LIMIT_S = 1.5
 
 DRIVER = r"""

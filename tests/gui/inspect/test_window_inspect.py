@@ -153,7 +153,7 @@ def test_graph_builder_runs_without_jax():
         "heavy = [m for m in ('jax', 'jaxlib', 'torch', 'torchax', 'transformers') if m in sys.modules]\n"
         "print('heavy', heavy)\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     out = subprocess.run(
         [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120, check=False
     )

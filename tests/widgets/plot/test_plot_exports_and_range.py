@@ -72,7 +72,8 @@ def test_svg_drawn_by_a_non_qt_renderer_matches_the_png_export(qtbot, tmp_path):
     for rgb in (qt_png[y0:y1, x0:x1], other[y0:y1, x0:x1]):  # inside the axes (the title's ★ is orange too)
         ys, xs = np.nonzero(np.abs(rgb.astype(float) - [234, 88, 12]).sum(axis=-1) < 80)
         top = ys < (ys.min() + ys.max()) / 2  # the 75 s stars (the 1 s stars are lower)
-        stars.append((np.median(xs[top]), np.median(ys[top]), np.median(ys[~top])))
+        # the mean x: the two spikes' stars are two clusters, whose median flips on a few antialiased pixels
+        stars.append((np.mean(xs[top]), np.median(ys[top]), np.median(ys[~top])))
     (xa, ya, lowa), (xb, yb, lowb) = stars
     assert abs(xa - xb) < 12 and abs(ya - yb) < 12 and abs(lowa - lowb) < 12, stars
 

@@ -17,7 +17,7 @@ from conftest import run_and_wait  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 

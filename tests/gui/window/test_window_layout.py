@@ -33,18 +33,6 @@ LANES = {  # mode -> wall ms of its calls (a race drawn without running it)
 }
 
 
-@pytest.fixture
-def app_look(qapp):
-    """The look users get (Fusion, pyqtgraph colours, assets/style.qss), put back after the test."""
-    from app.gui.main import configure_application
-
-    sheet, style = qapp.styleSheet(), qapp.style().name()
-    configure_application(qapp)
-    yield qapp
-    qapp.setStyleSheet(sheet)
-    qapp.setStyle(style)
-
-
 def settle(qtbot) -> None:
     for _ in range(3):
         QApplication.processEvents()

@@ -19,7 +19,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from app.gui.panels.programs.wiring import DRAFT_FILE, NEW_PROGRAM, STATE_FILE  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROGRAM = '''import jax.numpy as jnp
 
 

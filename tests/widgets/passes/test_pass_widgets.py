@@ -1,5 +1,5 @@
 """The Passes tab's widgets on synthetic plain data: pass list (hide unchanged, selection), counts chart,
-HLO diff (changed lines, folds, whole snapshot, show a line), fusion table and the compile bar."""
+fusion table and the compile bar (its parts, tool tip, and the compile split led by trace and lower)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from widgets.ir.hlo_diff import HloDiff  # noqa: E402
 from widgets.passes.compile_bar import CompileBar  # noqa: E402
 from widgets.passes.fusion_table import FusionTable  # noqa: E402
 from widgets.passes.pass_chart import PassChart  # noqa: E402
@@ -57,29 +56,6 @@ def test_pass_chart_series_marker_and_click(qtbot):
     with qtbot.waitSignal(w.snapshotClicked) as sig:
         w.click_at(1)
     assert sig.args == [3]
-
-
-def test_hlo_diff_folds_highlights_and_finds_lines(qtbot):
-    w = HloDiff()
-    qtbot.addWidget(w)
-    new_text = "\n".join(f"  %x.{i} = f32[] add(%a, %b)" for i in range(1, 31)) + "\n  %fusion.1 = f32[] fusion()\n"
-    rows = [("~", None, None, "⋯ 20 unchanged lines"),
-            (" ", 21, 21, "  %x.21 = f32[] add(%a, %b)"),
-            ("-", 22, None, "  %y = f32[] multiply(%a, %b)"),
-            ("+", None, 31, "  %fusion.1 = f32[] fusion()")]
-    w.set_diff("0003 simplification / algsimp", "0005 fusion / fusion", rows, new_text)
-    assert "+1" in w.title.text() and "−1" in w.title.text()
-    assert [r[0] for r in w.changed_rows()] == ["-", "+"]
-    assert len(w.view.extraSelections()) == 3  # fold, removed, added
-    assert w.view.toPlainText().splitlines()[3] == "  %fusion.1 = f32[] fusion()"
-    assert w.show_line(31) and w.hit_line() == 31 and not w.whole.isChecked()
-    assert w.view.textCursor().blockNumber() == 3
-    # A line outside the diff's hunks: the whole snapshot is shown and the line marked.
-    assert w.show_line(5) and w.whole.isChecked()
-    assert w.view.textCursor().blockNumber() == 4 and len(w.rows()) == 31
-    assert not w.show_line(500)
-    w.set_text("before", "HloModule m\n")
-    assert w.rows() == [(" ", 1, 1, "HloModule m")]
 
 
 def test_fusion_table_absorbed_and_decisions(qtbot):
@@ -145,3 +121,17 @@ def test_compile_bar_tool_tip_names_the_part_under_the_mouse(qtbot, monkeypatch)
     where.setX(100)  # inside the first (LLVM) part
     assert w.event(QHelpEvent(QEvent.Type.ToolTip, where, w.mapToGlobal(where)))
     assert shown and "<b>LLVM</b>: 800.0 ms (80%)" in shown[0]
+
+
+def test_compile_bar_with_trace_and_lower(qtbot):
+    w = CompileBar()
+    qtbot.addWidget(w)
+    parts = [{"label": "trace", "ms": 100.0, "group": "trace"}, {"label": "lower", "ms": 30.0, "group": "lower"},
+             {"label": "HLO passes: simplification", "ms": 70.0, "group": "HLO passes"},
+             {"label": "LLVM", "ms": 700.0, "group": "backend"}, {"label": "outside XLA", "ms": 100.0, "group": "other"}]
+    w.set_parts(1000.0, parts)
+    assert w.caption() == ("first call's compile 1,000 ms = trace 100 ms (10%) + lower 30 ms (3%) + "
+                           "HLO passes 70 ms (7%) + backend 700 ms (70%) + other 100 ms (10%)")
+    assert [p["colour"] for p in w.parts()][:2] == ["#7c3aed", "#0f766e"]
+    w.resize(900, w.sizeHint().height())
+    w.grab()

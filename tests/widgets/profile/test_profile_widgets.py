@@ -150,30 +150,6 @@ def test_table_export_helpers(table, tmp_path):
     assert json.loads(path.read_text())[6]["us_per_step"] == 300.0
 
 
-def test_line_tints_follow_the_share_and_stay_on_the_viewport_when_scrolled(qtbot):
-    from widgets.ir.code_view import CodeView
-    from widgets.ir.line_links import LineHighlighter
-    from widgets.ir.line_tints import MAX_ALPHA, LineTints
-
-    view = CodeView()
-    qtbot.addWidget(view)
-    view.resize(500, 200)
-    view.show()
-    view.set_code("\n".join(f"%op.{i} = f32[8] add(%a, %b)" for i in range(400)))
-    tints = LineTints(view)
-    links = LineHighlighter(view)  # the source-map link highlights: the same kind of overlay
-    links.set_ranges([(3, 4)], scroll=False)
-    tints.set_line_tints({3: 0.2, 5: 0.05, 7: 0.0, 390: 0.1}, {3: "200.0 µs · 20.0%"})
-    assert tints.tints() == {3: 0.2, 5: 0.05, 390: 0.1}  # zero is no tint
-    assert tints.alpha(3) == MAX_ALPHA and tints.alpha(5) == round(MAX_ALPHA / 4) and tints.alpha(7) == 0
-    assert tints.label(3) == "200.0 µs · 20.0%" and tints.label(5) == ""
-    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
-    qtbot.wait(50)
-    assert tints.geometry() == view.viewport().rect() == links.geometry()  # not scrolled away with the text
-    tints.set_line_tints({})
-    assert tints.tints() == {} and tints.alpha(3) == 0
-
-
 def test_rows_above_the_read_bandwidth_are_explained():
     """A row over 100 % of the read bandwidth gets a note (cache hits), and the column's header says why."""
     from app.core.profile.columns import PROFILE_COLUMNS, bandwidth_note

@@ -1,0 +1,118 @@
+"""The Run workspace's widgets with synthetic data (no engine): the token view (hover data, compiled marks,
+batched inserts), the stats strip, the model picker and the generation form (max new tokens as typed)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtGui import QTextCharFormat  # noqa: E402
+
+from widgets.run.generation_form import GenerationForm  # noqa: E402
+from widgets.run.model_picker import ModelPicker  # noqa: E402
+from widgets.run.stats_strip import StatsStrip  # noqa: E402
+from widgets.run.token_view import CallInfo, TokenView  # noqa: E402
+
+
+def test_token_view_hover_data_and_compiled_marks(qtbot):
+    view = TokenView()
+    qtbot.addWidget(view)
+    view.start("Prompt:")
+    view.add_call(CallInfo(0, "prefill", 1200.0, True, 760.0))
+    view.add_call(CallInfo(1, "decode", 9.8, False))
+    view.add_token(0, 101, " hello", 0)
+    view.add_token(1, 102, " world", 1)
+    with qtbot.waitSignal(view.tokensFlushed, timeout=1000):
+        pass
+    assert view.toPlainText() == "Prompt: hello world"
+    tok = view.token_at(len("Prompt: he"))
+    assert tok.token_id == 101 and tok.call_index == 0
+    tip = view.tooltip_for(tok)
+    assert "id 101" in tip and "1.20 s" in tip and "compiled" in tip
+    assert "9.8 ms" in view.tooltip_for(view.token_at(len("Prompt: hello w")))
+    cursor = view.textCursor()
+    cursor.setPosition(len("Prompt: h") + 1)
+    assert cursor.charFormat().underlineStyle() == QTextCharFormat.UnderlineStyle.SingleUnderline
+    cursor.setPosition(len("Prompt: hello w") + 1)
+    assert cursor.charFormat().underlineStyle() == QTextCharFormat.UnderlineStyle.NoUnderline
+    view.highlight_call(1)
+    assert len(view.extraSelections()) == 1
+
+
+def test_token_view_batches_inserts(qtbot):
+    view = TokenView()
+    qtbot.addWidget(view)
+    view.start("")
+    flushes = []
+    view.tokensFlushed.connect(flushes.append)
+    for i in range(200):
+        view.add_token(i, i, "x", i)
+    qtbot.waitUntil(lambda: view.toPlainText() == "x" * 200, timeout=1000)
+    assert len(flushes) <= 2
+
+
+def test_stats_strip(qtbot):
+    strip = StatsStrip()
+    qtbot.addWidget(strip)
+    strip.set_stats(1234.0, 98.7, 12, 2, 10.1)
+    assert strip.text("ttft") == "1.23 s" and strip.text("tps") == "98.7" and strip.text("compiles") == "2"
+
+
+def test_model_picker_and_generation_form(qtbot):
+    picker = ModelPicker()
+    qtbot.addWidget(picker)
+    picker.set_models({"pydoc-llama": "built-in"}, ["random:gpt2-small-shape"], ["org/recent"])
+    picker.set_current_model("pydoc-llama")
+    assert picker.current_model() == "pydoc-llama"
+    from PySide6.QtCore import Qt
+
+    # the box shows the name alone (a cut "— bui" suffix at 1280x720; issue 29, flaw 22), "built-in" in the tip
+    assert picker.combo.currentText() == "pydoc-llama"
+    assert picker.combo.itemData(picker.combo.currentIndex(), Qt.ItemDataRole.ToolTipRole).startswith("built-in")
+    picker.combo.setEditText("some-org/some-model")
+    with qtbot.waitSignal(picker.loadRequested) as blocker:
+        picker.load_button.click()
+    assert blocker.args == ["some-org/some-model"]
+    form = GenerationForm(("torch", "jit-static"), {}, ("float32", "bfloat16"), "jit-static")
+    qtbot.addWidget(form)
+    assert form.values()["mode"] == "jit-static" and form.values()["temperature"] == 0.0
+    form.set_values(
+        {
+            "mode": "torch",
+            "temperature": 0.7,
+            "top_k": 5,
+            "top_p": 0.9,
+            "seed": 3,
+            "max_new_tokens": 9,
+            "max_cache_len": 256,
+            "dtype": "bfloat16",
+        }
+    )
+    v = form.values()
+    assert v["max_cache_len"] == 256
+    assert (v["mode"], v["temperature"], v["top_k"], v["seed"], v["dtype"]) == (
+        "torch",
+        0.7,
+        5,
+        3,
+        "bfloat16",
+    )
+    assert form.temperature.isEnabled()
+    form.set_values({"max_cache_len": None})
+    assert form.values()["max_cache_len"] is None and form.cache_len.text() == "auto"
+
+
+def test_max_new_tokens_takes_what_is_typed(qtbot):
+    """Issue 29, flaw 20: typing 100000 gave 1000 (the box's maximum was 4,096); the KV cache is the cap."""
+    from PySide6.QtCore import Qt
+
+    from widgets.run.generation_form import GenerationForm
+
+    form = GenerationForm(("jit-static",), {}, ("float32",), "jit-static")
+    qtbot.addWidget(form)
+    box = form.max_new_tokens
+    box.selectAll()
+    qtbot.keyClicks(box.lineEdit(), "100000")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert box.value() == 100_000
