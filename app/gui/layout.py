@@ -39,6 +39,7 @@ from app.core.modes.catalog import CATALOG, DEFAULT_MODE, MODE_NAMES
 from app.core.report.columns import CALL_COLUMNS
 from app.core.settings import DTYPES
 from widgets.common.busy_indicator import BusyIndicator
+from widgets.common.splitters import splitter
 from widgets.devices.device_panel import DevicePanel
 from widgets.ir.ir_tabs import IRTabs
 from widgets.plot.latency_plot import LatencyPlot
@@ -51,7 +52,7 @@ from widgets.run.token_view import TokenView
 #: Bumped when the dock arrangement changes shape: a state saved by another version is then ignored.
 LAYOUT_VERSION = 2
 #: Default shares: the bottom docks' height and the plot's width in the main area.
-BOTTOM_SHARE = 0.42
+BOTTOM_SHARE = 0.34
 PLOT_SHARE = 0.62
 SIDEBAR_WIDTH = 330
 
@@ -197,18 +198,11 @@ class WindowParts:
         self.prompt_card = card(self.prompt, title="Prompt", stretch_last=True)
         self.token_card = card(self.stats, self.tokens, title="Token stream", stretch_last=True)
         self.plot_card = card(self.plot, title="Latency per call", stretch_last=True)
-        self.stream_split = QSplitter(Qt.Orientation.Vertical)
-        self.stream_split.setObjectName("streamSplit")
-        self.stream_split.addWidget(self.prompt_card)
-        self.stream_split.addWidget(self.token_card)
-        self.stream_split.setStretchFactor(1, 1)
-        self.top_split = QSplitter(Qt.Orientation.Horizontal)
-        self.top_split.setObjectName("topSplit")
-        self.top_split.addWidget(self.stream_split)
-        self.top_split.addWidget(self.plot_card)
-        self.top_split.setStretchFactor(1, 1)
-        for split in (self.stream_split, self.top_split):
-            split.setChildrenCollapsible(False)  # a panel is never squashed below its minimum size
+        # a panel is never squashed below its minimum size (not collapsible)
+        self.stream_split = splitter(Qt.Orientation.Vertical, self.prompt_card, self.token_card, stretch=[0, 1],
+                                     name="streamSplit")
+        self.top_split = splitter(Qt.Orientation.Horizontal, self.stream_split, self.plot_card, stretch=[0, 1],
+                                  name="topSplit")
         window.setCentralWidget(self.top_split)
 
         window.setDockOptions(
@@ -259,7 +253,7 @@ class DockLayout:
         return docks
 
     def apply_default_sizes(self) -> None:
-        """Sidebar ~330 px, bottom docks 42 % of the height, plot 62 % of the main area's width."""
+        """Sidebar ~330 px, bottom docks 34 % of the height (the plot keeps room for its drawing area, key and legend), plot 62 % of the main area's width."""
         win, parts = self.window, self.parts
         side = max(SIDEBAR_WIDTH, parts.controls_dock.minimumSizeHint().width())
         win.resizeDocks([parts.controls_dock], [side], Qt.Orientation.Horizontal)
@@ -294,9 +288,9 @@ class DockLayout:
             return False
         if "window" not in states or not self.window.restoreState(states["window"], LAYOUT_VERSION):
             return False
-        for name, splitter in self.parts.splitters().items():
+        for name, split in self.parts.splitters().items():
             if name in states:
-                splitter.restoreState(states[name])
+                split.restoreState(states[name])
         return True
 
 

@@ -90,7 +90,8 @@ class MainWindow(QMainWindow):
         self.mesh.message.connect(self.status.show)
         self.workspaces = Workspaces(self.context, self.demo)  # Run | Inspect | Code (Ctrl+1 / 2 / 3)
         self.demo.presenting.connect(self._on_presenting)
-        self.demo.presentation.hide.append(self.ui.stats.cards["host"])  # on stage: the big numbers only
+        for key in ("host", "bound"):  # on stage: the big numbers only
+            self.demo.presentation.hide.append(self.ui.stats.cards[key])
         # the Code workspace: your own program, its files and draft
         self.programs = ProgramWiring(self.context, self.inspect, self.workspaces)
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)

@@ -1,12 +1,15 @@
 """The marker key above the latency plot and the steady lines whose values it shows
 (:class:`widgets.plot.latency_plot.LatencyPlot` builds on this): "★ compiling call   ◆ compile served from disk
 cache   ■ prefill   ● decode   ┄ steady decode 12 ms (83 tok/s)", wrapped onto as many lines as the plot's
-width needs; the dashed line at the newest run's steady decode median, or one per race lane in the lane's
-colour with each lane's value in the key."""
+width needs, at most :data:`KEY_LINES` lines (issue 37: with a race and its replay the key grew to five lines
+and squeezed the plot to a strip): the dashed line at the newest run's steady decode median, or one per race
+lane in the lane's colour with each lane's value in the key — or, where those values would take the key past
+its lines, in each lane's legend entry ("run 2 · jit-static ┄ 9.5 ms")."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer
@@ -16,6 +19,10 @@ from app.core.units import ms
 from widgets.common.typed_qt import plot_grid, plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 from widgets.plot.latency_runs import PlotRun
+
+KEY_LINES = 2  # the key's budget: its rows are taken from the plot's drawing area
+#: The key's wordings, longest first: the first that fits :data:`KEY_LINES` is drawn.
+DISK_KEYS = ("compile served from disk cache", "disk-cache compile")
 
 
 class LatencyKey(pg.PlotWidget):
@@ -29,27 +36,41 @@ class LatencyKey(pg.PlotWidget):
     _median: pg.InfiniteLine  # the single run's steady line
     _steady: float | None  # its median, ms per call
     _timer: QTimer  # the redraw timer: active while points stream
+    _key_wording: tuple[str, bool] = (DISK_KEYS[0], True)  # the key's wording last drawn (see _title_keys)
+    _lanes_in_legend: bool = False
+    place_legend: Callable[[], None]  # PlotFitting's: fits the run legend again
 
-    def _title_keys(self) -> list[tuple[str, str]]:
-        """(plain text, html) of each key of the marker legend above the plot."""
+    def _title_keys(self, disk: str = DISK_KEYS[0], lanes_in_key: bool = True) -> list[tuple[str, str]]:
+        """(plain text, html) of each key of the marker legend above the plot: ``disk`` names the disk-cache
+        marker; race lanes' steady values are keys of their own when ``lanes_in_key``, else in the legend."""
         star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
         diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
-        lanes = [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
+        lanes = self.steady_lanes()
         steady = "steady call" if self._program else "steady decode"
-        if lanes:  # a race: one dashed line per lane, each value in its lane's colour (each a key: they wrap)
+        if lanes and lanes_in_key:  # a race: a dashed line per lane, each value in its lane's colour (they wrap)
             median_keys = [(f"┄ {steady}", f"┄ {steady}")] + [
                 (f"{self._lane_name(r)} {ms(r.steady_ms)}",
                  f"<span style='color:{r.colour}'>{self._lane_name(r)} {ms(r.steady_ms)}</span>") for r in lanes]
+        elif lanes:
+            median_keys = [(f"┄ {steady} (in the legend)", f"┄ {steady} (in the legend)")]
         else:
             median = f"{steady} {self._median_text}" if self._median_text else f"{steady} median"
             median_keys = [(f"┄ {median}", f"┄ {median}")]
         steps = [("● call", "● call")] if self._program else [("■ prefill", "■ prefill"), ("● decode", "● decode")]
         return [
             ("★ compiling call", f"{star} compiling call"),
-            ("◆ compile served from disk cache", f"{diamond} compile served from disk cache"),
+            (f"◆ {disk}", f"{diamond} {disk}"),
             *steps,
             *median_keys,
         ]
+
+    def steady_lanes(self) -> list[PlotRun]:
+        """The shown runs with a steady line of their own (a race's lanes), oldest first."""
+        return [r for r in getattr(self, "_runs", ()) if r.steady_ms is not None]  # none yet in __init__
+
+    def lanes_in_legend(self) -> bool:
+        """Whether the race lanes' steady values are in their legend entries (the key had no room for them)."""
+        return getattr(self, "_lanes_in_legend", False)
 
     def set_program(self, program: bool) -> None:
         """The runs shown are calls of the user's program (True: the key says "call" and "steady call N ms",
@@ -66,7 +87,7 @@ class LatencyKey(pg.PlotWidget):
 
     def key_text(self) -> str:
         """The marker key above the plot as plain text ("★ compiling call   ● decode   ┄ steady decode …")."""
-        return "   ".join(plain for plain, _ in self._title_keys())
+        return "   ".join(plain for plain, _ in self._title_keys(*self._key_wording))
 
     @staticmethod
     def _lane_name(run: PlotRun) -> str:
@@ -110,16 +131,17 @@ class LatencyKey(pg.PlotWidget):
         vb_width = item.getViewBox().width()  # the title spans the view box's column
         # 0.8: the title's rich text is drawn wider than these metrics measure it (up to ~15 % when scaled)
         room = max(120.0, 0.8 * (vb_width if vb_width > 0 else self.width() - 80.0) - 16.0)
-        gap = metrics.horizontalAdvance("   ")
-        lines: list[list[str]] = [[]]
-        used = 0.0
-        for plain, html in self._title_keys():
-            w = metrics.horizontalAdvance(plain)
-            if lines[-1] and used + gap + w > room:
-                lines.append([])
-                used = 0.0
-            used += (gap if lines[-1] else 0.0) + w
-            lines[-1].append(html)
+        wording = (DISK_KEYS[0], True)
+        lines = _wrap(self._title_keys(*wording), metrics, room)
+        for shorter in [(disk, True) for disk in DISK_KEYS[1:]] + [(DISK_KEYS[-1], False)]:
+            if len(lines) <= KEY_LINES:  # the longest wording within KEY_LINES, else the shortest
+                break
+            wording, lines = shorter, _wrap(self._title_keys(*shorter), metrics, room)
+        moved = self._key_wording[1] != wording[1]
+        self._key_wording = wording
+        self._lanes_in_legend = bool(self.steady_lanes()) and not wording[1]
+        if moved and hasattr(self, "legend"):  # the lanes' values went to (or came back from) the legend
+            self.place_legend()
         key = (size, tuple(tuple(line) for line in lines))
         if key == self._title_key:
             return
@@ -158,3 +180,18 @@ class LatencyKey(pg.PlotWidget):
         if text != self._median_text:
             self._median_text = text
             self._set_title()
+
+
+def _wrap(keys: list[tuple[str, str]], metrics: QFontMetricsF, room: float) -> list[list[str]]:
+    """The keys' html in lines of at most ``room`` px (their plain text measured with ``metrics``)."""
+    gap = metrics.horizontalAdvance("   ")
+    lines: list[list[str]] = [[]]
+    used = 0.0
+    for plain, html in keys:
+        w = metrics.horizontalAdvance(plain)
+        if lines[-1] and used + gap + w > room:
+            lines.append([])
+            used = 0.0
+        used += (gap if lines[-1] else 0.0) + w
+        lines[-1].append(html)
+    return lines

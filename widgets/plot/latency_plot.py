@@ -57,8 +57,6 @@ class LatencyPlot(LatencyKey, PlotFitting):
         item = plot_item(self)
         item.setLogMode(x=False, y=True)
         item.showGrid(x=True, y=True, alpha=0.15)
-        item.setLabel("bottom", "call index")
-        item.setLabel("left", "wall time per call", units="ms")
         item.getAxis("left").enableAutoSIPrefix(False)
         # no "call index (x0.001)" with ticks -400…400 while the first compile has no point yet (issue 29, flaw 22)
         # (pyqtgraph 0.14 reads its SI-prefix ranges, not enableAutoSIPrefix: no range, no prefix)
@@ -70,6 +68,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
         item.getViewBox().setXRange(-1, X_STEP, padding=0.02)
         item.getViewBox().setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive
         self._font_scale = 1.0
+        self.set_axis_labels()
         self._program = False
         self._median_text = ""
         self._title_key = None
@@ -262,6 +261,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
         """Scale tick, axis-label, title, legend and note fonts by ``scale`` (presentation mode) and
         thicken the axes and curves; 1.0 restores the normal look."""
         self._font_scale = scale
+        self._base_pt = base_pt
         item = plot_item(self)
         tick = QFont()
         tick.setPointSizeF(base_pt * scale)
@@ -271,9 +271,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
             axis.setTickFont(tick)
             axis.setPen(pg.mkPen("#000000" if big else "#374151", width=2 if big else 1))
             axis.setTextPen("#000000" if big else "#374151")
-        label_css = {"font-size": f"{base_pt * 1.1 * scale:.0f}pt"}
-        item.setLabel("bottom", "call index", **label_css)
-        item.setLabel("left", "wall time per call", units="ms", **label_css)
+        self.set_axis_labels()
         self._set_title()
         self.legend.opts["labelTextSize"] = f"{8 * scale:.0f}pt"
         note_font = QFont()

@@ -6,6 +6,7 @@ hides nothing, compile notes placed beside their points, run names elided to the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
@@ -19,7 +20,7 @@ from widgets.plot.legend_row import fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
 MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
-LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height
+LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height (its budget)
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
@@ -38,6 +39,9 @@ class PlotFitting(pg.PlotWidget):
     _y_view: tuple[float, float] | None  # the y range last set (bounds + legend band)
     _x_right: int  # the x range's right edge while points stream; negative once fitted to the run
     _font_scale: float
+    _base_pt: float = 9.0  # the application's font size (presentation mode scales from it)
+    _shared: str = ""  # what every run's label ends with, named once under the x axis (see _fit_legend_names)
+    lanes_in_legend: Callable[[], bool]  # LatencyKey's: race lanes' steady values go in their legend entries
 
     def _grow_y_range(self) -> None:
         """Fit the log y axis to every shown point in half-decade steps: the axes (whose ticks are costly to
@@ -137,7 +141,7 @@ class PlotFitting(pg.PlotWidget):
             return
         self.legend.setVisible(bool(self._runs))
         vb = plot_item(self).getViewBox()
-        room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
+        room = self._legend_room()
         share = 1.0
         for _ in range(6):  # labels are drawn wider than measured in some fonts: cut the names until it fits
             self._fit_legend_names(share)
@@ -148,12 +152,21 @@ class PlotFitting(pg.PlotWidget):
         if any(run.points for run in self._runs):
             self._place_notes()
 
+    def _legend_room(self) -> float:
+        """The legend's width in px: under the view box and the y axis beside it (the legend starts under the
+        axis' left edge, so the names get its width too)."""
+        item = plot_item(self)
+        vb, axis = item.getViewBox(), item.getAxis("left")
+        reach = axis.width() if axis.isVisible() and vb.width() > 0 else 0.0
+        self.legend.setPos(4 - reach, 2)
+        return (vb.width() if vb.width() > 0 else self.width() - 80) + reach - 14
+
     def _legend_layout(self) -> tuple[int, float]:
         """``(columns, px per name)`` of the run legend under the x axis: at most a fifth of the plot's height
         in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's width."""
         vb = plot_item(self).getViewBox()
         n = len(self._runs)
-        room = (vb.width() if vb.width() > 0 else self.width() - 80) - 10
+        room = self._legend_room()
         row_px = self._legend_metrics().lineSpacing() + 8
         max_rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
         columns = max(1, min(n, -(-n // max_rows)))
@@ -170,13 +183,49 @@ class PlotFitting(pg.PlotWidget):
         font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
         return QFontMetricsF(font)
 
+    def _entry_name(self, run: PlotRun, drop: int = 0) -> str:
+        """``run``'s legend entry: "run N · " and its label without its last ``drop`` parts (those every run
+        shares, then under the x axis), and its steady value when the key has no room for it."""
+        parts = run.label.split(" · ")
+        name = f"run {run.run_id} · {' · '.join(parts[:len(parts) - drop])}"
+        if run.steady_ms is not None and self.lanes_in_legend():
+            name += f" ┄ {ms(run.steady_ms)}"
+        return name
+
+    def shared_label(self) -> str:
+        """What every run's label ends with when the legend names it once, under the x axis ('' when not)."""
+        return self._shared
+
+    def _set_shared(self, shared: str) -> None:
+        if shared != self._shared:
+            self._shared = shared
+            self.set_axis_labels()
+
+    def set_axis_labels(self) -> None:
+        """The axes' titles at the current font scale; the x axis' also names what every run shares."""
+        item = plot_item(self)
+        css = {"font-size": f"{self._base_pt * 1.1 * self._font_scale:.0f}pt"}
+        shared = f"   ·   every run: {self._shared}" if self._shared else ""
+        item.setLabel("bottom", f"call index{shared}", **css)
+        item.getAxis("bottom").setSIPrefixEnableRanges(())  # call indexes never take "x0.001" (setLabel resets it)
+        item.setLabel("left", "wall time per call", units="ms", **css)
+
     def _fit_legend_names(self, share: float = 1.0) -> None:
-        """Cut run names at the right with "…" to their legend column's width (a long model name would push
-        the legend off the plot); entries are re-added, as pyqtgraph sizes a row only when it is added."""
+        """Name each run in its legend column's width: whole when every name fits; else what every run's label
+        ends with (model, devices) is named once under the x axis and the entries keep what tells runs apart
+        (issue 37: six long names took five rows and squeezed the plot); a name still too wide is cut
+        (:func:`_shorten`). Entries are re-added, as pyqtgraph sizes a row only when it is added."""
         vb = plot_item(self).getViewBox()
         _columns, room = self._legend_layout()
         metrics = self._legend_metrics()
-        names = [_shorten(run.legend_name(), metrics, room * share) for run in self._runs]
+        names = [self._entry_name(run) for run in self._runs]
+        shared = shared_tail([run.label for run in self._runs])
+        if shared and any(metrics.horizontalAdvance(n) > room * share for n in names):
+            names = [self._entry_name(run, len(shared)) for run in self._runs]
+        else:
+            shared = []
+        self._set_shared(" · ".join(shared))
+        names = [_shorten(name, metrics, room * share) for name in names]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:
             return
@@ -234,13 +283,33 @@ class PlotFitting(pg.PlotWidget):
             run.notes.append(note)
 
 
+def shared_tail(labels: list[str]) -> list[str]:
+    """The " · "-separated parts every label of ``labels`` ends with, leaving each at least its first part
+    (``[]`` for fewer than two labels): ``["jit-static · 1 device · M", "torch · 1 device · M"]`` →
+    ``["1 device", "M"]``."""
+    if len(labels) < 2:
+        return []
+    split = [label.split(" · ") for label in labels]
+    k = 0
+    while all(len(parts) > k + 1 for parts in split) and len({parts[-1 - k] for parts in split}) == 1:
+        k += 1
+    return split[0][len(split[0]) - k:] if k else []
+
+
 def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
     """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
     longest: whole if it fits; else without its third part (the mesh or the machine), so the run number, the
     mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
-    "run 29 · jit · 1 …"); else cut at the right with "…"."""
+    "run 29 · jit · 1 …"); else cut at the right with "…". A race lane's steady value (" ┄ 9.5 ms") is kept."""
     if metrics.horizontalAdvance(name) <= room:
         return name
+    if " ┄ " in name:  # a lane's steady value stays whole while the run number and mode stay readable
+        head, value = name.rsplit(" ┄ ", 1)
+        value = f" ┄ {value}"
+        least = " · ".join(head.split(" · ")[:2])  # "run 5 · jit-static"
+        if metrics.horizontalAdvance(least + value) <= room:
+            return _shorten(head, metrics, room - metrics.horizontalAdvance(value)) + value
+        return _shorten(head, metrics, room)  # no room for both: the mode wins (the dashed line stays drawn)
     parts = name.split(" · ")  # run N · mode · mesh or machine · model (whose own label may hold " · ")
     if len(parts) > 3:
         short = " · ".join([*parts[:2], *parts[3:]])

@@ -1,9 +1,12 @@
 """The live figures above the token stream: TTFT, tokens/s, tokens, compiles, steady ms/token — or, for a run of
-the user's program, first call, steady call, calls and compiles."""
+the user's program, first call, steady call, calls and compiles — and, for a model, the host's share of a steady
+call and the steady decode's share of the memory-bandwidth bound. Every card keeps its place between runs."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QSize
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import ms
 from widgets.plot.call_tooltip import HOST_PARTS, host_share
@@ -15,29 +18,30 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("compiles", "compiles"),
     ("steady", "ms/token"),
     ("host", "host share"),
+    ("bound", "of mem BW"),
 )
-#: Cards shown only once they have a figure (:meth:`StatsStrip.set_host`: a jitted mode's breakdown).
-ON_DEMAND = ("host",)
+MIN_COLUMNS = 4  # cards per row at least: seven cards wrap onto two rows in a narrow column
 #: The captions of a program run (the "steady" card is hidden: the steady call is the second card).
 PROGRAM_FIELDS: dict[str, str] = {"ttft": "first call", "tps": "steady call", "tokens": "calls",
                                   "compiles": "compiles"}
 
 
 class StatsStrip(QFrame):
-    """Five small figure cards; :meth:`set_stats` takes plain numbers (None shows "–")."""
+    """Seven small figure cards; :meth:`set_stats` takes plain numbers (None shows "–")."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statsStrip")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(6)
+        self._placed: tuple[int, tuple[str, ...]] = (0, ())  # columns, cards shown: the arrangement last laid out
         self.values: dict[str, QLabel] = {}
         self.captions: dict[str, QLabel] = {}
         self.cards: dict[str, QFrame] = {}
         self._program = False
         for key, title in FIELDS:
-            card = QFrame()
+            card = QFrame(self)
             card.setObjectName("statCard")
             box = QVBoxLayout(card)
             box.setContentsMargins(8, 3, 8, 3)
@@ -48,19 +52,63 @@ class StatsStrip(QFrame):
             caption.setObjectName("statCaption")
             box.addWidget(value)
             box.addWidget(caption)
-            layout.addWidget(card)
             self.values[key] = value
             self.captions[key] = caption
             self.cards[key] = card
-            card.setVisible(key not in ON_DEMAND)
-        layout.addStretch(1)
+        self._reflow()
+
+    # -- one row where it fits, else two: the strip never widens its column ---------------------------------
+    def _shown(self) -> list[str]:
+        return [key for key, card in self.cards.items() if not card.isHidden()]
+
+    def _row_width(self, keys: list[str], columns: int) -> int:
+        """Width in px of ``keys``' cards laid out in ``columns`` columns (a column as wide as its widest)."""
+        widths = [self.cards[k].sizeHint().width() for k in keys]
+        cols = [max(widths[j::columns], default=0) for j in range(columns)]
+        return sum(cols) + self._grid.horizontalSpacing() * max(0, columns - 1)
+
+    def minimumSizeHint(self) -> QSize:
+        """As narrow as the cards in :data:`MIN_COLUMNS` columns (issue 37: seven cards in one row set the
+        token column's minimum width and moved Run, Stop and the plot)."""
+        keys = self._shown()
+        height = super().minimumSizeHint().height()
+        return QSize(self._row_width(keys, min(MIN_COLUMNS, max(1, len(keys)))), height)
+
+    def _reflow(self) -> None:
+        """Lay the shown cards out in as many columns as the strip's width holds (all in one row when they fit,
+        never fewer than :data:`MIN_COLUMNS` per row)."""
+        keys = self._shown()
+        columns = max(1, len(keys))
+        while columns > MIN_COLUMNS and self._row_width(keys, columns) > self.width():
+            columns -= 1
+        if (columns, tuple(keys)) == self._placed:
+            return
+        self._placed = (columns, tuple(keys))
+        for card in self.cards.values():
+            self._grid.removeWidget(card)
+        for column in range(self._grid.columnCount()):
+            self._grid.setColumnStretch(column, 0)
+        for i, key in enumerate(keys):
+            self._grid.addWidget(self.cards[key], i // columns, i % columns)
+        self._grid.setColumnStretch(columns, 1)  # the cards stay left, at their own widths
+        self.updateGeometry()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._reflow()
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.LayoutRequest:  # a card shown or hidden (presentation), a font changed
+            self._reflow()
+        return super().event(e)
 
     def set_program(self, program: bool) -> None:
         """Show a program run's cards (first call, steady call, calls, compiles) or a model run's (False)."""
         self._program = program
         for key, title in FIELDS:
             self.captions[key].setText(PROGRAM_FIELDS.get(key, title) if program else title)
-            self.cards[key].setVisible((not program or key in PROGRAM_FIELDS) and key not in ON_DEMAND)
+            self.cards[key].setVisible(not program or key in PROGRAM_FIELDS)
+        self._reflow()
 
     def is_program(self) -> bool:
         return self._program
@@ -79,14 +127,15 @@ class StatsStrip(QFrame):
         for label in self.values.values():
             label.setText("–")
         self.set_host(None)
+        self.set_bound(None, "")
 
     def set_host(self, parts: dict[str, float] | None, leaves: int | None = None) -> None:
         """The host-dispatch card: the host's share of a steady decode call (the breakdown's parts in ms, the
-        medians of the steady calls: ``app.core.events.steady_host_ms``), the parts in its tool tip; hidden for
-        None or an empty breakdown (a mode that is not jitted)."""
+        medians of the steady calls: ``app.core.events.steady_host_ms``), the parts in its tool tip; "–" for None
+        or an empty breakdown (a mode that is not jitted). The card stays in place either way (issue 37: it came
+        and went between runs and moved Run and Stop sideways)."""
         card = self.cards["host"]
         share = host_share(parts)
-        card.setVisible(share is not None and not self._program)
         if share is None or parts is None:  # parts is None only when share is
             self.values["host"].setText("–")
             card.setToolTip("")
@@ -96,6 +145,15 @@ class StatsStrip(QFrame):
         if leaves is not None:
             rows.append(f"{leaves:,} argument leaves per call")
         card.setToolTip("<b>a steady decode call on the host</b> (medians)<br>" + "<br>".join(rows))
+
+    def set_bound(self, share: float | None, note: str) -> None:
+        """The memory-bandwidth gauge: the steady decode's share of the bandwidth bound (``bound_ms /
+        steady_ms``, :meth:`app.core.profile.bound.MemoryBound.share`; 0.71 shows "71 %"), ``note`` (the
+        bound's arithmetic) in its tool tip; "–" for None (no steady step yet, a program or recorded run)."""
+        self.values["bound"].setText("–" if share is None else f"{share * 100:.0f} %")
+        self.cards["bound"].setToolTip(
+            "" if share is None else
+            f"<b>{share * 100:.0f} % of the memory bandwidth</b>: the steady decode step against its floor<br>{note}")
 
     def set_stats(
         self,

@@ -133,6 +133,7 @@ class RunView(QObject):
             presenting = self.demo.presentation.is_on()  # on stage the plot gets the room (the card is hidden)
             self.ui.stats.set_host(None if presenting else steady_host_ms(run.records),
                                    run.records[-1].leaves if run.records else None)
+            self.ui.stats.set_bound(f.bandwidth_share, f.bound_note or "")  # the memory-bandwidth gauge
         if run is not None and run.race is not None:  # one dashed line per lane, in its colour
             self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
         else:

@@ -118,7 +118,8 @@ def test_stats_strip_shows_the_host_share(qtbot):
     strip = StatsStrip()
     qtbot.addWidget(strip)
     strip.show()
-    assert strip.cards["host"].isHidden()  # no breakdown yet (a torch run never has one)
+    # no breakdown yet (a torch run never has one): "–", the card in its place (issue 37: it came and went)
+    assert not strip.cards["host"].isHidden() and strip.text("host") == "–"
     strip.set_host(HOST, 165)
     assert strip.text("host") == "40 %" and not strip.cards["host"].isHidden()
     tip = strip.cards["host"].toolTip()
@@ -127,4 +128,4 @@ def test_stats_strip_shows_the_host_share(qtbot):
     assert strip.cards["host"].isHidden()
     strip.set_program(False)
     strip.reset()
-    assert strip.cards["host"].isHidden() and strip.text("host") == "–"
+    assert not strip.cards["host"].isHidden() and strip.text("host") == "–"
