@@ -164,7 +164,6 @@ class PlotFitting(pg.PlotWidget):
     def _legend_layout(self) -> tuple[int, float]:
         """``(columns, px per name)`` of the run legend under the x axis: at most a fifth of the plot's height
         in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's width."""
-        vb = plot_item(self).getViewBox()
         n = len(self._runs)
         room = self._legend_room()
         row_px = self._legend_metrics().lineSpacing() + 8
