@@ -381,6 +381,7 @@ class Session(RunList, ShownResults):
 
     def _on_mesh(self, event: rq.MeshChanged) -> None:
         self.mesh = event.label
+        self.bound = event.bound  # the weights each device reads change with the mesh
         self.events.mesh.emit(event)
 
     def _on_cache(self, event: rq.CacheInfo) -> None:

@@ -309,10 +309,13 @@ class DevicesListed:
 @dataclass(frozen=True)
 class MeshChanged:
     """The mesh the engine runs on (``"1 device"``, ``"tp=2"``) and bytes per device:
-    ``{"weights": {"cpu:0": bytes}, "kv_cache": {...}}``."""
+    ``{"weights": {"cpu:0": bytes}, "kv_cache": {...}}``; ``bound``: the decode step's memory-bandwidth floor
+    on that mesh (:class:`app.core.profile.bound.MemoryBound`: a ``tp`` mesh splits the weights each device
+    reads), None when it cannot be measured."""
 
     label: str
     device_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
+    bound: Any = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from app.core.compile_cache.switch import cache_action, inductor_dir_for
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
 from app.core.modes.catalog import profiling_mode
+from app.core.profile.bound import memory_bound
 from app.core.session import requests as rq
 
 if TYPE_CHECKING:
@@ -128,7 +129,6 @@ class ComputeService:
         import jax
 
         from app.core.parallel.mesh import tp_sizes
-        from app.core.profile.bound import memory_bound
 
         engine = self._engine()
         warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
@@ -212,7 +212,7 @@ class ComputeService:
             except Exception as exc:  # noqa: BLE001
                 yield rq.Notice(f"Could not list the {step} step's collectives: {exc}")
         try:
-            yield rq.MeshChanged(engine.mesh_label, engine.device_bytes())
+            yield rq.MeshChanged(engine.mesh_label, engine.device_bytes(), memory_bound(engine))
             yield self._cache_info("")  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
             yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
@@ -364,7 +364,7 @@ class ComputeService:
             raise PlaygroundError("Load a model before choosing a device mesh.")
         engine.set_mesh(spec)
         self._mesh = spec if spec.n_devices > 1 else None
-        yield rq.MeshChanged(engine.mesh_label, engine.device_bytes())
+        yield rq.MeshChanged(engine.mesh_label, engine.device_bytes(), memory_bound(engine))
 
     # -- compilation caches -----------------------------------------------------------------------------
     def _cache(self, request: rq.CacheRequest, _stop: Any, _live: Any) -> Iterator[Any]:

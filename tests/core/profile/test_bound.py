@@ -58,3 +58,31 @@ def test_the_cli_json_summary_carries_the_bound(model_dirs, tmp_path, monkeypatc
     summary = [json.loads(line) for line in out.getvalue().splitlines() if '"summary"' in line][-1]
     assert summary["bound_ms"] > 0 and summary["bandwidth_gbs"] > 0
     assert abs(summary["x_bound"] - summary["steady_decode_ms"] / summary["bound_ms"]) < 1e-9
+
+
+def test_a_tp_mesh_halves_the_bound_and_the_session_follows(llama_engine, tmp_path, monkeypatch):
+    """The weights each device reads change with the mesh: the service sends the new bound with the mesh, the
+    session's gauge follows (it kept the one-device bound after ``tp=2``)."""
+    import jax
+    import pytest
+
+    from app.core.session import requests as rq
+    from app.core.session.model import Session
+    from app.core.session.service import ComputeService
+
+    if jax.device_count() < 2:
+        pytest.skip("tp=2 needs 2 devices (conftest simulates 4 CPU devices)")
+    monkeypatch.setattr(bound_mod, "_store", lambda: tmp_path / "bandwidth.json")
+    monkeypatch.setattr(bound_mod, "machine_bandwidth", lambda *a: (20.0, "host read", "2026-11-26"))
+    service = ComputeService()
+    service.engine = llama_engine
+    session = Session(lambda request: None)
+    try:
+        one = bound_mod.memory_bound(llama_engine)
+        session.apply(rq.ModelLoaded(rq.LoadRequest("m"), "m", "m", 1.0, bound=one))
+        [changed] = [e for e in service.handle(rq.MeshRequest("tp=2")) if isinstance(e, rq.MeshChanged)]
+        session.apply(changed)
+        assert changed.bound is not None and changed.bound.weight_bytes < 0.75 * one.weight_bytes
+        assert session.bound is changed.bound
+    finally:
+        list(service.handle(rq.MeshRequest("tp=1")))
