@@ -1,4 +1,5 @@
-"""The house gates its growth: modules over 400 lines and functions over 60 lines in app/ and widgets/.
+"""The house gates its growth: modules over 400 lines and functions over 60 lines in app/ and widgets/, and
+folders of the window's code (widgets/ and app/gui/, each sub-package) over 12 modules.
 
     python tools/size_check.py            # fails (exit 1) on a new offender or a listed one that grew
     python tools/size_check.py --write    # rewrites tools/size_allowlist.txt from the code as it is
@@ -11,7 +12,8 @@ that shrank but is still over prints a note saying to record its new size with `
 
 A module's size is its number of lines; a function's (or method's) runs from its ``def`` line, decorators
 included, to its last line (``end_lineno``). A nested function counts on its own too (``outer.inner``), and
-inside its enclosing function. Standard library only (``ast``): `make test` runs it before pytest.
+inside its enclosing function. A folder's modules are its ``.py`` files but ``__init__.py`` (no allowlist: a
+folder that outgrows it splits by what its modules serve). Standard library only (``ast``): `make test` runs it before pytest.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pathlib import Path
 MODULE_LIMIT = 400
 FUNCTION_LIMIT = 60
 DIRS = ("app", "widgets")
+FOLDER_LIMIT = 12
+FOLDER_DIRS = ("widgets", "app/gui")  # every folder under these (napari's widgets folders: ≤ 27, glue-qt's ≤ 9)
 ROOT = Path(__file__).resolve().parent.parent
 ALLOWLIST = ROOT / "tools" / "size_allowlist.txt"
 HEADER = f"""\
@@ -146,6 +150,19 @@ def write_allowlist(path: Path, measured: dict[str, Entry]) -> None:
     path.write_text(HEADER + "".join(e.line() + "\n" for e in entries), encoding="utf-8")
 
 
+def crowded_folders(root: Path = ROOT, dirs: tuple[str, ...] = FOLDER_DIRS) -> list[str]:
+    """``"widgets/plot has 13 modules"`` for each folder under ``dirs`` with more than :data:`FOLDER_LIMIT`."""
+    out = []
+    for top in dirs:
+        for folder in sorted(p for p in [root / top, *(root / top).rglob("*")] if p.is_dir()):
+            if folder.name == "__pycache__":
+                continue
+            n = sum(1 for f in folder.glob("*.py") if f.name != "__init__.py")
+            if n > FOLDER_LIMIT:
+                out.append(f"{folder.relative_to(root).as_posix()} has {n} modules (limit {FOLDER_LIMIT})")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite the allowlist from the current code")
@@ -174,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{functions} functions over {FUNCTION_LIMIT} lines")
         return 0
     problems, notes = check(measured, listed, name)
+    problems += crowded_folders(root)
     for note in notes:
         print(f"size_check: note: {note}")
     for problem in problems:

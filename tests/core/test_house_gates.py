@@ -130,3 +130,16 @@ def test_type_errors_are_counted_per_top_level_package():
     assert counts == {"app.core.engine": 2, "app.core.units": 1, "app.cli": 1}
     assert len(stray) == 1 and "stray" in stray[0]
     assert {"app.cli", "app.core.engine", "app.core.units", "app.core.session"} <= set(type_check.packages(ROOT))
+
+
+def test_a_widgets_folder_over_12_modules_fails(tmp_path, capsys):
+    for i in range(13):
+        _module(tmp_path, f"widgets/plot/m{i}.py", 5)
+    _module(tmp_path, "widgets/plot/__init__.py", 1)  # not a module of the count
+    _module(tmp_path, "app/core/big/__init__.py", 1)
+    for i in range(14):
+        _module(tmp_path, f"app/core/big/m{i}.py", 5)  # app/core is not gated by folder
+    code, out = _run(tmp_path, "", capsys)
+    assert code == 1 and "FAIL: widgets/plot has 13 modules (limit 12)" in out and "app/core" not in out
+    (tmp_path / "widgets/plot/m12.py").unlink()
+    assert _run(tmp_path, "", capsys)[0] == 0
