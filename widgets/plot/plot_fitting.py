@@ -40,7 +40,8 @@ class PlotFitting(pg.PlotWidget):
     _x_right: int  # the x range's right edge while points stream; negative once fitted to the run
     _font_scale: float
     _base_pt: float = 9.0  # the application's font size (presentation mode scales from it)
-    _shared: str = ""  # what every run's label ends with, named once under the x axis (see _fit_legend_names)
+    _shared: str = ""
+    _axis_text: tuple[str, float] = ("", 0.0)  # the x axis' title last set, and its size  # what every run's label ends with, named once under the x axis (see _fit_legend_names)
     lanes_in_legend: Callable[[], bool]  # LatencyKey's: race lanes' steady values go in their legend entries
 
     def _grow_y_range(self) -> None:
@@ -196,17 +197,32 @@ class PlotFitting(pg.PlotWidget):
         return self._shared
 
     def _set_shared(self, shared: str) -> None:
-        if shared != self._shared:
-            self._shared = shared
-            self.set_axis_labels()
+        self._shared = shared
+        self.set_axis_labels()
 
     def set_axis_labels(self) -> None:
-        """The axes' titles at the current font scale; the x axis' also names what every run shares."""
+        """The axes' titles at the current font scale; the x axis' also names what every run shares, cut with
+        "…" to the view box's width (a long model label ran past the plot's edge)."""
         item = plot_item(self)
-        css = {"font-size": f"{self._base_pt * 1.1 * self._font_scale:.0f}pt"}
-        shared = f"   ·   every run: {self._shared}" if self._shared else ""
-        item.setLabel("bottom", f"call index{shared}", **css)
-        item.getAxis("bottom").setSIPrefixEnableRanges(())  # call indexes never take "x0.001" (setLabel resets it)
+        size = self._base_pt * 1.1 * self._font_scale
+        css = {"font-size": f"{size:.0f}pt"}
+        text = "call index"
+        if self._shared:
+            font = QFont(item.getAxis("bottom").label.font())  # the family the title is drawn in
+            font.setPointSizeF(round(size))
+            metrics = QFontMetricsF(font)
+            width = item.getViewBox().width()
+            # 0.85: rich text is drawn wider than these metrics measure it (as the key's: LatencyKey._set_title)
+            room = 0.85 * (width if width > 0 else self.width() - 80) - 16 \
+                - metrics.horizontalAdvance(f"{text}   ·   every run: ")
+            text += f"   ·   every run: {metrics.elidedText(self._shared, Qt.TextElideMode.ElideRight, max(room, 40))}"
+        if (text, size) == self._axis_text:
+            return
+        self._axis_text = (text, size)
+        item.setLabel("bottom", text, **css)
+        bottom = item.getAxis("bottom")
+        bottom.setSIPrefixEnableRanges(())  # call indexes never take "x0.001" (setLabel resets it)
+        bottom.resizeEvent()  # centre the new title now (pyqtgraph places it only when the axis is resized)
         item.setLabel("left", "wall time per call", units="ms", **css)
 
     def _fit_legend_names(self, share: float = 1.0) -> None:

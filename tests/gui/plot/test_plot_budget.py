@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from qt_helpers import call_record  # noqa: E402
 
-MODEL = "SmolLM2-135M-Instruct"
+MODEL = "SmolLM2-135M-Instruct · Q4_1 → float32"  # the default model's label, as the window shows it
 WALLS = {"torch": (40.0, 9.0), "jit-static": (1500.0, 8.0), "torchax-eager": (900.0, 350.0)}
 
 
@@ -91,6 +91,9 @@ def test_six_runs_keep_a_quarter_of_the_window_for_the_drawing_area(qtbot, app_l
         for run_id, mode in enumerate([*WALLS, *WALLS], start=1):
             assert any(n.startswith(f"run {run_id} · {mode}") for n in names), names
         assert MODEL in plot.shared_label() or all(MODEL in n for n in names), (plot.shared_label(), names)
+        axis_title = plot.getPlotItem().getAxis("bottom").label
+        assert axis_title.sceneBoundingRect().right() <= plot.getPlotItem().sceneBoundingRect().right() + 1, \
+            "the x axis' title (naming what every run shares) stays inside the plot"
         assert plot.key_text().count("\n") == 0 and plot.getPlotItem().titleLabel.text.count("<br>") <= 1
         exported_drawing_height(plot, tmp_path, size[1] / 4)
         win.plot_actions.clear()
