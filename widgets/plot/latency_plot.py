@@ -108,8 +108,8 @@ class LatencyPlot(LatencyKey, PlotFitting):
         """Begin a new overlaid run named ``label`` in the legend; returns its id (``run_id``, the session's
         run number, or the next number). ``colour`` and ``symbol`` (a pyqtgraph marker for its decode calls)
         override the next run colour and marker. Earlier runs fade, except, with ``fade=False``, the runs
-        of the same ``group`` (the lanes of a mode race, drawn together), whose compiles are not annotated
-        either (the compile log tells their split)."""
+        of the same ``group`` (the lanes of a mode race, drawn together), whose first compile each gets a
+        one-line note in the lane's colour (the compile log tells their split)."""
         self.redraw()
         for old in self._runs:
             if fade or old.group is None or old.group != group:
@@ -126,7 +126,8 @@ class LatencyPlot(LatencyKey, PlotFitting):
         for kind, item in dots.items():
             plot_item(self).addItem(item)
             item.setZValue(0 if kind in ("compiled", "disk") else 2)
-        run = PlotRun(run_id, label, colour, line, dots, annotate=fade, key=key, symbol=symbol, group=group)
+        run = PlotRun(run_id, label, colour, line, dots, annotate=fade or group is not None, key=key, symbol=symbol,
+                      group=group)
         self.legend.addItem(key, run.legend_name())
         self._runs.append(run)
         self._next_id = run_id + 1

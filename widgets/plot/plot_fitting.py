@@ -273,22 +273,31 @@ class PlotFitting(pg.PlotWidget):
         return True
 
     def _annotate(self, run: PlotRun) -> None:
-        """Label the first compiling calls with their split, alternately above and below the point."""
-        compiled = [p for p in run.points if p.compiled][:MAX_ANNOTATIONS] if run.annotate else []
+        """Label the first compiling calls with their split, alternately above and below the point; a race
+        lane's first compiling call only, on one line in the lane's colour ("jit-static: compile 5.12 s"), so
+        each lane's compile is named where the lanes are drawn together. A note is drawn over the curves, on an
+        almost opaque background: a curve passing behind it does not cross its numbers."""
+        lane = run.group is not None
+        most = 1 if lane else MAX_ANNOTATIONS
+        compiled = [p for p in run.points if p.compiled][:most] if run.annotate else []
         for p in compiled[len(run.notes) :]:
             phases = getattr(p.record, "compile_phases", None) or {}
             parts = [f"{name} {ms(v)}" for name, v in phases.items()]
             # Two phases a line: narrow enough to sit beside its point in a 1280x720 window's plot.
             text = "\n".join([f"{p.step} {ms(p.wall_ms)}"] + [" · ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)])
+            short = f"{p.step} compile {ms(p.wall_ms)}"  # when cramped
+            if lane:
+                text = short = f"{run.label.split(' · ')[0]}: compile {ms(p.wall_ms)}"
             above = len(run.notes) % 2 == 0
             note = CompileNote(
                 text,
-                f"{p.step} compile {ms(p.wall_ms)}",  # short: when cramped
+                short,
                 p.x,  # the call it describes (annotate_compile adds to it)
-                color=COMPILE_COLOUR,
+                color=run.colour if lane else COMPILE_COLOUR,
                 anchor=(-0.02, 1.15 if above else -0.15),
-                fill=pg.mkBrush(255, 255, 255, 190),
+                fill=pg.mkBrush(255, 255, 255, 235),
             )
+            note.setZValue(10)  # over every curve and marker
             note.setPos(p.x, math.log10(max(p.wall_ms, 1e-3)))
             if self._font_scale != 1.0:
                 font = QFont()

@@ -98,3 +98,13 @@ def test_each_race_lane_has_its_own_steady_decode_line_in_its_colour(qtbot):
     assert all(line is not None and line.isVisible() for line in lines)
     assert [round(10 ** line.value(), 1) for line in lines] == [s for _c, _m, s in LANES]
     assert [line.pen.color().name() for line in lines] == [c for c, _m, _s in LANES]
+
+
+def test_each_race_lane_names_its_first_compile_in_its_colour_over_the_curves(qtbot):
+    """Issue 37: a race's lanes had no compile note; notes were crossed by the curves."""
+    plot = _race_plot(qtbot)
+    for run, (colour, mode, _steady) in zip(plot._runs, LANES):
+        assert len(run.notes) == 1, [n.toPlainText() for n in run.notes]  # the first compile only
+        note = run.notes[0]
+        assert note.toPlainText().startswith(f"{mode}: compile ") and note.color.name() == colour
+        assert note.zValue() > max(it.zValue() for it in (run.line, *run.dots.values()))
