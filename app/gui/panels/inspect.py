@@ -63,6 +63,7 @@ class InspectWiring(QObject):
         self._collectives: dict[str, list[Any]] = {}
         self._diff_stale = False
         self._ir_key: tuple | None = None  # (model, mode or race, mesh) whose IR the tabs show
+        self._waiting = False  # the tabs were cleared for a run and wait for its first IR
         self.inspector = SourceInspector(graph_builder=build_graph)
         self.inspector.setObjectName("sourceInspector")
         self.inspector.explorer.tree.setColumnWidth(0, 250)  # leave room for the counts in the tab
@@ -130,8 +131,18 @@ class InspectWiring(QObject):
         if step == self.ir_tabs.current_step():
             self.collectives.set_collectives(self._collectives[step])
 
+    def run_refused(self, message: str) -> None:
+        """The run that cleared the IR tabs ended before any IR arrived (refused or failed, e.g. jit-loop on a
+        ``tp`` mesh): the tabs say why instead of "Waiting for the first compile…" (issue 37); the next run
+        clears them again."""
+        if self._waiting:
+            self._ir_key = None
+            self._waiting = False
+            self.ir_tabs.clear(f"No IR: the run did not compile. {message}")
+
     def ir_arrived(self, step: str) -> None:
         """New IR text for ``step``: its old map and collectives no longer match the views."""
+        self._waiting = False
         button, made = self.ir_tabs.ensure_step(step)  # a program's entry point gets a step button
         if made:
             button.toggled.connect(self._on_ir_step_toggled)
@@ -155,6 +166,7 @@ class InspectWiring(QObject):
             return
         self._ir_key = key
         self.clear()
+        self._waiting = True
         if program:
             self.ir_tabs.clear("Waiting for the first compile…")
             return

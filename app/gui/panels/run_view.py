@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Slot
 from app.core.events import steady_host_ms
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
-from app.core.session.requests import ProgramRequest
+from app.core.session.requests import ProgramRequest, RaceRequest, RunRequest
 from app.gui.context import WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 from widgets.run.token_view import CallInfo
@@ -52,6 +52,7 @@ class RunView(QObject):
         ev.idle.connect(self._on_idle)
         ev.background.connect(self._on_background)
         ev.runsDropped.connect(self._on_runs_dropped)
+        ev.error.connect(self._on_error)
         self.ui.tokens.tokenHovered.connect(self._on_token_hovered)
         self.ui.plot.pointHovered.connect(self._on_point_hovered)
 
@@ -122,6 +123,11 @@ class RunView(QObject):
     def _on_tokens(self, tokens: list[Any]) -> None:
         for t in tokens:
             self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
+
+    def _on_error(self, event: Any) -> None:
+        """A run or race that fails before any IR: the IR tabs say so (not "Waiting for the first compile…")."""
+        if isinstance(event.request, (RunRequest, RaceRequest)):
+            self.inspect.run_refused(event.message)
 
     def _on_figures(self, f: LiveFigures) -> None:
         if f.program:

@@ -122,6 +122,15 @@ def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_m
     run_and_wait(qtbot, window)
     assert "· tp=2 ·" in _legend(window.ui.plot)[-1]
 
+    # jit-loop is refused on a mesh: the IR tabs say the run did not compile, not "Waiting for the first compile"
+    window.ui.form.mode.setCurrentText("jit-loop")
+    status = window.findChild(QLabel, "statusLabel")
+    run_and_wait(qtbot, window)
+    qtbot.waitUntil(lambda: status.property("error") is True, timeout=30_000)
+    jaxpr = window.ui.ir_tabs.panels["jaxpr"]
+    assert jaxpr.text() is None and "did not compile" in jaxpr.view.placeholderText(), jaxpr.view.placeholderText()
+    assert "jit-loop runs on one device" in jaxpr.view.placeholderText()
+
 
 SCRIPT = """
 import sys
@@ -164,3 +173,4 @@ def test_a_new_model_clears_the_previous_models_text_and_ir(qtbot, window, model
     assert window.ui.tokens.tokens() == [] and window.ui.tokens.toPlainText() == ""
     assert "HloModule" not in window.ui.ir_tabs.panels["hlo"].view.toPlainText()
     assert window.ui.stats.text("tokens") == "–"
+
