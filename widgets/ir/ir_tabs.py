@@ -185,15 +185,20 @@ class IRTabs(QWidget):
             self.step_buttons[name].setVisible(False)
         return btn, True
 
-    def set_ir(self, step: str, ir: Any, origin: str = "") -> None:
+    def set_ir(self, step: str, ir: Any, origin: str = "", replace: bool = False) -> None:
         """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
-        compiler's IR of the step stays); shows it if it is the first one or the current step.
+        compiler's IR of the step stays — or, with ``replace``, nothing else of the step stays: an opened
+        capture's HLO must not sit beside the local model's jaxpr); shows it if it is the first one or the
+        current step.
 
         ``origin`` names the run and mode it came from (``"run 3 · jit-static"``): the header shows it, with
         the step, for the compiler of the current tab, and the figures beside it are that compiler's only."""
         fields = ir if isinstance(ir, dict) else vars(ir)
         fields = {k: v for k, v in fields.items() if v is not None}
         compiler = fields.get("compiler") or ("inductor" if any(k in fields for k in INDUCTOR_VIEWS) else "xla")
+        if replace:
+            for table in (self._irs, self._figures, self._origins):
+                table.pop(step, None)
         self._irs[step] = {**self._irs.get(step, {}), **fields}
         per = self._figures.setdefault(step, {})
         per[compiler] = {**per.get(compiler, {}), **fields}

@@ -56,3 +56,22 @@ def test_a_capture_without_its_hlo_says_what_to_do(qtbot, make_window, tmp_path)
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=60_000)
     assert win.profile.last is None
     assert "No optimized HLO text beside alone.xplane.pb.gz" in win.status.text()
+
+
+def test_a_capture_opened_after_a_run_replaces_the_runs_ir_and_comes_to_the_front(qtbot, window):
+    """Issue 37: an opened GPU capture sat under the local model's header, the jaxpr and StableHLO tabs still on
+    the local model; opened from Run, the Profile tab stayed behind the demo kit."""
+    from conftest import run_and_wait
+
+    run_and_wait(qtbot, window)
+    tabs = window.ui.ir_tabs
+    assert tabs.text_of("decode", "jaxpr")  # the local run's
+    window.demo.demo_dock.raise_()  # the Run workspace with the demo kit in front
+    assert window.profile.open_capture(str(CAPTURE))
+    qtbot.waitUntil(lambda: window.profile.last is not None and not window.is_busy(), timeout=60_000)
+    step = window.profile.last.profile.step
+    assert tabs.text_of(step, "hlo") == window.profile.last.profile.hlo_text
+    assert tabs.text_of(step, "jaxpr") is None and tabs.text_of(step, "stablehlo") is None
+    assert "opened · capture h200-pydoc-llama-decode-profile" in tabs.origin_text()
+    assert tabs.tabs.currentWidget() is window.profile.page
+    assert not window.ui.ir_dock.visibleRegion().isEmpty()  # in front of the demo kit's docks

@@ -61,7 +61,7 @@ class ProfileWiring(QObject):
         self.host, self.status = ctx.host, ctx.status
         self.session = ctx.session
         self.inspect, self.workspaces, self.programs = inspect, workspaces, programs
-        self.ir_tabs = ctx.ui.ir_tabs
+        self.ir_tabs, self.ir_dock = ctx.ui.ir_tabs, ctx.ui.ir_dock
         self.prompt = ctx.ui.prompt
         self.recorded_origin = ""  # where the shown profile was recorded (a session file's), "" when live
         self._header = ""  # the summary's first line (the profile's figures); the note follows the rows shown
@@ -209,6 +209,7 @@ class ProfileWiring(QObject):
             self.ir_tabs.show_step(profile.step)  # every view on the profiled step: tints, measured columns
         self.links.on_profile()
         self.ir_tabs.tabs.setCurrentWidget(self.page)
+        self.ir_dock.raise_()  # in front of the demo kit's docks tabbed with it (opening a capture from Run)
 
     def show_recorded(self, ready: ProfileReady, origin: str) -> None:
         """A profile read from a session file (``origin``: ``"recorded on CPU × 1 · jax 0.10.2 · …"``):
@@ -238,6 +239,8 @@ class ProfileWiring(QObject):
             self.ir_tabs.set_ir(profile.step, ir, f"profiled · {'program' if is_program(profile) else profile.mode or profiling_mode()}")
             if profile.source_map is not None:
                 self.inspect.on_source_map(profile.step, profile.source_map)
+        elif ready.origin and not ready.recorded:  # an opened capture: its HLO alone, under its own name
+            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text}, f"opened · {ready.origin}", replace=True)
         else:
             self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text},
                                 f"profiled · {profile.mode or profiling_mode()}")
