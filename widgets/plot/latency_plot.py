@@ -137,6 +137,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
         self._set_title()
         self._hover.setData([], [])
         self._x_right = max(self._x_right, 0)
+        self.place_legend()  # the new name fitted to its column at once (not at its first points)
         self._fit_y()  # the legend grew: keep its band free of points
         return run.run_id
 
@@ -173,6 +174,8 @@ class LatencyPlot(LatencyKey, PlotFitting):
             self._drop(run)
         if not self._runs:
             self.clear_runs()
+        else:
+            self.place_legend()  # fewer entries: the names may be whole again, the row shorter
 
     # -- queries ----------------------------------------------------------------------------------
     def run_count(self) -> int:

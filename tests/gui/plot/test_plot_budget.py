@@ -127,3 +127,21 @@ def test_run_and_stop_stay_put_when_the_host_and_bandwidth_figures_arrive(qtbot,
         assert where() == before and stats.text("bound") == "–"
     finally:
         win.close()
+
+
+def test_a_new_run_is_named_in_its_column_before_its_first_point(qtbot, app_look, make_window, gui_model):
+    """A second race's first lane showed its whole label (model and all) until its first point arrived: one wide
+    column pushed the other off the plot and the legend past the card's bottom (X11, 1280x720)."""
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    try:
+        draw_race_and_replay(win)
+        plot = win.ui.plot
+        settle(qtbot)
+        plot.start_run(f"torch · 1 device · {MODEL}", fade=False, run_id=7, group=3)  # no point yet
+        names = [label.text for _, label in plot.legend.items]  # at once: no resize, no redraw in between
+        assert names[-1] == "run 7 · torch", names
+        settle(qtbot)
+        legend = plot.mapFromScene(plot.legend.sceneBoundingRect()).boundingRect()
+        assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, plot.viewport().rect())
+    finally:
+        win.close()
