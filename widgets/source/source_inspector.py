@@ -150,8 +150,10 @@ class SourceInspector(QWidget):
         if not shown:
             self._stale = self.step.currentText() in self.maps
 
-    def set_diff(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]]) -> None:
-        self.diff.set_rows(primitive_rows, line_rows, counts)
+    def set_diff(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]],
+                 empty: str = "") -> None:
+        """The Prefill vs decode tab's rows; ``empty``: why it has none (shown in their place)."""
+        self.diff.set_rows(primitive_rows, line_rows, counts, empty=empty)
 
     def clear(self) -> None:
         self._stale = False

@@ -94,7 +94,8 @@ class StepDiff(QWidget):
         return t
 
     def set_rows(self, primitive_rows: list[Any], line_rows: list[Any], counts: dict[str, dict[str, int]],
-                 names: tuple[str, str] = MODEL_STEPS) -> None:
+                 names: tuple[str, str] = MODEL_STEPS, empty: str = "") -> None:
+        """Show the comparison's rows; without rows, the summary says ``empty`` (why there is nothing)."""
         a, b = self.names = names
         self.chart.set_counts(counts)
         self._fill(self.primitives, primitive_rows, "Primitive")
@@ -109,7 +110,7 @@ class StepDiff(QWidget):
             f"{n_seq} only in sequence length{seq_text}, {len(line_rows) - n_seq - n_struct} the same · "
             f"{sum(r.status != 'same' for r in primitive_rows)} of {len(primitive_rows)} primitives differ in count"
         )
-        self.summary.setText(text if line_rows else "")
+        self.summary.setText(text if line_rows else empty)
         self._apply_filter()
 
     def _fill(self, table: QTableWidget, rows: list[Any], first: str) -> None:

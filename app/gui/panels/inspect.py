@@ -210,7 +210,12 @@ class InspectWiring(QObject):
         if all(step in self.maps for step in MODEL_STEPS):
             self.inspector.set_diff(*compare(*(self.maps[step] for step in MODEL_STEPS)))
         else:
-            self.inspector.set_diff([], [], {})
+            have = [step for step in MODEL_STEPS if step in self.maps]
+            why = ("No source map yet: run the model in a jitted mode (the maps are built after the run)."
+                   if not have else
+                   f"Only the {have[0]} step's source map is here (a recorded run keeps the maps it was saved "
+                   f"with; a program has no prefill and decode): the comparison needs both steps'.")
+            self.inspector.set_diff([], [], {}, empty=why)
 
     @Slot(int)
     def _on_tab_changed(self, _index: int) -> None:

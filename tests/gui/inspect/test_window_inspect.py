@@ -195,3 +195,18 @@ def test_profile_after_a_jit_loop_run_measures_the_loop(qtbot, window):
     assert profile.mode == "jit-loop" and profile.step == "decode" and profile.n_steps >= 4
     assert wiring.summary.text().startswith("<b>jit-loop · decode")
     assert any(".py:" in r["key"] for r in wiring.last.rows["line"])
+
+
+def test_prefill_vs_decode_says_why_it_is_empty(qtbot, window):
+    """Issue 37: Prefill vs decode was empty without a word for a recorded run holding one step's map."""
+    run_and_wait(qtbot, window)
+    wiring, tabs = window.inspect, window.ui.ir_tabs
+    decode = wiring.maps["decode"]
+    titles = [tabs.tabs.tabText(i) for i in range(tabs.tabs.count())]
+    tabs.tabs.setCurrentIndex(titles.index("Source map"))
+    wiring.clear()
+    summary = wiring.inspector.diff.summary
+    assert "No source map yet" in summary.text()
+    wiring.on_source_map("decode", decode)  # as a recorded run saved with its decode map only
+    assert wiring.inspector.diff.primitives.rowCount() == 0
+    assert "Only the decode step's source map" in summary.text(), summary.text()
