@@ -86,7 +86,7 @@ class MainWindow(QMainWindow):
         self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
         self.demo = DemoKit(self.context)  # mode race, compile log, caches, phases, presentation, export
         self.plot_actions = PlotActions(  # the plot's context menu: export, copy, clear, reset zoom
-            self.context, [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…")])
+            self.context, [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…", "Plot as PDF…")])
         self.mesh.message.connect(self.status.show)
         self.workspaces = Workspaces(self.context, self.demo)  # Run | Inspect | Code (Ctrl+1 / 2 / 3)
         self.demo.presenting.connect(self._on_presenting)

@@ -64,6 +64,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
         for name in ("left", "bottom"):  # their grid lines span the view: any new point repainted them
             item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         item.setMenuEnabled(False)
+        item.hideButtons()  # pyqtgraph's "A" (auto-range) corner button: the plot's menu has Reset zoom
         item.getViewBox().setDefaultPadding(0.15)
         item.getViewBox().setXRange(-1, X_STEP, padding=0.02)
         item.getViewBox().setYRange(0, 3.3, padding=0)  # 1 ms … 2 s until the first points arrive

@@ -313,7 +313,9 @@ def test_plot_menu_clears_runs_and_ignore_eos_runs_every_step(qtbot, window, mon
     assert window.session.current.finished.reason == "max_new_tokens"
     menu = window.plot_actions.menu()
     texts = [a.text() for a in menu.actions() if a.text()]
-    assert texts == ["Plot as PNG…", "Plot as SVG…", "&Copy plot", "C&lear plot", "&Reset zoom", "Runs on the plot"]
+    assert texts == ["Plot as PNG…", "Plot as SVG…", "Plot as PDF…", "&Copy plot", "C&lear plot", "&Reset zoom",
+                     "Runs on the plot"]
+    assert window.ui.plot.getPlotItem().buttonsHidden  # no pyqtgraph "A" button in the corner
     run_and_wait(qtbot, window)
     assert window.ui.plot.run_count() == 2 and len(window.session.runs) == 2
     keep_one = next(a for a in window.plot_actions.runs_group.actions() if a.data() == 1)

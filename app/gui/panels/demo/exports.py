@@ -1,4 +1,4 @@
-"""Exports of the demo kit: the latency plot (PNG / SVG), call records (CSV / JSON), a Markdown run report.
+"""Exports of the demo kit: the latency plot (PNG / SVG / PDF), call records (CSV / JSON), a Markdown run report.
 
 Plain functions over the session's runs (:class:`app.core.session.model.RunState`); the window asks for file
 names and reports the result.

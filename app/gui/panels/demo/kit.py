@@ -338,7 +338,7 @@ class DemoKit(QObject):
             self.ctx.status.error(f"Export failed: {exc}")
 
     def export_plot(self, path: Path) -> str:
-        """Write the latency plot as PNG or SVG (by suffix); returns a status line."""
+        """Write the latency plot as PNG, SVG or PDF (by suffix); returns a status line."""
         return f"Exported the plot to {export_plot(self.ctx.ui.plot, path)}"
 
     def export_records(self, path: Path) -> str:
