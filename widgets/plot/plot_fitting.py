@@ -157,9 +157,11 @@ class PlotFitting(pg.PlotWidget):
         """The legend's width in px: under the view box and the y axis beside it (the legend starts under the
         axis' left edge, so the names get its width too)."""
         item = plot_item(self)
-        vb, axis = item.getViewBox(), item.getAxis("left")
-        reach = axis.width() if axis.isVisible() and vb.width() > 0 else 0.0
-        self.legend.setPos(4 - reach, 2)
+        vb = item.getViewBox()
+        # everything left of the legend's row inside the plot (the y axis), whatever the axis' layout
+        left = self._legend_row.mapToScene(QPointF(0, 0)).x() - item.sceneBoundingRect().left()
+        reach = max(0.0, left - 4) if vb.width() > 0 else 0.0
+        self.legend.setPos(-reach, 2)
         return (vb.width() if vb.width() > 0 else self.width() - 80) + reach - 14
 
     def _legend_layout(self) -> tuple[int, float]:
@@ -183,11 +185,11 @@ class PlotFitting(pg.PlotWidget):
         font.setPointSizeF(float(str(self.legend.opts["labelTextSize"]).removesuffix("pt")))
         return QFontMetricsF(font)
 
-    def _entry_name(self, run: PlotRun, drop: int = 0) -> str:
-        """``run``'s legend entry: "run N · " and its label without its last ``drop`` parts (those every run
-        shares, then under the x axis), and its steady value when the key has no room for it."""
+    def _entry_name(self, run: PlotRun, drop: tuple[str, ...] = ()) -> str:
+        """``run``'s legend entry: "run N · " and its label without the parts ``drop`` (those every run shares,
+        then named under the x axis), and its steady value when the key has no room for it."""
         parts = run.label.split(" · ")
-        name = f"run {run.run_id} · {' · '.join(parts[:len(parts) - drop])}"
+        name = f"run {run.run_id} · {' · '.join([parts[0], *(p for p in parts[1:] if p not in drop)])}"
         if run.steady_ms is not None and self.lanes_in_legend():
             name += f" ┄ {ms(run.steady_ms)}"
         return name
@@ -234,9 +236,9 @@ class PlotFitting(pg.PlotWidget):
         _columns, room = self._legend_layout()
         metrics = self._legend_metrics()
         names = [self._entry_name(run) for run in self._runs]
-        shared = shared_tail([run.label for run in self._runs])
+        shared = shared_parts([run.label for run in self._runs])
         if shared and any(metrics.horizontalAdvance(n) > room * share for n in names):
-            names = [self._entry_name(run, len(shared)) for run in self._runs]
+            names = [self._entry_name(run, tuple(shared)) for run in self._runs]
         else:
             shared = []
         self._set_shared(" · ".join(shared))
@@ -307,17 +309,15 @@ class PlotFitting(pg.PlotWidget):
             run.notes.append(note)
 
 
-def shared_tail(labels: list[str]) -> list[str]:
-    """The " · "-separated parts every label of ``labels`` ends with, leaving each at least its first part
-    (``[]`` for fewer than two labels): ``["jit-static · 1 device · M", "torch · 1 device · M"]`` →
-    ``["1 device", "M"]``."""
+def shared_parts(labels: list[str]) -> list[str]:
+    """The " · "-separated parts after the first (the mode) that every label of ``labels`` has, in the first
+    label's order (``[]`` for fewer than two labels): ``["jit-static · 1 device · M", "torch · 1 device · M ·
+    recorded on CPU × 4"]`` → ``["1 device", "M"]``."""
     if len(labels) < 2:
         return []
     split = [label.split(" · ") for label in labels]
-    k = 0
-    while all(len(parts) > k + 1 for parts in split) and len({parts[-1 - k] for parts in split}) == 1:
-        k += 1
-    return split[0][len(split[0]) - k:] if k else []
+    common = set(split[0][1:]).intersection(*(parts[1:] for parts in split[1:]))
+    return [part for part in split[0][1:] if part in common]
 
 
 def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:

@@ -78,7 +78,7 @@ def test_a_run_saved_and_reopened_shows_the_same_points_text_and_ir(qtbot, windo
         qtbot.waitUntil(lambda: not other.ui.ir_tabs.pending(), timeout=5000)
         assert other.ui.ir_tabs.text_of("decode", "hlo") == live_hlo
         assert set(other.inspect.maps) == set(window.inspect.maps)  # the cross links have their maps
-        assert "recorded on" in other.windowTitle() and "(recorded on " in other.ui.plot.run_labels()[-1]
+        assert "recorded on" in other.windowTitle() and "· recorded on " in other.ui.plot.run_labels()[-1]
         # issue 37: one device label live and reopened (the mesh, "1 device"), the machine after it
         assert window.session.mesh in window.ui.plot.run_labels()[-1]
         assert window.session.mesh in other.ui.plot.run_labels()[-1]

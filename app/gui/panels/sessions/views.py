@@ -70,7 +70,7 @@ def show_ir(inspect: InspectWiring, ir_tabs: IRTabs, run: RecordedRun) -> None:
 
 def plot_label(state: RunState, run: RecordedRun | None) -> str:
     """The plot's label of a recorded run (the plot adds ``"run N · "``), as a live run's: its mode, the devices
-    it ran on (its mesh: ``"1 device"``), its model or ``program:entry``, then ``(recorded on CPU × 4)`` — or
+    it ran on (its mesh: ``"1 device"``), its model or ``program:entry``, then ``recorded on CPU × 4`` — or
     ``▶ replay`` after the mode (a race lane's steady-decode key is named by its mode). Issue 37: recorded runs
     said "CPU × 4" where live runs on the same machine said "1 device"."""
     if run is None:
@@ -78,7 +78,7 @@ def plot_label(state: RunState, run: RecordedRun | None) -> str:
     model = f" · {run.model}" if run.model else ""
     if state.replay:
         return f"{state.mode} ▶ replay · {run.mesh}{model}"
-    return f"{state.mode} · {run.mesh}{model} (recorded on {machine_name(run.environment)})"
+    return f"{state.mode} · {run.mesh}{model} · recorded on {machine_name(run.environment)}"
 
 
 def machine_colours(machines: set[str]) -> dict[str, str]:
