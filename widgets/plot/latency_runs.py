@@ -90,3 +90,30 @@ def run_items(colour: str, symbol: str, width: float,
     dots = {kind: pg.PlotDataItem(pen=None, symbol=sym, symbolSize=size(kind), symbolBrush=brush, symbolPen=pen)
             for kind, (sym, brush, pen) in styles.items()}
     return line, key, dots
+
+
+def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
+    """The run legend's entries, each the runs it names (oldest first): one run each while ``capacity``
+    entries hold them all; else every older race (a group other than the newest run's) is one entry — its
+    lanes are faded and drawn in the same mode colours as the newest race's (issue 37: two six-lane races took
+    six legend rows and squeezed the plot to a strip; a race is one unit on the plot)."""
+    if len(runs) <= capacity or not runs:
+        return [[run] for run in runs]
+    newest = runs[-1].group
+    entries: list[list[PlotRun]] = []
+    races: dict[int, list[PlotRun]] = {}
+    for run in runs:
+        if run.group is not None and run.group != newest:
+            if run.group not in races:
+                races[run.group] = []
+                entries.append(races[run.group])
+            races[run.group].append(run)
+        else:
+            entries.append([run])
+    return entries
+
+
+def race_entry_name(lanes: list[PlotRun]) -> str:
+    """An older race's one legend entry: ``"runs 1–6 · race of 6 modes"`` (``▶ replay`` when it replayed)."""
+    replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
+    return f"runs {lanes[0].run_id}–{lanes[-1].run_id} · race of {len(lanes)} modes{replay}"

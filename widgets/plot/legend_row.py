@@ -14,18 +14,32 @@ import pyqtgraph as pg
 from widgets.common.typed_qt import plot_grid
 
 LEGEND_ROW = 4  # PlotItem layout rows: 0 title, 1 top axis, 2 view box, 3 bottom axis
+LEGEND_INSET = 4.0  # px from the plot item's left edge to the legend's
 
 
 def add_legend_row(item: pg.PlotItem, **legend_opts: Any) -> tuple[pg.LegendItem, pg.GraphicsWidget]:
-    """A legend under ``item``'s x axis and the placeholder that holds its row: ``(legend, row)``."""
+    """A legend under ``item``'s x axis and the placeholder that holds its row: ``(legend, row)``. The row spans
+    the view box's column; the legend starts :data:`LEGEND_INSET` px from the plot item's left edge (under the
+    y axis too: its names get the axis' width)."""
     row = pg.GraphicsWidget()
     row.setMinimumHeight(0)
     row.setMaximumHeight(0)
     plot_grid(item).addItem(row, LEGEND_ROW, 1)
     legend = pg.LegendItem(offset=None, **legend_opts)
     legend.setParentItem(row)  # no pyqtgraph anchor: it outlives its parent's deletion and then fails
-    legend.setPos(0, 2)  # left-aligned in the row, under the axis' start
+
+    row.geometryChanged.connect(lambda: align_legend(legend, row))  # wherever the row is laid out
+    align_legend(legend, row)
     return legend, row
+
+
+def align_legend(legend: pg.LegendItem, row: pg.GraphicsWidget) -> None:
+    """Put ``legend`` :data:`LEGEND_INSET` px from the plot item's left edge (under the y axis too), 2 px
+    under the x axis; again after every resize of the legend (pyqtgraph's ``updateSize`` puts it at 0, 0)."""
+    try:
+        legend.setPos(LEGEND_INSET - row.pos().x(), 2)
+    except RuntimeError:  # the plot is being deleted: its row or legend is gone already
+        pass
 
 
 def fit_legend_row(legend: pg.LegendItem, row: pg.GraphicsWidget, room: float | None = None,
@@ -45,6 +59,7 @@ def fit_legend_row(legend: pg.LegendItem, row: pg.GraphicsWidget, room: float | 
     if legend.columnCount != columns:
         legend.setColumnCount(columns)
         legend.updateSize()
+    align_legend(legend, row)
     height = legend.boundingRect().height() + 6 if n else 0
     if abs(row.maximumHeight() - height) > 0.5:
         row.setMinimumHeight(height)

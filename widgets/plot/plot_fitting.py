@@ -15,8 +15,8 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from app.core.units import ms
 from widgets.common.typed_qt import plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR
-from widgets.plot.latency_runs import CompileNote, PlotRun
-from widgets.plot.legend_row import fit_legend_row
+from widgets.plot.latency_runs import CompileNote, PlotRun, legend_entries, race_entry_name
+from widgets.plot.legend_row import LEGEND_INSET, fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
 MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
@@ -58,7 +58,7 @@ class PlotFitting(pg.PlotWidget):
 
     def _fit_legend(self) -> None:
         """The run legend (under the x axis) in its columns (:meth:`_legend_layout`); its row as tall as it."""
-        fit_legend_row(self.legend, self._legend_row, columns=self._legend_layout()[0])
+        fit_legend_row(self.legend, self._legend_row, columns=self._legend_layout(len(self.legend.items))[0])
 
     def _fit_y(self) -> None:
         """Set the y range to the data bounds (half-decade steps) and a margin, with at most
@@ -154,30 +154,31 @@ class PlotFitting(pg.PlotWidget):
             self._place_notes()
 
     def _legend_room(self) -> float:
-        """The legend's width in px: under the view box and the y axis beside it (the legend starts under the
-        axis' left edge, so the names get its width too)."""
-        item = plot_item(self)
-        vb = item.getViewBox()
-        # everything left of the legend's row inside the plot (the y axis), whatever the axis' layout
-        left = self._legend_row.mapToScene(QPointF(0, 0)).x() - item.sceneBoundingRect().left()
-        reach = max(0.0, left - 4) if vb.width() > 0 else 0.0
-        self.legend.setPos(-reach, 2)
-        return (vb.width() if vb.width() > 0 else self.width() - 80) + reach - 14
+        """The legend's width in px: the plot item's, less :data:`LEGEND_INSET` on each side and the frame (the
+        legend starts under the y axis: :func:`widgets.plot.legend_row.add_legend_row`)."""
+        width = plot_item(self).width()
+        return (width if width > 0 else self.width()) - 2 * LEGEND_INSET - 6
 
-    def _legend_layout(self) -> tuple[int, float]:
-        """``(columns, px per name)`` of the run legend under the x axis: at most a fifth of the plot's height
-        in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's width."""
-        n = len(self._runs)
+    def _legend_layout(self, n: int) -> tuple[int, float]:
+        """``(columns, px per name)`` of ``n`` legend entries under the x axis: at most a fifth of the plot's
+        height in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's
+        width."""
         room = self._legend_room()
-        row_px = self._legend_metrics().lineSpacing() + 8
-        max_rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
-        columns = max(1, min(n, -(-n // max_rows)))
+        columns = max(1, min(n, -(-n // self._legend_rows())))
         # never so many columns that a name is cut to its run number: "run 24 · jit-static" must stay readable
         # (random-walk journeys: in an 870x475 window every entry read "run…"); more rows instead
-        need = self._legend_metrics().horizontalAdvance("run 00 · torchax-eager")
-        while columns > 1 and room / columns - 45 < need:
-            columns -= 1
+        columns = min(columns, self._legend_columns(room))
         return columns, max(60.0, room / columns - 45)  # 45: the sample and the gaps
+
+    def _legend_rows(self) -> int:
+        """The legend's budget in rows: :data:`LEGEND_SHARE` of the plot's height."""
+        row_px = self._legend_metrics().lineSpacing() + 8
+        return max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
+
+    def _legend_columns(self, room: float) -> int:
+        """The most columns whose names stay readable ("run 00 · torchax-eager") in ``room`` px."""
+        need = self._legend_metrics().horizontalAdvance("run 00 · torchax-eager")
+        return max(1, int((room + 45) // (need + 45)))
 
     def _legend_metrics(self) -> QFontMetricsF:
         """Metrics of the legend's labels as drawn (their item's font at the legend's size)."""
@@ -233,23 +234,28 @@ class PlotFitting(pg.PlotWidget):
         (issue 37: six long names took five rows and squeezed the plot); a name still too wide is cut
         (:func:`_shorten`). Entries are re-added, as pyqtgraph sizes a row only when it is added."""
         vb = plot_item(self).getViewBox()
-        _columns, room = self._legend_layout()
+        entries = legend_entries(self._runs, self._legend_rows() * self._legend_columns(self._legend_room()))
+        _columns, room = self._legend_layout(len(entries))
         metrics = self._legend_metrics()
-        names = [self._entry_name(run) for run in self._runs]
         shared = shared_parts([run.label for run in self._runs])
+
+        def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:
+            return self._entry_name(runs[0], drop) if len(runs) == 1 else race_entry_name(runs)
+
+        names = [name(runs) for runs in entries]
         if shared and any(metrics.horizontalAdvance(n) > room * share for n in names):
-            names = [self._entry_name(run, tuple(shared)) for run in self._runs]
+            names = [name(runs, tuple(shared)) for runs in entries]
         else:
             shared = []
         self._set_shared(" · ".join(shared))
-        names = [_shorten(name, metrics, room * share) for name in names]
+        names = [_shorten(n, metrics, room * share) for n in names]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:
             return
         for run in self._runs:
             self.legend.removeItem(run.key)
-        for run, name in zip(self._runs, names):
-            self.legend.addItem(run.key, name)
+        for runs, text in zip(entries, names):
+            self.legend.addItem(runs[0].key, text)
 
     def legend_rect(self) -> QRectF:
         """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""

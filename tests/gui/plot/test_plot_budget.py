@@ -139,9 +139,38 @@ def test_a_new_run_is_named_in_its_column_before_its_first_point(qtbot, app_look
         settle(qtbot)
         plot.start_run(f"torch · 1 device · {MODEL}", fade=False, run_id=7, group=3)  # no point yet
         names = [label.text for _, label in plot.legend.items]  # at once: no resize, no redraw in between
-        assert names[-1] == "run 7 · torch", names
+        assert names[-1].startswith("run 7 · torch"), names
+        assert plot.legend.boundingRect().width() <= plot.width(), (plot.legend.boundingRect().width(), names)
         settle(qtbot)
         legend = plot.mapFromScene(plot.legend.sceneBoundingRect()).boundingRect()
-        assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, plot.viewport().rect())
+        assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, plot.viewport().rect(), plot.legend.pos(), plot._legend_row.pos(), plot.legend.sceneBoundingRect())
+    finally:
+        win.close()
+
+
+def test_two_six_lane_races_keep_the_drawing_area_and_name_the_older_race_once(qtbot, app_look, make_window,
+                                                                                gui_model):
+    """The real window at 1280x720 after Race and Replay cold start (12 lanes): six legend rows squeezed the
+    drawing area to ~100 px. The older race is one entry; the newest race's lanes keep theirs."""
+    from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
+
+    modes = ("torch", "torchax-eager", "jit-dynamic", "jit-static", "jit-loop", "torch-compile")
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    try:
+        plot = win.ui.plot
+        for run_id in range(1, 13):
+            mode = modes[(run_id - 1) % 6]
+            plot.start_run(f"{mode} · 1 device · {MODEL}", colour=MODE_COLOURS[mode], fade=False,
+                           symbol=MODE_SYMBOLS[mode], run_id=run_id, group=1 + (run_id - 1) // 6)
+            for i in range(8):
+                plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 3000.0 if i < 2 else 40.0 + run_id,
+                                            compiled=i < 2))
+            plot.redraw()
+            plot.set_run_steady(run_id, 40.0 + run_id)
+        settle(qtbot)
+        names = [label.text for _, label in plot.legend.items]
+        assert names[0] == "runs 1–6 · race of 6 modes" and len(names) == 7, names
+        assert [n.split(" · ")[0] for n in names[1:]] == [f"run {i}" for i in range(7, 13)], names
+        assert drawing_height(plot) >= 720 / 4, drawing_height(plot)
     finally:
         win.close()
