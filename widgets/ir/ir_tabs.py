@@ -66,7 +66,8 @@ def summary_text(ir: Any) -> str:
         ("Inductor kernels", _get(ir, "n_kernels")),
     ]
     parts += [f"{name} <b>{n:,}</b>" for name, n in counts if n is not None]
-    return " · ".join(parts)
+    # a figure's name and number never part at a line break ("XLA" at a line's end, "fusions 1,035" below)
+    return " · ".join(part.replace(" ", "&nbsp;") for part in parts)
 
 
 class IRTabs(QWidget):

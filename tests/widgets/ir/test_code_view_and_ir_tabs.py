@@ -111,7 +111,9 @@ def test_ir_tabs_show_steps_summary_and_missing_text(qtbot, tmp_path):
     assert tabs.pending()  # hidden tabs: a few event-loop turns later
     qtbot.waitUntil(lambda: not tabs.pending(), timeout=1000)
     assert "HloModule" in tabs.panels["hlo"].view.toPlainText()
-    assert "FLOPs <b>2.50 G</b>" in tabs.summary.text() and "jaxpr eqns <b>1</b>" in tabs.summary.text()
+    summary = tabs.summary.text().replace("&nbsp;", " ")  # a figure's name and number are kept on one line
+    assert "FLOPs <b>2.50 G</b>" in summary and "jaxpr eqns <b>1</b>" in summary
+    assert "jaxpr&nbsp;eqns&nbsp;<b>1</b>" in tabs.summary.text()
     assert tabs.current_step() == "prefill"
     tabs.set_ir("decode", _ir("decode", hlo=None))
     tabs.show_step("decode")
