@@ -52,7 +52,7 @@ from widgets.run.token_view import TokenView
 #: Bumped when the dock arrangement changes shape: a state saved by another version is then ignored.
 LAYOUT_VERSION = 2
 #: Default shares: the bottom docks' height and the plot's width in the main area.
-BOTTOM_SHARE = 0.34
+BOTTOM_SHARE = 0.32
 PLOT_SHARE = 0.62
 SIDEBAR_WIDTH = 330
 
@@ -253,7 +253,8 @@ class DockLayout:
         return docks
 
     def apply_default_sizes(self) -> None:
-        """Sidebar ~330 px, bottom docks 34 % of the height (the plot keeps room for its drawing area, key and legend), plot 62 % of the main area's width."""
+        """Sidebar ~330 px, bottom docks 32 % of the height (the plot keeps room for its drawing area, key and
+        legend), plot 62 % of the main area's width."""
         win, parts = self.window, self.parts
         side = max(SIDEBAR_WIDTH, parts.controls_dock.minimumSizeHint().width())
         win.resizeDocks([parts.controls_dock], [side], Qt.Orientation.Horizontal)

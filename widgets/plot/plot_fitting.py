@@ -122,9 +122,10 @@ class PlotFitting(pg.PlotWidget):
                     margin = rect.adjusted(-6, -6, 6, 6)
                     cost = 10 * sum(margin.contains(sp) for sp in spots if (sp - own).manhattanLength() > 1)
                     cost += 5 * sum(rect.intersects(t) for t in taken)
-                    # a curve through the note's numbers, a note cut at the plot's edge (issue 29, flaw 18)
-                    cost += 4 * sum(_crosses(rect, a, b) for a, b in segments)
-                    cost += 0 if view.contains(rect) else 12
+                    # a curve behind the note (drawn over the curves on an opaque background: readable), a note
+                    # cut at the plot's edge (unreadable: issue 29, flaw 18; the race lanes' notes at x = 0)
+                    cost += 1 * sum(_crosses(rect, a, b) for a, b in segments)
+                    cost += 0 if view.contains(rect) else 40
                     if best_cost is None or cost < best_cost:
                         best, best_cost = (text, anchor), cost
                 if best_cost == 0:

@@ -172,5 +172,10 @@ def test_two_six_lane_races_keep_the_drawing_area_and_name_the_older_race_once(q
         assert names[0] == "runs 1–6 · race of 6 modes" and len(names) == 7, names
         assert [n.split(" · ")[0] for n in names[1:]] == [f"run {i}" for i in range(7, 13)], names
         assert drawing_height(plot) >= 720 / 4, drawing_height(plot)
+        assert plot.getPlotItem().titleLabel.text.count("<br>") <= 1, plot.key_text()  # the key in two lines
+        view = plot.getPlotItem().getViewBox().sceneBoundingRect().adjusted(-1, -1, 1, 1)
+        notes = [n for run in plot._runs for n in run.notes if n.isVisible()]
+        assert notes and all(view.contains(n.sceneBoundingRect()) for n in notes), \
+            [(n.toPlainText(), n.sceneBoundingRect()) for n in notes if not view.contains(n.sceneBoundingRect())]
     finally:
         win.close()
