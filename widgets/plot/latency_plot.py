@@ -117,6 +117,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
                 for it in (old.line, *old.dots.values()):
                     it.setOpacity(0.4)
                 for note in old.notes:  # an earlier run's compile split is in the compile log, not over the new run
+                    note.retired = True
                     note.setVisible(False)
         run_id = self._next_id if run_id is None else run_id
         colour = colour or RUN_COLOURS[(run_id - 1) % len(RUN_COLOURS)]

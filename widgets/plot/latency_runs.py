@@ -32,6 +32,7 @@ class CompileNote(pg.TextItem):
         self.full_text = text
         self.short_text = short_text
         self.call_x = call_x
+        self.retired = False  # an earlier run's note, hidden for good (the newest runs' notes are placed)
 
 
 @dataclass

@@ -23,6 +23,7 @@ MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the large
 LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height (its budget)
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
+UNREADABLE = 40  # a compile note's placement cost when cut at the plot's edge or over another note
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
                 (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
 
@@ -108,7 +109,7 @@ class PlotFitting(pg.PlotWidget):
         spots = [sp for curve in curves for sp in curve]
         segments = [(a, b) for curve in curves for a, b in zip(curve, curve[1:])]
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
-        for note in (n for run in self._runs for n in run.notes if n.isVisible()):
+        for note in (n for run in self._runs for n in run.notes if not n.retired):
             best: tuple[str, tuple[float, float]] | None = None
             best_cost: int | None = None
             own = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
@@ -121,20 +122,24 @@ class PlotFitting(pg.PlotWidget):
                     rect = note.sceneBoundingRect()
                     margin = rect.adjusted(-6, -6, 6, 6)
                     cost = 10 * sum(margin.contains(sp) for sp in spots if (sp - own).manhattanLength() > 1)
-                    cost += 5 * sum(rect.intersects(t) for t in taken)
+                    cost += UNREADABLE * sum(rect.intersects(t) for t in taken)  # over another note, the legend
                     # a curve behind the note (drawn over the curves on an opaque background: readable), a note
                     # cut at the plot's edge (unreadable: issue 29, flaw 18; the race lanes' notes at x = 0)
                     cost += 1 * sum(_crosses(rect, a, b) for a, b in segments)
-                    cost += 0 if view.contains(rect) else 40
+                    cost += 0 if view.contains(rect) else UNREADABLE
                     if best_cost is None or cost < best_cost:
                         best, best_cost = (text, anchor), cost
                 if best_cost == 0:
                     break
-            assert best is not None, "NOTE_ANCHORS is not empty: every note has a best place"
+            assert best is not None and best_cost is not None, "NOTE_ANCHORS is not empty: every note has a place"
             if best[0] != note.toPlainText():
                 note.setText(best[0])
             note.setAnchor(best[1])
-            taken.append(note.sceneBoundingRect())
+            # a note that could only be cut or cover another is left out (the tool tip and the compile log
+            # have it); it comes back when the plot has room again
+            note.setVisible(best_cost < UNREADABLE)
+            if note.isVisible():
+                taken.append(note.sceneBoundingRect())
 
     def place_legend(self) -> None:
         """Fit the run legend (its names, its columns, its row under the x axis), then place the compile

@@ -177,5 +177,7 @@ def test_two_six_lane_races_keep_the_drawing_area_and_name_the_older_race_once(q
         notes = [n for run in plot._runs for n in run.notes if n.isVisible()]
         assert notes and all(view.contains(n.sceneBoundingRect()) for n in notes), \
             [(n.toPlainText(), n.sceneBoundingRect()) for n in notes if not view.contains(n.sceneBoundingRect())]
+        rects = [n.sceneBoundingRect() for n in notes]  # no note over another (X11: six lane notes in a heap)
+        assert not [(i, j) for i in range(len(rects)) for j in range(i) if rects[i].intersects(rects[j])]
     finally:
         win.close()
