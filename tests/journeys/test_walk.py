@@ -29,7 +29,7 @@ OUT = walk.ROOT / "tests" / "artifacts" / "walk-test-1280x720"
 #: (invariant, regular expression searched in the failure's detail, the flaw) of flaws in today's app that
 #: the walk finds (issue 29's list where it has them).
 KNOWN_FLAWS = [
-    ("run_labels", r"shown as '.*…' in the legend",
+    ("run_labels", r"shown as '.*…( ┄ [^']*)?' in the legend",
      "the plot legend elides run labels ('run 5 · …'): model and mode unreadable from 4 runs on at 1280x720"),
     ("legend_whole", r"legend .* not inside the plot",
      "the run legend is wider than a narrow plot (a smaller window, presentation mode; issue 29, flaw 22)"),
