@@ -55,6 +55,7 @@ def exported_drawing_height(plot, tmp_path, least: float) -> None:
 
     import numpy as np
     from PIL import Image
+    from svg_helpers import near_mask
 
     from app.gui.menus import MODE_COLOURS
     from widgets.plot.plot_export import export_plot
@@ -65,8 +66,7 @@ def exported_drawing_height(plot, tmp_path, least: float) -> None:
     top = int(plot.getPlotItem().getViewBox().sceneBoundingRect().top()) - 10  # below the key's ★
 
     def rows(colour: str) -> np.ndarray:
-        target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
-        ys, _xs = np.nonzero(np.abs(rgb[top:].astype(float) - target).sum(axis=-1) < 60)
+        ys, _xs = np.nonzero(near_mask(rgb[top:], colour, 60))
         return ys
 
     stars, lane = rows("#ea580c"), rows(MODE_COLOURS["jit-static"])

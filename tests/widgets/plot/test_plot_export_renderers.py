@@ -18,13 +18,14 @@ import xml.etree.ElementTree as ET  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from qt_helpers import synthetic_run  # noqa: E402
+from svg_helpers import fills as _fills  # noqa: E402
+from svg_helpers import near as _near  # noqa: E402
+from svg_helpers import style as _style  # noqa: E402
+from svg_helpers import texts as _texts  # noqa: E402
 
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR  # noqa: E402
 from widgets.plot.latency_plot import LatencyPlot  # noqa: E402
 from widgets.plot.plot_export import export_plot  # noqa: E402
-
-SVG = "{http://www.w3.org/2000/svg}"
-
 
 RUNS = (("#2563eb", "smollm2 · jit · 1 device"), ("#dc2626", "smollm2 · torch · 1 device"),
         ("#9333ea", "mlp.py:mlp · jit-static · 1 device"))
@@ -50,29 +51,6 @@ def plot(qtbot) -> LatencyPlot:
 
 def _labels() -> list[tuple[str, str]]:
     return [(f"run {i} · {label}", colour) for i, (colour, label) in enumerate(RUNS, start=1)]
-
-
-def _style(el: ET.Element) -> dict[str, str]:
-    """An element's presentation attributes and ``style`` declarations, merged."""
-    out = {k: v for k, v in el.attrib.items() if k != "style"}
-    for decl in (el.get("style") or "").split(";"):
-        if ":" in decl:
-            k, v = decl.split(":", 1)
-            out[k.strip()] = v.strip()
-    return out
-
-
-def _texts(root: ET.Element) -> dict[str, ET.Element]:
-    return {"".join(t.itertext()).strip(): t for t in root.iter(f"{SVG}text")}
-
-
-def _fills(el: ET.Element) -> set[str]:
-    return {_style(e).get("fill", "").lower() for e in el.iter()}
-
-
-def _near(rgb: np.ndarray, colour: str, tol: int = 90) -> int:
-    target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
-    return int((np.abs(rgb[..., :3].astype(float) - target).sum(axis=-1) < tol).sum())
 
 
 def _label_boxes(root: ET.Element, px_per_unit: float) -> dict[str, tuple[int, int, int, int]]:

@@ -17,33 +17,13 @@ from types import SimpleNamespace as NS  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from svg_helpers import SVG  # noqa: E402
+from svg_helpers import fills as _fills  # noqa: E402
+from svg_helpers import near as _near  # noqa: E402
+from svg_helpers import style as _style  # noqa: E402
+from svg_helpers import texts as _texts  # noqa: E402
 
 from widgets.source.dataflow_graph import DataflowGraph  # noqa: E402
-
-SVG = "{http://www.w3.org/2000/svg}"
-
-
-def _style(el: ET.Element) -> dict[str, str]:
-    """An element's presentation attributes and ``style`` declarations, merged."""
-    out = {k: v for k, v in el.attrib.items() if k != "style"}
-    for decl in (el.get("style") or "").split(";"):
-        if ":" in decl:
-            k, v = decl.split(":", 1)
-            out[k.strip()] = v.strip()
-    return out
-
-
-def _texts(root: ET.Element) -> dict[str, ET.Element]:
-    return {"".join(t.itertext()).strip(): t for t in root.iter(f"{SVG}text")}
-
-
-def _fills(el: ET.Element) -> set[str]:
-    return {_style(e).get("fill", "").lower() for e in el.iter()}
-
-
-def _near(rgb: np.ndarray, colour: str, tol: int = 90) -> int:
-    target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
-    return int((np.abs(rgb[..., :3].astype(float) - target).sum(axis=-1) < tol).sum())
 
 
 def _node(nid, label, kind, x, y, w, h, expanded=False):
