@@ -147,7 +147,7 @@ class WindowParts:
 
     def __init__(self, window: QMainWindow) -> None:
         self.model_picker = ModelPicker()
-        self.model_picker.combo.setMinimumContentsLength(19)  # the sidebar stays narrow at 1280 px
+        self.model_picker.combo.setMinimumContentsLength(15)  # the sidebar stays narrow (a window of ~1000 px)
         self.model_label = QLabel("no model loaded")
         self.model_label.setObjectName("modelLabel")
         self.model_label.setWordWrap(True)

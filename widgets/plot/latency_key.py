@@ -21,8 +21,9 @@ from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 from widgets.plot.latency_runs import PlotRun
 
 KEY_LINES = 2  # the key's budget: its rows are taken from the plot's drawing area
-#: The key's wordings, longest first: the first that fits :data:`KEY_LINES` is drawn.
-DISK_KEYS = ("compile served from disk cache", "disk-cache compile")
+#: The key's wordings, longest first: the first that fits :data:`KEY_LINES` is drawn; the last, terse one
+#: ("★ compile ◆ disk ■ prefill ● decode ┄ steady 9.5 ms") is for a narrow plot (a 1000×560 window cut the key).
+DISK_KEYS = ("compile served from disk cache", "disk-cache compile", "disk")
 
 
 class LatencyKey(pg.PlotWidget):
@@ -46,7 +47,8 @@ class LatencyKey(pg.PlotWidget):
         star = f"<span style='color:{COMPILE_COLOUR}'>★</span>"
         diamond = f"<span style='color:{DISK_COLOUR}'>◆</span>"
         lanes = self.steady_lanes()
-        steady = "steady call" if self._program else "steady decode"
+        terse = disk == DISK_KEYS[-1]
+        steady = "steady" if terse else "steady call" if self._program else "steady decode"
         if lanes and lanes_in_key:  # a race: a dashed line per lane, each value in its lane's colour (they wrap)
             median_keys = [(f"┄ {steady}", f"┄ {steady}")] + [
                 (f"{self._lane_name(r)} {ms(r.steady_ms)}",
@@ -54,11 +56,13 @@ class LatencyKey(pg.PlotWidget):
         elif lanes:  # each lane's value ends its legend entry ("run 2 · jit-static ┄ 27.9 ms")
             median_keys = [(f"┄ {steady}", f"┄ {steady}")]
         else:
-            median = f"{steady} {self._median_text}" if self._median_text else f"{steady} median"
+            text = self._median_text.split(" (")[0] if terse else self._median_text  # no tok/s when terse
+            median = f"{steady} {text}" if text else f"{steady} median"
             median_keys = [(f"┄ {median}", f"┄ {median}")]
         steps = [("● call", "● call")] if self._program else [("■ prefill", "■ prefill"), ("● decode", "● decode")]
+        compiling = "compile" if terse else "compiling call"
         return [
-            ("★ compiling call", f"{star} compiling call"),
+            (f"★ {compiling}", f"{star} {compiling}"),
             (f"◆ {disk}", f"{diamond} {disk}"),
             *steps,
             *median_keys,
@@ -121,8 +125,9 @@ class LatencyKey(pg.PlotWidget):
         self._set_title()
 
     def _set_title(self) -> None:
-        """The marker legend above the plot, wrapped onto as many lines as the plot's width needs (so it never
-        sets the plot's minimum width nor gets cut off)."""
+        """The marker legend above the plot, wrapped onto as many lines as the plot's width needs, at most
+        :data:`KEY_LINES` with the longest wording that fits (:data:`DISK_KEYS`); it never sets the plot's
+        minimum width (pyqtgraph's title would: the plot was drawn past its widget's right edge, cut)."""
         item = plot_item(self)
         size = 9 * self._font_scale
         font = QFont(item.titleLabel.item.font())  # the family the title is drawn in
@@ -148,6 +153,7 @@ class LatencyKey(pg.PlotWidget):
         self._title_key = key
         keys = "<br>".join(" &nbsp; ".join(line) for line in lines)
         item.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys}</span>")
+        free_width(item.titleLabel)  # a line wider than the plot is cut, never widens the plot past its widget
         height = int(len(lines) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
         item.titleLabel.setMaximumHeight(height)
         plot_grid(item).setRowFixedHeight(0, height)
@@ -180,6 +186,26 @@ class LatencyKey(pg.PlotWidget):
         if text != self._median_text:
             self._median_text = text
             self._set_title()
+
+
+def free_width(label: pg.LabelItem) -> None:
+    """Let ``label`` be narrower than its text: pyqtgraph's ``LabelItem.updateMin`` (after every text change and
+    resize) makes the text's width the label's minimum, and a plot item wider than its view is drawn past the
+    widget's right edge (the key and the plot cut at 1000×560 and in a 300-px plot)."""
+    if getattr(label, "_free_width", False):
+        return
+    update_min = label.updateMin
+
+    def narrow() -> None:
+        update_min()
+        label.setMinimumWidth(0)
+        height = label._sizeHint[Qt.SizeHint.MinimumSize][1]
+        label._sizeHint[Qt.SizeHint.MinimumSize] = (0, height)
+        label.updateGeometry()
+
+    label.updateMin = narrow  # type: ignore[method-assign]  # pyqtgraph calls self.updateMin()
+    label._free_width = True  # type: ignore[attr-defined]
+    narrow()
 
 
 def _wrap(keys: list[tuple[str, str]], metrics: QFontMetricsF, room: float) -> list[list[str]]:

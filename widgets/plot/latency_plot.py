@@ -35,6 +35,9 @@ RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
 #: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
 RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
 REDRAW_INTERVAL_MS = 50
+#: px: the least the plot is laid out to (its axes, key and legend readable around a drawing area); a layout
+#: keeps it and a window is not made smaller than its layout needs (issue 37: 134 px wide in a 921×453 window)
+MIN_SIZE = (280, 180)
 MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 
@@ -51,6 +54,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")})
         self.setObjectName("latencyPlot")
+        self.setMinimumSize(*MIN_SIZE)
         #: Titles of the call-record timing fields for the hover tool tip (plain data from the app's one
         #: call-record column table; see :func:`widgets.plot.call_tooltip.describe`).
         self.call_titles: dict[str, str] = {}
@@ -167,6 +171,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
         self._median.setVisible(False)
         self._median_text = ""
         self._set_title()
+        self.place_legend()  # no entry left: the legend's row gives its height back
 
     def retain(self, run_ids: list[int]) -> None:
         """Keep the drawings of the runs ``run_ids`` (the session's runs) and drop the others: retention is

@@ -94,10 +94,14 @@ def run_items(colour: str, symbol: str, width: float,
 
 
 def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
-    """The run legend's entries, each the runs it names (oldest first): one run each while ``capacity``
-    entries hold them all; else every older race (a group other than the newest run's) is one entry — its
+    """The run legend's entries, each the runs it names (oldest first), at most ``capacity`` (≥ 2) of them: one
+    run each while they fit; else every older race (a group other than the newest run's) is one entry — its
     lanes are faded and drawn in the same mode colours as the newest race's (issue 37: two six-lane races took
-    six legend rows and squeezed the plot to a strip; a race is one unit on the plot)."""
+    six legend rows and squeezed the plot to a strip; a race is one unit on the plot); and when that is still
+    too many, the oldest entries become one (``"runs 1–9 · 9 earlier runs"``), so every entry left names its
+    run's mode and model whole (issue 37: names cut to "run 5 · jit-static · recorded o…" in a small plot).
+    The newest run, and every lane of the newest race, keeps its own entry (a race is one unit)."""
+    capacity = max(2, capacity)
     if len(runs) <= capacity or not runs:
         return [[run] for run in runs]
     newest = runs[-1].group
@@ -111,10 +115,21 @@ def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
             races[run.group].append(run)
         else:
             entries.append([run])
+    newest_from = next(i for i, entry in enumerate(entries)  # the newest race's lanes are never merged
+                       if entry[-1] is runs[-1] or (newest is not None and entry[0].group == newest))
+    cut = min(len(entries) - capacity + 1, newest_from)
+    if cut >= 2:
+        entries = [[run for entry in entries[:cut] for run in entry], *entries[cut:]]
     return entries
 
 
 def race_entry_name(lanes: list[PlotRun]) -> str:
-    """An older race's one legend entry: ``"runs 1–6 · race of 6 modes"`` (``▶ replay`` when it replayed)."""
-    replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
-    return f"runs {lanes[0].run_id}–{lanes[-1].run_id} · race of {len(lanes)} modes{replay}"
+    """An entry of several runs: an older race's (``"runs 1–6 · race of 6 modes"``, ``▶ replay`` when it
+    replayed), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on each curve names
+    its run)."""
+    span = f"runs {lanes[0].run_id}–{lanes[-1].run_id}"
+    groups = {lane.group for lane in lanes}
+    if len(groups) == 1 and None not in groups:
+        replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
+        return f"{span} · race of {len(lanes)} modes{replay}"
+    return f"{span} · {len(lanes)} earlier runs"

@@ -6,6 +6,7 @@ hides nothing, compile notes placed beside their points, run names elided to the
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import pyqtgraph as pg
@@ -24,6 +25,10 @@ LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot'
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 UNREADABLE = 40  # a compile note's placement cost when cut at the plot's edge or over another note
+#: A label part that is not what tells runs apart (the devices, the machine a recorded run ran on): left out of
+#: a legend entry before its mode or its model is cut. Meshes are ``"1 device"``, ``"8 devices"``, ``"tp=2"``,
+#: ``"dp=2,tp=2"`` (:meth:`app.core.engine.engine.Engine.mesh_label`).
+SECONDARY = re.compile(r"^(\d+ devices?|recorded on .*|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
                 (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
 
@@ -42,6 +47,7 @@ class PlotFitting(pg.PlotWidget):
     _font_scale: float
     _base_pt: float = 9.0  # the application's font size (presentation mode scales from it)
     _shared: str = ""
+    _legend_need: float = 160.0  # px: the least a legend entry is cut to (set by _fit_legend_names)
     _axis_text: tuple[str, float] = ("", 0.0)  # the x axis' title last set, and its size  # what every run's label ends with, named once under the x axis (see _fit_legend_names)
     lanes_in_legend: Callable[[], bool]  # LatencyKey's: race lanes' steady values go in their legend entries
 
@@ -59,7 +65,7 @@ class PlotFitting(pg.PlotWidget):
 
     def _fit_legend(self) -> None:
         """The run legend (under the x axis) in its columns (:meth:`_legend_layout`); its row as tall as it."""
-        fit_legend_row(self.legend, self._legend_row, columns=self._legend_layout(len(self.legend.items))[0])
+        fit_legend_row(self.legend, self._legend_row, columns=self._legend_layout(len(self.legend.items), self._legend_need)[0])
 
     def _fit_y(self) -> None:
         """Set the y range to the data bounds (half-decade steps) and a margin, with at most
@@ -165,15 +171,15 @@ class PlotFitting(pg.PlotWidget):
         width = plot_item(self).width()
         return (width if width > 0 else self.width()) - 2 * LEGEND_INSET - 6
 
-    def _legend_layout(self, n: int) -> tuple[int, float]:
+    def _legend_layout(self, n: int, need: float) -> tuple[int, float]:
         """``(columns, px per name)`` of ``n`` legend entries under the x axis: at most a fifth of the plot's
-        height in rows (:data:`LEGEND_SHARE`), as many columns as that needs, names cut to their column's
-        width."""
+        height in rows (:data:`LEGEND_SHARE`), as many columns as that needs, but never so many that a name
+        is cut below ``need`` px (its run number, mode and model: :func:`essential`), names cut to their
+        column's width."""
         room = self._legend_room()
         columns = max(1, min(n, -(-n // self._legend_rows())))
-        # never so many columns that a name is cut to its run number: "run 24 · jit-static" must stay readable
-        # (random-walk journeys: in an 870x475 window every entry read "run…"); more rows instead
-        columns = min(columns, self._legend_columns(room))
+        # random-walk journeys: in an 870x475 window every entry read "run…"; more rows instead
+        columns = min(columns, self._legend_columns(room, need))
         return columns, max(60.0, room / columns - 45)  # 45: the sample and the gaps
 
     def _legend_rows(self) -> int:
@@ -181,9 +187,8 @@ class PlotFitting(pg.PlotWidget):
         row_px = self._legend_metrics().lineSpacing() + 8
         return max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
 
-    def _legend_columns(self, room: float) -> int:
-        """The most columns whose names stay readable ("run 00 · torchax-eager") in ``room`` px."""
-        need = self._legend_metrics().horizontalAdvance("run 00 · torchax-eager")
+    def _legend_columns(self, room: float, need: float) -> int:
+        """The most columns of ``need`` px names in ``room`` px."""
         return max(1, int((room + 45) // (need + 45)))
 
     def _legend_metrics(self) -> QFontMetricsF:
@@ -240,10 +245,16 @@ class PlotFitting(pg.PlotWidget):
         (issue 37: six long names took five rows and squeezed the plot); a name still too wide is cut
         (:func:`_shorten`). Entries are re-added, as pyqtgraph sizes a row only when it is added."""
         vb = plot_item(self).getViewBox()
-        entries = legend_entries(self._runs, self._legend_rows() * self._legend_columns(self._legend_room()))
-        _columns, room = self._legend_layout(len(entries))
         metrics = self._legend_metrics()
         shared = shared_parts([run.label for run in self._runs])
+        room = self._legend_room()
+        # the least an entry may be cut to: its run number, mode and model or file:entry (what every run
+        # shares apart); an entry of several runs keeps its "runs 1–6"
+        need = max((metrics.horizontalAdvance(least_name(self._entry_name(run, tuple(shared)))) for run in self._runs),
+                   default=0.0)
+        need = self._legend_need = min(need, room)
+        entries = legend_entries(self._runs, self._legend_rows() * self._legend_columns(room, need))
+        _columns, room = self._legend_layout(len(entries), need)
 
         def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:
             return self._entry_name(runs[0], drop) if len(runs) == 1 else race_entry_name(runs)
@@ -334,26 +345,44 @@ def shared_parts(labels: list[str]) -> list[str]:
 
 def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
     """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
-    longest: whole if it fits; else without its third part (the mesh or the machine), so the run number, the
-    mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
-    "run 29 · jit · 1 …"); else cut at the right with "…". A race lane's steady value (" ┄ 9.5 ms") is kept."""
+    longest: whole if it fits; else without its devices and machine (:func:`essential`), so the run number,
+    the mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
+    "run 29 · jit · 1 …"); else cut at the right with "…". A race lane's steady value (" ┄ 9.5 ms") is kept
+    while the run number, mode and model fit beside it, else left out (its dashed line stays drawn)."""
     if metrics.horizontalAdvance(name) <= room:
         return name
     if " ┄ " in name:  # a lane's steady value stays whole while the run number and mode stay readable
         head, value = name.rsplit(" ┄ ", 1)
         value = f" ┄ {value}"
-        least = " · ".join(head.split(" · ")[:2])  # "run 5 · jit-static"
+        least = essential(head)  # "run 5 · jit-static · pydoc-llama"
         if metrics.horizontalAdvance(least + value) <= room:
             return _shorten(head, metrics, room - metrics.horizontalAdvance(value)) + value
-        return _shorten(head, metrics, room)  # no room for both: the mode wins (the dashed line stays drawn)
-    parts = name.split(" · ")  # run N · mode · mesh or machine · model (whose own label may hold " · ")
-    if len(parts) > 3:
-        short = " · ".join([*parts[:2], *parts[3:]])
+        return _shorten(head, metrics, room)  # no room for both: mode and model win (the dashed line stays drawn)
+    parts = name.split(" · ")  # run N · mode · mesh · model or file:entry (whose own label may hold " · ")
+    short = essential(name)
+    if short != name:
         if metrics.horizontalAdvance(short) <= room:
             return short
         name = short
     cut = metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
     return cut if cut.startswith(parts[0]) else f"{parts[0]} …"  # the run number always: names stay unique
+
+
+def least_name(name: str) -> str:
+    """What a legend entry keeps when its column is narrow: :func:`essential`, then a lane's steady value."""
+    value = f" ┄ {name.rsplit(' ┄ ', 1)[1]}" if " ┄ " in name else ""
+    return essential(name) + value
+
+
+def essential(name: str) -> str:
+    """A legend entry's name without what does not tell runs apart (:data:`SECONDARY`: devices, the machine)
+    and without a lane's steady value: ``"run 2 · jit-static · 1 device · pydoc-llama · recorded on CPU × 4"``
+    → ``"run 2 · jit-static · pydoc-llama"``. By the parts' meaning, not their place: with the devices named
+    once under the x axis the model is the third part (the random walk found "run 2 · jit-static ·
+    recorded o…")."""
+    head = name.rsplit(" ┄ ", 1)[0]
+    parts = head.split(" · ")
+    return " · ".join(parts[:2] + [p for p in parts[2:] if not SECONDARY.match(p)])
 
 
 def _crosses(rect: QRectF, a: QPointF, b: QPointF) -> bool:

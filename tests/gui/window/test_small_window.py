@@ -1,0 +1,78 @@
+"""The window below 1280×720 (issue 37, the random walk's "plot squeezed" flaw): a 921×453 window (the walk's
+resize on a 1280×720 screen) squeezed the latency plot to 134×331 px, the sidebar and the prompt column keeping
+their widths, and the stats strip's cards were drawn over each other. The plot has a minimum size the layout
+keeps, so the window is not made smaller than that; on a 1024×600 screen the window still fits, maximized, with
+the plot, Run and Stop, and the stats strip whole. Each size runs in its own process on an offscreen screen of
+that size (Qt's offscreen platform reads the screen from a config file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    from PySide6.QtWidgets import QApplication, QFrame
+    from app.gui.main import configure_application
+    app = QApplication([])
+    configure_application(app)
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
+    from widgets.plot.latency_plot import MIN_SIZE
+
+    want_w, want_h, maximize = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "max"
+    win = MainWindow(settings=UserSettings(model="pydoc-llama"), autoload=False)
+    win.resize(1280, 720)
+    win.show()
+    for _ in range(10):
+        app.processEvents()
+    if maximize:
+        win.showMaximized()
+    else:
+        win.setGeometry(0, 0, want_w, want_h)
+    for _ in range(20):
+        app.processEvents()
+    ui = win.ui
+    tiles = [w for w in ui.stats.findChildren(QFrame) if w.isVisible() and w.parent() is ui.stats]
+    rects = [t.geometry() for t in tiles]  # the stats strip's cards
+    overlap = [(a.getRect(), b.getRect()) for i, a in enumerate(rects) for b in rects[:i] if a.intersects(b)]
+    def whole(w):
+        return w.isVisible() and w.width() >= w.minimumSizeHint().width() and w.height() >= w.minimumSizeHint().height()
+    screen = win.screen().availableGeometry()
+    print(json.dumps({"window": win.size().toTuple(), "screen": screen.size().toTuple(),
+                      "on_screen": screen.contains(win.frameGeometry()),
+                      "plot": ui.plot.size().toTuple(), "min": list(MIN_SIZE),
+                      "run": whole(ui.prompt.run_button), "stop": whole(ui.prompt.stop_button),
+                      "stats": ui.stats.height() >= ui.stats.minimumSizeHint().height(), "overlap": overlap}))
+    win.close()
+""")
+
+
+def window_at(tmp_path: Path, screen: tuple[int, int], size: tuple[int, int] | None) -> dict:
+    config = tmp_path / f"screen-{screen[0]}x{screen[1]}.json"
+    config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
+        {"name": "s", "x": 0, "y": 0, "width": screen[0], "height": screen[1], "logicalDpi": 96,
+         "logicalBaseDpi": 96, "dpr": 1}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
+    w, h = size or (0, 0)
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(w), str(h), "max" if size is None else "set"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(("screen", "size"), [((1280, 720), (921, 453)), ((1280, 720), (768, 432)),
+                                              ((1024, 600), None), ((1152, 648), (700, 400))])
+def test_a_small_window_keeps_the_plot_and_the_controls_whole(tmp_path, screen, size):
+    got = window_at(tmp_path, screen, size)
+    assert got["plot"][0] >= got["min"][0] and got["plot"][1] >= got["min"][1], got
+    assert got["on_screen"], got
+    assert got["run"] and got["stop"] and got["stats"], got
+    assert not got["overlap"], got
