@@ -13,6 +13,7 @@ Everything here runs on the thread that calls it (the GUI thread in the window).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -272,7 +273,10 @@ class Session(RunList, ShownResults):
         if replay:
             self.active = ReplayRequest(label)
             self._busy_changed()
-        return self._new_run(mode, race, label=label, origin=origin, replay=replay)
+        # a reopened run keeps its file's number where it is free (issue 37: a file's runs 4–8 showed as 1–5)
+        own = re.match(r"run (\d+)\b", label)
+        number = int(own.group(1)) if own and not replay else 0
+        return self._new_run(mode, race, label=label, origin=origin, replay=replay, number=number)
 
     def end_recorded(self, run: RunState, message: str = "") -> None:
         """The recorded run ``run`` is shown (or its replay ended or was stopped: it ends as ``stopped``

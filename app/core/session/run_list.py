@@ -94,10 +94,11 @@ class RunList:
 
     # -- a run starts, streams and ends -----------------------------------------------------------------
     def _new_run(self, mode: str, race: int | None, program: str = "", label: str | None = None,
-                 origin: str = "", replay: bool = False) -> RunState:
+                 origin: str = "", replay: bool = False, number: int = 0) -> RunState:
         """Start run number ``n`` (label ``"run n · mode"``, `` · program`` for a program's run, unless
-        ``label`` names it): the cap may drop older runs, never this one."""
-        self._n_runs += 1
+        ``label`` names it): the next number, or ``number`` (a reopened run's own) when no run of this session
+        had it yet — numbers only grow, so it stays unique. The cap may drop older runs, never this one."""
+        self._n_runs = max(self._n_runs + 1, number)
         if label is None:
             label = f"run {self._n_runs} · {mode}" + (f" · {program}" if program else "")
         run = RunState(label, mode, race, run_id=self._n_runs, origin=origin, replay=replay, program=program)

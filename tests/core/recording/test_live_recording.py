@@ -191,8 +191,8 @@ def test_opened_runs_are_kept_beside_live_ones_and_named_as_the_plot_names_them(
     session.apply_all(opened.events())
     session.end_recorded(state)
     live_run = live.recorded[1]
-    assert [r.label for r in live.runs_on_plot()] == ["run 1 · jit-static",
-                                                      "run 2 · torch (recorded as run 7 · torch)"]
+    assert state.run_id == 7  # issue 37: a reopened run keeps its file's number while it is free
+    assert [r.label for r in live.runs_on_plot()] == ["run 1 · jit-static", "run 7 · torch"]
     assert live.runs_on_plot()[0] is live_run
     assert live.recorder.runs == [live_run]  # an opened run is no live run
     assert [runs for _, runs in live.replay_groups()] == [[live_run], [opened]]
@@ -201,5 +201,5 @@ def test_opened_runs_are_kept_beside_live_ones_and_named_as_the_plot_names_them(
     assert replay is not None and session.busy
     session.end_recorded(replay)
     shown = live.runs_on_plot()[-1]
-    assert shown.label == "run 3 · torch ▶ replay of run 7 · torch" and shown.finished is not None
+    assert shown.label == "run 8 · torch ▶ replay of run 7 · torch" and shown.finished is not None
     assert live.replay_source() == [opened]  # a replay is not replayed

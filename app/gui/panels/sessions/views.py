@@ -5,6 +5,7 @@ JAX or torch. GUI thread only."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from app.core.recording import RecordedRun
@@ -71,14 +72,18 @@ def show_ir(inspect: InspectWiring, ir_tabs: IRTabs, run: RecordedRun) -> None:
 def plot_label(state: RunState, run: RecordedRun | None) -> str:
     """The plot's label of a recorded run (the plot adds ``"run N · "``), as a live run's: its mode, the devices
     it ran on (its mesh: ``"1 device"``), its model or ``program:entry``, then ``recorded on CPU × 4`` — or
-    ``▶ replay`` after the mode (a race lane's steady-decode key is named by its mode). Issue 37: recorded runs
-    said "CPU × 4" where live runs on the same machine said "1 device"."""
+    ``▶ replay`` after the mode (a race lane's steady-decode key is named by its mode). A run keeps its file's
+    number (:meth:`app.core.session.model.Session.begin_recorded`) unless the window had used it: then
+    ``recorded on CPU × 4 as run 4``. Issue 37: recorded runs said "CPU × 4" where live runs on the same machine
+    said "1 device"; a file's runs 4–8 showed as 1–5, or 22–26, with nothing saying so."""
     if run is None:
         return f"{state.mode} (recorded)"
     model = f" · {run.model}" if run.model else ""
     if state.replay:
         return f"{state.mode} ▶ replay · {run.mesh}{model}"
-    return f"{state.mode} · {run.mesh}{model} · recorded on {machine_name(run.environment)}"
+    own = re.match(r"run (\d+)\b", run.label)  # its number in the file, when the window could not keep it
+    number = f" as run {own.group(1)}" if own and int(own.group(1)) != state.run_id else ""
+    return f"{state.mode} · {run.mesh}{model} · recorded on {machine_name(run.environment)}{number}"
 
 
 def machine_colours(machines: set[str]) -> dict[str, str]:
