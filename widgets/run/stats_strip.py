@@ -20,6 +20,9 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("host", "host share"),
     ("bound", "of mem BW"),
 )
+#: The widest figure each card shows in a sensible run ("648 ms", "1173" tokens/s, "134 %"): its room is kept
+WIDEST = {"ttft": "999 ms", "tps": "8888", "tokens": "8888", "compiles": "88", "steady": "88.8", "host": "88 %",
+          "bound": "188 %"}
 MIN_COLUMNS = 4  # cards per row at least: seven cards wrap onto two rows in a narrow column
 #: The captions of a program run (the "steady" card is hidden: the steady call is the second card).
 PROGRAM_FIELDS: dict[str, str] = {"ttft": "first call", "tps": "steady call", "tokens": "calls",
@@ -34,7 +37,7 @@ class StatsStrip(QFrame):
         self.setObjectName("statsStrip")
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
-        self._grid.setSpacing(6)
+        self._grid.setSpacing(4)
         self._placed: tuple[int, tuple[str, ...]] = (0, ())  # columns, cards shown: the arrangement last laid out
         self.values: dict[str, QLabel] = {}
         self.captions: dict[str, QLabel] = {}
@@ -44,7 +47,7 @@ class StatsStrip(QFrame):
             card = QFrame(self)
             card.setObjectName("statCard")
             box = QVBoxLayout(card)
-            box.setContentsMargins(8, 3, 8, 3)
+            box.setContentsMargins(6, 3, 6, 3)
             box.setSpacing(0)
             value = QLabel("–")
             value.setObjectName("statValue")
@@ -77,6 +80,7 @@ class StatsStrip(QFrame):
     def _reflow(self) -> None:
         """Lay the shown cards out in as many columns as the strip's width holds (all in one row when they fit,
         never fewer than :data:`MIN_COLUMNS` per row)."""
+        self._reserve()
         keys = self._shown()
         columns = max(1, len(keys))
         while columns > MIN_COLUMNS and self._row_width(keys, columns) > self.width():
@@ -92,6 +96,16 @@ class StatsStrip(QFrame):
             self._grid.addWidget(self.cards[key], i // columns, i % columns)
         self._grid.setColumnStretch(columns, 1)  # the cards stay left, at their own widths
         self.updateGeometry()
+
+    def _reserve(self) -> None:
+        """Each value as wide as its :data:`WIDEST` in its own font, whatever it shows now: the strip's minimum width
+        is then what its figures need (issue 37: at 1024×600 "648 ms" and "1173.0" were cut to "648 m" and
+        "1173." — the minimum was taken while the cards showed "–")."""
+        for key, label in self.values.items():
+            label.ensurePolished()
+            need = label.fontMetrics().horizontalAdvance(WIDEST[key])
+            if label.minimumWidth() != need:
+                label.setMinimumWidth(need)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -165,10 +179,15 @@ class StatsStrip(QFrame):
     ) -> None:
         """Update every card. ``steady_ms`` is the median wall time of non-compiling decode calls."""
         self.values["ttft"].setText(ms(ttft_ms))
-        self.values["tps"].setText("–" if tokens_per_s is None else f"{tokens_per_s:.1f}")
+        self.values["tps"].setText("–" if tokens_per_s is None else per_s(tokens_per_s))
         self.values["tokens"].setText(str(n_tokens))
         self.values["compiles"].setText(str(n_compiles))
         self.values["steady"].setText("–" if steady_ms is None else f"{steady_ms:.1f}")
 
     def text(self, key: str) -> str:
         return self.values[key].text()
+
+
+def per_s(rate: float) -> str:
+    """Tokens per second as a card shows it: one decimal below 100 ("59.8"), whole from there ("1173")."""
+    return f"{rate:.1f}" if rate < 100 else f"{rate:.0f}"

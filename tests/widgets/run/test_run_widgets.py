@@ -116,3 +116,19 @@ def test_max_new_tokens_takes_what_is_typed(qtbot):
     qtbot.keyClicks(box.lineEdit(), "100000")
     qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
     assert box.value() == 100_000
+
+
+def test_stats_strip_figures_are_never_cut_at_its_minimum_width(qtbot):
+    """Issue 37, seen at 1024×600: "648 ms" and "1173.0" were drawn as "648 m" and "1173." — the strip's minimum
+    was taken while its cards showed "–"."""
+    strip = StatsStrip()
+    qtbot.addWidget(strip)
+    strip.show()
+    strip.resize(strip.minimumSizeHint())
+    strip.set_stats(648.0, 1173.04, 11, 2, 0.9)
+    strip.set_host({"dispatch": 0.2, "wait": 0.7})
+    qtbot.wait(10)
+    assert strip.text("tps") == "1173"
+    cut = {k: (v.text(), v.width(), v.fontMetrics().horizontalAdvance(v.text())) for k, v in strip.values.items()
+           if v.isVisible() and v.width() < v.fontMetrics().horizontalAdvance(v.text())}
+    assert not cut, cut
