@@ -93,7 +93,8 @@ class Walk(WalkChecks):
         yield self.after(SETTLE_S)
         self.check()
         cycle = name == "presentation" and action.get("cycle")  # on and off: back where it was
-        if name != "reset_layout" and not cycle and self.snapshot() == before and self.said == said:
+        same_size = name == "resize" and self.resized_to_own_size
+        if name != "reset_layout" and not cycle and not same_size and self.snapshot() == before and self.said == said:
             self.fail("no_silent_noop", f"{self.step_name} changed nothing and said nothing "
                                         f"(status: {win.status.text()!r})")
         self.results["steps"].append({"step": i, "action": self.step_name,
@@ -275,6 +276,9 @@ class Walk(WalkChecks):
     def do_resize(self, a: dict):
         win, screen = self.window, self.screen()
         w, h = int(screen.width() * a["w"]), int(screen.height() * a["h"])
+        least = win.minimumSize()  # a window at its minimum asked to be smaller stays as it is: no silent no-op
+        self.resized_to_own_size = (not win.isMaximized()
+                                    and (max(w, least.width()), max(h, least.height())) == win.size().toTuple())
         win.showNormal()
         win.setGeometry(screen.x() + (screen.width() - w) // 2, screen.y() + (screen.height() - h) // 2, w, h)
         yield self.after(SETTLE_S)

@@ -68,6 +68,7 @@ class WalkChecks:
         self.said = 0  # messages the window said (status line, program panel)
         self.presented_geometry: dict | None = None  # geometries before presentation went on
         self.layout_moved = False  # since presentation went on
+        self.resized_to_own_size = False  # the last resize asked for the size the window had (its minimum)
         self.failing: set[tuple[str, str]] = set()  # (invariant, subject) failing at this step's checks
         self.failed_before: set[tuple[str, str]] = set()  # ... at the step before
         self._hook()
