@@ -27,12 +27,13 @@ SCRIPT = textwrap.dedent("""
     from app.gui.window import MainWindow
     from widgets.plot.latency_plot import MIN_SIZE
 
-    want_w, want_h, maximize = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "max"
+    want_w, want_h, maximize, workspace = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "max", sys.argv[4]
     win = MainWindow(settings=UserSettings(model="pydoc-llama"), autoload=False)
     win.resize(1280, 720)
     win.show()
     for _ in range(10):
         app.processEvents()
+    win.workspaces.show(workspace)
     if maximize:
         win.showMaximized()
     else:
@@ -46,23 +47,28 @@ SCRIPT = textwrap.dedent("""
     def whole(w):
         return w.isVisible() and w.width() >= w.minimumSizeHint().width() and w.height() >= w.minimumSizeHint().height()
     screen = win.screen().availableGeometry()
+    bar = ui.ir_tabs.tabs.tabBar()  # the IR tabs' titles, whole (issue 37: "Pas" in the Code workspace)
+    cut_tabs = [bar.tabText(i) for i in range(bar.count())
+                if bar.tabRect(i).width() < bar.fontMetrics().horizontalAdvance(bar.tabText(i))]
     print(json.dumps({"window": win.size().toTuple(), "screen": screen.size().toTuple(),
                       "on_screen": screen.contains(win.frameGeometry()),
                       "plot": ui.plot.size().toTuple(), "min": list(MIN_SIZE),
                       "run": whole(ui.prompt.run_button), "stop": whole(ui.prompt.stop_button),
-                      "stats": ui.stats.height() >= ui.stats.minimumSizeHint().height(), "overlap": overlap}))
+                      "stats": ui.stats.height() >= ui.stats.minimumSizeHint().height(), "overlap": overlap,
+                      "cut_tabs": cut_tabs, "workspace_min": win.layout().totalMinimumSize().toTuple()}))
     win.close()
 """)
 
 
-def window_at(tmp_path: Path, screen: tuple[int, int], size: tuple[int, int] | None) -> dict:
+def window_at(tmp_path: Path, screen: tuple[int, int], size: tuple[int, int] | None, workspace: str = "Run") -> dict:
     config = tmp_path / f"screen-{screen[0]}x{screen[1]}.json"
     config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
         {"name": "s", "x": 0, "y": 0, "width": screen[0], "height": screen[1], "logicalDpi": 96,
          "logicalBaseDpi": 96, "dpr": 1}]}))
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
     w, h = size or (0, 0)
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(w), str(h), "max" if size is None else "set"],
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(w), str(h), "max" if size is None else "set",
+                          workspace],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -76,3 +82,12 @@ def test_a_small_window_keeps_the_plot_and_the_controls_whole(tmp_path, screen, 
     assert got["on_screen"], got
     assert got["run"] and got["stop"] and got["stats"], got
     assert not got["overlap"], got
+
+
+def test_the_code_workspace_fits_a_1280x720_screen_with_its_tabs_whole(tmp_path):
+    """The Passes page's width (732 px, in a scroll area that only scrolled up and down) made every IR view's
+    minimum, and the Code workspace's 1,354 px: wider than the screen, the tabs cut to "Pas"."""
+    got = window_at(tmp_path, (1280, 720), None, "Code")
+    assert got["workspace_min"][0] <= 1280, got
+    assert got["plot"][0] >= got["min"][0] and got["plot"][1] >= got["min"][1], got
+    assert not got["cut_tabs"], got

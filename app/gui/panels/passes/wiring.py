@@ -51,8 +51,10 @@ class PassesWiring(QObject):
         self._timer = QTimer(self, interval=200)
         self._timer.timeout.connect(self._tick)
         # in a scroll area: the page's own minimum height (pass list, chart, diff: ~620 px) no longer squeezes the
-        # plot under the IR views in the Code workspace to 68 px (found by the random-walk journeys)
-        self.page = scrolling(self._page(), "passesScroll")
+        # plot under the IR views in the Code workspace to 68 px (found by the random-walk journeys); in both
+        # directions: its width (732 px) made every IR view's minimum, and the Code workspace's 1,354 px, wider
+        # than a 1280-px screen (issue 37: the tabs cut to "Pas", the plot squeezed)
+        self.page = scrolling(self._page(), "passesScroll", both=True)
         self.ir_tabs.tabs.addTab(self.page, "Passes")
         ev = self.session.events
         ev.passes.connect(self.on_passes)
