@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.events import IREvent, PromptEvent
 from app.core.recording.environment import machine_name
-from app.core.recording.model import RecordedRun
+from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.recorder import RunRecorder
 from app.core.settings import GenerationSettings
 
@@ -179,7 +179,7 @@ class LiveRecording:
         self.pending = run  # read during runStarted (recorded_of)
         try:
             state = self.session.begin_recorded(label, run.mode, run.recorded_label, race, replay=replay,
-                                                keep=keep)
+                                                keep=keep, program=recorded_program(run))
         finally:
             self.pending = None
         if state is not None:
@@ -286,6 +286,14 @@ class LiveRecording:
         except Exception as exc:  # noqa: BLE001 — a pipeline that cannot be kept leaves the run as it was
             if self.on_error is not None:
                 self.on_error(f"The pass pipeline will not be saved with the session: {exc}")
+
+
+def recorded_program(run: RecordedRun) -> str:
+    """The entry point of a recorded program run (``"normalize"`` of ``"02_static_shapes.py:normalize"``, else
+    its calls' step), ``""`` for a model run: a reopened program run's stats and key show calls, not tokens."""
+    if not is_program_run(run):
+        return ""
+    return run.model.rsplit(":", 1)[-1] if ":" in run.model else (run.records[0].step if run.records else "call")
 
 
 def as_shown(state: RunState, recorded: RecordedRun) -> RecordedRun:

@@ -261,11 +261,12 @@ class Session(RunList, ShownResults):
 
     # -- recorded runs (session files) ------------------------------------------------------------------
     def begin_recorded(self, label: str, mode: str, origin: str, race: int | None = None, replay: bool = False,
-                       keep: int = 1) -> RunState | None:
+                       keep: int = 1, program: str = "") -> RunState | None:
         """Start showing a recorded run (from a session file): a new run in :attr:`runs` named ``label``,
         recorded at ``origin``; feed its events with :meth:`apply_all`, then call :meth:`end_recorded`.
         ``replay``: the session is busy until then (a live run waits; :class:`ReplayRequest`). ``keep``: at
         least this many runs stay on the plot until the next live run (runs of files opened together).
+        ``program``: the entry point of a recorded program run (its views show calls, not tokens).
         Refused (None) while a load, run or race is queued or executing."""
         if self.busy:
             return None
@@ -276,7 +277,7 @@ class Session(RunList, ShownResults):
         # a reopened run keeps its file's number where it is free (issue 37: a file's runs 4–8 showed as 1–5)
         own = re.match(r"run (\d+)\b", label)
         number = int(own.group(1)) if own and not replay else 0
-        return self._new_run(mode, race, label=label, origin=origin, replay=replay, number=number)
+        return self._new_run(mode, race, program, label=label, origin=origin, replay=replay, number=number)
 
     def end_recorded(self, run: RunState, message: str = "") -> None:
         """The recorded run ``run`` is shown (or its replay ended or was stopped: it ends as ``stopped``

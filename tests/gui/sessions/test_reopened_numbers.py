@@ -26,3 +26,27 @@ def test_a_fresh_window_shows_the_files_run_numbers_and_a_reused_number_says_so(
         assert [label.rsplit(" as ", 1)[-1] for _, label in shown] == ["run 4", "run 5", "run 6"], shown
     finally:
         win.close()
+
+
+def test_a_reopened_program_run_shows_calls_not_tokens(qtbot, make_window, gui_model, tmp_path):
+    """Issue 37 (views never stale): a program run opened from a session file left the stats strip and the
+    plot's key on a model's figures (TTFT, tokens/s, "steady decode") — its run had no entry point."""
+    import dataclasses
+
+    from qt_helpers import synthetic_run
+
+    from app.core.recording import RecordedRun
+
+    records = [dataclasses.replace(r, step="normalize") for r in synthetic_run(6)]
+    run = RecordedRun(label="run 2 · jit · normalize", mode="jit", model="02_static_shapes.py:normalize",
+                      records=records, settings={"mode": "jit", "calls": 6}, environment={"platform": "cpu"})
+    path = write_session(tmp_path / "program.session", run)
+    win = make_window(gui_model, autoload=False)
+    try:
+        assert win.sessions.open_paths([path])
+        assert win.session.current.program == "normalize"
+        assert win.ui.stats.is_program() and win.ui.stats.caption("ttft") == "first call"
+        assert win.ui.plot.is_program() and "steady call" in win.ui.plot.key_text()
+        assert "02_static_shapes.py:normalize" in win.ui.plot.run_labels()[-1]
+    finally:
+        win.close()
