@@ -21,6 +21,9 @@ window is idle (bounded); then every invariant is checked (:mod:`walk_checks`):
   ``file:entry`` of a program; or the x axis names it once, for every run) — or, a lane of an older race, its
   race's one entry ("runs 1–6 · race of 6 modes"); the plot shows exactly the session's runs;
 - ``export_names_runs``: an SVG export holds every legend entry's text;
+- ``views_follow_run``: the stats strip and the plot's key show the current run's kind (a program's calls or a
+  model's tokens), after model and program runs, live or reopened;
+- ``device_labels``: every run's label names its devices right after its mode, live and recorded alike;
 - ``no_silent_noop``: an action changes the window's state or says something (status line, program status,
   Passes or Profile status);
 - ``finished``: an action ends within its bound (a stop within ``STOP_BOUND_S``).

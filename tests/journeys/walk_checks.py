@@ -23,6 +23,7 @@ EXAMPLES = ("01_jit_speedup", "02_static_shapes", "03_pytrees", "04_static_argnu
             "06_transforms", "09_donation")
 SWEEPS = ("1:4", "1:6", "2,4,8")
 #: Actions after which the layout may differ legitimately (presentation's before/after is not compared).
+MESH = re.compile(r"^(\d+ devices?|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")  # "1 device", "tp=2", "dp=2,tp=2"
 MOVES_LAYOUT = {"workspace", "resize", "reset_layout", "example", "sweep"}
 
 
@@ -163,6 +164,26 @@ class WalkChecks:
         self.check_fits_screen()
         self.check_widgets()
         self.check_labels()
+        self.check_views()
+
+    def check_views(self) -> None:
+        """``views_follow_run``: the stats strip and the plot's key show the current run's kind (a program's
+        calls or a model's tokens), live or reopened; ``device_labels``: every run's label names the devices it
+        ran on right after its mode ("jit-static · 1 device · …"), live and recorded alike (issue 37)."""
+        win = self.window
+        run = win.session.current
+        if run is not None and not win.session.busy:
+            program = bool(run.program)
+            shown = {"stats strip": win.ui.stats.is_program(), "plot key": win.ui.plot.is_program()}
+            for view, is_program in shown.items():
+                if is_program != program:
+                    self.fail("views_follow_run", f"the {view} shows {'calls' if is_program else 'tokens'} for "
+                                                  f"run {run.run_id} ({'program' if program else 'model'} run)", view)
+        for plotted in win.ui.plot._runs:
+            parts = plotted.label.split(" · ")
+            if len(parts) < 2 or not MESH.match(parts[1]):
+                self.fail("device_labels", f"run {plotted.run_id} '{plotted.legend_name()}' does not name its "
+                                           f"devices after its mode", f"run {plotted.run_id}")
 
     def check_fits_screen(self) -> None:
         win, screen = self.window, self.screen()
