@@ -31,7 +31,7 @@ from widgets.plot.legend_row import add_legend_row
 from widgets.plot.log_axis import LogMsAxis
 from widgets.plot.plot_fitting import X_STEP, PlotFitting
 
-RUN_COLOURS = ("#2563eb", "#16a34a", "#9333ea", "#0891b2", "#a16207", "#db2777")
+RUN_COLOURS = ("#2563eb", "#be123c", "#9333ea", "#0891b2", "#a16207", "#db2777")
 #: Decode markers of successive runs (pyqtgraph symbols), so overlapping lines stay apart.
 RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
 REDRAW_INTERVAL_MS = 50

@@ -90,7 +90,7 @@ CATALOG: tuple[ModeInfo, ...] = (
              "through its return value, EOS ends it on the device). The right tool for long generations with no "
              "per-token host logic; not when the host must act between tokens (a program's own sampling, "
              "constraints, tools), on a device mesh, or for a few tokens (its compile is one more step's)",
-             "xla", "app.core.modes.loop:JitLoopMode", "#16a34a", "s", profilable=True),
+             "xla", "app.core.modes.loop:JitLoopMode", "#854d0e", "h", profilable=True),
     ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile over a StaticCache; on CPU Inductor's C++ "
              "kernels (mode 'default'), on GPU its Triton kernels with mode 'reduce-overhead': CUDA graphs replay "
              "each step's launches, as XLA:GPU's command buffers do for jit-static",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from widgets.ir.ir_tabs import IRTabs
 
 #: Colours of the machines when runs of more than one machine are on the plot.
-MACHINE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
+MACHINE_COLOURS = ("#2563eb", "#dc2626", "#854d0e", "#9333ea", "#475569", "#0891b2")
 
 
 def show_passes(passes: PassesWiring, status: StatusLine, run: RecordedRun) -> bool:
