@@ -346,7 +346,8 @@ def shared_parts(labels: list[str]) -> list[str]:
 def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
     """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
     longest: whole if it fits; else without its devices and machine (:func:`essential`), so the run number,
-    the mode and the model or program stay readable (the random-walk journeys found "run 5 · …" and
+    the mode and the model or program stay readable; else on two lines ("run 4 · jit ·<br>02_static_shapes.py:
+    normalize": the random walk found it cut in a 300-px plot) (the random-walk journeys found "run 5 · …" and
     "run 29 · jit · 1 …"); else cut at the right with "…". A race lane's steady value (" ┄ 9.5 ms") is kept
     while the run number, mode and model fit beside it, else left out (its dashed line stays drawn)."""
     if metrics.horizontalAdvance(name) <= room:
@@ -364,6 +365,10 @@ def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
         if metrics.horizontalAdvance(short) <= room:
             return short
         name = short
+    head = " · ".join(parts[:2])  # "run 4 · jit"
+    rest = name[len(head) + 3:]
+    if rest and metrics.horizontalAdvance(head) <= room:  # on two lines: the model or file:entry whole below
+        return f"{head} ·<br>{metrics.elidedText(rest, Qt.TextElideMode.ElideRight, room)}"
     cut = metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
     return cut if cut.startswith(parts[0]) else f"{parts[0]} …"  # the run number always: names stay unique
 

@@ -120,3 +120,21 @@ def test_a_lane_keeps_its_model_before_its_steady_value(qtbot):
         names = [label.text for _, label in plot.legend.items]
         assert not readable(plot, runs), (size, names, plot.shared_label(), plot.key_text())
         plot.close()
+
+
+def test_a_name_wider_than_the_plot_takes_two_lines(qtbot):
+    """The walk (seed 301, a 1019-px window): "run 4 · jit · 02_static_shapes.py:norm…" in a 300-px plot."""
+    runs = [("jit-static · 1 device · pydoc-llama", "pydoc-llama"),
+            ("jit · 1 device · 02_static_shapes.py:normalize · recorded on CPU × 1 as run 1",
+             "02_static_shapes.py:normalize")]
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(290, 260)
+    plot.show()
+    draw(plot, runs)
+    settle(qtbot)
+    names = [label.text for _, label in plot.legend.items]
+    assert not readable(plot, runs), names
+    assert any("<br>" in n for n in names), names
+    legend = plot.mapFromScene(plot.legend.sceneBoundingRect()).boundingRect()
+    assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, names)
