@@ -292,7 +292,8 @@ class MainWindow(QMainWindow):
             self.ui.tokens.start("")
             self.ui.stats.reset()
             self.inspect.forget()
-        self.ui.model_label.setText(f"<b>{event.label}</b> · {event.request.dtype}")
+        dtype = "" if event.label.endswith(event.request.dtype) else f" · {event.request.dtype}"  # "Q4_1 → float32"
+        self.ui.model_label.setText(f"<b>{event.label}</b>{dtype}")
         self.ui.form.set_chat_available(event.chat_template, event.chat_default)
         self.setWindowTitle(f"torchax playground — {event.label}")
         self.ui.model_error.setVisible(False)

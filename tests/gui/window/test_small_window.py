@@ -91,3 +91,18 @@ def test_the_code_workspace_fits_a_1280x720_screen_with_its_tabs_whole(tmp_path)
     assert got["workspace_min"][0] <= 1280, got
     assert got["plot"][0] >= got["min"][0] and got["plot"][1] >= got["min"][1], got
     assert not got["cut_tabs"], got
+
+
+def test_the_model_label_names_its_dtype_once(qtbot, make_window, gui_model):
+    """The GGUF model's label already ends with its dtype ("SmolLM2-135M-Instruct · Q4_1 → float32"): the
+    sidebar said "… → float32 · float32", wrapped onto two lines at 1280×720."""
+    from app.core.session.requests import LoadRequest, ModelLoaded
+
+    win = make_window(gui_model, autoload=False)
+    try:
+        win._on_loaded(ModelLoaded(LoadRequest(gui_model), "SmolLM2-135M-Instruct · Q4_1 → float32", "m", 0.0))
+        assert win.ui.model_label.text().count("float32") == 1, win.ui.model_label.text()
+        win._on_loaded(ModelLoaded(LoadRequest(gui_model, dtype="bfloat16"), "pydoc-llama", "m", 0.0))
+        assert win.ui.model_label.text() == "<b>pydoc-llama</b> · bfloat16"
+    finally:
+        win.close()
