@@ -306,6 +306,7 @@ class ScreenFit(QObject):
 
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
+        self.setObjectName("screenFit")
         self.window = window
         layout_of(window).setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         window.installEventFilter(self)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QToolBar, QWidget
 
@@ -111,6 +111,7 @@ class _Saved:
     app_font: QFont
     style: str  # the window's style sheet
     state: Qt.WindowState
+    geometry: QRect  # the window's, when it was neither maximized nor full screen
     docks: DockState
     splitters: dict[QSplitter, list[int]]
     visible: dict[QWidget, bool]  # every dock, tool bar and widget shown or hidden
@@ -174,6 +175,7 @@ class Presentation:
             app_font=QFont(QApplication.font()),
             style=win.styleSheet(),
             state=win.windowState(),
+            geometry=QRect(win.geometry()),
             docks=dock_state(win),
             splitters={sp: sp.sizes() for sp in win.findChildren(QSplitter)},
             visible={w: not w.isHidden() for w in self._panels()},
@@ -227,6 +229,18 @@ class Presentation:
             splitter.setSizes(sizes)
         if win.windowState() != saved.state:
             win.setWindowState(saved.state)
+        if not saved.state & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
+            # the larger fonts raised the window's minimum and it grew (a 1027x590 window came back 1027x690):
+            # its normal minimum first (ScreenFit, after this layout), then its own size and place again
+            QTimer.singleShot(0, lambda: self._restore_geometry(saved.geometry))
+
+    def _restore_geometry(self, geometry: QRect) -> None:
+        win = self.window
+        fit = getattr(win.findChild(QObject, "screenFit"), "fit", None)  # app.gui.layout.ScreenFit (a layer up)
+        if fit is not None:
+            fit()
+        if win.geometry() != geometry and not self.is_on():
+            win.setGeometry(geometry)
 
     @staticmethod
     def _restore_fonts(fonts: dict[QWidget, tuple[QFont, bool]]) -> None:

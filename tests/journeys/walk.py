@@ -15,7 +15,7 @@ window is idle (bounded); then every invariant is checked (:mod:`walk_checks`):
   visible, inside every parent and the screen, and not squeezed below their minimum size hint; the plot is tall
   enough to read (``MIN_PLOT``);
 - ``legend_whole``: the plot's run legend lies whole inside the plot;
-- ``presentation_restores``: presentation off puts every dock, the central area and the plot back to the pixel
+- ``presentation_restores``: presentation off puts every dock, the central area and the plot back (within ``PRESENT_SLACK_PX`` = 4 px)
   (compared with before it was turned on, when nothing else moved the layout meanwhile);
 - ``run_labels``: every run on the plot has a unique legend entry naming its mode and its model (or
   ``file:entry`` of a program; or the x axis names it once, for every run) — or, a lane of an older race, its

@@ -106,3 +106,49 @@ def test_the_model_label_names_its_dtype_once(qtbot, make_window, gui_model):
         assert win.ui.model_label.text() == "<b>pydoc-llama</b> · bfloat16"
     finally:
         win.close()
+
+
+PRESENT = textwrap.dedent("""
+    import json
+    from PySide6.QtWidgets import QApplication
+    from app.gui.main import configure_application
+    app = QApplication([])
+    configure_application(app)
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
+
+    def settle():
+        for _ in range(30):
+            app.processEvents()
+
+    win = MainWindow(settings=UserSettings(model="pydoc-llama"), autoload=False)
+    win.show()
+    settle()
+    win.setGeometry(253, 65, 1027, 590)
+    settle()
+    before = win.geometry().getRect()
+    win.demo.presentation_action.trigger()
+    settle()
+    win.resize(1027, 690)  # as X11 did: the larger fonts' minimum (offscreen fonts do not reach it)
+    settle()
+    during = win.geometry().getRect()
+    win.demo.presentation_action.trigger()
+    settle()
+    print(json.dumps({"before": before, "during": during, "after": win.geometry().getRect()}))
+    win.close()
+""")
+
+
+def test_presentation_off_gives_a_small_window_its_size_back(tmp_path):
+    """The walk (seed 302, 1280×720): presentation's larger fonts raised the window's minimum, a 1027×590 window
+    grew to 1027×690 and stayed so when presentation went off."""
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
+        {"name": "s", "x": 0, "y": 0, "width": 1280, "height": 720, "logicalDpi": 96, "logicalBaseDpi": 96,
+         "dpr": 1}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", PRESENT], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["during"][3] == 690 and got["after"] == got["before"], got
