@@ -4,7 +4,7 @@ call and the steady decode's share of the memory-bandwidth bound. Every card kee
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize
+from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
@@ -66,7 +66,7 @@ class StatsStrip(QFrame):
 
     def _row_width(self, keys: list[str], columns: int) -> int:
         """Width in px of ``keys``' cards laid out in ``columns`` columns (a column as wide as its widest)."""
-        widths = [self.cards[k].sizeHint().width() for k in keys]
+        widths = [max(self.cards[k].sizeHint().width(), self.cards[k].minimumWidth()) for k in keys]
         cols = [max(widths[j::columns], default=0) for j in range(columns)]
         return sum(cols) + self._grid.horizontalSpacing() * max(0, columns - 1)
 
@@ -101,11 +101,12 @@ class StatsStrip(QFrame):
         """Each value as wide as its :data:`WIDEST` in its own font, whatever it shows now: the strip's minimum width
         is then what its figures need (issue 37: at 1024×600 "648 ms" and "1173.0" were cut to "648 m" and
         "1173." — the minimum was taken while the cards showed "–")."""
-        for key, label in self.values.items():
+        for key, label in self.values.items():  # on the card: a QLabel caches a size hint taken with its minimum
             label.ensurePolished()
-            need = label.fontMetrics().horizontalAdvance(WIDEST[key])
-            if label.minimumWidth() != need:
-                label.setMinimumWidth(need)
+            margins = self.cards[key].contentsMargins().left() + self.cards[key].layout().contentsMargins().left()
+            need = label.fontMetrics().horizontalAdvance(WIDEST[key]) + 2 * margins
+            if self.cards[key].minimumWidth() != need:
+                self.cards[key].setMinimumWidth(need)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -114,6 +115,8 @@ class StatsStrip(QFrame):
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.LayoutRequest:  # a card shown or hidden (presentation), a font changed
             self._reflow()
+        elif e.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):  # presentation on or off: the
+            QTimer.singleShot(0, self, self._reflow)  # values' room in their new font, once they have it
         return super().event(e)
 
     def set_program(self, program: bool) -> None:
