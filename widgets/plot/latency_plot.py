@@ -37,7 +37,7 @@ RUN_SYMBOLS = ("o", "t1", "t", "t2", "t3", "h")
 REDRAW_INTERVAL_MS = 50
 #: px: the least the plot is laid out to (its axes, key and legend readable around a drawing area); a layout
 #: keeps it and a window is not made smaller than its layout needs (issue 37: 134 px wide in a 921×453 window)
-MIN_SIZE = (280, 180)
+MIN_SIZE = (280, 220)  # 180 px tall left a two-row legend below the plot's edge (the walk, seed 304)
 MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 

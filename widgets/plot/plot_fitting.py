@@ -25,9 +25,8 @@ LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot'
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 UNREADABLE = 40  # a compile note's placement cost when cut at the plot's edge or over another note
-#: A label part that is not what tells runs apart (the devices, the machine a recorded run ran on): left out of
-#: a legend entry before its mode or its model is cut. Meshes are ``"1 device"``, ``"8 devices"``, ``"tp=2"``,
-#: ``"dp=2,tp=2"`` (:meth:`app.core.engine.engine.Engine.mesh_label`).
+#: A label part that does not tell runs apart, left out of a legend entry before its mode or model is cut: the
+#: devices (``"1 device"``, ``"tp=2"``, ``"dp=2,tp=2"``: ``Engine.mesh_label``), the machine of a recorded run.
 SECONDARY = re.compile(r"^(\d+ devices?|recorded on .*|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
                 (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
@@ -252,8 +251,9 @@ class PlotFitting(pg.PlotWidget):
         # shares apart); an entry of several runs keeps its "runs 1–6"
         need = max((metrics.horizontalAdvance(least_name(self._entry_name(run, tuple(shared)))) for run in self._runs),
                    default=0.0)
+        lines = 2 if need > room else 1  # an entry wider than the plot takes two lines (_shorten)
         need = self._legend_need = min(need, room)
-        entries = legend_entries(self._runs, self._legend_rows() * self._legend_columns(room, need))
+        entries = legend_entries(self._runs, self._legend_rows() // lines * self._legend_columns(room, need))
         _columns, room = self._legend_layout(len(entries), need)
 
         def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:

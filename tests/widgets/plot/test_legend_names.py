@@ -138,3 +138,22 @@ def test_a_name_wider_than_the_plot_takes_two_lines(qtbot):
     assert any("<br>" in n for n in names), names
     legend = plot.mapFromScene(plot.legend.sceneBoundingRect()).boundingRect()
     assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, names)
+
+
+def test_the_legend_fits_a_plot_at_its_minimum_size(qtbot):
+    """The walk (seed 304, 1024×600, Code workspace): a sweep's two entries on two lines each hung 36 px below a
+    180-px plot. At :data:`MIN_SIZE` the legend lies inside the plot."""
+    from widgets.plot.latency_plot import MIN_SIZE
+
+    runs = [("jit · 1 device · 02_static_shapes.py:normalize", "02_static_shapes.py:normalize"),
+            ("jit-static · 1 device · pydoc-llama · recorded on CPU × 1 as run 1", "pydoc-llama")]
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(*MIN_SIZE)
+    plot.show()
+    draw(plot, runs)
+    settle(qtbot)
+    names = [label.text for _, label in plot.legend.items]
+    legend = plot.mapFromScene(plot.legend.sceneBoundingRect()).boundingRect()
+    assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, names)
+    assert not readable(plot, runs), names

@@ -50,10 +50,8 @@ class PassesWiring(QObject):
         self._t0 = 0.0
         self._timer = QTimer(self, interval=200)
         self._timer.timeout.connect(self._tick)
-        # in a scroll area: the page's own minimum height (pass list, chart, diff: ~620 px) no longer squeezes the
-        # plot under the IR views in the Code workspace to 68 px (found by the random-walk journeys); in both
-        # directions: its width (732 px) made every IR view's minimum, and the Code workspace's 1,354 px, wider
-        # than a 1280-px screen (issue 37: the tabs cut to "Pas", the plot squeezed)
+        # scrolling both ways: its minimum height (~620 px) squeezed the Code workspace's plot to 68 px, its width
+        # (732 px) made every IR view's minimum and the Code workspace 1,354 px wide (issue 37: "Pas" tab)
         self.page = scrolling(self._page(), "passesScroll", both=True)
         self.ir_tabs.tabs.addTab(self.page, "Passes")
         ev = self.session.events
