@@ -81,6 +81,7 @@ class Workspaces(QObject):
         self.code_right = splitter(Qt.Orientation.Vertical, name="codeRightSplit")
         self.code_split = splitter(Qt.Orientation.Horizontal, self.code_right, name="codeSplit")
         code_layout.addWidget(self.code_split)
+        self.code_split.installEventFilter(self)  # a resized Code page keeps the IR tab titles whole
         self.stack.addWidget(run_page)
         self.stack.addWidget(self.inspect_page)
         self.stack.addWidget(self.code_page)
@@ -206,6 +207,32 @@ class Workspaces(QObject):
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
         self.code_right.setSizes([height // 2, height - height // 2])
+        self._keep_tab_room()
+
+    #: the editor's least share of the Code page's width when the IR card widens for its tab titles
+    EDITOR_SHARE = 0.38
+
+    @Slot()
+    def _keep_tab_room(self) -> None:
+        """The IR card beside the editor is at least as wide as its tab titles (issue 37: at 1280×720 the tabs
+        scrolled and the last read "Pas"), as long as the editor keeps :attr:`EDITOR_SHARE` of the width; a
+        narrower card only when the window is too narrow for both. Run on the first sizing, on later visits and
+        when the Code page is resized; a handle the user drags stays where it is left."""
+        sizes = self.code_split.sizes()
+        bar = self.ui.ir_tabs.tabs.tabBar()
+        if self._shown != CODE or len(sizes) < 2 or not bar.isVisible():
+            return
+        total = sum(sizes)
+        chrome = max(0, sizes[1] - bar.width())  # the card's margins and frame around its tab bar
+        need = bar.sizeHint().width() + chrome + 2  # every tab whole (the hint of a scrolling bar is its tabs' sum)
+        right = min(need, total - int(total * self.EDITOR_SHARE))
+        if sizes[1] < right:
+            self.code_split.setSizes([total - right, right])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self.code_split and event.type() == QEvent.Type.Resize and self._code_sized:
+            QTimer.singleShot(0, self._keep_tab_room)  # after the splitter has shared the new width out
+        return False
 
     @Slot()
     def _keep_plot_room(self) -> None:
@@ -215,6 +242,7 @@ class Workspaces(QObject):
         total = sum(sizes)
         if len(sizes) >= 2 and total > 0 and sizes[1] < 0.4 * total:
             self.code_right.setSizes([int(total * 0.6), total - int(total * 0.6)])
+        self._keep_tab_room()
 
     def _give_back(self, name: str) -> None:
         ui = self.ui

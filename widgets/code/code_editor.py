@@ -179,20 +179,38 @@ class CodeEditor(QPlainTextEdit):
         return list(self._linked)
 
     def select_line(self, line: int) -> None:
-        """Put the cursor on 1-based ``line``, select it and scroll to it, without sending ``lineSelected``."""
+        """Put the cursor on 1-based ``line``, select it and scroll to it, without sending ``lineSelected``.
+
+        The line is centred vertically; sideways the view stays where it is while the line's code (its first
+        non-blank character, where the cursor goes) is on screen, and else moves only as far as that character
+        (issue 37: a cursor at the line's end scrolled a long line's end into view, its start out of it)."""
         block = self.document().findBlockByNumber(max(0, line - 1))
         if not block.isValid():
             return
+        text = block.text()
+        bar = self.horizontalScrollBar()
+        left = bar.value()
         self._quiet = True
         try:
             cursor = QTextCursor(block)
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)  # the anchor at the end, the cursor at the code
+            cursor.setPosition(block.position() + len(text) - len(text.lstrip()), QTextCursor.MoveMode.KeepAnchor)
             self.setTextCursor(cursor)
             self._last_line = line
             self.centerCursor()
         finally:
             self._quiet = False
+        bar.setValue(left)  # Qt centres an off-screen cursor sideways: undo that, then move only as needed
+        self._show_cursor_column()
         self._refresh_marks()
+
+    def _show_cursor_column(self, margin: int = 4) -> None:
+        """Scroll sideways just enough that the cursor's character is in view (``margin`` px inside the edge)."""
+        bar, rect, width = self.horizontalScrollBar(), self.cursorRect(), self.viewport().width()
+        if rect.left() < 0:
+            bar.setValue(bar.value() + rect.left() - margin)
+        elif rect.right() > width:
+            bar.setValue(bar.value() + rect.right() - width + margin)
 
     def _scroll_to(self, line: int) -> None:
         block = self.document().findBlockByNumber(max(0, line - 1))

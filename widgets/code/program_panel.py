@@ -124,13 +124,15 @@ class ProgramPanel(QWidget):
         self.discard_button.hide()
 
     def _layout(self) -> None:
-        """Three rows of controls above the editor; the status line (and Discard) below it."""
+        """Three rows of controls above the editor (the file, "as you type" and the entry point; the arguments,
+        Run and Stop; how it is called); the status line (and Discard) below it."""
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(6)
         grid.setVerticalSpacing(4)
         head = QHBoxLayout()
         head.addWidget(self.file_label, 1)
+        head.addWidget(self.live)  # here, not in the third row: the panel then narrows to leave the IR tabs room
         head.addWidget(QLabel("entry"))
         head.addWidget(self.entry)
         grid.addLayout(head, 0, 0, 1, 2)
@@ -144,7 +146,7 @@ class ProgramPanel(QWidget):
         args_row.addWidget(self.stop_button)
         grid.addLayout(args_row, 1, 0, 1, 2)
         row = QHBoxLayout()
-        for w in (self.calls, self.mode, self.sweep, self.bucket, self.static_values, self.live):
+        for w in (self.calls, self.mode, self.sweep, self.bucket, self.static_values):
             row.addWidget(w, 1 if w in (self.sweep, self.static_values) else 0)
         self.sweep.setMinimumWidth(self.sweep.fontMetrics().horizontalAdvance("sweep: 1:16") + 30)
         self.static_values.setMinimumWidth(self.static_values.fontMetrics().horizontalAdvance("static: n=3,4") + 30)

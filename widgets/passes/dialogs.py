@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
@@ -78,9 +79,28 @@ class CompareDialog(QDialog):
                 if col:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 table.setItem(r, col, item)
+        for col, label in enumerate(labels, start=1):
+            header = table.horizontalHeaderItem(col)
+            if header is not None:
+                header.setToolTip(label)
         table.resizeColumnsToContents()
         read_only(table, selection="rows", wrap=True)
+        # the two recordings side by side in the pane, the row names kept (issue 29's flaw 7: a column as wide
+        # as its long label showed one column at a time and scrolled the row names away): labels elided in the
+        # headers, whole above the table and in the headers' tool tips
+        head = table.horizontalHeader()
+        head.setTextElideMode(Qt.TextElideMode.ElideRight)  # "1: decode · jit-…": the number first
+        head.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (1, 2):
+            head.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         table.setMinimumWidth(360)
+        legend = named(QLabel("\n".join(labels)), "passesCompareLabels")
+        legend.setWordWrap(True)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(legend)
+        ll.addWidget(table, 1)
         diff = self.diff_view = HloDiff()
         diff.setObjectName("passesCompareDiff")
         if rows is not None:
@@ -90,5 +110,5 @@ class CompareDialog(QDialog):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(QLabel(summary))
         rl.addWidget(diff, 1)
-        split = splitter(Qt.Orientation.Horizontal, table, right, sizes=[380, 720], collapsible=True)
+        split = splitter(Qt.Orientation.Horizontal, left, right, sizes=[380, 720], collapsible=True)
         _close_box(self, split, (1100, 650))

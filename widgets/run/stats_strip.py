@@ -103,7 +103,8 @@ class StatsStrip(QFrame):
         "1173." — the minimum was taken while the cards showed "–")."""
         for key, label in self.values.items():  # on the card: a QLabel caches a size hint taken with its minimum
             label.ensurePolished()
-            margins = self.cards[key].contentsMargins().left() + self.cards[key].layout().contentsMargins().left()
+            box = self.cards[key].layout()
+            margins = self.cards[key].contentsMargins().left() + (box.contentsMargins().left() if box else 0)
             need = label.fontMetrics().horizontalAdvance(WIDEST[key]) + 2 * margins
             if self.cards[key].minimumWidth() != need:
                 self.cards[key].setMinimumWidth(need)

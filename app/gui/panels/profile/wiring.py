@@ -5,6 +5,7 @@ timeline, linked to the optimized-HLO view. GUI thread only; the profile is meas
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from app.core.profile.columns import (
 )
 from app.core.session.requests import ProfileReady
 from app.gui.context import WindowContext
+from app.gui.panels.profile.figures import busy_arithmetic, busy_figures
 from app.gui.panels.profile.links import ProfileLinks
 from widgets.common.splitters import splitter
 from widgets.common.typed_qt import named
@@ -118,11 +120,16 @@ class ProfileWiring(QObject):
         program = self.program_request()
         if program is not None:
             if not self.session.profile("", program.entry or "program", self.steps.value(), program):
-                self.summary.setText("Wait for the run to end before profiling the program.")
+                self._say("Wait for the run to end before profiling the program.")
             return
         step = self.step.currentText()
         if not self.session.profile(self.prompt.prompt() or " ", step, self.steps.value()):
-            self.summary.setText("Load a model and wait for the run to end before profiling.")
+            self._say("Load a model and wait for the run to end before profiling.")
+
+    def _say(self, text: str) -> None:
+        """A message in place of the profile's figures (and no tool tip about them)."""
+        self.summary.setText(text)
+        self.summary.setToolTip("")
 
     def program_request(self) -> Any:
         """The user's program when Profile is about it (the Code workspace shows, or the IR views show a
@@ -199,7 +206,11 @@ class ProfileWiring(QObject):
             what = f"{profile.step} · {profile.n_steps} steps · {ready.origin}"
         elif ready.recorded:  # from a session file: read-only, named by where it was recorded
             what = f"{what} profiled · {ready.origin}"
-        self._header = f"<b>{what}{'' if ready.recorded else ' profiled'}</b> · {profile_summary(profile)}"
+        figures = html.escape(profile_summary(profile), quote=False)
+        busy = html.escape(busy_figures(profile), quote=False)  # the two busy figures, named; the sums in the tip
+        self._header = f"<b>{what}{'' if ready.recorded else ' profiled'}</b> · {figures} · {busy}"
+        self.summary.setToolTip("".join(f"<p>{html.escape(p, quote=False)}</p>"  # rich text: Qt wraps it
+                                        for p in busy_arithmetic(profile).split("\n\n")))
         self._show_rows()
         self.timeline.set_timeline(ready.timeline, timeline_ops_running(profile))  # the header's figure
         self.export_button.setEnabled(True)
@@ -322,7 +333,7 @@ class ProfileWiring(QObject):
             self.timeline.export(path)
         else:
             self.table.export(path)
-        self.summary.setText(f"{profile_summary(self.last.profile)} · exported to {path}")
+        self.summary.setText(f"{self._header}<br>exported to {html.escape(path, quote=False)}")
 
     def _on_busy(self, busy: bool) -> None:
         self.button.setEnabled(not busy)
