@@ -31,9 +31,12 @@ def nbytes(value: float | None) -> str:
 
 
 def ms(value: float | None) -> str:
-    """Milliseconds, switching to seconds above 1 s: ``ms(1234)`` → ``"1.23 s"``."""
+    """Milliseconds, switching to seconds above 1 s: ``ms(1234)`` → ``"1.23 s"``, and to microseconds where one
+    decimal would read "0.0 ms": ``ms(0.012)`` → ``"12 µs"`` (a fast program call)."""
     if value is None:
         return "–"
+    if 0 < value < 0.05:
+        return f"{value * 1000:.0f} µs"
     if value >= 1000:
         return f"{value / 1000:.2f} s"
     if value >= 100:
