@@ -46,6 +46,7 @@ from widgets.plot.latency_plot import LatencyPlot
 from widgets.run.generation_form import GenerationForm
 from widgets.run.model_picker import ModelPicker
 from widgets.run.prompt_editor import PromptEditor
+from widgets.run.router_strip import RouterStrip
 from widgets.run.stats_strip import StatsStrip
 from widgets.run.token_view import TokenView
 
@@ -166,6 +167,7 @@ class WindowParts:
         self.stats = StatsStrip()
         self.tokens = TokenView()
         self.tokens.setObjectName("tokenView")
+        self.router = RouterStrip()  # a mixture-of-experts run's experts per token (issue 42); hidden otherwise
         self.plot = LatencyPlot()
         self.plot.call_titles = {c.key: c.title for c in CALL_COLUMNS}
         self.ir_tabs = IRTabs()
@@ -197,6 +199,7 @@ class WindowParts:
     def _lay_out(self, window: QMainWindow) -> None:
         self.prompt_card = card(self.prompt, title="Prompt", stretch_last=True)
         self.token_card = card(self.stats, self.tokens, title="Token stream", stretch_last=True)
+        layout_of(self.token_card).addWidget(self.router)
         self.plot_card = card(self.plot, title="Latency per call", stretch_last=True)
         # a panel is never squashed below its minimum size (not collapsible)
         self.stream_split = splitter(Qt.Orientation.Vertical, self.prompt_card, self.token_card, stretch=[0, 1],
@@ -317,6 +320,10 @@ class ScreenFit(QObject):
                                                    QEvent.Type.ScreenChangeInternal) and not self._pending:
             self._pending = True
             QTimer.singleShot(0, self.fit)  # after the layout has taken the request
+        elif obj is self.window and event.type() == QEvent.Type.Resize and self.window.isVisible():
+            # the window manager applies a resize after fit() asked: back on screen once it has (the walk, seed
+            # 302 at 1024x600: presentation grew a window at x = 169 to 1019 px, past the screen's right edge)
+            QTimer.singleShot(0, self._keep_on_screen)
         return False
 
     def fit(self) -> QSize:

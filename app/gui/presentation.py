@@ -232,15 +232,22 @@ class Presentation:
         if not saved.state & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
             # the larger fonts raised the window's minimum and it grew (a 1027x590 window came back 1027x690):
             # its normal minimum first (ScreenFit, after this layout), then its own size and place again
-            QTimer.singleShot(0, lambda: self._restore_geometry(saved.geometry))
+            QTimer.singleShot(0, win, lambda: self._restore_geometry(saved.geometry))  # cancelled with the window
 
-    def _restore_geometry(self, geometry: QRect) -> None:
+    def _restore_geometry(self, geometry: QRect, again: bool = True) -> None:
+        """The window's size and place before presentation, once its minimum is the normal one again (widgets
+        that size themselves from their new fonts a moment later, like the stats strip, then again)."""
         win = self.window
+        if self.is_on():
+            return
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         fit = getattr(win.findChild(QObject, "screenFit"), "fit", None)  # app.gui.layout.ScreenFit (a layer up)
         if fit is not None:
             fit()
-        if win.geometry() != geometry and not self.is_on():
+        if win.geometry() != geometry:
             win.setGeometry(geometry)
+        if again:  # the walk, seed 302: a 1019-px window came back 1027 px (the strip's cards were still wide)
+            QTimer.singleShot(150, win, lambda: self._restore_geometry(geometry, again=False))
 
     @staticmethod
     def _restore_fonts(fonts: dict[QWidget, tuple[QFont, bool]]) -> None:

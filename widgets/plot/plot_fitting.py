@@ -177,7 +177,6 @@ class PlotFitting(pg.PlotWidget):
         column's width."""
         room = self._legend_room()
         columns = max(1, min(n, -(-n // self._legend_rows())))
-        # random-walk journeys: in an 870x475 window every entry read "run…"; more rows instead
         columns = min(columns, self._legend_columns(room, need))
         return columns, max(60.0, room / columns - 45)  # 45: the sample and the gaps
 
@@ -251,6 +250,7 @@ class PlotFitting(pg.PlotWidget):
         # shares apart); an entry of several runs keeps its "runs 1–6"
         need = max((metrics.horizontalAdvance(least_name(self._entry_name(run, tuple(shared)))) for run in self._runs),
                    default=0.0)
+        need /= share  # drawn wider than measured (place_legend): fewer columns, never names cut below need
         lines = 2 if need > room else 1  # an entry wider than the plot takes two lines (_shorten)
         need = self._legend_need = min(need, room)
         entries = legend_entries(self._runs, self._legend_rows() // lines * self._legend_columns(room, need))
