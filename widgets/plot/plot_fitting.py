@@ -264,7 +264,7 @@ class PlotFitting(pg.PlotWidget):
             names = [name(runs, tuple(shared)) for runs in entries]
         else:
             shared = []
-        self._set_shared(" · ".join(shared))
+        self._set_shared(" · ".join(sorted(shared, key=lambda p: bool(SECONDARY.match(p)))))  # the model first
         names = [_shorten(n, metrics, room * share) for n in names]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:

@@ -157,3 +157,15 @@ def test_the_legend_fits_a_plot_at_its_minimum_size(qtbot):
     legend = plot.mapFromScene(plot.legend.sceneBoundingRect()).boundingRect()
     assert plot.viewport().rect().adjusted(-1, -1, 1, 1).contains(legend), (legend, names)
     assert not readable(plot, runs), names
+
+
+def test_what_every_run_shares_names_the_model_before_the_devices(qtbot):
+    """The walk (seed 309, 1024×600): the x axis said "every run: 1 d…", the model cut away."""
+    runs = [("jit-static · 1 device · pydoc-llama", "pydoc-llama")] * 5
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(300, 260)
+    plot.show()
+    draw(plot, runs)
+    settle(qtbot)
+    assert plot.shared_label() == "pydoc-llama · 1 device", plot.shared_label()
