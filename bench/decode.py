@@ -29,7 +29,11 @@ Goals (issues 12 and 13), printed as PASS/MISS: on the default model jit-static'
 tokens/s of torch and within 1.2x of the bound; jit-static >= 1.1x the tokens/s of torch-compile, with a total
 compile time <= 0.15x Inductor's. Issue 31, for jit-loop (the decode loop as one compiled ``while_loop``; its
 steady ms/token is the median host-side interval between its token callbacks): >= 1.15x jit-static's tokens/s,
-<= 1.15x the bound, its loop's compile <= 1.5x jit-static's decode compile.
+<= 1.15x the bound, its loop's compile <= 1.5x jit-static's decode compile. Issue 38, for jit-static and jit-loop
+(``--long-tokens``, default 8,000; 0 skips it): the first ``--long-first`` (100) tokens of a run with room for
+``--long-tokens`` new tokens decode within 1.2x the steady ms/token of a ``--short-tokens`` (128) run, same mode, both
+warm (the KV cache starts small and grows in buckets as decoding needs it: ``app.core.runtime.kv_cache``); each
+row's ``cache`` column is the KV-cache positions its run ended with (``Summary.cache_len``).
 """
 
 from __future__ import annotations
@@ -92,7 +96,51 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
         "host_share": steady_host_share(records),
         "host_ms": steady_host_ms(records),
         "leaves": decode[-1].leaves if decode else None,
+        "cache_len": finished.summary.cache_len,
     }
+
+
+def bench_long(engine, mode: str, short_tokens: int, long_tokens: int, first: int, pairs: int = 3) -> dict:
+    """Issue 38: the first ``first`` tokens of a run with room for ``long_tokens`` against a ``short_tokens`` run,
+    same mode, warm (each run after one of its own shape, so neither pays a compile in its steady figure), ``pairs``
+    pairs run in turn: steady ms/token of each (medians), the median pair's ratio, and the KV-cache positions each
+    decoded with (``Summary.cache_len``)."""
+    from app.core.events import CallRecord, FinishedEvent, TokenEvent, steady_decode_ms
+    from app.core.settings import GenerationSettings
+
+    def run(n_new: int, stop_after: int | None) -> tuple[float | None, int | None, int]:
+        settings = GenerationSettings(mode=mode, max_new_tokens=n_new, capture_ir=False, stop_at_eos=False)
+        records, tokens, finished = [], [], None
+        full = engine.cache_len_for(len(engine.encode(PROMPT)), settings)
+        limit = stop_after or n_new
+        for event in engine.generate(PROMPT, settings, should_stop=lambda: len(tokens) >= limit):
+            if isinstance(event, CallRecord):
+                records.append(event)
+            elif isinstance(event, TokenEvent):
+                tokens.append(event)
+            elif isinstance(event, FinishedEvent):
+                finished = event
+        return steady_decode_ms(records), finished.summary.cache_len if finished else None, full
+
+    run(short_tokens, None)  # compiles the short run's steps
+    run(long_tokens, first)  # compiles the long run's first bucket
+    shorts, longs = [], []
+    for _ in range(pairs):  # in turn, so that the machine's drift moves both alike; the median pair's ratio
+        shorts.append(run(short_tokens, None))
+        longs.append(run(long_tokens, first))
+    ratios = [lg[0] / sh[0] for sh, lg in zip(shorts, longs) if lg[0] and sh[0]]
+    ratio = float(np.median(ratios)) if ratios else None
+    short_ms, short_cache, _ = shorts[-1]
+    long_ms, long_cache, long_full = longs[-1]
+    short_ms = float(np.median([sh[0] for sh in shorts if sh[0]]))
+    long_ms = float(np.median([lg[0] for lg in longs if lg[0]]))
+    print(f"  {mode}: first {first} tokens of a {long_tokens:,}-token run ({long_cache} of {long_full:,} cache "
+          f"positions) {long_ms:.2f} ms/token vs a {short_tokens}-token run ({short_cache} positions) "
+          f"{short_ms:.2f} ms/token (medians of {pairs}): median pair ratio {ratio:.2f} "
+          f"[{min(ratios):.2f}-{max(ratios):.2f}] (target <= 1.2)", flush=True)
+    return {"mode": mode, "short_tokens": short_tokens, "short_ms_per_token": short_ms, "short_cache_len": short_cache,
+            "long_tokens": long_tokens, "first": first, "long_ms_per_token": long_ms, "long_cache_len": long_cache,
+            "long_full_cache_len": long_full, "ratio": ratio, "pair_ratios": ratios}
 
 
 def goals(rows: dict[str, dict], bound_ms: float) -> list[tuple[str, float | None, str, bool | None]]:
@@ -142,13 +190,14 @@ def print_result(res: dict) -> None:
           f"{res['bound_ms_per_token']:.2f} ms/token; "
           f"torch threads {res['torch_threads']}, Inductor cache {res['inductor_cache']}")
     print(f"{'mode':<14} {'device':<28} {'tokens':>6} {'1st prefill ms':>14} {'1st decode ms':>14} {'compile ms':>11} "
-          f"{'compiles':>8} {'steady ms/tok':>14} {'tokens/s':>9} {'x torch':>8} {'x bound':>8} {'host %':>7}")
+          f"{'compiles':>8} {'steady ms/tok':>14} {'tokens/s':>9} {'x torch':>8} {'x bound':>8} {'host %':>7} "
+          f"{'cache':>6}")
     for r in res["modes"]:
         print(f"{r['mode']:<14} {r['device'][:28]:<28} {r['tokens']:>6} {f(r['first_prefill_ms'], ',.1f'):>14} "
               f"{f(r['first_decode_ms'], ',.1f'):>14} {f(r['compile_total_ms'], ',.0f'):>11} {r['compiles']:>8} "
               f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['decode_tokens_per_s'], ',.1f'):>9} "
               f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8} "
-              f"{f(r['host_share'] and r['host_share'] * 100, '.1f'):>7}")
+              f"{f(r['host_share'] and r['host_share'] * 100, '.1f'):>7} {f(r['cache_len'], 'd'):>6}")
     for r in res["modes"]:
         if r["decode_timing"] and r["decode_timing"] != "call":
             print(f"  {r['mode']} steady ms/token is the median {r['decode_timing']} (one call runs every token)")
@@ -172,6 +221,10 @@ def print_result(res: dict) -> None:
                                            f"first differs at token {at} ({ids[ref][at]} vs {tokens[at]})"))
     for name, value, target, met in res["goals"]:
         print(f"goal {name}: {value:.2f} (target {target}) {'PASS' if met else 'MISS'}")
+    for r in res["long_runs"]:
+        if r["ratio"] is not None:
+            print(f"goal {r['mode']} first {r['first']} tokens of {r['long_tokens']:,} / a {r['short_tokens']}-token "
+                  f"run: {r['ratio']:.2f} (target <= 1.2) {'PASS' if r['ratio'] <= 1.2 else 'MISS'}")
 
 
 #: Defaults per platform: models, dtype, modes.
@@ -207,6 +260,11 @@ def main() -> int:
     parser.add_argument("--slow-tokens", type=int, default=4, help=f"tokens for {' and '.join(SLOW_MODES)}")
     parser.add_argument("--inductor-cache", choices=("cold", "warm"), default="cold")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: unchanged)")
+    parser.add_argument("--long-tokens", type=int, default=8000,
+                        help="issue 38: the jit modes' first --long-first tokens of a run of this many new tokens "
+                             "against a --short-tokens run (0: skip)")
+    parser.add_argument("--long-first", type=int, default=100)
+    parser.add_argument("--short-tokens", type=int, default=128)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -245,10 +303,12 @@ def main() -> int:
         for r in rows:
             r["ratio_to_torch"] = r["decode_tokens_per_s"] / torch_rate if torch_rate and r["decode_tokens_per_s"] else None
             r["ratio_to_bound"] = r["steady_ms_per_token"] / bound_ms if r["steady_ms_per_token"] else None
+        long_rows = [bench_long(engine, m, args.short_tokens, args.long_tokens, args.long_first)
+                     for m in modes if m in ("jit-static", "jit-loop") and args.long_tokens > 0]
         res = {"model": engine.label, "dtype": dtype, "params": engine.loaded.n_params, "weight_bytes": weight_bytes,
                "device": device.label, "torch_device": device.torch_label, "bandwidth_method": how,
                "bandwidth_gbs": bandwidth, "bound_ms_per_token": bound_ms, "torch_threads": torch.get_num_threads(),
-               "inductor_cache": args.inductor_cache, "modes": rows,
+               "inductor_cache": args.inductor_cache, "modes": rows, "long_runs": long_rows,
                "goals": goals({r["mode"]: r for r in rows}, bound_ms)}
         results.append(res)
         if not args.json:

@@ -43,12 +43,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
     add_devices_arg(p)
     add_device_arg(p)
-    p.add_argument("--distributed", action="store_true",
-                   help="multi-host: call jax.distributed.initialize() first (auto-detected on TPU, Slurm, "
-                        "Open MPI; else give --coordinator, --num-processes and --process-id)")
-    p.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
-    p.add_argument("--num-processes", type=int, default=None)
-    p.add_argument("--process-id", type=int, default=None)
+    from app.cli.hosts import add_distributed_args
+
+    add_distributed_args(p)
     p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
                    help="use JAX's persistent compilation cache and Inductor's disk caches beside it "
                         "(default dir: the platform cache dir)")
@@ -111,6 +108,11 @@ def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Eng
 
     mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
     device = device_for(args)
+    processes = process_count()
+    if processes > 1:  # the mesh spans every process: records name it ("tp=2 across 2 processes")
+        from dataclasses import replace
+
+        mesh = replace(mesh, processes=processes)
     engine = load_engine(args.model, args.dtype, on_event=on_event, device=device)
     if on_event is not None:
         print(f"[device] {device_line(engine)}", file=err, flush=True)
@@ -120,8 +122,22 @@ def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Eng
         engine.set_mesh(mesh)
         per_device = engine.device_bytes()["weights"]
         sizes = ", ".join(f"{d} {b / 2**20:.1f} MiB" for d, b in per_device.items())
-        print(f"[mesh] {mesh}: weights per device: {sizes}", file=err)
+        mine = " (this process's devices)" if processes > 1 else ""
+        print(f"[mesh] {mesh}: weights per device{mine}: {sizes}", file=err)
     return engine
+
+
+def _process_fields() -> dict[str, Any]:
+    from app.cli.hosts import process_fields
+
+    return process_fields()
+
+
+def process_count() -> int:
+    """``jax.process_count()`` (1 unless the processes of a run across hosts joined)."""
+    from app.core.parallel.hosts import process_count as count
+
+    return count()
 
 
 def phase_printer(err: TextIO):
@@ -160,7 +176,7 @@ def write_json_event(out: TextIO, event: Any, model: str, bound: Any = None) -> 
         extra = {} if bound is None else bound_fields(bound.bound_ms, bound.bandwidth_gbs,
                                                       event.summary.steady_decode_ms)
         out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
-                              **vars(event.summary), **extra, "token_ids": event.token_ids,
+                              **vars(event.summary), **extra, **_process_fields(), "token_ids": event.token_ids,
                               "text": event.text}) + "\n")
     out.flush()
 

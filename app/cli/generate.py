@@ -16,6 +16,7 @@ from app.cli.common import (
     main_thread,
     note_cap,
     phase_printer,
+    process_count,
     record_event,
     session_recorder,
     settings_from_args,
@@ -44,7 +45,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     on_phase = phase_printer(err) if not args.json else None
     engine = load_engine_for(args, err, on_event=on_phase)
     stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread() else None
+    # Stop between steps on one process; across processes Ctrl-C ends every process (one stopping alone would
+    # leave the others waiting in the next step's collectives)
+    previous = (signal.signal(signal.SIGINT, lambda *_: stop.set())
+                if main_thread() and process_count() == 1 else None)
     records: list[CallRecord] = []
     recorder = session_recorder(args, engine, settings)  # the run written when it ends, source maps at the end
     bound = memory_bound(engine)  # the decode step's memory-bandwidth floor (measured once per machine)

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif what in PASS_WHAT:
         text = _passes_text(engine, what, args, err)
     else:
-        text = _inspect_text(step_ir, what)
+        text = _inspect_text(step_ir, what, engine.mesh)
     write_text_output(text, args.output, out, err)
     return 0
 
@@ -114,13 +114,13 @@ def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextI
     return buf.getvalue()
 
 
-def _inspect_text(step_ir: Any, what: str) -> str:
-    if what == "collectives":
-        from app.core.parallel.mesh import collectives
+def _inspect_text(step_ir: Any, what: str, mesh: Any = None) -> str:
+    if what == "collectives":  # on a mesh across processes each says whether it crosses a process boundary
+        from app.core.parallel.hosts import device_processes
+        from app.core.parallel.mesh import collectives, format_collectives
 
-        found = collectives(step_ir.hlo)
-        lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]
-        return "\n".join([f"{len(found)} collectives", *lines])
+        return format_collectives(collectives(step_ir.hlo, device_processes(mesh) if mesh is not None else None),
+                                  mesh)
     return step_ir_text(step_ir, what)
 
 

@@ -34,11 +34,39 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                       help="token cap of the torchax-eager lane (it dispatches every op on its own; "
                            f"default {EAGER_TOKENS})")
     race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
+    add_settings_args(race)
     add_session_args(race)
     return race
 
 
+def add_settings_args(race: argparse.ArgumentParser) -> None:
+    """The compiler-settings race's options (:mod:`app.cli.race_settings`)."""
+    from app.core.compile_settings.catalog import NAMES
+
+    group = race.add_argument_group(
+        "compiler settings", "race one step under several compiler settings instead of several modes: "
+        "the model's jit-static decode step, or a program's entry point with --program")
+    group.add_argument("--settings", action="append", default=None, metavar="NAME[,NAME…]",
+                       help=f"settings to race, comma-separated or repeated: {', '.join(NAMES)}; a jax.config pair "
+                            "(jax_optimization_level=O3); 'default' (XLA's defaults, the baseline) is added first")
+    group.add_argument("--flags", action="append", default=None, metavar="'XLA_FLAGS'",
+                       help="one more setting as an XLA_FLAGS string, written with '=' as it starts with --: "
+                            "--flags='--xla_cpu_enable_fast_math=true' "
+                            "(applied per compile, not through the environment)")
+    group.add_argument("--program", default=None, metavar="FILE.py[:ENTRY]",
+                       help="race a program's entry point (default: its first) instead of the model's decode step")
+    group.add_argument("--calls", type=int, default=20, metavar="N",
+                       help="calls per setting of a --program race (default 20)")
+    group.add_argument("--rounds", type=int, default=1, metavar="N",
+                       help="race every setting N times, round-robin, and print medians (a shared machine is noisy)")
+    group.add_argument("--list-settings", action="store_true", help="list the settings catalog and exit")
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.settings or args.flags or args.program or args.list_settings:
+        from app.cli.race_settings import run_settings
+
+        return run_settings(args, out, err)
     from app.core.events import FinishedEvent, LaneEvent
     from app.core.race import by_lane, format_race_table, summary_rows
     from app.core.session.requests import RaceRequest
@@ -65,6 +93,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms "
                       f"on {event.device}",
                       file=err, flush=True)
+    from app.cli.hosts import process_fields  # a run across hosts: each row names its process (issue 39)
     from app.core.profile.bound import memory_bound
 
     bound = memory_bound(engine)
@@ -72,7 +101,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         for row in rows:
             done = finished[row["mode"]]
-            out.write(json.dumps({"event": "race", **row, "device": done.device, "token_ids": done.token_ids}) + "\n")
+            out.write(json.dumps({"event": "race", **row, "device": done.device, "mesh": done.summary.mesh,
+                                  **process_fields(), "token_ids": done.token_ids}) + "\n")
     else:
         print(f"model {engine.label} | prompt {args.prompt!r} | {device_line(engine)}", file=out)
         print(format_race_table(rows), file=out)

@@ -111,6 +111,10 @@ class CallRecord(_Event):
     included). ``host_ms``: the call's wall time split into :data:`HOST_PARTS` (ms; they add up to ``wall_ms``;
     empty for modes that are not jitted and in records made before the meter); ``leaves``: the number of argument
     leaves the call flattened and dispatched (None when not measured; 0 for a jit-loop token, which passes none).
+    ``experts``: a mixture-of-experts model's routing in this call, ``[layer][token][k]`` expert ids as its routers
+    chose them (a prefill: the prompt's tokens; a decode step: its input token), ``expert_weights`` their top-k
+    weights in the same layout (:mod:`app.core.inspect.routing`); None for a dense model or a mode that records
+    none (torch-compile).
     """
 
     index: int
@@ -133,6 +137,8 @@ class CallRecord(_Event):
     timing: str = "call"
     host_ms: dict[str, float] = field(default_factory=dict)
     leaves: int | None = None
+    experts: list[list[list[int]]] | None = None
+    expert_weights: list[list[list[float]]] | None = None
     kind = "call"
 
     @property
@@ -204,6 +210,9 @@ class Summary:
     if there were none). ``decode_tokens_per_s`` = 1000 / ``steady_decode_ms`` (the steady decode rate). ``overall_tokens_per_s``:
     generated tokens / ``total_ms`` (everything included: prefill, compiles, decode). ``compile_ms``: sum over compiling calls of trace + lower +
     compile. ``device``: the device that ran the run (its first record's, :attr:`CallRecord.device`).
+    ``cache_len``: positions the run's static KV cache held at its end (jit-static and jit-loop grow it in buckets
+    as decoding needs them, :data:`app.core.runtime.kv_cache.FIRST_CAPACITY`; torch-compile's is fixed); None for
+    a mode on a ``DynamicCache`` (it holds exactly the tokens so far) or a program run.
     """
 
     mode: str
@@ -218,10 +227,12 @@ class Summary:
     n_calls: int
     mesh: str = "1 device"
     device: str = ""
+    cache_len: int | None = None
 
     @staticmethod
     def from_records(
-        mode: str, records: list[CallRecord], n_tokens: int, ttft_ms: float | None, total_ms: float
+        mode: str, records: list[CallRecord], n_tokens: int, ttft_ms: float | None, total_ms: float,
+        cache_len: int | None = None,
     ) -> Summary:
         steady_ms = steady_decode_ms(records)
         compiles = [r for r in records if r.compiled]
@@ -238,6 +249,7 @@ class Summary:
             n_calls=len(records),
             mesh=records[0].mesh if records else "1 device",
             device=records[0].device if records else "",
+            cache_len=cache_len,
         )
 
 

@@ -69,6 +69,47 @@ def exclude_from_tracebacks(path: str) -> None:
     source_info_util.register_exclusion(path if os.path.isfile(path) else path.rstrip(os.sep) + os.sep)
 
 
+def ordered_io_effect() -> Any:
+    """The effect of ``jax.experimental.io_callback(..., ordered=True)`` (``jax._src.callback._OrderedIOEffect``):
+    a primitive that declares it is sequenced with every ordered callback and is allowed inside ``while_loop``
+    bodies (:mod:`app.core.runtime.host_token`). Checked on jax 0.12.0.1 only."""
+    from jax._src import callback
+
+    return callback._OrderedIOEffect  # pyright: ignore[reportPrivateUsage]
+
+
+def ragged_dot_lowering() -> tuple[Any, Any]:
+    """``(primitive, rule)``: ``jax.lax.ragged_dot_general``'s primitive (``jax._src.lax.lax.ragged_dot_general_p``)
+    and JAX's platform-independent MLIR lowering rule for it (``jax._src.interpreters.mlir._lowerings``), the
+    one the CPU uses (:mod:`app.core.runtime.moe_ops` gives the CPU its own for the MoE layout and falls back to
+    this one). Checked on jax 0.12.0.1 only."""
+    from jax._src.interpreters import mlir
+    from jax._src.lax import lax
+
+    primitive = lax.ragged_dot_general_p
+    return primitive, mlir._lowerings[primitive].rule  # pyright: ignore[reportPrivateUsage]
+
+
+def distributed_client() -> Any:
+    """This process's client of the coordination service ``jax.distributed.initialize()`` started
+    (``jax._src.distributed.global_state.client``: ``key_value_set``, ``key_value_dir_get``; the object
+    ``jax.experimental.multihost_utils`` uses), or None before it. Checked on jax 0.12.0.1 only."""
+    from jax._src import distributed
+
+    return distributed.global_state.client
+
+
+def callback_op_sharding(ctx: Any) -> Any:
+    """The sharding ``io_callback`` gives its custom call in lowering context ``ctx``
+    (``jax._src.callback._callback_op_sharding``): the first device of a jit's device assignment, or manual (every
+    device) inside ``shard_map`` with all mesh axes manual (:mod:`app.core.runtime.host_token`). Checked on jax
+    0.12.0.1 only."""
+    from jax._src import callback
+
+    return callback._callback_op_sharding(  # pyright: ignore[reportPrivateUsage]
+        ctx.module_context.axis_context, None, ctx.avals_out)
+
+
 def is_user_filename(filename: str) -> bool:
     """Whether a traceback frame belongs to user code by JAX's rule (not JAX, not an excluded directory):
     ``jax._src.source_info_util.is_user_filename``."""

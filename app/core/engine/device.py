@@ -30,13 +30,14 @@ class Device:
     Attributes
     ----------
     platform : JAX's platform name, one of :data:`app.core.backends.BACKENDS`.
-    jax_device : the ``jax.Device`` the JAX modes run on (``jax.devices(platform)[0]``).
+    jax_device : the ``jax.Device`` the JAX modes run on (``jax.local_devices(backend=platform)[0]``: this
+        process's first, the same as ``jax.devices(platform)[0]`` unless several processes joined).
     torch_device : the torch device of the PyTorch modes (``"cpu"``, ``"cuda:0"``), None where torch has none
         (a TPU; a GPU with a CPU-only torch build).
     label : what records and status lines show: ``"cpu"``, or the device kind and JAX's name of the device,
         e.g. ``"NVIDIA H100 80GB HBM3 (gpu:0)"``.
     torch_label : the same for the torch device (``"cpu"``, ``"NVIDIA H100 80GB HBM3 (cuda:0)"``), None without one.
-    is_default : the device is JAX's default device (``jax.devices()[0]``): the engine then leaves JAX's
+    is_default : the device is JAX's default device (``jax.local_devices()[0]``): the engine then leaves JAX's
         placement exactly as it is without a device choice.
     """
 
@@ -85,14 +86,14 @@ def resolve_device(platform: str | None = None) -> Device:
         platform = default_platform()
     if platform not in BACKENDS:
         raise InvalidSettingsError(f"Unknown device {platform!r}: choose one of {', '.join(BACKENDS)}.")
-    try:
-        devices = jax.devices(platform)
+    try:  # this process's devices: on a run across hosts jax.devices()[0] is process 0's (issue 39)
+        devices = jax.local_devices(backend=platform)
     except RuntimeError as exc:
         raise InvalidSettingsError(_missing_platform(platform, exc)) from None
     if not devices:
         raise InvalidSettingsError(_missing_platform(platform, None))
     dev = devices[0]
-    default = jax.devices()[0]
+    default = jax.local_devices()[0]
     torch_device, torch_label = _torch_device(platform)
     return Device(platform, dev, torch_device, _label(dev), torch_label, is_default=dev == default)
 

@@ -18,6 +18,7 @@ matching torch device (``cuda:0`` on a GPU), and every :class:`app.core.events.C
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from typing import Any
 
 from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
@@ -110,6 +111,10 @@ class Engine:
         self.turn_end_ids = [i for i in end_of_turn_ids(self.tokenizer, self.config,
                                                         getattr(self.model, "generation_config", None))
                              if i < self.vocab_size] if self.chat_template else []
+        from app.core.inspect.routing import RoutingRecorder
+
+        #: A mixture-of-experts model's router hooks (None for a dense model): each call's experts, issue 42.
+        self.routing: RoutingRecorder | None = RoutingRecorder.attach(self.model)
 
     # -- identity ---------------------------------------------------------------------------------------
     @property
@@ -269,8 +274,9 @@ class Engine:
         if max_cache_len not in self._static_templates:
             from app.core.runtime.kv_cache import static_cache_template
 
-            with self.on_device():  # its eager 1-token forward runs where the torch module lives
-                template = self._place(static_cache_template(self.model, max_cache_len, self.pad_id))
+            paused = self.routing.paused() if self.routing is not None else nullcontext()
+            with self.on_device(), paused:  # its eager 1-token forward runs where the torch module lives; it is
+                template = self._place(static_cache_template(self.model, max_cache_len, self.pad_id))  # no call
             if self.mesh is not None:
                 from app.core.parallel.mesh import place_cache
 
@@ -336,7 +342,7 @@ class Engine:
         """
         import torch
 
-        from app.core.modes.catalog import mode_class
+        from app.core.modes.catalog import mode_class, mode_info
 
         settings = settings.validated()
         self.device.check(settings.mode)
@@ -361,7 +367,12 @@ class Engine:
                 room = max_cache_len - len(prompt_ids) + 1  # the prefill's token, then one per free position
                 cap = room if room < settings.max_new_tokens else None
                 yield PromptEvent(text, len(prompt_ids), chat, max_cache_len, settings.max_new_tokens, cap)
-                yield from decode_loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat)
+                events = decode_loop(self, mode, prompt_ids, settings, max_cache_len, should_stop, chat)
+                # a MoE model: each call record gets its experts (issue 42); torch.compile's graphs record none
+                if self.routing is not None and mode_info(settings.mode).compiler != "inductor":
+                    self.routing.clear()
+                    events = self.routing.annotate(events, len(prompt_ids))
+                yield from events
             except Exception as exc:
                 raise_friendly(exc)
                 raise

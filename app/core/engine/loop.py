@@ -86,9 +86,21 @@ def decode_loop(engine: LoopHost, mode: Any, prompt_ids: list[int], settings: Ge
         position += 1
     mode.finish()  # before the summary: a loop running ahead on the device (jit-loop) stops now
     total_ms = (time.perf_counter() - t_start) * 1000
-    summary = Summary.from_records(settings.mode, records, len(detok.ids), ttft_ms, total_ms)
+    summary = Summary.from_records(settings.mode, records, len(detok.ids), ttft_ms, total_ms, cache_positions(mode))
     text = engine.tokenizer.decode(detok.ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
     yield FinishedEvent(reason, summary, list(detok.ids), text)
+
+
+def cache_positions(mode: Any) -> int | None:
+    """Positions ``mode``'s static KV cache holds at the end of its run (:attr:`Summary.cache_len`): a jit mode's
+    capacity (its bucket, ``JitStaticMode.capacity``), else the width of a static cache's attention mask
+    (torch-compile's ``(1, max_cache_len)``); None for a ``DynamicCache``, which holds the tokens so far."""
+    capacity = getattr(mode, "capacity", 0)
+    if capacity:
+        return int(capacity)
+    mask = getattr(mode, "mask", None)
+    shape = getattr(mask, "shape", ())
+    return int(shape[-1]) if len(shape) == 2 else None
 
 
 def capture_ir(

@@ -22,6 +22,7 @@ from typing import Any
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models import gguf
 from app.core.models.kinds import check_model_kind
+from app.core.models.random_moe import MOE_PRESETS, widen_routers
 from app.core.models.size import DTYPE_BYTES, check_memory, parameter_count
 
 ASSETS = Path(__file__).resolve().parents[3] / "assets"
@@ -58,6 +59,7 @@ SHAPE_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         ),
     ),
 }
+SHAPE_PRESETS.update(MOE_PRESETS)  # random:mixtral-tiny, random:qwen3-moe-tiny (issue 42)
 RANDOM_PREFIX = "random:"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 #: A GGUF file of a hub repository: ``org/repo:file.gguf`` (the file may sit in a subfolder).
@@ -354,6 +356,8 @@ def _load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None, init
             torch.manual_seed(0)  # seeds CUDA's generators too
             with torch.device(init_device) if init_device else nullcontext():
                 model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
+            if spec.source in MOE_PRESETS:
+                widen_routers(model)
             tokenizer = _random_model_tokenizer(config)
         else:
             source = str(_gguf_folder(spec, config, on_progress)) if spec.is_gguf else spec.path_or_id

@@ -89,7 +89,7 @@ CATALOG: tuple[ModeInfo, ...] = (
              "(one compile, one dispatch for all tokens; each token streamed out by an ordered io_callback, Stop "
              "through its return value, EOS ends it on the device). The right tool for long generations with no "
              "per-token host logic; not when the host must act between tokens (a program's own sampling, "
-             "constraints, tools), on a device mesh, or for a few tokens (its compile is one more step's)",
+             "constraints, tools) or for a few tokens (its compile is one more step's)",
              "xla", "app.core.modes.loop:JitLoopMode", "#854d0e", "h", profilable=True),
     ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile over a StaticCache; on CPU Inductor's C++ "
              "kernels (mode 'default'), on GPU its Triton kernels with mode 'reduce-overhead': CUDA graphs replay "

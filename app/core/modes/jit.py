@@ -111,12 +111,13 @@ class _JitMode(Mode):
         return ids_array([token]), positions_array(position, 1)
 
     def _run(self, step: CompiledStep, args: tuple, shapes: dict, meter: HostMeter, next_position: int,
-             key: object = None) -> StepGen:
+             key: object = None, reason: str | None = None) -> StepGen:
         """One call of ``step``, timed by ``meter`` (started before the arguments were built: its ``transfer``
-        part is marked here). ``key``: the call's signature when known (:meth:`CompiledStep.prepare`)."""
+        part is marked here). ``key``: the call's signature when known (:meth:`CompiledStep.prepare`); ``reason``:
+        why it compiles, if it does (default: what changed in its arguments)."""
         meter.mark("transfer")
         output = None
-        for item in step(*args, meter=meter, key=key, ready=_first):
+        for item in step(*args, meter=meter, key=key, ready=_first, reason=reason):
             if isinstance(item, PhaseEvent):
                 yield item
             else:
@@ -189,17 +190,51 @@ class JitStaticMode(_JitMode):
     def prefill(self, prompt_ids):
         meter = HostMeter()
         weights, _ = self.engine.jax_state()
-        self.cache = FlatTree.of(self.engine.static_cache(self.max_cache_len))
         n = len(prompt_ids)
-        bucket = prompt_bucket(n, self.max_cache_len)
+        self.capacity = self._first_capacity(n)
+        self.cache = FlatTree.of(self.engine.static_cache(self.capacity))
+        bucket = prompt_bucket(n, self.capacity)
         ids = ids_array(list(prompt_ids) + [self.engine.pad_id] * (bucket - n))
-        self.mask = jnp.ones((1, self.max_cache_len), jnp.int32)
+        self.mask = jnp.ones((1, self.capacity), jnp.int32)
         step = self._step("prefill")
         seen = jnp.asarray(self.start_seen(prompt_ids))
         args = (weights, self.cache, ids, positions_array(0, bucket), self.mask, jnp.int32(n), self.key, seen,
                 *self.sampling)
-        shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
+        shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.capacity], "prompt_len": [n]}
         return (yield from self._run(step, args, shapes, meter, n))
+
+    #: Positions the run's static KV cache holds now (its bucket; :func:`app.core.runtime.kv_cache.first_capacity`):
+    #: at most ``max_cache_len``, grown by :meth:`_grow` as decoding reaches its end.
+    capacity: int = 0
+
+    def _first_capacity(self, n_prompt: int) -> int:
+        """The run's first KV-cache capacity: a bucket of :func:`app.core.runtime.kv_cache.first_capacity`, or the
+        full length on a device mesh (its cache sharding is pinned per length) or for a cache that cannot grow."""
+        from app.core.runtime.kv_cache import first_capacity, growable
+
+        if self.engine.mesh is not None:
+            return self.max_cache_len
+        capacity = first_capacity(self.max_cache_len, prompt_bucket(n_prompt, self.max_cache_len))
+        if capacity < self.max_cache_len and not growable(self.engine.static_cache(capacity)):
+            return self.max_cache_len
+        return capacity
+
+    def _grow(self, position: int) -> str | None:
+        """Make the cache hold a write at ``position``: the next capacity (:func:`app.core.runtime.kv_cache.
+        next_capacity`), the cache padded to it and the mask widened. Returns the compile reason the next call gives
+        (the steps compile once per capacity), None when the cache already holds ``position``."""
+        if not self.capacity:  # a caller that set the cache itself (the profiler's step call): the run's full length
+            self.capacity = self.max_cache_len
+        if position < self.capacity:
+            return None
+        from app.core.runtime.kv_cache import grow, next_capacity
+
+        old, self.capacity = self.capacity, next_capacity(self.capacity, position, self.max_cache_len)
+        cache, self.cache = self.cache, None
+        self.cache = grow(cache, self.capacity)
+        self.mask = jnp.ones((1, self.capacity), jnp.int32)
+        self._decode_step = None  # new argument shapes: sign the next call
+        return f"KV cache grown from {old:,} to {self.capacity:,} positions (one compile per cache size)"
 
     def decode(self, token, position):
         """One decode step. Its arguments are the previous step's outputs as they are (cache, key, seen mask, and
@@ -207,15 +242,16 @@ class JitStaticMode(_JitMode):
         after the run's first decode call the step's signature is known and the call neither copies inputs to the
         device nor signs them in Python (:meth:`CompiledStep.prepare`'s ``key``)."""
         meter = HostMeter()
+        grown = self._grow(position)
         weights, _ = self.engine.jax_state()
         step = self._step("decode")
         ids, positions = self._decode_inputs(token, position)
         cache, self.cache = self.cache, None  # donated: the old buffers are invalid after the call
         args = (weights, cache, ids, positions, self.mask, self.key, self.seen, *self.sampling)
-        shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
+        shapes = {"input_ids": [1, 1], "attention_mask": [1, self.capacity]}
         known = self._decode_key if self._decode_step is step else None
         try:
-            result = yield from self._run(step, args, shapes, meter, position + 1, known)
+            result = yield from self._run(step, args, shapes, meter, position + 1, known, grown)
         except TypeError:  # JAX checks the arguments' types before it runs anything: nothing was donated
             if known is None:
                 raise

@@ -4,11 +4,15 @@ Prefill is jit-static's. Decoding is one jitted :func:`jax.lax.while_loop` (JAX 
 ``cond_fun`` / ``body_fun`` over a carry of fixed types, lowered to one XLA ``while``) whose carry is
 ``(token, KV cache, position, PRNG key, count, done, seen)`` and whose body is jit-static's decode step — the
 model's forward and :func:`app.core.runtime.sampling.pick_token`, the same greedy / temperature / top-k / top-p /
-repetition-penalty definitions — followed by one :func:`jax.experimental.io_callback` (``ordered=True``: the
-callbacks run in program order, JAX docs "External callbacks") that hands the token id to the host. The
+repetition-penalty definitions — followed by one ordered host callback that hands the token id to the host
+(:func:`app.core.runtime.host_token.token_to_host`: the custom call of :func:`jax.experimental.io_callback` with
+``ordered=True``, whose callbacks run in program order, JAX docs "External callbacks", without its per-call
+``device_put`` of the operands: ~0.2 against ~0.7 ms per token here, issue 38). The
 callback's return value is the Stop flag: the loop exits after the iteration whose callback returned True.
 An end-of-sequence token ends it on the device (``done``); the step limit is a runtime operand, so one compile
-serves every ``max_new_tokens``.
+serves every ``max_new_tokens`` of a KV-cache capacity. A loop runs to the end of the cache's capacity at most;
+the next one starts on the cache grown to the next capacity (jit-static's buckets, :meth:`JitStaticMode._grow`),
+compiled once per capacity.
 
 On the host the loop runs on a helper thread (it blocks until the loop ends) while the compute thread, inside
 :meth:`JitLoopMode.decode`, takes the tokens from a queue one by one and returns each as a
@@ -37,13 +41,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.experimental import io_callback
 
-from app.core.errors import InvalidSettingsError
 from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
 from app.core.modes.base import StepGen, StepResult, forward
 from app.core.modes.jit import JitStaticMode
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
+from app.core.runtime.host_token import token_to_host
 from app.core.runtime.pytrees import FlatTree
 from app.core.runtime.sampling import pick_token
 
@@ -77,10 +80,12 @@ class TokenChannel:
         return np.asarray(stop, dtype=np.bool_)
 
 
-def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel) -> Callable:
+def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel, to_host: Callable = token_to_host) -> Callable:
     """The decode loop as a pure JAX function of :data:`LOOP_ARGS`; returns ``(count, cache, key, seen)``: int32
     iterations run, the cache (a :class:`FlatTree`), the PRNG key and the ``(1, vocab)`` bool seen-mask after the
-    last one. The key comes and goes as raw key data, as in jit-static's steps (``jax.random.key_data``). ``fn`` is ``torchax.extract_jax``'s module function; ``greedy`` is static (as in jit-static)."""
+    last one. The key comes and goes as raw key data, as in jit-static's steps (``jax.random.key_data``). ``fn`` is ``torchax.extract_jax``'s module function; ``greedy`` is static (as in jit-static).
+    ``to_host(channel, token, count)`` hands each token over (on a device mesh: every process's host, issue 39,
+    :func:`app.core.parallel.host_calls.mesh_host_call`)."""
 
     def loop(weights, cache, token, position, attention_mask, key, seen, temperature, top_k, top_p, penalty,
              max_steps, stop_ids):
@@ -94,7 +99,7 @@ def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel) -> Callable:
                                         attention_mask)
             picked, key, seen = pick_token(logits[:, -1], key, seen, temperature, top_k, top_p, penalty, greedy=greedy)
             nxt = picked[0]
-            stop = io_callback(channel, jax.ShapeDtypeStruct((), jnp.bool_), nxt, count, ordered=True)
+            stop = to_host(channel, nxt, count)
             done = jnp.logical_or(stop, jnp.any(nxt == stop_ids))
             return nxt, FlatTree.of(new_cache), position + 1, key, count + 1, done, seen
 
@@ -193,15 +198,11 @@ class _LoopRun:
 
 class JitLoopMode(JitStaticMode):
     """jit-static's prefill, then the decode loop as one jitted ``while_loop`` streaming each token through an
-    ordered ``io_callback`` (see the module doc). One device only: ordered callbacks are not supported across a
-    device mesh."""
+    ordered ``io_callback`` (see the module doc). On a device mesh (one process or several) the callback runs on
+    every device and acts on one per process, so each process's host takes every token (issue 39,
+    :func:`app.core.parallel.host_calls.mesh_host_call`)."""
 
     def __init__(self, engine, settings, max_cache_len: int) -> None:
-        if engine.mesh is not None:
-            raise InvalidSettingsError(
-                f"jit-loop runs on one device (its ordered io_callback does not span a mesh; this engine runs on "
-                f"{engine.mesh_spec}): use jit-static on a mesh, or a single device."
-            )
         super().__init__(engine, settings, max_cache_len)
         self._loop: _LoopRun | None = None
         self._generated = 0
@@ -223,7 +224,13 @@ class JitLoopMode(JitStaticMode):
 
         def build() -> LoopStep:
             channel = TokenChannel()
-            return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel), channel)
+            mesh = self.engine.mesh
+            if mesh is None:
+                return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel), channel)
+            from app.core.parallel.host_calls import mesh_host_call
+
+            return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel,
+                                         mesh_host_call(mesh, token_to_host)), channel)
 
         return self.engine.compiled_step(self.mode, "decode", greedy, build)  # type: ignore[return-value]
 
@@ -232,13 +239,14 @@ class JitLoopMode(JitStaticMode):
         record_fields: dict[str, Any] = {}
         capture = None
         if meter is not None:
+            grown = self._grow(position)  # a loop runs to the end of the cache's capacity; the next one grows it
             step = self.loop_step()
-            limit = min(self.settings.max_new_tokens - self._generated, self.max_cache_len - position)
+            limit = min(self.settings.max_new_tokens - self._generated, self.capacity - position)
             weights, _ = self.engine.jax_state()
             args = (weights, self.cache, jnp.int32(token), jnp.int32(position), self.mask, self.key, self.seen,
                     *self.sampling, jnp.int32(max(limit, 1)), jnp.asarray(self._stop_ids))
             meter.mark("transfer")
-            executable, record_fields, stages = yield from step.prepare(*args, meter=meter)
+            executable, record_fields, stages = yield from step.prepare(*args, meter=meter, reason=grown)
             self.cache = None  # donated to the loop
             self._loop = _LoopRun(executable, args, step.channel, limit)
             meter.mark("dispatch")
@@ -250,14 +258,14 @@ class JitLoopMode(JitStaticMode):
                 capture = lambda: ir.capture(*stages, labels)  # noqa: E731
         assert self._loop is not None, "started above or by an earlier decode of this run"
         item = self._loop.next_token(self.should_stop)
-        if item is None:  # the loop ended before the engine did (a Stop flag that was withdrawn): go on from there
+        if item is None:  # the loop ended before the engine did (the cache's capacity, a withdrawn Stop): go on
             self._resume()
             return (yield from self.decode(token, position))
         tok, interval_ms, parts = item
         self._generated += 1
         if meter is not None:
             meter.mark("wait")
-            shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len],
+            shapes = {"input_ids": [1, 1], "attention_mask": [1, self.capacity],
                       "max_steps": [self._loop.stats.limit]}
             meter.mark("token")
             wall_ms, host_ms, leaves = meter.wall_ms, meter.parts, meter.leaves

@@ -33,9 +33,12 @@ _EXPERTS = re.compile(r"\.experts\.(gate_up_proj|up_proj|down_proj)$")  # issue 
 @dataclass(frozen=True)
 class MeshSpec:
     """Mesh axes and sizes, e.g. ``MeshSpec((("tp", 4),))``. ``dp`` > 1 needs a batch > 1, which this
-    playground (one sequence at a time) does not decode, so it is refused with a message."""
+    playground (one sequence at a time) does not decode, so it is refused with a message. ``processes``: how
+    many processes the mesh spans (``jax.process_count()`` after ``jax.distributed.initialize()``; 1 on one
+    host), named by ``str()`` (``tp=2 across 2 processes``), hence by every record's ``mesh``."""
 
     axes: tuple[tuple[str, int], ...] = (("tp", 1),)
+    processes: int = 1
 
     @property
     def tp(self) -> int:
@@ -49,7 +52,9 @@ class MeshSpec:
         return n
 
     def __str__(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in self.axes)
+        from app.core.parallel.hosts import mesh_label
+
+        return mesh_label(",".join(f"{k}={v}" for k, v in self.axes), self.processes)
 
 
 def parse_mesh(text: str | None) -> MeshSpec:
@@ -79,12 +84,16 @@ def simulate_cpu_devices(n: int) -> None:
 
 
 def build_mesh(spec: MeshSpec) -> Any:
-    """A ``jax.sharding.Mesh`` over the first ``spec.n_devices`` devices. Raises
-    :class:`InvalidSettingsError` when there are fewer devices, saying how to simulate more."""
+    """A ``jax.sharding.Mesh`` over the first ``spec.n_devices`` devices (of every process: ``jax.devices()``).
+    Raises :class:`InvalidSettingsError` when there are fewer devices, saying how to simulate more, and across
+    processes when the mesh leaves some out (:func:`app.core.parallel.hosts.check_mesh_spans_processes`)."""
     import jax
     import numpy as np
 
+    from app.core.parallel.hosts import check_mesh_spans_processes
+
     devices = jax.devices()
+    check_mesh_spans_processes(spec.n_devices, jax.process_count(), len(devices))
     if spec.n_devices > len(devices):
         raise InvalidSettingsError(
             f"Mesh {spec} needs {spec.n_devices} devices but JAX sees {len(devices)} ({devices[0].platform}). "
@@ -180,12 +189,14 @@ def weight_spec(name: str, shape: tuple[int, ...], tp: int) -> tuple:
 
 
 def shard_weights(weights: dict[str, Any], mesh: Any, tp: int) -> dict[str, Any]:
-    """Place each weight with ``NamedSharding(mesh, PartitionSpec(*weight_spec(...)))``."""
-    import jax
+    """Place each weight with ``NamedSharding(mesh, PartitionSpec(*weight_spec(...)))``; on a mesh across
+    processes each process makes only its own shards (:func:`app.core.parallel.hosts.place_global`)."""
     from jax.sharding import NamedSharding, PartitionSpec
 
+    from app.core.parallel.hosts import place_global
+
     return {
-        name: jax.device_put(value, NamedSharding(mesh, PartitionSpec(*weight_spec(name, value.shape, tp))))
+        name: place_global(value, NamedSharding(mesh, PartitionSpec(*weight_spec(name, value.shape, tp))))
         for name, value in weights.items()
     }
 
@@ -208,10 +219,11 @@ def _map_cache_leaves(cache: Any, fn: Any) -> Any:
 
 
 def place_cache(cache: Any, mesh: Any, tp: int) -> Any:
-    """``device_put`` every cache leaf with :func:`leaf_cache_sharding`."""
-    import jax
+    """Place every cache leaf with :func:`leaf_cache_sharding` (each process its own shards on a mesh across
+    processes: :func:`app.core.parallel.hosts.place_global`)."""
+    from app.core.parallel.hosts import place_global
 
-    return _map_cache_leaves(cache, lambda x: jax.device_put(x, leaf_cache_sharding(x, mesh, tp)))
+    return _map_cache_leaves(cache, lambda x: place_global(x, leaf_cache_sharding(x, mesh, tp)))
 
 
 def constrain_cache(cache: Any, mesh: Any, tp: int) -> Any:
@@ -246,15 +258,26 @@ class Collective:
     op_name: str  # name scope, e.g. "jit(step)/aten::mm"
     source: str  # "modeling_llama.py:245 (forward)" or "" when the metadata has none
     line: int  # 1-based line in the HLO text
+    #: The processes its widest device group spans (app.core.parallel.groups), None when not known (no device
+    #: processes given, or groups in a form not read)
+    processes: tuple[int, ...] | None = None
+
+    @property
+    def crosses_processes(self) -> bool | None:
+        """Whether its data crosses a process boundary (between hosts, on a run across hosts); None: unknown."""
+        return None if self.processes is None else len(self.processes) > 1
 
 
 COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
 
 
-def collectives(hlo_text: str | None) -> list[Collective]:
+def collectives(hlo_text: str | None, device_processes: list[int] | None = None) -> list[Collective]:
     """Collectives XLA inserted, in text order, with shapes and the model source line (HLO metadata's
-    stack frame, resolved by :func:`app.core.inspect.text_index.hlo_instructions`)."""
+    stack frame, resolved by :func:`app.core.inspect.text_index.hlo_instructions`). With ``device_processes``
+    (each mesh device's process, :func:`app.core.parallel.hosts.device_processes`) each one also names the
+    processes its device groups span (:func:`app.core.parallel.groups.replica_groups`)."""
     from app.core.inspect.text_index import HLO_INSTRUCTION, hlo_instructions
+    from app.core.parallel.groups import processes_of, replica_groups
 
     lines = (hlo_text or "").split("\n")
     found = []
@@ -265,5 +288,34 @@ def collectives(hlo_text: str | None) -> list[Collective]:
         m = HLO_INSTRUCTION.match(lines[ins.text_line - 1])
         shape = re.sub(r"\{[^}]*\}", "", m.group(2)) if m else ""
         source = f"{ins.location.label} ({ins.function})" if ins.file else ""
-        found.append(Collective(kind, ins.name, shape, ins.scope, source, ins.text_line))
+        spans = None if device_processes is None else processes_of(replica_groups(lines[ins.text_line - 1]),
+                                                                   device_processes)
+        found.append(Collective(kind, ins.name, shape, ins.scope, source, ins.text_line, spans))
     return found
+
+
+def format_collectives(found: list[Collective], mesh: Any = None) -> str:
+    """``inspect --what collectives``' text: a count, then one line per collective (kind, shape, HLO line, model
+    source). On a mesh across processes (``mesh``: the engine's ``jax.sharding.Mesh``) the count names the mesh's
+    devices with their processes and how many collectives cross a process boundary, and each line says
+    ``across processes 0,1`` (its widest device group spans them) or ``within one process`` (``processes ?`` where
+    its groups were not read)."""
+    from app.core.parallel.hosts import device_processes
+
+    processes = device_processes(mesh) if mesh is not None else []
+    if mesh is None or len(set(processes)) <= 1:
+        lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]
+        return "\n".join([f"{len(found)} collectives", *lines])
+    devices = ", ".join(f"{d.platform}:{d.id}@{p}" for d, p in zip(mesh.devices.flat, processes, strict=True))
+    crossing = sum(1 for c in found if c.crosses_processes)
+    head = (f"{len(found)} collectives on {len(processes)} devices of {len(set(processes))} processes ({devices}): "
+            f"{crossing} cross a process boundary")
+
+    def where(c: Collective) -> str:
+        if c.processes is None:
+            return "processes ?"
+        names = ",".join(map(str, c.processes))
+        return f"across processes {names}" if c.crosses_processes else "within one process"
+
+    lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {where(c):<24} {c.source}" for c in found]
+    return "\n".join([head, *lines])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.profile.experts import experts_split
 from app.core.report.columns import Column
 from app.core.units import fixed, ms, percent
 
@@ -98,8 +99,11 @@ def profile_summary(p: Any) -> str:
     """One line of a :class:`app.core.profile.model.StepProfile`'s step figures, the same in the window's
     Profile tab, its status line and the CLI: step wall time, the share covered by ops, idle (host + between
     ops), bytes read per step and the bandwidth bound, e.g. ``decode step 29.1 ms per step · ops running 84% ·
-    idle 16% (host 10%, between ops 6%) · 538 MB read per step · bound 16.0 ms at 33.6 GB/s (1.82× the bound)``."""
+    idle 16% (host 10%, between ops 6%) · 538 MB read per step · bound 16.0 ms at 33.6 GB/s (1.82× the bound)``;
+    a mixture-of-experts step adds its experts' matmuls against the other ops (:mod:`app.core.profile.experts`)."""
     bound = (f" · {p.bytes_per_step / 1e6:,.0f} MB read per step · bound {ms(p.bound_ms)} at "
              f"{p.bandwidth_gbs:.1f} GB/s ({p.step_ms / p.bound_ms:.2f}× the bound)") if p.bound_ms else ""
+    split = experts_split(p)  # a mixture-of-experts step: its experts' matmuls against the other ops (issue 42)
+    experts = f" · {split.line()}" if split is not None else ""
     return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}) · {ops_running(p)} · idle "
-            f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}")
+            f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}{experts}")

@@ -96,8 +96,7 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
     Each call starts from the same position with the cache the previous one returned (donated, as the mode
     does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``loop_step``, ``key``, ``sampling``,
     ``start_seen``) and :class:`app.core.modes.loop.LoopStep` (``prepare``, ``channel``). Raises
-    :class:`InvalidSettingsError` when the tokens do not fit the model, or on a device mesh (the mode's own
-    refusal)."""
+    :class:`InvalidSettingsError` when the tokens do not fit the model."""
     from app.core.modes.catalog import mode_class
     from app.core.settings import GenerationSettings
 

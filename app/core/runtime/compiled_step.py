@@ -186,8 +186,8 @@ class CompiledStep:
                 labels.append(name + jax.tree_util.keystr(path))
         return labels
 
-    def prepare(self, *args: Any, meter: HostMeter | None = None,
-                key: Any = None) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], Stages | None]]:
+    def prepare(self, *args: Any, meter: HostMeter | None = None, key: Any = None,
+                reason: str | None = None) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], Stages | None]]:
         """Generator: the executable for ``args``' signature, traced, lowered and compiled on a miss (yielding
         a start and an end :class:`PhaseEvent` per phase), without running it. Returns ``(executable, timing,
         stages)``: ``timing`` holds the :class:`CallRecord` fields of a compiling call (``compile_reason``,
@@ -199,7 +199,8 @@ class CompiledStep:
         ``meter``: marks ``flatten`` once the signature is known (and ``compile`` after a compile), and gets the
         leaves count. ``key``: the call's signature when the caller knows it (a mode feeding a step its own
         outputs back: the same shapes every call), which skips signing the arguments in Python; a wrong key makes
-        the executable raise ``TypeError`` on dispatch (JAX checks the arguments' types), never a wrong result."""
+        the executable raise ``TypeError`` on dispatch (JAX checks the arguments' types), never a wrong result.
+        ``reason``: the compile reason a compiling call records (default: what changed in the arguments' shapes)."""
         if key is None:
             key = self._key(args)
         # The same key object as the previous call's (a mode that keeps it): no hashing of its ~leaves-long tuple.
@@ -213,7 +214,7 @@ class CompiledStep:
             self._last_executable = executable
             return executable, timing, None
         shapes = self._shapes(args)
-        timing["compile_reason"] = self._reason(shapes)
+        timing["compile_reason"] = reason or self._reason(shapes)
         detail = f"{self.name} step"
         phases: dict[str, float] = {}
         traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
@@ -232,13 +233,14 @@ class CompiledStep:
         return executable, timing, (traced, lowered, executable)
 
     def __call__(self, *args: Any, meter: HostMeter | None = None, key: Any = None,
-                 ready: Callable[[Any], Any] | None = None) -> Iterator[PhaseEvent | StepOutput]:
+                 ready: Callable[[Any], Any] | None = None, reason: str | None = None) -> Iterator[PhaseEvent | StepOutput]:
         """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
         :class:`StepOutput`. ``meter`` (:class:`HostMeter`) marks ``flatten``, ``compile``, ``dispatch`` (the
         executable's call returned) and ``wait`` (its outputs ready); ``key`` as in :meth:`prepare`. ``ready(out)``
         picks what to wait for (default: every output, ``jax.block_until_ready``); one output of the executable is
-        enough (XLA marks all outputs of one execution ready together) and spares flattening the rest in Python."""
-        executable, timing, stages = yield from self.prepare(*args, meter=meter, key=key)
+        enough (XLA marks all outputs of one execution ready together) and spares flattening the rest in Python.
+        ``reason`` as in :meth:`prepare`."""
+        executable, timing, stages = yield from self.prepare(*args, meter=meter, key=key, reason=reason)
         t0 = time.perf_counter()
         out = executable(*args)
         if meter is not None:
@@ -265,7 +267,9 @@ def _compile(lowered: Any) -> Any:
     delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
     if delay > 0:
         time.sleep(delay)
-    return lowered.compile()
+    from app.core.compile_settings.options import current  # a settings race's options (None: XLA's defaults)
+
+    return lowered.compile(current())
 
 
 def _timed(phase: Phase, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):

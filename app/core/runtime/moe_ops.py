@@ -9,15 +9,21 @@ CPU variant, below). Everything else the experts path calls (``sort``, ``histc``
 ``index_put``) torchax already lowers. The group sizes are data, not shapes: one compiled step serves every
 routing.
 
-What XLA runs: on TPU and GPU, JAX lowers ``ragged_dot_general`` to XLA's ``ragged_dot`` instruction. On the
-CPU (jax 0.12) JAX has only a dense fallback that masks each group's rows and contracts over (group, K), and
-XLA:CPU then copies every expert's weights into that layout on every call: one decode step's grouped matmul
-(8 experts, 1024 → 2048, float32, 2 rows) took 153 ms that way. So the MoE forward's layout goes through
-``jax.lax.platform_dependent``: on the CPU a masked batched matmul over the groups, summed (6 ms on the same
-shapes; ``G``× the ideal FLOPs and a ``(G, M, N)`` intermediate, the price of static shapes there),
-``ragged_dot_general`` elsewhere. Under a ``tp`` mesh the experts are split like an MLP
-(:func:`app.core.parallel.mesh.weight_spec`): ``gate_up_proj`` on its output features, ``down_proj`` on its
-input features, one all-reduce after the down projection.
+What XLA runs: the jaxpr always holds one ``ragged_dot_general`` equation per grouped matmul, attributed to
+the model's ``_grouped_mm`` call (transformers' ``integrations/moe.py``). On TPU and GPU, JAX lowers it to
+XLA's ``ragged_dot`` instruction. On the CPU (jax 0.12) JAX's own lowering is a dense fallback that masks each
+group's rows and contracts over (group, K), and XLA:CPU then copies every expert's weights into that layout on
+every call: one decode step's grouped matmul (8 experts, 1024 → 2048, float32, 2 rows) took 153 ms that way.
+So :func:`register` gives ``ragged_dot_general`` a CPU lowering of its own for the MoE layout (rows of the
+left operand ragged, groups the right operand's first dimension): a masked batched matmul over the groups,
+summed (6 ms on the same shapes; ``G``× the ideal FLOPs and a ``(G, M, N)`` intermediate, the price of
+static shapes there) — or, when there are no more rows than experts (a decode step: ``top_k`` rows per token),
+each row times its own expert's weights, gathered, so a step reads ``top_k`` experts' weights, not all of them
+(2 rows, 8 experts, 1024 → 2048: 4.2 ms masked, 1.7 ms gathered, medians of 15 paired calls). Other layouts keep JAX's lowering. The rule is registered for the whole process (JAX
+has one lowering table): a user's own ``jax.lax.ragged_dot`` on the CPU gets it too, with the same numbers.
+Under a ``tp`` mesh the experts are split like an MLP (:func:`app.core.parallel.mesh.weight_spec`):
+``gate_up_proj`` on its output features, ``down_proj`` on its input features, one all-reduce after the down
+projection.
 
 Checked against torchax 0.0.14.dev20261026, torch 2.13.0, jax 0.12.0.1 and transformers 5.23.0. Written to
 be offered upstream: :func:`grouped_mm` is a plain JAX function with ``aten::_grouped_mm``'s signature, so
@@ -62,6 +68,8 @@ import jax.numpy as jnp
 CHECKED_TORCHAX = "0.0.14.dev20261026"
 #: Environments :func:`register` has seen.
 _REGISTERED: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Whether :func:`register` gave ``ragged_dot_general`` its CPU lowering (:func:`_cpu_rule`).
+_CPU_LOWERED = False
 
 
 def group_sizes(offs: Any) -> jax.Array:
@@ -96,7 +104,8 @@ def _dot_dims(contract: tuple[int, int], ragged: int, group: tuple[int, ...]) ->
 
 
 def _rows_ragged(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
-    """(M, K) × (G, K, N) → (M, N), the rows in groups: XLA's ``ragged_dot`` (TPU, GPU)."""
+    """(M, K) × (G, K, N) → (M, N), the rows in groups: one ``ragged_dot_general`` equation (lowered to XLA's
+    ``ragged_dot`` on TPU and GPU, to :func:`_rows_masked` on the CPU once :func:`register` ran)."""
     return _ragged(mat_a, mat_b, sizes, _dot_dims((1, 1), 0, (0,)), acc)
 
 
@@ -113,19 +122,54 @@ def _rows_masked(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any)
     return out.sum(0, dtype=acc)
 
 
-def _rows(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
-    """:func:`_rows_masked` on the CPU, :func:`_rows_ragged` elsewhere (chosen when the step is lowered)."""
-    return jax.lax.platform_dependent(mat_a, mat_b, sizes, cpu=lambda a, b, s: _rows_masked(a, b, s, acc),
-                                      default=lambda a, b, s: _rows_ragged(a, b, s, acc))
+def _rows_gathered(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
+    """The same for few rows (``M ≤ G``, a decode step's ``top_k`` rows): each row times its own group's weights,
+    gathered (``(M, K, N)``: ``M`` experts' weights read instead of all ``G``); rows past the last group are 0."""
+    groups = mat_b.shape[0]
+    ends = jnp.cumsum(sizes)
+    group = jnp.searchsorted(ends, jnp.arange(mat_a.shape[0]), side="right")  # row r: groups ending at or before r
+    weights = mat_b[jnp.minimum(group, groups - 1)]  # (M, K, N)
+    out = jax.lax.dot_general(mat_a, weights, (((1,), (1,)), ((0,), (0,))), preferred_element_type=acc)
+    return jnp.where((group < groups)[:, None], out, jnp.zeros((), acc))
+
+
+def _is_rows_layout(dims: Any) -> bool:
+    """Whether ``ragged_dot_general``'s dimension numbers are the MoE forward's: ``(M, K) × (G, K, N)``."""
+    (contract, batch) = dims.dot_dimension_numbers
+    return (tuple(map(tuple, contract)) == ((1,), (1,)) and tuple(map(tuple, batch)) == ((), ())
+            and tuple(dims.lhs_ragged_dimensions) == (0,) and tuple(dims.rhs_group_dimensions) == (0,))
+
+
+def _cpu_rule(jax_rule: Any) -> Any:
+    """The CPU lowering of ``ragged_dot_general``: for the MoE layout (2-D × 3-D, no group offset)
+    :func:`_rows_gathered` when there are no more rows than groups, else :func:`_rows_masked`; ``jax_rule`` (JAX's
+    own) for any other."""
+    from jax.interpreters import mlir
+
+    def moe_layout(lhs: Any, rhs: Any, sizes: Any, *, preferred_element_type: Any, **_: Any) -> jax.Array:
+        acc = preferred_element_type if preferred_element_type is not None else jnp.float32
+        few = lhs.shape[0] <= rhs.shape[0]  # static: a decode step's rows read only their experts' weights
+        return (_rows_gathered if few else _rows_masked)(lhs, rhs, sizes, acc).astype(acc)
+
+    moe_rule = mlir.lower_fun(moe_layout, multiple_results=False)
+
+    def rule(ctx: Any, lhs: Any, rhs: Any, sizes: Any, *rest: Any, **params: Any) -> Any:
+        avals = ctx.avals_in
+        if (not rest and params.get("group_offset") is None and len(avals[0].shape) == 2 and len(avals[1].shape) == 3
+                and _is_rows_layout(params["ragged_dot_dimension_numbers"])):
+            return moe_rule(ctx, lhs, rhs, sizes, **params)
+        return jax_rule(ctx, lhs, rhs, sizes, *rest, **params)
+
+    return rule
 
 
 def _grouped(mat_a: jax.Array, mat_b: jax.Array, offs: Any, acc: Any) -> jax.Array:
     """The three layouts with a ragged dimension (see the module's table), accumulated in ``acc``."""
     sizes = group_sizes(offs)
     if mat_a.ndim == 2 and mat_b.ndim == 3:  # rows of mat_a ragged: (M, K) x (G, K, N) -> (M, N)
-        return _rows(mat_a, mat_b, sizes, acc)
+        return _rows_ragged(mat_a, mat_b, sizes, acc)
     if mat_a.ndim == 3 and mat_b.ndim == 2:  # columns of mat_b ragged: transpose into the case above
-        return _rows(mat_b.T, jnp.swapaxes(mat_a, 1, 2), sizes, acc).T
+        return _rows_ragged(mat_b.T, jnp.swapaxes(mat_a, 1, 2), sizes, acc).T
     # contraction ragged: (M, K) x (K, N) -> (G, M, N); XLA adds the group dimension first
     return _ragged(mat_a, mat_b, sizes, _dot_dims((1, 0), 1, ()), acc)
 
@@ -182,12 +226,26 @@ def _torch_impl(env: Any) -> Any:
     return impl
 
 
+def _register_cpu_lowering() -> None:
+    """Give ``ragged_dot_general`` :func:`_cpu_rule` on the CPU (once per process)."""
+    global _CPU_LOWERED
+    if _CPU_LOWERED:
+        return
+    from jax.interpreters import mlir
+
+    from app.core.jax_private import ragged_dot_lowering
+
+    primitive, jax_rule = ragged_dot_lowering()
+    mlir.register_lowering(primitive, _cpu_rule(jax_rule), platform="cpu")
+    _CPU_LOWERED = True
+
+
 def register(env: Any = None) -> None:
     """Register :func:`grouped_mm` as ``aten::_grouped_mm`` in torchax environment ``env`` (default:
     ``torchax.default_env()``), through its public ``override_op_definition``. Idempotent; a torchax whose
     own op table (``torchax.ops.ops_registry.all_aten_ops``) already lowers the op keeps its lowering.
     Like torchax's own lowerings, this file is excluded from JAX's source attribution (the model's line owns
-    the equations)."""
+    the equations). Also registers the CPU lowering of ``ragged_dot_general`` (see the module docstring)."""
     import torch
     import torchax
     from torchax.ops import ops_registry
@@ -195,6 +253,7 @@ def register(env: Any = None) -> None:
     from app.core.jax_private import exclude_from_tracebacks
 
     exclude_from_tracebacks(__file__)
+    _register_cpu_lowering()
 
     env = env if env is not None else torchax.default_env()
     if env in _REGISTERED:

@@ -77,6 +77,7 @@ class RunView(QObject):
     def _on_run_started(self, run: RunState) -> None:
         ui, session = self.ui, self.session
         ui.tokens.start(self.recorded.live.prompt_of(run) if run.origin else ("" if run.program else ui.prompt.prompt()))
+        ui.router.clear()
         ui.stats.reset()
         ui.stats.set_program(bool(run.program))  # first call / steady call / calls / compiles
         ui.plot.set_program(bool(run.program))  # "call" and "steady call" in the plot's key
@@ -119,10 +120,12 @@ class RunView(QObject):
             self.ui.tokens.add_call(
                 CallInfo(record.index, record.step, record.wall_ms, record.compiled, record.compile_total_ms)
             )
+            self.ui.router.add_call(record.index, record.step, record.experts, record.expert_weights)
 
     def _on_tokens(self, tokens: list[Any]) -> None:
         for t in tokens:
             self.ui.tokens.add_token(t.index, t.token_id, t.text, t.call_index)
+            self.ui.router.add_token(t.call_index, t.text)
 
     def _on_error(self, event: Any) -> None:
         """A run or race that fails before any IR: the IR tabs say so (not "Waiting for the first compile…")."""

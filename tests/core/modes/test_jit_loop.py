@@ -83,7 +83,7 @@ def test_the_loop_jaxpr_holds_a_while_and_streams_through_a_callback(llama_engin
     assert set(irs) == {"prefill", "decode"}
     loop = irs["decode"]
     assert "while[" in loop.jaxpr and "body_jaxpr" in loop.jaxpr and "cond_jaxpr" in loop.jaxpr
-    assert "io_callback" in loop.jaxpr and "aten::" in loop.jaxpr
+    assert "token_to_host" in loop.jaxpr and "aten::" in loop.jaxpr
     assert "stablehlo.while" in loop.stablehlo
     assert "while(" in loop.hlo
     assert "while[" not in irs["prefill"].jaxpr

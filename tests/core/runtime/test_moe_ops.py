@@ -19,7 +19,14 @@ import numpy as np
 import pytest
 import torch
 
-from app.core.runtime.moe_ops import _rows_masked, _rows_ragged, group_sizes, grouped_mm, register
+from app.core.runtime.moe_ops import (
+    _rows_gathered,
+    _rows_masked,
+    _rows_ragged,
+    group_sizes,
+    grouped_mm,
+    register,
+)
 
 TOLERANCE = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (2e-2, 2e-2)}
 DTYPES = [torch.float32, torch.bfloat16]
@@ -110,7 +117,7 @@ def test_other_layouts(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_both_platform_branches_agree(dtype):
-    """The CPU runs the masked branch; the ``ragged_dot`` branch (TPU, GPU) is checked here on the CPU too."""
+    """The CPU runs the masked form; ``ragged_dot_general`` under JAX's own lowering is checked here too."""
     gen = torch.Generator().manual_seed(5)
     sizes = [0, 4, 0, 3, 6]
     a, b = torch.randn(15, K, generator=gen).to(dtype), torch.randn(len(sizes), K, N, generator=gen).to(dtype)
@@ -179,3 +186,39 @@ def test_torchax_dispatches_torch_grouped_mm_to_the_lowering(dtype):
         eager = jax_fn(*args)
     assert_close(eager, reference(a, stored.transpose(-2, -1), offs), dtype)
     assert_close(jax.jit(jax_fn)(*args), reference(a, stored.transpose(-2, -1), offs), dtype)
+
+
+def test_jaxpr_holds_ragged_dot_and_the_cpu_lowers_it_masked():
+    """The jaxpr shows one ``ragged_dot_general`` (not a platform switch hiding it in a branch); on the CPU it lowers
+    to the masked batched matmul (groups as a batch dimension), not JAX's fallback that contracts over (group, K)
+    and copies every expert's weights; another layout (a ragged contraction) keeps JAX's lowering."""
+    register()
+    a, b = jnp.ones((6, K)), jnp.ones((3, K, N))
+    offs = jnp.asarray([2, 2, 6], jnp.int32)
+    jaxpr = jax.make_jaxpr(grouped_mm)(a, b, offs)
+    assert "ragged_dot_general" in [e.primitive.name for e in jaxpr.eqns]
+    assert not any(e.primitive.name in ("cond", "platform_index") for e in jaxpr.eqns)
+    text = jax.jit(grouped_mm).lower(a, b, offs).as_text()
+    assert "batching_dims = [0] x [0], contracting_dims = [2] x [1]" in text
+    assert "contracting_dims = [0, 2] x [0, 1]" not in text
+    ragged_k = jax.jit(grouped_mm)(jnp.ones((4, 6)), jnp.ones((6, N)), offs)  # the weight-gradient layout: JAX's rule
+    assert ragged_k.shape == (3, 4, N) and float(ragged_k[0].sum()) == 4 * N * 2  # group 0: rows 0-1 of K
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_few_rows_read_only_their_experts(dtype):
+    """A decode step's rows (M ≤ G): the gathered form equals torch's op, rows past ``offs[-1]`` are 0, and the CPU
+    lowering picks it (the StableHLO gathers (M, K, N) weights instead of multiplying all G experts)."""
+    register()
+    gen = torch.Generator().manual_seed(9)
+    for sizes, rows in (([0, 1, 0, 0, 1, 0], 2), ([2, 0, 0, 0, 0, 0], 2), ([0, 0, 1, 0, 0, 0], 3)):
+        a, b = torch.randn(rows, K, generator=gen).to(dtype), torch.randn(len(sizes), K, N, generator=gen).to(dtype)
+        used = sum(sizes)
+        ref = reference(a, b, offsets(sizes))[:used]
+        out = jax.jit(_rows_gathered, static_argnums=3)(to_jax(a), to_jax(b), jnp.asarray(sizes, jnp.int32),
+                                                        jnp.float32)
+        assert not np.asarray(out[used:]).any()
+        assert_close(out[:used].astype(to_jax(a).dtype), ref, dtype)
+        assert_close(jax.jit(grouped_mm)(to_jax(a), to_jax(b), jnp.asarray(offsets(sizes).numpy()))[:used], ref, dtype)
+    text = jax.jit(grouped_mm).lower(jnp.ones((2, K)), jnp.ones((6, K, N)), jnp.asarray([0, 1, 1, 1, 2, 2])).as_text()
+    assert f"tensor<2x{K}x{N}xf32>" in text and "batching_dims = [0] x [0], contracting_dims = [1] x [1]" in text

@@ -122,14 +122,20 @@ def test_mesh_follows_a_new_model_or_is_dropped_with_a_note(qtbot, window, gui_m
     run_and_wait(qtbot, window)
     assert "· tp=2 ·" in _legend(window.ui.plot)[-1]
 
-    # jit-loop is refused on a mesh: the IR tabs say the run did not compile, not "Waiting for the first compile"
+    # jit-loop runs on a mesh too (issue 39: its token callback reaches one device per process)
     window.ui.form.mode.setCurrentText("jit-loop")
+    run_and_wait(qtbot, window)
+    assert "jit-loop · tp=2 ·" in _legend(window.ui.plot)[-1]
+    # a run of another mode refused before it compiles (a KV cache shorter than the prompt): the IR tabs, cleared
+    # for the new mode, say the run did not compile, not "Waiting for the first compile"
+    window.ui.form.mode.setCurrentText("jit-dynamic")
+    window.ui.form.cache_len.setValue(2)
     status = window.findChild(QLabel, "statusLabel")
     run_and_wait(qtbot, window)
     qtbot.waitUntil(lambda: status.property("error") is True, timeout=30_000)
     jaxpr = window.ui.ir_tabs.panels["jaxpr"]
     assert jaxpr.text() is None and "did not compile" in jaxpr.view.placeholderText(), jaxpr.view.placeholderText()
-    assert "jit-loop runs on one device" in jaxpr.view.placeholderText()
+    assert "the KV cache holds 2 positions" in jaxpr.view.placeholderText()
 
 
 SCRIPT = """

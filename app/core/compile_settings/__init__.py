@@ -1,0 +1,6 @@
+"""Compiler settings: a catalog of what each one sets (:mod:`.catalog`), the per-thread XLA compile options every
+compile of the app reads (:mod:`.options`), and the settings race — one model step or program entry compiled and
+run under several settings (:mod:`.race`, :mod:`.program_race`), with its trade-off figures (:mod:`.figures`).
+
+Nothing is imported here: :mod:`.options` sits under the runtime (``app.core.runtime.compiled_step`` reads it), the
+race above the engine."""

@@ -1,0 +1,65 @@
+"""``race --settings``: pydoc-llama's decode step and a gallery program under several compiler settings, as a table
+and as JSON lines, and settings refused by name before anything loads."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from app.cli import main
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_model_decode_step_under_effort_levels_and_flags_as_json():
+    code, out, err = run_cli("race", "--model", "pydoc-llama", "--settings", "O0,O3",
+                             "--flags=--xla_cpu_enable_fast_math=true", "--max-new-tokens", "6", "--ignore-eos",
+                             "--json")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    settings = [x for x in lines if x["event"] == "setting"]
+    assert [s["name"] for s in settings] == ["default", "O0", "O3", "--xla_cpu_enable_fast_math=true"]
+    for s in settings:
+        assert s["compile_total_ms"] == pytest.approx(s["trace_ms"] + s["lower_ms"] + s["compile_ms"])
+        assert s["steady_ms"] > 0 and s["peak_bytes"] > 0 and s["unit"] == "token" and s["n_calls"] == 5
+    assert settings[0]["outputs_equal"] and settings[-1]["changes_results"]
+    found = lines[-1]
+    assert found["event"] == "settings-summary" and found["baseline"] == "default" and found["pareto"]
+    assert set(found["break_even"]) <= {"O0", "O3", "--xla_cpu_enable_fast_math=true"}
+
+
+def test_program_entry_table():
+    code, out, err = run_cli("race", "--program", "app/examples/01_jit_speedup.py", "--settings", "O3,cpu-no-ynn",
+                             "--calls", "4")
+    assert code == 0, err
+    header, rule, *rows = out.splitlines()[1:6]
+    assert header.split()[:3] == ["setting", "compile", "ms"] and set(rule) == {"-"}
+    assert [r.split()[0] for r in rows] == ["default", "O3", "cpu-no-ynn"]
+    assert "calls per setting" in out.splitlines()[0] and "[settings] 3/3 cpu-no-ynn" in err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["--settings", "O9"], "Unknown compiler setting 'O9'"),
+    (["--settings", "O3,gpu-autotune-0"], "gpu-autotune-0 is an XLA:GPU setting and this run is on cpu"),
+    (["--settings", "inductor-reduce-overhead"], "inductor-reduce-overhead is an Inductor setting"),
+    (["--flags=--xla_cpu_no_such_flag=1"], "No such compile option: 'xla_cpu_no_such_flag'"),
+])
+def test_a_setting_is_refused_by_name_before_the_model_loads(argv, named):
+    code, out, err = run_cli("race", "--model", "no-such-org/never-loaded", *argv)
+    assert code == 2 and named in err and out == ""
+    assert "never-loaded" not in err  # refused before the (failing) load
+
+
+def test_list_settings():
+    code, out, _ = run_cli("race", "--list-settings")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert "optimization_level=O3" in rows["O3"] and "XLA:GPU" not in rows["O3"]
+    assert rows["gpu-autotune-0"].split()[1:3] == ["XLA", "gpu"]
+    assert rows["inductor-max-autotune"].split()[1] == "Inductor"

@@ -1,0 +1,77 @@
+"""The trade-off plot: one point per setting, the baseline starred, the Pareto front through the unbeaten settings,
+labels with break-even sentences, the split on hover, and exports (SVG drawn by cairosvg, not Qt; CSV; JSON)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
+
+POINTS = [
+    TradeoffPoint("default", 1000.0, 10.0, {"trace": 200.0, "lower": 50.0, "compile": 750.0}, baseline=True,
+                  pareto=True, equal=True),
+    TradeoffPoint("O0", 500.0, 12.0, {"trace": 200.0, "lower": 50.0, "compile": 250.0}, pareto=True, equal=True),
+    TradeoffPoint("O3", 3100.0, 9.0, {"trace": 200.0, "lower": 50.0, "compile": 2850.0}, pareto=True,
+                  break_even="O3 pays for its extra 2.1 s after 2,100 tokens", equal=True),
+    TradeoffPoint("cpu-fast-math", 3200.0, 11.0, {"trace": 200.0, "lower": 50.0, "compile": 2950.0}, equal=False),
+]
+
+
+@pytest.fixture
+def shown(qtbot):
+    plot = TradeoffPlot()
+    qtbot.addWidget(plot)
+    plot.resize(900, 600)
+    plot.set_points(POINTS)
+    plot.show()
+    qtbot.waitExposed(plot)
+    return plot
+
+
+def test_points_front_baseline_and_labels(shown):
+    xs, ys = shown.front.getData()
+    assert list(xs) == [500.0, 1000.0, 3100.0] and list(ys) == [12.0, 10.0, 9.0]  # by compile time
+    assert list(shown.base.getData()[0]) == [1000.0]
+    assert list(shown.others.getData()[0]) == [500.0, 3100.0, 3200.0]
+    assert shown.label_texts() == ["default (baseline)", "O0", "O3\nO3 pays for its extra 2.1 s after 2,100 tokens",
+                                   "cpu-fast-math"]
+    shown.set_points(POINTS[:2])  # a new race replaces the old points and labels
+    assert shown.label_texts() == ["default (baseline)", "O0"]
+
+
+def test_hover_gives_the_split(shown):
+    from PySide6.QtCore import QPointF
+
+    vb = shown.plot.getPlotItem().getViewBox()
+    at = vb.mapViewToScene(QPointF(3100.0, 9.0))
+    shown._on_mouse_moved(at + QPointF(3, -2))
+    assert shown.hovered is not None and shown.hovered.name == "O3"
+    assert shown.plot.toolTip() == ("O3: compile 3,100 ms (trace 200 + lower 50 + compile 2,850 ms) · "
+                                    "9.000 ms/token · outputs equal")
+    shown._on_mouse_moved(vb.mapViewToScene(QPointF(2000.0, 11.5)))
+    assert shown.hovered is None and shown.plot.toolTip() == ""
+
+
+def test_exports(shown, tmp_path):
+    cairosvg = pytest.importorskip("cairosvg")
+    from PIL import Image
+
+    svg = shown.export(tmp_path / "tradeoff.svg").read_text()
+    for text in ("O3 pays for its extra 2.1 s after 2,100 tokens", "cpu-fast-math", "steady ms per call"):
+        assert text in svg
+    image = np.asarray(Image.open(io.BytesIO(cairosvg.svg2png(bytestring=svg.encode()))).convert("RGB"))
+    orange = np.all(np.abs(image.astype(int) - [0xEA, 0x58, 0x0C]) < 40, axis=-1)
+    assert orange.sum() > 50  # the Pareto front is drawn, by a renderer that is not Qt's
+    rows = list(csv.DictReader((tmp_path / "t.csv").open() if shown.export(tmp_path / "t.csv") else []))
+    assert [r["setting"] for r in rows] == ["default", "O0", "O3", "cpu-fast-math"]
+    assert rows[2]["xla_compile_ms"] == "2850.0" and rows[3]["outputs_equal"] == "False"
+    data = json.loads(shown.export(tmp_path / "t.json").read_text())
+    assert data[0]["baseline"] and data[2]["break_even"].startswith("O3 pays")
+    assert shown.export(tmp_path / "t.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="not .txt"):
+        shown.export(tmp_path / "t.txt")

@@ -1,0 +1,166 @@
+"""The compile-versus-run trade-off: one point per compiler setting at (compile ms, steady ms per call), the Pareto
+front drawn through the settings no other beats on both, the baseline marked with a star, every point labelled, and
+beside each point that compiles slower and runs faster its break-even sentence ("O3 pays for its extra 2.1 s after
+180 tokens"). Hovering a point shows its compile split (trace / lower / compile ms).
+
+Plain data in: :meth:`TradeoffPlot.set_points` takes :class:`TradeoffPoint` s, whose Pareto flag and break-even text
+the race computed (:mod:`app.core.compile_settings.figures`): the widget draws, it does not decide. Exports: PNG,
+SVG and PDF through :func:`widgets.plot.plot_export.export_plot` (the SVG in page coordinates, drawn alike by every
+renderer), CSV and JSON of the points (:meth:`TradeoffPlot.export`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import NamedTuple
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from widgets.common.typed_qt import graphics_scene, plot_item
+from widgets.plot.plot_export import export_plot
+
+POINT_COLOUR = "#2563eb"
+BASELINE_COLOUR = "#111827"
+FRONT_COLOUR = "#ea580c"
+#: Hover radius around a point, in screen px.
+HOVER_PX = 12.0
+#: Export formats: the plot's own (:func:`export_plot`) and the points' data.
+EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".csv", ".json")
+
+
+class TradeoffPoint(NamedTuple):
+    """One setting. ``compile_ms``: its step's trace + lower + compile (ms); ``steady_ms``: median ms per call;
+    ``split``: ``{"trace": ms, "lower": ms, "compile": ms}``; ``baseline``: the race's baseline; ``pareto``: on the
+    Pareto front; ``break_even``: the break-even sentence, or ""; ``equal``: outputs equal the baseline's (None:
+    unknown); ``unit``: ``"token"`` or ``"call"``."""
+
+    name: str
+    compile_ms: float
+    steady_ms: float
+    split: dict[str, float]
+    baseline: bool = False
+    pareto: bool = False
+    break_even: str = ""
+    equal: bool | None = None
+    unit: str = "token"
+
+
+def split_text(point: TradeoffPoint) -> str:
+    """The hover text: name, compile split, steady ms per call and whether outputs match."""
+    parts = " + ".join(f"{k} {v:,.0f}" for k, v in point.split.items())
+    equal = "" if point.equal is None else (" · outputs equal" if point.equal else " · outputs DIFFER")
+    return (f"{point.name}: compile {point.compile_ms:,.0f} ms ({parts} ms) · "
+            f"{point.steady_ms:,.3f} ms/{point.unit}{equal}")
+
+
+class TradeoffPlot(QWidget):
+    """Compile time (x, ms) against steady time per call (y, ms), one point per setting. Talk-sized with
+    :meth:`set_font_size`. :attr:`hovered`: the point under the mouse (None)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("tradeoff_plot")
+        item = plot_item(self.plot)
+        item.setLabel("bottom", "compile ms (trace + lower + compile)")
+        item.setLabel("left", "steady ms per call")
+        item.setTitle("Compile once, run fast: what each compiler setting costs and saves")
+        item.showGrid(x=True, y=True, alpha=0.2)
+        self._points: list[TradeoffPoint] = []
+        self._labels: list[pg.TextItem] = []
+        self.front = self.plot.plot([], [], pen=pg.mkPen(FRONT_COLOUR, width=2, style=Qt.PenStyle.DashLine),
+                                    name="Pareto front")
+        self.others = self.plot.plot([], [], pen=None, symbol="o", symbolSize=11, symbolBrush=POINT_COLOUR,
+                                     symbolPen=None, name="setting")
+        self.base = self.plot.plot([], [], pen=None, symbol="star", symbolSize=18, symbolBrush=BASELINE_COLOUR,
+                                   symbolPen=None, name="baseline")
+        self.hovered: TradeoffPoint | None = None
+        graphics_scene(self.plot).sigMouseMoved.connect(self._on_mouse_moved)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    @property
+    def points(self) -> list[TradeoffPoint]:
+        return list(self._points)
+
+    def set_points(self, points: list[TradeoffPoint]) -> None:
+        """Draw ``points`` (replacing the previous ones): the Pareto front joins the ``pareto`` points in order of
+        compile time; each point gets a label, and its break-even sentence under it."""
+        self._points = list(points)
+        others = [p for p in points if not p.baseline]
+        base = [p for p in points if p.baseline]
+        self.others.setData([p.compile_ms for p in others], [p.steady_ms for p in others])
+        self.base.setData([p.compile_ms for p in base], [p.steady_ms for p in base])
+        front = sorted((p for p in points if p.pareto), key=lambda p: p.compile_ms)
+        self.front.setData([p.compile_ms for p in front], [p.steady_ms for p in front])
+        for label in self._labels:
+            self.plot.removeItem(label)
+        self._labels = []
+        middle = (min(p.compile_ms for p in points) + max(p.compile_ms for p in points)) / 2 if points else 0.0
+        for p in points:
+            text = p.name + (" (baseline)" if p.baseline else "") + (f"\n{p.break_even}" if p.break_even else "")
+            # a label reads away from the nearer edge: points right of the middle are labelled to their left
+            label = pg.TextItem(text, color=BASELINE_COLOUR if p.baseline else "#374151",
+                                anchor=(1, 1) if p.compile_ms > middle else (0, 1))
+            label.setPos(p.compile_ms, p.steady_ms)
+            self.plot.addItem(label)
+            self._labels.append(label)
+        self.plot.enableAutoRange()
+
+    def label_texts(self) -> list[str]:
+        """Each point's label as drawn (name, then its break-even sentence when it has one)."""
+        return [label.toPlainText() for label in self._labels]
+
+    def set_font_size(self, points: int) -> None:
+        """Labels and axes at ``points`` pt (presentation mode)."""
+        font = QFont()
+        font.setPointSize(points)
+        for label in self._labels:
+            label.setFont(font)
+        item = plot_item(self.plot)
+        for side in ("left", "bottom"):
+            item.getAxis(side).label.setFont(font)
+
+    def point_near(self, scene_pos: QPointF) -> TradeoffPoint | None:
+        """The point within :data:`HOVER_PX` screen px of ``scene_pos`` (the nearest), or None."""
+        vb = plot_item(self.plot).getViewBox()
+        best, best_d = None, HOVER_PX
+        for p in self._points:
+            at = vb.mapViewToScene(QPointF(p.compile_ms, p.steady_ms))
+            d = ((at.x() - scene_pos.x()) ** 2 + (at.y() - scene_pos.y()) ** 2) ** 0.5
+            if d <= best_d:
+                best, best_d = p, d
+        return best
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        self.hovered = self.point_near(scene_pos)
+        self.plot.setToolTip(split_text(self.hovered) if self.hovered is not None else "")
+
+    def export(self, path: str | Path) -> Path:
+        """Write the plot (``.png`` / ``.svg`` / ``.pdf``) or its points (``.csv``: one row per setting with the
+        split; ``.json``: a list of objects). Returns the path; raises ValueError for another suffix, OSError if
+        nothing was written."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in EXPORT_SUFFIXES:
+            raise ValueError(f"Export as {', '.join(EXPORT_SUFFIXES)}, not {suffix or 'no suffix'}.")
+        if suffix in (".png", ".svg", ".pdf"):
+            return export_plot(self.plot, path)
+        rows = [{"setting": p.name, "compile_ms": p.compile_ms, "trace_ms": p.split.get("trace"),
+                 "lower_ms": p.split.get("lower"), "xla_compile_ms": p.split.get("compile"),
+                 "steady_ms_per_call": p.steady_ms, "unit": p.unit, "baseline": p.baseline, "pareto": p.pareto,
+                 "outputs_equal": p.equal, "break_even": p.break_even} for p in self._points]
+        if suffix == ".json":
+            path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        else:
+            with path.open("w", newline="", encoding="utf-8") as f:
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["setting"])
+                writer.writeheader()
+                writer.writerows(rows)
+        return path
