@@ -18,11 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.core.backends import BACKENDS, CPU, GPU
 from app.core.errors import InvalidSettingsError
 
+ANY = "any"  # a setting every XLA backend has
+
 Compiler = Literal["XLA", "Inductor"]
-#: Which backend has a setting: ``"any"`` (every XLA backend), ``"cpu"``, ``"gpu"`` (XLA:GPU; ``cuda`` / ``rocm``).
-Backend = Literal["any", "cpu", "gpu"]
+#: Which backend has a setting: ``"any"`` (every XLA backend) or one row of :data:`app.core.backends.BACKENDS`
+#: (its ``platform``: XLA:CPU's or XLA:GPU's).
+Backend = str
 #: How a setting reaches its compiler: per-compile ``compiler_options``, ``jax.config`` for the lane, or a
 #: ``torch.compile`` mode.
 Path = Literal["compiler_options", "jax.config", "torch.compile"]
@@ -49,10 +53,11 @@ class CompileSetting:
     note: str = ""
 
     def runs_on(self, platform: str) -> bool:
-        """Whether a backend of ``platform`` (``"cpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``) has this setting."""
-        if self.backend == "any":
+        """Whether a backend of ``platform`` (JAX's: ``"cpu"``, ``"gpu"``, ``"tpu"``) has this setting."""
+        if self.backend == ANY:
             return True
-        return platform == "cpu" if self.backend == "cpu" else platform in ("cuda", "rocm", "gpu")
+        row = BACKENDS.get(self.backend)
+        return row is not None and BACKENDS.get(platform) is row
 
 
 def _xla(name: str, sets: str, backend: Backend = "any", changes_results: bool = False, note: str = "",
@@ -114,7 +119,7 @@ def _flags_backend(names: list[str]) -> Backend:
     gpu = any(n.startswith("xla_gpu_") for n in names)
     if cpu and gpu:
         raise InvalidSettingsError(f"{' '.join(names)} mixes XLA:CPU and XLA:GPU flags: race them as two settings.")
-    return "cpu" if cpu else "gpu" if gpu else "any"
+    return CPU.platform if cpu else GPU.platform if gpu else ANY
 
 
 def parse_flags(text: str) -> CompileSetting:
@@ -169,7 +174,7 @@ def parse_setting(text: str, platform: str = "cpu") -> CompileSetting:
         raise InvalidSettingsError(f"{setting.name} is an Inductor setting ({setting.sets}): the settings race "
                                    "compiles JAX steps with XLA; race the torch-compile mode for Inductor.")
     if not setting.runs_on(platform):
-        where = "XLA:GPU" if setting.backend == "gpu" else "XLA:CPU"
+        where = f"XLA:{setting.backend.upper()}"
         raise InvalidSettingsError(f"{setting.name} is an {where} setting and this run is on {platform}: "
                                    f"it has no such option here.")
     return setting
