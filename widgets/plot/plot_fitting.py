@@ -187,7 +187,7 @@ class PlotFitting(pg.PlotWidget):
 
     def _legend_columns(self, room: float, need: float) -> int:
         """The most columns of ``need`` px names in ``room`` px."""
-        return max(1, int((room + 45) // (need + 45)))
+        return max(1, int(room // (need + 45)))  # each column: its name and 45 px of sample and gaps
 
     def _legend_metrics(self) -> QFontMetricsF:
         """Metrics of the legend's labels as drawn (their item's font at the legend's size)."""
@@ -249,7 +249,7 @@ class PlotFitting(pg.PlotWidget):
         # the least an entry may be cut to: its run number, mode and model or file:entry (what every run
         # shares apart); an entry of several runs keeps its "runs 1–6"
         need = max((metrics.horizontalAdvance(least_name(self._entry_name(run, tuple(shared)))) for run in self._runs),
-                   default=0.0)
+                   default=0.0) + 12  # the label's text margins: drawn 96.5 px where 90.9 measured
         need /= share  # drawn wider than measured (place_legend): fewer columns, never names cut below need
         lines = 2 if need > room else 1  # an entry wider than the plot takes two lines (_shorten)
         need = self._legend_need = min(need, room)

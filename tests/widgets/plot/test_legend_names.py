@@ -169,3 +169,17 @@ def test_what_every_run_shares_names_the_model_before_the_devices(qtbot):
     draw(plot, runs)
     settle(qtbot)
     assert plot.shared_label() == "pydoc-llama · 1 device", plot.shared_label()
+
+
+def test_ten_runs_in_a_narrow_plot_keep_the_newest_name_whole(qtbot):
+    """The walk (seed 309, 1024×600: ten stopped runs): the newest entry read "run 10 · jit-st…" — a column's
+    room was counted with one gap too few and a label's text margins left out."""
+    runs = [("jit-static · 1 device · pydoc-llama", "pydoc-llama")] * 10
+    plot = LatencyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(284, 329)
+    plot.show()
+    draw(plot, runs)
+    settle(qtbot)
+    names = [label.text for _, label in plot.legend.items]
+    assert not readable(plot, runs) and not any(n.endswith("…") and n.startswith("run ") for n in names), names
