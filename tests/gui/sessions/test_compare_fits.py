@@ -4,34 +4,27 @@ whole, the run and machine texts elided when the window is narrow, whole in thei
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 from PySide6.QtWidgets import QMainWindow  # noqa: E402
-from qt_helpers import synthetic_run  # noqa: E402
+from test_window_sessions import synthetic_recorded  # noqa: E402
 
-from app.core.events import FinishedEvent, PromptEvent, Summary, TokenEvent  # noqa: E402
 from app.core.recording import RecordedRun  # noqa: E402
 
 MACHINES = (("cpu", 1), ("TPU v6e", 8), ("NVIDIA H200", 1), ("cpu", 4))
 
 
 def recorded(n: int, machine: str, count: int) -> RecordedRun:
-    records = synthetic_run(10)
-    t, tokens = 0.0, []
-    for r in records:
-        t += r.wall_ms
-        tokens.append(TokenEvent(r.index, 40 + r.index, f" w{r.index}", r.index, t))
-    summary = Summary.from_records("jit-static", records, len(tokens), tokens[0].elapsed_ms, t)
-    finished = FinishedEvent("length", summary, [x.token_id for x in tokens], "".join(x.text for x in tokens))
-    env = {"packages": {"jax": "0.10.2"}, "platform": machine.split()[0].lower(), "device_kind": machine,
-           "device_count": count, "cpu_count": 2}
-    return RecordedRun(label=f"run {n} · SmolLM2-135M-Instruct · jit-static · cache 128", mode="jit-static",
-                       model="SmolLM2-135M-Instruct", prompt="Hello", prompt_event=PromptEvent("Hello", 2, False),
-                       tokens=tokens, records=records, finished=finished, environment=env,
-                       recorded_at="2026-11-21T10:00:00+00:00")
+    """:func:`test_window_sessions.synthetic_recorded` (10 calls) as SmolLM2's run ``n`` on ``machine × count``,
+    without IR."""
+    run = synthetic_recorded(10, machine, count)
+    env = {**run.environment, "platform": machine.split()[0].lower()}
+    return dataclasses.replace(run, label=f"run {n} · SmolLM2-135M-Instruct · jit-static · cache 128",
+                               model="SmolLM2-135M-Instruct", environment=env, ir={})
 
 
 def _fits(table, column: int) -> bool:
