@@ -228,7 +228,10 @@ class Presentation:
         for splitter, sizes in saved.splitters.items():
             splitter.setSizes(sizes)
         if win.windowState() != saved.state:
-            win.setWindowState(saved.state)
+            # the user maximized or restored the window while presenting: it stays theirs, at its new minimum and
+            # on the screen (ScreenFit). Put back, a window maximized before but resized while presenting was
+            # grown past the screen's edge (the walk, seed 302 at 1024x600: x = 169, 1019 px wide)
+            return
         if not saved.state & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
             # the larger fonts raised the window's minimum and it grew (a 1027x590 window came back 1027x690):
             # its normal minimum first (ScreenFit, after this layout), then its own size and place again
