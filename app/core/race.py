@@ -77,7 +77,8 @@ def summary_rows(finished: dict[str, FinishedEvent], bound_ms: float | None = No
     """One row per mode, keyed as :data:`app.core.report.columns.RACE_COLUMNS`: ``ttft_ms``, ``compile_ms``,
     ``steady_ms_per_token``, ``decode_tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
     ``speedup_vs_torch`` (steady decode tokens/s over torch's, when torch ran), ``x_bound`` (steady ms/token over
-    ``bound_ms``, the memory-bandwidth bound: :mod:`app.core.profile.bound`; None without one)."""
+    ``bound_ms``, the memory-bandwidth bound: :mod:`app.core.profile.bound`; None without one), ``cache_len`` (the
+    static KV cache's positions at the lane's end; None for torch's DynamicCache)."""
     rows = []
     torch = finished.get(REFERENCE_MODE)
     torch_rate = torch.summary.decode_tokens_per_s if torch else None
@@ -96,6 +97,7 @@ def summary_rows(finished: dict[str, FinishedEvent], bound_ms: float | None = No
             "speedup_vs_torch": (s.decode_tokens_per_s / torch_rate)
             if torch_rate and s.decode_tokens_per_s else None,
             "x_bound": s.steady_decode_ms / bound_ms if bound_ms and s.steady_decode_ms else None,
+            "cache_len": s.cache_len,
         })
     return rows
 

@@ -147,6 +147,14 @@ class LatencyPlot(LatencyKey, PlotFitting):
         self._fit_y()  # the legend grew: keep its band free of points
         return run.run_id
 
+    def relabel(self, run_id: int, label: str) -> None:
+        """Name run ``run_id`` ``label`` from now on (a run's KV cache size is known once it ends); no-op for a
+        run no longer shown."""
+        for run in self._runs:
+            if run.run_id == run_id and run.label != label:
+                run.label = label
+                self.place_legend()  # the entry re-fitted to its column
+
     def add_record(self, record: Any) -> None:
         """Append one call record (``index``, ``step``, ``wall_ms``, ``compiled``, …) to the newest run."""
         if not self._runs:
@@ -191,6 +199,10 @@ class LatencyPlot(LatencyKey, PlotFitting):
     def run_labels(self) -> list[str]:
         """Labels of the shown runs, oldest first, as given to :meth:`start_run`."""
         return [run.label for run in self._runs]
+
+    def run_ids(self) -> list[int]:
+        """The shown runs' numbers, oldest first (as :meth:`run_labels`)."""
+        return [run.run_id for run in self._runs]
 
     def run_colours(self) -> list[str]:
         return [run.colour for run in self._runs]

@@ -27,7 +27,7 @@ X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 
 UNREADABLE = 40  # a compile note's placement cost when cut at the plot's edge or over another note
 #: A label part that does not tell runs apart, left out of a legend entry before its mode or model is cut: the
 #: devices (``"1 device"``, ``"tp=2"``, ``"dp=2,tp=2"``: ``Engine.mesh_label``), the machine of a recorded run.
-SECONDARY = re.compile(r"^(\d+ devices?|recorded on .*|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")
+SECONDARY = re.compile(r"^(\d+ devices?|recorded on .*|KV [\d,]+|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
                 (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
 

@@ -55,6 +55,10 @@ def _per_token(value: Any) -> str:
     return "–" if value is None else f"{value:,.2f} ms/token" if value < 10 else f"{value:,.1f} ms/token"
 
 
+def _count(value: Any) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
 def _rate(value: Any) -> str:
     return "–" if value is None else f"{value:,.1f} tok/s"
 
@@ -73,6 +77,8 @@ RACE_COLUMNS: tuple[Column, ...] = (
     Column("n_tokens", "tokens", format=_plain, short="tokens"),
     Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch"),
     Column("x_bound", "× bound", format=units.times, best="low", short="× bound"),
+    Column("cache_len", "KV cache", "positions", _count, short="KV cache", spoken=_count,
+           help="the static KV cache's positions at the lane's end: attention reads what it holds (issue 38)"),
 )
 
 

@@ -163,6 +163,10 @@ class RunView(QObject):
     def _on_run_finished(self, run: RunState) -> None:
         self.ui.tokens.flush()
         self.ui.plot.redraw()
+        cache_len = run.finished.summary.cache_len if run.finished is not None else None
+        label = dict(zip(self.ui.plot.run_ids(), self.ui.plot.run_labels(), strict=True)).get(run.run_id)
+        if cache_len and label is not None:  # the run's KV cache size, known once it ends (issue 38)
+            self.ui.plot.relabel(run.run_id, with_cache_len(label, cache_len))
         self.status.show(program_line(run) if run.program else summary_line(run.finished))
         session = self.session
         if session.active is not None and not session.racing and session.background is None and not run.program:
@@ -196,3 +200,13 @@ class RunView(QObject):
             self.ui.tokens.start("")
             self.ui.stats.reset()
             self.ui.plot.set_steady_ms(None)
+
+
+def with_cache_len(label: str, cache_len: int) -> str:
+    """A run's plot label with its static KV cache's size at its end (issue 38: an 8,192-position cache decoded
+    5× slower and nothing said why): ``"jit-static · 1 device · SmolLM2 · recorded on CPU × 4"`` →
+    ``"jit-static · 1 device · SmolLM2 · KV 512 · recorded on CPU × 4"`` (before where it was recorded, which
+    the legend drops first). The legend treats ``KV n`` as secondary (``widgets.plot.plot_fitting.SECONDARY``)."""
+    parts = [p for p in label.split(" · ") if not p.startswith("KV ")]
+    at = next((i for i, p in enumerate(parts) if p.startswith("recorded on ")), len(parts))
+    return " · ".join([*parts[:at], f"KV {cache_len:,}", *parts[at:]])

@@ -183,3 +183,13 @@ def test_ten_runs_in_a_narrow_plot_keep_the_newest_name_whole(qtbot):
     settle(qtbot)
     names = [label.text for _, label in plot.legend.items]
     assert not readable(plot, runs) and not any(n.endswith("…") and n.startswith("run ") for n in names), names
+
+
+def test_a_runs_kv_cache_size_goes_before_where_it_was_recorded_and_is_dropped_first():
+    from app.gui.panels.run_view import with_cache_len
+    from widgets.plot.plot_fitting import essential
+
+    assert with_cache_len("jit-static · 1 device · m", 256) == "jit-static · 1 device · m · KV 256"
+    recorded = with_cache_len("jit-loop · 1 device · m · recorded on CPU × 4 · KV 256", 8192)
+    assert recorded == "jit-loop · 1 device · m · KV 8,192 · recorded on CPU × 4"
+    assert essential(f"run 3 · {recorded}") == "run 3 · jit-loop · m"
