@@ -28,6 +28,11 @@ import jax
 import jax.numpy as jnp
 
 _REGISTERED: set[int] = set()
+#: The name scope of each part: the ATen op torchax's reference lowering (``_sdpa_reference``) runs for it, so the
+#: source map groups the parts as it did before this lowering (``scaled_dot_product_attention/aten::bmm``: the
+#: scores' and the output's products; ``aten::_softmax``; the mask's ``aten::where`` or ``aten::add``).
+ATEN_SCOPES = {"dot": "aten::bmm", "scale": "aten::mul.Tensor", "select": "aten::where.ScalarSelf",
+               "add": "aten::add.Tensor", "softmax": "aten::_softmax"}
 
 
 def sdpa(query: jax.Array, key: jax.Array, value: jax.Array, attn_mask: jax.Array | None = None,
@@ -43,21 +48,27 @@ def sdpa(query: jax.Array, key: jax.Array, value: jax.Array, attn_mask: jax.Arra
     q = query.reshape(*batch, kv_heads, group * q_len, head_dim)
     nb = len(batch) + 1  # batch dims and the key/value head: one dot_general each product, no nested jit (a
     batch_dims = (tuple(range(nb)), tuple(range(nb)))  # jnp.einsum's pjit hid the dots from the source map's lines)
-    # (…, h, m, d) · (…, h, k, d) over d → (…, h, m, k)
-    scores = jax.lax.dot_general(q, key, (((nb + 1,), (nb + 1,)), batch_dims)) * jnp.asarray(scale, query.dtype)
+    # Each part in the name scope of the ATen op torchax's reference runs for it (ATEN_SCOPES), so the source map
+    # shows the attention's parts apart (scores and output under aten::bmm, the softmax, the mask), as before.
+    with jax.named_scope(ATEN_SCOPES["dot"]):  # (…, h, m, d) · (…, h, k, d) over d → (…, h, m, k)
+        scores = jax.lax.dot_general(q, key, (((nb + 1,), (nb + 1,)), batch_dims))
+    with jax.named_scope(ATEN_SCOPES["scale"]):
+        scores = scores * jnp.asarray(scale, query.dtype)
     full = (*batch, q_heads, q_len, kv_len)
     rows = (*batch, kv_heads, group * q_len, kv_len)
     if is_causal:
-        keep = jnp.broadcast_to(jnp.tril(jnp.ones((q_len, kv_len), jnp.bool_)), full).reshape(rows)
-        scores = jnp.where(keep, scores, -jnp.inf)
+        with jax.named_scope(ATEN_SCOPES["select"]):
+            keep = jnp.broadcast_to(jnp.tril(jnp.ones((q_len, kv_len), jnp.bool_)), full).reshape(rows)
+            scores = jnp.where(keep, scores, -jnp.inf)
     if attn_mask is not None:
-        mask = jnp.broadcast_to(attn_mask, full).reshape(rows)
-        if mask.dtype == jnp.bool_:
-            scores = jnp.where(mask, scores, -jnp.inf)
-        else:
-            scores = scores + mask.astype(scores.dtype)
-    weights = jax.nn.softmax(scores, axis=-1)
-    out = jax.lax.dot_general(weights, value, (((nb + 1,), (nb,)), batch_dims))  # over k → (…, h, m, d)
+        boolean = attn_mask.dtype == jnp.bool_
+        with jax.named_scope(ATEN_SCOPES["select" if boolean else "add"]):
+            mask = jnp.broadcast_to(attn_mask, full).reshape(rows)
+            scores = jnp.where(mask, scores, -jnp.inf) if boolean else scores + mask.astype(scores.dtype)
+    with jax.named_scope(ATEN_SCOPES["softmax"]):
+        weights = jax.nn.softmax(scores, axis=-1)
+    with jax.named_scope(ATEN_SCOPES["dot"]):  # over k → (…, h, m, d)
+        out = jax.lax.dot_general(weights, value, (((nb + 1,), (nb,)), batch_dims))
     return out.reshape(*batch, q_heads, q_len, value.shape[-1])
 
 

@@ -74,8 +74,9 @@ def _run(engine, mode: str) -> str:
     return engine.ir[(mode, "decode")].hlo
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/runtime/attention.py (reads the KV cache in place) is not registered yet: "
-                   "as one JAX op it merges the attention's ATen groups the source map shows (issue 38, next session)")
+@pytest.mark.xfail(strict=True, reason="app/core/runtime/attention.py (reads the KV cache in place) is not registered: "
+                   "XLA:CPU's YNNPACK fusion outlines its dots without their metadata, so the source map loses the "
+                   "attention's HLO links (issue 38)")
 def test_the_loop_body_moves_no_cache_or_weight_sized_buffer(llama_engine):
     hlo = _run(llama_engine, "jit-loop")
     body = re.search(r"while\(.*?body=%(\S+?)[,\s]", hlo)
@@ -84,8 +85,9 @@ def test_the_loop_body_moves_no_cache_or_weight_sized_buffer(llama_engine):
     assert not moves, moves[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/runtime/attention.py (reads the KV cache in place) is not registered yet: "
-                   "as one JAX op it merges the attention's ATen groups the source map shows (issue 38, next session)")
+@pytest.mark.xfail(strict=True, reason="app/core/runtime/attention.py (reads the KV cache in place) is not registered: "
+                   "XLA:CPU's YNNPACK fusion outlines its dots without their metadata, so the source map loses the "
+                   "attention's HLO links (issue 38)")
 def test_the_decode_step_moves_no_cache_or_weight_sized_buffer(llama_engine):
     hlo = _run(llama_engine, "jit-static")
     entry = re.search(r"^ENTRY %(\S+) ", hlo, re.M)
