@@ -22,7 +22,7 @@ and the roofline uses the device's bandwidth (:func:`read_device_bandwidth_gbs`)
 
 jit-loop: one call of the compiled loop makes ``n_steps`` tokens
 (:func:`app.core.profile.step_call.engine_loop_call`); the capture of that call is cut into one step per
-iteration at the end of each iteration's ``io_callback`` (:func:`app.core.profile.build.split_loop_iterations`),
+iteration at the end of each iteration's host callback (:func:`app.core.profile.build.split_loop_iterations`),
 so the rows are the instructions inside the ``while`` body per token, joined to the body's source lines
 (:mod:`app.core.inspect.source_map` walks the body's equations), and the host share is each token's callback
 (the token handed to the host) plus the call's dispatch, spread over its tokens. The callback's own time is in
@@ -216,7 +216,7 @@ def loop_note(profile: StepProfile, loop: dict[str, float]) -> str:
     share = cb_ms / profile.step_ms if profile.step_ms else 0.0
     return (f"{LOOP_NOTE} (one token): {profile.n_steps} iterations in {int(loop['calls'])} call(s) of the compiled "
             f"loop, {loop['iterations']:.0f} per call; each call's dispatch is in its first iteration. The "
-            f"io_callback that hands each token to the host takes {cb_ms * 1e3:.1f} µs per token "
+            f"host callback (token_to_host) that hands each token to the host takes {cb_ms * 1e3:.1f} µs per token "
             f"({share:.1%} of a step), counted in the host share ({profile.host_share:.1%}), not in the rows; "
             "the while instruction's own event (the whole loop) is left out: its body's instructions are the rows.")
 

@@ -1,4 +1,5 @@
-"""jit-loop: the decode loop as one compiled ``while_loop`` streaming tokens through an ordered ``io_callback``.
+"""jit-loop: the decode loop as one compiled ``while_loop`` streaming tokens through an ordered host callback
+(``app/core/runtime/host_token.py``).
 
 Greedy tokens equal PyTorch's on every suite architecture; seeded sampling is reproducible (and equal to
 jit-static's: the same key sequence through the same ``pick_token``); Stop ends the loop within one iteration;

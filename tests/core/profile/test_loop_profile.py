@@ -243,7 +243,7 @@ def test_loop_profile_reports_the_host_share(loop_profile):
     profile, _, _ = loop_profile
     assert 0.0 < profile.host_share < 1.0 and 0.0 < profile.attributed_share < 1.0
     assert profile.host_share + profile.between_ops_share == pytest.approx(profile.idle_share)
-    assert "io_callback" in profile.notes[0] and "host share" in profile.notes[0]
+    assert "host callback (token_to_host)" in profile.notes[0] and "host share" in profile.notes[0]
     # the iterations tile the profiled call: their wall times add up to the call's annotation
     plane = ProfileData.from_file(profile.xplane_path).find_plane_with_name("/host:CPU")
     calls = [ev.duration_ns for line in plane.lines for ev in line.events if ev.name == STEP_ANNOTATION]
