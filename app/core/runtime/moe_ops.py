@@ -124,12 +124,19 @@ def _rows_masked(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any)
 
 def _rows_gathered(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
     """The same for few rows (``M ≤ G``, a decode step's ``top_k`` rows): each row times its own group's weights,
-    gathered (``(M, K, N)``: ``M`` experts' weights read instead of all ``G``); rows past the last group are 0."""
+    sliced out one row at a time (``M`` experts' weights read instead of all ``G``); rows past the last group are
+    0. One ``dynamic_slice`` and one vector-matrix product per row, not one gather of ``(M, K, N)``: transformers
+    passes the experts' weights transposed (``weight.transpose(-2, -1)``, ``integrations/moe.py``), and XLA:CPU
+    copied every expert's weights into that layout before a gather, each step (issue 38: 2 × 8 MB per layer on
+    ``random:mixtral-tiny``), while it moves a transpose through a ``dynamic_slice`` and into the dot."""
     groups = mat_b.shape[0]
     ends = jnp.cumsum(sizes)
     group = jnp.searchsorted(ends, jnp.arange(mat_a.shape[0]), side="right")  # row r: groups ending at or before r
-    weights = mat_b[jnp.minimum(group, groups - 1)]  # (M, K, N)
-    out = jax.lax.dot_general(mat_a, weights, (((1,), (1,)), ((0,), (0,))), preferred_element_type=acc)
+    index = jnp.minimum(group, groups - 1)
+    stored = jnp.swapaxes(mat_b, 1, 2)  # (G, N, K): the weights as stored when mat_b is their transpose (XLA
+    out = jnp.stack([jax.lax.dot_general(  # folds the two transposes); each output a row of it · the row of mat_a
+        jax.lax.dynamic_index_in_dim(stored, index[r], keepdims=False), mat_a[r], (((1,), (0,)), ((), ())),
+        preferred_element_type=acc) for r in range(mat_a.shape[0])])
     return jnp.where((group < groups)[:, None], out, jnp.zeros((), acc))
 
 
