@@ -57,7 +57,7 @@ def _moves(hlo: str, computation: str, threshold: int) -> list[str]:
             rank = len(m.group(3).split(","))
             default = "{" + ",".join(str(i) for i in reversed(range(rank))) + "}"
             if m.group(4) == "copy" or (m.group(4) == "transpose" and default in line.split(" transpose(")[0]):
-                found.append(f"{name}: {line.strip()[:120]}")
+                found.append(f"{name}: {line.strip()}")
     return found
 
 
@@ -132,3 +132,25 @@ def test_the_token_reaches_the_host_as_numpy(llama_engine, monkeypatch):
     list(llama_engine.generate("The jit", GenerationSettings(mode="jit-loop", max_new_tokens=3, stop_at_eos=False)))
     llama_engine.clear_compiled()
     assert seen and all(t is np.ndarray for t in seen), seen
+
+
+#: The reference attention's key-cache transposes (the xfails above), named by their metadata.
+_REFERENCE_KEYS = "scaled_dot_product_attention/aten::transpose"
+
+
+@pytest.mark.parametrize("mode", ["jit-loop", "jit-static"])
+def test_nothing_else_moves_a_cache_or_weight_sized_buffer(llama_engine, mode):
+    """Until the in-place attention is registered: apart from the reference attention's key transposes, the loop
+    body and the decode step move no buffer of a KV cache's size or more (a weight relayout, a carried cache, the
+    value cache of a scatter-lowered write would show here)."""
+    hlo = _run(llama_engine, mode)
+    if mode == "jit-loop":
+        body = re.search(r"while\(.*?body=%(\S+?)[,\s]", hlo)
+        assert body, "no while in the loop's optimized HLO"
+        where = body.group(1)
+    else:
+        where = re.search(r"^ENTRY %(\S+) ", hlo, re.M).group(1)
+    moves = _moves(hlo, where, _cache_elements(llama_engine, mode))
+    keys = [m for m in moves if _REFERENCE_KEYS in m]
+    assert keys, "the reference attention's key copies are gone: un-xfail the two tests above"
+    assert not [m for m in moves if _REFERENCE_KEYS not in m], moves[:5]
