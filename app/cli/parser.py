@@ -1,8 +1,9 @@
-"""The command line: ``torchax-playground generate|inspect|race|profile|program|passes|show-session …``; no
-subcommand opens the window.
+"""The command line: ``torchax-playground generate|inspect|race|tradeoff|profile|program|passes|show-session …``;
+no subcommand opens the window.
 
 One module per command (:mod:`app.cli.generate`, :mod:`app.cli.inspect`, :mod:`app.cli.race`,
-:mod:`app.cli.profile`, :mod:`app.cli.program`, :mod:`app.cli.passes`, :mod:`app.cli.show_session`), each with
+:mod:`app.cli.tradeoff`, :mod:`app.cli.profile`, :mod:`app.cli.program`, :mod:`app.cli.passes`,
+:mod:`app.cli.show_session`), each with
 ``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
 they share is :mod:`app.cli.common`. Errors exit with status 2 and one clear line on stderr (a traceback
 only with ``--debug``).
@@ -15,15 +16,15 @@ import io
 import sys
 from typing import Any, TextIO, cast
 
-from app.cli import generate, inspect, passes, profile, program, race, show_session
+from app.cli import generate, inspect, passes, profile, program, race, show_session, tradeoff
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.cli.hosts import join_processes
 from app.core.errors import PlaygroundError
 from app.options import add_devices_arg, apply_devices
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
-COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "profile": profile, "program": program,
-            "passes": passes, "show-session": show_session}
+COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "tradeoff": tradeoff, "profile": profile,
+            "program": program, "passes": passes, "show-session": show_session}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -62,7 +62,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="with --sweep: also run the sweep zero-padded to power-of-two buckets and compare compiles")
     p.add_argument("--what", choices=WHAT, help="print this IR of the entry point instead of running calls")
     p.add_argument("-o", "--output", help="with --what: write to this file instead of stdout")
-    p.add_argument("--json", action="store_true", help="one JSON object per call record, then a summary per run")
+    p.add_argument("--json", action="store_true", help="one JSON object per call record, then a summary per run "
+                   "(with compile_sites: per call site, its compiles, compile ms and causes)")
+    p.add_argument("--watch", action="store_true",
+                   help="compile the entry again on every save of FILE and print what changed in its jaxpr and HLO, "
+                        "the compile's cause and its trace / lower / compile ms (Ctrl+C ends it)")
     add_session_args(p)
     return p
 
@@ -92,6 +96,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         # the window's service prepares it (load, arguments) and plans its lanes: one route for both front ends
         program, prepared, _ = ProgramService().prepare(request, stop.is_set, exact_entry=True)
         label = f"{program.display_name}:{prepared.entry.name}"
+        if args.watch:
+            return watch(args, path, entry_name, out, stop.is_set)
         if args.what:
             return _print_ir(prepared, args, out, err, stop.is_set)
         lanes = plan_request(prepared, request)
@@ -183,13 +189,22 @@ def sweep_text(args: argparse.Namespace) -> str:
 
 def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prepared: Any = None) -> None:
     from app.core.events import FinishedEvent
+    from app.core.programs.sites import compile_sites, format_site_table
     from app.core.report.text import format_call_table
     from app.core.units import ms
 
+    sites = compile_sites(result.records)
     if args.json:
+        import io
+        import json
+
         for record in result.records:
             write_json_event(out, record, label)
-        write_json_event(out, FinishedEvent("stopped" if result.stopped else "calls", result.summary), label)
+        buf = io.StringIO()
+        write_json_event(buf, FinishedEvent("stopped" if result.stopped else "calls", result.summary), label)
+        summary = json.loads(buf.getvalue())
+        summary["compile_sites"] = [site.to_json() for site in sites]
+        out.write(json.dumps(summary) + "\n")
         return
     s = result.summary
     print(f"\n{label} | mode {result.mode} | {s.n_calls} calls{' (stopped)' if result.stopped else ''}", file=out)
@@ -205,6 +220,8 @@ def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prep
         line += "".join(f"\n{name} per call: {', '.join(repr(v) for v in values)}"
                         for name, values in _static_columns(prepared, result).items())
     print(line, file=out)
+    if sites:
+        print(format_site_table(sites), file=out)
 
 
 def _static_columns(prepared: Any, result: Any) -> dict[str, list[Any]]:
@@ -240,4 +257,26 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
     else:
         text = step_ir_text(entry_ir(prepared, should_stop=should_stop), args.what)
     write_text_output(text, args.output, out, err)
+    return 0
+
+
+def watch(args: argparse.Namespace, path: str, entry: str | None, out: TextIO, should_stop: Any,
+          max_steps: int | None = None) -> int:
+    """``--watch``: :func:`app.core.programs.watch.watch_file` on ``path``, each compile's lines printed as it
+    ends; ``should_stop`` (Ctrl+C) ends it between polls. ``max_steps`` bounds the compiles (tests)."""
+    import dataclasses
+
+    from app.core.programs.watch import watch_file
+    from app.core.session.programs_service import ProgramService
+
+    service = ProgramService()
+
+    def prepare(text: str) -> Any:
+        request = dataclasses.replace(program_request(args, path, entry), source=text)
+        return service.prepare(request, should_stop, exact_entry=True)[1]
+
+    print(f"[watch] {path}: compiling {entry or 'the first entry point'} on every save (Ctrl+C ends)",
+          file=out, flush=True)
+    for step in watch_file(path, prepare, should_stop, max_steps=max_steps):
+        print("\n".join(step.lines()), file=out, flush=True)
     return 0

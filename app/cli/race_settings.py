@@ -1,12 +1,15 @@
-"""``torchax-playground race --settings O0,O3 [--flags '--xla_…'] [--program FILE.py[:ENTRY]]``: one step compiled and
-run under several compiler settings (:mod:`app.core.compile_settings`), printed as a table — setting, compile ms
-(trace/lower/compile), steady ms per call, × baseline, equal outputs, peak memory, break-even calls — or, with
-``--json``, one ``setting`` line per lane and one ``settings-summary`` line (Pareto set, break-even calls)."""
+"""The settings race of ``torchax-playground race --settings O0,O3`` and ``torchax-playground tradeoff --setting O0
+--setting O3`` (:mod:`app.cli.tradeoff`), one path for both: one step compiled and run under several compiler
+settings (:mod:`app.core.compile_settings`), printed as a table — setting, compile ms (trace/lower/compile), steady
+ms per call, × baseline, equal outputs, peak memory, break-even calls — or, with ``--json``, one ``setting`` line
+per lane and one ``settings-summary`` line (Pareto set, break-even calls, and with ``tradeoff`` the first pass
+whose output HLO differs from the baseline's, per setting); ``--save-session`` keeps the race
+(:mod:`app.core.compile_settings.saved`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from app.cli.common import device_line, load_engine_for, phase_printer, settings_from_args
@@ -29,20 +32,32 @@ def catalog_text() -> str:
 
 
 def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.compile_settings.figures import SettingLane
+    """The settings race of ``race --settings`` and ``tradeoff`` (one path): resolve the settings (refused by name
+    before anything loads), race the step, merge the rounds, find where each setting parts from the baseline
+    (``args.parting``, ``tradeoff``'s default), print the table or the JSON lines and write ``--save-session``."""
+    from app.core.compile_settings.figures import SettingLane, merge_rounds
+    from app.core.compile_settings.saved import format_race, json_lines, race_document
     from app.core.errors import InvalidSettingsError
 
     if args.list_settings:
         print(catalog_text(), file=out)
         return 0
-    if getattr(args, "save_session", None):
-        raise InvalidSettingsError("--save-session does not keep a settings race yet: leave it out (--json keeps the "
-                                   "figures).")
+    if getattr(args, "perfetto", None):
+        raise InvalidSettingsError("--perfetto does not apply to a settings race (its lanes are kept as figures, "
+                                   "not runs): use --save-session or --json.")
     names = setting_names(args)
+    step = getattr(args, "step", None)
+    if args.program and step:
+        raise InvalidSettingsError(f"--step {step} is a model's step: a --program race times its entry point.")
+    parting = bool(getattr(args, "parting", False))
     if args.program:
-        stream, title = _program_stream(args, names, err)
+        stream, title, lowered, platform = _program_stream(args, names, err)
     else:
-        stream, title = _model_stream(args, names, err)
+        stream, title, lowered, platform = _model_stream(args, names, step or "decode", parting, err)
+    if getattr(args, "save_session", None):  # an unwritable path fails now, not after the race
+        from app.core.recording.store import SessionFile
+
+        SessionFile().save(args.save_session)
     lanes: list[SettingLane] = []
     for item in stream:
         if isinstance(item, SettingLane):
@@ -52,30 +67,76 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                       f"{_ms(item.steady_ms, 3)}/{item.unit}", file=err, flush=True)
         elif getattr(item, "kind", None) == "lane" and not args.json:
             print(f"[settings] {item.index + 1}/{item.n_lanes} {item.mode}…", file=err, flush=True)
-    from app.core.compile_settings.figures import merge_rounds
+    lanes = merge_rounds(lanes)
+    partings = _partings(lowered(), names, platform, args.json, err) if parting and len(lanes) > 1 else {}
+    title += f" | median of {args.rounds} rounds" if args.rounds > 1 else ""
+    document = race_document(title, "program" if args.program else step or "decode", lanes, partings)
+    if args.json:
+        out.write("".join(line + "\n" for line in json_lines(document)))
+    else:
+        print(format_race(document), file=out)
+    if getattr(args, "save_session", None):
+        from app.core.recording.store import SessionFile
 
-    _print(merge_rounds(lanes), title + (f" | median of {args.rounds} rounds" if args.rounds > 1 else ""), args.json, out)
+        size = SessionFile(settings_races=[document]).save(args.save_session)
+        print(f"[session] wrote {args.save_session} (a settings race of {len(lanes)} settings, "
+              f"{size / 1e3:,.1f} kB)", file=err)
     return 0
+
+
+def _partings(lowered: Any, names: list[str], platform: str, quiet: bool, err: TextIO) -> dict[str, dict[str, Any]]:
+    """Setting name → where it parts from the baseline on ``lowered`` (``Parting.to_json()``)."""
+    from app.core.compile_settings.parting import settings_partings
+    from app.core.compile_settings.race import resolve
+
+    settings = resolve(names, platform)
+    if not quiet:
+        print(f"[parting] recording XLA's pass pipeline under {len(settings)} settings…", file=err, flush=True)
+    found = {}
+    for parting in settings_partings(lowered, settings):
+        found[parting.labels[1]] = parting.to_json()
+        if not quiet:
+            print(f"[parting] {parting.sentence()}", file=err, flush=True)
+    return found
 
 
 def _ms(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f} ms"
 
 
-def _model_stream(args: argparse.Namespace, names: list[str], err: TextIO) -> tuple[Any, str]:
-    from app.core.compile_settings.race import RACE_MODE, resolve, settings_race
+#: What a title calls each raced model step.
+_STEP_TITLES = {"decode": "decode step", "prefill": "prefill step", "loop": "decode loop"}
 
-    args.modes, args.mode = [RACE_MODE], RACE_MODE
+
+def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting: bool,
+                  err: TextIO) -> tuple[Any, str, Callable[[], Any], str]:
+    """``(stream, title, the raced step's Lowered when called, platform)`` of a model's race."""
     from app.cli.common import device_for
+    from app.core.compile_settings.race import resolve, settings_race, step_target
 
-    resolve(names, device_for(args).platform)  # refuse a bad setting before the slow load
+    mode, kind = step_target(step)
+    args.modes, args.mode = [mode], mode
+    platform = device_for(args).platform
+    resolve(names, platform)  # refuse a bad setting before the slow load
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
-    settings = settings_from_args(args, capture_ir=False)
-    title = f"model {engine.label} | {RACE_MODE} decode step | prompt {args.prompt!r} | {device_line(engine)}"
-    return settings_race(engine, args.prompt, names, settings, rounds=args.rounds), title
+    settings = settings_from_args(args, capture_ir=parting)  # the first lane's IR: the Lowered partings compile
+    calls = f" ({max(2, args.calls)} calls)" if step == "prefill" else ""
+    title = (f"model {engine.label} | {mode} {_STEP_TITLES[step]}{calls} | prompt {args.prompt!r} | "
+             f"{device_line(engine)}")
+
+    def lowered() -> Any:
+        from app.core.passes.lowered import lowered_for
+
+        return lowered_for(engine, kind, mode)[1]
+
+    return (settings_race(engine, args.prompt, names, settings, rounds=args.rounds, step=step, calls=args.calls,
+                          first_lane_ir=True),
+            title, lowered, platform)
 
 
-def _program_stream(args: argparse.Namespace, names: list[str], err: TextIO) -> tuple[Any, str]:
+def _program_stream(args: argparse.Namespace, names: list[str],
+                    err: TextIO) -> tuple[Any, str, Callable[[], Any], str]:
+    """``(stream, title, the entry point's Lowered when called, platform)`` of a program's race."""
     import jax
 
     from app.core.compile_settings.program_race import program_settings_race
@@ -89,19 +150,10 @@ def _program_stream(args: argparse.Namespace, names: list[str], err: TextIO) -> 
         path, entry = args.program, None
     prepared = load_program(path).prepare(entry)
     title = f"program {prepared.entry.name} of {path} | {args.calls} calls per setting | {platform}"
-    return program_settings_race(prepared, names, platform, args.calls, rounds=args.rounds), title
 
+    def lowered() -> Any:
+        from app.core.passes.lowered import lowered_for
 
-def _print(lanes: list[Any], title: str, as_json: bool, out: TextIO) -> None:
-    from app.core.compile_settings.figures import break_even_calls, format_table, summary
+        return lowered_for(prepared)[1]
 
-    if as_json:
-        for lane in lanes:
-            out.write(json.dumps({"event": "setting", **lane.to_json(),
-                                  "break_even_calls": break_even_calls(lanes[0], lane)}) + "\n")
-        out.write(json.dumps({"event": "settings-summary", **summary(lanes)}) + "\n")
-        return
-    print(title, file=out)
-    print(format_table(lanes), file=out)
-    print("* on the Pareto front (no other setting compiles faster and runs faster); compile ms is the raced "
-          "step's own (trace/lower/compile)", file=out)
+    return program_settings_race(prepared, names, platform, args.calls, rounds=args.rounds), title, lowered, platform

@@ -1,5 +1,6 @@
 """``torchax-playground show-session PATH [PATH …]``: print recorded runs without JAX, torch or a model —
-as text, as the JSON lines ``generate --json`` printed (``--json``), as a table comparing their summaries
+as text, as the JSON lines ``generate --json`` printed (``--json``; a kept settings race as the lines ``tradeoff
+--json`` printed, its table as text), as a table comparing their summaries
 by machine (``--compare``), as a diff of two runs' IR (``--diff-ir STEP``), or as a Perfetto trace
 (``--perfetto OUT``)."""
 
@@ -37,6 +38,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.compile_settings.saved import format_race
+    from app.core.compile_settings.saved import json_lines as race_json_lines
     from app.core.errors import InvalidSettingsError
     from app.core.recording.compare import format_compare, ir_diff
     from app.core.recording.store import load_all
@@ -44,6 +47,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     sessions = load_all(args.paths)
     runs = [r for s in sessions for r in s.runs]
+    races = [race for s in sessions for race in s.settings_races]  # compiler-settings races (tradeoff)
     if args.perfetto:
         from app.core.recording.perfetto import write_trace
 
@@ -63,6 +67,24 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for r in runs:
             for line in json_lines(r):
                 out.write(line + "\n")
+        for race in races:
+            out.write("".join(line + "\n" for line in race_json_lines(race)))
     elif not args.perfetto:
-        print("\n\n".join(format_session(s) for s in sessions), file=out)
+        texts = [format_session(s) for s in sessions]
+        texts += [f"== settings race\n{format_race(race)}" for race in races]
+        print("\n\n".join(texts), file=out)
+        print_compile_sites(runs, out)
     return 0
+
+
+def print_compile_sites(runs: list[Any], out: TextIO) -> None:
+    """Per run that recorded where its compiles came from (a program's calls: :attr:`CallRecord.compile_site`,
+    :attr:`CallRecord.inner_compiles`), its compiles per call site, costliest first
+    (:func:`app.core.programs.sites.format_site_table`); runs recorded without them print nothing here."""
+    from app.core.programs.sites import compile_sites, format_site_table
+
+    for run in runs:
+        records = getattr(run, "records", [])
+        if not any(r.compile_site or r.inner_compiles for r in records):
+            continue
+        print(f"\n{getattr(run, 'label', '') or 'run'}\n{format_site_table(compile_sites(records))}", file=out)

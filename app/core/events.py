@@ -115,6 +115,13 @@ class CallRecord(_Event):
     chose them (a prefill: the prompt's tokens; a decode step: its input token), ``expert_weights`` their top-k
     weights in the same layout (:mod:`app.core.inspect.routing`); None for a dense model or a mode that records
     none (torch-compile).
+    ``compile_site``: where the compile was asked for, ``"mine.py:12 (main)"`` (a program's entry: its definition;
+    ``""`` when not recorded); ``jax_explanation``: JAX's own closest-key diff of the tracing cache miss
+    (``jax_explain_cache_misses``), None when it gave none. ``inner_compiles``: the compiles the call made inside it
+    that are not its own executable — a program's entry run op by op (``--no-jit``) calling its own jitted
+    functions — one dict each with this record's compile fields (``compile_site``, ``function``,
+    ``compile_reason``, ``jax_explanation``, ``trace_ms``, ``lower_ms``, ``compile_ms``;
+    :mod:`app.core.programs.compiles`), totalled per call site by :func:`app.core.programs.sites.compile_sites`.
     """
 
     index: int
@@ -139,6 +146,9 @@ class CallRecord(_Event):
     leaves: int | None = None
     experts: list[list[list[int]]] | None = None
     expert_weights: list[list[list[float]]] | None = None
+    compile_site: str = ""
+    jax_explanation: str | None = None
+    inner_compiles: list[dict[str, Any]] = field(default_factory=list)
     kind = "call"
 
     @property

@@ -141,3 +141,50 @@ def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str 
             num_replicas=1, num_partitions=1, env_options_overrides=dict(options), backend=backend)
         return compiler.backend_compile_and_load(backend, module, xc.DeviceList(tuple(devices)), compile_options,
                                                  [])
+
+
+def cache_miss_arguments() -> tuple[Any, Any, tuple[str, ...] | None, Any] | None:
+    """Called from a logging filter while JAX explains a tracing cache miss (``jax_explain_cache_misses``): the
+    explaining frame's ``(fun, in_avals, arg_names, previous)`` — the Python function traced, this call's key
+    ``((Pytree(vals, tree) | Static(value), …), kwargs)``, the names of its dynamic leaves (``DebugInfo.arg_names``)
+    and the function's most recent cached key's ``in_avals`` (None when JAX never traced it). Reads the locals of
+    ``jax._src.interpreters.partial_eval.explain(keys, fun, in_avals, debug_info, …)`` (jax 0.12.0.1); None when
+    no such frame is on the stack (another JAX)."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "explain"
+                                     and frame.f_code.co_filename.endswith("partial_eval.py")):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    local = frame.f_locals
+    fun, in_avals, dbg = local.get("fun"), local.get("in_avals"), local.get("debug_info")
+    previous = None
+    # by the time it logs, ``explain`` has narrowed ``keys`` to this function's keys ``[ctx, (in_avals, dbg), {}]``
+    for entry in local.get("keys") or ():
+        for part in entry:
+            if isinstance(part, tuple) and len(part) >= 2 and type(part[1]).__name__ == "DebugInfo":
+                previous = part[0]
+    names = getattr(dbg, "arg_names", None)
+    return fun, in_avals, tuple(names) if names is not None else None, previous
+
+
+def jit_call_arguments() -> tuple[Any, tuple, dict, tuple[int, ...], tuple[str, ...]] | None:
+    """Called from a ``jax.monitoring`` listener while a jitted function compiles: the call that missed the jit
+    dispatch cache, ``(fun, args, kwargs, static_argnums, static_argnames)`` — the Python function, the arguments
+    as passed (static values included), and its static argument numbers and names. Reads the locals of the
+    ``cache_miss`` closure in ``jax/_src/pjit.py`` (``fun``, ``args``, ``kwargs``, ``jit_info``; jax 0.12.0.1);
+    None when no such frame is on the stack."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "cache_miss"
+                                     and frame.f_code.co_filename.endswith("pjit.py")):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    local = frame.f_locals
+    info = local.get("jit_info")
+    return (local.get("fun"), tuple(local.get("args") or ()), dict(local.get("kwargs") or {}),
+            tuple(getattr(info, "static_argnums", ()) or ()), tuple(getattr(info, "static_argnames", ()) or ()))

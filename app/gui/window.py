@@ -93,7 +93,7 @@ class MainWindow(QMainWindow):
         for key in ("host", "bound"):  # on stage: the big numbers only
             self.demo.presentation.hide.append(self.ui.stats.cards[key])
         # the Code workspace: your own program, its files and draft
-        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces)
+        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.compute.stop)
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
         self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
         self.passes = PassesWiring(self.context, self.inspect, self.profile)

@@ -128,7 +128,8 @@ class ComputeThread(QObject):
     def submit(self, request: Any) -> None:
         """Queue ``request`` (runs after every request already queued). A run or race gets a fresh stop
         flag, which :meth:`stop` sets."""
-        if type(request).__name__ in ("RunRequest", "RaceRequest", "PassesRequest", "ProgramRequest"):
+        if type(request).__name__ in ("RunRequest", "RaceRequest", "SettingsRaceRequest", "PassesRequest",
+                                      "ProgramRequest", "ProgramCompileRequest"):
             self._stop = threading.Event()
         self._request.emit(request, self._stop)
 

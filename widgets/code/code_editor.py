@@ -128,6 +128,7 @@ class CodeEditor(QPlainTextEdit):
         self.highlighter = PythonHighlighter(self.document())
         self._numbers = _LineNumbers(self)
         self._error_line = 0
+        self._error_message = ""
         self._linked: list[tuple[int, int]] = []
         self._quiet = False
         self._last_line = 0
@@ -142,7 +143,7 @@ class CodeEditor(QPlainTextEdit):
         self._quiet = True
         try:
             self.setPlainText(text)
-            self._error_line, self._linked, self._last_line = 0, [], 1
+            self._error_line, self._error_message, self._linked, self._last_line = 0, "", [], 1
             self.moveCursor(QTextCursor.MoveOperation.Start)
         finally:
             self._quiet = False
@@ -160,15 +161,23 @@ class CodeEditor(QPlainTextEdit):
             self.insertPlainText(source.text())
 
     # -- marks ------------------------------------------------------------------------------------
-    def mark_error(self, line: int) -> None:
-        """Mark 1-based ``line`` as the error's (0 clears) and show it."""
+    def mark_error(self, line: int, message: str = "") -> None:
+        """Mark 1-based ``line`` as the error's (0 clears) and show it: its background tinted, its code underlined
+        with a red wave and ``message`` (one line, e.g. ``"SyntaxError: invalid syntax"``) written after its
+        end, as its tool tip too."""
         self._error_line = max(0, int(line))
+        self._error_message = message.strip().splitlines()[0] if self._error_line and message.strip() else ""
         if self._error_line:
             self._scroll_to(self._error_line)
         self._refresh_marks()
+        self.viewport().update()
 
     def error_line(self) -> int:
         return self._error_line
+
+    def error_message(self) -> str:
+        """The message written on the error's line (``""``: none)."""
+        return self._error_message
 
     def set_linked_lines(self, ranges: list[tuple[int, int]]) -> None:
         """Tint the 1-based inclusive line ranges linked to the IR views' selection (``[]`` clears)."""
@@ -237,7 +246,51 @@ class CodeEditor(QPlainTextEdit):
         if self._error_line:
             wanted.append((self._error_line, ERROR_COLOUR))
         sels = [s for s in (self._selection(n, c) for n, c in wanted) if s is not None]
-        self.setExtraSelections(sels)
+        underline = self._error_underline()
+        self.setExtraSelections(sels + ([underline] if underline is not None else []))
+
+    def _error_underline(self) -> QTextEdit.ExtraSelection | None:
+        """A red wave under the error line's code (from its first non-blank character)."""
+        block = self.document().findBlockByNumber(self._error_line - 1)
+        if not self._error_line or not block.isValid() or not block.text().strip():
+            return None
+        sel = QTextEdit.ExtraSelection()
+        sel.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        sel.format.setUnderlineColor(QColor("#d32f2f"))
+        sel.format.setToolTip(self._error_message)
+        cursor = QTextCursor(block)
+        text = block.text()
+        cursor.setPosition(block.position() + len(text) - len(text.lstrip()))
+        cursor.setPosition(block.position() + len(text.rstrip()), QTextCursor.MoveMode.KeepAnchor)
+        sel.cursor = cursor
+        return sel
+
+    def error_message_rect(self) -> QRect:
+        """Where the error's message is written in the viewport (empty when none is shown)."""
+        block = self.document().findBlockByNumber(self._error_line - 1)
+        if not self._error_message or not block.isValid() or not block.isVisible():
+            return QRect()
+        geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        metrics = self.fontMetrics()
+        x = round(geo.left()) + metrics.horizontalAdvance(block.text().rstrip().expandtabs(4)) + 4 + \
+            metrics.horizontalAdvance("  ")
+        return QRect(x, round(geo.top()), metrics.horizontalAdvance(self._error_message) + 12,
+                     metrics.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        super().paintEvent(event)
+        rect = self.error_message_rect()
+        if rect.isEmpty():
+            return
+        painter = QPainter(self.viewport())
+        painter.fillRect(rect, QColor(255, 235, 238))
+        painter.setPen(QColor("#b71c1c"))
+        font = painter.font()
+        font.setItalic(True)
+        painter.setFont(font)
+        painter.drawText(rect.adjusted(6, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         self._error_message)
+        painter.end()
 
     @Slot()
     def _on_cursor(self) -> None:

@@ -1,8 +1,8 @@
 """The Code workspace's left half: the program's editor with its run controls and a status line.
 
 Controls: the entry point, the argument spec (empty: the file's ``X_args()``), the number of calls, the mode
-(jit, no-jit, or jit vs no-jit as two runs), a shape sweep with power-of-two buckets, "as you type" (re-trace
-after each edit), Run and Stop. The status
+(jit, no-jit, or jit vs no-jit as two runs), a shape sweep with power-of-two buckets, Live beside Run (compile
+after each edit for the IR views, never run; Ctrl+Shift+L), Run and Stop. The status
 line under the editor says what ran or, in red, the error at the user's line (marked in the editor); beside it,
 when edits of an earlier session were restored, a "Discard restored edits" button (Tab reaches it).
 Plain data in, signals out; no app imports.
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -32,6 +33,8 @@ from widgets.common.typed_qt import named
 
 #: (mode value, label) of the mode picker.
 MODES = (("jit", "jit"), ("no-jit", "no-jit (op by op)"), ("compare", "jit vs no-jit"))
+#: Turns live mode on and off while the panel (the editor) has the focus.
+LIVE_SHORTCUT = "Ctrl+Shift+L"
 
 
 class ProgramPanel(QWidget):
@@ -80,8 +83,8 @@ class ProgramPanel(QWidget):
         self.stop_button.setEnabled(False)
 
     def _build_call_controls(self) -> None:
-        """How the entry point is called: the number of calls, the mode, a shape sweep (with buckets), static
-        values, and "as you type"."""
+        """How the entry point is called: the number of calls, the mode, a shape sweep (with buckets) and
+        static values (Live sits beside Run)."""
         self.calls = named(QSpinBox(minimum=1, maximum=10_000, value=10), "programCalls")
         self.calls.setToolTip("Number of timed calls")
         self.calls.setSuffix(" calls")
@@ -104,9 +107,12 @@ class ProgramPanel(QWidget):
             "literals (3 · 2.5 · True · 'relu' · (2,3)); not with a sweep")
         self.bucket = named(QCheckBox("buckets"), "programBucket")
         self.bucket.setToolTip("Also run the sweep zero-padded to power-of-two sizes: one compile per bucket")
-        self.live = named(QCheckBox("as you type"), "programLive")
-        self.live.setToolTip("Re-trace a moment after each edit and show the jaxpr, StableHLO and HLO (no timed "
-                             "calls); while the code does not parse or trace the views keep the last good result")
+        self.live = named(QCheckBox("Live"), "programLive")
+        self.live.setChecked(True)  # on by default (issue 41): an edit compiles for the IR views, never runs
+        self.live.setToolTip(f"Live ({LIVE_SHORTCUT}): half a second after an edit, trace, lower and compile it "
+                             "on the compute thread and show the jaxpr, StableHLO and HLO with what changed "
+                             "since the last good compile — never run (Run times it). While the code does not "
+                             "parse or trace, the error is on its line and the views keep the last good result")
 
     def _build_message(self) -> None:
         """The editor, the status line under it and the Discard restored edits button."""
@@ -124,7 +130,7 @@ class ProgramPanel(QWidget):
         self.discard_button.hide()
 
     def _layout(self) -> None:
-        """Three rows of controls above the editor (the file, "as you type" and the entry point; the arguments,
+        """Three rows of controls above the editor (the file and the entry point; the arguments, Live,
         Run and Stop; how it is called); the status line (and Discard) below it."""
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -132,7 +138,6 @@ class ProgramPanel(QWidget):
         grid.setVerticalSpacing(4)
         head = QHBoxLayout()
         head.addWidget(self.file_label, 1)
-        head.addWidget(self.live)  # here, not in the third row: the panel then narrows to leave the IR tabs room
         head.addWidget(QLabel("entry"))
         head.addWidget(self.entry)
         grid.addLayout(head, 0, 0, 1, 2)
@@ -142,6 +147,7 @@ class ProgramPanel(QWidget):
         self.seed.setMaximumWidth(self.seed.fontMetrics().horizontalAdvance("seed 00000") + 36)  # a wide seed scrolls
         args_row.addWidget(self.static_argnums)
         self.static_argnums.setMaximumWidth(self.static_argnums.fontMetrics().horizontalAdvance("static_argnums") + 40)
+        args_row.addWidget(self.live)  # beside Run: live compiles as you type, Run times the program
         args_row.addWidget(self.run_button)
         args_row.addWidget(self.stop_button)
         grid.addLayout(args_row, 1, 0, 1, 2)
@@ -163,6 +169,8 @@ class ProgramPanel(QWidget):
         layout.addLayout(message)
 
     def _connect(self) -> None:
+        toggle = QShortcut(QKeySequence(LIVE_SHORTCUT), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        toggle.activated.connect(self.live.toggle)
         self.run_button.clicked.connect(self.runRequested)
         self.stop_button.clicked.connect(self.stopRequested)
         self.discard_button.clicked.connect(self.discardRequested)
@@ -175,7 +183,7 @@ class ProgramPanel(QWidget):
     def values(self) -> dict[str, Any]:
         """``entry``, ``spec``, ``seed``, ``static`` (static argument indices as typed, ``"0,2"``; ``""``: the
         file's), ``n_calls``, ``mode`` (``"jit"``, ``"no-jit"``, ``"compare"``), ``sweep``, ``bucket``,
-        ``static_values`` (the field's text, ``"n=3,4; m=1,2"``), ``live`` (re-trace as you type)."""
+        ``static_values`` (the field's text, ``"n=3,4; m=1,2"``), ``live`` (compile each edit for the IR views)."""
         return {"entry": self.entry.currentText().strip(), "spec": self.args.text().strip(),
                 "seed": self.seed.value(), "static": self.static_argnums.text().strip(),
                 "n_calls": self.calls.value(), "mode": self.mode.currentData(), "sweep": self.sweep.text().strip(),
@@ -234,9 +242,10 @@ class ProgramPanel(QWidget):
         self.status.setText(text)
         self.status.setToolTip("")
 
-    def show_error(self, text: str, line: int = 0, details: str = "") -> None:
-        """An error in the program: ``text`` in red and, when ``line`` > 0, that line marked in the editor."""
-        self.editor.mark_error(line)
+    def show_error(self, text: str, line: int = 0, details: str = "", inline: str = "") -> None:
+        """An error in the program: ``text`` in red and, when ``line`` > 0, that line marked in the editor with
+        ``inline`` (one line; default: ``text``'s first line) written on it."""
+        self.editor.mark_error(line, inline or text)
         self.status.setProperty("error", True)
         self.status.setStyleSheet("color: #b71c1c;")
         self.status.setText(text)

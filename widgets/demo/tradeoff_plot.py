@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from widgets.common.typed_qt import graphics_scene, plot_item
 from widgets.plot.plot_export import export_plot
@@ -27,6 +27,7 @@ from widgets.plot.plot_export import export_plot
 POINT_COLOUR = "#2563eb"
 BASELINE_COLOUR = "#111827"
 FRONT_COLOUR = "#ea580c"
+TITLE = "Compile once, run fast: what each compiler setting costs and saves"
 #: Hover radius around a point, in screen px.
 HOVER_PX = 12.0
 #: Export formats: the plot's own (:func:`export_plot`) and the points' data.
@@ -60,18 +61,25 @@ def split_text(point: TradeoffPoint) -> str:
 
 class TradeoffPlot(QWidget):
     """Compile time (x, ms) against steady time per call (y, ms), one point per setting. Talk-sized with
-    :meth:`set_font_size`. :attr:`hovered`: the point under the mouse (None)."""
+    :meth:`set_font_size`. :attr:`hovered`: the point under the mouse (None). ``compact`` (a small panel): points
+    are labelled by name only and the break-even sentences are listed under the plot (:attr:`notes`); ``title``:
+    draw :data:`TITLE` above the plot (off where a card's title says it)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, compact: bool = False, title: bool = True) -> None:
         super().__init__(parent)
+        self.compact = compact
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("tradeoff_plot")
         item = plot_item(self.plot)
         item.setLabel("bottom", "compile ms (trace + lower + compile)")
         item.setLabel("left", "steady ms per call")
-        item.setTitle("Compile once, run fast: what each compiler setting costs and saves")
+        if title:
+            item.setTitle(TITLE)
+        self._title = title
+        item.getViewBox().setDefaultPadding(0.12)  # room for the labels above the top point
         item.showGrid(x=True, y=True, alpha=0.2)
         self._points: list[TradeoffPoint] = []
+        self._font_pt = 0  # labels' font size (pt) set by set_font_size; 0: pyqtgraph's own
         self._labels: list[pg.TextItem] = []
         self.front = self.plot.plot([], [], pen=pg.mkPen(FRONT_COLOUR, width=2, style=Qt.PenStyle.DashLine),
                                     name="Pareto front")
@@ -81,9 +89,20 @@ class TradeoffPlot(QWidget):
                                    symbolPen=None, name="baseline")
         self.hovered: TradeoffPoint | None = None
         graphics_scene(self.plot).sigMouseMoved.connect(self._on_mouse_moved)
+        self._shares: list[float] = []  # each label's horizontal anchor (see set_points)
+        self._tidy = QTimer(self)  # labels are moved apart once the view has settled (after every zoom, resize)
+        self._tidy.setSingleShot(True)
+        self._tidy.setInterval(0)
+        self._tidy.timeout.connect(self.declutter)
+        item.getViewBox().sigTransformChanged.connect(self._on_view_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        layout.addWidget(self.plot, 1)
+        self.notes = QLabel("")
+        self.notes.setObjectName("tradeoffNotes")
+        self.notes.setWordWrap(True)
+        self.notes.setVisible(False)
+        layout.addWidget(self.notes)
 
     @property
     def points(self) -> list[TradeoffPoint]:
@@ -101,31 +120,83 @@ class TradeoffPlot(QWidget):
         self.front.setData([p.compile_ms for p in front], [p.steady_ms for p in front])
         for label in self._labels:
             self.plot.removeItem(label)
-        self._labels = []
-        middle = (min(p.compile_ms for p in points) + max(p.compile_ms for p in points)) / 2 if points else 0.0
+        self._labels, self._shares = [], []
+        low = min((p.compile_ms for p in points), default=0.0)
+        span = max((p.compile_ms for p in points), default=0.0) - low
         for p in points:
-            text = p.name + (" (baseline)" if p.baseline else "") + (f"\n{p.break_even}" if p.break_even else "")
-            # a label reads away from the nearer edge: points right of the middle are labelled to their left
-            label = pg.TextItem(text, color=BASELINE_COLOUR if p.baseline else "#374151",
-                                anchor=(1, 1) if p.compile_ms > middle else (0, 1))
+            text = p.name + (" (baseline)" if p.baseline else "")
+            if p.break_even and not self.compact:
+                text += f"\n{p.break_even}"
+            # a label reads away from the nearer edge, in proportion: the leftmost point's to its right, the
+            # rightmost's to its left, one in the middle centred, so a long sentence stays inside the points' range
+            share = (p.compile_ms - low) / span if span > 0 else 0.0
+            label = pg.TextItem(text, color=BASELINE_COLOUR if p.baseline else "#374151", anchor=(share, 1))
             label.setPos(p.compile_ms, p.steady_ms)
+            if self._font_pt:
+                label.setFont(self._font())
             self.plot.addItem(label)
             self._labels.append(label)
+            self._shares.append(share)
         self.plot.enableAutoRange()
+        for set_range, values in ((self.plot.setXRange, [p.compile_ms for p in points]),
+                                  (self.plot.setYRange, [p.steady_ms for p in points])):
+            if values and max(values) - min(values) <= 1e-6 * max(abs(v) for v in values):  # one point, or all alike
+                mid = values[0]  # ±10 % around it, not a range of 1e-9 with fifteen-digit ticks
+                set_range(*((mid * 0.9, mid * 1.1) if mid else (-1.0, 1.0)))
+        notes = [p.break_even for p in points if p.break_even] if self.compact else []
+        self.notes.setText("\n".join(notes))
+        self.notes.setVisible(bool(notes))
+        self._tidy.start()
+
+    def _on_view_changed(self, *_view: object) -> None:
+        self._tidy.start()
+
+    def declutter(self) -> None:
+        """Move labels that would overlap an earlier one (in the order of the points) by whole text heights, up or
+        down from their point, to the first place inside the plot that overlaps none (at most two heights away).
+        The label's data position moves (not only its anchor), so a vector export draws it where the screen does."""
+        placed: list[QRectF] = []
+        view = plot_item(self.plot).getViewBox()
+        step, inside = view.viewPixelSize()[1], view.sceneBoundingRect()  # data units per screen px, vertically
+        for label, share, p in zip(self._labels, self._shares, self._points):
+            for lines in (0, -1, 1, -2, 2):  # 0: just above the point; -1: just below it; 1: a line higher
+                rect = self._place(label, share, p, lines, step)
+                if inside.contains(rect) and not any(rect.intersects(other) for other in placed):
+                    break
+            else:
+                rect = self._place(label, share, p, 0, step)
+            placed.append(rect)
+
+    @staticmethod
+    def _place(label: pg.TextItem, share: float, p: TradeoffPoint, lines: int, step: float) -> QRectF:
+        """Put ``label`` ``lines`` text heights above its point (``lines`` < 0: below it); its scene rect."""
+        label.setAnchor((share, 1 if lines >= 0 else 0))
+        height = label.boundingRect().height()  # px: a TextItem ignores the view's scaling
+        shift = lines if lines >= 0 else lines + 1  # below: -1 is just under the point, -2 a line lower
+        label.setPos(p.compile_ms, p.steady_ms + shift * height * step)
+        return label.sceneBoundingRect()
 
     def label_texts(self) -> list[str]:
         """Each point's label as drawn (name, then its break-even sentence when it has one)."""
         return [label.toPlainText() for label in self._labels]
 
     def set_font_size(self, points: int) -> None:
-        """Labels and axes at ``points`` pt (presentation mode)."""
-        font = QFont()
-        font.setPointSize(points)
+        """Labels, axes and title at ``points`` pt (presentation mode); kept for the points drawn later."""
+        self._font_pt = points
+        font = self._font()
         for label in self._labels:
             label.setFont(font)
         item = plot_item(self.plot)
         for side in ("left", "bottom"):
             item.getAxis(side).label.setFont(font)
+            item.getAxis(side).setStyle(tickFont=font)
+        if self._title:
+            item.setTitle(TITLE, size=f"{points}pt")
+
+    def _font(self) -> QFont:
+        font = QFont()
+        font.setPointSize(self._font_pt)
+        return font
 
     def point_near(self, scene_pos: QPointF) -> TradeoffPoint | None:
         """The point within :data:`HOVER_PX` screen px of ``scene_pos`` (the nearest), or None."""
@@ -142,8 +213,21 @@ class TradeoffPlot(QWidget):
         self.hovered = self.point_near(scene_pos)
         self.plot.setToolTip(split_text(self.hovered) if self.hovered is not None else "")
 
+    def _export_drawing(self, path: Path) -> Path:
+        """The plot as drawn, but every label with its break-even sentence (a compact plot's too)."""
+        compact, self.compact = self.compact, False
+        try:
+            if compact:
+                self.set_points(self._points)
+            self.declutter()  # now, not after the next paint: the labels drawn are the ones exported
+            return export_plot(self.plot, path)
+        finally:
+            self.compact = compact
+            if compact:
+                self.set_points(self._points)
+
     def export(self, path: str | Path) -> Path:
-        """Write the plot (``.png`` / ``.svg`` / ``.pdf``) or its points (``.csv``: one row per setting with the
+        """Write the plot (``.png`` / ``.svg`` / ``.pdf``, every break-even sentence beside its point) or its points (``.csv``: one row per setting with the
         split; ``.json``: a list of objects). Returns the path; raises ValueError for another suffix, OSError if
         nothing was written."""
         path = Path(path)
@@ -151,7 +235,7 @@ class TradeoffPlot(QWidget):
         if suffix not in EXPORT_SUFFIXES:
             raise ValueError(f"Export as {', '.join(EXPORT_SUFFIXES)}, not {suffix or 'no suffix'}.")
         if suffix in (".png", ".svg", ".pdf"):
-            return export_plot(self.plot, path)
+            return self._export_drawing(path)
         rows = [{"setting": p.name, "compile_ms": p.compile_ms, "trace_ms": p.split.get("trace"),
                  "lower_ms": p.split.get("lower"), "xla_compile_ms": p.split.get("compile"),
                  "steady_ms_per_call": p.steady_ms, "unit": p.unit, "baseline": p.baseline, "pareto": p.pareto,

@@ -84,6 +84,7 @@ class IRTabs(QWidget):
         #: per step, per compiler ("xla" | "inductor"): that compiler's fields and where they came from
         self._figures: dict[str, dict[str, dict[str, Any]]] = {}
         self._origins: dict[str, dict[str, str]] = {}
+        self._notes: dict[str, str] = {}  # per step: HTML after its XLA figures (a live compile's delta)
         self._hold_hidden = False
         self._step = "prefill"
         self.panels = {v.key: IRPanel(v.title, v.widget, v.ext) for v in TAB_VIEWS}
@@ -139,6 +140,7 @@ class IRTabs(QWidget):
         self._irs.clear()
         self._figures.clear()
         self._origins.clear()
+        self._notes.clear()
         self.origin.setText("")
         for step in [s for s in self.step_buttons if s not in STEPS]:  # a program's entry point: gone with its IR
             btn = self.step_buttons.pop(step)
@@ -245,11 +247,19 @@ class IRTabs(QWidget):
     def _show_header(self) -> None:
         """The origin and figures of the current tab's compiler for the current step."""
         figures = self._figures.get(self._step, {}).get(self.current_compiler()) or {}
-        self.summary.setText(summary_text(figures) if figures else "")
+        note = self._notes.get(self._step, "") if self.current_compiler() == "xla" else ""
+        self.summary.setText((summary_text(figures) if figures else "") + (f" · {note}" if figures and note else ""))
         text = self.origin_text()
         self.origin.setText(f"<b>{text}</b>" if text else "")
         labels = _get(figures, "input_labels") or []
         self.summary.setToolTip("inputs: " + ", ".join(labels) if labels else "")
+
+    def set_note(self, step: str, html: str) -> None:
+        """``html`` after ``step``'s XLA figures in the header (``""`` clears), e.g. the change since the last
+        compile."""
+        self._notes[step] = html
+        if step == self._step:
+            self._show_header()
 
     def hold_hidden(self, hold: bool) -> None:
         """While ``hold`` (a run is streaming), hidden tabs keep their new text pending instead of loading

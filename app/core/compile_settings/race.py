@@ -1,13 +1,14 @@
-"""The settings race of a model: the same prompt through jit-static once per compiler setting, each lane from cold,
-its decode step compiled under the setting (:func:`app.core.compile_settings.options.compiling_with`) and timed by
-the engine's own machinery (:class:`app.core.runtime.compiled_step.CompiledStep`'s trace / lower / compile timers,
-the engine's steady ms per token).
+"""The settings race of a model: the same prompt once per compiler setting, each lane from cold, one step — jit-static's
+decode step (the default) or prefill, or jit-loop's whole decode loop (:data:`STEPS`) — compiled under the setting
+(:func:`app.core.compile_settings.options.compiling_with`) and timed by the engine's own machinery
+(:class:`app.core.runtime.compiled_step.CompiledStep`'s trace / lower / compile timers, the engine's steady ms per
+token, or the median ms of the warm prefill calls).
 
 The stream is the mode race's (:mod:`app.core.race`): per lane a :class:`app.core.events.LaneEvent` (its ``mode`` is
 the setting's name), the engine's events, then the lane's :class:`app.core.compile_settings.figures.SettingLane`.
 The first lane is the baseline (:data:`app.core.compile_settings.catalog.BASELINE` is put first when the list lacks
 it). JAX's persistent cache is off for the race (a disk hit would hide a compile) and back as it was afterwards.
-Stop is polled between lanes and, inside one, between decode steps; a running XLA compile cannot be interrupted.
+Stop is polled between lanes and, inside one, between runs and decode steps; a running XLA compile cannot be interrupted.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ if TYPE_CHECKING:
     from app.core.engine.engine import Engine
     from app.core.settings import GenerationSettings
 
-#: The mode every model lane runs: two compiles (prefill, decode), then each decode call reuses its executable.
+#: The mode a model lane runs by default: two compiles (prefill, decode), then each decode call reuses its executable.
 RACE_MODE = "jit-static"
+#: The model steps a race can time: ``step`` → ``(mode, the records' step kind)``. ``loop`` is jit-loop's whole
+#: decode loop compiled into one XLA program (:mod:`app.core.modes.loop`); its prefill is jit-static's.
+STEPS: dict[str, tuple[str, str]] = {"decode": (RACE_MODE, "decode"), "prefill": (RACE_MODE, "prefill"),
+                                     "loop": ("jit-loop", "decode")}
 
 
 def resolve(names: Sequence[str], platform: str) -> list[CompileSetting]:
@@ -92,59 +97,95 @@ def no_persistent_cache() -> Iterator[None]:
             xla.set_persistent_cache(directory)
 
 
+def step_target(step: str) -> tuple[str, str]:
+    """``(mode, the records' step kind)`` that a race of ``step`` runs (:data:`STEPS`). Raises
+    :class:`InvalidSettingsError` naming an unknown step."""
+    try:
+        return STEPS[step]
+    except KeyError:
+        raise InvalidSettingsError(f"Unknown step {step!r} for a settings race: use one of {', '.join(STEPS)}.") from None
+
+
 def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: GenerationSettings,
-                  should_stop: Callable[[], bool] = lambda: False, rounds: int = 1) -> Iterator[Event | SettingLane]:
-    """Race the decode step of ``engine`` (mode :data:`RACE_MODE`, ``settings`` otherwise) under each of ``names``
-    (see :func:`resolve`), one lane each from cold (``engine.clear_compiled()``), ``rounds`` times round-robin (a
-    shared machine's noise then falls on every setting alike: merge with
-    :func:`app.core.compile_settings.figures.merge_rounds`). Yields per lane a :class:`LaneEvent`, the engine's events
-    and the lane's :class:`SettingLane` (``unit="token"``; tokens compared with the first baseline lane's over their
-    common length). Raises :class:`InvalidSettingsError` before anything runs."""
+                  should_stop: Callable[[], bool] = lambda: False, rounds: int = 1, step: str = "decode",
+                  calls: int = 10, first_lane_ir: bool = False) -> Iterator[Event | SettingLane]:
+    """Race one step of ``engine`` under each of ``names`` (see :func:`resolve`), one lane each from cold
+    (``engine.clear_compiled()``), ``rounds`` times round-robin (a shared machine's noise then falls on every setting
+    alike: merge with :func:`app.core.compile_settings.figures.merge_rounds`).
+
+    ``step`` (:data:`STEPS`): ``"decode"`` (jit-static's decode step: one run of ``settings.max_new_tokens`` tokens,
+    steady ms per token), ``"prefill"`` (jit-static's prefill: ``calls`` runs of one token each, the first compiling,
+    steady ms per prefill call of the prompt) or ``"loop"`` (jit-loop's compiled decode loop: one run; its first
+    decode record is the loop's compile, steady ms per token from the callback intervals). ``settings``' mode is
+    replaced; with ``capture_ir`` every lane captures its IR (outside its timings), with ``first_lane_ir`` only the
+    first — enough for ``engine.ir`` to hold the raced step's ``Lowered``, what
+    :func:`app.core.compile_settings.parting.settings_partings` compiles again.
+
+    Yields per lane a :class:`LaneEvent`, the engine's events and the lane's :class:`SettingLane`
+    (``unit="token"``, ``"call"`` for prefill; outputs compared with the first baseline lane's over their common
+    length). Raises :class:`InvalidSettingsError` before anything runs."""
+    mode, kind = step_target(step)
     lanes = resolve(names, engine.device.platform) * max(1, rounds)
-    settings = settings.with_(mode=RACE_MODE)
+    runs = max(2, calls) if step == "prefill" else 1
+    base_settings = settings.with_(mode=mode, **({"max_new_tokens": 1} if step == "prefill" else {}))
     base_tokens: list[int] | None = None
     with no_persistent_cache():
         for i, setting in enumerate(lanes):
             if should_stop():
                 return
-            yield LaneEvent(setting.name, i, len(lanes), settings.max_new_tokens)
+            lane_settings = base_settings.with_(capture_ir=settings.capture_ir and (i == 0 or not first_lane_ir))
+            yield LaneEvent(setting.name, i, len(lanes), runs if step == "prefill" else settings.max_new_tokens)
             engine.clear_compiled()
             records: list[CallRecord] = []
-            finished: FinishedEvent | None = None
+            finished: list[FinishedEvent] = []
             with applied(setting):
-                for event in engine.generate(prompt, settings, should_stop):
-                    if isinstance(event, CallRecord):
-                        records.append(event)
-                    elif isinstance(event, FinishedEvent):
-                        finished = event
-                    yield event
-            lane = _model_lane(engine, setting, records, finished, settings.greedy)
+                for _ in range(runs):
+                    if should_stop():
+                        break
+                    for event in engine.generate(prompt, lane_settings, should_stop):
+                        if isinstance(event, CallRecord):
+                            records.append(event)
+                        elif isinstance(event, FinishedEvent):
+                            finished.append(event)
+                        yield event
+            lane = _model_lane(engine, setting, (mode, kind), records, finished, runs, lane_settings.greedy)
             base_tokens = lane.outputs if base_tokens is None else base_tokens
             n = min(len(base_tokens), len(lane.outputs))
             lane.outputs_equal = lane.outputs[:n] == base_tokens[:n]
             yield lane
 
 
-def _model_lane(engine: Engine, setting: CompileSetting, records: list[CallRecord], finished: FinishedEvent | None,
-                greedy: bool) -> SettingLane:
-    """The lane's figures from its decode records and the engine's compiled decode step."""
-    compiled = next((r for r in records if r.step == "decode" and r.compiled), None)
-    steady = finished.summary.steady_decode_ms if finished is not None else None
+def _model_lane(engine: Engine, setting: CompileSetting, target: tuple[str, str], records: list[CallRecord],
+                finished: list[FinishedEvent], runs: int, greedy: bool) -> SettingLane:
+    """The lane's figures from its records of the raced step kind and the engine's compiled step."""
+    import statistics
+
+    mode, kind = target
+    mine = [r for r in records if r.step == kind]
+    compiled = next((r for r in mine if r.compiled), None)
+    if kind == "decode":
+        steady = finished[-1].summary.steady_decode_ms if finished else None
+        outputs = list(finished[-1].token_ids) if finished else []
+    else:  # prefill: one call per run; its first token is its output
+        warm = [r.wall_ms for r in mine if not r.compiled]
+        steady = statistics.median(warm) if warm else None
+        outputs = [f.token_ids[0] for f in finished if f.token_ids]
     return SettingLane(
         setting.name, setting.sets,
         compiled.trace_ms if compiled else None, compiled.lower_ms if compiled else None,
         compiled.compile_ms if compiled else None, steady,
-        n_calls=sum(1 for r in records if r.step == "decode"), unit="token",
-        changes_results=setting.changes_results, peak_bytes=_peak_bytes(engine, greedy),
+        n_calls=len(mine), unit="token" if kind == "decode" else "call",
+        changes_results=setting.changes_results, peak_bytes=_peak_bytes(engine, mode, kind, greedy),
         persistent_cache_hit=bool(compiled and compiled.persistent_cache_hit),
-        stopped=finished is None or finished.reason == "stopped",
-        outputs=list(finished.token_ids) if finished is not None else [],
+        stopped=len(finished) < runs or finished[-1].reason == "stopped",
+        outputs=outputs,
     )
 
 
-def _peak_bytes(engine: Engine, greedy: bool) -> int | None:
-    """Peak memory of the engine's compiled decode step (``memory_analysis().peak_memory_in_bytes``), or None."""
-    step = engine.existing_step(RACE_MODE, "decode", greedy)
+def _peak_bytes(engine: Engine, mode: str, kind: str, greedy: bool) -> int | None:
+    """Peak memory of the engine's compiled ``(mode, kind)`` step (``memory_analysis().peak_memory_in_bytes``), or
+    None."""
+    step = engine.existing_step(mode, kind, greedy)
     executable = step.executable(step.last_key) if step is not None else None
     return peak_bytes(executable)
 

@@ -4,7 +4,8 @@ compute thread or the CLI) and hand the result to views.
 
 A :class:`OpGroup` gathers the equations that share (module path, source file, line, name scope). The
 equations are the top-level ones of the step's jaxpr and, for a control-flow equation (:data:`REGIONS`: the
-``while`` of jit-loop's decode loop), the equations of its regions (``cond_jaxpr``, ``body_jaxpr``), walked
+``while`` of jit-loop's decode loop, a program's ``scan``, ``cond`` or nested ``jit``; :mod:`app.core.inspect.regions`),
+the equations of its regions (``cond_jaxpr``, ``body_jaxpr``), walked
 recursively: the decode step inside a loop's body maps to its PyTorch lines as the jit-static step does. The module path comes from the traceback (``app/core/inspect/module_paths.py``); the source line is JAX's
 user frame (torch and torchax are excluded by ``app.core.inspect.ir.attribute_to_model_source``); the scope is
 the name stack torchax opens per ATen op (``scaled_dot_product_attention/aten::bmm``).
@@ -32,13 +33,9 @@ from typing import Any
 from app.core.inspect import text_index as tx
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
+from app.core.inspect.regions import CALLS, REGION_OPS, REGIONS, inherit, region_inputs, region_jaxprs  # noqa: F401
 
 VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
-#: Control-flow primitives whose regions the map walks into: primitive → ``(parameter, region)`` in lowering
-#: order (StableHLO prints a ``while``'s ``cond`` region before its ``body``).
-REGIONS: dict[str, tuple[tuple[str, str], ...]] = {"while": (("cond_jaxpr", "cond"), ("body_jaxpr", "body"))}
-
-
 @dataclass
 class EquationInfo:
     """One equation of the step's jaxpr (``index`` = position in :attr:`SourceMap.equations`: the top-level
@@ -233,7 +230,7 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
         window = range(ptr, min(ptr + lookahead, len(eqns)))
         if not op.file:  # a region op (``stablehlo.while``): its location is printed after its regions
             region = op.op.rsplit(".", 1)[-1]
-            hit = next((j for j in window if eqns[j].primitive == region and region in REGIONS), None)
+            hit = next((j for j in window if eqns[j].primitive in REGION_OPS.get(region, ())), None)
             if hit is not None:
                 ptr = hit
                 eqns[hit].lines.setdefault("stablehlo", []).append(op.text_line)
@@ -253,6 +250,20 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
             target.extend(range(a, b + 1))
 
 
+def _align_private(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: dict[str, tuple[int, int]]) -> None:
+    """The ops of a nested ``jit``'s private function (``func.func private @inner``) aligned with the equations of
+    that ``jit``'s body (region ``jit/inner``), as :func:`_align_stablehlo` aligns ``main``'s."""
+    by_func: dict[str, list[tx.StableOp]] = {}
+    for op in ops:
+        if op.func != "main":
+            by_func.setdefault(op.func, []).append(op)
+    for name, func_ops in by_func.items():
+        base = name.rsplit("_", 1)[0] if name.rsplit("_", 1)[-1].isdigit() else name
+        body = [e for e in eqns if e.region in (f"jit/{name}", f"jit/{base}", f"pjit/{name}", f"pjit/{base}")]
+        if body:
+            _align_stablehlo(body, [tx.StableOp(**{**vars(o), "func": "main"}) for o in func_ops], funcs)
+
+
 def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> None:
     by_line: dict[tuple[str, int], list[tx.HloInstruction]] = {}
     for ins in instructions:
@@ -266,43 +277,30 @@ def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> N
         g.fusions = list(dict.fromkeys(i.fusion for i in hits if i.fusion))
 
 
-def _region_inputs(eqn: Any, param: str) -> list[Any]:
-    """The outer variables (or literals) a region's inputs stand for: a ``while``'s ``cond_jaxpr`` takes its
-    cond consts and the carry, its ``body_jaxpr`` its body consts and the carry (``jax.lax.while_p``)."""
-    cn, bn = int(eqn.params.get("cond_nconsts", 0)), int(eqn.params.get("body_nconsts", 0))
-    ins = list(eqn.invars)
-    carry = ins[cn + bn:]
-    return ins[:cn] + carry if param == "cond_jaxpr" else ins[cn:cn + bn] + carry
-
-
 def _walk(jaxpr: Any, var_index: dict, resolver: Any, eqns: list[EquationInfo], parent: int, region: str,
           nested: list[tuple[int, int, str, str, int]]) -> list[int]:
     """Append the equations of ``jaxpr`` (and of the regions of its control-flow equations) to ``eqns``; returns
     the indexes of ``jaxpr``'s own equations. ``nested`` gets ``(control-flow equation, region's first index,
     parameter, region, region's equation count)`` per region walked."""
-    from app.core.jax_private import is_literal, open_jaxpr
+    from app.core.jax_private import is_literal
 
     own: list[int] = []
     for eqn in jaxpr.eqns:
         i = len(eqns)
         info = _equation(i, eqn, var_index, resolver)
         info.parent, info.region = parent, region
+        if parent >= 0 and eqns[parent].primitive in CALLS:
+            inherit(info, eqns[parent])
         eqns.append(info)
         own.append(i)
-        regions = REGIONS.get(eqn.primitive.name, ())
-        if regions:
-            info.flops = 0.0
-        for param, name in regions:
-            sub = eqn.params.get(param)
-            if sub is None:
-                continue
-            sub = open_jaxpr(sub)
-            for inner, outer in zip(sub.invars, _region_inputs(eqn, param)):
+        for sub, param, key, label in region_jaxprs(eqn):
+            info.flops = 0.0  # its regions' equations carry them
+            for inner, outer in zip(sub.invars, region_inputs(eqn, param)):
                 if not is_literal(outer) and id(outer) in var_index:
                     var_index[id(inner)] = var_index[id(outer)]
             first = len(eqns)
-            count = len(_walk(sub, var_index, resolver, eqns, i, f"{eqn.primitive.name}/{name}", nested))
-            nested.append((i, first, param, name, count))
+            count = len(_walk(sub, var_index, resolver, eqns, i, f"{eqn.primitive.name}/{label}", nested))
+            nested.append((i, first, key, label, count))
         for v in eqn.outvars:
             var_index[id(v)] = i
     return own
@@ -352,6 +350,7 @@ def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> 
     ops = tx.stablehlo_ops(getattr(step_ir, "stablehlo_debug", None), getattr(step_ir, "stablehlo", None))
     if ops:
         _align_stablehlo(eqns, ops, tx.function_lines(step_ir.stablehlo))
+        _align_private(eqns, ops, tx.function_lines(step_ir.stablehlo))
     groups: dict[tuple, OpGroup] = {}
     for e in eqns:
         key = (e.module, e.file, e.line, e.scope)

@@ -59,17 +59,25 @@ def split_loc_name(name: str) -> tuple[str, str]:
     return "/".join(parts[:-1]), parts[-1]
 
 
-#: Name-stack segments a control-flow primitive's lowering adds around its regions (``jax.lax.while_loop``:
-#: ``while/cond/…``, ``while/body/…``). :func:`split_loc_name` drops them, so that an op inside a loop's body has
-#: the scope of its jaxpr equation (``aten::mm``), the scope the same op has outside a loop.
+#: Name-stack segments a control-flow primitive's lowering adds around its regions (``jax.lax.while_loop`` and
+#: ``scan``: ``while/cond/…``, ``while/body/…``; ``jax.lax.cond``: ``cond/branch_1_fun/…``). :func:`split_loc_name`
+#: drops them, so that an op inside a loop's body has the scope of its jaxpr equation (``aten::mm``), the scope the
+#: same op has outside a loop.
 REGION_SEGMENTS = {"while": ("body", "cond")}
+#: Segments dropped alone: a scan body's call (``eval_jaxpr``, jax ≥ 0.11), a nested ``jit(inner)``, a cond
+#: branch's function (``branch_0_fun``, after its ``cond``).
+_LONE_SEGMENT = re.compile(r"^(?:eval_jaxpr|jit\(.*\)|pjit\(.*\)|branch_\d+_fun)$")
 
 
 def _without_regions(parts: list[str]) -> list[str]:
     out, i = [], 0
     while i < len(parts):
-        if i + 2 < len(parts) and parts[i + 1] in REGION_SEGMENTS.get(parts[i], ()):
+        if i + 2 < len(parts) and (parts[i + 1] in REGION_SEGMENTS.get(parts[i], ())
+                                   or parts[i] == "cond" and _LONE_SEGMENT.match(parts[i + 1])):
             i += 2
+            continue
+        if i + 1 < len(parts) and _LONE_SEGMENT.match(parts[i]):
+            i += 1
             continue
         out.append(parts[i])
         i += 1
@@ -94,8 +102,12 @@ def jaxpr_equation_lines(text: str | None, n_eqns: int) -> list[tuple[int, int]]
 def jaxpr_block_lines(lines: list[str], opening: int, n_eqns: int) -> list[tuple[int, int]] | None:
     """(first, last) 1-based line of each equation of the jaxpr block that opens on ``lines[opening]`` (0-based;
     the line holding ``{ lambda``: the main block, a shared ``let name = { lambda`` block, or an inline parameter
-    ``body_jaxpr={ lambda``). Its equations start at the opening line's indent + 4, its ``in (…)`` at indent + 2.
-    ``None`` when the block does not hold exactly ``n_eqns`` equations."""
+    ``body_jaxpr={ lambda``). Its equations start at the opening line's indent + 4, its ``in (…)`` at indent + 2; a
+    block printed on one line (``{ lambda ; x:f32[4]. let y:f32[4] = neg x in (y,) }``) gives that line to each
+    equation. ``None`` when the block does not hold exactly ``n_eqns`` equations."""
+    head = re.sub(r"\s+#.*$", "", lines[opening]).rstrip()
+    if " let " in head and head.endswith("}"):  # a short block printed on one line (a cond branch)
+        return [(opening + 1, opening + 1)] * n_eqns
     indent = len(lines[opening]) - len(lines[opening].lstrip())
     start = re.compile("^" + " " * (indent + 4) + r"[^ \])}#]")
     close = " " * (indent + 2) + "in"
@@ -120,7 +132,11 @@ def jaxpr_block_lines(lines: list[str], opening: int, n_eqns: int) -> list[tuple
 def jaxpr_param_block(lines: list[str], span: tuple[int, int], param: str) -> int | None:
     """0-based line where the sub-jaxpr that parameter ``param`` (``body_jaxpr``) of the equation printed on
     1-based lines ``span`` opens: inline (``body_jaxpr={ lambda``, inside the span) or a shared block the
-    parameter names (``body_jaxpr=jaxpr`` → the ``let jaxpr = { lambda`` line). None when not found."""
+    parameter names (``body_jaxpr=jaxpr`` → the ``let jaxpr = { lambda`` line); ``branches[k]``: the ``k``-th
+    jaxpr of a tuple parameter (``cond``'s ``branches=(`` … ``)``). None when not found."""
+    indexed = re.match(r"^(\w+)\[(\d+)\]$", param)
+    if indexed:
+        return _branch_block(lines, span, indexed.group(1), int(indexed.group(2)))
     key = re.compile(r"^\s*" + re.escape(param) + r"=(.*)$")
     for i in range(span[0] - 1, min(span[1], len(lines))):
         m = key.match(lines[i])
@@ -132,6 +148,28 @@ def jaxpr_param_block(lines: list[str], span: tuple[int, int], param: str) -> in
         name = value.split()[0] if value else ""
         head = f"let {name} = {{ lambda"
         return next((j for j, s in enumerate(lines) if s.startswith(head)), None)
+    return None
+
+
+def _branch_block(lines: list[str], span: tuple[int, int], param: str, k: int) -> int | None:
+    """0-based line of the ``k``-th jaxpr in tuple parameter ``param`` (``branches=(``) of the equation on ``span``."""
+    for i in range(span[0] - 1, min(span[1], len(lines))):
+        if lines[i].strip() != f"{param}=(":
+            continue
+        indent = len(lines[i]) - len(lines[i].lstrip()) + 2
+        found = -1
+        for j in range(i + 1, min(span[1], len(lines))):
+            s = lines[j]
+            if s.strip() == ")" or len(s) - len(s.lstrip()) < indent:
+                return None
+            if len(s) - len(s.lstrip()) == indent:
+                found += 1
+                if found == k:
+                    value = s.strip()
+                    if value.startswith("{ lambda"):
+                        return j
+                    head = f"let {value.split()[0]} = {{ lambda"
+                    return next((n for n, t in enumerate(lines) if t.startswith(head)), None)
     return None
 
 

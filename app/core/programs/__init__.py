@@ -8,4 +8,7 @@
 - :mod:`~app.core.programs.errors`: :class:`ProgramError` (message, file, line) and :class:`ProgramStopped`;
 - :mod:`~app.core.programs.interrupt`: stopping user code stuck in a Python loop (a ``sys.settrace`` hook);
 - :mod:`~app.core.programs.gallery`: the examples in ``app/examples``.
+- :mod:`~app.core.programs.compiles`: every compile a call makes, with its cause and its trace / lower / compile ms;
+- :mod:`~app.core.programs.sites`: those compiles per call site (no JAX: ``show-session`` prints them);
+- :mod:`~app.core.programs.watch`: ``program --watch``, a compile per save of the file and the IR change it made.
 """

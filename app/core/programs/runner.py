@@ -83,6 +83,8 @@ class ProgramRunner:
     def __init__(self, prepared: PreparedCall):
         import jax
 
+        from app.core.programs.compiles import CompileWatch
+
         self.prepared = prepared
         fn = prepared.fn
 
@@ -98,6 +100,9 @@ class ProgramRunner:
         self._executables: dict[CallKey, Any] = {}
         self._last_key: CallKey | None = None
         self.n_compiles = 0
+        #: every compile a call makes, with its cause and cost (the entry's own, and the user's jitted functions
+        #: an op-by-op call reaches): entered around each call, it remembers each function's previous key
+        self.watch = CompileWatch()
 
     def clear(self) -> None:
         """Forget every compiled executable: the next call traces, lowers and compiles again."""
@@ -217,27 +222,32 @@ class ProgramRunner:
         shapes = self._input_shapes(args)
         if mode == NO_JIT:
             t0 = time.perf_counter()
-            out = self._guard("execute", lambda: jax.block_until_ready(p.fn(*args)), should_stop)
+            with self.watch:
+                out = self._guard("execute", lambda: jax.block_until_ready(p.fn(*args)), should_stop)
             wall = (time.perf_counter() - t0) * 1000
             record = CallRecord(index=index, step=p.entry.name, mode=mode, input_shapes=shapes, wall_ms=wall,
-                                execute_ms=wall, timestamp=time.time())
+                                execute_ms=wall, timestamp=time.time(), inner_compiles=self.watch.take())
             return CallOutcome(out, record)
         key = self.key(args)
         executable = self._executables.get(key)
         timing: dict[str, Any] = {}
         stages = None
         if executable is None:
+            from app.core.programs.compiles import site_label
             from app.core.runtime.compiled_step import persistent_cache_hits
 
             reason = self.compile_reason(key)
             hits_before = persistent_cache_hits()
-            traced, lowered, executable, phases = self.stages(args, should_stop)
+            with self.watch:
+                traced, lowered, executable, phases = self.stages(args, should_stop)
+            explained = [c["jax_explanation"] for c in self.watch.take() if c.get("jax_explanation")]
             self._executables[key] = executable
             self.n_compiles += 1
             stages = (traced, lowered, executable)
             timing = dict(compiled=True, trace_ms=phases["trace"], lower_ms=phases["lower"],
                           compile_ms=phases["compile"], compile_reason=reason, compile_phases=phases,
-                          persistent_cache_hit=persistent_cache_hits() > hits_before)
+                          persistent_cache_hit=persistent_cache_hits() > hits_before,
+                          compile_site=site_label(p.path, p.entry.line, p.entry.name), jax_explanation=explained[0] if explained else None)
         self._last_key = key
         dynamic = tuple(a for i, a in enumerate(args) if i not in p.static_argnums)
         t0 = time.perf_counter()
@@ -299,13 +309,17 @@ class RunResult:
 
 
 def program_summary(mode: str, records: list[CallRecord], total_ms: float) -> Summary:
-    """The :class:`Summary` of a program run (see :class:`RunResult` for how its fields are used)."""
-    steady = [r.wall_ms for r in records if not r.compiled]
-    compiles = [r for r in records if r.compiled]
+    """The :class:`Summary` of a program run (see :class:`RunResult` for how its fields are used); its
+    ``n_compiles`` and ``compile_ms`` count the compiles of the jitted functions an op-by-op entry calls too
+    (:attr:`CallRecord.inner_compiles`), and a call that made any is not steady."""
+    from app.core.programs.sites import compile_sites
+
+    steady = [r.wall_ms for r in records if not r.compiled and not r.inner_compiles]
+    sites = compile_sites(records)  # the entry's compiles and those of the jitted functions it calls
     return Summary(mode=mode, n_tokens=0, ttft_ms=records[0].wall_ms if records else None,
                    steady_decode_ms=statistics.median(steady) if steady else None, decode_tokens_per_s=None,
                    overall_tokens_per_s=0.0, total_ms=total_ms,
-                   compile_ms=sum(r.compile_total_ms for r in compiles), n_compiles=len(compiles),
+                   compile_ms=sum(s.compile_ms for s in sites), n_compiles=sum(s.n_compiles for s in sites),
                    n_calls=len(records))
 
 

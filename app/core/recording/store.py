@@ -1,8 +1,9 @@
 """Reading and writing ``.session`` files: a zip archive holding one member, ``session.json``.
 
 The JSON document's top-level keys are ``format`` (:data:`FORMAT_NAME`), ``format_version``
-(:data:`FORMAT_VERSION`), ``created_at``, ``app_version`` and ``runs`` (one
-:meth:`RecordedRun.to_dict` each). Only JSON is read — nothing in a file is ever executed (no pickle).
+(:data:`FORMAT_VERSION`), ``created_at``, ``app_version``, ``runs`` (one :meth:`RecordedRun.to_dict` each) and,
+when the file keeps compiler-settings races, ``settings_races`` (one plain dict each,
+:mod:`app.core.compile_settings.saved`; a reader that predates them ignores the key). Only JSON is read — nothing in a file is ever executed (no pickle).
 Every failure to read is one :class:`app.core.errors.SessionFileError` naming the file and the problem.
 """
 
@@ -36,7 +37,8 @@ class SessionFile:
 
     ``format_version``: the schema version it was written with (:data:`FORMAT_VERSION`); ``created_at``:
     ISO 8601 UTC time of writing; ``app_version``: torchax-playground's version; ``path``: the file it was
-    read from or last written to (None for a session built in memory).
+    read from or last written to (None for a session built in memory). ``settings_races``: compiler-settings races
+    as plain JSON dicts (``race --settings`` / ``tradeoff``; :mod:`app.core.compile_settings.saved` reads them).
     """
 
     runs: list[RecordedRun] = field(default_factory=list)
@@ -44,6 +46,7 @@ class SessionFile:
     created_at: str = ""
     app_version: str | None = None
     path: str | None = None
+    settings_races: list[dict[str, Any]] = field(default_factory=list)
 
     def save(self, path: Any) -> int:
         """Write to ``path`` (see :func:`save`). Returns the bytes written; raises
@@ -76,13 +79,16 @@ def _app_version() -> str | None:
 
 def to_document(session: SessionFile) -> dict[str, Any]:
     """The JSON document of ``session`` (what ``session.json`` holds)."""
-    return {
+    doc = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "created_at": session.created_at or utc_now(),
         "app_version": session.app_version or _app_version(),
         "runs": [run.to_dict() for run in session.runs],
     }
+    if session.settings_races:
+        doc["settings_races"] = [dict(race) for race in session.settings_races]
+    return doc
 
 
 def save(session: SessionFile, path: str | os.PathLike) -> int:
@@ -175,8 +181,12 @@ def load(path: str | os.PathLike) -> SessionFile:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = f"lacks {exc}" if isinstance(exc, KeyError) else f"is malformed ({exc})"
             raise SessionFileError(path, f"is corrupted (run {i + 1} {what})") from exc
+    races = doc.get("settings_races", [])
+    if not isinstance(races, list) or not all(isinstance(r, dict) and isinstance(r.get("lanes"), list)
+                                              for r in races):
+        raise SessionFileError(path, "is corrupted (settings_races is not a list of races with lanes)")
     return SessionFile(runs=runs, format_version=version, created_at=str(doc.get("created_at", "")),
-                       app_version=doc.get("app_version"), path=str(path))
+                       app_version=doc.get("app_version"), path=str(path), settings_races=races)
 
 
 def load_all(paths: list[str | os.PathLike]) -> list[SessionFile]:

@@ -7,6 +7,7 @@ from psygnal import Signal, SignalGroup
 from app.core.events import IREvent, PhaseEvent, PromptEvent
 from app.core.session import requests as rq
 from app.core.session.figures import LiveFigures
+from app.core.session.program_requests import ProgramCompiled
 from app.core.session.runs import RunState
 
 
@@ -72,7 +73,11 @@ class SessionEvents(SignalGroup):
     background = Signal(bool)
     #: Session files read on the compute thread (:meth:`Session.open_sessions`), or the first bad file's error.
     sessionsRead = Signal(rq.SessionsRead)
+    #: A settings race's lanes so far and the lane starting (:class:`rq.SettingsRaceLanes`).
+    settingsRace = Signal(rq.SettingsRaceLanes)
     #: The user's program loaded (its entry points, the one run).
     programLoaded = Signal(rq.ProgramLoaded)
     #: An error in the user's program, at its line (sent before the request's ``error``).
     programFailed = Signal(rq.ProgramFailed)
+    #: A live compile of the Code workspace: what changed since the previous good compile.
+    programCompiled = Signal(ProgramCompiled)

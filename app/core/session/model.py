@@ -22,6 +22,7 @@ from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
 from app.core.session.figures import LiveFigures, program_line
+from app.core.session.program_requests import ProgramCompiled
 from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
@@ -103,11 +104,12 @@ class Session(RunList, ShownResults):
         return self._start(rq.RunRequest(prompt, settings), model, dtype)
 
     def race(self, prompt: str, modes: list[str], settings: GenerationSettings, eager_tokens: int,
-             model: str, dtype: str = "float32") -> bool:
-        """Race ``modes`` on ``model`` (loaded first if it changed). False when busy or no modes."""
+             model: str, dtype: str = "float32", kind: type[rq.RaceRequest] = rq.RaceRequest) -> bool:
+        """Race ``modes`` on ``model`` (loaded first if it changed; ``kind`` :class:`rq.SettingsRaceRequest`: the
+        compiler settings named in ``modes``). False when busy or no modes."""
         if not modes:
             return False
-        return self._start(rq.RaceRequest(prompt, tuple(modes), settings, eager_tokens), model, dtype)
+        return self._start(kind(prompt, tuple(modes), settings, eager_tokens), model, dtype)
 
     def run_program(self, request: rq.ProgramRequest) -> bool:
         """Run the user's program (no model needed: it does not wait for a load). False when busy."""
@@ -153,7 +155,7 @@ class Session(RunList, ShownResults):
         self.active = request
         self.last_error = None
         if isinstance(request, rq.ProgramRequest):  # its runs start with their first call (LaneEvent)
-            self.events.status.emit("Running the program…")
+            self.events.status.emit("Compiling as you type…" if request.trace_only else "Running the program…")
             self._busy_changed()
             self.submit(request)
             return
@@ -314,8 +316,9 @@ class Session(RunList, ShownResults):
             rq.DevicesListed: self._on_devices,
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
-            rq.SessionsRead: self._on_sessions_read,
+            rq.SessionsRead: self._on_sessions_read, rq.SettingsRaceLanes: self.events.settingsRace.emit,
             rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
+            ProgramCompiled: self.events.programCompiled.emit,
         }
 
     def _on_devices(self, event: rq.DevicesListed) -> None:

@@ -7,7 +7,9 @@ on its first call starts no run and the views keep the last good result), one ``
 ``IREvent`` (the entry point's :class:`app.core.inspect.ir.StepIR`, step = the entry point's name) after the
 first compiling call, ``FinishedEvent`` (``"calls"``, ``"stopped"`` or ``"error"``) → after the last run the
 source map (``SourceMapReady``). A ``trace_only`` request (the editor's "as you type") starts no run: its
-``ProgramLoaded``, then the ``IREvent`` and ``SourceMapReady`` of one trace, lower and compile. An error in the user's code is a :class:`ProgramFailed` at the user's line,
+``ProgramLoaded``, then the ``IREvent`` and ``SourceMapReady`` of one trace, lower and compile; a
+:class:`app.core.session.program_requests.ProgramCompileRequest` (the Code workspace's live mode) adds its
+``ProgramCompiled`` (what changed since the previous good compile) after the ``IREvent``. An error in the user's code is a :class:`ProgramFailed` at the user's line,
 then raised again so the service adds its :class:`RequestFailed`. Stop: ``should_stop`` reaches the user's
 code through :func:`app.core.programs.interrupt.stoppable` (a ``sys.settrace`` hook on the program's lines),
 so a Python loop stuck while loading or tracing ends at its next line.
@@ -24,6 +26,7 @@ from typing import Any
 
 from app.core.events import FinishedEvent, IREvent, LaneEvent
 from app.core.session import requests as rq
+from app.core.session.program_requests import ProgramCompiled, ProgramCompileRequest
 
 StopFn = Callable[[], bool]
 
@@ -127,6 +130,9 @@ class ProgramService:
         yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                prepared.entry.name, prepared.describe_args(), prepared.backend)
         entry = prepared.entry.name
+        if isinstance(request, ProgramCompileRequest):  # live: the IR views and what changed, never run
+            yield from self._live_compile(request, prepared, entry, should_stop)
+            return
         if request.trace_only:  # as you type: the IR views only, with a fresh runner (a later Run compiles cold)
             live = yield from self._ir_without_run(prepared, ProgramRunner(prepared), entry, should_stop)
             yield from self._source_map(live, entry)
@@ -199,6 +205,30 @@ class ProgramService:
         live = entry_ir(prepared, should_stop=should_stop, runner=runner)
         yield IREvent(entry, "jit", live.plain())
         return live
+
+    def _live_compile(self, request: ProgramCompileRequest, prepared: Any, entry: str,
+                      should_stop: StopFn) -> Iterator[Any]:
+        """Trace, lower and compile the entry point with a fresh runner (a later Run compiles cold), then the IR,
+        its comparison with ``request.previous`` (:func:`app.core.programs.live.compare`, here: the texts can be
+        megabytes) and the source map. Never calls the compiled program."""
+        import os
+
+        from app.core.programs.ir import ir_from_stages
+        from app.core.programs.live import Snapshot, compare
+        from app.core.programs.runner import ProgramRunner
+        from app.core.runtime.compiled_step import COMPILE_DELAY_ENV
+
+        runner = ProgramRunner(prepared)
+        traced, lowered, compiled, phases = runner.stages(prepared.args, should_stop)
+        delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)  # tests: a compile made long on purpose
+        if delay > 0:
+            time.sleep(delay)
+        live = ir_from_stages((traced, lowered, compiled), runner, prepared.args)
+        plain = live.plain()
+        yield IREvent(entry, "jit", plain)
+        snapshot = Snapshot.of(plain)
+        yield ProgramCompiled(request, entry, snapshot, compare(request.previous, snapshot), phases)
+        yield from self._source_map(live, entry)
 
     def _source_map(self, live_ir: Any, entry: str) -> Iterator[Any]:
         from app.core.inspect.source_map import build_source_map

@@ -60,6 +60,28 @@ class RaceRequest(Request):
 
 
 @dataclass(frozen=True)
+class SettingsRaceRequest(RaceRequest):
+    """Race jit-static's decode step of the loaded model under compiler settings (:func:`app.core.compile_settings.
+    race.settings_race`): ``modes`` holds the settings' names (catalog rows, ``--xla_…`` strings, ``jax_…=value``
+    pairs), each lane is a run named after its setting; :class:`SettingsRaceLanes` follows each lane."""
+
+    label = "settings race"
+
+
+@dataclass(frozen=True)
+class SettingsRaceLanes:
+    """A settings race's progress: ``lanes`` the finished lanes so far (:class:`app.core.compile_settings.figures.
+    SettingLane`, plain data, the baseline first), ``running`` the setting of the lane starting (``""`` after a
+    lane), ``index`` / ``n_lanes`` its place (0-based) among the race's lanes."""
+
+    request: SettingsRaceRequest
+    lanes: tuple[Any, ...]
+    running: str = ""
+    index: int = 0
+    n_lanes: int = 0
+
+
+@dataclass(frozen=True)
 class CacheRequest(Request):
     """A compilation-cache action: ``action`` is ``"persistent_on"``, ``"persistent_off"``,
     ``"clear_memory"``, ``"clear_disk"`` or ``"refresh"``; ``directory`` the persistent cache's."""

@@ -21,6 +21,7 @@ from app.core.events import IREvent
 from app.core.modes.catalog import profiling_mode
 from app.core.profile.bound import memory_bound
 from app.core.session import requests as rq
+from app.core.session.program_requests import ProgramCompileRequest
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -98,6 +99,8 @@ class ComputeService:
             rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
             rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes, rq.ProgramRequest: self._program,
             rq.CaptureRequest: self._capture, rq.OpenSessionsRequest: self._open_sessions,
+            rq.SettingsRaceRequest: self._race,
+            ProgramCompileRequest: self._program,  # the Code workspace's live compile
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -177,8 +180,13 @@ class ComputeService:
         engine = self._engine()
         irs: list[IREvent] = []
         try:
-            stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
-                          cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase)
+            if isinstance(request, rq.SettingsRaceRequest):  # one lane per compiler setting, the same stream
+                from app.core.session.settings_race_service import settings_race_events
+
+                stream = settings_race_events(engine, request, should_stop)
+            else:
+                stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
+                              cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase)
             for event in stream:
                 if isinstance(event, IREvent):
                     irs.append(event)

@@ -155,7 +155,7 @@ class RunView(QObject):
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
         if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
-            origin = f"traced as you type · {event.step}"  # no run: the editor's text, traced
+            origin = "live: compiled as you type, not run"  # no run: the editor's text, compiled
         if run is not None and run.origin:
             origin = self.recorded.live.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)

@@ -129,7 +129,10 @@ def test_syntax_error_marks_its_line_and_keeps_the_views(qtbot, code_window):
     assert win.ui.ir_tabs.text_of("selu", "jaxpr") == jaxpr
 
     win.programs.editor.setPlainText(TRACE_ERROR)  # Python control flow on a traced value
-    assert win.programs.editor.error_line() == 0  # an edit clears the mark
+    assert win.programs.editor.error_line() == 5  # live: the mark stays until the next compile says (issue 41)
+    win.programs.panel.live.setChecked(False)
+    win.programs.editor.setPlainText(TRACE_ERROR + "\n")
+    assert win.programs.editor.error_line() == 0  # live off: an edit clears the mark
     _run(qtbot, win)
     assert win.programs.editor.error_line() == 5, win.programs.panel.status.text()
     assert "TracerBoolConversionError" in win.programs.panel.error_text()

@@ -93,13 +93,14 @@ def test_retrace_as_you_type(qtbot, code_window):
     panel, tabs = win.programs.panel, win.ui.ir_tabs
     assert 500 <= LIVE_DELAY_MS <= 1000
     n_runs = len(win.session.runs)
+    win.workspaces.show("Code")  # live compiles follow the Code workspace's editor
     win.programs.set_program(LIVE_GOOD, name="live.py")
-    panel.live.setChecked(True)
+    assert panel.live.isChecked()  # on by default
     qtbot.waitUntil(lambda: "sin" in (tabs.text_of("f", "jaxpr") or ""), timeout=20_000)
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
     assert len(win.session.runs) == n_runs  # a trace, no timed calls
     assert "as you type" in tabs.origin_text()
-    assert "Traced f" in panel.status.text()
+    assert "Live: f traced, lowered and compiled" in panel.status.text()
 
     # an edit that does not parse: the line is marked, the views keep the last good jaxpr
     _set_text(win, LIVE_GOOD.replace("y * 2", "y *"))

@@ -75,3 +75,41 @@ def test_exports(shown, tmp_path):
     assert shown.export(tmp_path / "t.png").stat().st_size > 1000
     with pytest.raises(ValueError, match="not .txt"):
         shown.export(tmp_path / "t.txt")
+
+
+def test_close_points_labels_do_not_overlap(qtbot):
+    """Three settings within a few percent of each other (the noise of a real race): their labels, sentences
+    included, are moved apart instead of printed over each other."""
+    close = [TradeoffPoint("default", 1040.0, 1.20, {}, baseline=True, pareto=True),
+             TradeoffPoint("O3", 1900.0, 0.88, {}, pareto=True, break_even="O3 pays for its extra 864 ms after 2,727 tokens"),
+             TradeoffPoint("O1", 2040.0, 1.05, {}, break_even="O1 pays for its extra 1.0 s after 6,418 tokens"),
+             TradeoffPoint("cpu-fast-math", 2240.0, 1.31, {}), TradeoffPoint("O0", 1985.0, 7.6, {})]
+    plot = TradeoffPlot()
+    qtbot.addWidget(plot)
+    plot.resize(860, 560)
+    plot.set_points(close)
+    plot.show()
+    qtbot.waitExposed(plot)
+    qtbot.wait(50)  # the view settles, then the labels are tidied
+    rects = [label.sceneBoundingRect() for label in plot._labels]
+    overlaps = [(a, b) for a in range(len(rects)) for b in range(a + 1, len(rects)) if rects[a].intersects(rects[b])]
+    assert not overlaps, [(close[a].name, close[b].name) for a, b in overlaps]
+    view = plot.plot.getPlotItem().getViewBox().sceneBoundingRect()
+    assert all(view.contains(r) for r in rects), "every label inside the plot"
+
+
+def test_one_point_gets_a_readable_range(qtbot):
+    """The first lane alone: ±10 % around it, not a degenerate range with fifteen-digit tick labels."""
+    plot = TradeoffPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_points(POINTS[:1])
+    qtbot.wait(20)
+    (x0, x1), (y0, y1) = plot.plot.getPlotItem().getViewBox().viewRange()
+    assert x0 <= 900.0 and x1 >= 1100.0 and y0 <= 9.0 and y1 >= 11.0
+    plot.set_points(POINTS)  # more lanes: the range follows the points again
+    qtbot.wait(20)
+    (x0, x1), _ = plot.plot.getPlotItem().getViewBox().viewRange()
+    assert x0 <= 500.0 and x1 >= 3200.0

@@ -14,14 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QLabel,
-    QMenu,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from app.core.compile_cache.xla import default_cache_dir
 from app.core.events import CallRecord
@@ -34,6 +27,7 @@ from app.gui.context import WindowContext
 from app.gui.layout import card, dock_widget, scrolling
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
+from app.gui.panels.demo.settings_race import SettingsRace
 from app.gui.presentation import Presentation
 from widgets.common.splitters import splitter
 from widgets.demo.cache_panel import CachePanel
@@ -54,6 +48,8 @@ EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Call records as CSV…", "CSV (*.csv)", "calls.csv", "export_records"),
     ("Call records as JSON…", "JSON (*.json)", "calls.json", "export_records"),
     ("Run report (Markdown)…", "Markdown (*.md)", "run-report.md", "export_report"),
+    *((f"Trade-off as {kind}…", f"{kind} (*.{ext})", f"tradeoff.{ext}", "export_tradeoff")
+      for kind, ext in (("PNG", "png"), ("SVG", "svg"), ("PDF", "pdf"), ("CSV", "csv"), ("JSON", "json"))),
 )
 
 
@@ -76,20 +72,22 @@ class DemoKit(QObject):
         self.cache = CachePanel(str(default_cache_dir()))
         self.log = CompileLog(COMPILE_COLUMNS)
         self.phases = PhaseBars()
+        self.settings_race = SettingsRace(ctx)  # compiler settings: the trade-off plot, its stage in presentation
         self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
         self._build_docks()
         self.stage_card = card(self.stage_table, title="Race summary", stretch_last=True)
         self.stage_card.setVisible(False)  # shown beside the plot while presenting, once a race has run
         ui.stream_split.addWidget(self.stage_card)
+        ui.top_split.addWidget(self.settings_race.stage_card)  # on stage in the latency plot's place
         plot_title = ui.plot_card.findChild(QLabel, "sectionTitle")
         assert plot_title is not None, "the plot's card is built with a title (app.gui.layout.card)"
         self.presentation = Presentation(
             ctx.host,
             ui.plot,
-            show=[self.stage_card],
+            show=[self.stage_card, self.settings_race.stage_card],
             hide=[ui.prompt.examples, plot_title],  # the plot's key says it
-            sizes={ui.top_split: [32, 68], ui.stream_split: [2, 5, 3]},
+            sizes={ui.top_split: [32, 68, 0], ui.stream_split: [2, 5, 3]},
         )
         self._build_menus()
         self._connect()
@@ -106,11 +104,13 @@ class DemoKit(QObject):
             "cache_dir": self.cache.directory(),
             "persistent_cache": self.cache.is_enabled(),
             "hidden_docks": [d.objectName() for d in (self.demo_dock, self.why_dock) if d.isHidden()],
+            **self.settings_race.state(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
         if isinstance(state.get("modes"), list):
             self.controls.set_modes([m for m in state["modes"] if m in MODE_NAMES])
+        self.settings_race.restore(state)
         if isinstance(state.get("eager_tokens"), int):
             self.controls.eager_tokens.setValue(state["eager_tokens"])
         if isinstance(state.get("cache_dir"), str) and state["cache_dir"]:
@@ -136,6 +136,10 @@ class DemoKit(QObject):
     def _build_docks(self) -> None:
         """Two docks tabbed with "What JAX sees" under the main area: one shows at a time, so the token
         stream and the plot keep their room; each can be dragged out or docked beside another."""
+        self.results = QTabWidget()  # the mode race's table; the settings race's controls and trade-off plot
+        self.results.setObjectName("demoResults")
+        self.results.addTab(self.table, "Race summary")
+        self.results.addTab(self.settings_race.page, "Settings race")
         column = QWidget()
         box = QVBoxLayout(column)
         box.setContentsMargins(0, 0, 0, 0)
@@ -145,8 +149,7 @@ class DemoKit(QObject):
         box.addStretch(1)
         panel = splitter(Qt.Orientation.Horizontal,
                          scrolling(column, "demoScroll"),  # the dock may be shorter than the cards
-                         card(self.table, title="Race summary", stretch_last=True),
-                         stretch=[0, 1], name="demoSplit")
+                         card(self.results, stretch_last=True), stretch=[0, 1], name="demoSplit")
         self.tabs = QTabWidget()
         self.tabs.setObjectName("whyTabs")
         self.tabs.addTab(self.log, "Why it compiled")
@@ -159,9 +162,7 @@ class DemoKit(QObject):
         win.tabifyDockWidget(self.demo_dock, self.why_dock)
         ir_dock.raise_()
 
-    def _action(
-        self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False
-    ) -> QAction:
+    def _action(self, menu: QMenu, text: str, slot: Any, shortcut: str = "", checkable: bool = False) -> QAction:
         action = QAction(text, self.host, checkable=checkable)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
@@ -198,6 +199,8 @@ class DemoKit(QObject):
             self.host.addAction(action)
         demo = find_menu(self.host, "&Demo")
         self.race_action = self._action(demo, "&Race checked modes", self.race_checked, "Ctrl+R")
+        self.settings_action = self._action(demo, "Race checked compiler &settings", self.settings_race.race_checked,
+                                            "Ctrl+Alt+R")
         self.replay_action = self._action(demo, "Replay &cold start", self.replay, "Ctrl+Shift+R")
         self.clear_action = self._action(demo, "Clear &in-memory caches", self.clear_memory)
 
@@ -211,6 +214,7 @@ class DemoKit(QObject):
         ev.cache.connect(self.on_cache_info)
         self.controls.raceRequested.connect(self.start_race)
         self.controls.replayRequested.connect(self.replay)
+        self.settings_race.stageChanged.connect(self._on_tradeoff)
         self.cache.persistentChanged.connect(self.set_persistent)
         self.cache.directoryChanged.connect(self.refresh_cache)
         self.cache.clearMemoryRequested.connect(self.clear_memory)
@@ -259,6 +263,8 @@ class DemoKit(QObject):
     def set_presentation(self, on: bool) -> None:
         if on:
             self.presenting.emit(True)  # the window shows the Run workspace first
+        else:
+            self.ctx.ui.plot_card.setVisible(True)  # before the splitters get their sizes back
         self.presentation.set_on(on)
         if not on:
             self.presenting.emit(False)
@@ -269,11 +275,26 @@ class DemoKit(QObject):
 
     def _show_stage(self) -> None:
         """While presenting, the race summary sits under the token stream once a race has rows."""
-        show = self.presentation.is_on() and self.stage_table.columnCount() > 0
+        trade = self.presentation.is_on() and self.settings_race.on_stage  # the trade-off in the plot's place
+        show = self.presentation.is_on() and self.stage_table.columnCount() > 0 and not trade
         self.stage_table.fit_rows(show)  # the whole summary, never behind a scroll bar, while presenting
-        if show != self.stage_card.isVisible():
-            self.stage_card.setVisible(show)
+        want = {self.stage_card: show, self.settings_race.stage_card: trade, self.ctx.ui.plot_card: not trade}
+        changed = [w for w, on in want.items() if w.isHidden() == on]
+        for w in changed:
+            w.setVisible(want[w])
+        if trade:
+            self.settings_race.stage_plot.set_font_size(round(QApplication.font().pointSizeF()))
+        if changed:
+            self.presentation.sizes[self.ctx.ui.top_split] = [32, 0, 68] if trade else [32, 68, 0]
             self.presentation.apply_sizes()
+
+    @Slot(bool)
+    def _on_tradeoff(self, on: bool) -> None:
+        """A settings race started (the Demo kit shows its plot) or a mode race or run is the newest."""
+        self.results.setCurrentIndex(1 if on else 0)
+        if on:
+            self.demo_dock.raise_()
+        self._show_stage()
 
     @Slot(bool)
     def set_full_screen(self, on: bool) -> None:
@@ -351,6 +372,10 @@ class DemoKit(QObject):
         meta = exports.run_metadata(self.runs, model, dtype, self.session.mesh, generation)
         return f"Exported {exports.save_records(path, self.runs, meta)} call records to {path}"
 
+    def export_tradeoff(self, path: Path) -> str:
+        """Write the settings race's trade-off plot (PNG / SVG / PDF) or its points (CSV / JSON)."""
+        return self.settings_race.export(path)
+
     def export_report(self, path: Path) -> str:
         """Write the Markdown run report and the plot PNG next to it."""
         model = self.host.windowTitle().split("—")[-1].strip()
@@ -361,7 +386,7 @@ class DemoKit(QObject):
     def _set_running(self, running: bool) -> None:
         self.controls.set_running(running)
         self.cache.set_running(running)
-        for action in (self.race_action, self.replay_action, self.clear_action):
+        for action in (self.race_action, self.settings_action, self.replay_action, self.clear_action):
             action.setEnabled(not running)
 
     def _status(self, text: str) -> None:

@@ -8,6 +8,7 @@ across sessions (and Discard restored edits) is :class:`app.gui.panels.programs.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,8 @@ from app.gui.panels.programs.draft import (
     ProgramDraft,
 )
 from app.gui.panels.programs.files import MAX_RECENT, NEW_PROGRAM, UNTITLED, ProgramFiles
+from app.gui.panels.programs.live import LIVE_DELAY_MS, LiveMode
+from app.gui.panels.programs.sites import CompileSitesFeed
 from widgets.code.program_panel import ProgramPanel
 
 if TYPE_CHECKING:
@@ -37,7 +40,6 @@ from widgets.source.source_rows import to_ranges
 __all__ = ["DRAFT_DELAY_MS", "DRAFT_FILE", "DRAFT_MAX_DELAY_MS", "ENTRIES_DELAY_MS", "LIVE_DELAY_MS", "MAX_RECENT",
            "NEW_PROGRAM", "STATE_FILE", "UNTITLED", "ProgramWiring", "guess_entries"]
 
-LIVE_DELAY_MS = 800  # as you type: re-trace this long after the last edit
 #: How long typing pauses before the entry list follows the text (ms).
 ENTRIES_DELAY_MS = 400
 
@@ -70,9 +72,11 @@ class ProgramWiring(QObject):
     :class:`~app.gui.panels.programs.files.ProgramFiles`) and its draft (:attr:`draft`, a
     :class:`~app.gui.panels.programs.draft.ProgramDraft`)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces) -> None:
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces,
+                 stop_compute: Callable[[], None] | None = None) -> None:
         """``inspect``: the IR views' links (the program's lines light up there); ``workspaces``: the Code
-        workspace the panel sits in."""
+        workspace the panel sits in; ``stop_compute``: sets the compute thread's stop flag (a live compile
+        superseded by a newer edit stops tracing)."""
         from app.gui.menus import find_menu
 
         super().__init__(ctx.host)
@@ -85,18 +89,18 @@ class ProgramWiring(QObject):
         self.name = UNTITLED
         self.example = False  # the text is a gallery example: Save goes to Save as
         self.compiled_path = ""  # the path the program was compiled from (its jaxpr's source lines name it)
-        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_DELAY_MS)
-        self._live_timer.timeout.connect(self.trace)
+        # live compiles of each edit (issue 41)
+        self.live = LiveMode(self, self.session, self.panel, self.ui.ir_tabs, workspaces,
+                             lambda: self.request(trace_only=True), stop_compute)
         # the entry list follows the text as it is typed (issue 29 flaw 13: it went stale after new functions)
         self._entries_timer = QTimer(self, singleShot=True, interval=ENTRIES_DELAY_MS)
         self._entries_timer.timeout.connect(self._refresh_entries)
-        self._traced: tuple = ()  # (text, entry, spec) last sent for a trace as you type
-        self._run_after_trace = False  # Ctrl+Enter during a trace as you type: run when it ends
         self.files = ProgramFiles(self, find_menu(ctx.host, "&File"))
         f = self.files  # its actions, here too
         self.new_action, self.open_action, self.save_action, self.save_as_action = (
             f.new_action, f.open_action, f.save_action, f.save_as_action)
         self.draft = ProgramDraft(self)
+        self.sites = CompileSitesFeed(ctx)  # compiles per call site, a tab beside the compile log (issue 41)
         self._connect()
         self.draft.restore()
 
@@ -106,7 +110,6 @@ class ProgramWiring(QObject):
         self.panel.runRequested.connect(self.run)
         self.panel.stopRequested.connect(self.ctx.actions.stop)
         self.panel.discardRequested.connect(self.draft.discard)
-        self.panel.live.toggled.connect(lambda on: self._live_timer.start() if on else self._live_timer.stop())
         ev.programLoaded.connect(self._on_loaded)
         ev.programFailed.connect(self._on_failed)
         ev.busyChanged.connect(self._on_busy)
@@ -137,9 +140,7 @@ class ProgramWiring(QObject):
     def run(self) -> bool:
         """Load the editor's text, trace and run its entry point (Ctrl+Enter in the Code workspace). False when
         the compute thread is busy."""
-        if self.session.busy and self.tracing():
-            self._run_after_trace = True  # the trace as you type ends soon: the run follows it
-            return True
+        self.live.supersede()  # a live compile in flight: Run's own compile shows the IR
         if self.session.busy:
             self.panel.show_message("Busy: a model load or a run is in progress (Esc stops a run); "
                                     "Ctrl+Enter again when it ends.")
@@ -157,30 +158,13 @@ class ProgramWiring(QObject):
         return started
 
     def tracing(self) -> bool:
-        """A trace as you type is on the compute thread."""
-        active = self.session.active
-        return isinstance(active, ProgramRequest) and active.trace_only
+        """A live compile is on the compute thread."""
+        return self.live.in_flight()
 
     @Slot()
     def trace(self) -> bool:
-        """As you type: trace, lower and compile the editor's text for the IR views (no timed calls). Waits
-        (retries after the delay) while the compute thread is busy; nothing to do when the text was traced."""
-        if not self.panel.live.isChecked():
-            return False
-        code = self.editor.code()
-        v = self.panel.values()
-        key = (code, v["entry"], v["spec"], v["seed"], v["static"])
-        if key == self._traced:
-            return False
-        if self.session.busy:
-            self._live_timer.start()
-            return False
-        try:
-            request = self.request(trace_only=True)
-        except SpecError:
-            return False  # Run says why; a trace as you type waits for indices that parse
-        self._traced = key
-        return self.session.run_program(request)
+        """Live: trace, lower and compile the editor's text for the IR views now (:meth:`LiveMode.compile`)."""
+        return self.live.compile()
 
     def _ours(self, event: Any) -> bool:
         return isinstance(event.request, ProgramRequest)
@@ -189,8 +173,8 @@ class ProgramWiring(QObject):
     def _on_loaded(self, event: ProgramLoaded) -> None:
         self.compiled_path = event.path
         if event.request.trace_only:
-            self.panel.show_message(f"Tracing {event.display_name}:{event.entry or event.request.entry} as you "
-                                    f"type · args {event.args}…")
+            self.panel.show_message(f"Live: compiling {event.display_name}:{event.entry or event.request.entry} · "
+                                    f"args {event.args}…")
         tips = [(e.name, f"{e.kind}, line {e.line}" + (f": {e.doc}" if e.doc else "")
                  + ("" if e.has_args else " — needs an argument spec")) for e in event.entries]
         self.panel.set_entries(tips, event.entry or event.request.entry)
@@ -200,13 +184,16 @@ class ProgramWiring(QObject):
 
     @Slot(object)
     def _on_failed(self, event: ProgramFailed) -> None:
+        if self.live.drop_failure(event):
+            return  # a live compile superseded by a newer edit
         in_file = bool(event.file) and event.line > 0 and self._is_program_file(event.file)
         message = event.message.strip()
         lines = message.splitlines()
         short = "\n".join(lines[:4]) + (" …" if len(lines) > 4 else "")
         where = f"line {event.line}: " if in_file else ""
+        inline = f"{event.error_type}: {lines[0] if lines else event.headline}"
         self.panel.show_error(f"{where}{event.error_type} ({event.stage}): {short}", event.line if in_file else 0,
-                              event.details or message)
+                              event.details or message, inline)
 
     def _is_program_file(self, file: str) -> bool:
         if self.path:
@@ -215,22 +202,23 @@ class ProgramWiring(QObject):
 
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:
-        self.panel.set_running(busy)
+        self.panel.set_running(busy and not self.live.in_flight())  # Run stays ready during a live compile
 
     @Slot(str)
     def _on_idle(self, message: str) -> None:
-        session = self.session
-        if message.startswith("Traced ") and not self.panel.error_text():
+        shown = self.live.idle_message(message)
+        if shown is None:
+            return  # a superseded live compile
+        message, session = shown, self.session
+        if message.startswith(("Traced ", "Live: ")) and not self.panel.error_text():
             self.panel.show_message(message)
         elif isinstance(session.last_request, ProgramRequest) and message and not self.panel.error_text():
             self.panel.show_message(message)
-        if self._run_after_trace:
-            self._run_after_trace = False
-            QTimer.singleShot(0, self.run)
 
     @Slot(str)
     def _on_workspace(self, name: str) -> None:
         self.ui.ir_tabs.set_empty_hint(program=name == "Code")
+        self.live.shown(name == "Code")
         if name == "Code":
             self.editor.setFocus()
 
@@ -283,6 +271,7 @@ class ProgramWiring(QObject):
         self.example = example
         self.compiled_path = ""
         self.editor.set_code(text)
+        self.live.forget()  # another text: its first compile is compared with nothing
         self.editor.document().setModified(modified)
         self.panel.offer_discard(False)  # another text: nothing restored to discard
         self.panel.entry.setCurrentText("")  # another file: its own first entry point
@@ -351,8 +340,8 @@ class ProgramWiring(QObject):
 
     @Slot()
     def _on_text_changed(self) -> None:
-        self.editor.mark_error(0) if self.editor.error_line() else None
+        if self.editor.error_line() and not self.panel.live.isChecked():  # live: the next compile says
+            self.editor.mark_error(0)
         self._entries_timer.start()
         self.draft.edited()
-        if self.panel.live.isChecked():
-            self._live_timer.start()
+        self.live.edited()

@@ -1,0 +1,70 @@
+"""A settings race as plain data: what ``race --settings`` and ``tradeoff`` print (the table, one JSON line per
+setting, the summary line) and what a session file keeps (``SessionFile.settings_races``, one dict per race), so
+``show-session`` prints a saved race through the same code as the command that ran it. Pure Python: no JAX (a
+session file is read where JAX is not installed).
+
+A race's dict: ``kind`` (:data:`KIND`), ``title`` (what was raced, on which device), ``step`` (``decode``,
+``prefill``, ``loop`` or ``program``), ``lanes`` (:meth:`SettingLane.to_json` each, the baseline first) and
+``partings`` (setting name → :meth:`app.core.compile_settings.parting.Parting.to_json`; empty when not recorded).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
+
+from app.core.compile_settings.figures import SettingLane, break_even_calls, format_table, summary
+
+#: ``kind`` of a saved settings race.
+KIND = "settings-race"
+_LANE_FIELDS = {f.name for f in fields(SettingLane)} - {"outputs"}
+
+
+def race_document(title: str, step: str, lanes: list[SettingLane],
+                  partings: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The race as one JSON-able dict (see the module's docstring); ``partings``: setting name → its parting's
+    JSON (``Parting.to_json()``)."""
+    return {"kind": KIND, "title": title, "step": step, "lanes": [lane.to_json() for lane in lanes],
+            "partings": dict(partings or {})}
+
+
+def lanes_of(document: dict[str, Any]) -> list[SettingLane]:
+    """The :class:`SettingLane` s of a saved race (fields a newer file adds are left out). Raises ``KeyError`` /
+    ``TypeError`` for a malformed lane (the session reader turns them into ``SessionFileError``)."""
+    return [SettingLane(**{k: v for k, v in lane.items() if k in _LANE_FIELDS}) for lane in document["lanes"]]
+
+
+def json_lines(document: dict[str, Any]) -> list[str]:
+    """One ``setting`` line per lane (its figures, ``break_even_calls`` and, with a parting, ``first_differing_pass``)
+    and one ``settings-summary`` line (``pareto``, ``break_even``, ``break_even_text``, ``unequal``, ``partings``:
+    name → parting JSON, ``first_differing_pass``: name → pass or None)."""
+    lanes = lanes_of(document)
+    partings = document.get("partings") or {}
+    lines = []
+    for lane in lanes:
+        line = {"event": "setting", **lane.to_json(), "break_even_calls": break_even_calls(lanes[0], lane)}
+        if lane.name in partings:
+            line["first_differing_pass"] = partings[lane.name].get("pass")
+        lines.append(json.dumps(line))
+    found = {"event": "settings-summary", "title": document.get("title", ""), "step": document.get("step", ""),
+             **summary(lanes)}
+    if partings:
+        found["partings"] = partings
+        found["first_differing_pass"] = {name: p.get("pass") for name, p in partings.items()}
+    lines.append(json.dumps(found))
+    return lines
+
+
+def format_race(document: dict[str, Any]) -> str:
+    """The race as the CLI prints it: its title, the table (:func:`format_table`), the Pareto note and one line per
+    setting saying where it parts from the baseline."""
+    lanes = lanes_of(document)
+    lines = [document.get("title", ""), format_table(lanes),
+             "* on the Pareto front (no other setting compiles faster and runs faster); compile ms is the raced "
+             "step's own (trace/lower/compile)"]
+    partings = document.get("partings") or {}
+    if partings:
+        lines.append("where each setting parts from the baseline (the first pass whose output HLO differs):")
+        lines += [f"  {p.get('text', '')}" for p in partings.values()]
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""The settings race in the demo kit: pick compiler settings, race the loaded model's decode step under each, and
+watch the trade-off plot (compile ms against steady ms per token) grow lane by lane.
+
+:class:`SettingsRace` owns the controls (:class:`widgets.demo.settings_controls.SettingsRaceControls`), the plot in
+the Demo kit dock and a second, talk-sized one for presentation mode (:attr:`SettingsRace.stage_card`; the kit
+places it). The race goes through the session like a mode race (:meth:`app.core.session.model.Session.race` with
+:class:`app.core.session.requests.SettingsRaceRequest`): the one compute thread runs
+:func:`app.core.compile_settings.race.settings_race`; its lanes are runs on the latency plot, and after each lane a
+:class:`app.core.session.requests.SettingsRaceLanes` (plain data) redraws the trade-off, whose Pareto front and
+break-even sentences come from :func:`app.core.compile_settings.figures.plot_points`. A setting the catalog lacks,
+that this backend does not have or that is an Inductor mode is refused by name here, before anything is sent; one
+that XLA refuses comes back from the compute thread and is shown the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from app.core.compile_settings.catalog import CATALOG, parse_setting
+from app.core.compile_settings.figures import plot_points
+from app.core.errors import InvalidSettingsError
+from app.core.race import EAGER_TOKENS
+from app.core.session.requests import RequestFailed, SettingsRaceLanes, SettingsRaceRequest
+from app.gui.context import WindowContext
+from app.gui.layout import card
+from widgets.demo.settings_controls import SettingRow, SettingsRaceControls
+from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
+
+#: Checked in a new window: the baseline and the two ends of XLA's effort levels.
+DEFAULT_SETTINGS = ("default", "O0", "O3")
+STAGE_TITLE = "Compile time against run time"
+#: The controls' widest (px) beside the plot in the Demo kit.
+CONTROLS_WIDTH = 300
+
+
+def refusal(name: str, platform: str) -> str:
+    """Why a race on ``platform`` refuses the setting ``name`` (:func:`parse_setting`'s message), or ``""``."""
+    try:
+        parse_setting(name, platform)
+    except InvalidSettingsError as exc:
+        return str(exc)
+    return ""
+
+
+def rows(platform: str) -> list[SettingRow]:
+    """The catalog as the controls' rows on ``platform`` (``""``: not known yet: only Inductor rows refused)."""
+    out = []
+    for s in CATALOG:
+        why = refusal(s.name, platform or "cpu") if platform or s.compiler != "XLA" else ""
+        out.append(SettingRow(s.name, s.sets + (f" — {s.note}" if s.note else ""), why))
+    return out
+
+
+def points_of(lanes: list[Any]) -> list[TradeoffPoint]:
+    """The trade-off plot's points of ``lanes`` (:class:`app.core.compile_settings.figures.SettingLane`)."""
+    return [TradeoffPoint(**p) for p in plot_points(lanes)]
+
+
+class SettingsRace(QObject):
+    """GUI thread. :attr:`page` (the controls beside the plot) goes in the Demo kit dock, :attr:`stage_card` in the
+    window's main area while presenting; :attr:`lanes` are the newest settings race's finished lanes."""
+
+    #: The trade-off has something to show on stage (True: a settings race started or has points) or the newest
+    #: race is a mode race or a run (False).
+    stageChanged = Signal(bool)
+
+    def __init__(self, ctx: WindowContext, checked: tuple[str, ...] = DEFAULT_SETTINGS) -> None:
+        super().__init__(ctx.host)
+        self.ctx, self.session = ctx, ctx.session
+        self.controls = SettingsRaceControls(rows(self.session.device or self.session.platform), checked)
+        self.plot = TradeoffPlot(compact=True, title=False)  # the Demo kit's tab says what it is
+        self.page = QWidget()  # the Demo kit's "Settings race" tab: what to race beside what it found
+        self.page.setObjectName("settingsRacePage")
+        row = QHBoxLayout(self.page)
+        row.setContentsMargins(0, 4, 0, 0)
+        self.controls.setMaximumWidth(CONTROLS_WIDTH)
+        row.addWidget(self.controls)
+        row.addWidget(self.plot, 1)
+        self.stage_plot = TradeoffPlot(title=False)  # its card's title says it, in a talk-sized font
+        self.stage_plot.setObjectName("stageTradeoff")
+        self.stage_card = card(self.stage_plot, title=STAGE_TITLE, stretch_last=True)
+        self.stage_card.setObjectName("tradeoffStageCard")
+        self.stage_card.setVisible(False)
+        self.lanes: list[Any] = []
+        self.on_stage = False
+        ev = self.session.events
+        ev.settingsRace.connect(self.on_lanes)
+        ev.error.connect(self.on_error)
+        ev.busyChanged.connect(self.on_busy)
+        ev.runStarted.connect(self._on_run_started)
+        ev.platforms.connect(self._on_platforms)
+        self.controls.raceRequested.connect(self.start)
+        self.controls.stopRequested.connect(self.stop)
+
+    # -- requests from the user -----------------------------------------------------------------------
+    @Slot(list)
+    def start(self, names: list[str]) -> bool:
+        """Race ``names`` with the window's prompt, model and generation settings; a refused setting is said by
+        name in the controls and nothing is sent. False when nothing started."""
+        if self.session.busy or not names:
+            return False
+        platform = self.session.device or self.session.platform
+        for name in [n for n in names if not n.startswith("jax_")]:  # jax_ pairs need JAX: the compute thread
+            # checks them (and XLA each option). Before the devices are listed a setting is refused only if no
+            # backend has it (a name the catalog lacks, an Inductor mode)
+            reasons = [refusal(name, p) for p in ([platform] if platform else ["cpu", "gpu"])]
+            why = reasons[0] if all(reasons) else ""
+            if why:
+                self.controls.set_message(why)
+                self.ctx.status.error(why)
+                return False
+        try:
+            settings = self.ctx.actions.generation_settings()
+        except InvalidSettingsError as exc:
+            self.controls.set_message(str(exc))
+            return False
+        prompt = self.ctx.ui.prompt.prompt()
+        if not prompt.strip():
+            self.controls.set_message("The prompt is empty: type a few words (or pick an example) and race again.")
+            return False
+        model, dtype = self.ctx.ui.model_picker.current_model(), self.ctx.ui.form.values()["dtype"]
+        loaded = self.session.loaded
+        if loaded is None or (loaded.request.model, loaded.request.dtype) != (model, dtype):
+            settings = dataclasses.replace(settings, chat=None)  # the engine decides, as for a run (window.run)
+        self.controls.set_message("")
+        return self.session.race(prompt, list(names), settings, EAGER_TOKENS, model, dtype, kind=SettingsRaceRequest)
+
+    @Slot()
+    def race_checked(self) -> None:
+        """Race what the controls ask (Demo ▸ Race checked compiler settings)."""
+        self.start(self.controls.names())
+
+    @Slot()
+    def stop(self) -> None:
+        """Stop the race: between lanes and decode steps at once, during a compile at once too (the compiler
+        finishes in the background: :meth:`app.core.session.model.Session.abandon`)."""
+        if isinstance(self.session.active, SettingsRaceRequest):
+            self.ctx.actions.stop()
+
+    # -- answers from the compute thread ----------------------------------------------------------------
+    def on_lanes(self, event: SettingsRaceLanes) -> None:
+        """A lane starts (``event.running``) or ends: redraw every point so far, say the progress."""
+        if event.request is not self.session.active:  # an abandoned race's late answer
+            return
+        self.lanes = list(event.lanes)
+        points = points_of(self.lanes)
+        for plot in (self.plot, self.stage_plot):
+            plot.set_points(points)
+        self.controls.set_progress(len(self.lanes), event.n_lanes, event.running)
+        self._set_stage(True)
+
+    def on_error(self, event: RequestFailed) -> None:
+        if isinstance(event.request, SettingsRaceRequest):
+            self.controls.set_message(event.message)
+
+    def on_busy(self, busy: bool) -> None:
+        self.controls.set_busy(busy, isinstance(self.session.active or self.session.pending, SettingsRaceRequest))
+
+    def _on_run_started(self, _run: Any) -> None:
+        if not isinstance(self.session.active, SettingsRaceRequest):
+            self._set_stage(False)  # a mode race or a run is the newest: the latency plot is the story again
+
+    def _on_platforms(self, _platforms: list[str], platform: str) -> None:
+        self.controls.set_refused({r.name: r.refused for r in rows(self.session.device or platform)})
+
+    def _set_stage(self, on: bool) -> None:
+        if on != self.on_stage:
+            self.on_stage = on
+            self.stageChanged.emit(on)
+
+    # -- user settings, export -----------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """What the user settings remember: the checked rows and the typed settings."""
+        return {"compiler_settings": self.controls.checked(), "typed_settings": self.controls.typed_edit.text()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("compiler_settings"), list):
+            self.controls.set_checked([str(n) for n in state["compiler_settings"]])
+        self.controls.typed_edit.setText(str(state.get("typed_settings") or ""))
+
+    def export(self, path: Path) -> str:
+        """Write the trade-off plot (PNG / SVG / PDF) or its points (CSV / JSON); returns a status line. Raises
+        ValueError when no settings race has points yet."""
+        if not self.plot.points:
+            raise ValueError("No settings race yet: race compiler settings first (Demo kit ▸ Settings race).")
+        return f"Exported the trade-off of {len(self.plot.points)} settings to {self.plot.export(path)}"

@@ -1,0 +1,40 @@
+"""The window's "Per call site" tab beside the compile log (issue 41): a gallery program run op by op, whose entry
+calls two jitted functions of its own (one with a static argument that changes three times), lists per call site
+its compiles, causes with old → new values, and compile ms."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QTabWidget
+
+from app.core.programs.gallery import example
+from tests.conftest import RUN_TIMEOUT_MS
+
+pytest.importorskip("pytestqt")
+
+
+@pytest.fixture
+def code_window(make_window, gui_model):
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    win.workspaces.show("Code")
+    yield win
+    win.close()
+
+
+def test_per_call_site_tab_follows_a_no_jit_run(qtbot, code_window):
+    win = code_window
+    tabs = win.findChild(QTabWidget, "whyTabs")
+    assert tabs is not None and tabs.tabText(tabs.count() - 1) == "Per call site"
+    table = win.programs.sites.table
+    assert tabs.widget(tabs.count() - 1) is table
+    win.programs.panel.set_values({"live": False})  # Run alone compiles (no live compile in between)
+    win.programs.open_example(example("compile_sites").path)
+    win.programs.panel.set_values({"mode": "no-jit", "n_calls": 2})
+    assert win.programs.run()
+    qtbot.waitUntil(lambda: not win.is_busy() and table.rowCount() == 2, timeout=RUN_TIMEOUT_MS)
+    rows = {table.cell_text(r, 1): [table.cell_text(r, c) for c in range(6)] for r in range(2)}
+    power = rows["power"]
+    assert power[0] == "10_compile_sites.py:27 (main)" and power[2] == "4" and float(power[3]) > 0
+    assert power[5] == ("first call; static argument n changed: 1 → 2; static argument n changed: 2 → 3; "
+                        "static argument n changed: 3 → 4")
+    assert rows["normalize"][2] == "1" and rows["normalize"][5] == "first call"
