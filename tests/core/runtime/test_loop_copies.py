@@ -75,8 +75,8 @@ def _run(engine, mode: str) -> str:
 
 
 @pytest.mark.xfail(strict=True, reason="app/core/runtime/attention.py (reads the KV cache in place) is not registered: "
-                   "XLA:CPU's YNNPACK fusion outlines its dots without their metadata, so the source map loses the "
-                   "attention's HLO links (issue 38)")
+                   "XLA:CPU rebuilds its dots without their metadata (the YNNPACK fusion; with YNNPACK off, the rewrite "
+                   "of a one-row product), so the source map loses the attention's HLO links (issue 38)")
 def test_the_loop_body_moves_no_cache_or_weight_sized_buffer(llama_engine):
     hlo = _run(llama_engine, "jit-loop")
     body = re.search(r"while\(.*?body=%(\S+?)[,\s]", hlo)
@@ -86,8 +86,8 @@ def test_the_loop_body_moves_no_cache_or_weight_sized_buffer(llama_engine):
 
 
 @pytest.mark.xfail(strict=True, reason="app/core/runtime/attention.py (reads the KV cache in place) is not registered: "
-                   "XLA:CPU's YNNPACK fusion outlines its dots without their metadata, so the source map loses the "
-                   "attention's HLO links (issue 38)")
+                   "XLA:CPU rebuilds its dots without their metadata (the YNNPACK fusion; with YNNPACK off, the rewrite "
+                   "of a one-row product), so the source map loses the attention's HLO links (issue 38)")
 def test_the_decode_step_moves_no_cache_or_weight_sized_buffer(llama_engine):
     hlo = _run(llama_engine, "jit-static")
     entry = re.search(r"^ENTRY %(\S+) ", hlo, re.M)
