@@ -75,6 +75,8 @@ class SessionEvents(SignalGroup):
     sessionsRead = Signal(rq.SessionsRead)
     #: A settings race's lanes so far and the lane starting (:class:`rq.SettingsRaceLanes`).
     settingsRace = Signal(rq.SettingsRaceLanes)
+    #: Where two raced settings part (:class:`app.core.session.settings_race_service.SettingsParted`).
+    settingsParted = Signal(object)
     #: The user's program loaded (its entry points, the one run).
     programLoaded = Signal(rq.ProgramLoaded)
     #: An error in the user's program, at its line (sent before the request's ``error``).

@@ -26,6 +26,7 @@ from app.core.session.program_requests import ProgramCompiled
 from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
+from app.core.session.settings_race_service import SettingsParted
 from app.core.settings import GenerationSettings
 
 __all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
@@ -53,8 +54,7 @@ class Session(RunList, ShownResults):
         self.cache_info: rq.CacheInfo | None = None
         #: what "Replay cold start" reruns
         self.last_request: rq.RunRequest | rq.RaceRequest | rq.ProgramRequest | None = None
-        #: A run or race stopped during a compile (:meth:`abandon`) that the compute thread is still finishing;
-        #: its events are dropped until its RequestDone arrives.
+        #: A run abandoned mid-compile (:meth:`abandon`): its events are dropped until its RequestDone arrives.
         self.background: rq.Request | None = None
 
     def clear_runs(self) -> None:
@@ -173,7 +173,7 @@ class Session(RunList, ShownResults):
             return False
         mode = self.profilable_mode() if program is None else ""
         what = f"calls of {program.entry or program.name}" if program is not None else f"{step} steps"
-        return self._send(rq.ProfileRequest(prompt, step, n_steps, program, mode), f"Profiling {n_steps} {what}…")
+        return self.send(rq.ProfileRequest(prompt, step, n_steps, program, mode), f"Profiling {n_steps} {what}…")
 
     def open_capture(self, path: str, hlo: str = "") -> bool:
         """Open a profiler capture (with its optimized HLO text ``hlo``; ``""``: the one beside it) or a folder
@@ -181,7 +181,7 @@ class Session(RunList, ShownResults):
         needed); refused (False) while busy."""
         if self.busy:
             return False
-        return self._send(rq.CaptureRequest(path, hlo), f"Opening {path}…")
+        return self.send(rq.CaptureRequest(path, hlo), f"Opening {path}…")
 
     def open_sessions(self, paths: list[str]) -> bool:
         """Read session files on the compute thread (no JAX is started for it) and answer with
@@ -189,7 +189,7 @@ class Session(RunList, ShownResults):
         refused (False) while busy."""
         if self.busy or not paths:
             return False
-        return self._send(rq.OpenSessionsRequest(tuple(str(p) for p in paths)))
+        return self.send(rq.OpenSessionsRequest(tuple(str(p) for p in paths)))
 
     def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "",
                program: rq.ProgramRequest | None = None) -> bool:
@@ -202,11 +202,12 @@ class Session(RunList, ShownResults):
         if program is not None:
             step = program.entry or "program"
         self.last_error = None
-        return self._send(rq.PassesRequest(step, fusion_log, mode, xla_flags, program),
-                          f"Recording XLA's passes of the {step} step" + (" with the fusion log…" if fusion_log else "…"))
+        return self.send(rq.PassesRequest(step, fusion_log, mode, xla_flags, program),
+                         f"Recording XLA's passes of the {step} step" + (" with the fusion log…" if fusion_log else "…"))
 
-    def _send(self, request: rq.Request, status: str = "") -> bool:
-        """Make ``request`` the active one and send it to the compute thread, saying ``status`` (if any)."""
+    def send(self, request: rq.Request, status: str = "") -> bool:
+        """Make ``request`` the active one and send it to the compute thread, saying ``status`` (if any); the
+        caller checks :attr:`busy` first (a view's own request, e.g. the settings race's parting)."""
         self.active = request
         self._busy_changed()
         if status:
@@ -318,7 +319,7 @@ class Session(RunList, ShownResults):
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
             rq.SessionsRead: self._on_sessions_read, rq.SettingsRaceLanes: self.events.settingsRace.emit,
             rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
-            ProgramCompiled: self.events.programCompiled.emit,
+            ProgramCompiled: self.events.programCompiled.emit, SettingsParted: self.events.settingsParted.emit,
         }
 
     def _on_devices(self, event: rq.DevicesListed) -> None:
@@ -348,8 +349,7 @@ class Session(RunList, ShownResults):
 
     def _on_done(self, event: rq.RequestDone) -> None:
         request = event.request
-        if isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProfileRequest, rq.PassesRequest,
-                                rq.ProgramRequest, rq.CaptureRequest, rq.OpenSessionsRequest)) and request is self.active:
+        if request is self.active:  # only what send / send_pending made active (never a load, cache or mesh)
             self.active = None
             self.events.idle.emit(self._done_message(request))
         self._busy_changed()

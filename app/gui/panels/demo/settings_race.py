@@ -10,6 +10,12 @@ places it). The race goes through the session like a mode race (:meth:`app.core.
 break-even sentences come from :func:`app.core.compile_settings.figures.plot_points`. A setting the catalog lacks,
 that this backend does not have or that is an Inductor mode is refused by name here, before anything is sent; one
 that XLA refuses comes back from the compute thread and is shown the same way.
+
+Under the plot, :class:`widgets.demo.parting_view.PartingPicker` asks where two of the raced settings part: a
+:class:`app.core.session.settings_race_service.SettingsPartingRequest` on the same compute thread records the decode
+step's pass pipeline under each (:func:`app.core.compile_settings.parting.where_settings_part`), and the answer
+opens :class:`widgets.demo.parting_view.PartingDialog`: the two pipelines in lockstep, the first pass whose output
+HLO differs highlighted with its diff, the fusions each kept.
 """
 
 from __future__ import annotations
@@ -19,15 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.compile_settings.figures import plot_points
 from app.core.errors import InvalidSettingsError
 from app.core.race import EAGER_TOKENS
 from app.core.session.requests import RequestFailed, SettingsRaceLanes, SettingsRaceRequest
+from app.core.session.settings_race_service import SettingsParted, SettingsPartingRequest
 from app.gui.context import WindowContext
 from app.gui.layout import card
+from widgets.demo.parting_view import LockstepRow, PartingDialog, PartingPicker
 from widgets.demo.settings_controls import SettingRow, SettingsRaceControls
 from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
 
@@ -80,7 +88,15 @@ class SettingsRace(QObject):
         row.setContentsMargins(0, 4, 0, 0)
         self.controls.setMaximumWidth(CONTROLS_WIDTH)
         row.addWidget(self.controls)
-        row.addWidget(self.plot, 1)
+        self.picker = PartingPicker()  # where two of the raced settings part (their pass pipelines in lockstep)
+        right = QWidget()
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.plot, 1)
+        column.addWidget(self.picker)
+        row.addWidget(right, 1)
+        self.parting_dialog: PartingDialog | None = None
+        self._parted: SettingsParted | None = None  # the newest comparison's answer
         self.stage_plot = TradeoffPlot(title=False)  # its card's title says it, in a talk-sized font
         self.stage_plot.setObjectName("stageTradeoff")
         self.stage_card = card(self.stage_plot, title=STAGE_TITLE, stretch_last=True)
@@ -94,6 +110,10 @@ class SettingsRace(QObject):
         ev.busyChanged.connect(self.on_busy)
         ev.runStarted.connect(self._on_run_started)
         ev.platforms.connect(self._on_platforms)
+        ev.settingsParted.connect(self.on_parted)
+        ev.idle.connect(self._on_idle)
+        self.picker.compareRequested.connect(self.compare)
+        self.picker.stopRequested.connect(self.stop)
         self.controls.raceRequested.connect(self.start)
         self.controls.stopRequested.connect(self.stop)
 
@@ -139,8 +159,22 @@ class SettingsRace(QObject):
     def stop(self) -> None:
         """Stop the race: between lanes and decode steps at once, during a compile at once too (the compiler
         finishes in the background: :meth:`app.core.session.model.Session.abandon`)."""
-        if isinstance(self.session.active, SettingsRaceRequest):
+        if isinstance(self.session.active, (SettingsRaceRequest, SettingsPartingRequest)):
             self.ctx.actions.stop()
+
+    @Slot(str, str)
+    def compare(self, a: str, b: str) -> bool:
+        """Find where setting ``b`` parts from ``a`` (two of the race's settings) on the loaded model's decode
+        step, on the compute thread (two compiles with XLA's pass dumps); the answer opens the lockstep view.
+        False (said under the plot) when busy, with no model or for one setting twice."""
+        if self.session.busy or self.session.loaded is None:
+            return False
+        if a == b:
+            self.picker.set_message("Pick two different settings.", error=True)
+            return False
+        self._parted = None
+        self.picker.set_running(True, f"Recording the passes of {a} and {b} (two compiles)…")
+        return self.session.send(SettingsPartingRequest(a, b), f"Comparing the passes of {a} and {b}…")
 
     # -- answers from the compute thread ----------------------------------------------------------------
     def on_lanes(self, event: SettingsRaceLanes) -> None:
@@ -148,18 +182,64 @@ class SettingsRace(QObject):
         if event.request is not self.session.active:  # an abandoned race's late answer
             return
         self.lanes = list(event.lanes)
+        self.picker.set_names([lane.name for lane in self.lanes])
         points = points_of(self.lanes)
         for plot in (self.plot, self.stage_plot):
             plot.set_points(points)
         self.controls.set_progress(len(self.lanes), event.n_lanes, event.running)
         self._set_stage(True)
 
+    def on_parted(self, event: SettingsParted) -> None:
+        """Where two settings part: a line under the plot and the lockstep view."""
+        if event.request is not self.session.active:
+            return
+        self._parted = event
+        p = event.parting
+        self.picker.set_running(False)
+        line = f"{p.sentence().split(';')[0]} · {event.seconds:.1f} s"
+        self.picker.set_message(line)
+        self.ctx.status.show(line)
+        self.show_parting(p)
+
+    def show_parting(self, p: Any) -> PartingDialog:
+        """Open the lockstep view of ``p`` (a :class:`app.core.compile_settings.parting.Parting`)."""
+        from app.core.passes.diff import diff_rows
+
+        rows = [LockstepRow(r.pipeline, r.pass_name, r.a.label if r.a else "", r.b.label if r.b else "", r.differs)
+                for r in p.pairs]
+        new_text = ""
+        if p.diff is not None and p.first is not None:  # the second setting's module after the parting row
+            new_text = next(r.b.text for r in reversed(p.pairs[:p.first + 1]) if r.b is not None)
+        counts = p.fusion_counts()
+        only = p.only()
+        fusions = "Fusions kept: " + " · ".join(
+            f"{label} {sum(c.values())} ({', '.join(f'{k} {n}' for k, n in sorted(c.items())) or 'none'})"
+            + (f", {len(o)} only here" if o else "") for label, c, o in zip(p.labels, counts, only))
+        if self.parting_dialog is not None:  # one comparison open at a time (each holds two modules' texts)
+            self.parting_dialog.close()
+            self.parting_dialog.deleteLater()
+        dlg = self.parting_dialog = PartingDialog(self.ctx.host, p.labels, rows, p.first, p.sentence().split(";")[0],
+                                                  diff_rows(p.diff) if p.diff is not None else None, new_text, fusions)
+        dlg.show()
+        return dlg
+
     def on_error(self, event: RequestFailed) -> None:
         if isinstance(event.request, SettingsRaceRequest):
             self.controls.set_message(event.message)
+        elif isinstance(event.request, SettingsPartingRequest):
+            self.picker.set_running(False)
+            self.picker.set_message(event.message, error=True)
+
+    def _on_idle(self, _message: str) -> None:
+        if self.picker.running:  # ended without an answer or an error: stopped
+            self.picker.set_running(False)
+            if self._parted is None:
+                self.picker.set_message(f"Stopped after {self.picker.elapsed():.1f} s: not compared.")
+                self.ctx.status.show(self.picker.message_text())
 
     def on_busy(self, busy: bool) -> None:
         self.controls.set_busy(busy, isinstance(self.session.active or self.session.pending, SettingsRaceRequest))
+        self.picker.set_enabled(not busy and self.session.loaded is not None)
 
     def _on_run_started(self, _run: Any) -> None:
         if not isinstance(self.session.active, SettingsRaceRequest):
