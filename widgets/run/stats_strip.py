@@ -171,7 +171,9 @@ class StatsStrip(QFrame):
         self.values["bound"].setText("–" if share is None else f"{share * 100:.0f} %")
         self.cards["bound"].setToolTip(
             "" if share is None else
-            f"<b>{share * 100:.0f} % of the memory bandwidth</b>: the steady decode step against its floor<br>{note}")
+            f"<b>{share * 100:.0f} % of the memory bandwidth</b>: the steady decode step against its floor"
+            + (" — faster than memory allows: the weights are read from the CPU's caches" if share > 1 else "")
+            + f"<br>{note}")
 
     def set_stats(
         self,

@@ -46,7 +46,8 @@ class MemoryBound:
         = 17.6 ms per token"``."""
         return (f"{self.weight_bytes / 1e6:,.0f} MB of weights ÷ {self.bandwidth_gbs:,.1f} GB/s ({self.probe}, "
                 f"measured {self.measured_on}) = {self.bound_ms:,.1f} ms per token: decoding a token reads every "
-                "weight once, so no step can be faster")
+                "weight once, so no step that reads them from memory can be faster (weights that fit in the CPU's "
+                "caches are read faster than the probe's memory: a share over 100 %)")
 
 
 def _store() -> Path:

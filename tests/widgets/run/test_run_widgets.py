@@ -132,3 +132,15 @@ def test_stats_strip_figures_are_never_cut_at_its_minimum_width(qtbot):
     cut = {k: (v.text(), v.width(), v.fontMetrics().horizontalAdvance(v.text())) for k, v in strip.values.items()
            if v.isVisible() and v.width() < v.fontMetrics().horizontalAdvance(v.text())}
     assert not cut, cut
+
+
+def test_the_bandwidth_gauge_says_why_a_step_beats_the_memory_bound(qtbot):
+    """A small model's weights sit in the CPU's caches: its steady step can beat the DRAM bound (pydoc-llama showed
+    "126 % of mem BW" with a tool tip saying no step can be faster)."""
+    strip = StatsStrip()
+    qtbot.addWidget(strip)
+    strip.set_bound(1.26, "20 MB of weights ÷ 30 GB/s = 0.7 ms per token")
+    assert strip.values["bound"].text() == "126 %"
+    assert "read from the CPU's caches" in strip.cards["bound"].toolTip()
+    strip.set_bound(0.71, "538 MB of weights ÷ 30.5 GB/s = 17.6 ms per token")
+    assert "caches" not in strip.cards["bound"].toolTip()
