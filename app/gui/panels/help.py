@@ -26,6 +26,8 @@ SHORTCUTS = (
     ("Ctrl+1 / Ctrl+2", "the Run workspace (prompt, stream, plot) / the Inspect workspace (every IR view, full window)"),
     ("Ctrl+3", "the Code workspace: your own program in an editor beside its jaxpr and the latency plot"),
     ("Ctrl+O / Ctrl+S / Ctrl+Shift+S", "open a program / save it / save it as (File ▸ Examples: the gallery)"),
+    ("Ctrl+Alt+R", "race the compiler settings checked in the Demo kit's Settings race tab"),
+    ("Ctrl+Alt+P", "after a settings race: its trade-off plot in the latency plot's place, or back"),
     ("Ctrl+Shift+L", "in the Code workspace's editor: live mode on / off (each edit compiled for the IR views, not run)"),
     ("Ctrl+Alt+1 / 2 / 3", "show or hide What JAX sees / the Demo kit / the Compile log (tabs under the plot)"),
     ("F11", "full screen"),

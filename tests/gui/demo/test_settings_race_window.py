@@ -144,3 +144,22 @@ def test_presentation_puts_the_trade_off_on_stage(qtbot, window):
     finally:
         demo.presentation_action.setChecked(False)
     assert not demo.settings_race.stage_card.isVisible() and ui.plot_card.isVisible()
+
+
+def test_show_in_the_plot_area_puts_the_trade_off_in_the_latency_plots_place(qtbot, window):
+    """At 1280×720 the Demo kit tab's trade-off plot is a strip of about 200 × 70 px: Trade-off in the plot area gives it
+    the latency plot's place outside presentation; the next run brings the latency plot back."""
+    race_settings(qtbot, window, ["default", "O0"])
+    wait_done(qtbot, window)
+    demo, ui = window.demo, window.ui
+    stage, plot_width = demo.settings_race.stage_card, ui.plot_card.width()
+    assert not stage.isVisible() and ui.plot_card.isVisible()
+    demo.settings_race.in_plot_area.trigger()  # Demo ▸ Trade-off in the plot area (Ctrl+Alt+P)
+    qtbot.waitUntil(lambda: stage.isVisible() and not ui.plot_card.isVisible())
+    assert stage.width() >= plot_width * 0.9  # the plot's room, not a sliver
+    assert [p.name for p in demo.settings_race.stage_plot.points] == ["default", "O0"]
+    window.ui.form.set_values({"mode": "jit-static"})
+    window.run()
+    qtbot.waitUntil(lambda: ui.plot_card.isVisible() and not stage.isVisible(), timeout=RUN_TIMEOUT_MS)
+    wait_done(qtbot, window)
+    assert ui.plot_card.width() >= plot_width * 0.9

@@ -199,8 +199,7 @@ class DemoKit(QObject):
             self.host.addAction(action)
         demo = find_menu(self.host, "&Demo")
         self.race_action = self._action(demo, "&Race checked modes", self.race_checked, "Ctrl+R")
-        self.settings_action = self._action(demo, "Race checked compiler &settings", self.settings_race.race_checked,
-                                            "Ctrl+Alt+R")
+        self.settings_race.add_actions(demo, self._action)  # Ctrl+Alt+R races the settings, Ctrl+Alt+P: in the plot area
         self.replay_action = self._action(demo, "Replay &cold start", self.replay, "Ctrl+Shift+R")
         self.clear_action = self._action(demo, "Clear &in-memory caches", self.clear_memory)
 
@@ -274,18 +273,25 @@ class DemoKit(QObject):
         self.fullscreen_action.setChecked(self.host.isFullScreen())
 
     def _show_stage(self) -> None:
-        """While presenting, the race summary sits under the token stream once a race has rows."""
-        trade = self.presentation.is_on() and self.settings_race.on_stage  # the trade-off in the plot's place
-        show = self.presentation.is_on() and self.stage_table.columnCount() > 0 and not trade
+        """The race summary under the token stream while presenting; the trade-off in the plot's place (presenting, or Show in the plot area checked)."""
+        sr, presenting = self.settings_race, self.presentation.is_on()
+        trade = sr.on_stage and (presenting or sr.plot_area())  # the trade-off in the plot's place
+        show = presenting and self.stage_table.columnCount() > 0 and not trade
         self.stage_table.fit_rows(show)  # the whole summary, never behind a scroll bar, while presenting
-        want = {self.stage_card: show, self.settings_race.stage_card: trade, self.ctx.ui.plot_card: not trade}
+        top, plot_card = self.ctx.ui.top_split, self.ctx.ui.plot_card
+        before = top.sizes()
+        want = {self.stage_card: show, sr.stage_card: trade, plot_card: not trade}
         changed = [w for w, on in want.items() if w.isHidden() == on]
         for w in changed:
             w.setVisible(want[w])
+        if not presenting and (sr.stage_card in changed or plot_card in changed):  # the shown one takes the room
+            i, j, sizes = top.indexOf(plot_card), top.indexOf(sr.stage_card), list(before)
+            sizes[i], sizes[j] = (0, before[i] + before[j]) if trade else (before[i] + before[j], 0)
+            top.setSizes(sizes)
         if trade:
-            self.settings_race.stage_plot.set_font_size(round(QApplication.font().pointSizeF()))
+            sr.stage_plot.set_font_size(round(QApplication.font().pointSizeF()))
         if changed:
-            self.presentation.sizes[self.ctx.ui.top_split] = [32, 0, 68] if trade else [32, 68, 0]
+            self.presentation.sizes[top] = [32, 0, 68] if trade else [32, 68, 0]
             self.presentation.apply_sizes()
 
     @Slot(bool)
@@ -386,7 +392,7 @@ class DemoKit(QObject):
     def _set_running(self, running: bool) -> None:
         self.controls.set_running(running)
         self.cache.set_running(running)
-        for action in (self.race_action, self.settings_action, self.replay_action, self.clear_action):
+        for action in (self.race_action, self.settings_race.race_action, self.replay_action, self.clear_action):
             action.setEnabled(not running)
 
     def _status(self, text: str) -> None:

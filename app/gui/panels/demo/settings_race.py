@@ -104,6 +104,8 @@ class SettingsRace(QObject):
         self.stage_card.setVisible(False)
         self.lanes: list[Any] = []
         self.on_stage = False
+        self.race_action: Any = None  # the Demo menu's (add_actions)
+        self.in_plot_area: Any = None
         ev = self.session.events
         ev.settingsRace.connect(self.on_lanes)
         ev.error.connect(self.on_error)
@@ -116,6 +118,19 @@ class SettingsRace(QObject):
         self.picker.stopRequested.connect(self.stop)
         self.controls.raceRequested.connect(self.start)
         self.controls.stopRequested.connect(self.stop)
+
+    def add_actions(self, menu: Any, action: Any) -> None:
+        """The Demo menu's settings-race actions, made by the kit's ``action(menu, text, slot, shortcut,
+        checkable)``: race the checked settings (Ctrl+Alt+R) and, checkable, the trade-off in the latency plot's place
+        outside presentation too (Ctrl+Alt+P; at 1280x720 the Demo kit tab's plot is a strip of ~200 x 70 px); the
+        next run or mode race brings the latency plot back."""
+        self.race_action = action(menu, "Race checked compiler &settings", self.race_checked, "Ctrl+Alt+R")
+        self.in_plot_area = action(menu, "&Trade-off in the plot area",
+                                   lambda _on: self.stageChanged.emit(self.on_stage), "Ctrl+Alt+P", checkable=True)
+
+    def plot_area(self) -> bool:
+        """Whether the trade-off takes the latency plot's place outside presentation (Ctrl+Alt+P checked)."""
+        return self.in_plot_area is not None and self.in_plot_area.isChecked()
 
     # -- requests from the user -----------------------------------------------------------------------
     @Slot(list)
