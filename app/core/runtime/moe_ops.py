@@ -133,6 +133,8 @@ def _rows_gathered(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: An
     ends = jnp.cumsum(sizes)
     group = jnp.searchsorted(ends, jnp.arange(mat_a.shape[0]), side="right")  # row r: groups ending at or before r
     index = jnp.minimum(group, groups - 1)
+    if mat_a.shape[0] == 0:  # no rows (every group empty)
+        return jnp.zeros((0, mat_b.shape[2]), acc)
     stored = jnp.swapaxes(mat_b, 1, 2)  # (G, N, K): the weights as stored when mat_b is their transpose (XLA
     out = jnp.stack([jax.lax.dot_general(  # folds the two transposes); each output a row of it · the row of mat_a
         jax.lax.dynamic_index_in_dim(stored, index[r], keepdims=False), mat_a[r], (((1,), (0,)), ((), ())),
