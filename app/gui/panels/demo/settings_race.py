@@ -27,6 +27,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
+from app.core.backends import BACKENDS
 from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.compile_settings.figures import plot_points
 from app.core.errors import InvalidSettingsError
@@ -143,7 +144,7 @@ class SettingsRace(QObject):
         for name in [n for n in names if not n.startswith("jax_")]:  # jax_ pairs need JAX: the compute thread
             # checks them (and XLA each option). Before the devices are listed a setting is refused only if no
             # backend has it (a name the catalog lacks, an Inductor mode)
-            reasons = [refusal(name, p) for p in ([platform] if platform else ["cpu", "gpu"])]
+            reasons = [refusal(name, p) for p in ([platform] if platform else list(BACKENDS))]
             why = reasons[0] if all(reasons) else ""
             if why:
                 self.controls.set_message(why)
