@@ -90,6 +90,10 @@ def describe(record: Any, run: str = "", titles: dict[str, str] | None = None) -
             lines.append(
                 f"<span style='color:{DISK_COLOUR}'>◆ served by the persistent compilation cache</span>"
             )
+    for c in g("inner_compiles") or ():  # a program's entry run as written: the jitted functions it compiled
+        cost = sum(c.get(k) or 0.0 for k in ("trace_ms", "lower_ms", "compile_ms"))
+        lines.append(f"<span style='color:{COMPILE_COLOUR}'>compiled inside: {c.get('function') or 'jit'} "
+                     f"{ms(cost)}</span> · {c.get('compile_reason') or ''}")
     lines.extend(host_lines(g("host_ms"), g("leaves")))
     shapes = g("input_shapes")
     if shapes:

@@ -161,8 +161,9 @@ class LatencyPlot(LatencyKey, PlotFitting):
             self.start_run("run")
         run = self._runs[-1]
         run.points.append(
-            PlotPoint(
-                int(record.index), float(record.wall_ms), str(record.step), bool(record.compiled), record
+            PlotPoint(  # a star too for a call that compiled inside it (a program's entry run as written)
+                int(record.index), float(record.wall_ms), str(record.step),
+                bool(record.compiled or getattr(record, "inner_compiles", None)), record
             )
         )
         run.dirty = True

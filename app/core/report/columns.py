@@ -151,9 +151,24 @@ def compile_row(run: str, record: Any) -> dict[str, Any]:
     }
 
 
+def call_compile_rows(run: str, record: Any) -> list[dict[str, Any]]:
+    """The :data:`COMPILE_COLUMNS` rows of one call: its own compile, then each compile it made inside it (a
+    program's entry run as written calling jitted functions: :attr:`app.core.events.CallRecord.inner_compiles`,
+    the reason naming the function and its call site)."""
+    rows = [compile_row(run, record)] if record.compiled else []
+    for c in getattr(record, "inner_compiles", None) or ():
+        phases = {k: c[f"{k}_ms"] for k in ("trace", "lower", "compile") if c.get(f"{k}_ms") is not None}
+        where = f" ({c['compile_site']})" if c.get("compile_site") else ""
+        rows.append({"run": run, "call": record.index, "step": record.step,
+                     "reason": f"{c.get('function') or 'jit'}{where}: {c.get('compile_reason') or 'compiled'}",
+                     "compile_total_ms": sum(phases.values()), "compile_phases": phases,
+                     "disk_cache": c.get("persistent_cache_hit"), "input_shapes": {}})
+    return rows
+
+
 def compile_rows(runs: Iterable[tuple[str, Sequence[Any]]]) -> list[dict[str, Any]]:
-    """Rows of every compiling call of ``runs`` (pairs of run label and call records)."""
-    return [compile_row(label, r) for label, records in runs for r in records if r.compiled]
+    """Rows of every compile of ``runs`` (pairs of run label and call records), inner compiles included."""
+    return [row for label, records in runs for r in records for row in call_compile_rows(label, r)]
 
 
 def render_text(columns: Sequence[Column], rows: Sequence[dict[str, Any]]) -> str:

@@ -38,3 +38,23 @@ def test_per_call_site_tab_follows_a_no_jit_run(qtbot, code_window):
     assert power[5] == ("first call; static argument n changed: 1 → 2; static argument n changed: 2 → 3; "
                         "static argument n changed: 3 → 4")
     assert rows["normalize"][2] == "1" and rows["normalize"][5] == "first call"
+
+
+def test_a_no_jit_calls_inner_compiles_are_on_the_plot_and_in_the_compile_log(qtbot, code_window):
+    """A call that compiled inside it (the entry run as written) is a compiling call on the plot (a star, its tool
+    tip naming the function and the cause) and in the compile log (one row per inner compile)."""
+    from widgets.plot.call_tooltip import describe
+
+    win = code_window
+    win.programs.panel.set_values({"live": False})
+    win.programs.open_example(example("compile_sites").path)
+    win.programs.panel.set_values({"mode": "no-jit", "n_calls": 2})
+    assert win.programs.run()
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
+    points = win.ui.plot.points()
+    assert points and points[0].compiled  # call 0 compiled power and normalize inside it
+    tip = describe(points[0].record)
+    assert "compiled inside: power" in tip and "first call" in tip
+    reasons = [row["why it compiled"] for row in win.demo.log.rows()]
+    assert any(r.startswith("power (") and "static argument n changed: 1 → 2" in r for r in reasons), reasons
+    assert any(r.startswith("normalize (") for r in reasons), reasons

@@ -20,7 +20,7 @@ from app.core.compile_cache.xla import default_cache_dir
 from app.core.events import CallRecord
 from app.core.modes.catalog import CATALOG, MODE_NAMES
 from app.core.race import EAGER_TOKENS
-from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, compile_row
+from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, call_compile_rows
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
 from app.gui.context import WindowContext
@@ -318,9 +318,8 @@ class DemoKit(QObject):
     def on_records(self, records: list[CallRecord]) -> None:
         run = self.session.current
         assert run is not None, "the session announces call records of its current run only"
-        for record in records:
-            if record.compiled:
-                self.log.add_row(compile_row(run.label.removeprefix("run "), record))
+        for row in [row for r in records for row in call_compile_rows(run.label.removeprefix("run "), r)]:
+            self.log.add_row(row)  # a call's own compile and those it made inside it (a program run as written)
 
     def on_run_finished(self, run: RunState) -> None:
         current = [r for r in self.session.runs if r.race == run.race] if run.race is not None else [run]
