@@ -313,3 +313,20 @@ def app_look(qapp):
     yield qapp
     qapp.setStyleSheet(sheet)
     qapp.setStyle(style)
+
+
+def run_on_screen(tmp_path: Path, screen: tuple[int, int], script: str, *args: str) -> dict:
+    """Run ``script`` (Python source that prints one JSON line last) in its own process on Qt's offscreen platform
+    with one screen of ``screen`` px (Qt reads it from a config file), the built-in model offline; its JSON."""
+    import json
+    import sys
+
+    config = tmp_path / f"screen-{screen[0]}x{screen[1]}.json"
+    config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
+        {"name": "s", "x": 0, "y": 0, "width": screen[0], "height": screen[1], "logicalDpi": 96,
+         "logicalBaseDpi": 96, "dpr": 1}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", script, *args], cwd=Path(__file__).resolve().parents[1], env=env,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])

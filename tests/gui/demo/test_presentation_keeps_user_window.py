@@ -6,14 +6,10 @@ normal minimum, on the screen. Runs in its own process on an offscreen 1024×600
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.conftest import run_on_screen
+
 SCRIPT = textwrap.dedent("""
     import json
     from PySide6.QtWidgets import QApplication
@@ -49,15 +45,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_presentation_off_keeps_a_window_the_user_resized_while_presenting(tmp_path):
-    config = tmp_path / "screen.json"
-    config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
-        {"name": "s", "x": 0, "y": 0, "width": 1024, "height": 600, "logicalDpi": 96, "logicalBaseDpi": 96,
-         "dpr": 1}]}))
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_on_screen(tmp_path, (1024, 600), SCRIPT)
     assert got["presented"][2] < 1000, got  # the user's narrow window while presenting (the premise)
     assert not got["maximized"], f"presentation off undid the user's restore: {got}"
     assert got["on_screen"], f"the window left the screen: {got}"

@@ -7,16 +7,13 @@ that size (Qt's offscreen platform reads the screen from a config file)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.conftest import run_on_screen
+
 SCRIPT = textwrap.dedent("""
     import json, sys
     from PySide6.QtWidgets import QApplication, QFrame
@@ -61,17 +58,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def window_at(tmp_path: Path, screen: tuple[int, int], size: tuple[int, int] | None, workspace: str = "Run") -> dict:
-    config = tmp_path / f"screen-{screen[0]}x{screen[1]}.json"
-    config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
-        {"name": "s", "x": 0, "y": 0, "width": screen[0], "height": screen[1], "logicalDpi": 96,
-         "logicalBaseDpi": 96, "dpr": 1}]}))
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
     w, h = size or (0, 0)
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(w), str(h), "max" if size is None else "set",
-                          workspace],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_on_screen(tmp_path, screen, SCRIPT, str(w), str(h), "max" if size is None else "set", workspace)
 
 
 @pytest.mark.parametrize(("screen", "size"), [((1280, 720), (921, 453)), ((1280, 720), (768, 432)),
@@ -142,13 +130,5 @@ PRESENT = textwrap.dedent("""
 def test_presentation_off_gives_a_small_window_its_size_back(tmp_path):
     """The walk (seed 302, 1280×720): presentation's larger fonts raised the window's minimum, a 1027×590 window
     grew to 1027×690 and stayed so when presentation went off."""
-    config = tmp_path / "screen.json"
-    config.write_text(json.dumps({"synchronousWindowSystemEvents": False, "windowFrameMargins": False, "screens": [
-        {"name": "s", "x": 0, "y": 0, "width": 1280, "height": 720, "logicalDpi": 96, "logicalBaseDpi": 96,
-         "dpr": 1}]}))
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "HF_HUB_OFFLINE": "1"}
-    out = subprocess.run([sys.executable, "-c", PRESENT], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_on_screen(tmp_path, (1280, 720), PRESENT)
     assert got["during"][3] == 690 and got["after"] == got["before"], got
