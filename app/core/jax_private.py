@@ -143,6 +143,18 @@ def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str 
                                                  [])
 
 
+def _caller_locals(function: str, file_suffix: str) -> dict[str, Any] | None:
+    """The locals of the nearest frame on this thread's stack running ``function`` in a file ending with
+    ``file_suffix``; None when there is none."""
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None and not (frame.f_code.co_name == function
+                                     and frame.f_code.co_filename.endswith(file_suffix)):
+        frame = frame.f_back
+    return None if frame is None else frame.f_locals
+
+
 def cache_miss_arguments() -> tuple[Any, Any, tuple[str, ...] | None, Any] | None:
     """Called from a logging filter while JAX explains a tracing cache miss (``jax_explain_cache_misses``): the
     explaining frame's ``(fun, in_avals, arg_names, previous)`` — the Python function traced, this call's key
@@ -150,15 +162,9 @@ def cache_miss_arguments() -> tuple[Any, Any, tuple[str, ...] | None, Any] | Non
     and the function's most recent cached key's ``in_avals`` (None when JAX never traced it). Reads the locals of
     ``jax._src.interpreters.partial_eval.explain(keys, fun, in_avals, debug_info, …)`` (jax 0.12.0.1); None when
     no such frame is on the stack (another JAX)."""
-    import sys
-
-    frame = sys._getframe(1)
-    while frame is not None and not (frame.f_code.co_name == "explain"
-                                     and frame.f_code.co_filename.endswith("partial_eval.py")):
-        frame = frame.f_back
-    if frame is None:
+    local = _caller_locals("explain", "partial_eval.py")
+    if local is None:
         return None
-    local = frame.f_locals
     fun, in_avals, dbg = local.get("fun"), local.get("in_avals"), local.get("debug_info")
     previous = None
     # by the time it logs, ``explain`` has narrowed ``keys`` to this function's keys ``[ctx, (in_avals, dbg), {}]``
@@ -176,15 +182,9 @@ def jit_call_arguments() -> tuple[Any, tuple, dict, tuple[int, ...], tuple[str, 
     as passed (static values included), and its static argument numbers and names. Reads the locals of the
     ``cache_miss`` closure in ``jax/_src/pjit.py`` (``fun``, ``args``, ``kwargs``, ``jit_info``; jax 0.12.0.1);
     None when no such frame is on the stack."""
-    import sys
-
-    frame = sys._getframe(1)
-    while frame is not None and not (frame.f_code.co_name == "cache_miss"
-                                     and frame.f_code.co_filename.endswith("pjit.py")):
-        frame = frame.f_back
-    if frame is None:
+    local = _caller_locals("cache_miss", "pjit.py")
+    if local is None:
         return None
-    local = frame.f_locals
     info = local.get("jit_info")
     return (local.get("fun"), tuple(local.get("args") or ()), dict(local.get("kwargs") or {}),
             tuple(getattr(info, "static_argnums", ()) or ()), tuple(getattr(info, "static_argnames", ()) or ()))
