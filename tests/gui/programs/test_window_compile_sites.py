@@ -13,6 +13,14 @@ from tests.conftest import RUN_TIMEOUT_MS
 pytest.importorskip("pytestqt")
 
 
+@pytest.fixture
+def code_window(make_window, gui_model):
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    win.workspaces.show("Code")
+    yield win
+    win.close()
+
+
 def test_per_call_site_tab_follows_a_no_jit_run(qtbot, code_window):
     win = code_window
     tabs = win.findChild(QTabWidget, "whyTabs")

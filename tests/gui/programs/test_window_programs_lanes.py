@@ -27,6 +27,14 @@ def scale_args():
 '''
 
 
+@pytest.fixture
+def code_window(make_window, gui_model):
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    win.workspaces.show("Code")
+    yield win
+    win.close()
+
+
 def _run(qtbot, win) -> None:
     assert win.programs.run()
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
