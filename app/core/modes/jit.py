@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from app.core.compile_settings.options import step_options
 from app.core.events import PhaseEvent
 from app.core.modes.base import Mode, StepGen, StepResult, forward, ids_array, positions_array, prompt_bucket
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
@@ -97,7 +98,8 @@ class _JitMode(Mode):
 
         def build() -> CompiledStep:
             fn, names = self.step_function(kind, greedy)
-            return CompiledStep(fn, kind, names, donate_argnums=self.donate_argnums)
+            return CompiledStep(fn, kind, names, donate_argnums=self.donate_argnums,
+                                options=step_options(kind, self.engine.device.platform))
 
         return self.engine.compiled_step(self.mode, kind, greedy, build)
 
