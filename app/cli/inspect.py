@@ -75,10 +75,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     step_ir = engine.ir.get((args.mode, args.step))
     if step_ir is None:
         raise InvalidSettingsError(f"No {args.step} step was compiled (did generation stop at the prompt?).")
-    if step_ir.compile_options:  # e.g. a decode step on the CPU: YNNPACK off for dots (issue 38)
-        from app.core.compile_settings.catalog import options_label
-
-        print(f"[inspect] the {args.step} step compiled with {options_label(step_ir.compile_options)}", file=err)
     if args.source_map:
         text = _source_map_text(engine, step_ir, args)
     elif what in PASS_WHAT:

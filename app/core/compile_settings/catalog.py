@@ -178,16 +178,3 @@ def parse_setting(text: str, platform: str = "cpu") -> CompileSetting:
         raise InvalidSettingsError(f"{setting.name} is an {where} setting and this run is on {platform}: "
                                    f"it has no such option here.")
     return setting
-
-
-def options_label(options: dict[str, Any] | None) -> str:
-    """A step's compile options as a view's header names them: ``""`` for XLA's defaults; a catalog row's own
-    words where one sets exactly these (``"YNNPACK off for dots"``, ``"O3"``); else the flags
-    (``"--xla_cpu_use_onednn=true"``)."""
-    if not options:
-        return ""
-    for row in CATALOG:
-        if row.path == "compiler_options" and row.options == options:
-            inside = row.sets.partition(" (")[2].removesuffix(")")
-            return inside if inside and row.sets.startswith("--") else row.name
-    return " ".join(f"--{k}={'true' if v is True else 'false' if v is False else v}" for k, v in options.items())

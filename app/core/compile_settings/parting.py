@@ -206,7 +206,7 @@ def record_setting(lowered: Any, setting: CompileSetting, *, should_stop: Callab
 
     with applied(setting):
         return record_pipeline(lowered, should_stop=should_stop, on_progress=on_progress,
-                               compiler_options=dict(setting.options), as_compiled=False)
+                               compiler_options=dict(setting.options))
 
 
 def where_settings_part(lowered: Any, baseline: CompileSetting | str, setting: CompileSetting | str, *,

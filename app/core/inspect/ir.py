@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.core.compile_settings.options import compiled_with
 from app.core.inspect.text_index import count_hlo, count_stablehlo_ops
 from app.core.jax_private import open_jaxpr
 
@@ -34,8 +33,6 @@ class StepIR:
     ``compiler`` is ``"xla"`` (the JAX modes) or ``"inductor"`` (``torch-compile``, whose step has
     ``fx_graph``: the FX graph Dynamo captured, and ``inductor_code``: the code Inductor generated).
     ``n_fusions``: fusion instructions in the optimized HLO; ``n_kernels``: kernels Inductor generated.
-    ``compile_options``: the XLA compile options the step was compiled with (``{}``: XLA's defaults; a model's
-    decode step on the CPU: :data:`app.core.compile_settings.options.DECODE_CPU`), named in each IR view's header.
     """
 
     jaxpr: str | None = None
@@ -54,7 +51,6 @@ class StepIR:
     inductor_code: str | None = None
     n_fusions: int | None = None
     n_kernels: int | None = None
-    compile_options: dict[str, Any] = field(default_factory=dict)
     #: What ``Traced.jaxpr`` returned (a ``ClosedJaxpr`` up to jax 0.10, a closed ``Jaxpr`` since 0.11; its open
     #: jaxpr is :func:`app.core.jax_private.open_jaxpr`); None in :meth:`plain` copies.
     traced_jaxpr: Any = field(default=None, repr=False, compare=False)
@@ -178,7 +174,6 @@ def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -
         n_hlo_instructions=count_hlo(hlo)[0] if hlo else None,
         n_fusions=count_hlo(hlo)[1] if hlo else None,
         input_labels=input_labels,
-        compile_options=compiled_with(lowered),
         traced_jaxpr=closed,
         lowered=lowered,
     )

@@ -11,7 +11,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from app.core.compile_settings.options import step_options
 from app.core.events import PhaseEvent
 from app.core.modes.base import Mode, StepGen, StepResult, forward, ids_array, positions_array, prompt_bucket
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
@@ -98,8 +97,7 @@ class _JitMode(Mode):
 
         def build() -> CompiledStep:
             fn, names = self.step_function(kind, greedy)
-            return CompiledStep(fn, kind, names, donate_argnums=self.donate_argnums,
-                                options=step_options(kind, self.engine.device.platform))
+            return CompiledStep(fn, kind, names, donate_argnums=self.donate_argnums)
 
         return self.engine.compiled_step(self.mode, kind, greedy, build)
 

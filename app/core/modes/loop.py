@@ -42,7 +42,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from app.core.compile_settings.options import step_options
 from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
 from app.core.modes.base import StepGen, StepResult, forward
 from app.core.modes.jit import JitStaticMode
@@ -114,8 +113,8 @@ def make_loop_fn(fn: Callable, greedy: bool, channel: TokenChannel, to_host: Cal
 class LoopStep(CompiledStep):
     """The compiled loop with its :class:`TokenChannel` (the callback target baked into its executables)."""
 
-    def __init__(self, fn: Callable, channel: TokenChannel, platform: str = "cpu") -> None:
-        super().__init__(fn, "decode", LOOP_ARGS, donate_argnums=(1,), options=step_options("decode", platform))
+    def __init__(self, fn: Callable, channel: TokenChannel) -> None:
+        super().__init__(fn, "decode", LOOP_ARGS, donate_argnums=(1,))
         self.channel = channel
 
 
@@ -225,13 +224,13 @@ class JitLoopMode(JitStaticMode):
 
         def build() -> LoopStep:
             channel = TokenChannel()
-            mesh, platform = self.engine.mesh, self.engine.device.platform
+            mesh = self.engine.mesh
             if mesh is None:
-                return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel), channel, platform)
+                return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel), channel)
             from app.core.parallel.host_calls import mesh_host_call
 
             return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel,
-                                         mesh_host_call(mesh, token_to_host)), channel, platform)
+                                         mesh_host_call(mesh, token_to_host)), channel)
 
         return self.engine.compiled_step(self.mode, "decode", greedy, build)  # type: ignore[return-value]
 

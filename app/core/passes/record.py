@@ -33,7 +33,6 @@ from typing import Any
 
 from app.core import children
 from app.core.backends import BACKENDS, CPU, BackendFacts
-from app.core.compile_settings.options import compiled_with
 from app.core.errors import PlaygroundError
 from app.core.passes.fusion_log import parse_fusion_log
 from app.core.passes.model import KERNEL_IR_DUMPED, KERNEL_IR_NOT_REQUESTED, PassPipeline
@@ -71,7 +70,7 @@ class RecordingStopped(RecordingError):
 def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Callable[[], bool] | None = None,
                     timeout_s: float = CHILD_TIMEOUT_S, keep_dir: str | os.PathLike | None = None,
                     compiler_options: dict[str, Any] | None = None, kernel_ir: bool = False,
-                    on_progress: Callable[[str], None] | None = None, as_compiled: bool = True) -> PassPipeline:
+                    on_progress: Callable[[str], None] | None = None) -> PassPipeline:
     """Compile ``lowered`` (a ``jax.stages.Lowered``) again with XLA's pass dumps and a profiler session and
     return its :class:`~app.core.passes.model.PassPipeline`.
 
@@ -80,9 +79,8 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     while a child runs); when it returns True, :class:`RecordingStopped` is raised. ``timeout_s``: the
     child's limit. ``keep_dir``: write the dumps and the capture there instead of a temporary directory
     (deleted on return). ``compiler_options``: further XLA ``DebugOptions`` for this compile (``{"xla_cpu_…":
-    value}``, see :func:`app.core.passes.compare.parse_xla_flags`), over the options the step itself was compiled
-    with (``as_compiled``: :func:`app.core.compile_settings.options.compiled_with`, e.g. a decode step's YNNPACK-off
-    on the CPU; False: over XLA's defaults only), kept on the result as ``PassPipeline.compiler_options``. ``kernel_ir``: also dump each fusion kernel's LLVM IR
+    value}``, see :func:`app.core.passes.compare.parse_xla_flags`), kept on the result as
+    ``PassPipeline.compiler_options``. ``kernel_ir``: also dump each fusion kernel's LLVM IR
     (:data:`app.core.backends.CPU` ``.kernel_ir_options``), always in a child process: jax 0.12's XLA:CPU aborts
     the process that dumps it, at random (``tools/repro_kernel_ir_abort.py``). When that child fails (any
     non-zero exit: an abort, a crash, an exception) the step is compiled again without the kernel IR and
@@ -98,7 +96,7 @@ def record_pipeline(lowered: Any, *, fusion_log: bool = False, should_stop: Call
     with tempfile.TemporaryDirectory(prefix="xla-passes-") as tmp:
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        extra = {**(compiled_with(lowered) if as_compiled else {}), **(compiler_options or {})}
+        extra = dict(compiler_options or {})
         text, ir_options, status = _plan_kernel_ir(lowered, fusion_log, kernel_ir)
         compiled: tuple[float, str | None] | None = None
         if ir_options:  # a compile that dumps kernel IR never runs in this process (XLA:CPU may abort it)

@@ -187,7 +187,7 @@ class ProgramRunner:
     def stages(self, args: tuple, should_stop: StopFn = None) -> tuple[Any, Any, Any, dict[str, float]]:
         """Trace, lower and compile for ``args`` (uncached): ``(traced, lowered, compiled, ms per phase)``.
         Raises :class:`ProgramError` at the user's line, :class:`ProgramStopped`."""
-        from app.core.compile_settings.options import compile_lowered
+        from app.core.compile_settings.options import current as compile_options
 
         phases: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -195,7 +195,7 @@ class ProgramRunner:
         t1 = time.perf_counter()
         lowered = self._guard("lower", traced.lower, None)
         t2 = time.perf_counter()
-        compiled = self._guard("compile", lambda: compile_lowered(lowered), None)
+        compiled = self._guard("compile", lambda: lowered.compile(compile_options()), None)
         t3 = time.perf_counter()
         phases.update(trace=(t1 - t0) * 1000, lower=(t2 - t1) * 1000, compile=(t3 - t2) * 1000)
         return traced, lowered, compiled, phases

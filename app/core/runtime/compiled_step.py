@@ -121,15 +121,12 @@ class CompiledStep:
 
     ``fn(*args)`` must be a pure JAX function; ``donate_argnums`` as in ``jax.jit``. ``arg_names`` name the
     positional arguments (for compile reasons and IR labels); ``watched`` lists the names whose shapes are
-    reported in compile reasons. ``options``: the step's own XLA compile options outside a settings race
-    (:func:`app.core.compile_settings.options.step_options`).
+    reported in compile reasons.
     """
 
-    def __init__(self, fn: Callable, name: str, arg_names: tuple[str, ...], donate_argnums: tuple[int, ...] = (),
-                 options: dict[str, Any] | None = None):
+    def __init__(self, fn: Callable, name: str, arg_names: tuple[str, ...], donate_argnums: tuple[int, ...] = ()):
         _install_listener()
         self.name = name
-        self.options = dict(options or {})
         self.arg_names = arg_names
         self._jitted = jax.jit(fn, donate_argnums=donate_argnums)
         self._executables: dict[Any, Any] = {}
@@ -223,7 +220,7 @@ class CompiledStep:
         traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
         lowered = yield from _timed("lowering", detail, phases, "lower", traced.lower)
         hits_before = getattr(_counts, "hits", 0)
-        executable = yield from _timed("compiling", detail, phases, "compile", lambda: _compile(lowered, self.options))
+        executable = yield from _timed("compiling", detail, phases, "compile", lambda: _compile(lowered))
         timing.update(
             trace_ms=phases["trace"], lower_ms=phases["lower"], compile_ms=phases["compile"],
             persistent_cache_hit=getattr(_counts, "hits", 0) > hits_before, compile_phases=phases,
@@ -264,17 +261,15 @@ class CompiledStep:
 COMPILE_DELAY_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S"
 
 
-def _compile(lowered: Any, own: dict[str, Any]) -> Any:
+def _compile(lowered: Any) -> Any:
     import os
 
     delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
     if delay > 0:
         time.sleep(delay)
-    from app.core.compile_settings.options import (
-        compile_lowered,  # a settings race's options, else the step's
-    )
+    from app.core.compile_settings.options import current  # a settings race's options (None: XLA's defaults)
 
-    return compile_lowered(lowered, own)
+    return lowered.compile(current())
 
 
 def _timed(phase: Phase, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 
-from app.core.compile_settings.catalog import options_label
 from app.core.events import steady_host_ms
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
@@ -159,8 +158,7 @@ class RunView(QObject):
             origin = "live: compiled as you type, not run"  # no run: the editor's text, compiled
         if run is not None and run.origin:
             origin = self.recorded.live.ir_origin(run)
-        compiled_with = options_label(getattr(event.ir, "compile_options", None))  # e.g. YNNPACK off for dots
-        self.ui.ir_tabs.set_ir(event.step, event.ir, f"{origin} · {compiled_with}" if compiled_with else origin)
+        self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
 
     def _on_run_finished(self, run: RunState) -> None:
         self.ui.tokens.flush()
