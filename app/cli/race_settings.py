@@ -89,7 +89,7 @@ def _partings(lowered: Any, names: list[str], platform: str, quiet: bool, err: T
     from app.core.compile_settings.parting import settings_partings
     from app.core.compile_settings.race import resolve
 
-    settings = resolve(names, platform)
+    settings = [s for s in resolve(names, platform) if s.compiler == "XLA"]  # Inductor has no XLA passes
     if not quiet:
         print(f"[parting] recording XLA's pass pipeline under {len(settings)} settings…", file=err, flush=True)
     found = {}
@@ -117,7 +117,7 @@ def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting
     mode, kind = step_target(step)
     args.modes, args.mode = [mode], mode
     platform = device_for(args).platform
-    resolve(names, platform)  # refuse a bad setting before the slow load
+    resolve(names, platform, step)  # refuse a bad setting before the slow load
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     settings = settings_from_args(args, capture_ir=parting)  # the first lane's IR: the Lowered partings compile
     calls = f" ({max(2, args.calls)} calls)" if step == "prefill" else ""
@@ -144,7 +144,7 @@ def _program_stream(args: argparse.Namespace, names: list[str],
     from app.core.programs.loader import load_program
 
     platform = jax.default_backend()
-    resolve(names, platform)
+    resolve(names, platform, "program")
     path, sep, entry = args.program.rpartition(":")
     if not (sep and entry.isidentifier() and path):
         path, entry = args.program, None

@@ -47,7 +47,8 @@ def test_program_entry_table():
 @pytest.mark.parametrize(("argv", "named"), [
     (["--settings", "O9"], "Unknown compiler setting 'O9'"),
     (["--settings", "O3,gpu-autotune-0"], "gpu-autotune-0 is an XLA:GPU setting and this run is on cpu"),
-    (["--settings", "inductor-reduce-overhead"], "inductor-reduce-overhead is an Inductor setting"),
+    (["--settings", "O3,inductor-default", "--program", "app/examples/01_jit_speedup.py"],
+     "inductor-default is an Inductor setting: Inductor compiles PyTorch and has no JAX program"),
     (["--flags=--xla_cpu_no_such_flag=1"], "No such compile option: 'xla_cpu_no_such_flag'"),
 ])
 def test_a_setting_is_refused_by_name_before_the_model_loads(argv, named):

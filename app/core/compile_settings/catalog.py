@@ -9,8 +9,10 @@ effort levels ``O0``…``O3`` set ``optimization_level`` (``jax_optimization_lev
 types is a setting too (:func:`parse_setting`): an ``XLA_FLAGS``-style string (``--xla_cpu_enable_fast_math=true
 --xla_cpu_use_onednn=true``), applied per compile the same way, or a ``jax.config`` pair (``jax_optimization_level=O3``;
 the effort levels become compile options, any other name is set with ``jax.config.update`` for the lane and put back).
-The Inductor rows are ``torch.compile`` modes: listed so a race can refuse them by name (the settings race compiles
-with XLA).
+The Inductor rows are ``torch.compile`` modes (``torch._inductor.list_mode_options``): a race runs their lanes in
+the ``torch-compile`` mode, the model's PyTorch module compiled by Dynamo and Inductor (:func:`inductor_mode`), so
+one race puts XLA's settings and Inductor's on one trade-off plot. They need a torch device (not a TPU) and have no
+decode loop and no XLA pass pipeline.
 """
 
 from __future__ import annotations
@@ -158,8 +160,8 @@ def parse_config(text: str) -> CompileSetting:
 def parse_setting(text: str, platform: str = "cpu") -> CompileSetting:
     """The setting ``text`` names on a backend of ``platform``: a catalog name (:data:`NAMES`), an ``XLA_FLAGS``
     string (``--xla_…``) or a ``jax.config`` pair (``jax_…=value``). Raises :class:`InvalidSettingsError`, naming the
-    setting, for an unknown name, an Inductor setting (this race compiles with XLA) or a setting ``platform``'s
-    backend does not have (an XLA:GPU flag on the CPU)."""
+    setting, for an unknown name, a setting ``platform``'s backend does not have (an XLA:GPU flag on the CPU) or an
+    Inductor mode on a TPU (no torch device there)."""
     text = text.strip()
     if text.startswith("--"):
         setting = parse_flags(text)
@@ -170,11 +172,18 @@ def parse_setting(text: str, platform: str = "cpu") -> CompileSetting:
     else:
         raise InvalidSettingsError(f"Unknown compiler setting {text!r}: use one of {', '.join(NAMES)}, an XLA_FLAGS "
                                    "string (--xla_name=value) or a jax.config pair (jax_name=value).")
-    if setting.compiler != "XLA":
-        raise InvalidSettingsError(f"{setting.name} is an Inductor setting ({setting.sets}): the settings race "
-                                   "compiles JAX steps with XLA; race the torch-compile mode for Inductor.")
+    if setting.compiler == "Inductor" and platform == "tpu":
+        raise InvalidSettingsError(f"{setting.name} is an Inductor setting ({setting.sets}) and this run is on a TPU: "
+                                   "PyTorch has no device there to compile for.")
     if not setting.runs_on(platform):
         where = f"XLA:{setting.backend.upper()}"
         raise InvalidSettingsError(f"{setting.name} is an {where} setting and this run is on {platform}: "
                                    f"it has no such option here.")
     return setting
+
+
+def inductor_mode(setting: CompileSetting) -> str | None:
+    """The ``torch.compile`` mode of an Inductor row (``"max-autotune"`` for ``inductor-max-autotune``), None for
+    an XLA setting."""
+    return setting.name.removeprefix("inductor-") if setting.path == "torch.compile" else None
+

@@ -38,3 +38,22 @@ def compiling_with(options: Mapping[str, Any] | None) -> Iterator[None]:
         yield
     finally:
         _local.options = before
+
+
+def torch_compile_mode() -> str | None:
+    """The ``torch.compile`` mode a settings race's Inductor lane set for this thread (:func:`compiling_inductor`),
+    or None (the ``torch-compile`` mode's own choice, :func:`app.core.modes.torch_compile.compile_mode`)."""
+    return getattr(_local, "inductor_mode", None)
+
+
+@contextmanager
+def compiling_inductor(mode: str | None) -> Iterator[None]:
+    """Within the block, every ``torch.compile`` of this thread's ``torch-compile`` runs uses ``mode``
+    (``"default"``, ``"reduce-overhead"``, ``"max-autotune"``); None leaves the mode's own choice. Nests."""
+    before = getattr(_local, "inductor_mode", None)
+    _local.inductor_mode = mode
+    try:
+        yield
+    finally:
+        _local.inductor_mode = before
+

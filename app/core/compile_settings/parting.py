@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.compile_settings.catalog import CompileSetting
+from app.core.errors import InvalidSettingsError
 from app.core.inspect.text_index import HLO_KIND
 from app.core.passes.diff import SnapshotDiff, diff_snapshots
 from app.core.passes.model import PassPipeline, Snapshot
@@ -225,9 +226,13 @@ def where_settings_part(lowered: Any, baseline: CompileSetting | str, setting: C
 
     Returns a :class:`Parting` (``first`` None when no pass differs). Compiles twice (once with a
     ``baseline_pipeline``), each ~the step's compile time plus its dumps: call it on the compute thread, never the
-    GUI's. Raises :class:`app.core.errors.InvalidSettingsError` for a setting refused by name and
+    GUI's. Raises :class:`app.core.errors.InvalidSettingsError` for a setting refused by name (an Inductor one too) and
     :class:`app.core.passes.record.RecordingError` (and its ``RecordingStopped``) from the recordings."""
     base, other = _setting(baseline), _setting(setting)
+    for s in (base, other):
+        if s.compiler != "XLA":
+            raise InvalidSettingsError(f"{s.name} is an Inductor setting: it compiles PyTorch, not through XLA's pass "
+                                       "pipeline, so there is no pass where it parts; compare two XLA settings.")
     a = baseline_pipeline if baseline_pipeline is not None else record_setting(
         lowered, base, should_stop=should_stop, on_progress=on_progress)
     b = record_setting(lowered, other, should_stop=should_stop, on_progress=on_progress)
@@ -237,9 +242,10 @@ def where_settings_part(lowered: Any, baseline: CompileSetting | str, setting: C
 def settings_partings(lowered: Any, settings: Sequence[CompileSetting], *,
                       should_stop: Callable[[], bool] | None = None,
                       on_progress: Callable[[str], None] | None = None) -> Iterator[Parting]:
-    """For each of ``settings[1:]``, where it parts from ``settings[0]`` (the baseline, recorded once) on
+    """For each XLA setting of ``settings[1:]``, where it parts from ``settings[0]`` (the baseline, recorded once) on
     ``lowered`` (see :func:`where_settings_part`), in order; a generator, so a caller can stop between settings.
     Compute thread; raises as :func:`where_settings_part`."""
+    settings = [s for s in settings if s.compiler == "XLA"]  # an Inductor lane has no XLA pass pipeline
     if len(settings) < 2:
         return
     base = record_setting(lowered, settings[0], should_stop=should_stop, on_progress=on_progress)

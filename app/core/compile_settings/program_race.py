@@ -46,7 +46,7 @@ def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform
     from app.core.programs.errors import ProgramStopped
     from app.core.programs.runner import JIT, ProgramRunner
 
-    lanes = resolve(names, platform) * max(1, rounds)
+    lanes = resolve(names, platform, "program") * max(1, rounds)
     stop = should_stop or (lambda: False)
     base: list[Any] | None = None
     with no_persistent_cache():

@@ -9,6 +9,12 @@ the setting's name), the engine's events, then the lane's :class:`app.core.compi
 The first lane is the baseline (:data:`app.core.compile_settings.catalog.BASELINE` is put first when the list lacks
 it). JAX's persistent cache is off for the race (a disk hit would hide a compile) and back as it was afterwards.
 Stop is polled between lanes and, inside one, between runs and decode steps; a running XLA compile cannot be interrupted.
+
+An Inductor row's lane (``inductor-default``, ``-reduce-overhead``, ``-max-autotune``) runs the same step in the
+``torch-compile`` mode under that ``torch.compile`` mode, Dynamo reset and Inductor's disk caches off for the lane
+(every kernel built); its split is Dynamo's capture as *trace*, AOT autograd and Inductor's lowering as *lower*,
+Inductor's code generation and the C++ build as *compile* (``CallRecord.compile_phases``, which sum to Dynamo's
+frame compile time). Its peak memory is not known (None).
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from app.core.compile_settings.catalog import BASELINE, CompileSetting, parse_setting
+from app.core.compile_settings.catalog import BASELINE, CompileSetting, inductor_mode, parse_setting
 from app.core.compile_settings.figures import SettingLane
-from app.core.compile_settings.options import compiling_with
+from app.core.compile_settings.options import compiling_inductor, compiling_with
 from app.core.errors import InvalidSettingsError
 from app.core.events import CallRecord, Event, FinishedEvent, LaneEvent
 
@@ -30,16 +36,26 @@ if TYPE_CHECKING:
 #: The mode a model lane runs by default: two compiles (prefill, decode), then each decode call reuses its executable.
 RACE_MODE = "jit-static"
 #: The model steps a race can time: ``step`` → ``(mode, the records' step kind)``. ``loop`` is jit-loop's whole
-#: decode loop compiled into one XLA program (:mod:`app.core.modes.loop`); its prefill is jit-static's.
+#: decode loop compiled into one XLA program (:mod:`app.core.modes.loop`); its prefill is jit-static's. An Inductor
+#: lane runs :data:`INDUCTOR_MODE` instead (decode and prefill only).
 STEPS: dict[str, tuple[str, str]] = {"decode": (RACE_MODE, "decode"), "prefill": (RACE_MODE, "prefill"),
                                      "loop": ("jit-loop", "decode")}
+#: The mode an Inductor setting's lane runs.
+INDUCTOR_MODE = "torch-compile"
 
 
-def resolve(names: Sequence[str], platform: str) -> list[CompileSetting]:
-    """The settings ``names`` name on ``platform`` (:func:`app.core.compile_settings.catalog.parse_setting`), the
-    baseline first (added when missing), each once, every XLA option checked by one tiny compile
-    (:func:`check_options`). Raises :class:`InvalidSettingsError` naming the first bad setting."""
+def resolve(names: Sequence[str], platform: str, step: str = "decode") -> list[CompileSetting]:
+    """The settings ``names`` name on ``platform`` (:func:`app.core.compile_settings.catalog.parse_setting`) for a
+    race of ``step`` (:data:`STEPS`, or ``"program"``: a program's entry point), the baseline first (added when
+    missing), each once, every XLA option checked by one tiny compile (:func:`check_options`). Raises
+    :class:`InvalidSettingsError` naming the first bad setting, an Inductor one too where ``step`` has nothing
+    for Inductor to compile (jit-loop's decode loop, a JAX program)."""
     settings = [parse_setting(n, platform) for n in names]
+    inductor = next((s.name for s in settings if s.compiler == "Inductor"), None)
+    if inductor and step in ("loop", "program"):
+        what = "decode loop" if step == "loop" else "JAX program"
+        raise InvalidSettingsError(f"{inductor} is an Inductor setting: Inductor compiles PyTorch and has no {what} "
+                                   "to race; race a model's decode or prefill step with it.")
     if not any(s.name == BASELINE for s in settings):
         settings.insert(0, parse_setting(BASELINE, platform))
     settings.sort(key=lambda s: s.name != BASELINE)  # stable: the others keep their order
@@ -75,7 +91,7 @@ def applied(setting: CompileSetting) -> Iterator[None]:
     try:
         for name, value in setting.config.items():
             jax.config.update(name, value)
-        with compiling_with(setting.options):
+        with compiling_with(setting.options), compiling_inductor(inductor_mode(setting)):
             yield
     finally:
         for name, value in before.items():
@@ -125,7 +141,7 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
     (``unit="token"``, ``"call"`` for prefill; outputs compared with the first baseline lane's over their common
     length). Raises :class:`InvalidSettingsError` before anything runs."""
     mode, kind = step_target(step)
-    lanes = resolve(names, engine.device.platform) * max(1, rounds)
+    lanes = resolve(names, engine.device.platform, step) * max(1, rounds)
     runs = max(2, calls) if step == "prefill" else 1
     base_settings = settings.with_(mode=mode, **({"max_new_tokens": 1} if step == "prefill" else {}))
     base_tokens: list[int] | None = None
@@ -133,12 +149,14 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
         for i, setting in enumerate(lanes):
             if should_stop():
                 return
-            lane_settings = base_settings.with_(capture_ir=settings.capture_ir and (i == 0 or not first_lane_ir))
+            lane_mode = INDUCTOR_MODE if setting.compiler == "Inductor" else mode
+            lane_settings = base_settings.with_(mode=lane_mode,
+                                                capture_ir=settings.capture_ir and (i == 0 or not first_lane_ir))
             yield LaneEvent(setting.name, i, len(lanes), runs if step == "prefill" else settings.max_new_tokens)
             engine.clear_compiled()
             records: list[CallRecord] = []
             finished: list[FinishedEvent] = []
-            with applied(setting):
+            with applied(setting), _cold_inductor(engine, setting):
                 for _ in range(runs):
                     if should_stop():
                         break
@@ -148,7 +166,7 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
                         elif isinstance(event, FinishedEvent):
                             finished.append(event)
                         yield event
-            lane = _model_lane(engine, setting, (mode, kind), records, finished, runs, lane_settings.greedy)
+            lane = _model_lane(engine, setting, (lane_mode, kind), records, finished, runs, lane_settings.greedy)
             base_tokens = lane.outputs if base_tokens is None else base_tokens
             n = min(len(base_tokens), len(lane.outputs))
             lane.outputs_equal = lane.outputs[:n] == base_tokens[:n]
@@ -170,16 +188,44 @@ def _model_lane(engine: Engine, setting: CompileSetting, target: tuple[str, str]
         warm = [r.wall_ms for r in mine if not r.compiled]
         steady = statistics.median(warm) if warm else None
         outputs = [f.token_ids[0] for f in finished if f.token_ids]
+    split = _split(compiled) if compiled else (None, None, None)
     return SettingLane(
-        setting.name, setting.sets,
-        compiled.trace_ms if compiled else None, compiled.lower_ms if compiled else None,
-        compiled.compile_ms if compiled else None, steady,
+        setting.name, setting.sets, *split, steady,
         n_calls=len(mine), unit="token" if kind == "decode" else "call",
         changes_results=setting.changes_results, peak_bytes=_peak_bytes(engine, mode, kind, greedy),
         persistent_cache_hit=bool(compiled and compiled.persistent_cache_hit),
         stopped=len(finished) < runs or finished[-1].reason == "stopped",
         outputs=outputs,
     )
+
+
+def _split(record: CallRecord) -> tuple[float | None, float | None, float | None]:
+    """``(trace, lower, compile)`` ms of a compiling call: XLA's stages, or Inductor's phases grouped as the module
+    doc says (``dynamo`` | ``aot autograd`` + ``inductor lowering`` | ``inductor codegen`` + ``c++ compile``)."""
+    if record.trace_ms is not None or not record.compile_phases:
+        return record.trace_ms, record.lower_ms, record.compile_ms
+    p = record.compile_phases
+    return (p.get("dynamo", 0.0), p.get("aot autograd", 0.0) + p.get("inductor lowering", 0.0),
+            p.get("inductor codegen", 0.0) + p.get("c++ compile", 0.0))
+
+
+@contextmanager
+def _cold_inductor(engine: Engine, setting: CompileSetting) -> Iterator[None]:
+    """For an Inductor lane: Dynamo reset and the engine's torch-compile steps dropped, Inductor's disk caches off
+    within the block (every kernel built), then the caches as they were. Nothing for an XLA lane."""
+    if setting.compiler != "Inductor":
+        yield
+        return
+    from app.core.compile_cache.inductor import ensure_inductor_cache, set_inductor_cache
+    from app.core.modes.torch_compile import clear_torch_compile
+
+    before = ensure_inductor_cache()
+    clear_torch_compile(engine)
+    set_inductor_cache(None)
+    try:
+        yield
+    finally:
+        set_inductor_cache(before)
 
 
 def _peak_bytes(engine: Engine, mode: str, kind: str, greedy: bool) -> int | None:

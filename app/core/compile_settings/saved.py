@@ -63,6 +63,9 @@ def format_race(document: dict[str, Any]) -> str:
     lines = [document.get("title", ""), format_table(lanes),
              "* on the Pareto front (no other setting compiles faster and runs faster); compile ms is the raced "
              "step's own (trace/lower/compile)"]
+    if any(lane.name.startswith("inductor-") for lane in lanes):
+        lines.append("inductor-* lanes ran the torch-compile mode, kernels built from cold; their split is Dynamo "
+                     "(trace) / AOT autograd + Inductor lowering (lower) / Inductor codegen + C++ build (compile)")
     partings = document.get("partings") or {}
     if partings:
         lines.append("where each setting parts from the baseline (the first pass whose output HLO differs):")

@@ -69,10 +69,17 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 
 
 def compile_mode(device: str) -> str:
-    """The ``torch.compile`` mode on torch device ``device``: :data:`MODE_ENV` if set, else
+    """The ``torch.compile`` mode on torch device ``device``: a settings race's Inductor lane's
+    (:func:`app.core.compile_settings.options.torch_compile_mode`), else :data:`MODE_ENV` if set, else
     ``"reduce-overhead"`` on CUDA (CUDA graphs, as XLA:GPU's command buffers) and ``"default"`` elsewhere.
     Raises :class:`app.core.errors.InvalidSettingsError` for a value not in :data:`COMPILE_MODES`."""
     import os
+
+    from app.core.compile_settings.options import torch_compile_mode
+
+    raced = torch_compile_mode()
+    if raced is not None:
+        return raced
 
     chosen = os.environ.get(MODE_ENV, "").strip()
     if chosen:

@@ -33,7 +33,6 @@ def test_effort_levels_and_cpu_rows_are_compile_options():
 @pytest.mark.parametrize(("text", "named"), [
     ("O4", "'O4'"),                                   # not in the catalog
     ("gpu-autotune-0", "gpu-autotune-0 is an XLA:GPU setting"),  # a backend this run lacks
-    ("inductor-max-autotune", "inductor-max-autotune is an Inductor setting"),
     ("--xla_gpu_autotune_level=0", "--xla_gpu_autotune_level=0 is an XLA:GPU setting"),
     ("jax_no_such_option=1", "'jax_no_such_option' is not a jax.config option"),
     ("--xla_cpu_use_onednn=true xla_oops", "'xla_oops'"),

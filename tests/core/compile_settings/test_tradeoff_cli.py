@@ -91,7 +91,7 @@ assert not any(m.split(".")[0] in ("jax", "torch", "transformers") for m in sys.
 @pytest.mark.parametrize(("argv", "named"), [
     (["--setting", "O9"], "Unknown compiler setting 'O9'"),
     (["--setting", "O3", "--setting", "gpu-autotune-0"], "gpu-autotune-0 is an XLA:GPU setting and this run is on cpu"),
-    (["--setting", "inductor-max-autotune"], "inductor-max-autotune is an Inductor setting"),
+    (["--step", "loop", "--setting", "inductor-max-autotune"], "inductor-max-autotune is an Inductor setting"),
     (["--step", "loop"], "Name at least one setting"),
 ])
 def test_a_setting_is_refused_by_name_before_the_model_loads(argv, named):

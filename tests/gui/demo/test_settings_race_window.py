@@ -111,7 +111,7 @@ def test_stop_during_a_compile_frees_the_window_at_once(qtbot, window):
 
 
 @pytest.mark.parametrize("typed, named", [("gpu-autotune-0", "gpu-autotune-0"), ("O9", "'O9'"),
-                                          ("inductor-max-autotune", "inductor-max-autotune")])
+                                          ("--xla_gpu_autotune_level=0", "--xla_gpu_autotune_level=0")])
 def test_a_refused_setting_is_named_and_changes_nothing(qtbot, window, typed, named):
     runs = list(window.session.runs)
     race_settings(qtbot, window, ["default", "O0"], typed=typed)

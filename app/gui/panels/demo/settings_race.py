@@ -8,14 +8,16 @@ places it). The race goes through the session like a mode race (:meth:`app.core.
 :func:`app.core.compile_settings.race.settings_race`; its lanes are runs on the latency plot, and after each lane a
 :class:`app.core.session.requests.SettingsRaceLanes` (plain data) redraws the trade-off, whose Pareto front and
 break-even sentences come from :func:`app.core.compile_settings.figures.plot_points`. A setting the catalog lacks,
-that this backend does not have or that is an Inductor mode is refused by name here, before anything is sent; one
-that XLA refuses comes back from the compute thread and is shown the same way.
+or that this backend does not have is refused by name here, before anything is sent; one that XLA refuses comes back
+from the compute thread and is shown the same way. Inductor's modes race in the ``torch-compile`` mode
+(:mod:`app.core.compile_settings.race`), on the same plot as XLA's settings.
 
 Under the plot, :class:`widgets.demo.parting_view.PartingPicker` asks where two of the raced settings part: a
 :class:`app.core.session.settings_race_service.SettingsPartingRequest` on the same compute thread records the decode
 step's pass pipeline under each (:func:`app.core.compile_settings.parting.where_settings_part`), and the answer
 opens :class:`widgets.demo.parting_view.PartingDialog`: the two pipelines in lockstep, the first pass whose output
-HLO differs highlighted with its diff, the fusions each kept.
+HLO differs highlighted with its diff, the fusions each kept. Only XLA settings are offered there (an Inductor lane has
+no XLA pass pipeline).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def refusal(name: str, platform: str) -> str:
 
 
 def rows(platform: str) -> list[SettingRow]:
-    """The catalog as the controls' rows on ``platform`` (``""``: not known yet: only Inductor rows refused)."""
+    """The catalog as the controls' rows on ``platform`` (``""``: not known yet: nothing refused)."""
     out = []
     for s in CATALOG:
         why = refusal(s.name, platform or "cpu") if platform or s.compiler != "XLA" else ""
@@ -143,7 +145,7 @@ class SettingsRace(QObject):
         platform = self.session.device or self.session.platform
         for name in [n for n in names if not n.startswith("jax_")]:  # jax_ pairs need JAX: the compute thread
             # checks them (and XLA each option). Before the devices are listed a setting is refused only if no
-            # backend has it (a name the catalog lacks, an Inductor mode)
+            # backend has it (a name the catalog lacks)
             reasons = [refusal(name, p) for p in ([platform] if platform else list(BACKENDS))]
             why = reasons[0] if all(reasons) else ""
             if why:
@@ -198,7 +200,7 @@ class SettingsRace(QObject):
         if event.request is not self.session.active:  # an abandoned race's late answer
             return
         self.lanes = list(event.lanes)
-        self.picker.set_names([lane.name for lane in self.lanes])
+        self.picker.set_names([lane.name for lane in self.lanes if not lane.name.startswith("inductor-")])
         points = points_of(self.lanes)
         for plot in (self.plot, self.stage_plot):
             plot.set_points(points)
