@@ -38,7 +38,8 @@ class TradeoffPoint(NamedTuple):
     """One setting. ``compile_ms``: its step's trace + lower + compile (ms); ``steady_ms``: median ms per call;
     ``split``: ``{"trace": ms, "lower": ms, "compile": ms}``; ``baseline``: the race's baseline; ``pareto``: on the
     Pareto front; ``break_even``: the break-even sentence, or ""; ``equal``: outputs equal the baseline's (None:
-    unknown); ``unit``: ``"token"`` or ``"call"``."""
+    unknown); ``unit``: ``"token"`` or ``"call"``; ``detail``: the compile's own measured parts (``{"XLA passes": ms,
+    "codegen": ms}``, on a GPU ``autotune`` and ``ptxas`` inside them; {} when not measured)."""
 
     name: str
     compile_ms: float
@@ -49,13 +50,18 @@ class TradeoffPoint(NamedTuple):
     break_even: str = ""
     equal: bool | None = None
     unit: str = "token"
+    detail: dict[str, float] = {}  # noqa: RUF012  (a NamedTuple default, never mutated)
 
 
 def split_text(point: TradeoffPoint) -> str:
     """The hover text: name, compile split, steady ms per call and whether outputs match."""
     parts = " + ".join(f"{k} {v:,.0f}" for k, v in point.split.items())
     equal = "" if point.equal is None else (" · outputs equal" if point.equal else " · outputs DIFFER")
-    return (f"{point.name}: compile {point.compile_ms:,.0f} ms ({parts} ms) · "
+    d = point.detail
+    inner = [f"{name} {d[name]:,.0f}" + (f" (of which {sub} {d[sub]:,.0f})" if sub in d else "")
+             for name, sub in (("XLA passes", "autotune"), ("codegen", "ptxas")) if name in d]
+    detail = f"; compile = {' + '.join(inner)} ms" if inner else ""
+    return (f"{point.name}: compile {point.compile_ms:,.0f} ms ({parts} ms{detail}) · "
             f"{point.steady_ms:,.3f} ms/{point.unit}{equal}")
 
 
@@ -238,6 +244,8 @@ class TradeoffPlot(QWidget):
             return self._export_drawing(path)
         rows = [{"setting": p.name, "compile_ms": p.compile_ms, "trace_ms": p.split.get("trace"),
                  "lower_ms": p.split.get("lower"), "xla_compile_ms": p.split.get("compile"),
+                 "xla_passes_ms": p.detail.get("XLA passes"), "codegen_ms": p.detail.get("codegen"),
+                 "autotune_ms": p.detail.get("autotune"), "ptxas_ms": p.detail.get("ptxas"),
                  "steady_ms_per_call": p.steady_ms, "unit": p.unit, "baseline": p.baseline, "pareto": p.pareto,
                  "outputs_equal": p.equal, "break_even": p.break_even} for p in self._points]
         if suffix == ".json":

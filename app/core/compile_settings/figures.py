@@ -24,7 +24,10 @@ class SettingLane:
     the setting may change outputs (fast math). ``peak_bytes``: the compiled step's peak memory
     (``Compiled.memory_analysis().peak_memory_in_bytes``; None where the backend does not say).
     ``persistent_cache_hit``: its compile came from JAX's disk cache (the race turns that cache off: False).
-    ``outputs``: the token ids, or a digest of a program's outputs, compared between lanes (not printed)."""
+    ``outputs``: the token ids, or a digest of a program's outputs, compared between lanes (not printed).
+    ``passes_ms`` / ``codegen_ms`` split ``compile_ms`` (XLA's HLO passes, then code generation and the rest);
+    ``autotune_ms`` / ``ptxas_ms`` are XLA:GPU's autotuning (inside the passes) and ptxas (inside codegen); None
+    where not measured (:mod:`app.core.compile_settings.split`; an Inductor lane has its own phases)."""
 
     name: str
     sets: str
@@ -41,6 +44,10 @@ class SettingLane:
     stopped: bool = False
     #: how many rounds of the race the figures are the median of (:func:`merge_rounds`)
     rounds: int = 1
+    passes_ms: float | None = None
+    codegen_ms: float | None = None
+    autotune_ms: float | None = None
+    ptxas_ms: float | None = None
     outputs: list[Any] = field(default_factory=list, repr=False)
 
     @property
@@ -137,15 +144,33 @@ def summary(lanes: list[SettingLane]) -> dict[str, Any]:
 def plot_points(lanes: list[SettingLane]) -> list[dict[str, Any]]:
     """The lanes with both figures as the trade-off plot's points (``widgets.demo.tradeoff_plot.TradeoffPoint``'s
     fields): ``name``, ``compile_ms`` (total), ``steady_ms``, ``split`` (trace / lower / compile ms), ``baseline``
-    (the first lane), ``pareto``, ``break_even`` (sentence or ""), ``equal``, ``unit``."""
+    (the first lane), ``pareto``, ``break_even`` (sentence or ""), ``equal``, ``unit``, ``detail`` (the compile's
+    own parts that were measured: :func:`compile_detail`)."""
     front = set(pareto_names(lanes))
     base = lanes[0] if lanes else None
     return [{"name": lane.name, "compile_ms": lane.compile_total_ms, "steady_ms": lane.steady_ms,
              "split": {"trace": lane.trace_ms, "lower": lane.lower_ms, "compile": lane.compile_ms},
              "baseline": lane is base, "pareto": lane.name in front,
              "break_even": (break_even_text(base, lane) or "") if base is not None else "",
-             "equal": lane.outputs_equal, "unit": lane.unit}
+             "equal": lane.outputs_equal, "unit": lane.unit, "detail": compile_detail(lane)}
             for lane in lanes if lane.compile_total_ms is not None and lane.steady_ms is not None]
+
+
+def compile_detail(lane: SettingLane) -> dict[str, float]:
+    """The measured parts of ``lane``'s compile, in ms: ``XLA passes`` (``autotune`` inside), ``codegen``
+    (``ptxas`` inside); {} where none was measured."""
+    named = (("XLA passes", lane.passes_ms), ("autotune", lane.autotune_ms), ("codegen", lane.codegen_ms),
+             ("ptxas", lane.ptxas_ms))
+    return {name: ms for name, ms in named if ms is not None}
+
+
+def detail_text(detail: dict[str, float]) -> str:
+    """``"XLA passes 29 (autotune 5) + codegen 502 (ptxas 102)"`` ms, or ""."""
+    def part(name: str, inner: str) -> str:
+        extra = f" ({inner} {detail[inner]:,.0f})" if inner in detail else ""
+        return f"{name} {detail[name]:,.0f}{extra}" if name in detail else ""
+
+    return " + ".join(p for p in (part("XLA passes", "autotune"), part("codegen", "ptxas")) if p)
 
 
 def _ms(v: float | None) -> str:

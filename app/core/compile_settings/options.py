@@ -13,7 +13,8 @@ option``. Compile options are part of JAX's persistent-cache key, so two setting
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -56,4 +57,43 @@ def compiling_inductor(mode: str | None) -> Iterator[None]:
         yield
     finally:
         _local.inductor_mode = before
+
+
+def run_compile(step: str, module: str, compile: Callable[[], Any]) -> Any:
+    """``compile()`` (one XLA compile of step ``step``, HLO module ``module``), through this thread's compile
+    observer when a settings race set one (:func:`observing_compiles`: it profiles the raced step's compile); the
+    compile's own ms is then :func:`observed_compile_ms`."""
+    observer = getattr(_local, "observer", None)
+    if observer is None:
+        return compile()
+    timed: dict[str, float] = {}
+
+    def alone() -> Any:
+        t0 = time.perf_counter()
+        out = compile()
+        timed["ms"] = (time.perf_counter() - t0) * 1000
+        return out
+
+    out = observer(step, module, alone)
+    _local.compile_ms = timed.get("ms")
+    return out
+
+
+def observed_compile_ms() -> float | None:
+    """The ms of the latest compile an observer ran on this thread, the compile alone (without what the observer
+    did around it: a profiler session's start and stop), then forgotten; None when no observer ran one."""
+    ms, _local.compile_ms = getattr(_local, "compile_ms", None), None
+    return ms
+
+
+@contextmanager
+def observing_compiles(observer: Callable[[str, str, Callable[[], Any]], Any] | None) -> Iterator[None]:
+    """Within the block, every model-step compile of this thread goes through ``observer(step, module, compile)``,
+    which must call ``compile()`` once and return what it returned. Nests."""
+    before = getattr(_local, "observer", None)
+    _local.observer = observer
+    try:
+        yield
+    finally:
+        _local.observer = before
 

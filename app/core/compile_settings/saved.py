@@ -14,7 +14,14 @@ import json
 from dataclasses import fields
 from typing import Any
 
-from app.core.compile_settings.figures import SettingLane, break_even_calls, format_table, summary
+from app.core.compile_settings.figures import (
+    SettingLane,
+    break_even_calls,
+    compile_detail,
+    detail_text,
+    format_table,
+    summary,
+)
 
 #: ``kind`` of a saved settings race.
 KIND = "settings-race"
@@ -63,6 +70,9 @@ def format_race(document: dict[str, Any]) -> str:
     lines = [document.get("title", ""), format_table(lanes),
              "* on the Pareto front (no other setting compiles faster and runs faster); compile ms is the raced "
              "step's own (trace/lower/compile)"]
+    details = [f"{lane.name}: {text} ms" for lane in lanes if (text := detail_text(compile_detail(lane)))]
+    if details:
+        lines.append("XLA's compile, by a profiler capture of it: " + "; ".join(details))
     if any(lane.name.startswith("inductor-") for lane in lanes):
         lines.append("inductor-* lanes ran the torch-compile mode, kernels built from cold; their split is Dynamo "
                      "(trace) / AOT autograd + Inductor lowering (lower) / Inductor codegen + C++ build (compile)")

@@ -44,6 +44,8 @@ def test_one_line_per_setting_that_adds_up_and_a_summary(program_race):
         split = s["trace_ms"] + s["lower_ms"] + s["compile_ms"]
         assert abs(split - s["compile_total_ms"]) <= 0.05 * s["compile_total_ms"]  # the lines add up
         assert s["steady_ms"] > 0 and s["peak_bytes"] > 0 and s["unit"] == "call" and s["n_calls"] == 4
+        # XLA's compile itself, from a profiler capture of it: its HLO passes, then codegen
+        assert 0 < s["passes_ms"] and s["passes_ms"] + s["codegen_ms"] == pytest.approx(s["compile_ms"], rel=0.05)
     # a different dot kernel may move the last bits: only cpu-no-ynn may differ, and the summary says so
     assert [s["outputs_equal"] for s in settings if s["name"] != "cpu-no-ynn"] == [True, True, True]
     summary = lines[-1]
@@ -82,6 +84,7 @@ assert not any(m.split(".")[0] in ("jax", "torch", "transformers") for m in sys.
     rows = text.splitlines()
     head = rows.index("== settings race")
     assert "train_step" in rows[head + 1] and rows[head + 2].split()[:3] == ["setting", "compile", "ms"]
+    assert any(r.startswith("XLA's compile, by a profiler capture of it: default: XLA passes ") for r in rows)
     assert [r.split()[0] for r in rows[head + 4:head + 8]] == ["default", "O3", "cpu-no-ynn",
                                                               "--xla_cpu_use_xnnpack=true"]
     assert any(r.strip().startswith("cpu-no-ynn parts from default at ") for r in rows)

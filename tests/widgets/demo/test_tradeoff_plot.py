@@ -17,7 +17,8 @@ POINTS = [
                   pareto=True, equal=True),
     TradeoffPoint("O0", 500.0, 12.0, {"trace": 200.0, "lower": 50.0, "compile": 250.0}, pareto=True, equal=True),
     TradeoffPoint("O3", 3100.0, 9.0, {"trace": 200.0, "lower": 50.0, "compile": 2850.0}, pareto=True,
-                  break_even="O3 pays for its extra 2.1 s after 2,100 tokens", equal=True),
+                  break_even="O3 pays for its extra 2.1 s after 2,100 tokens", equal=True,
+                  detail={"XLA passes": 300.0, "autotune": 5.0, "codegen": 2550.0, "ptxas": 102.0}),
     TradeoffPoint("cpu-fast-math", 3200.0, 11.0, {"trace": 200.0, "lower": 50.0, "compile": 2950.0}, equal=False),
 ]
 
@@ -51,8 +52,13 @@ def test_hover_gives_the_split(shown):
     at = vb.mapViewToScene(QPointF(3100.0, 9.0))
     shown._on_mouse_moved(at + QPointF(3, -2))
     assert shown.hovered is not None and shown.hovered.name == "O3"
-    assert shown.plot.toolTip() == ("O3: compile 3,100 ms (trace 200 + lower 50 + compile 2,850 ms) · "
+    assert shown.plot.toolTip() == ("O3: compile 3,100 ms (trace 200 + lower 50 + compile 2,850 ms; compile = "
+                                    "XLA passes 300 (of which autotune 5) + codegen 2,550 (of which ptxas 102) ms) · "
                                     "9.000 ms/token · outputs equal")
+    at = vb.mapViewToScene(QPointF(500.0, 12.0))  # a point without a measured compile split
+    shown._on_mouse_moved(at + QPointF(3, -2))
+    assert shown.plot.toolTip() == ("O0: compile 500 ms (trace 200 + lower 50 + compile 250 ms) · 12.000 ms/token · "
+                                    "outputs equal")
     shown._on_mouse_moved(vb.mapViewToScene(QPointF(2000.0, 11.5)))
     assert shown.hovered is None and shown.plot.toolTip() == ""
 
@@ -70,6 +76,8 @@ def test_exports(shown, tmp_path):
     rows = list(csv.DictReader((tmp_path / "t.csv").open() if shown.export(tmp_path / "t.csv") else []))
     assert [r["setting"] for r in rows] == ["default", "O0", "O3", "cpu-fast-math"]
     assert rows[2]["xla_compile_ms"] == "2850.0" and rows[3]["outputs_equal"] == "False"
+    assert (rows[2]["xla_passes_ms"], rows[2]["codegen_ms"], rows[2]["ptxas_ms"]) == ("300.0", "2550.0", "102.0")
+    assert rows[1]["xla_passes_ms"] == ""  # not measured
     data = json.loads(shown.export(tmp_path / "t.json").read_text())
     assert data[0]["baseline"] and data[2]["break_even"].startswith("O3 pays")
     assert shown.export(tmp_path / "t.png").stat().st_size > 1000
