@@ -172,9 +172,10 @@ def parse_setting(text: str, platform: str = "cpu") -> CompileSetting:
     else:
         raise InvalidSettingsError(f"Unknown compiler setting {text!r}: use one of {', '.join(NAMES)}, an XLA_FLAGS "
                                    "string (--xla_name=value) or a jax.config pair (jax_name=value).")
-    if setting.compiler == "Inductor" and platform == "tpu":
-        raise InvalidSettingsError(f"{setting.name} is an Inductor setting ({setting.sets}) and this run is on a TPU: "
-                                   "PyTorch has no device there to compile for.")
+    row = BACKENDS.get(platform)
+    if setting.compiler == "Inductor" and row is not None and not row.torch_device:
+        raise InvalidSettingsError(f"{setting.name} is an Inductor setting ({setting.sets}) and this run is on "
+                                   f"{platform.upper()}: PyTorch has no device there to compile for.")
     if not setting.runs_on(platform):
         where = f"XLA:{setting.backend.upper()}"
         raise InvalidSettingsError(f"{setting.name} is an {where} setting and this run is on {platform}: "
