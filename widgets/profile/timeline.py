@@ -65,6 +65,7 @@ class StepTimeline(QWidget):
         self.colour_choice.addItem("colour by kind", "kind")
         self.colour_choice.addItem("colour by source line", "source")
         self.summary = named(QLabel("No profile yet."), "timelineSummary")
+        self.summary.setWordWrap(True)  # one line is ~770 px wide: a narrow pane wraps it, never cuts it
         self.hover = named(QLabel(""), "timelineHover")
         self.hover.setStyleSheet("color: #374151")
         self.plot = pg.PlotWidget(background="w")

@@ -9,19 +9,13 @@ import json
 import time
 
 import pytest
+from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 
 from tests.conftest import RUN_TIMEOUT_MS
 
 pytest.importorskip("pytestqt")
 
 ENTRY = "selu"
-
-
-@pytest.fixture
-def code_window(make_window, gui_model):
-    win = make_window(gui_model, autoload=False, size=(1280, 720))
-    yield win
-    win.close()
 
 
 def _open(qtbot, win) -> str:

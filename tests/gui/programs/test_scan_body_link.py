@@ -5,6 +5,7 @@ visible and the editor does not move sideways."""
 from __future__ import annotations
 
 import pytest
+from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 
 from tests.conftest import RUN_TIMEOUT_MS
 
@@ -29,13 +30,6 @@ def scan_args():
     return (jnp.ones((16,), jnp.float32),)
 '''
 SCAN_LINE = 13
-
-
-@pytest.fixture
-def code_window(make_window, gui_model):
-    win = make_window(gui_model, autoload=False, size=(1280, 720))
-    yield win
-    win.close()
 
 
 def test_an_equation_in_a_scan_body_shows_its_line_from_the_start(qtbot, code_window, tmp_path):

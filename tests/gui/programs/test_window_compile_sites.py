@@ -5,6 +5,7 @@ its compiles, causes with old → new values, and compile ms."""
 from __future__ import annotations
 
 import pytest
+from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 from PySide6.QtWidgets import QTabWidget
 
 from app.core.programs.gallery import example
@@ -13,12 +14,7 @@ from tests.conftest import RUN_TIMEOUT_MS
 pytest.importorskip("pytestqt")
 
 
-@pytest.fixture
-def code_window(make_window, gui_model):
-    win = make_window(gui_model, autoload=False, size=(1280, 720))
-    win.workspaces.show("Code")
-    yield win
-    win.close()
+CODE_WINDOW_WORKSPACE = "Code"  # programs_helpers.code_window shows it first
 
 
 def test_per_call_site_tab_follows_a_no_jit_run(qtbot, code_window):

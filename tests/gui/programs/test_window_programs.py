@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 
 from tests.conftest import RUN_TIMEOUT_MS
 
@@ -48,13 +49,6 @@ def f(x):
 def f_args():
     return (jnp.ones(4),)
 '''
-
-
-@pytest.fixture
-def code_window(make_window, gui_model):
-    win = make_window(gui_model, autoload=False, size=(1280, 720))
-    yield win
-    win.close()
 
 
 def _example(stem: str) -> str:

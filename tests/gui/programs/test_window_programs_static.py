@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 
 from tests.conftest import RUN_TIMEOUT_MS
 
@@ -27,12 +28,7 @@ def power_args():
 '''
 
 
-@pytest.fixture
-def code_window(make_window, gui_model):
-    win = make_window(gui_model, autoload=False, size=(1280, 720))
-    win.workspaces.show("Code")
-    yield win
-    win.close()
+CODE_WINDOW_WORKSPACE = "Code"  # programs_helpers.code_window shows it first
 
 
 def _run(qtbot, win) -> bool:

@@ -5,17 +5,11 @@ two runs, one compile per distinct shape and per bucket, each with its reason in
 from __future__ import annotations
 
 import pytest
+from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 
 from tests.conftest import RUN_TIMEOUT_MS
 
 pytest.importorskip("pytestqt")
-
-
-@pytest.fixture
-def code_window(make_window, gui_model):
-    win = make_window(gui_model, autoload=False, size=(1280, 720))
-    yield win
-    win.close()
 
 
 def _example(stem: str) -> str:

@@ -32,6 +32,7 @@ from app.core.profile.columns import (
 )
 from app.core.session.requests import ProfileReady
 from app.gui.context import WindowContext
+from app.gui.layout import scrolling
 from app.gui.panels.profile.figures import busy_arithmetic, busy_figures
 from app.gui.panels.profile.links import ProfileLinks
 from widgets.common.splitters import splitter
@@ -103,12 +104,19 @@ class ProfileWiring(QObject):
         bar.addStretch(1)
         split = splitter(Qt.Orientation.Vertical, self.table, self.timeline, sizes=[300, 200], collapsible=True,
                          name="profileSplit")
+        body = QWidget()  # the summary above the table and the timeline, each at least its minimum height
+        column = QVBoxLayout(body)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.summary)
+        column.addWidget(split, 1)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addLayout(bar)
-        layout.addWidget(self.summary)
-        layout.addWidget(split, 1)
+        # below the buttons the page scrolls up and down: the Code workspace gives the IR card ~150 px at 1024×600,
+        # less than the summary (wrapped to the pane's width) and the table need; squeezed, their lines were drawn
+        # over each other (issue 37's walk)
+        layout.addWidget(scrolling(body, "profileScroll"), 1)
         self.button.clicked.connect(self.request)
         self.by.currentIndexChanged.connect(self._show_rows)
         self.export_button.clicked.connect(self.export)
