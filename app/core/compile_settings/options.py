@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 _local = threading.local()
@@ -29,16 +29,21 @@ def current() -> dict[str, Any] | None:
 
 
 @contextmanager
-def compiling_with(options: Mapping[str, Any] | None) -> Iterator[None]:
-    """Within the block, every compile on this thread gets ``options`` (XLA debug-option names without the leading
-    ``--``, e.g. ``{"xla_cpu_enable_fast_math": True}``; ``{"optimization_level": "O3"}``). Nests: the outer options
-    come back on exit."""
-    before = getattr(_local, "options", None)
-    _local.options = dict(options) if options else None
+def _for_this_thread(name: str, value: Any) -> Iterator[None]:
+    """This thread's ``name`` is ``value`` within the block, then what it was (so the blocks nest)."""
+    before = getattr(_local, name, None)
+    setattr(_local, name, value)
     try:
         yield
     finally:
-        _local.options = before
+        setattr(_local, name, before)
+
+
+def compiling_with(options: Mapping[str, Any] | None) -> AbstractContextManager[None]:
+    """Within the block, every compile on this thread gets ``options`` (XLA debug-option names without the leading
+    ``--``, e.g. ``{"xla_cpu_enable_fast_math": True}``; ``{"optimization_level": "O3"}``). Nests: the outer options
+    come back on exit."""
+    return _for_this_thread("options", dict(options) if options else None)
 
 
 def torch_compile_mode() -> str | None:
@@ -47,16 +52,10 @@ def torch_compile_mode() -> str | None:
     return getattr(_local, "inductor_mode", None)
 
 
-@contextmanager
-def compiling_inductor(mode: str | None) -> Iterator[None]:
+def compiling_inductor(mode: str | None) -> AbstractContextManager[None]:
     """Within the block, every ``torch.compile`` of this thread's ``torch-compile`` runs uses ``mode``
     (``"default"``, ``"reduce-overhead"``, ``"max-autotune"``); None leaves the mode's own choice. Nests."""
-    before = getattr(_local, "inductor_mode", None)
-    _local.inductor_mode = mode
-    try:
-        yield
-    finally:
-        _local.inductor_mode = before
+    return _for_this_thread("inductor_mode", mode)
 
 
 def run_compile(step: str, module: str, compile: Callable[[], Any]) -> Any:
@@ -86,14 +85,8 @@ def observed_compile_ms() -> float | None:
     return ms
 
 
-@contextmanager
-def observing_compiles(observer: Callable[[str, str, Callable[[], Any]], Any] | None) -> Iterator[None]:
-    """Within the block, every model-step compile of this thread goes through ``observer(step, module, compile)``,
-    which must call ``compile()`` once and return what it returned. Nests."""
-    before = getattr(_local, "observer", None)
-    _local.observer = observer
-    try:
-        yield
-    finally:
-        _local.observer = before
+def observing_compiles(observer: Callable[[str, str, Callable[[], Any]], Any] | None) -> AbstractContextManager[None]:
+    """Within the block, every model-step and program compile of this thread goes through ``observer(step, module,
+    compile)``, which must call ``compile()`` once and return what it returned. Nests."""
+    return _for_this_thread("observer", observer)
 
