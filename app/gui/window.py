@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
             self.demo.presentation.hide.append(self.ui.stats.cards[key])
         # the Code workspace: your own program, its files and draft
         self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.compute.stop)
+        self.demo.settings_race.attach_programs(self.programs, self.workspaces)  # its program races too
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
         self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
         self.passes = PassesWiring(self.context, self.inspect, self.profile)

@@ -129,7 +129,8 @@ class ComputeThread(QObject):
         """Queue ``request`` (runs after every request already queued). A run or race gets a fresh stop
         flag, which :meth:`stop` sets."""
         if type(request).__name__ in ("RunRequest", "RaceRequest", "SettingsRaceRequest", "PassesRequest",
-                                      "ProgramRequest", "ProgramCompileRequest", "SettingsPartingRequest"):
+                                      "ProgramRequest", "ProgramCompileRequest", "SettingsPartingRequest",
+                                      "ProgramSettingsRaceRequest"):
             self._stop = threading.Event()
         self._request.emit(request, self._stop)
 

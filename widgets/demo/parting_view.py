@@ -101,7 +101,7 @@ class PartingPicker(QWidget):
 
     def set_names(self, names: list[str]) -> None:
         """The raced settings (the baseline first): the first box keeps its choice (default: the baseline), the
-        second its own (default: the newest other setting)."""
+        second its own (default, and when it would be the first's: the newest other setting)."""
         if names == self.names():
             return
         keep = (self.first.currentText(), self.second.currentText())
@@ -112,7 +112,8 @@ class PartingPicker(QWidget):
             combo.blockSignals(False)
         if names:
             self.first.setCurrentIndex(max(0, names.index(keep[0]) if keep[0] in names else 0))
-            self.second.setCurrentIndex(names.index(keep[1]) if keep[1] in names else len(names) - 1)
+            mine = keep[1] in names and keep[1] != self.first.currentText()  # one setting twice compares nothing
+            self.second.setCurrentIndex(names.index(keep[1]) if mine else len(names) - 1)
         self._update()
 
     def choose(self, a: str, b: str) -> None:

@@ -72,9 +72,10 @@ class SettingsRaceRequest(RaceRequest):
 class SettingsRaceLanes:
     """A settings race's progress: ``lanes`` the finished lanes so far (:class:`app.core.compile_settings.figures.
     SettingLane`, plain data, the baseline first), ``running`` the setting of the lane starting (``""`` after a
-    lane), ``index`` / ``n_lanes`` its place (0-based) among the race's lanes."""
+    lane), ``index`` / ``n_lanes`` its place (0-based) among the race's lanes; ``request`` the race's (a
+    :class:`SettingsRaceRequest`, or a program's :class:`app.core.session.settings_race_service.ProgramSettingsRaceRequest`)."""
 
-    request: SettingsRaceRequest
+    request: Request
     lanes: tuple[Any, ...]
     running: str = ""
     index: int = 0

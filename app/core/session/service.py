@@ -21,8 +21,8 @@ from app.core.events import IREvent
 from app.core.modes.catalog import profiling_mode
 from app.core.profile.bound import memory_bound
 from app.core.session import requests as rq
+from app.core.session import settings_race_service as srs
 from app.core.session.program_requests import ProgramCompileRequest
-from app.core.session.settings_race_service import SettingsPartingRequest, parting_events
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -101,7 +101,9 @@ class ComputeService:
             rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes, rq.ProgramRequest: self._program,
             rq.CaptureRequest: self._capture, rq.OpenSessionsRequest: self._open_sessions,
             rq.SettingsRaceRequest: self._race,
-            SettingsPartingRequest: lambda r, stop, live: parting_events(self._engine(), r, stop, live),
+            srs.SettingsPartingRequest: lambda r, stop, live: srs.parting_events(
+                self.programs if r.program is not None else self._engine(), r, stop, live),
+            srs.ProgramSettingsRaceRequest: lambda r, stop, _live: srs.program_race_events(self.programs, r, stop),
             ProgramCompileRequest: self._program,  # the Code workspace's live compile
         }[type(request)]
         try:

@@ -2,21 +2,24 @@
 (:func:`app.core.compile_settings.race.settings_race`) passed through unchanged — its lanes are runs, as a mode
 race's are — with a :class:`app.core.session.requests.SettingsRaceLanes` at the start and at the end of each lane,
 so a view redraws the trade-off lane by lane from plain data; and where two of its settings part
-(:class:`SettingsPartingRequest`, the pass pipelines of the decode step compared in lockstep). No Qt."""
+(:class:`SettingsPartingRequest`, the pass pipelines of the decode step compared in lockstep). A program's entry point
+races the same way (:class:`ProgramSettingsRaceRequest`, :func:`program_race_events`): its lanes are program runs
+(unit ``"call"``), no model needed. No Qt."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app.core.compile_settings.figures import SettingLane
-from app.core.events import LaneEvent
+from app.core.events import CallRecord, FinishedEvent, LaneEvent
 from app.core.session import requests as rq
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
+    from app.core.session.programs_service import ProgramService
 
 
 def settings_race_events(engine: Engine, request: rq.SettingsRaceRequest,
@@ -40,13 +43,87 @@ def settings_race_events(engine: Engine, request: rq.SettingsRaceRequest,
 
 
 @dataclass(frozen=True)
+class ProgramSettingsRaceRequest(rq.ProgramRequest):
+    """Race the entry point of the user's program (the :class:`rq.ProgramRequest` fields: its text, entry point,
+    argument spec, ``n_calls`` calls per lane) under the compiler settings ``names`` (as
+    :class:`rq.SettingsRaceRequest` names them; Inductor's are refused by name: a JAX program has nothing for it)
+    (:func:`app.core.compile_settings.program_race.program_settings_race`): each lane a program run named after its
+    setting, followed by :class:`rq.SettingsRaceLanes` (lanes with ``unit == "call"``). It is a program request: no
+    model needed, its errors are the program's (:class:`rq.ProgramFailed` at the user's line)."""
+
+    names: tuple[str, ...] = ()
+    label = "settings race"
+
+
+def program_race_events(programs: ProgramService, request: ProgramSettingsRaceRequest,
+                        should_stop: Callable[[], bool]) -> Iterator[Any]:
+    """Load and prepare ``request``'s program (``programs`` keeps it warm for a later run), say so
+    (:class:`rq.ProgramLoaded`), then race its entry point under ``request.names`` on JAX's default backend: per lane
+    a :class:`LaneEvent`, its :class:`CallRecord` s, a :class:`FinishedEvent` (``"calls"``, ``"stopped"`` or
+    ``"error"``; the program run's summary) and :class:`rq.SettingsRaceLanes` before and after it. Raises
+    :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before any lane, and the program's
+    :class:`app.core.programs.errors.ProgramError` (after its :class:`rq.ProgramFailed`)."""
+    from app.core.programs.errors import ProgramError
+    from app.core.programs.specs import SpecError
+    from app.core.session.programs_service import entry_infos, failed
+
+    try:
+        try:
+            program, prepared, _runner = programs.prepare(request, should_stop)
+        except SpecError as exc:
+            raise ProgramError(str(exc), error_type="SpecError", stage="args") from None
+        yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
+                               prepared.entry.name, prepared.describe_args(), prepared.backend)
+        yield from _program_lanes(prepared, request, should_stop)
+    except ProgramError as exc:
+        yield failed(request, exc)
+        raise
+
+
+def _program_lanes(prepared: Any, request: ProgramSettingsRaceRequest,
+                   should_stop: Callable[[], bool]) -> Iterator[Any]:
+    import jax
+
+    from app.core.compile_settings.program_race import program_settings_race
+    from app.core.programs.errors import ProgramError
+    from app.core.programs.runner import program_summary
+
+    lanes: list[SettingLane] = []
+    records: list[CallRecord] = []
+    n_lanes, mode, t0 = 0, "", time.perf_counter()
+    stream = program_settings_race(prepared, request.names, jax.default_backend(), request.n_calls, should_stop)
+    try:
+        for event in stream:
+            if isinstance(event, SettingLane):
+                summary = program_summary(event.name, records, (time.perf_counter() - t0) * 1000)
+                yield FinishedEvent("stopped" if event.stopped else "calls", summary)
+                lanes.append(event)
+                mode = ""
+                yield rq.SettingsRaceLanes(request, tuple(lanes), "", len(lanes) - 1, n_lanes)
+                continue
+            if isinstance(event, LaneEvent):
+                n_lanes, mode, records, t0 = event.n_lanes, event.mode, [], time.perf_counter()
+                yield rq.SettingsRaceLanes(request, tuple(lanes), event.mode, event.index, n_lanes)
+            elif isinstance(event, CallRecord):
+                records.append(event)
+            yield event
+    except ProgramError:
+        if mode:  # the lane that failed ends as an error, with the calls it made
+            yield FinishedEvent("error", program_summary(mode, records, (time.perf_counter() - t0) * 1000))
+        raise
+
+
+@dataclass(frozen=True)
 class SettingsPartingRequest(rq.Request):
     """Where ``setting`` parts from ``baseline`` (settings' names as the race took them) on the loaded model's
-    jit-static decode step (:func:`app.core.compile_settings.parting.where_settings_part`): two compiles with XLA's
-    pass dumps on → one :class:`SettingsParted`, or nothing when stopped (a :class:`rq.Notice` says so)."""
+    jit-static decode step (:func:`app.core.compile_settings.parting.where_settings_part`) — or, with ``program``
+    (a :class:`rq.ProgramRequest`, e.g. the :class:`ProgramSettingsRaceRequest` raced), on that program's entry point
+    (no model needed): two compiles with XLA's pass dumps on → one :class:`SettingsParted`, or nothing when stopped
+    (a :class:`rq.Notice` says so)."""
 
     baseline: str
     setting: str
+    program: Any = None
     label = "settings parting"
 
 
@@ -60,20 +137,26 @@ class SettingsParted:
     seconds: float
 
 
-def parting_events(engine: Engine, request: SettingsPartingRequest, should_stop: Callable[[], bool],
-                   on_live_phase: Callable[[Any], None] | None) -> Iterator[Any]:
-    """Record the decode step's pass pipeline under ``request.baseline`` and ``request.setting`` and walk them in
-    lockstep; each stage is a live :class:`app.core.events.PhaseEvent` (``"recording passes"``, the setting named).
+def parting_events(source: Engine | ProgramService, request: SettingsPartingRequest,
+                   should_stop: Callable[[], bool], on_live_phase: Callable[[Any], None] | None) -> Iterator[Any]:
+    """Record the pass pipeline of ``source``'s raced step — an engine's jit-static decode step, or with
+    ``request.program`` the entry point that the :class:`ProgramService` ``source`` prepares (traced and lowered anew)
+    — under ``request.baseline`` and ``request.setting`` and walk them in lockstep; each stage is a live :class:`app.core.events.PhaseEvent` (``"recording passes"``, the setting named).
     Stopped (``should_stop``, polled around each compile): one :class:`rq.Notice`, no answer. Raises
-    :class:`app.core.errors.PlaygroundError` when no jit-static decode step was compiled yet, and what
-    :func:`where_settings_part` raises (a setting refused by name, a recording XLA refused)."""
+    :class:`app.core.errors.PlaygroundError` when no jit-static decode step was compiled yet, the program's
+    :class:`app.core.programs.errors.ProgramError`, and what :func:`where_settings_part` raises (a setting refused
+    by name, a recording XLA refused)."""
     from app.core.compile_settings.parting import record_setting, where_settings_part
     from app.core.events import PhaseEvent
     from app.core.passes.lowered import lowered_for
     from app.core.passes.record import RecordingStopped
 
     t0 = time.perf_counter()
-    _mode, lowered = lowered_for(engine, "decode", "jit-static")
+    if request.program is not None:  # the program race's entry point: its prepared call (kept warm)
+        prepared = cast("ProgramService", source).prepare(request.program, should_stop)[1]
+        lowered = lowered_for(prepared, should_stop=should_stop)[1]
+    else:
+        lowered = lowered_for(cast("Engine", source), "decode", "jit-static")[1]
     base, other = (_parse(n) for n in (request.baseline, request.setting))
 
     def progress(name: str) -> Callable[[str], None]:

@@ -18,6 +18,11 @@ step's pass pipeline under each (:func:`app.core.compile_settings.parting.where_
 opens :class:`widgets.demo.parting_view.PartingDialog`: the two pipelines in lockstep, the first pass whose output
 HLO differs highlighted with its diff, the fusions each kept. Only XLA settings are offered there (an Inductor lane has
 no XLA pass pipeline).
+
+The race may instead be of the Code workspace's program (:mod:`app.gui.panels.demo.settings_target`: a ``races:``
+choice above the settings): its selected entry point under each setting
+(:class:`app.core.session.settings_race_service.ProgramSettingsRaceRequest`, sent as a program run: no model needed),
+lanes in calls, the same plot, Stop and exports; Compare passes… then records that entry point's pipelines.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
 from app.core.compile_settings.catalog import CATALOG, parse_setting
@@ -35,9 +40,14 @@ from app.core.compile_settings.figures import plot_points
 from app.core.errors import InvalidSettingsError
 from app.core.race import EAGER_TOKENS
 from app.core.session.requests import RequestFailed, SettingsRaceLanes, SettingsRaceRequest
-from app.core.session.settings_race_service import SettingsParted, SettingsPartingRequest
+from app.core.session.settings_race_service import (
+    ProgramSettingsRaceRequest,
+    SettingsParted,
+    SettingsPartingRequest,
+)
 from app.gui.context import WindowContext
 from app.gui.layout import card
+from app.gui.panels.demo.settings_target import PROGRAM, RaceTarget, program_race_request, program_refusal
 from widgets.demo.parting_view import LockstepRow, PartingDialog, PartingPicker
 from widgets.demo.settings_controls import SettingRow, SettingsRaceControls
 from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
@@ -47,6 +57,8 @@ DEFAULT_SETTINGS = ("default", "O0", "O3")
 STAGE_TITLE = "Compile time against run time"
 #: The controls' widest (px) beside the plot in the Demo kit.
 CONTROLS_WIDTH = 300
+#: The requests of a settings race: a model step's or a program entry point's.
+RACES = (SettingsRaceRequest, ProgramSettingsRaceRequest)
 
 
 def refusal(name: str, platform: str) -> str:
@@ -89,8 +101,15 @@ class SettingsRace(QObject):
         self.page.setObjectName("settingsRacePage")
         row = QHBoxLayout(self.page)
         row.setContentsMargins(0, 4, 0, 0)
-        self.controls.setMaximumWidth(CONTROLS_WIDTH)
-        row.addWidget(self.controls)
+        self.target = RaceTarget(self.session, self)  # the model's decode step or the Code workspace's program
+        self.programs: Any = None  # the Code workspace (attach_programs)
+        left = QWidget()
+        left.setMaximumWidth(CONTROLS_WIDTH)
+        left_column = QVBoxLayout(left)
+        left_column.setContentsMargins(0, 0, 0, 0)
+        left_column.addWidget(self.target.row)
+        left_column.addWidget(self.controls, 1)
+        row.addWidget(left)
         self.picker = PartingPicker()  # where two of the raced settings part (their pass pipelines in lockstep)
         right = QWidget()
         column = QVBoxLayout(right)
@@ -104,8 +123,12 @@ class SettingsRace(QObject):
         self.stage_plot.setObjectName("stageTradeoff")
         self.stage_card = card(self.stage_plot, title=STAGE_TITLE, stretch_last=True)
         self.stage_card.setObjectName("tradeoffStageCard")
+        title = self.stage_card.findChild(QLabel, "sectionTitle")
+        assert title is not None, "card() titles the stage"
+        self.stage_title = title
         self.stage_card.setVisible(False)
         self.lanes: list[Any] = []
+        self.raced: Any = None  # the newest settings race's request (Compare passes… compiles what it raced)
         self.on_stage = False
         self.race_action: Any = None  # the Demo menu's (add_actions)
         self.in_plot_area: Any = None
@@ -121,6 +144,12 @@ class SettingsRace(QObject):
         self.picker.stopRequested.connect(self.stop)
         self.controls.raceRequested.connect(self.start)
         self.controls.stopRequested.connect(self.stop)
+
+    def attach_programs(self, programs: Any, workspaces: Any) -> None:
+        """The window's Code workspace (:class:`app.gui.panels.programs.wiring.ProgramWiring`) and
+        :class:`app.gui.workspaces.Workspaces`: its program can race (made after the Demo kit)."""
+        self.programs = programs
+        self.target.attach(programs, workspaces)
 
     def add_actions(self, menu: Any, action: Any) -> None:
         """The Demo menu's settings-race actions, made by the kit's ``action(menu, text, slot, shortcut,
@@ -138,20 +167,18 @@ class SettingsRace(QObject):
     # -- requests from the user -----------------------------------------------------------------------
     @Slot(list)
     def start(self, names: list[str]) -> bool:
-        """Race ``names`` with the window's prompt, model and generation settings; a refused setting is said by
-        name in the controls and nothing is sent. False when nothing started."""
+        """Race ``names`` with the window's prompt, model and generation settings — or, when :attr:`target` says
+        so, on the Code workspace's program entry point; a refused setting is said by name in the controls and
+        nothing is sent. False when nothing started."""
         if self.session.busy or not names:
             return False
-        platform = self.session.device or self.session.platform
-        for name in [n for n in names if not n.startswith("jax_")]:  # jax_ pairs need JAX: the compute thread
-            # checks them (and XLA each option). Before the devices are listed a setting is refused only if no
-            # backend has it (a name the catalog lacks)
-            reasons = [refusal(name, p) for p in ([platform] if platform else list(BACKENDS))]
-            why = reasons[0] if all(reasons) else ""
-            if why:
-                self.controls.set_message(why)
-                self.ctx.status.error(why)
-                return False
+        if self.programs is not None:
+            self.target.refresh()  # the program's file and entry point as they are now
+        program = self.programs is not None and self.target.kind() == PROGRAM
+        if not self._settings_ok(names, program_refusal if program else refusal):
+            return False
+        if program:
+            return self._start_program(names)
         try:
             settings = self.ctx.actions.generation_settings()
         except InvalidSettingsError as exc:
@@ -168,6 +195,32 @@ class SettingsRace(QObject):
         self.controls.set_message("")
         return self.session.race(prompt, list(names), settings, EAGER_TOKENS, model, dtype, kind=SettingsRaceRequest)
 
+    def _settings_ok(self, names: list[str], why_not: Any) -> bool:
+        """Refuse (said in the controls and the status line) the first of ``names`` that ``why_not(name,
+        platform)`` refuses. jax_ pairs need JAX: the compute thread checks them (and XLA each option). Before the
+        devices are listed a setting is refused only if no backend has it (a name the catalog lacks)."""
+        platform = self.session.device or self.session.platform
+        for name in [n for n in names if not n.startswith("jax_")]:
+            reasons = [why_not(name, p) for p in ([platform] if platform else list(BACKENDS))]
+            why = reasons[0] if all(reasons) else ""
+            if why:
+                self.controls.set_message(why)
+                self.ctx.status.error(why)
+                return False
+        return True
+
+    def _start_program(self, names: list[str]) -> bool:
+        """Race ``names`` on the Code workspace's entry point (a program run: no model needed)."""
+        from app.core.programs.specs import SpecError
+
+        try:
+            request = program_race_request(self.programs, names)
+        except SpecError as exc:
+            self.controls.set_message(str(exc))
+            return False
+        self.controls.set_message("")
+        return self.session.run_program(request)
+
     @Slot()
     def race_checked(self) -> None:
         """Race what the controls ask (Demo ▸ Race checked compiler settings)."""
@@ -177,29 +230,36 @@ class SettingsRace(QObject):
     def stop(self) -> None:
         """Stop the race: between lanes and decode steps at once, during a compile at once too (the compiler
         finishes in the background: :meth:`app.core.session.model.Session.abandon`)."""
-        if isinstance(self.session.active, (SettingsRaceRequest, SettingsPartingRequest)):
+        if isinstance(self.session.active, (*RACES, SettingsPartingRequest)):
             self.ctx.actions.stop()
 
     @Slot(str, str)
     def compare(self, a: str, b: str) -> bool:
-        """Find where setting ``b`` parts from ``a`` (two of the race's settings) on the loaded model's decode
-        step, on the compute thread (two compiles with XLA's pass dumps); the answer opens the lockstep view.
-        False (said under the plot) when busy, with no model or for one setting twice."""
-        if self.session.busy or self.session.loaded is None:
+        """Find where setting ``b`` parts from ``a`` (two of the race's settings) on what the race raced — the
+        loaded model's decode step or the program's entry point — on the compute thread (two compiles with XLA's
+        pass dumps); the answer opens the lockstep view. False (said under the plot) when busy, with no model for a
+        model race or for one setting twice."""
+        program = self.raced if isinstance(self.raced, ProgramSettingsRaceRequest) else None
+        if self.session.busy or (self.session.loaded is None and program is None):
             return False
         if a == b:
             self.picker.set_message("Pick two different settings.", error=True)
             return False
         self._parted = None
         self.picker.set_running(True, f"Recording the passes of {a} and {b} (two compiles)…")
-        return self.session.send(SettingsPartingRequest(a, b), f"Comparing the passes of {a} and {b}…")
+        return self.session.send(SettingsPartingRequest(a, b, program), f"Comparing the passes of {a} and {b}…")
 
     # -- answers from the compute thread ----------------------------------------------------------------
     def on_lanes(self, event: SettingsRaceLanes) -> None:
         """A lane starts (``event.running``) or ends: redraw every point so far, say the progress."""
         if event.request is not self.session.active:  # an abandoned race's late answer
             return
-        self.lanes = list(event.lanes)
+        if event.request is not self.raced:  # a new race: the stage names what it races
+            req = event.request
+            entry = "" if not isinstance(req, ProgramSettingsRaceRequest) else (
+                f"{req.name}:{req.entry}" if req.entry else self.target.program_label())
+            self.stage_title.setText((f"{STAGE_TITLE} · {entry}" if entry else STAGE_TITLE).upper())
+        self.lanes, self.raced = list(event.lanes), event.request
         self.picker.set_names([lane.name for lane in self.lanes if not lane.name.startswith("inductor-")])
         points = points_of(self.lanes)
         for plot in (self.plot, self.stage_plot):
@@ -242,7 +302,7 @@ class SettingsRace(QObject):
         return dlg
 
     def on_error(self, event: RequestFailed) -> None:
-        if isinstance(event.request, SettingsRaceRequest):
+        if isinstance(event.request, RACES):
             self.controls.set_message(event.message)
         elif isinstance(event.request, SettingsPartingRequest):
             self.picker.set_running(False)
@@ -256,11 +316,12 @@ class SettingsRace(QObject):
                 self.ctx.status.show(self.picker.message_text())
 
     def on_busy(self, busy: bool) -> None:
-        self.controls.set_busy(busy, isinstance(self.session.active or self.session.pending, SettingsRaceRequest))
-        self.picker.set_enabled(not busy and self.session.loaded is not None)
+        self.controls.set_busy(busy, isinstance(self.session.active or self.session.pending, RACES))
+        comparable = self.session.loaded is not None or isinstance(self.raced, ProgramSettingsRaceRequest)
+        self.picker.set_enabled(not busy and comparable)
 
     def _on_run_started(self, _run: Any) -> None:
-        if not isinstance(self.session.active, SettingsRaceRequest):
+        if not isinstance(self.session.active, RACES):
             self._set_stage(False)  # a mode race or a run is the newest: the latency plot is the story again
 
     def _on_platforms(self, _platforms: list[str], platform: str) -> None:
