@@ -79,6 +79,8 @@ class TradeoffPlot(QWidget):
         item = plot_item(self.plot)
         item.setLabel("bottom", "compile ms (trace + lower + compile)")
         item.setLabel("left", "steady ms per call")
+        for side in ("left", "bottom"):  # ms as they are: pyqtgraph would rescale 0.08 ms to "80 (x0.001)"
+            item.getAxis(side).enableAutoSIPrefix(False)
         if title:
             item.setTitle(TITLE)
         self._title = title

@@ -121,3 +121,18 @@ def test_one_point_gets_a_readable_range(qtbot):
     qtbot.wait(20)
     (x0, x1), _ = plot.plot.getPlotItem().getViewBox().viewRange()
     assert x0 <= 500.0 and x1 >= 3200.0
+
+
+def test_sub_millisecond_calls_read_in_ms(qtbot):
+    """A program's calls of ~0.1 ms: the axis says ms and its ticks are ms (pyqtgraph rescaled them to "80 (x0.001)")."""
+    plot = TradeoffPlot()
+    qtbot.addWidget(plot)
+    plot.resize(700, 500)
+    plot.set_points([TradeoffPoint("default", 363.0, 0.139, {}, baseline=True, pareto=True),
+                     TradeoffPoint("O0", 387.0, 0.081, {}, pareto=True)])
+    plot.show()
+    qtbot.waitExposed(plot)
+    qtbot.wait(200)  # the view's range, then the axis's prefix, are set as it paints
+    left = plot.plot.getPlotItem().getAxis("left")
+    assert left.labelString().count("steady ms per call") == 1 and "x0.001" not in left.labelString()
+    assert left.autoSIPrefixScale == 1.0
