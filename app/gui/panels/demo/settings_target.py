@@ -113,9 +113,6 @@ class RaceTarget(QObject):
             self.choice.addItem(label, PROGRAM)
         self.choice.setCurrentIndex(max(0, self.choice.findData(kind)))
         self.choice.setEnabled(self.choice.count() > 1)
-        # with nothing but the model to race the row says nothing new: hidden, it leaves the list and the Race and
-        # Stop buttons their room at 1280x720 (they were cut at the dock's bottom edge)
-        self.row.setVisible(self.choice.count() > 1)
         self._tip()
         self.choice.blockSignals(False)
         self.changed.emit()
