@@ -105,6 +105,8 @@ class MainWindow(QMainWindow):
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
         # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session
         self.sessions = SessionFiles(self.context, self.inspect, self.profile, self.passes)
+        self.sessions.settings_race = self.demo.settings_race.document  # a saved session keeps the newest race
+        self.sessions.show_settings_race = self.demo.settings_race.show_saved
         plot = self.plot_actions  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
         self.run_view = RunView(self.context, self.inspect, self.demo, self.sessions, self.programs)
         self.compute.worker.live.connect(self.run_view.on_phase)  # a phase as it starts, before its events

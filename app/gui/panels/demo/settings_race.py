@@ -37,6 +37,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from app.core.backends import BACKENDS
 from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.compile_settings.figures import plot_points
+from app.core.compile_settings.saved import lanes_of, race_document
 from app.core.errors import InvalidSettingsError
 from app.core.race import EAGER_TOKENS
 from app.core.session.requests import RequestFailed, SettingsRaceLanes, SettingsRaceRequest
@@ -129,6 +130,7 @@ class SettingsRace(QObject):
         self.stage_card.setVisible(False)
         self.lanes: list[Any] = []
         self.raced: Any = None  # the newest settings race's request (Compare passes… compiles what it raced)
+        self.saved_title = ""  # a reopened race's title (show_saved)
         self.on_stage = False
         self.race_action: Any = None  # the Demo menu's (add_actions)
         self.in_plot_area: Any = None
@@ -266,6 +268,28 @@ class SettingsRace(QObject):
             plot.set_points(points)
         self.controls.set_progress(len(self.lanes), event.n_lanes, event.running)
         self._set_stage(True)
+
+    def document(self) -> dict[str, Any] | None:
+        """The newest race as a session file keeps it (:func:`app.core.compile_settings.saved.race_document`: its
+        title, step and lanes), or None before any race."""
+        if not self.lanes:
+            return None
+        req = self.raced
+        program = isinstance(req, ProgramSettingsRaceRequest)
+        what = (f"program {req.entry or req.name}" if program else f"model {self.ctx.ui.model_picker.current_model()} "
+                "| jit-static decode step") if req is not None else self.saved_title
+        return race_document(what, "program" if program else "decode", list(self.lanes))
+
+    def show_saved(self, document: dict[str, Any], origin: str) -> None:
+        """A race read from a session file (``origin``: the file's name): its trade-off on the tab and the stage.
+        Compare passes… needs the race's compiled step, so it offers nothing for a reopened race."""
+        self.lanes, self.raced, self.saved_title = lanes_of(document), None, str(document.get("title", ""))
+        self.picker.set_names([])
+        self.picker.set_message(f"reopened from {origin}: race again to compare passes")
+        for plot in (self.plot, self.stage_plot):
+            plot.set_points(points_of(self.lanes))
+        self.stage_title.setText(f"{STAGE_TITLE} · {origin}".upper())
+        self.controls.set_progress(len(self.lanes), len(self.lanes), "")
 
     def on_parted(self, event: SettingsParted) -> None:
         """Where two settings part: a line under the plot and the lockstep view."""

@@ -5,12 +5,13 @@ compare table and an IR diff of recorded runs (:mod:`app.gui.panels.sessions.com
 prompt and settings). Opened runs go through the same session as live runs (their events through
 :meth:`Session.apply_all`), so every view shows them as they ran, read-only and labelled with where they were
 recorded (:mod:`app.gui.panels.sessions.views`). No JAX or torch here: a window opens a ``.session`` file without them.
+A file keeps the Demo kit's newest settings race too; one read is shown on its trade-off plot.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,8 @@ class SessionFiles(QObject):
         self.opened: list[SessionFile] = []
         self.last_open_ms: tuple[float, float] | None = None
         self.replay = Replay(ctx, self)
+        self.settings_race: Callable[[], dict | None] = lambda: None  # the Demo kit's newest race, as files keep it
+        self.show_settings_race: Callable[[dict, str], None] = lambda _doc, _origin: None  # a read one, shown
         self._build_menus()
         self.session.events.busyChanged.connect(self.set_actions_enabled)
         self.session.events.sessionsRead.connect(self._on_sessions_read)
@@ -138,16 +141,14 @@ class SessionFiles(QObject):
         self.recent_menu.setEnabled(bool(recent))
 
     def _remember(self, paths: list[str]) -> None:
-        s = self.ctx.settings
-        paths = [str(Path(p).resolve()) for p in paths]
+        s, paths = self.ctx.settings, [str(Path(p).resolve()) for p in paths]
         s.recent_sessions = paths + [p for p in s.recent_sessions if p not in paths]
         del s.recent_sessions[MAX_RECENT_SESSIONS:]
         self._refresh_recent()
 
     @Slot()
     def _open_recent(self) -> None:
-        action = self.sender()
-        assert isinstance(action, QAction), "File ▸ Open recent session's actions call this"
+        assert isinstance(action := self.sender(), QAction), "File ▸ Open recent session's actions call this"
         self.open_paths([action.data()], background=True)
 
     def set_actions_enabled(self, busy: bool) -> None:
@@ -161,9 +162,8 @@ class SessionFiles(QObject):
         path, _ = QFileDialog.getSaveFileName(self.host, title, str(self._dir / default), filt)
         if not path:
             return None
-        path = Path(path)
-        self._dir = path.parent
-        return path if path.suffix else path.with_suffix(Path(default).suffix)
+        self._dir = Path(path).parent
+        return Path(path) if Path(path).suffix else Path(path).with_suffix(Path(default).suffix)
 
     def _savable(self) -> list[RecordedRun] | None:
         if self.session.busy:
@@ -204,7 +204,8 @@ class SessionFiles(QObject):
             self.status.error("No runs chosen to save.")
             return 0
         try:
-            size = SessionFile(runs=runs).save(path)
+            race = self.settings_race()  # kept beside the runs (issue 40), as `tradeoff --save-session` keeps it
+            size = SessionFile(runs=runs, settings_races=[race] if race else []).save(path)
         except SessionFileError as exc:
             self.status.error(str(exc))
             return 0
@@ -281,10 +282,16 @@ class SessionFiles(QObject):
     def _show_files(self, files: list[SessionFile], paths: list[str | Path], read_ms: float) -> bool:
         t_read = time.perf_counter()
         runs = [(i, run) for i, f in enumerate(files) for run in f.runs]
+        races = [(race, Path(p).name) for f, p in zip(files, paths, strict=False) for race in f.settings_races]
+        if races:  # the newest file's last race on the Demo kit's trade-off
+            self.show_settings_race(*races[-1])
         if not runs:
             self.ui.busy.stop()
-            self.status.error(f"{paths[0]}: holds no runs.")
-            return False
+            if races:  # `tradeoff --save-session`: a race and no run
+                self.status.show(f"Opened {races[-1][1]}: a settings race of {len(races[-1][0]['lanes'])} settings.")
+            else:
+                self.status.error(f"{paths[0]}: holds no runs.")
+            return bool(races)
         self.show_runs(runs)
         self.ui.plot.redraw()
         self.ui.busy.stop()  # shown at once: no phase is running
