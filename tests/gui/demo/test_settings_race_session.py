@@ -41,6 +41,7 @@ def test_a_saved_session_keeps_the_race_and_reopens_its_trade_off(qtbot, window,
     assert [p.name for p in sr.plot.points] == ["default", "O0"] and sr.plot.points[0].baseline
     assert sr.picker.names() == [] and "reopened from race.session" in sr.picker.message_text()
     assert "RACE.SESSION" in sr.stage_title.text()
+    assert other.demo.results.currentIndex() == 1  # the Demo kit shows the reopened trade-off
     other.close()
 
 
@@ -52,5 +53,6 @@ def test_a_race_only_file_opens(qtbot, make_window, gui_model, tmp_path):
     win = make_window(gui_model, autoload=False)
     _opened(qtbot, win, path)
     assert [p.name for p in win.demo.settings_race.plot.points] == ["default", "O3"]
+    assert win.demo.results.currentIndex() == 1 and win.demo.settings_race.plot_area()  # shown where the eye is
     assert "settings race of 2 settings" in win.status.text() and "holds no runs" not in win.status.text()
     win.close()

@@ -281,8 +281,9 @@ class SettingsRace(QObject):
         return race_document(what, "program" if program else "decode", list(self.lanes))
 
     def show_saved(self, document: dict[str, Any], origin: str) -> None:
-        """A race read from a session file (``origin``: the file's name): its trade-off on the tab and the stage.
-        Compare passes… needs the race's compiled step, so it offers nothing for a reopened race."""
+        """A race read from a session file (``origin``: the file's name): its trade-off on the tab (raised) and the
+        stage, and in the plot area when the latency plot has no run. Compare passes… needs the race's compiled
+        step, so it offers nothing for a reopened race."""
         self.lanes, self.raced, self.saved_title = lanes_of(document), None, str(document.get("title", ""))
         self.picker.set_names([])
         self.picker.set_message(f"reopened from {origin}: race again to compare passes")
@@ -290,6 +291,10 @@ class SettingsRace(QObject):
             plot.set_points(points_of(self.lanes))
         self.stage_title.setText(f"{STAGE_TITLE} · {origin}".upper())
         self.controls.set_progress(len(self.lanes), len(self.lanes), "")
+        if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.ctx.ui.plot.run_ids():
+            self.in_plot_area.setChecked(True)  # nothing on the latency plot: the trade-off takes its place
+        self.on_stage = True
+        self.stageChanged.emit(True)  # the Demo kit shows it (raised), as after a live race
 
     def on_parted(self, event: SettingsParted) -> None:
         """Where two settings part: a line under the plot and the lockstep view."""

@@ -283,20 +283,20 @@ class SessionFiles(QObject):
         t_read = time.perf_counter()
         runs = [(i, run) for i, f in enumerate(files) for run in f.runs]
         races = [(race, Path(p).name) for f, p in zip(files, paths, strict=False) for race in f.settings_races]
-        if races:  # the newest file's last race on the Demo kit's trade-off
-            self.show_settings_race(*races[-1])
         if not runs:
             self.ui.busy.stop()
-            if races:  # `tradeoff --save-session`: a race and no run
-                self.status.show(f"Opened {races[-1][1]}: a settings race of {len(races[-1][0]['lanes'])} settings.")
-            else:
+            if not races:
                 self.status.error(f"{paths[0]}: holds no runs.")
-            return bool(races)
+                return False
+            self.show_settings_race(*races[-1])  # `tradeoff --save-session`: a race and no run
+            self.status.show(f"Opened {races[-1][1]}: a settings race of {len(races[-1][0]['lanes'])} settings.")
+            return True
         self.show_runs(runs)
+        for race, origin in races[-1:]:  # the newest file's last race on the Demo kit's trade-off, after its runs
+            self.show_settings_race(race, origin)
         self.ui.plot.redraw()
         self.ui.busy.stop()  # shown at once: no phase is running
-        t_shown = time.perf_counter()
-        self.last_open_ms = (read_ms, (t_shown - t_read) * 1000)
+        self.last_open_ms = (read_ms, (time.perf_counter() - t_read) * 1000)
         self.opened = files
         self._remember([str(p) for p in paths])
         names = ", ".join(Path(p).name for p in paths)
