@@ -15,7 +15,7 @@ from typing import Any
 from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.options import observing_compiles
 from app.core.compile_settings.race import applied, no_persistent_cache, peak_bytes, resolve
-from app.core.compile_settings.split import KEYS, CompileCapturer
+from app.core.compile_settings.split import CompileCapturer
 from app.core.events import CallRecord, LaneEvent
 from app.core.programs.loader import PreparedCall
 
@@ -77,8 +77,7 @@ def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform
                         executable = outcome.stages[2]
                     yield outcome.record
             lane = _program_lane(setting, records, executable, outputs, stopped)
-            if capturer.split is not None:
-                lane.passes_ms, lane.codegen_ms, lane.autotune_ms, lane.ptxas_ms = (capturer.split[k] for k in KEYS)
+            capturer.fill(lane)
             base = lane.outputs if base is None else base
             lane.outputs_equal = same_outputs(lane.outputs, base)
             yield lane

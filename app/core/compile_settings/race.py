@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.compile_settings.catalog import BASELINE, CompileSetting, inductor_mode, parse_setting
 from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.options import compiling_inductor, compiling_with, observing_compiles
-from app.core.compile_settings.split import KEYS, CompileCapturer
+from app.core.compile_settings.split import CompileCapturer
 from app.core.errors import InvalidSettingsError
 from app.core.events import CallRecord, Event, FinishedEvent, LaneEvent
 
@@ -169,8 +169,8 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
                             finished.append(event)
                         yield event
             lane = _model_lane(engine, setting, (lane_mode, kind), records, finished, runs, lane_settings.greedy)
-            if capturer is not None and capturer.split is not None:  # XLA's passes against codegen (GPU: autotune, ptxas)
-                lane.passes_ms, lane.codegen_ms, lane.autotune_ms, lane.ptxas_ms = (capturer.split[k] for k in KEYS)
+            if capturer is not None:  # XLA's passes against codegen (GPU: autotune, ptxas)
+                capturer.fill(lane)
             base_tokens = lane.outputs if base_tokens is None else base_tokens
             n = min(len(base_tokens), len(lane.outputs))
             lane.outputs_equal = lane.outputs[:n] == base_tokens[:n]

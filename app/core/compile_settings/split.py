@@ -55,6 +55,12 @@ class CompileCapturer:
         self.split: dict[str, float | None] | None = None
         self.compile_ms: float | None = None
 
+    def fill(self, lane: Any) -> None:
+        """Put the split on ``lane`` (a :class:`app.core.compile_settings.figures.SettingLane`: its :data:`KEYS`
+        fields), when one was read."""
+        for key, ms in (self.split or {}).items():
+            setattr(lane, key, ms)
+
     def __call__(self, step: str, module: str, compile: Callable[[], Any]) -> Any:
         import time
 
