@@ -129,6 +129,18 @@ def scrolling(content: QWidget, name: str, both: bool = False) -> QScrollArea:
     return scroll
 
 
+def pinned_above(bar: QWidget, content: QWidget, name: str) -> QWidget:
+    """``bar`` (a row of buttons) pinned above ``content`` in a scroll area named ``name``: a short dock scrolls
+    the content, never the buttons, out of sight."""
+    pane = QWidget()
+    box = QVBoxLayout(pane)
+    box.setContentsMargins(0, 0, 0, 0)
+    box.setSpacing(4)
+    box.addWidget(bar)
+    box.addWidget(scrolling(content, name), 1)
+    return pane
+
+
 def dock_widget(
     window: QMainWindow, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
 ) -> QDockWidget:

@@ -1,4 +1,8 @@
-"""Mode-race controls: which modes race (checkboxes in the plot's colours), the eager token cap, Race."""
+"""Mode-race controls: which modes race (checkboxes in the plot's colours), the eager token cap, Race.
+
+The checkboxes are the widget itself; the eager cap and the Replay/Race buttons are :attr:`RaceControls.bar`, a
+widget of its own for the host to pin where it stays in sight (above a scroll area holding the checkboxes), so a
+short dock scrolls the checkboxes and never the Race button out of view."""
 
 from __future__ import annotations
 
@@ -16,7 +20,8 @@ from PySide6.QtWidgets import (
 
 
 class RaceControls(QWidget):
-    """Signals (GUI thread): ``raceRequested(modes)`` with the checked modes in display order;
+    """The mode checkboxes; :attr:`bar` (not in this widget's layout: the host places it) holds the eager token
+    cap and the Replay/Race buttons. Signals (GUI thread): ``raceRequested(modes)`` with the checked modes in display order;
     ``replayRequested()``: clear the in-memory caches and rerun the last run or race."""
 
     raceRequested = Signal(list)
@@ -67,7 +72,11 @@ class RaceControls(QWidget):
             "the compile spike returns — served from disk when the persistent cache is on"
         )
         self.replay_button.clicked.connect(self.replayRequested)
-        eager = QHBoxLayout()
+        #: The eager token cap and the Replay/Race buttons in one row, for the host to pin in sight.
+        self.bar = QWidget()
+        self.bar.setObjectName("raceBar")
+        eager = QHBoxLayout(self.bar)
+        eager.setContentsMargins(0, 0, 0, 0)
         eager.addWidget(QLabel("Eager tokens"))
         eager.addWidget(self.eager_tokens)
         eager.addStretch(1)
@@ -77,7 +86,6 @@ class RaceControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(grid)
-        layout.addLayout(eager)
         self._running = False
 
     def modes(self) -> list[str]:

@@ -291,3 +291,35 @@ def test_inspect_workspace_fills_the_window_and_run_comes_back_as_it_was(qtbot, 
     finally:
         win.close()
 
+
+
+def clipped_by(w: QWidget, top: QWidget) -> str:
+    """The first parent (below ``top``) whose rectangle does not hold ``w`` whole, or ``""``."""
+    from PySide6.QtCore import QPoint, QRect
+
+    rect = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
+    parent = w.parentWidget()
+    while parent is not None and parent is not top:
+        if not QRect(parent.mapTo(top, QPoint(0, 0)), parent.size()).contains(rect):
+            return f"{type(parent).__name__}#{parent.objectName()}"
+        parent = parent.parentWidget()
+    return ""
+
+
+@pytest.mark.parametrize("size", [(857, 482), (1024, 600)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_race_button_stays_in_sight_in_a_short_demo_dock(qtbot, app_look, make_window, gui_model, size):
+    """A window made small (a walk's resize to 0.67 of 1280×720) squeezes the Demo kit dock to a strip: the mode
+    checkboxes scroll, the Race and Replay buttons stay pinned in sight above them."""
+    win = make_window(gui_model, autoload=False, size=size)
+    try:
+        demo = win.demo
+        demo.demo_dock.show()
+        demo.demo_dock.raise_()
+        settle(qtbot)
+        for button in (demo.controls.race_button, demo.controls.replay_button):
+            assert shown(button), button.text()
+            assert clipped_by(button, win) == "", button.text()
+        check = next(iter(demo.controls.checks.values()))
+        assert check.isVisible()  # the checkboxes are still there, above the fold or scrolled
+    finally:
+        win.close()

@@ -24,7 +24,7 @@ from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, call_compile_
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
 from app.gui.context import WindowContext
-from app.gui.layout import card, dock_widget, scrolling
+from app.gui.layout import card, dock_widget, pinned_above
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
 from app.gui.panels.demo.settings_race import SettingsRace
@@ -148,7 +148,7 @@ class DemoKit(QObject):
         box.addWidget(card(self.cache, title="Compilation cache"))
         box.addStretch(1)
         panel = splitter(Qt.Orientation.Horizontal,
-                         scrolling(column, "demoScroll"),  # the dock may be shorter than the cards
+                         pinned_above(self.controls.bar, column, "demoScroll"),  # Race in sight in a short dock
                          card(self.results, stretch_last=True), stretch=[0, 1], name="demoSplit")
         self.tabs = QTabWidget()
         self.tabs.setObjectName("whyTabs")
