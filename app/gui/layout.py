@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPushButton,
     QScrollArea,
+    QScrollBar,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -139,6 +140,27 @@ def pinned_above(bar: QWidget, content: QWidget, name: str) -> QWidget:
     box.addWidget(bar)
     box.addWidget(scrolling(content, name), 1)
     return pane
+
+
+def keep_page_in_sight(tabs: QTabWidget) -> None:
+    """When ``tabs`` shows another page, each scroll area around it scrolls that page's top-left corner into view:
+    a dock narrower than its content (its panel scrolls sideways) shows the page just chosen, not the one beside."""
+    def axis(bar: QScrollBar, start: int, length: int, view: int) -> None:
+        if length > view or start < bar.value():  # Qt's ensureWidgetVisible centres a page larger than the view
+            bar.setValue(start)
+        elif start + length > bar.value() + view:
+            bar.setValue(start + length - view)
+
+    def scroll_to(_index: int) -> None:
+        page, outer = tabs.currentWidget(), tabs.parentWidget()
+        while page is not None and outer is not None:
+            if isinstance(outer, QScrollArea) and outer.widget() is not None:
+                corner, view = page.mapTo(outer.widget(), QPoint(0, 0)), outer.viewport().size()
+                axis(outer.horizontalScrollBar(), corner.x(), page.width(), view.width())
+                axis(outer.verticalScrollBar(), corner.y(), page.height(), view.height())
+            outer = outer.parentWidget()
+
+    tabs.currentChanged.connect(scroll_to)
 
 
 def dock_widget(

@@ -42,7 +42,8 @@ class SettingRow(NamedTuple):
 
 
 class SettingsRaceControls(QWidget):
-    """Signals (GUI thread): ``raceRequested(names)``: the checked rows in list order, then the typed settings in
+    """The settings list, the typed settings, the message and progress; :attr:`bar` (Stop, Race) is placed by the
+    host. Signals (GUI thread): ``raceRequested(names)``: the checked rows in list order, then the typed settings in
     the order typed; ``stopRequested()``."""
 
     raceRequested = Signal(list)
@@ -78,7 +79,11 @@ class SettingsRaceControls(QWidget):
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #b91c1c;")
         self.message.setVisible(False)
-        buttons = QHBoxLayout()
+        #: Stop and Race in one row, not in this widget's layout: the host pins it where a short dock keeps it in sight.
+        self.bar = QWidget()
+        self.bar.setObjectName("settingsRaceBar")
+        buttons = QHBoxLayout(self.bar)
+        buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addStretch(1)
         buttons.addWidget(self.stop_button)
         buttons.addWidget(self.race_button)
@@ -90,7 +95,6 @@ class SettingsRaceControls(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.progress)
         layout.addWidget(self.progress_label)
-        layout.addLayout(buttons)
         self._clock = QTimer(self)
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)

@@ -24,7 +24,7 @@ from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, call_compile_
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
 from app.gui.context import WindowContext
-from app.gui.layout import card, dock_widget, pinned_above
+from app.gui.layout import card, dock_widget, keep_page_in_sight, pinned_above
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
 from app.gui.panels.demo.settings_race import SettingsRace
@@ -158,6 +158,7 @@ class DemoKit(QObject):
         win, ir_dock = self.host, self.ctx.ui.ir_dock
         self.demo_dock = dock_widget(win, "Demo kit", "demoDock", panel, bottom)
         self.why_dock = dock_widget(win, "Compile log", "whyDock", card(self.tabs, stretch_last=True), bottom)
+        keep_page_in_sight(self.results)  # a narrow dock scrolls sideways to the tab just chosen
         win.tabifyDockWidget(ir_dock, self.demo_dock)
         win.tabifyDockWidget(self.demo_dock, self.why_dock)
         ir_dock.raise_()

@@ -109,6 +109,7 @@ class SettingsRace(QObject):
         left_column = QVBoxLayout(left)
         left_column.setContentsMargins(0, 0, 0, 0)
         left_column.addWidget(self.target.row)
+        left_column.addWidget(self.controls.bar)  # Race right under what it races, in sight in a short dock
         left_column.addWidget(self.controls, 1)
         row.addWidget(left)
         self.picker = PartingPicker()  # where two of the raced settings part (their pass pipelines in lockstep)
