@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.core.session.requests import ProgramRequest
+
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
 
@@ -35,7 +37,8 @@ class ComputeWorker(QObject):
     Signals (emitted on the compute thread)
     -------
     events(list): the request's events in order. Call records and tokens are batched (at most every
-        ~16 ms while steps are fast; one signal per step when a step takes longer than :data:`SLOW_STEP_S`),
+        ~16 ms while steps are fast; one signal per step when a step takes longer than :data:`SLOW_STEP_S`; a
+        step ends with its token, a program's call, which has none, with its record),
         so a 1 ms/token model does not hand the GIL to the GUI thousands of times per second; every other
         event is sent at once.
     live(PhaseEvent): a phase reported while a call blocks (loading progress, torch.compile's phases).
@@ -70,11 +73,13 @@ class ComputeWorker(QObject):
         self._stop = stop
         pending: list[Any] = []
         last_flush = last_token = time.perf_counter()
+        # a model's call record is followed by its token (sent together); a program's calls have no tokens
+        closing = "CallRecord" if isinstance(request, ProgramRequest) else "TokenEvent"
         for event in self.service.handle(request, self._should_stop, self.live.emit):
             batched = type(event).__name__ in ("CallRecord", "TokenEvent")
             if batched:
                 pending.append(event)
-                if type(event).__name__ != "TokenEvent":
+                if type(event).__name__ != closing:
                     continue
                 now = time.perf_counter()
                 slow = now - last_token >= SLOW_STEP_S

@@ -172,12 +172,13 @@ class SettingsRaceControls(QWidget):
         self._busy, self._racing = busy, racing
         self._update()
 
-    def set_progress(self, done: int, n_lanes: int, running: str) -> None:
-        """``done`` of ``n_lanes`` lanes finished; ``running``: the setting of the lane in progress (``""``)."""
+    def set_progress(self, done: int, n_lanes: int, running: str, stopped: bool = False) -> None:
+        """``done`` of ``n_lanes`` lanes ended; ``running``: the setting of the lane in progress (``""``);
+        ``stopped``: the last lane that ended was stopped (Stop), so the race ended there."""
         self.progress.setRange(0, max(1, n_lanes))
         self.progress.setValue(done)
         self._lane = (f"lane {done + 1}/{n_lanes} · {running}" if running
-                      else f"{done}/{n_lanes} lanes done")
+                      else f"stopped in lane {done}/{n_lanes}" if stopped else f"{done}/{n_lanes} lanes done")
         self._tick()
 
     def progress_text(self) -> str:

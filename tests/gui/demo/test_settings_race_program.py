@@ -98,3 +98,52 @@ def test_an_inductor_setting_is_refused_by_name_for_a_program_with_nothing_start
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+SLOW = '''"""slow entry: a 1024x1024 matrix product 8 times a call (~50-200 ms a call on two cores)"""
+
+import jax.numpy as jnp
+
+
+def slow(x):
+    for _ in range(8):
+        x = jnp.tanh(x @ x)
+    return x
+
+
+def slow_args():
+    return (jnp.ones((1024, 1024), jnp.float32) / 1024,)
+'''
+
+
+def test_stop_ends_a_program_settings_race_within_two_seconds(qtbot, make_window, gui_model, tmp_path):
+    """Stop during a program entry's lane (its calls running): the window is idle within the Stop bound, the lane
+    ends stopped and the next setting's lane never starts."""
+    import time
+
+    path = tmp_path / "slow_program.py"
+    path.write_text(SLOW)
+    win = make_window(gui_model, size=(1280, 720))
+    sr = win.demo.settings_race
+    assert win.programs.open_file(str(path), ask=False)
+    win.programs.panel.calls.setValue(10_000)  # far longer than the test: only Stop ends the lane
+    qtbot.waitUntil(lambda: win.programs.panel.entry.count() > 0, timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)  # the Code workspace's live compile
+    assert sr.target.text() == "races: slow_program.py:slow"
+    n_runs = len(win.session.runs)
+    _race(qtbot, win, ["default", "O1"])
+    qtbot.waitUntil(lambda: len(win.session.runs) > n_runs and len(win.session.runs[-1].records) >= 3,
+                    timeout=RUN_TIMEOUT_MS)  # the first lane's calls reach the window as they run
+    t0 = time.perf_counter()
+    qtbot.mouseClick(win.findChild(QPushButton, "settingsStopButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=10_000)
+    elapsed = time.perf_counter() - t0
+    print(f"Stop to idle: {elapsed * 1000:.0f} ms")
+    assert elapsed < 2.0
+    lanes = win.session.runs[n_runs:]
+    assert [(r.mode, r.program) for r in lanes] == [("default", "slow")]  # O1's lane never started
+    assert lanes[0].finished is not None and lanes[0].finished.reason == "stopped"
+    assert len(lanes[0].records) < 10_000
+    assert "(stopped)" in win.status.text(), win.status.text()  # the lane's run says it stopped
+    assert sr.controls.progress_text().startswith("stopped in lane 1/2"), sr.controls.progress_text()
+    qtbot.waitUntil(lambda: win.findChild(QPushButton, "settingsRaceButton").isEnabled(), timeout=10_000)

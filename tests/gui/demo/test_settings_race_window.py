@@ -92,6 +92,8 @@ def test_stop_ends_the_settings_race_within_two_seconds(qtbot, window, monkeypat
     assert [run.mode for run in lanes] == ["default"]  # the next lanes never started
     assert lanes[0].finished.reason == "stopped"
     assert window.status.text().startswith("Race stopped")
+    progress = window.demo.settings_race.controls.progress_text()
+    assert progress.startswith("stopped in lane 1/3"), progress  # not "1/3 lanes done": it was stopped
     qtbot.waitUntil(lambda: window.findChild(QPushButton, "settingsRaceButton").isEnabled(), timeout=10_000)
 
 

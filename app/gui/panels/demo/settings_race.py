@@ -267,7 +267,8 @@ class SettingsRace(QObject):
         points = points_of(self.lanes)
         for plot in (self.plot, self.stage_plot):
             plot.set_points(points)
-        self.controls.set_progress(len(self.lanes), event.n_lanes, event.running)
+        self.controls.set_progress(len(self.lanes), event.n_lanes, event.running,
+                                   stopped=bool(self.lanes) and self.lanes[-1].stopped)
         self._set_stage(True)
 
     def document(self) -> dict[str, Any] | None:
