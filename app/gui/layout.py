@@ -154,8 +154,9 @@ def keep_page_in_sight(tabs: QTabWidget) -> None:
     def scroll_to(_index: int) -> None:
         page, outer = tabs.currentWidget(), tabs.parentWidget()
         while page is not None and outer is not None:
-            if isinstance(outer, QScrollArea) and outer.widget() is not None:
-                corner, view = page.mapTo(outer.widget(), QPoint(0, 0)), outer.viewport().size()
+            content = outer.widget() if isinstance(outer, QScrollArea) else None
+            if isinstance(outer, QScrollArea) and content is not None:
+                corner, view = page.mapTo(content, QPoint(0, 0)), outer.viewport().size()
                 axis(outer.horizontalScrollBar(), corner.x(), page.width(), view.width())
                 axis(outer.verticalScrollBar(), corner.y(), page.height(), view.height())
             outer = outer.parentWidget()

@@ -58,6 +58,12 @@ def compiling_inductor(mode: str | None) -> AbstractContextManager[None]:
     return _for_this_thread("inductor_mode", mode)
 
 
+def module_name(jitted: Any, fallback: str) -> str:
+    """The HLO module name ``jax.jit`` gives ``jitted``'s compile: ``jit_<function name>`` (``fallback`` for a
+    function without ``__name__``), which a profiler capture of the compile carries (:func:`run_compile`)."""
+    return f"jit_{getattr(jitted, '__name__', fallback)}"
+
+
 def run_compile(step: str, module: str, compile: Callable[[], Any]) -> Any:
     """``compile()`` (one XLA compile of step ``step``, HLO module ``module``), through this thread's compile
     observer when a settings race set one (:func:`observing_compiles`: it profiles the raced step's compile); the

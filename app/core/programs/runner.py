@@ -193,7 +193,7 @@ class ProgramRunner:
         traced = self._guard("trace", lambda: self._jitted.trace(*args), should_stop)
         t1 = time.perf_counter()
         lowered = self._guard("lower", traced.lower, None)
-        t2, module = time.perf_counter(), f"jit_{getattr(self._jitted, '__name__', 'entry')}"
+        t2, module = time.perf_counter(), xla.module_name(self._jitted, "entry")
         compiled = self._guard("compile", lambda: xla.run_compile("program", module, lambda: lowered.compile(
             xla.current())), None)
         t3 = time.perf_counter()

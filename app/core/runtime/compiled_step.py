@@ -220,9 +220,8 @@ class CompiledStep:
         traced = yield from _timed("tracing", detail, phases, "trace", lambda: self._jitted.trace(*args))
         lowered = yield from _timed("lowering", detail, phases, "lower", traced.lower)
         hits_before = getattr(_counts, "hits", 0)
-        module = f"jit_{getattr(self._jitted, '__name__', self.name)}"  # the HLO module's name, as jax.jit names it
-        executable = yield from _timed("compiling", detail, phases, "compile", lambda: _compile(lowered, self.name,
-                                                                                               module))
+        executable = yield from _timed("compiling", detail, phases, "compile",
+                                       lambda: _compile(lowered, self.name, self._jitted))
         phases["compile"] = _observed_ms() or phases["compile"]  # a race's profiler around it is not the compile's
         timing.update(
             trace_ms=phases["trace"], lower_ms=phases["lower"], compile_ms=phases["compile"],
@@ -264,15 +263,15 @@ class CompiledStep:
 COMPILE_DELAY_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S"
 
 
-def _compile(lowered: Any, step: str, module: str) -> Any:
+def _compile(lowered: Any, step: str, jitted: Any) -> Any:
     import os
 
     delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
     if delay > 0:
         time.sleep(delay)
-    from app.core.compile_settings.options import current, run_compile  # a race's options, observer
+    from app.core.compile_settings import options  # a race's options, its compile observer
 
-    return run_compile(step, module, lambda: lowered.compile(current()))
+    return options.run_compile(step, options.module_name(jitted, step), lambda: lowered.compile(options.current()))
 
 
 def _observed_ms() -> float | None:
