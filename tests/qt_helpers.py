@@ -35,3 +35,18 @@ def synthetic_run(n: int = 20) -> list[CallRecord]:
         call_record(i, "prefill" if i == 0 else "decode", 1010.0 + i if i < 2 else 9.5 + (i % 3) * 0.2, i < 2)
         for i in range(n)
     ]
+
+
+def settings_stop_to_idle_s(qtbot, win) -> float:
+    """Click the Settings race tab's Stop; seconds until the window is idle again (printed, for the test log)."""
+    import time
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    t0 = time.perf_counter()
+    qtbot.mouseClick(win.findChild(QPushButton, "settingsStopButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not win.is_busy(), timeout=10_000)
+    elapsed = time.perf_counter() - t0
+    print(f"Stop to idle: {elapsed * 1000:.0f} ms")
+    return elapsed

@@ -15,6 +15,7 @@ import pytest  # noqa: E402
 from conftest import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
+from qt_helpers import settings_stop_to_idle_s  # noqa: E402
 
 ENTRY = "01_jit_speedup.py:selu"
 CALLS = 4
@@ -119,8 +120,6 @@ def slow_args():
 def test_stop_ends_a_program_settings_race_within_two_seconds(qtbot, make_window, gui_model, tmp_path):
     """Stop during a program entry's lane (its calls running): the window is idle within the Stop bound, the lane
     ends stopped and the next setting's lane never starts."""
-    import time
-
     path = tmp_path / "slow_program.py"
     path.write_text(SLOW)
     win = make_window(gui_model, size=(1280, 720))
@@ -134,11 +133,7 @@ def test_stop_ends_a_program_settings_race_within_two_seconds(qtbot, make_window
     _race(qtbot, win, ["default", "O1"])
     qtbot.waitUntil(lambda: len(win.session.runs) > n_runs and len(win.session.runs[-1].records) >= 3,
                     timeout=RUN_TIMEOUT_MS)  # the first lane's calls reach the window as they run
-    t0 = time.perf_counter()
-    qtbot.mouseClick(win.findChild(QPushButton, "settingsStopButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not win.is_busy(), timeout=10_000)
-    elapsed = time.perf_counter() - t0
-    print(f"Stop to idle: {elapsed * 1000:.0f} ms")
+    elapsed = settings_stop_to_idle_s(qtbot, win)
     assert elapsed < 2.0
     lanes = win.session.runs[n_runs:]
     assert [(r.mode, r.program) for r in lanes] == [("default", "slow")]  # O1's lane never started

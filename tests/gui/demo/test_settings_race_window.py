@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -18,6 +17,7 @@ import pytest  # noqa: E402
 from conftest import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QFileDialog, QPushButton  # noqa: E402
+from qt_helpers import settings_stop_to_idle_s  # noqa: E402
 
 from app.core.session.requests import SettingsRaceRequest  # noqa: E402
 
@@ -82,11 +82,7 @@ def test_stop_ends_the_settings_race_within_two_seconds(qtbot, window, monkeypat
     monkeypatch.setattr(window.compute.worker.engine, "eos_ids", [])
     race_settings(qtbot, window, ["default", "O0", "O3"])
     qtbot.waitUntil(lambda: len(window.ui.tokens.tokens()) >= 3, timeout=RUN_TIMEOUT_MS)
-    t0 = time.perf_counter()
-    qtbot.mouseClick(window.findChild(QPushButton, "settingsStopButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.is_busy(), timeout=10_000)
-    elapsed = time.perf_counter() - t0
-    print(f"Stop to idle: {elapsed * 1000:.0f} ms")
+    elapsed = settings_stop_to_idle_s(qtbot, window)
     assert elapsed < 2.0
     lanes = [run for run in window.session.runs if run.race == window.session.runs[-1].race]
     assert [run.mode for run in lanes] == ["default"]  # the next lanes never started
@@ -101,11 +97,7 @@ def test_stop_during_a_compile_frees_the_window_at_once(qtbot, window):
     race_settings(qtbot, window, ["default", "O0", "O3"])
     sr = window.demo.settings_race
     qtbot.waitUntil(lambda: len(sr.lanes) == 1 and window.ui.busy.is_uninterruptible(), timeout=RUN_TIMEOUT_MS)
-    t0 = time.perf_counter()  # lane 2 is tracing or compiling: XLA cannot be interrupted
-    qtbot.mouseClick(window.findChild(QPushButton, "settingsStopButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.is_busy(), timeout=10_000)
-    elapsed = time.perf_counter() - t0
-    print(f"Stop to idle: {elapsed * 1000:.0f} ms")
+    elapsed = settings_stop_to_idle_s(qtbot, window)  # lane 2 is tracing or compiling: XLA cannot be interrupted
     assert elapsed < 2.0
     qtbot.waitUntil(lambda: window.session.background is None, timeout=RUN_TIMEOUT_MS)  # the compile finished
     assert [p.name for p in sr.plot.points] == ["default"]  # the abandoned lane's late answer is dropped
