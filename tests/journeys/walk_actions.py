@@ -267,6 +267,9 @@ class Walk(WalkChecks):
     def do_export(self, a: dict):
         win = self.window
         path = self.out / f"export-{self.step:02d}.{a['ext']}"
+        # the legend the export draws, read in the same event-loop turn (a relayout just after it, e.g. the Code
+        # workspace's live compile resizing the IR card, may fold the legend's entries anew: seed 324)
+        shown = [label.text for _, label in win.ui.plot.legend.items]
         try:
             win.demo._status(win.demo.export_plot(path))  # File ▸ Export ▸ Plot as …, without its dialog
         except (OSError, ValueError) as exc:
@@ -277,8 +280,8 @@ class Walk(WalkChecks):
             self.fail("export", f"{path.name} not written")
         elif a["ext"] == "svg":
             text = html.unescape(path.read_text(encoding="utf-8", errors="replace"))
-            missing = [label.text for _, label in win.ui.plot.legend.items  # an entry may take two lines
-                       if any(line not in text for line in label.text.split("<br>"))]
+            missing = [entry for entry in shown  # an entry may take two lines
+                       if any(line not in text for line in entry.split("<br>"))]
             if missing:
                 self.fail("export_names_runs", f"{path.name} lacks legend entries {missing}")
 
