@@ -142,23 +142,25 @@ def pinned_above(bar: QWidget, content: QWidget, name: str) -> QWidget:
     return pane
 
 
-def keep_page_in_sight(tabs: QTabWidget) -> None:
-    """When ``tabs`` shows another page, each scroll area around it scrolls that page's top-left corner into view:
-    a dock narrower than its content (its panel scrolls sideways) shows the page just chosen, not the one beside."""
+def keep_page_in_sight(tabs: QTabWidget, corner_px: int = 360) -> None:
+    """When ``tabs`` shows another page, each scroll area around it scrolls as little as it takes to show the tab
+    widget's top-left corner: its tab bar's height and ``corner_px`` of its width (a page's first column). A dock
+    narrower than its content (its panel scrolls sideways) then shows the page just chosen, not the one beside,
+    and a dock that shows that corner already does not move."""
     def axis(bar: QScrollBar, start: int, length: int, view: int) -> None:
-        if length > view or start < bar.value():  # Qt's ensureWidgetVisible centres a page larger than the view
+        if length > view or start < bar.value():
             bar.setValue(start)
         elif start + length > bar.value() + view:
             bar.setValue(start + length - view)
 
     def scroll_to(_index: int) -> None:
-        page, outer = tabs.currentWidget(), tabs.parentWidget()
-        while page is not None and outer is not None:
+        outer = tabs.parentWidget()
+        while outer is not None:
             content = outer.widget() if isinstance(outer, QScrollArea) else None
             if isinstance(outer, QScrollArea) and content is not None:
-                corner, view = page.mapTo(content, QPoint(0, 0)), outer.viewport().size()
-                axis(outer.horizontalScrollBar(), corner.x(), page.width(), view.width())
-                axis(outer.verticalScrollBar(), corner.y(), page.height(), view.height())
+                corner, view = tabs.mapTo(content, QPoint(0, 0)), outer.viewport().size()
+                axis(outer.horizontalScrollBar(), corner.x(), min(tabs.width(), corner_px), view.width())
+                axis(outer.verticalScrollBar(), corner.y(), tabs.tabBar().height(), view.height())
             outer = outer.parentWidget()
 
     tabs.currentChanged.connect(scroll_to)

@@ -306,7 +306,7 @@ def clipped_by(w: QWidget, top: QWidget) -> str:
     return ""
 
 
-@pytest.mark.parametrize("size", [(857, 482), (1024, 600)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", [(857, 482), (1024, 600), (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_race_button_stays_in_sight_in_a_short_demo_dock(qtbot, app_look, make_window, gui_model, size):
     """A window made small (a walk's resize to 0.67 of 1280×720) squeezes the Demo kit dock to a strip: the mode
     checkboxes scroll, the Race and Replay buttons stay pinned in sight above them; on the Settings race tab its Stop and
@@ -324,11 +324,13 @@ Race sit under the "races:" row, above the settings list."""
         assert check.isVisible()  # the checkboxes are still there, above the fold or scrolled
         demo.results.setCurrentWidget(demo.settings_race.page)  # the Settings race tab: Race under "races:"
         settle(qtbot)
-        row = demo.settings_race.target.row  # a dock narrower than the panel scrolls sideways to the tab chosen
-        assert shown(row) and clipped_by(row, win) == ""
-        if size[1] >= 600:  # at 482 px the dock is an 84 px strip: the tab bar and "races:" fill it
-            for button in (demo.settings_race.controls.race_button, demo.settings_race.controls.stop_button):
-                assert shown(button), button.text()
-                assert clipped_by(button, win) == "", button.text()
+        tab_bar = demo.results.tabBar()  # a dock narrower than the panel scrolls sideways to the tab chosen
+        assert shown(tab_bar) and clipped_by(tab_bar, win) == ""
+        assert shown(demo.settings_race.target.row)  # "races:" under it
+        assert clipped_by(demo.controls.race_button, win) == ""  # and the mode race's Race stays in sight
+        if size[1] >= 600:  # at 482 px the dock is an 84 px strip: the tab bar and half of "races:" fill it
+            for w in (demo.settings_race.target.row, demo.settings_race.controls.race_button,
+                      demo.settings_race.controls.stop_button):
+                assert shown(w) and clipped_by(w, win) == "", w.objectName()
     finally:
         win.close()
