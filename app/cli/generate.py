@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if main_thread() and process_count() == 1 else None)
     records: list[CallRecord] = []
     recorder = session_recorder(args, engine, settings)  # the run written when it ends, source maps at the end
-    bound = memory_bound(engine)  # the decode step's memory-bandwidth floor (measured once per machine)
+    bound = memory_bound(engine)  # the decode step's memory-bandwidth floor (measured at most once a day, the best figure kept)
     if recorder is not None and bound is not None:  # kept with the run: show-session --json writes it back
         recorder.settings["bound"] = {"bound_ms": bound.bound_ms, "bandwidth_gbs": bound.bandwidth_gbs}
     # the window's request through the window's service: the run, then (saving a session) its source maps
