@@ -73,7 +73,8 @@ def machine_bandwidth(platform: str, device: Any = None, kind: str = "") -> tupl
         known = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         known = {}
-    kept = known.get(key) if isinstance(known.get(key), dict) else {}
+    entry = known.get(key)
+    kept: dict[str, Any] = entry if isinstance(entry, dict) else {}
     today = time.strftime("%Y-%m-%d")
     if kept.get("gbs") and kept.get("date") == today:
         return float(kept["gbs"]), probe, today
