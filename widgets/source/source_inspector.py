@@ -186,9 +186,21 @@ class SourceInspector(QWidget):
         if self._stale and self.step.currentText() in self.maps:
             self._show(self.step.currentText())
 
+    def fit_width(self, width: int) -> None:
+        """Lay the explorer beside the graph and diff tabs when ``width`` px (the room the inspector is shown in)
+        holds both at their least widths, else above them (the Code workspace's IR card at 1024×600 is ~490 px:
+        side by side the graph's buttons were drawn over the explorer's "Fold repeated layers")."""
+        least = sum(w.minimumSizeHint().width() for i in range(self.split.count()) if (w := self.split.widget(i)))
+        side_by_side = width >= least + self.split.handleWidth()
+        orientation = Qt.Orientation.Horizontal if side_by_side else Qt.Orientation.Vertical
+        if self.split.orientation() != orientation:
+            self.split.setOrientation(orientation)
+            self.split.setSizes([400, 600] if side_by_side else [300, 300])
+
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        if not self._sized and self.width() > 200:  # first shown: explorer 40%, graph and diff 60%
+        side_by_side = self.split.orientation() == Qt.Orientation.Horizontal
+        if not self._sized and self.width() > 200 and side_by_side:  # first shown: explorer 40%, graph and diff 60%
             self._sized = True
             self.split.setSizes([int(self.width() * 0.4), int(self.width() * 0.6)])
         self.ensure_built()

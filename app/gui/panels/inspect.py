@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
 from app.core.inspect.views import MODEL_STEPS, keys
 from app.core.modes.catalog import CATALOG, MODE_NAMES, mode_info
+from app.gui.layout import scrolling
 from app.gui.status import fit_words
 from widgets.devices.collectives_table import CollectivesTable
 from widgets.ir.ir_tabs import IRTabs
@@ -67,6 +69,7 @@ class InspectWiring(QObject):
         self.inspector = SourceInspector(graph_builder=build_graph)
         self.inspector.setObjectName("sourceInspector")
         self.inspector.explorer.tree.setColumnWidth(0, 250)  # leave room for the counts in the tab
+        self._inspector_viewport: QWidget | None = None  # the scroll area's viewport, made by _page
         ir_tabs.tabs.addTab(self._page(), "Source map")
         self.collectives = CollectivesTable()
         hlo_box = ir_tabs.panels["hlo"].layout()
@@ -112,7 +115,13 @@ class InspectWiring(QObject):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(bar)
-        layout.addWidget(self.inspector, 1)
+        # a short or narrow tab scrolls the inspector, which keeps its least size, and lays its explorer above the
+        # graph when the tab is narrower than both side by side (SourceInspector.fit_width): the Code workspace's
+        # IR card at 1024×600 drew the graph's buttons over the explorer, and the tree ~30 px tall
+        scroll = scrolling(self.inspector, "sourceMapScroll", both=True)
+        self._inspector_viewport = scroll.viewport()
+        self._inspector_viewport.installEventFilter(self)
+        layout.addWidget(scroll, 1)
         return page
 
     # -- data from the compute thread (via the window's slots) ------------------------------------
@@ -255,6 +264,9 @@ class InspectWiring(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         if watched is self.link_label and event.type() == QEvent.Type.Resize:
             self._fit_status()
+        elif (isinstance(watched, QWidget) and watched is self._inspector_viewport
+              and event.type() == QEvent.Type.Resize and isValid(self.inspector)):
+            self.inspector.fit_width(watched.width())
         return False
 
     @Slot()

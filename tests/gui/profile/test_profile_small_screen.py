@@ -4,7 +4,13 @@ the timeline's figures to 9 and 4 px under it, their lines drawn over each other
 page scrolls up and down: every label there is as tall as its text needs at its width (wrapped), as wide as a
 one-line label's text, inside the page or inside its scroll area, and no two labels overlap. Each screen runs in its
 own process on an offscreen screen of that size (:func:`tests.conftest.run_on_screen`); the Run workspace's Profile
-tab is measured the same way in the same window."""
+tab is measured the same way in the same window.
+
+The controls of both pages are whole too (27 Nov, the real window at 1024×600): the Profile tab's button row cut its
+"by" choice to "source l" and the Top 10 button to "Top …es" (it now wraps onto a second row), and the Source map
+tab drew the dataflow graph's buttons over the explorer's "Fold repeated layers", its tree ~30 px tall (the
+inspector now scrolls, and lays its explorer above the graph when the tab is narrower than both side by side): no
+button, choice, field, check box, tab bar or list is narrower than its least width or overlaps another."""
 
 from __future__ import annotations
 
@@ -16,8 +22,9 @@ from tests.conftest import run_on_screen
 
 SCRIPT = textwrap.dedent("""
     import json, time
-    from PySide6.QtCore import QPoint, QRect
-    from PySide6.QtWidgets import QApplication, QLabel, QScrollArea
+    from PySide6.QtCore import QPoint, QRect, Qt
+    from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QApplication, QComboBox,
+                                   QLabel, QLineEdit, QScrollArea, QTabBar, QWidget)
     from app.gui.main import configure_application
     app = QApplication([])
     configure_application(app)
@@ -60,6 +67,24 @@ SCRIPT = textwrap.dedent("""
         found += [f"{a} over {b}" for i, (a, ra) in enumerate(rects) for b, rb in rects[:i] if ra.intersects(rb)]
         return found
 
+    CONTROLS = (QAbstractButton, QComboBox, QAbstractSpinBox, QLineEdit, QAbstractItemView, QTabBar, QLabel)
+
+    def clashes(page):
+        \"\"\"Each shown control of the page narrower than its least width, and each pair that overlaps (a control
+        inside another, as a combo box's field or a tree's header, is part of it).\"\"\"
+        shown = [w for w in page.findChildren(QWidget) if isinstance(w, CONTROLS) and w.isVisibleTo(page)
+                 and w.width() > 0 and not isinstance(w.parentWidget(), (QComboBox, QAbstractSpinBox, QTabBar))]
+        found = [f"{w.objectName() or type(w).__name__}: {w.width()} < {w.minimumSizeHint().width()} px wide"
+                 for w in shown if isinstance(w, (QAbstractButton, QComboBox, QAbstractSpinBox))
+                 and w.width() < w.minimumSizeHint().width()]
+        rects = [(w, QRect(w.mapTo(page, QPoint(0, 0)), w.size()).adjusted(1, 1, -1, -1)) for w in shown]
+        for i, (a, ra) in enumerate(rects):
+            for b, rb in rects[:i]:
+                if ra.intersects(rb) and not a.isAncestorOf(b) and not b.isAncestorOf(a):
+                    found.append(f"{a.objectName() or type(a).__name__} {getattr(a, 'text', str)()!r} over "
+                                 f"{b.objectName() or type(b).__name__} {getattr(b, 'text', str)()!r}")
+        return found
+
     win = MainWindow(settings=UserSettings(model="pydoc-llama"), autoload=False)
     win.resize(1280, 720)
     win.show()
@@ -74,20 +99,38 @@ SCRIPT = textwrap.dedent("""
     win.profile.request()
     wait(lambda: win.profile.last is not None and not win.is_busy())
     settle()
-    page = win.profile.page
-    got = {"code": flaws(page), "code_page": page.size().toTuple(), "summary": win.profile.summary.text()}
+    page, source = win.profile.page, win.inspect.page
+    got = {"code": flaws(page) + clashes(page), "code_page": page.size().toTuple(),
+           "summary": win.profile.summary.text()}
+    win.ui.ir_tabs.tabs.setCurrentWidget(source)
+    settle()
+    split = win.inspect.inspector.split
+    got |= {"code_source": clashes(source), "code_source_width": source.width(),
+            "code_side_by_side": split.orientation() == Qt.Orientation.Horizontal}
     win.workspaces.show("Run")
     win.ui.ir_tabs.tabs.setCurrentWidget(page)
     settle()
-    got |= {"run": flaws(page), "run_page": page.size().toTuple()}
+    got |= {"run": flaws(page) + clashes(page), "run_page": page.size().toTuple()}
+    win.ui.ir_tabs.tabs.setCurrentWidget(source)
+    settle()
+    got |= {"run_source": clashes(source)}
+    win.workspaces.show("Inspect")
+    settle()
+    got |= {"inspect_source": clashes(source), "inspect_source_width": source.width(),
+            "inspect_side_by_side": split.orientation() == Qt.Orientation.Horizontal}
     print(json.dumps(got))
     win.close()
 """)
 
 
 @pytest.mark.parametrize("screen", [(1024, 600), (1280, 720)])
-def test_the_profile_summary_is_whole_in_the_code_and_run_workspaces(tmp_path, screen):
+def test_the_profile_and_source_map_tabs_are_whole_in_every_workspace(tmp_path, screen):
     got = run_on_screen(tmp_path, screen, SCRIPT)
     assert "20 calls profiled" in got["summary"], got
     assert not got["code"], got
     assert not got["run"], got
+    assert not got["code_source"] and not got["run_source"] and not got["inspect_source"], got
+    # the explorer beside the graph where both fit (Inspect's whole width), above it in the Code workspace's card
+    # at 1024×600 (~490 px)
+    assert got["inspect_side_by_side"], got
+    assert got["code_side_by_side"] == (screen != (1024, 600)), got

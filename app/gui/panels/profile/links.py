@@ -26,17 +26,18 @@ from widgets.ir.line_tints import LineTints
 from widgets.source.source_explorer import US_COL
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QComboBox, QHBoxLayout
+    from PySide6.QtWidgets import QComboBox
 
     from app.core.session.requests import ProfileReady
     from app.gui.panels.inspect import InspectWiring
+    from widgets.common.flow_layout import FlowLayout
 
 
 class ProfileTab(Protocol):
     """What the links use of the Profile tab (:class:`app.gui.panels.profile.wiring.ProfileWiring`): its button bar, step box
     and summary line, the profile it shows and its Profile action."""
 
-    bar: QHBoxLayout
+    bar: FlowLayout
     step: QComboBox
     summary: QLabel
 

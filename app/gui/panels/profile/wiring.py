@@ -13,7 +13,6 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QSpinBox,
@@ -35,6 +34,7 @@ from app.gui.context import WindowContext
 from app.gui.layout import scrolling
 from app.gui.panels.profile.figures import busy_arithmetic, busy_figures
 from app.gui.panels.profile.links import ProfileLinks
+from widgets.common.flow_layout import FlowLayout
 from widgets.common.splitters import splitter
 from widgets.common.typed_qt import named
 from widgets.profile.profile_table import ProfileTable
@@ -97,25 +97,26 @@ class ProfileWiring(QObject):
         self.export_button.setEnabled(False)
         self.summary = named(QLabel("Profile the compiled step to see where its time goes."), "profileSummary")
         self.summary.setWordWrap(True)
-        bar = QHBoxLayout()
+        # the buttons wrap onto a second row in a narrow pane (the Code workspace's IR card at 1024×600 cut the
+        # "by" choice to "source l" and the Top 10 button to "Top …es")
+        bar = FlowLayout()
         for w in (self.button, self.step, self.steps, QLabel("by"), self.by, self.export_button):
             bar.addWidget(w)
         self.bar = bar  # ProfileLinks adds its "Top 10 lines" button
-        bar.addStretch(1)
         split = splitter(Qt.Orientation.Vertical, self.table, self.timeline, sizes=[300, 200], collapsible=True,
                          name="profileSplit")
-        body = QWidget()  # the summary above the table and the timeline, each at least its minimum height
+        body = QWidget()  # the buttons, the summary, the table and the timeline, each at least its minimum height
         column = QVBoxLayout(body)
         column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(bar)
         column.addWidget(self.summary)
         column.addWidget(split, 1)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(6, 4, 6, 4)
-        layout.addLayout(bar)
-        # below the buttons the page scrolls up and down: the Code workspace gives the IR card ~150 px at 1024×600,
-        # less than the summary (wrapped to the pane's width) and the table need; squeezed, their lines were drawn
-        # over each other (issue 37's walk)
+        # the page scrolls up and down when it is short: the Code workspace gives the IR card ~95 px at 1024×600,
+        # less than the buttons (two rows there), the summary (wrapped to the pane's width) and the table need;
+        # squeezed, their lines were drawn over each other (issue 37's walk; the wrapped buttons over the summary)
         layout.addWidget(scrolling(body, "profileScroll"), 1)
         self.button.clicked.connect(self.request)
         self.by.currentIndexChanged.connect(self._show_rows)
