@@ -36,6 +36,8 @@ GraphBuilder = Callable[[Any, list[int], Any], Any]
 MIN_TEXT_PX = 9.0
 #: The explorer's narrowest width (px): the graph's side never squeezes it below (its counts stay in view).
 EXPLORER_MIN_PX = 300
+#: each side's least height when the explorer is laid above the graph (:meth:`SourceInspector.fit_width`)
+STACKED_MIN_PX = 220
 
 
 def count(n: int, word: str) -> str:
@@ -195,6 +197,9 @@ class SourceInspector(QWidget):
         orientation = Qt.Orientation.Horizontal if side_by_side else Qt.Orientation.Vertical
         if self.split.orientation() != orientation:
             self.split.setOrientation(orientation)
+            for i in range(self.split.count()):  # stacked, each side keeps rows to read; the inspector scrolls
+                if side := self.split.widget(i):
+                    side.setMinimumHeight(0 if side_by_side else STACKED_MIN_PX)
             self.split.setSizes([400, 600] if side_by_side else [300, 300])
 
     def showEvent(self, event: Any) -> None:
