@@ -206,6 +206,12 @@ class ProgramService:
         yield IREvent(entry, "jit", live.plain())
         return live
 
+    def ir_events(self, prepared: Any, entry: str, should_stop: StopFn) -> Iterator[Any]:
+        """The entry point traced, lowered and compiled once more under the settings in force (outside any run's
+        timings): its :class:`IREvent` and source map, e.g. after a settings race, whose lanes capture none."""
+        live = yield from self._ir_without_run(prepared, None, entry, should_stop)
+        yield from self._source_map(live, entry)
+
     def _live_compile(self, request: ProgramCompileRequest, prepared: Any, entry: str,
                       should_stop: StopFn) -> Iterator[Any]:
         """Trace, lower and compile the entry point with a fresh runner (a later Run compiles cold), then the IR,

@@ -60,7 +60,8 @@ def program_race_events(programs: ProgramService, request: ProgramSettingsRaceRe
     """Load and prepare ``request``'s program (``programs`` keeps it warm for a later run), say so
     (:class:`rq.ProgramLoaded`), then race its entry point under ``request.names`` on JAX's default backend: per lane
     a :class:`LaneEvent`, its :class:`CallRecord` s, a :class:`FinishedEvent` (``"calls"``, ``"stopped"`` or
-    ``"error"``; the program run's summary) and :class:`rq.SettingsRaceLanes` before and after it. Raises
+    ``"error"``; the program run's summary) and :class:`rq.SettingsRaceLanes` before and after it; unless stopped,
+    the entry point's IR and source map last (:meth:`ProgramService.ir_events`: one more compile). Raises
     :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before any lane, and the program's
     :class:`app.core.programs.errors.ProgramError` (after its :class:`rq.ProgramFailed`)."""
     from app.core.programs.errors import ProgramError
@@ -75,6 +76,8 @@ def program_race_events(programs: ProgramService, request: ProgramSettingsRaceRe
         yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                prepared.entry.name, prepared.describe_args(), prepared.backend)
         yield from _program_lanes(prepared, request, should_stop)
+        if not should_stop():  # the IR views show the entry point as XLA's defaults compile it (the lanes keep no IR;
+            yield from programs.ir_events(prepared, prepared.entry.name, should_stop)  # a model race's first lane does)
     except ProgramError as exc:
         yield failed(request, exc)
         raise

@@ -149,6 +149,19 @@ class InspectWiring(QObject):
             self._waiting = False
             self.ir_tabs.clear(f"No IR: the run did not compile. {message}")
 
+    def run_ended(self, run: RunState | None) -> None:
+        """The session is idle and ``run`` (the newest), which cleared the tabs, sent no IR: the tabs say why, not
+        "Waiting for the first compile…" until the next run."""
+        if not self._waiting:
+            return
+        self._ir_key = None
+        self._waiting = False
+        stopped = run is not None and run.finished is not None and run.finished.reason == "stopped"
+        recorded = run is not None and bool(run.origin) and not run.replay
+        self.ir_tabs.clear("No IR: this recorded run holds none." if recorded else
+                           "No IR: the run was stopped before its IR came. Run again to see it."
+                           if stopped else "No IR: the run sent none.")
+
     def ir_arrived(self, step: str) -> None:
         """New IR text for ``step``: its old map and collectives no longer match the views."""
         self._waiting = False
@@ -183,6 +196,7 @@ class InspectWiring(QObject):
         # a recorded program run's mode ("jit", "no-jit", "jit, bucketed") is not a model mode of the catalog:
         # reopening or replaying it crashed here (KeyError, found by the random-walk journeys)
         compiled = [m for m in modes if (mode_info(m).inspectable if m in MODE_NAMES else m != "no-jit")]
+        self._waiting = bool(compiled)
         self.ir_tabs.clear(
             "Waiting for the first compile…" if compiled
             else f"No compiler in {run.mode} mode: pick {', '.join(i.name for i in CATALOG if i.inspectable)} to see the IR."

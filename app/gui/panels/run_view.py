@@ -177,6 +177,7 @@ class RunView(QObject):
     def _on_idle(self, message: str) -> None:
         self.ui.tokens.flush()
         self.ui.ir_tabs.hold_hidden(False)
+        self.inspect.run_ended(self.session.current)
         if self.session.load_queue:  # a model switch queued during the run starts now
             model = self.session.load_queue[0].model
             self.ui.busy.start("loading", model)

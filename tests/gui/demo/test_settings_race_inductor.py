@@ -18,6 +18,7 @@ def test_an_inductor_lane_is_a_torch_compile_point_on_the_plot(qtbot, window):
     race_settings(qtbot, window, ["default", "O1", "inductor-default"])
     wait_done(qtbot, window)
     assert [p.name for p in sr.plot.points] == ["default", "O1", "inductor-default"]
+    assert sr.shown.text() == "points: model pydoc-llama | jit-static decode step"  # what the points are
     inductor = sr.plot.points[2]
     assert inductor.compile_ms > 0 and inductor.steady_ms > 0 and inductor.equal is True
     assert inductor.detail == {}  # Inductor's own phases: no XLA passes to split

@@ -66,6 +66,12 @@ def test_the_program_entry_races_under_two_settings_and_its_passes_compare(qtbot
     assert not any(r.tokens for r in runs)
     assert sr.target.text() == f"races: {ENTRY}"  # the tab still names what it raced
     assert sr.controls.progress_text().startswith("2/2 lanes done · ")
+    assert sr.shown.text() == f"points: program {ENTRY}" and not sr.shown.isHidden()
+    jaxpr = win.ui.ir_tabs.text_of("selu", "jaxpr")  # the IR views show the raced entry (its lanes keep none)
+    assert jaxpr and "exp" in jaxpr and "selu" in win.inspect.maps
+    assert sr.target.choose("model")  # the next race's target changes; the points shown are still the program's
+    assert sr.shown.text() == f"points: program {ENTRY}" and [p.name for p in sr.plot.points] == ["default", "O1"]
+    assert sr.target.choose("program")
 
     # Compare passes…: the entry point's two pass pipelines, with no model step involved
     assert sr.picker.names() == ["default", "O1"] and sr.picker.button.isEnabled()  # no model step needed
@@ -141,4 +147,6 @@ def test_stop_ends_a_program_settings_race_within_two_seconds(qtbot, make_window
     assert len(lanes[0].records) < 10_000
     assert "(stopped)" in win.status.text(), win.status.text()  # the lane's run says it stopped
     assert sr.controls.progress_text().startswith("stopped in lane 1/2"), sr.controls.progress_text()
+    view = win.ui.ir_tabs.panels["jaxpr"].view  # no "Waiting for the first compile…" left behind
+    assert not view.toPlainText() and "stopped" in view.placeholderText(), view.placeholderText()
     qtbot.waitUntil(lambda: win.findChild(QPushButton, "settingsRaceButton").isEnabled(), timeout=10_000)

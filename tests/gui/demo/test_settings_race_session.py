@@ -41,6 +41,7 @@ def test_a_saved_session_keeps_the_race_and_reopens_its_trade_off(qtbot, window,
     assert [p.name for p in sr.plot.points] == ["default", "O0"] and sr.plot.points[0].baseline
     assert sr.picker.names() == [] and "reopened from race.session" in sr.picker.message_text()
     assert "RACE.SESSION" in sr.stage_title.text()
+    assert sr.shown.text().startswith("points: model ") and sr.shown.text().endswith("reopened from race.session")
     assert other.demo.results.currentIndex() == 1  # the Demo kit shows the reopened trade-off
     other.close()
 

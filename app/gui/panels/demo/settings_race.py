@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
 from app.core.compile_settings.catalog import CATALOG, parse_setting
@@ -116,6 +116,11 @@ class SettingsRace(QObject):
         right = QWidget()
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
+        # what the points are (the race's target: the choice may have moved on since), as the stage's title says it
+        self.shown = QLabel("")
+        self.shown.setObjectName("settingsRaceShown")
+        self.shown.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        column.addWidget(self.shown)
         column.addWidget(self.plot, 1)
         column.addWidget(self.picker)
         row.addWidget(right, 1)
@@ -257,11 +262,12 @@ class SettingsRace(QObject):
         """A lane starts (``event.running``) or ends: redraw every point so far, say the progress."""
         if event.request is not self.session.active:  # an abandoned race's late answer
             return
-        if event.request is not self.raced:  # a new race: the stage names what it races
+        if event.request is not self.raced:  # a new race: the stage and the tab name what it races
             req = event.request
             entry = "" if not isinstance(req, ProgramSettingsRaceRequest) else (
                 f"{req.name}:{req.entry}" if req.entry else self.target.program_label())
             self.stage_title.setText((f"{STAGE_TITLE} · {entry}" if entry else STAGE_TITLE).upper())
+            self._name_points(f"program {entry}" if entry else self._model_step())
         self.lanes, self.raced = list(event.lanes), event.request
         self.picker.set_names([lane.name for lane in self.lanes if not lane.name.startswith("inductor-")])
         points = points_of(self.lanes)
@@ -271,6 +277,13 @@ class SettingsRace(QObject):
                                    stopped=bool(self.lanes) and self.lanes[-1].stopped)
         self._set_stage(True)
 
+    def _model_step(self) -> str:
+        return f"model {self.ctx.ui.model_picker.current_model()} | jit-static decode step"
+
+    def _name_points(self, what: str) -> None:
+        self.shown.setText(f"points: {what}")
+        self.shown.setToolTip(f"The trade-off's points are the newest race's: {what}")
+
     def document(self) -> dict[str, Any] | None:
         """The newest race as a session file keeps it (:func:`app.core.compile_settings.saved.race_document`: its
         title, step and lanes), or None before any race."""
@@ -278,8 +291,8 @@ class SettingsRace(QObject):
             return None
         req = self.raced
         program = isinstance(req, ProgramSettingsRaceRequest)
-        what = (f"program {req.entry or req.name}" if program else f"model {self.ctx.ui.model_picker.current_model()} "
-                "| jit-static decode step") if req is not None else self.saved_title
+        what = (f"program {req.entry or req.name}" if program else self._model_step()) if req is not None \
+            else self.saved_title
         return race_document(what, "program" if program else "decode", list(self.lanes))
 
     def show_saved(self, document: dict[str, Any], origin: str) -> None:
@@ -292,6 +305,7 @@ class SettingsRace(QObject):
         for plot in (self.plot, self.stage_plot):
             plot.set_points(points_of(self.lanes))
         self.stage_title.setText(f"{STAGE_TITLE} · {origin}".upper())
+        self._name_points(f"{self.saved_title or 'a race'}, reopened from {origin}")
         self.controls.set_progress(len(self.lanes), len(self.lanes), "")
         if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.ctx.ui.plot.run_ids():
             self.in_plot_area.setChecked(True)  # nothing on the latency plot: the trade-off takes its place
