@@ -102,4 +102,3 @@ class FlowLayout(QLayout):
         if move and row:
             place_row()
         return y + row_height - rect.y() + m.bottom()
-
