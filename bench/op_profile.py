@@ -59,7 +59,8 @@ def report(res: dict) -> None:
           f"loaded in {res['load_s']:.1f} s")
     print(f"profile_step ({p.n_steps} decode steps) end to end: {res['profile_s']:.2f} s ("
           + ", ".join(f"{name} {sec:.2f} s" for name, sec in res["phase_s"]) + ")")
-    print(f"step wall {p.step_ms:.2f} ms (median {p.step_ms_median:.2f}); ops cover {p.attributed_share:.1%} "
+    untraced = f"; untraced {p.untraced_ms:.2f} ms" if p.untraced_ms else ""
+    print(f"step wall {p.step_ms:.2f} ms (median {p.step_ms_median:.2f}{untraced}); ops cover {p.attributed_share:.1%} "
           f"({p.op_ms:.2f} ms); no op running {p.idle_share:.1%}: host {p.host_share:.1%}, between ops "
           f"{p.between_ops_share:.1%}")
     bound = p.bound_ms or 0.0

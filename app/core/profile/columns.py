@@ -105,5 +105,9 @@ def profile_summary(p: Any) -> str:
              f"{p.bandwidth_gbs:.1f} GB/s ({p.step_ms / p.bound_ms:.2f}× the bound)") if p.bound_ms else ""
     split = experts_split(p)  # a mixture-of-experts step: its experts' matmuls against the other ops (issue 42)
     experts = f" · {split.line()}" if split is not None else ""
-    return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}) · {ops_running(p)} · idle "
+    untraced = getattr(p, "untraced_ms", None)  # medians against medians: a traced step's outliers stay out
+    traced = (f" (median {ms(p.step_ms_median)}, untraced {ms(untraced)}: the profiler's events add "
+              f"{p.step_ms_median / untraced - 1:.0%})" if untraced and p.step_ms_median > untraced
+              else f" (median {ms(p.step_ms_median)}, untraced {ms(untraced)})" if untraced else "")
+    return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}){traced} · {ops_running(p)} · idle "
             f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}{experts}")

@@ -136,6 +136,11 @@ class StepProfile:
     ``launch_gaps``: those three in ms per step (``device_busy_ms``, ``launch_gap_ms``, ``host_ms``);
     ``notes``: what the profile could not attribute and why (command buffers); ``peak_tflops``: the device's
     peak FLOP/s (1e12) for the roofline's compute bound, None when not given.
+
+    ``untraced_ms``: the median wall time per step of up to three warm calls timed just before the capture, without
+    the profiler (:data:`app.core.profile.step.UNTRACED_CALLS`): the profiler records an event per op, so a step of many
+    small ops runs slower under it than a step of few large ones, and two variants compare fairly only untraced
+    (issue 38: fused projections looked 7 % faster traced and were not faster untraced).
     """
 
     step: str
@@ -169,6 +174,7 @@ class StepProfile:
     notes: list[str] = field(default_factory=list)
     launch_gaps: dict[str, float] = field(default_factory=dict)
     peak_tflops: float | None = None
+    untraced_ms: float | None = None
 
     @property
     def compute_bound_ms(self) -> float | None:
@@ -180,7 +186,7 @@ class StepProfile:
         ``launch_gaps``' figures, ``peak_tflops``, ``compute_bound_ms`` and ``notes``)."""
         keys = ("model", "step", "module", "n_steps", "step_ms", "step_ms_median", "op_ms", "busy_ms",
                 "attributed_share", "idle_share", "host_share", "between_ops_share", "bandwidth_gbs",
-                "bytes_per_step", "flops_per_step", "bound_ms", "xplane_path")
+                "bytes_per_step", "flops_per_step", "bound_ms", "xplane_path", "untraced_ms")
         out = {k: getattr(self, k) for k in keys}
         out["unmatched"] = list(self.unmatched)
         cost = self.xla_cost or {}

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +67,10 @@ __all__ = [
     "copy_xplane", "profile_call", "profile_from_capture", "profile_step", "read_bandwidth_gbs",
     "read_device_bandwidth_gbs", "read_device_peak_tflops", "rows_to_csv", "rows_to_json_lines",
 ]
+
+
+#: warm calls timed without the profiler after the warm-up (at most ``n_steps``): :attr:`StepProfile.untraced_ms`
+UNTRACED_CALLS = 3
 
 
 def _trace(call: StepCall, n_steps: int, log_dir: str) -> Path:
@@ -137,6 +143,11 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
     report(f"warming up: {warmup} {step} calls{each}")
     for _ in range(warmup):
         call.run()
+    untraced: list[float] = []  # ms per step of a few warm calls without the profiler, to compare with the traced
+    for _ in range(min(n_steps, UNTRACED_CALLS)):
+        t0 = time.perf_counter()
+        call.run()
+        untraced.append((time.perf_counter() - t0) * 1000 / max(1, call.iterations))
     report(f"profiling {n_steps} {step} calls{each}")
     xplane = _trace(call, n_steps, log_dir or tempfile.mkdtemp(prefix="torchax-playground-profile-"))
     device = _device_of(call.compiled)
@@ -149,6 +160,7 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
                                    peak_tflops=peak_tflops)
     profile.xla_cost = _xla_cost(call.compiled)
     profile.source_map = call.source_map
+    profile.untraced_ms = statistics.median(untraced) if untraced else None
     return profile
 
 

@@ -13,8 +13,10 @@ import pytest
 from app.core.profile.attrib import attribute
 from app.core.profile.build import aggregate, build_profile
 from app.core.profile.capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
+from app.core.profile.columns import profile_summary
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.step import copy_xplane, rows_to_csv, rows_to_json_lines
+from app.core.units import ms
 
 LLAMA = "/site-packages/transformers/models/llama/modeling_llama.py"
 HLO = f"""HloModule jit_step, is_scheduled=true
@@ -228,6 +230,10 @@ def test_real_shares_add_up(real_profile):
     # so since jit-static's host cuts (2.3 ms steps) a step can beat the DRAM-bandwidth bound (seen in CI: 2.39 ms
     # bound at 34.5 GB/s against a 2.33 ms step)
     assert profile.bandwidth_gbs and profile.bandwidth_gbs > 0 and profile.bound_ms and profile.bound_ms > 0
+    # the same step without the profiler (its warm-up calls): what tracing adds, in the summary line and the JSON
+    assert profile.untraced_ms and 0.2 * profile.step_ms < profile.untraced_ms < 5 * profile.step_ms
+    assert f", untraced {ms(profile.untraced_ms)}" in profile_summary(profile)
+    assert profile.summary()["untraced_ms"] == profile.untraced_ms
     # the per-instruction estimates add up to XLA's own whole-module cost analysis
     assert profile.flops_per_step == pytest.approx(profile.xla_cost["flops"], rel=0.05)
     assert profile.bytes_per_step == pytest.approx(profile.xla_cost["bytes accessed"], rel=0.05)
