@@ -126,7 +126,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
         call = engine_loop_call(engine, prompt, n_steps)
         return profile_call(call, step, 1, warmup, bandwidth_gbs, log_dir, on_progress, label)
     report(f"compiling the {mode} {step} step")
-    call = engine_step_call(engine, prompt, step, n_steps + warmup, mode)
+    call = engine_step_call(engine, prompt, step, n_steps + warmup + UNTRACED_CALLS, mode)  # each decode call a position
     return profile_call(call, step, n_steps, warmup, bandwidth_gbs, log_dir, on_progress, label)
 
 
