@@ -201,16 +201,21 @@ def goals(rows: dict[str, dict], bound_ms: float, pair: dict | None = None) -> l
     """(goal, measured value, target, met) for the rows present."""
     js, t, tc = rows.get("jit-static"), rows.get("torch"), rows.get("torch-compile")
     out = []
+
+    def to_bound(mode: str, row: dict, limit: float) -> tuple[str, float, str, bool]:
+        """``mode``'s ms/token over the bound: its median warm run against its pair's probe (bench_pairs), else its
+        cold run against the bench's first probe."""
+        if pair is not None:
+            v, what = pair["ratio_to_bound"][pair["modes"].index(mode)], f"{mode} ms/token / bound (warm pairs)"
+        else:
+            v, what = row["steady_ms_per_token"] / bound_ms, f"{mode} ms/token / bound"
+        return what, v, f"<= {limit}", v <= limit
+
     if js and js["steady_ms_per_token"]:
         if t:
             v = t["steady_ms_per_token"] / js["steady_ms_per_token"]
             out.append(("jit-static tokens/s / torch", v, ">= 2", v >= 2.0))
-        if pair is not None:  # warm runs, each against the bound of its own pair's probe (bench_pairs)
-            v = pair["ratio_to_bound"][pair["modes"].index("jit-static")]
-            out.append(("jit-static ms/token / bound (warm pairs)", v, "<= 1.3", v <= 1.3))
-        else:
-            v = js["steady_ms_per_token"] / bound_ms
-            out.append(("jit-static ms/token / bound", v, "<= 1.3", v <= 1.3))
+        out.append(to_bound("jit-static", js, 1.3))
         if tc and tc["steady_ms_per_token"]:
             v = tc["steady_ms_per_token"] / js["steady_ms_per_token"]
             out.append(("jit-static tokens/s / torch-compile", v, ">= 1.1", v >= 1.1))
@@ -228,12 +233,7 @@ def goals(rows: dict[str, dict], bound_ms: float, pair: dict | None = None) -> l
             if js["decode_compile_ms"] and loop["decode_compile_ms"]:
                 v = loop["decode_compile_ms"] / js["decode_compile_ms"]
                 out.append(("jit-loop loop compile / jit-static decode compile", v, "<= 1.5", v <= 1.5))
-        if pair is not None:
-            v = pair["ratio_to_bound"][pair["modes"].index("jit-loop")]
-            out.append(("jit-loop ms/token / bound (warm pairs)", v, "<= 1.2", v <= 1.2))
-        else:
-            v = loop["steady_ms_per_token"] / bound_ms
-            out.append(("jit-loop ms/token / bound", v, "<= 1.2", v <= 1.2))
+        out.append(to_bound("jit-loop", loop, 1.2))
     return out
 
 

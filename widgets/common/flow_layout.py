@@ -82,21 +82,19 @@ class FlowLayout(QLayout):
         m = self.contentsMargins()
         area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
         x, y, row_height = area.x(), area.y(), 0
-        row: list[tuple[QLayoutItem, QSize]] = []
+        row: list[tuple[QLayoutItem, QSize, int]] = []  # the current row's items, size hints and left edges
 
         def place_row() -> None:
-            for item, hint in row:  # each item centred in its row's height, as a QHBoxLayout does
-                item.setGeometry(QRect(QPoint(item_x[id(item)], y + (row_height - hint.height()) // 2), hint))
+            for item, hint, left in row:  # each item centred in its row's height, as a QHBoxLayout does
+                item.setGeometry(QRect(QPoint(left, y + (row_height - hint.height()) // 2), hint))
 
-        item_x: dict[int, int] = {}
         for item in self._visible():
             hint = item.sizeHint()
             if row and x + hint.width() > area.right() + 1:
                 if move:
                     place_row()
                 x, y, row_height, row = area.x(), y + row_height + self._spacing, 0, []
-            item_x[id(item)] = x
-            row.append((item, hint))
+            row.append((item, hint, x))
             x += hint.width() + self._spacing
             row_height = max(row_height, hint.height())
         if move and row:

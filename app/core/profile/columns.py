@@ -106,8 +106,10 @@ def profile_summary(p: Any) -> str:
     split = experts_split(p)  # a mixture-of-experts step: its experts' matmuls against the other ops (issue 42)
     experts = f" · {split.line()}" if split is not None else ""
     untraced = getattr(p, "untraced_ms", None)  # medians against medians: a traced step's outliers stay out
-    traced = (f" (median {ms(p.step_ms_median)}, untraced {ms(untraced)}: the profiler's events add "
-              f"{p.step_ms_median / untraced - 1:.0%})" if untraced and p.step_ms_median > untraced
-              else f" (median {ms(p.step_ms_median)}, untraced {ms(untraced)})" if untraced else "")
+    traced = ""
+    if untraced:
+        added = (f": the profiler's events add {p.step_ms_median / untraced - 1:.0%}"
+                 if p.step_ms_median > untraced else "")
+        traced = f" (median {ms(p.step_ms_median)}, untraced {ms(untraced)}{added})"
     return (f"{p.step} step {ms(p.step_ms)} per step (mean of {p.n_steps}){traced} · {ops_running(p)} · idle "
             f"{p.idle_share:.0%} (host {p.host_share:.0%}, between ops {p.between_ops_share:.0%}){bound}{experts}")

@@ -144,23 +144,23 @@ class InspectWiring(QObject):
         """The run that cleared the IR tabs ended before any IR arrived (refused or failed, e.g. jit-loop on a
         ``tp`` mesh): the tabs say why instead of "Waiting for the first compile…" (issue 37); the next run
         clears them again."""
-        if self._waiting:
-            self._ir_key = None
-            self._waiting = False
-            self.ir_tabs.clear(f"No IR: the run did not compile. {message}")
+        self._no_ir(f"No IR: the run did not compile. {message}")
 
     def run_ended(self, run: RunState | None) -> None:
         """The session is idle and ``run`` (the newest), which cleared the tabs, sent no IR: the tabs say why, not
         "Waiting for the first compile…" until the next run."""
-        if not self._waiting:
-            return
-        self._ir_key = None
-        self._waiting = False
         stopped = run is not None and run.finished is not None and run.finished.reason == "stopped"
         recorded = run is not None and bool(run.origin) and not run.replay
-        self.ir_tabs.clear("No IR: this recorded run holds none." if recorded else
-                           "No IR: the run was stopped before its IR came. Run again to see it."
-                           if stopped else "No IR: the run sent none.")
+        self._no_ir("No IR: this recorded run holds none." if recorded else
+                    "No IR: the run was stopped before its IR came. Run again to see it."
+                    if stopped else "No IR: the run sent none.")
+
+    def _no_ir(self, text: str) -> None:
+        """While the tabs wait for the IR of the run that cleared them: stop waiting and show ``text`` instead."""
+        if self._waiting:
+            self._ir_key = None
+            self._waiting = False
+            self.ir_tabs.clear(text)
 
     def ir_arrived(self, step: str) -> None:
         """New IR text for ``step``: its old map and collectives no longer match the views."""
