@@ -14,9 +14,10 @@ its defaults are ``--models random:llama-1b-shape --dtype bfloat16 --modes torch
 The memory-bandwidth bound: decoding one token reads every weight once, so
 ``bound_ms = weight_bytes / read_bandwidth``. ``host %`` is the median host share of the steady decode calls of
 a jitted mode: of each call's wall time, what is not waiting for the device (``app.core.events.HOST_PARTS``: the
-inputs' transfer, flattening, dispatch, the token to the host); the medians of each part follow the table. On the CPU read bandwidth is measured by summing a 1 GiB
-float32 array with NumPy, one thread per core (best of 5; :func:`app.core.profile.capture.read_bandwidth_gbs`,
-the profiler's roofline figure); on a GPU or TPU by a device-to-device copy through JAX on that device,
+inputs' transfer, flattening, dispatch, the token to the host); the medians of each part follow the table. On the CPU read bandwidth is the faster of two reads of 1 GiB
+of float32, each the best of 5: NumPy sums, one thread per core, and an XLA matrix-vector product (either can be
+bound by the CPU rather than the memory; :func:`app.core.profile.capture.read_bandwidth_gbs`, the profiler's
+roofline figure); on a GPU or TPU by a device-to-device copy through JAX on that device,
 bytes read + written per second (best of 5 over 1 GiB; :func:`app.core.engine.device.device_copy_bandwidth_gbs`;
 an H100 80GB read 3.03 TB/s). Compare modes within one run, as ratios: this machine's
 speed moves between days (CONTEXT.md).
@@ -307,7 +308,7 @@ def measure_bandwidth(device, cached: bool = True) -> tuple[float, str]:
     if device.platform == "cpu":
         from app.core.profile.capture import read_bandwidth_gbs
 
-        return read_bandwidth_gbs(1 << 30, repeats=5, cached=cached), "NumPy sum of 1 GiB, read"
+        return read_bandwidth_gbs(1 << 30, repeats=5, cached=cached), "the faster of a NumPy sum and an XLA matrix-vector product over 1 GiB, read"
     from app.core.engine.device import device_copy_bandwidth_gbs
 
     return device_copy_bandwidth_gbs(device.jax_device, 1 << 30, repeats=5), "JAX device copy of 1 GiB, read + write"

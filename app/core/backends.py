@@ -97,8 +97,8 @@ class BackendFacts:
     #: The XLA flag (``XLA_FLAGS``) that turns command buffers off (an empty list of command types; "": none).
     command_buffer_flag: str = ""
     #: How the roofline's figures are measured (:data:`app.core.profile.capture.PROBES`): the memory bandwidth
-    #: (``"host read"``: NumPy reads on every core; ``"device copy"``: a jitted ``x + 1`` on the device) and the
-    #: peak FLOP/s (``"device matmul"``; "": none).
+    #: (``"host read"``: NumPy sums on every core or an XLA matrix-vector product, the faster; ``"device copy"``:
+    #: a jitted ``x + 1`` on the device) and the peak FLOP/s (``"device matmul"``; "": none).
     bandwidth_probe: str = "device copy"
     peak_flops_probe: str = "device matmul"
     #: The torch device of the PyTorch modes (``"cpu"``, ``"cuda:0"`` when torch has CUDA); "": torch does not run

@@ -103,7 +103,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
     per iteration (module docstring); its prefill is jit-static's prefill.
 
     ``warmup`` calls run first, untraced. ``bandwidth_gbs``: the machine's read bandwidth for the roofline,
-    measured (:func:`read_bandwidth_gbs`, ~0.3 s the first time) when None. ``log_dir``: where the capture
+    measured (:func:`read_bandwidth_gbs`, ~2 s the first time) when None. ``log_dir``: where the capture
     goes (a new temporary directory when None; it is left for export, see :func:`copy_xplane`).
     ``on_progress(str)`` is called on this thread before each phase. Compiles on first use (seconds).
     Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps`` or a mode that cannot be profiled,

@@ -51,6 +51,21 @@ def test_a_day_later_it_is_measured_again_and_the_best_figure_stays(tmp_path, mo
     assert json.loads(store.read_text())[key]["gbs"] == 43.0
 
 
+def test_the_read_bandwidth_is_the_faster_of_a_numpy_sum_and_an_xla_product(monkeypatch):
+    """Either kernel can be bound by the CPU rather than the memory (27 Nov here: NumPy's sum read 13 GB/s, XLA's
+    matrix-vector product 30): the probe takes the faster, so a slow sum cannot put a decode under its bound."""
+    from app.core.profile import probes
+
+    n = 8 << 20
+    monkeypatch.setattr(probes, "_numpy_sum_seconds", lambda n_bytes, repeats, workers: 0.002)
+    monkeypatch.setattr(probes, "_matvec_seconds", lambda n_bytes, repeats: 0.001)
+    assert probes.read_bandwidth_gbs(n, repeats=1, cached=False) == n / 0.001 / 1e9
+    monkeypatch.setattr(probes, "_matvec_seconds", lambda n_bytes, repeats: 0.004)
+    assert probes.read_bandwidth_gbs(n, repeats=1, cached=False) == n / 0.002 / 1e9
+    monkeypatch.undo()
+    assert probes.read_bandwidth_gbs(n, repeats=1, cached=False) > 0  # the real product runs
+
+
 def test_the_session_shows_the_steady_decode_share_of_the_bound():
     from app.core.events import CallRecord
     from app.core.session import requests as rq
