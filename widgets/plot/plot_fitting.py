@@ -10,10 +10,11 @@ import re
 from collections.abc import Callable
 
 import pyqtgraph as pg
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.core.units import ms
+from widgets.common.geometry import Shapes
 from widgets.common.typed_qt import plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR
 from widgets.plot.latency_runs import CompileNote, PlotRun, legend_entries, race_entry_name
@@ -111,13 +112,14 @@ class PlotFitting(pg.PlotWidget):
         view = vb.sceneBoundingRect()
         curves = [[vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for p in r.points]
                   for r in self._runs]
-        spots = [sp for curve in curves for sp in curve]
-        segments = [(a, b) for curve in curves for a, b in zip(curve, curve[1:])]
+        shapes = Shapes([[(sp.x(), sp.y()) for sp in curve] for curve in curves])
+        left, top, right, bottom = view.left(), view.top(), view.right(), view.bottom()
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
         for note in (n for run in self._runs for n in run.notes if not n.retired):
             best: tuple[str, tuple[float, float]] | None = None
             best_cost: int | None = None
-            own = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
+            own_at = vb.mapViewToScene(note.pos())  # the note's own point: beside it is where it belongs
+            own = (own_at.x(), own_at.y())
             # the full split first; in a cramped plot the one-line form (the compile log has the split)
             for text in dict.fromkeys((note.full_text, note.short_text)):
                 if text != note.toPlainText():
@@ -125,13 +127,14 @@ class PlotFitting(pg.PlotWidget):
                 for anchor in NOTE_ANCHORS:
                     note.setAnchor(anchor)
                     rect = note.sceneBoundingRect()
-                    margin = rect.adjusted(-6, -6, 6, 6)
-                    cost = 10 * sum(margin.contains(sp) for sp in spots if (sp - own).manhattanLength() > 1)
+                    box = (rect.left(), rect.top(), rect.right(), rect.bottom())
+                    cost = 10 * shapes.points_in((box[0] - 6, box[1] - 6, box[2] + 6, box[3] + 6), own)
                     cost += UNREADABLE * sum(rect.intersects(t) for t in taken)  # over another note, the legend
                     # a curve behind the note (drawn over the curves on an opaque background: readable), a note
                     # cut at the plot's edge (unreadable: issue 29, flaw 18; the race lanes' notes at x = 0)
-                    cost += 1 * sum(_crosses(rect, a, b) for a, b in segments)
-                    cost += 0 if view.contains(rect) else UNREADABLE
+                    cost += shapes.segments_crossing(box)
+                    inside = left <= box[0] and top <= box[1] and box[2] <= right and box[3] <= bottom
+                    cost += 0 if inside else UNREADABLE
                     if best_cost is None or cost < best_cost:
                         best, best_cost = (text, anchor), cost
                 if best_cost == 0:
@@ -389,12 +392,3 @@ def essential(name: str) -> str:
     parts = head.split(" · ")
     return " · ".join(parts[:2] + [p for p in parts[2:] if not SECONDARY.match(p)])
 
-
-def _crosses(rect: QRectF, a: QPointF, b: QPointF) -> bool:
-    """Whether the segment a–b (scene coordinates) passes through ``rect``."""
-    if rect.contains(a) or rect.contains(b):
-        return True
-    line = QLineF(a, b)
-    corners = [rect.topLeft(), rect.topRight(), rect.bottomRight(), rect.bottomLeft()]
-    return any(line.intersects(QLineF(corners[i], corners[(i + 1) % 4]))[0] == QLineF.IntersectionType.BoundedIntersection
-               for i in range(4))

@@ -205,8 +205,8 @@ def test_the_plot_keeps_its_tool_tip_when_qt_asks_for_one(qtbot):
 def test_compile_notes_keep_clear_of_the_curve_and_inside_the_plot(qtbot):
     """Issue 29, flaw 18: a compile note is placed where no segment of a curve crosses it and inside the view,
     when such a place exists (here at 1280x720's plot size)."""
+    from widgets.common.geometry import segment_crosses
     from widgets.plot.latency_plot import LatencyPlot
-    from widgets.plot.plot_fitting import _crosses
 
     plot = LatencyPlot()
     qtbot.addWidget(plot)
@@ -227,7 +227,9 @@ def test_compile_notes_keep_clear_of_the_curve_and_inside_the_plot(qtbot):
     for note in plot.notes():
         rect = note.sceneBoundingRect()
         assert vb.sceneBoundingRect().contains(rect), (rect, vb.sceneBoundingRect())
-        assert not any(_crosses(rect, a, b) for a, b in zip(curve, curve[1:])), note.toPlainText()
+        box = (rect.left(), rect.top(), rect.right(), rect.bottom())
+        assert not any(segment_crosses(box, (a.x(), a.y(), b.x(), b.y())) for a, b in zip(curve, curve[1:])), \
+            note.toPlainText()
 
 
 def test_the_call_axis_never_takes_an_si_prefix(qtbot):
