@@ -30,6 +30,8 @@ PAINT_SHARE_OF_WORK = 0.25
 def _painted_first(r: dict) -> bool:
     """The first paint came before the work waiting behind it, at most :data:`PAINT_SHARE_OF_WORK` of its time."""
     return r["first_paint_s"] <= min(FIRST_PAINT_CEILING_S, PAINT_SHARE_OF_WORK * r["ready_s"])
+
+
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Debian's xvfb (.ci/run installs it)")
 
 DRIVER = r"""

@@ -47,8 +47,10 @@ def to_jax(model: Any, device: Device) -> tuple[Any, Any]:
 
     register_moe_ops()  # issue 42: MoE models (aten::_grouped_mm)
     register_cache_update()  # issue 38: a decode step's KV write in place (aten::index_put at one position)
+    from app.core.runtime.linear_layout import linear_layout
+
     with on_device(device):
-        weights, fn = torchax.extract_jax(model)
+        weights, fn = linear_layout(model, *torchax.extract_jax(model))  # issue 38: GPT-2's Conv1D as nn.Linear
     return place(weights, device), fn
 
 

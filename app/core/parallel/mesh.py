@@ -20,12 +20,12 @@ from typing import Any
 
 from app.core.errors import InvalidSettingsError
 
-# Name patterns (parameter path → which dimension of the *stored* tensor is split on "tp").
-# torch.nn.Linear stores (out_features, in_features); GPT-2's Conv1D stores (in_features, out_features).
-_COLUMN = re.compile(r"\.(q_proj|k_proj|v_proj|gate_proj|up_proj|gate_up_proj|qkv_proj|query_key_value|fc1|dense_h_to_4h)\.(weight|bias)$")
-_ROW = re.compile(r"\.(o_proj|down_proj|out_proj|fc2|dense_4h_to_h|dense)\.weight$")
-_CONV1D_COLUMN = re.compile(r"\.(c_attn|c_fc)\.(weight|bias)$")
-_CONV1D_ROW = re.compile(r"\.c_proj\.weight$")
+# Name patterns (parameter path → which dimension of the *stored* tensor is split on "tp"). torch.nn.Linear stores
+# (out_features, in_features), and so does every GPT-2 Conv1D weight on JAX (transposed at conversion:
+# app.core.runtime.linear_layout), hence c_attn / c_fc / c_proj follow the Linear rules.
+_COLUMN = re.compile(r"\.(q_proj|k_proj|v_proj|gate_proj|up_proj|gate_up_proj|qkv_proj|query_key_value|fc1|dense_h_to_4h"
+                     r"|c_attn|c_fc)\.(weight|bias)$")
+_ROW = re.compile(r"\.(o_proj|down_proj|out_proj|fc2|dense_4h_to_h|dense|c_proj)\.weight$")
 _VOCAB = re.compile(r"(embed_tokens|wte|word_embeddings|lm_head|embed_out)\.weight$")
 _EXPERTS = re.compile(r"\.experts\.(gate_up_proj|up_proj|down_proj)$")  # issue 42: MoE experts (experts, out, in)
 
@@ -179,10 +179,6 @@ def weight_spec(name: str, shape: tuple[int, ...], tp: int) -> tuple:
         return split(0)
     if _ROW.search(name) and len(shape) == 2:
         return split(1)
-    if _CONV1D_COLUMN.search(name):
-        return split(len(shape) - 1)
-    if _CONV1D_ROW.search(name) and len(shape) == 2:
-        return split(0)
     if _EXPERTS.search(name) and len(shape) == 3:  # issue 42: MoE experts column- / row-parallel like an MLP
         return split(2 if name.endswith("down_proj") else 1)  # issue 42: MoE experts
     return ()
