@@ -113,7 +113,6 @@ class PlotFitting(pg.PlotWidget):
         curves = [[vb.mapViewToScene(QPointF(p.x, math.log10(max(p.wall_ms, 1e-3)))) for p in r.points]
                   for r in self._runs]
         shapes = Shapes([[(sp.x(), sp.y()) for sp in curve] for curve in curves])
-        left, top, right, bottom = view.left(), view.top(), view.right(), view.bottom()
         taken = [self.legend.sceneBoundingRect()] if self.legend.isVisible() else []
         for note in (n for run in self._runs for n in run.notes if not n.retired):
             best: tuple[str, tuple[float, float]] | None = None
@@ -133,8 +132,7 @@ class PlotFitting(pg.PlotWidget):
                     # a curve behind the note (drawn over the curves on an opaque background: readable), a note
                     # cut at the plot's edge (unreadable: issue 29, flaw 18; the race lanes' notes at x = 0)
                     cost += shapes.segments_crossing(box)
-                    inside = left <= box[0] and top <= box[1] and box[2] <= right and box[3] <= bottom
-                    cost += 0 if inside else UNREADABLE
+                    cost += 0 if view.contains(rect) else UNREADABLE
                     if best_cost is None or cost < best_cost:
                         best, best_cost = (text, anchor), cost
                 if best_cost == 0:

@@ -69,13 +69,12 @@ def linear_layout(model: Any, weights: dict[str, Any],
 
     exclude_from_tracebacks(__file__)  # a projection's source line is the model's call, not this file
     weights = dict(weights)
-    chosen = [m for name, m in modules.items() if f"{name}.weight" in weights]
-    for name in modules:
-        if f"{name}.weight" in weights:  # (a tied weight appears once, under its first name)
-            weights[f"{name}.weight"] = weights[f"{name}.weight"].T  # materialised row-major, (out, in)
+    chosen = {name: m for name, m in modules.items() if f"{name}.weight" in weights}  # a tied weight: one name
+    for name in chosen:
+        weights[f"{name}.weight"] = weights[f"{name}.weight"].T  # materialised row-major, (out, in)
 
     def run(states: Any, args: Any, kwargs: Any = None) -> Any:
-        with _as_linear(chosen):
+        with _as_linear(list(chosen.values())):
             return fn(states, args, kwargs)
 
     return weights, run
