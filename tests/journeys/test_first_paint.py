@@ -23,13 +23,19 @@ ROOT = Path(__file__).resolve().parents[2]
 #: speed moves between days (27 Nov: cores ~2x slower, 2.6-3.0 s on this head and on the one before it), and speed
 #: targets belong in benchmarks, not in timed tests: what is asserted is the order (the window paints before the
 #: waiting work ends, at a small share of it) and a ceiling no machine of this kind reaches without a regression.
+#: The share: 0.20 alone on a quiet machine, 0.24-0.26 with two busy cores or in a slow day's CI (first paint
+#: 3.6-4.4 s of 13-17 s); a paint that waited for the session's reading would be near 1.
 FIRST_PAINT_CEILING_S = 5.0
-PAINT_SHARE_OF_WORK = 0.25
+PAINT_SHARE_OF_WORK = 0.4
 
 
 def _painted_first(r: dict) -> bool:
-    """The first paint came before the work waiting behind it, at most :data:`PAINT_SHARE_OF_WORK` of its time."""
-    return r["first_paint_s"] <= min(FIRST_PAINT_CEILING_S, PAINT_SHARE_OF_WORK * r["ready_s"])
+    """The compute thread's work was released only after the window's first paint (the gate's own clock), and
+    that paint came within :data:`FIRST_PAINT_CEILING_S` and at most :data:`PAINT_SHARE_OF_WORK` of the time
+    until the work was done."""
+    painted_s, released_s = r["gate"]
+    return (painted_s is not None and released_s is not None and released_s >= painted_s
+            and r["first_paint_s"] <= min(FIRST_PAINT_CEILING_S, PAINT_SHARE_OF_WORK * r["ready_s"]))
 
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Debian's xvfb (.ci/run installs it)")
@@ -62,6 +68,9 @@ def tick():
         ys = range(frame.top() + 5, frame.bottom() - 5, 7)
         dark = sum(QColor(image.pixel(x, y)).lightness() < 16 for x in xs for y in ys)
         print(f"dark {dark / (len(xs) * len(ys)):.3f}", flush=True)
+    if st["painted"] is not None and "gate" not in st and win.first_paint.open:
+        st["gate"] = True
+        print(f"gate {win.first_paint.painted_s} {win.first_paint.released_s}", flush=True)
     if win.is_busy():
         st["progress"].add(win.ui.busy.text().split("…")[0])
     done = (win.loaded is not None if wait_for == "model" else bool(win.session.runs)) and not win.is_busy()
@@ -94,7 +103,8 @@ def _start(display: str, tmp_path: Path, wait_for: str, args: list[str], cache: 
     assert "painted" in out and "ready" in out, proc.stdout[-2000:] + proc.stderr[-3000:]
     return {"first_paint_s": float(out["painted"]) - started, "dark": float(out["dark"]),
             "ready_s": float(out["ready"].split()[0]) - started, "done": out["ready"].split()[1] == "True",
-            "progress": out.get("progress", "")}
+            "progress": out.get("progress", ""),
+            "gate": tuple(float(v) if v != "None" else None for v in out.get("gate", "None None").split())}
 
 
 SCREEN = pytest.mark.parametrize("x_display", [(1280, 720)], indirect=True)
