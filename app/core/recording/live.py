@@ -297,12 +297,16 @@ def recorded_program(run: RecordedRun) -> str:
 
 
 def as_shown(state: RunState, recorded: RecordedRun) -> RecordedRun:
-    """``recorded`` named as the plot shows ``state`` (see :meth:`LiveRecording.runs_on_plot`)."""
+    """``recorded`` named as the plot shows ``state`` (see :meth:`LiveRecording.runs_on_plot`), and a lane of
+    the race the plot shows it in: a reopened race's lanes carry the session's race number, not the one in the
+    file they came from (a file saved after opening the same race three times held three copies of "race 1",
+    read back as one nine-lane race whose legend could not be merged: the walk, seed 336)."""
     number = f"run {state.run_id} · "
     if state.replay:
         return dataclasses.replace(recorded, label=f"{number}{state.mode} ▶ replay of {recorded.label}",
                                    records=list(state.records), tokens=list(state.tokens),
-                                   finished=state.finished)
+                                   finished=state.finished, race=state.race)
     if state.origin and not recorded.label.startswith(number):
-        return dataclasses.replace(recorded, label=f"{number}{state.mode} (recorded as {recorded.label})")
-    return recorded
+        return dataclasses.replace(recorded, label=f"{number}{state.mode} (recorded as {recorded.label})",
+                                   race=state.race)
+    return recorded if recorded.race == state.race else dataclasses.replace(recorded, race=state.race)

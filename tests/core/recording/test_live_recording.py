@@ -203,3 +203,22 @@ def test_opened_runs_are_kept_beside_live_ones_and_named_as_the_plot_names_them(
     shown = live.runs_on_plot()[-1]
     assert shown.label == "run 8 · torch ▶ replay of run 7 · torch" and shown.finished is not None
     assert live.replay_source() == [opened]  # a replay is not replayed
+
+
+def test_a_race_opened_twice_is_saved_as_two_races_not_one():
+    """The lanes of the same recorded race shown twice (a file opened twice) are two races on the plot, and what
+    Save session writes keeps them two: each lane carries the race the plot shows it in, not its file's number
+    (the walk, seed 336: three copies of "race 1" were read back as one nine-lane race)."""
+    session, _sent, live, _ = _session()
+    lanes = [RecordedRun(label=f"run {i + 1} · {mode}", mode=mode, model="m", race=1)
+             for i, mode in enumerate(("torch", "jit-static"))]
+    for _copy in range(2):
+        race = session.new_race_id()
+        for lane in lanes:
+            state = live.begin_recorded(lane, lane.label, race)
+            assert state is not None
+            session.apply_all(lane.events())
+            session.end_recorded(state)
+    saved = live.runs_on_plot()
+    assert [s.race for s in session.runs] == [r.race for r in saved]  # as the plot groups them
+    assert len({r.race for r in saved}) == 2 and all(lane.race == 1 for lane in lanes)  # the file's runs unchanged
