@@ -310,3 +310,23 @@ def as_shown(state: RunState, recorded: RecordedRun) -> RecordedRun:
         return dataclasses.replace(recorded, label=f"{number}{state.mode} (recorded as {recorded.label})",
                                    race=state.race)
     return recorded if recorded.race == state.race else dataclasses.replace(recorded, race=state.race)
+
+
+def race_keys(runs: list[tuple[int, RecordedRun]]) -> list[tuple[int, int, int] | None]:
+    """Per ``(file index, run)`` of files opened together, in order: the key of the race it is a lane of (None for
+    a single run); lanes with the same key are one race on the plot. A race is ``(file, its number in the file,
+    copy)``: a lane whose mode its race already has starts the next copy — files saved before each lane carried
+    the plot's race number (:func:`as_shown`) held a race opened three times as three copies of one number."""
+    keys: list[tuple[int, int, int] | None] = []
+    modes: dict[tuple[int, int], tuple[int, set[str]]] = {}  # (file, race) -> (its newest copy, that copy's modes)
+    for file_index, run in runs:
+        if run.race is None:
+            keys.append(None)
+            continue
+        copy, seen = modes.get((file_index, run.race), (0, set()))
+        if run.mode in seen:
+            copy, seen = copy + 1, set()
+        seen.add(run.mode)
+        modes[(file_index, run.race)] = (copy, seen)
+        keys.append((file_index, run.race, copy))
+    return keys

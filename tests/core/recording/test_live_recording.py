@@ -11,7 +11,7 @@ from session_helpers import passes_ready
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, Summary, TokenEvent
 from app.core.profile.model import StepProfile, Timeline
 from app.core.recording import LiveRecording, LiveRunInfo, RecordedRun
-from app.core.recording.live import short_origin
+from app.core.recording.live import race_keys, short_origin
 from app.core.recording.model import is_program_run
 from app.core.session import requests as rq
 from app.core.session.model import Session
@@ -222,3 +222,15 @@ def test_a_race_opened_twice_is_saved_as_two_races_not_one():
     saved = live.runs_on_plot()
     assert [s.race for s in session.runs] == [r.race for r in saved]  # as the plot groups them
     assert len({r.race for r in saved}) == 2 and all(lane.race == 1 for lane in lanes)  # the file's runs unchanged
+
+
+def test_a_file_holding_copies_of_one_race_number_opens_them_as_separate_races():
+    def lane(mode: str, race: int | None) -> RecordedRun:
+        return RecordedRun(label=f"run · {mode}", mode=mode, model="m", race=race)
+
+    copies = [lane(m, 1) for m in ("torch", "jit-static")] * 3  # as files saved before as_shown kept the race
+    runs = [(0, lane("jit", None)), *[(0, r) for r in copies], (1, lane("torch", 1)), (1, lane("jit-static", 1))]
+    keys = race_keys(runs)
+    assert keys[0] is None
+    assert keys[1:7] == [(0, 1, 0), (0, 1, 0), (0, 1, 1), (0, 1, 1), (0, 1, 2), (0, 1, 2)]
+    assert keys[7] == keys[8] == (1, 1, 0)  # another file's race 1 is another race

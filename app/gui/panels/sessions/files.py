@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMenu
 
 from app.core.errors import SessionFileError
 from app.core.recording import RecordedRun, RunRecorder, SessionFile, load_all
-from app.core.recording.live import LiveRecording, LiveRunInfo
+from app.core.recording.live import LiveRecording, LiveRunInfo, race_keys
 from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
@@ -311,12 +311,9 @@ class SessionFiles(QObject):
         """Show recorded runs (``(file index, run)``, in order) through the session, as if they ran now."""
         machines = {r.machine for _, r in runs} | self.live.opened_machines()
         self._machines = machine_colours(machines)
-        races: dict[tuple[int, int], int] = {}
-        for file_index, run in runs:
-            race = None
-            if run.race is not None:
-                key = (file_index, run.race)
-                race = races.get(key) or races.setdefault(key, self.session.new_race_id())
+        races: dict[tuple[int, int, int], int] = {}
+        for (_file, run), key in zip(runs, race_keys(runs), strict=True):
+            race = None if key is None else races.get(key) or races.setdefault(key, self.session.new_race_id())
             self.show_run(run, race, keep=len(runs))
         with_ir = [run for _, run in runs if run.ir]
         if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
