@@ -55,7 +55,7 @@ test: check-python $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(PY) tools/size_check.py
 	$(PY) tools/type_check.py
-	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q --durations=30
 
 bench: check-python $(STAMP)
 	$(PY) bench/decode.py
