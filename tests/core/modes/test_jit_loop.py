@@ -97,18 +97,22 @@ def test_stop_during_the_loop_ends_it_within_one_iteration(llama_engine, monkeyp
     slow = loop_mod._LoopRun._on_token
 
     def on_token(self, token, count):  # a slower device: the loop cannot finish before Stop reaches it
-        time.sleep(0.02)
+        time.sleep(0.05)
         return slow(self, token, count)
 
     monkeypatch.setattr(loop_mod._LoopRun, "_on_token", on_token)
     stop, seen = threading.Event(), []
-    events = []
+    events, steps_at_stop = [], None
     for event in llama_engine.generate(PROMPT, GenerationSettings(mode="jit-loop", max_new_tokens=100,
                                                                    stop_at_eos=False), should_stop=stop.is_set):
         events.append(event)
         if isinstance(event, TokenEvent):
             seen.append(event)
             if len(seen) == 4:
+                # How far the device had run when Stop was pressed: the host may lag it by any number of tokens
+                # on a busy machine (the first loop token's IR capture, a loaded CI host), so the bound below
+                # counts from here, not from the tokens the host had taken.
+                steps_at_stop = llama_engine.mode_state("jit-loop")["last_loop"].steps
                 stop.set()
     finished = events[-1]
     assert isinstance(finished, FinishedEvent) and finished.reason == "stopped"
@@ -116,7 +120,8 @@ def test_stop_during_the_loop_ends_it_within_one_iteration(llama_engine, monkeyp
     stats = llama_engine.mode_state("jit-loop")["last_loop"]
     assert stats.stopped and stats.after_stop == 1  # the one iteration whose callback saw Stop, then the exit
     assert stats.steps < stats.limit == 99
-    assert stats.steps <= stats.consumed + 3  # the device ran only a few iterations ahead of the host
+    # The iteration in flight when Stop was pressed, then at most one more: the one whose callback saw it.
+    assert steps_at_stop is not None and stats.steps <= steps_at_stop + 2
 
 
 def test_eos_ends_the_loop_on_the_device(llama_engine, monkeypatch):
