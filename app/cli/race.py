@@ -33,10 +33,40 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     race.add_argument("--eager-tokens", type=int, default=EAGER_TOKENS, metavar="N",
                       help="token cap of the torchax-eager lane (it dispatches every op on its own; "
                            f"default {EAGER_TOKENS})")
-    race.add_argument("--json", action="store_true", help="one JSON object per mode summary")
+    race.add_argument("--json", action="store_true",
+                      help="one JSON object per mode summary, then one per pair's verdict and the steady phase's")
+    add_steady_args(race)
     add_settings_args(race)
     add_session_args(race)
     return race
+
+
+def add_steady_args(race: argparse.ArgumentParser) -> None:
+    """The steady-state phase's options (:mod:`app.core.steady`): paired, interleaved rounds after the lanes."""
+    from app.core.steady import SteadyPlan
+
+    plan = SteadyPlan()
+    group = race.add_argument_group(
+        "steady state", "after the cold lanes, rounds of the same short generation once per mode (the baseline "
+        "twice: the A/A noise floor), shuffled per round, until every pair's 95 %% interval is within "
+        f"±{plan.target_pct:g} %% or the budget ends; then one verdict per pair")
+    group.add_argument("--steady-budget", type=float, default=plan.budget_s, metavar="SECONDS",
+                       help=f"seconds of rounds (default {plan.budget_s:g}; the minimum rounds always run)")
+    group.add_argument("--steady-rounds", type=int, default=plan.min_rounds, metavar="N",
+                       help=f"paired rounds kept at least (default {plan.min_rounds}, at least 2)")
+    group.add_argument("--steady-tokens", type=int, default=plan.tokens, metavar="N",
+                       help=f"tokens per generation in a round (default {plan.tokens}, at most --max-new-tokens)")
+    group.add_argument("--no-steady", action="store_true", help="no steady-state phase: the cold lanes only")
+
+
+def steady_plan(args: argparse.Namespace) -> Any:
+    """The :class:`app.core.steady.SteadyPlan` of ``args`` (None with ``--no-steady``)."""
+    from app.core.steady import SteadyPlan
+
+    if args.no_steady:
+        return None
+    return SteadyPlan(budget_s=args.steady_budget, min_rounds=args.steady_rounds,
+                      tokens=args.steady_tokens).validated()
 
 
 def add_settings_args(race: argparse.ArgumentParser) -> None:
@@ -67,20 +97,22 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from app.cli.race_settings import run_settings
 
         return run_settings(args, out, err)
-    from app.core.events import FinishedEvent, LaneEvent
-    from app.core.race import by_lane, format_race_table, summary_rows
+    from app.core.events import FinishedEvent, LaneEvent, SteadyRoundEvent, VerdictsEvent
+    from app.core.race import by_lane
     from app.core.session.requests import RaceRequest
 
     settings = settings_from_args(args, capture_ir=False)
+    plan = steady_plan(args)
     if not args.modes:
         from app.core.modes.catalog import modes_on
 
         args.modes = list(modes_on(device_for(args).platform))
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
+    verdicts: VerdictsEvent | None = None
     # the window's request through the window's service (its source maps only when a session file is saved)
     request = RaceRequest(args.prompt, tuple(args.modes), settings, args.eager_tokens, cold=not args.warm,
-                          source_maps=bool(args.save_session))
+                          source_maps=bool(args.save_session), steady=plan)
     stream = compute_service(engine, args).handle(request, reraise=True)
     recorder = session_recorder(args, engine, settings, err)  # each lane written as it ends
     for mode, event in by_lane(stream):
@@ -93,8 +125,29 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms "
                       f"on {event.device}",
                       file=err, flush=True)
+        elif isinstance(event, SteadyRoundEvent) and not args.json:
+            print(round_line(event), file=err, flush=True)
+        elif isinstance(event, VerdictsEvent):
+            verdicts = event
+    print_results(args, engine, finished, verdicts, out)
+    write_session_outputs(args, recorder, err)
+    return 0
+
+
+def round_line(event: Any) -> str:
+    """A steady-state round on stderr: ``[steady] round 3: torch 1.23 · jit-static 0.51 ms/token``."""
+    figures = " · ".join(f"{b.label} {b.ms_per_token:.3g}" for b in event.blocks)
+    return f"[steady] round {event.index + 1}: {figures} ms/token" + (
+        f" (preempted: {event.preempted})" if event.preempted else "")
+
+
+def print_results(args: argparse.Namespace, engine: Any, finished: dict[str, Any], verdicts: Any,
+                  out: TextIO) -> None:
+    """The race's summary table (or its JSON lines), then the steady-state phase's verdicts."""
     from app.cli.hosts import process_fields  # a run across hosts: each row names its process (issue 39)
     from app.core.profile.bound import memory_bound
+    from app.core.race import format_race_table, summary_rows
+    from app.core.verdict.words import format_verdicts, json_lines
 
     bound = memory_bound(engine)
     rows = summary_rows(finished, bound.bound_ms if bound is not None else None)
@@ -103,13 +156,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             done = finished[row["mode"]]
             out.write(json.dumps({"event": "race", **row, "device": done.device, "mesh": done.summary.mesh,
                                   **process_fields(), "token_ids": done.token_ids}) + "\n")
-    else:
-        print(f"model {engine.label} | prompt {args.prompt!r} | {device_line(engine)}", file=out)
-        print(format_race_table(rows), file=out)
-        n = min((len(f.token_ids) for f in finished.values()), default=0)  # torchax-eager's lane is capped
-        same = len({tuple(f.token_ids[:n]) for f in finished.values()}) == 1
-        print(f"identical tokens across modes (first {n}): {'yes' if same else 'no'}", file=out)
-    write_session_outputs(args, recorder, err)
-    return 0
-
+        if verdicts is not None:
+            out.write("".join(line + "\n" for line in json_lines(verdicts.to_json())))
+        return
+    print(f"model {engine.label} | prompt {args.prompt!r} | {device_line(engine)}", file=out)
+    print(format_race_table(rows), file=out)
+    n = min((len(f.token_ids) for f in finished.values()), default=0)  # torchax-eager's lane is capped
+    same = len({tuple(f.token_ids[:n]) for f in finished.values()}) == 1
+    print(f"identical tokens across modes (first {n}): {'yes' if same else 'no'}", file=out)
+    if verdicts is not None:
+        print(format_verdicts(verdicts.to_json()), file=out)
 

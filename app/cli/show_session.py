@@ -44,6 +44,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.recording.compare import format_compare, ir_diff
     from app.core.recording.store import load_all
     from app.core.recording.text import format_session, json_lines
+    from app.core.verdict.words import json_lines as verdict_json_lines
 
     sessions = load_all(args.paths)
     runs = [r for s in sessions for r in s.runs]
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 out.write(line + "\n")
         for race in races:
             out.write("".join(line + "\n" for line in race_json_lines(race)))
+        for doc in (v for s in sessions for v in s.verdicts):  # a mode race's verdicts, as race --json wrote them
+            out.write("".join(line + "\n" for line in verdict_json_lines(doc)))
     elif not args.perfetto:
         texts = [format_session(s) for s in sessions]
         texts += [f"== settings race\n{format_race(race)}" for race in races]

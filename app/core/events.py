@@ -309,4 +309,59 @@ class LaneEvent(_Event):
     kind = "lane"
 
 
+@dataclass(frozen=True)
+class SteadyRoundEvent(_Event):
+    """One round of a race's steady-state phase (:mod:`app.core.steady`): ``index`` (from 0); ``blocks``: its
+    timed blocks in the order they ran (:class:`app.core.verdict.rounds.Block`: label, mode, ``ms_per_token``,
+    ``wall_ms``, ``cpu_ms``, ``stolen_ms``, tokens, reps); ``preempted``: why a block of it counts as preempted
+    judged on the rounds so far (``""``: kept; the final judgement is :class:`VerdictsEvent`'s)."""
+
+    index: int
+    blocks: tuple[Any, ...]
+    preempted: str = ""
+    kind = "steady_round"
+
+
+@dataclass(frozen=True)
+class VerdictsEvent(_Event):
+    """The end of a race's steady-state phase: its verdicts (:mod:`app.core.verdict`).
+
+    ``pairs``: one :class:`app.core.verdict.words.PairVerdict` per pair (``ratio``, ``ci_low``, ``ci_high``,
+    ``rounds``, ``aa_noise``, ``dropped``, ``text``); ``baseline``: the mode measured twice per round (the A/A
+    pair); ``modes``: the modes in the phase; ``rounds``: paired rounds kept; ``dropped``: rounds dropped as
+    preempted, ``dropped_rounds`` why (``"round 3: torch: 12 ms stolen in 140 ms"``); ``aa_noise``: the A/A
+    interval's half-width (± %, None when unknown); ``noisy``: wider than ±3 %; ``threads``: the thread budget
+    every mode had (``torch_intra_op``: ``torch.get_num_threads()``; ``xla_cpu``: XLA:CPU's intra-op pool);
+    ``load_avg``: ``os.getloadavg()`` at the end (1, 5, 15 minutes); ``budget_s`` / ``elapsed_s``: the time
+    budget and the phase's time (s); ``stopped_by``: ``"precise"``, ``"budget"``, ``"max rounds"`` or
+    ``"stopped"``; ``left_out``: mode → why it had no steady-state blocks (torchax-eager: too slow);
+    ``tokens``: tokens per generation; ``reps``: generations per block, per mode.
+    """
+
+    pairs: tuple[Any, ...]
+    baseline: str
+    modes: tuple[str, ...]
+    rounds: int
+    dropped: int
+    aa_noise: float | None
+    noisy: bool
+    threads: dict[str, int] = field(default_factory=dict)
+    load_avg: tuple[float, ...] = ()
+    budget_s: float = 0.0
+    elapsed_s: float = 0.0
+    stopped_by: str = ""
+    left_out: dict[str, str] = field(default_factory=dict)
+    dropped_rounds: tuple[str, ...] = ()
+    tokens: int = 0
+    reps: dict[str, int] = field(default_factory=dict)
+    kind = "verdicts"
+
+    @property
+    def lines(self) -> list[str]:
+        """The verdict sentences, one per pair."""
+        return [p.text for p in self.pairs]
+
+
 Event = PhaseEvent | PromptEvent | TokenEvent | CallRecord | IREvent | FinishedEvent | LaneEvent
+#: What a mode race yields (:func:`app.core.race.race`): the engine's events, then its steady-state phase's.
+RaceEvent = Event | SteadyRoundEvent | VerdictsEvent

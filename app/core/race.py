@@ -5,7 +5,8 @@ and the window consume the same stream. Each mode starts cold by default (``Engi
 ``jax.clear_caches()``), so the summary shows what a first run costs: time to first token, total compile
 ms, steady ms/token, tokens/s, total time, number of compiles. ``torchax-eager`` dispatches every ATen op
 on its own (~0.5–2 s per token from cold), so its lane is capped at ``eager_tokens`` (the catalog's
-``token_cap``).
+``token_cap``). With a :class:`app.core.steady.SteadyPlan` the race ends with a steady-state phase: paired,
+interleaved rounds of every mode and the verdicts they allow (:mod:`app.core.steady`, :mod:`app.core.verdict`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from app.core.events import Event, FinishedEvent, LaneEvent
+from app.core.events import FinishedEvent, LaneEvent, PromptEvent, RaceEvent
 from app.core.modes.catalog import CATALOG, REFERENCE_MODE, mode_info
 from app.core.report.columns import RACE_COLUMNS, render_text
 from app.core.settings import MODES, GenerationSettings
+from app.core.steady import SteadyPlan, steady_phase
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -42,9 +44,12 @@ def race(
     cold: bool = True,
     eager_tokens: int = EAGER_TOKENS,
     on_live_phase: Callable[[Any], None] | None = None,
-) -> Iterator[Event]:
+    steady: SteadyPlan | None = None,
+) -> Iterator[RaceEvent]:
     """Run ``prompt`` through each of ``modes`` in order: per lane a :class:`LaneEvent`, then the events of
-    :meth:`app.core.engine.engine.Engine.generate`.
+    :meth:`app.core.engine.engine.Engine.generate`; with ``steady``, then the steady-state phase's events
+    (:func:`app.core.steady.steady_phase`: a :class:`SteadyRoundEvent` per round, a :class:`VerdictsEvent`). A
+    cold lane with ``steady`` drops only its own mode's compiled steps (the others' serve the rounds' warm-up).
 
     Raises :class:`app.core.errors.InvalidSettingsError` for an unknown mode before running anything.
     Stops between modes (and within a mode, between steps) once ``should_stop()`` is true.
@@ -54,17 +59,25 @@ def race(
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise InvalidSettingsError(f"Race modes must be among {', '.join(MODES)}; got {', '.join(modes) or 'none'}.")
+    if steady is not None:
+        steady.validated()
+    cache_lens: dict[str, int | None] = {}
     for i, mode in enumerate(modes):
         if should_stop():
             return
         lane = lane_settings(settings, mode, eager_tokens)
         yield LaneEvent(mode, i, len(modes), lane.max_new_tokens)
         if cold:
-            engine.clear_compiled()
-        yield from engine.generate(prompt, lane, should_stop, on_live_phase)
+            engine.clear_compiled([mode] if steady is not None else None)
+        for event in engine.generate(prompt, lane, should_stop, on_live_phase):
+            if isinstance(event, PromptEvent):
+                cache_lens[mode] = event.cache_len
+            yield event
+    if steady is not None and not should_stop():
+        yield from steady_phase(engine, prompt, modes, settings, steady, should_stop, cache_lens)
 
 
-def by_lane(events: Iterator[Event]) -> Iterator[tuple[str | None, Event]]:
+def by_lane(events: Iterator[RaceEvent]) -> Iterator[tuple[str | None, RaceEvent]]:
     """Pair each event of a race stream with the mode of its lane."""
     mode = None
     for event in events:

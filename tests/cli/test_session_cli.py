@@ -20,7 +20,8 @@ def run_cli(*argv):
 def test_race_saves_every_lane_and_a_perfetto_trace(model_dirs, tmp_path):
     session, trace = tmp_path / "race.session", tmp_path / "race.json"
     code, out, err = run_cli("race", "--model", model_dirs("llama"), "--prompt", "The jit", "--max-new-tokens", 3,
-                             "--modes", "torch", "jit-static", "--save-session", session, "--perfetto", trace)
+                             "--modes", "torch", "jit-static", "--save-session", session, "--perfetto", trace,
+                             "--steady-budget", 0, "--steady-rounds", 3)
     assert code == 0, err
     assert f"[session] wrote {session}" in err and f"[perfetto] wrote {trace}" in err
     runs = load(session).runs
@@ -33,6 +34,16 @@ def test_race_saves_every_lane_and_a_perfetto_trace(model_dirs, tmp_path):
     code, out, err = run_cli("show-session", session)
     assert code == 0, err
     assert out.count("recorded on CPU") == 2 and "time to first token" in out and "mode torch" in out
+    # the steady-state verdicts, with where they were measured (CPU, cores, load, threads, versions)
+    (kept,) = load(session).verdicts
+    assert kept["race"] == 1 and kept["pairs"][0]["mode"] == "jit-static" and kept["environment"]["cpu_count"]
+    assert "== verdicts of race 1\nmachine " in out and " cores · load " in out and "\nversions jax " in out
+    assert "steady state: " in out and "threads torch intra-op " in out and kept["pairs"][0]["text"] in out
+    code, out, err = run_cli("show-session", session, "--json")
+    assert code == 0, err
+    verdict = [json.loads(line) for line in out.splitlines() if '"event": "verdict"' in line]
+    assert [(v["mode"], v["against"]) for v in verdict] == [("jit-static", "torch")]
+    assert {"ratio", "ci_low", "ci_high", "rounds", "aa_noise", "dropped"} <= set(verdict[0])
     code, out, _ = run_cli("show-session", session, "--compare")
     assert code == 0 and "machine" in out and "run 2 · jit-static" in out and "best steady" in out
     code, _, err = run_cli("show-session", session, "--diff-ir", "decode")
@@ -74,3 +85,23 @@ def test_show_session_refuses_a_bad_file_in_one_line(tmp_path):
     code, out, err = run_cli("show-session", bad)
     assert code == 2 and out == ""
     assert err.strip() == f"error: {bad}: is not a session file (not a zip archive)"
+
+
+def test_old_session_files_without_verdicts_open_and_bad_verdicts_are_named(tmp_path):
+    import zipfile
+
+    import pytest
+
+    from app.core.errors import SessionFileError
+    from app.core.recording.store import MEMBER, SessionFile, to_document
+
+    doc = to_document(SessionFile())
+    assert "verdicts" not in doc  # written only when a race had a steady-state phase
+    old = tmp_path / "old.session"
+    with zipfile.ZipFile(old, "w") as zf:
+        zf.writestr(MEMBER, json.dumps(doc))
+    assert load(old).verdicts == []
+    with zipfile.ZipFile(tmp_path / "bad.session", "w") as zf:
+        zf.writestr(MEMBER, json.dumps({**doc, "verdicts": [{"pairs": 3}]}))
+    with pytest.raises(SessionFileError, match="verdicts is not a list of verdicts with pairs"):
+        load(tmp_path / "bad.session")

@@ -17,7 +17,7 @@ matching torch device (``cuda:0`` on a GPU), and every :class:`app.core.events.C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import Any
 
@@ -244,19 +244,25 @@ class Engine:
     def _static_templates_any(self) -> Any:
         return next(reversed(self._static_templates.values()))
 
-    def clear_compiled(self) -> None:
-        """Drop every compiled step of this engine: the next run traces, lowers and compiles again (new
-        ``jax.jit`` objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well;
-        torch-compile's steps and Dynamo's caches too."""
+    def clear_compiled(self, modes: Iterable[str] | None = None) -> None:
+        """Drop every compiled step of this engine (``modes``: only those modes' steps and state; the other
+        modes' executables stay usable): the next run traces, lowers and compiles again (new ``jax.jit``
+        objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well; torch-compile's
+        steps and Dynamo's caches too."""
         from app.core.compile_cache.xla import clear_in_memory_caches
         from app.core.modes.catalog import mode_class
 
+        only = None if modes is None else set(modes)
         for mode, state in list(self._mode_state.items()):
+            if only is not None and mode not in only:
+                continue
             if set(state) - {"cleared"}:  # the mode made something: drop it, and say why it compiles again
                 mode_class(mode).clear_state(self)
                 self._mode_state[mode] = {"cleared": True}
-        self._dropped |= set(self._steps)  # a step never compiled before compiles for its "first call"
-        self._steps.clear()
+        dropped = {key for key in self._steps if only is None or key[0] in only}
+        self._dropped |= dropped  # a step never compiled before compiles for its "first call"
+        for key in dropped:
+            del self._steps[key]
         clear_in_memory_caches()
 
     def dynamic_cache(self) -> Any:

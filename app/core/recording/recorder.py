@@ -10,7 +10,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, TokenEvent
+from app.core.events import (
+    CallRecord,
+    FinishedEvent,
+    IREvent,
+    LaneEvent,
+    PromptEvent,
+    TokenEvent,
+    VerdictsEvent,
+)
 from app.core.inspect.ir import StepIR
 from app.core.recording.environment import environment
 from app.core.recording.model import RecordedPasses, RecordedRun
@@ -26,8 +34,9 @@ class RunRecorder:
     its :class:`LaneEvent`); ``prompt``: the user's text; ``first_run``: number of the first run's label
     (``"run 1 · jit-static"``). A run starts at a :class:`LaneEvent`, or at the first
     :class:`PromptEvent` / :class:`CallRecord` / :class:`TokenEvent` when none is running, and ends at its
-    :class:`FinishedEvent`. :class:`PhaseEvent` and unknown events are ignored. The environment is taken
-    when a run ends (JAX's devices only if JAX is imported by then).
+    :class:`FinishedEvent`. A race's :class:`VerdictsEvent` is kept in :attr:`verdicts` (:func:`verdict_record`:
+    the race's number and the machine with it). :class:`PhaseEvent` and unknown events are ignored. The
+    environment is taken when a run ends (JAX's devices only if JAX is imported by then).
 
     ``autosave_to``: a session file rewritten with the finished runs each time a run ends (:meth:`autosave`,
     through the store's write-then-rename :func:`app.core.recording.store.save`), so a process killed in
@@ -44,6 +53,8 @@ class RunRecorder:
         self.settings, self.prompt = dict(settings or {}), prompt
         self.autosave_to, self.on_autosave = autosave_to, on_autosave
         self.runs: list[RecordedRun] = []
+        #: the steady-state verdicts of the races recorded (:func:`verdict_record` each)
+        self.verdicts: list[dict[str, Any]] = []
         self.current: RecordedRun | None = None
         self._next = first_run
         self._race: int | None = None
@@ -68,6 +79,11 @@ class RunRecorder:
                 self._race = (self._race or 0) + 1
             self._lane_settings = {**self.settings, "mode": event.mode, "max_new_tokens": event.max_new_tokens}
             self.start(event.mode, race=self._race)
+            return None
+        if isinstance(event, VerdictsEvent):
+            self.verdicts.append(verdict_record(event, self._race))
+            if self.autosave_to is not None:
+                self.autosave()
             return None
         if not isinstance(event, (PromptEvent, CallRecord, TokenEvent, IREvent, FinishedEvent)):
             return None
@@ -121,7 +137,7 @@ class RunRecorder:
         :class:`app.core.errors.SessionFileError` when it cannot be written."""
         if self.autosave_to is None:
             return None
-        session = SessionFile(runs=list(self.runs))
+        session = SessionFile(runs=list(self.runs), verdicts=list(self.verdicts))
         size = session.save(self.autosave_to)
         if self.on_autosave is not None:
             self.on_autosave(session, size)
@@ -169,4 +185,11 @@ class RunRecorder:
         """A :class:`SessionFile` of the finished runs (and the current one, ended as it stands)."""
         if self.current is not None:
             self.finish(autosave=False)  # the caller writes the session it asked for
-        return SessionFile(runs=list(self.runs))
+        return SessionFile(runs=list(self.runs), verdicts=list(self.verdicts))
+
+
+def verdict_record(event: VerdictsEvent, race: int | None) -> dict[str, Any]:
+    """What a session file keeps of a race's verdicts: the event's JSON (pairs, rounds, A/A, threads, load
+    average, …), ``race`` (the number of the race whose lanes it follows) and ``environment`` (CPU model, cores,
+    package versions: :func:`app.core.recording.environment.environment`)."""
+    return {**event.to_json(), "race": race, "environment": environment()}

@@ -3,7 +3,9 @@
 The JSON document's top-level keys are ``format`` (:data:`FORMAT_NAME`), ``format_version``
 (:data:`FORMAT_VERSION`), ``created_at``, ``app_version``, ``runs`` (one :meth:`RecordedRun.to_dict` each) and,
 when the file keeps compiler-settings races, ``settings_races`` (one plain dict each,
-:mod:`app.core.compile_settings.saved`; a reader that predates them ignores the key). Only JSON is read — nothing in a file is ever executed (no pickle).
+:mod:`app.core.compile_settings.saved`; a reader that predates them ignores the key) and, when it keeps a mode
+race's steady-state verdicts, ``verdicts`` (one plain dict per race,
+:func:`app.core.recording.recorder.verdict_record`; files without them open with none). Only JSON is read — nothing in a file is ever executed (no pickle).
 Every failure to read is one :class:`app.core.errors.SessionFileError` naming the file and the problem.
 """
 
@@ -39,6 +41,8 @@ class SessionFile:
     ISO 8601 UTC time of writing; ``app_version``: torchax-playground's version; ``path``: the file it was
     read from or last written to (None for a session built in memory). ``settings_races``: compiler-settings races
     as plain JSON dicts (``race --settings`` / ``tradeoff``; :mod:`app.core.compile_settings.saved` reads them).
+    ``verdicts``: the steady-state verdicts of mode races as plain JSON dicts (pairs, rounds, A/A, threads, load,
+    ``race``, ``environment``; :func:`app.core.verdict.words.format_verdicts` prints one).
     """
 
     runs: list[RecordedRun] = field(default_factory=list)
@@ -47,6 +51,7 @@ class SessionFile:
     app_version: str | None = None
     path: str | None = None
     settings_races: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
 
     def save(self, path: Any) -> int:
         """Write to ``path`` (see :func:`save`). Returns the bytes written; raises
@@ -88,6 +93,8 @@ def to_document(session: SessionFile) -> dict[str, Any]:
     }
     if session.settings_races:
         doc["settings_races"] = [dict(race) for race in session.settings_races]
+    if session.verdicts:
+        doc["verdicts"] = [dict(v) for v in session.verdicts]
     return doc
 
 
@@ -185,8 +192,12 @@ def load(path: str | os.PathLike) -> SessionFile:
     if not isinstance(races, list) or not all(isinstance(r, dict) and isinstance(r.get("lanes"), list)
                                               for r in races):
         raise SessionFileError(path, "is corrupted (settings_races is not a list of races with lanes)")
+    verdicts = doc.get("verdicts", [])  # files written before verdicts have none
+    if not isinstance(verdicts, list) or not all(isinstance(v, dict) and isinstance(v.get("pairs"), list)
+                                                 for v in verdicts):
+        raise SessionFileError(path, "is corrupted (verdicts is not a list of verdicts with pairs)")
     return SessionFile(runs=runs, format_version=version, created_at=str(doc.get("created_at", "")),
-                       app_version=doc.get("app_version"), path=str(path), settings_races=races)
+                       app_version=doc.get("app_version"), path=str(path), settings_races=races, verdicts=verdicts)
 
 
 def load_all(paths: list[str | os.PathLike]) -> list[SessionFile]:

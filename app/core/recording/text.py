@@ -138,9 +138,25 @@ def format_run(run: RecordedRun) -> str:
     return "\n".join(lines)
 
 
+def format_verdict_record(doc: dict[str, Any]) -> str:
+    """A race's kept verdicts (:func:`app.core.recording.recorder.verdict_record`): where they were measured
+    (CPU model, cores, load average, thread budget, versions), then :func:`app.core.verdict.words.format_verdicts`."""
+    from app.core.verdict.words import format_verdicts
+
+    env = doc.get("environment") or {}
+    load = " ".join(f"{x:.2f}" for x in doc.get("load_avg") or []) or "–"
+    versions = " · ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
+    race = doc.get("race")
+    return "\n".join(["== verdicts" + (f" of race {race}" if race else ""),
+                      f"machine {env.get('cpu_model') or '?'} · {env.get('cpu_count') or '?'} cores · load {load}",
+                      f"versions {versions or '–'}", format_verdicts(doc)])
+
+
 def format_session(session: SessionFile) -> str:
-    """Every run of the session (:func:`format_run`), after a header naming the file and its runs."""
+    """Every run of the session (:func:`format_run`), after a header naming the file and its runs, and the
+    steady-state verdicts of its races (:func:`format_verdict_record`)."""
     head = f"{session.path or 'session'}: {len(session.runs)} run(s), format {session.format_version}"
     if session.created_at:
         head += f", written {session.created_at}"
-    return "\n\n".join([head, *(format_run(r) for r in session.runs)])
+    return "\n\n".join([head, *(format_run(r) for r in session.runs),
+                         *(format_verdict_record(v) for v in session.verdicts)])

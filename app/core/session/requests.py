@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.race import EAGER_TOKENS
+from app.core.race import EAGER_TOKENS, SteadyPlan
 from app.core.settings import GenerationSettings
 
 
@@ -48,7 +48,7 @@ class RunRequest(Request):
 class RaceRequest(Request):
     """Run ``prompt`` through ``modes`` one after another (:func:`app.core.race.race`), each cold unless
     ``cold`` is False (the CLI's ``--warm``: compiled steps kept between modes); ``source_maps`` as in
-    :class:`RunRequest`."""
+    :class:`RunRequest`; ``steady``: a closing steady-state phase and its verdicts (:mod:`app.core.steady`)."""
 
     prompt: str
     modes: tuple[str, ...]
@@ -56,6 +56,7 @@ class RaceRequest(Request):
     eager_tokens: int = EAGER_TOKENS
     cold: bool = True
     source_maps: bool = True
+    steady: SteadyPlan | None = None
     label = "race"
 
 

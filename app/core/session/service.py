@@ -190,7 +190,8 @@ class ComputeService:
                 stream = settings_race_events(engine, request, should_stop)
             else:
                 stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
-                              cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase)
+                              cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase,
+                              steady=request.steady)
             for event in stream:
                 if isinstance(event, IREvent):
                     irs.append(event)

@@ -106,20 +106,35 @@ def test_exports_round_trip(llama_engine, tmp_path):
 
 
 def test_cli_race_json(model_dirs):
+    """A real race with its steady-state phase (a 2 s budget): the lanes' rows, then the pair's verdict with its
+    interval, rounds, A/A floor and dropped rounds, and the phase's thread budget."""
     out, err = io.StringIO(), io.StringIO()
     code = main(["race", "--model", model_dirs("llama"), "--modes", "torch", "jit-static",
-                 "--max-new-tokens", "4", "--json"], out=out, err=err)
+                 "--max-new-tokens", "4", "--json", "--steady-budget", "2"], out=out, err=err)
     assert code == 0, err.getvalue()
-    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    rows = [r for r in lines if r["event"] == "race"]
     assert [r["mode"] for r in rows] == ["torch", "jit-static"]
     assert rows[0]["token_ids"] == rows[1]["token_ids"] and rows[1]["n_compiles"] == 2
+    (verdict,) = [r for r in lines if r["event"] == "verdict"]
+    assert (verdict["mode"], verdict["against"], verdict["baseline"]) == ("jit-static", "torch", "torch")
+    assert verdict["ci_low"] <= verdict["ratio"] <= verdict["ci_high"]
+    assert verdict["rounds"] + verdict["dropped"] >= 9 and verdict["aa_noise"] > 0
+    assert verdict["text"].startswith(("jit-static is", "torch is", "jit-static vs torch: no clear difference"))
+    (steady,) = [r for r in lines if r["event"] == "steady"]
+    assert steady["threads"]["torch_intra_op"] == steady["threads"]["xla_cpu"] >= 1
+    assert steady["rounds"] + steady["dropped"] >= 9 and steady["tokens"] == 4 and len(steady["load_avg"]) == 3
+    assert lines[-1] is steady
 
 
 def test_cli_race_table_compares_the_capped_eager_lane_on_its_prefix(model_dirs):
     out, err = io.StringIO(), io.StringIO()
     code = main(["race", "--model", model_dirs("llama"), "--modes", "torch", "torchax-eager", "--eager-tokens", "2",
-                 "--max-new-tokens", "4", "--ignore-eos"], out=out, err=err)
+                 "--max-new-tokens", "4", "--ignore-eos", "--steady-budget", "0", "--steady-rounds", "2"],
+                out=out, err=err)
     assert code == 0, err.getvalue()
     text = out.getvalue()
     assert "identical tokens across modes (first 2): yes" in text
     assert "[race] 2/2 torchax-eager" in err.getvalue()
+    assert "steady state: " in text and "baseline torch" in text  # torch against its A/A copy only
+    assert "(torchax-eager left out: capped lane, seconds per token: too slow for rounds)" in text
