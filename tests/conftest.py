@@ -31,9 +31,30 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
 
+# Compile once per suite: the suite's own persistent compilation caches under the scratch root, for this
+# process and the ones it starts (tests/compile_sharing.py; a test about a cold compile opts out with
+# @pytest.mark.cold_compile). Set here, before JAX is imported.
+from tests import compile_sharing  # noqa: E402
+
+compile_sharing.configure_environment(SCRATCH_HOME)
+
 import pytest  # noqa: E402
 
+pytest_plugins = ["tests.suite_budget_plugin"]
+
 warnings.filterwarnings("ignore", category=FutureWarning)
+
+def pytest_configure(config):  # noqa: ANN001
+    compile_sharing.install()
+
+
+@pytest.fixture(autouse=True)
+def _compile_once_per_suite(request, monkeypatch):
+    """The suite's shared compilation caches underneath every test; none for a ``cold_compile`` test."""
+    compile_sharing.begin_test(request.node.get_closest_marker("cold_compile") is not None, monkeypatch)
+    yield
+    compile_sharing.end_test()
+
 
 CORPUS = [
     "The jit function traces a Python function into a jaxpr and compiles it with XLA.",

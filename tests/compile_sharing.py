@@ -1,0 +1,149 @@
+"""Compile once per suite (issue 53): the suite's own persistent compilation caches, shared by every test.
+
+Most of the suite's time was XLA and Inductor compiling the same small programs again, module after module
+(tests/core/engine/test_engine.py: 87 s cold, 40 s once the same programs are in a persistent cache). So the
+suite keeps JAX's persistent compilation cache — and Inductor's FX graph and AOT autograd caches — in its own
+scratch folder (:data:`SUITE_CACHE`, under the run's scratch root, never the user's), for the test process and
+for every process a test starts (the ``JAX_COMPILATION_CACHE_DIR`` environment variable, read by JAX at import:
+jax/_src/config.py). A compile served from it skips XLA's passes and code generation; tracing and lowering
+still run, so each call still records its trace / lower / compile phases.
+
+The app does not see this cache: when the app turns its persistent caches off (the window does so at start
+unless its settings say otherwise: ``DemoKit.restore``), the wrapped ``use_persistent_caches`` turns them off as
+asked and then puts the suite's cache back underneath, and the cache information the window shows (the session
+service's) reports it as off. Where the
+app sets a cache directory of its own (the cache toggle, ``--persistent-cache``), that directory is used as
+usual. Code that switches JAX's cache off itself to compile cold — the pass recorder, the compiler-settings
+race (``app.core.compile_cache.xla.set_persistent_cache(None)``) — still compiles cold.
+
+A test that is *about* a cold compile (a compile spike, the compile split, cache hits and misses, the first
+call's time) opts out with ``@pytest.mark.cold_compile`` (or a module's ``pytestmark``): for that test no
+shared cache is underneath, in this process or in the processes it starts, so every compile the app does not
+cache itself is cold. :data:`COUNTS` counts the run's cold compiles (persistent-cache misses), the shared ones
+(hits) and the opted-out tests, for the budget summary (:mod:`tests.suite_budget`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+#: The suite's cache root; set by :func:`configure_environment` (before JAX is imported).
+SUITE_CACHE: Path | None = None
+#: ``misses`` / ``hits``: XLA compiles of the run that went to / came from the suite's cache (all threads);
+#: ``cold_tests``: tests marked ``cold_compile``.
+COUNTS: Counter[str] = Counter()
+_ENV_VARS = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "TORCHINDUCTOR_CACHE_DIR")
+_state = {"cold": False}
+_lock = threading.Lock()
+
+
+def configure_environment(scratch_home: str) -> Path:
+    """Point JAX (min compile time 0 s, min entry size 0 bytes: our CPU compiles are shorter than JAX's 1 s
+    default) and Inductor at ``<scratch_home>/suite-compile-cache``, through the environment. Must run before
+    JAX is imported. Returns the folder."""
+    global SUITE_CACHE
+    SUITE_CACHE = Path(scratch_home) / "suite-compile-cache"
+    (SUITE_CACHE / "xla").mkdir(parents=True, exist_ok=True)
+    os.environ.update({"JAX_COMPILATION_CACHE_DIR": str(SUITE_CACHE / "xla"),
+                       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+                       "TORCHINDUCTOR_CACHE_DIR": str(SUITE_CACHE / "inductor")})
+    return SUITE_CACHE
+
+
+def _xla_dir() -> str:
+    assert SUITE_CACHE is not None, "configure_environment() was not called"
+    return str(SUITE_CACHE / "xla")
+
+
+def _put_shared_cache_back(inductor_too: bool) -> None:
+    """The suite's JAX cache (and, on this thread, Inductor's) underneath the app, unless this test is cold."""
+    import jax
+
+    from app.core.compile_cache import inductor
+    from app.core.jax_private import reset_compilation_cache
+
+    if _state["cold"]:
+        return
+    jax.config.update("jax_compilation_cache_dir", _xla_dir())
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    reset_compilation_cache()
+    if inductor_too:
+        assert SUITE_CACHE is not None
+        inductor.set_inductor_cache(SUITE_CACHE / "inductor")
+
+
+def install() -> None:
+    """Wrap the app's cache switch and cache query (see the module docstring) and count cache hits and misses."""
+    import jax
+
+    from app.core.compile_cache import switch, xla
+
+    original_use, original_dir = switch.use_persistent_caches, xla.persistent_cache_dir
+
+    def _use_persistent_caches(directory: str | Path | None) -> tuple[Path | None, Path | None]:
+        used = original_use(directory)
+        if directory is None:
+            _put_shared_cache_back(inductor_too=True)
+        return used
+
+    def _persistent_cache_dir() -> Path | None:
+        found = original_dir()
+        # what the window shows (the session service's cache info) reports the suite's cache as off; code that
+        # turns the cache off to compile cold (the pass recorder, the settings race) is told the truth
+        shown = sys._getframe(1).f_globals.get("__name__") == "app.core.session.service"
+        return None if shown and found is not None and str(found) == _xla_dir() else found
+
+    switch.use_persistent_caches = _use_persistent_caches
+    xla.persistent_cache_dir = _persistent_cache_dir
+
+    def count(event: str, **_kwargs: Any) -> None:
+        if event == "/jax/compilation_cache/compile_requests_use_cache":
+            with _lock:
+                COUNTS["requests"] += 1
+        elif event == "/jax/compilation_cache/cache_hits":
+            with _lock:
+                COUNTS["hits"] += 1
+                COUNTS["misses"] = COUNTS["requests"] - COUNTS["hits"]
+
+    jax.monitoring.register_event_listener(count)
+
+
+def begin_test(cold: bool, monkeypatch: Any) -> None:
+    """Before a test: the shared cache underneath, or — for a ``cold_compile`` test — none at all (in this
+    process and in the processes the test starts)."""
+    import jax
+
+    from app.core.jax_private import reset_compilation_cache
+
+    _state["cold"] = cold
+    if not cold:
+        _put_shared_cache_back(inductor_too=False)
+        return
+    COUNTS["cold_tests"] += 1
+    for var in _ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    if xla_dir_in_use() == _xla_dir():
+        jax.config.update("jax_compilation_cache_dir", None)
+        reset_compilation_cache()
+
+
+def xla_dir_in_use() -> str | None:
+    """JAX's persistent cache folder as JAX sees it (the suite's included)."""
+    import jax
+
+    return jax.config.jax_compilation_cache_dir
+
+
+def end_test() -> None:
+    """After a test: back to sharing."""
+    _state["cold"] = False
+    with _lock:
+        COUNTS["misses"] = COUNTS["requests"] - COUNTS["hits"]

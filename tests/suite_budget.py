@@ -1,0 +1,112 @@
+"""The suite's time budget (issue 53): each folder's time, the budget line, and the list of slow tests that gates.
+
+Loaded by ``tests/conftest.py`` (``pytest_plugins``). At the end of a run the terminal summary shows
+
+* each test folder's time (setup, call and teardown of its tests, summed), slowest first;
+* one line comparing the whole run's wall time to ``budget_s`` in ``tests/slow_tests.toml`` (it reports, it does
+  not gate: time on a shared 2-core machine moves by 2x from week to week);
+* the XLA compiles the run paid cold (persistent-cache misses, :mod:`tests.compile_sharing`) against those it
+  shared.
+
+What gates: a test slower than ``threshold_s`` (30 s) must be listed under ``[slow]`` in ``tests/slow_tests.toml``
+with a one-line reason, and that list may only shrink (``ceiling``, the ratchet). A test over the threshold that
+is not listed fails the run (exit status 1) with its name and time; so does a list longer than its ceiling. The
+gate looks only at tests that ran in full: a run of a few files (``-k``, a path) checks the tests it ran.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+BUDGET_FILE = Path(__file__).resolve().parent / "slow_tests.toml"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Budget:
+    """``tests/slow_tests.toml``: ``budget_s`` (the suite's wall-time budget, s), ``threshold_s`` (a test slower
+    than this needs a reason), ``ceiling`` (the most entries ``slow`` may hold) and ``slow`` (node id → reason)."""
+
+    budget_s: float
+    threshold_s: float
+    ceiling: int
+    slow: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, path: Path = BUDGET_FILE) -> Budget:
+        """Raises ``ValueError`` for a missing key or a reason left empty."""
+        data = tomllib.loads(path.read_text())
+        slow = {str(k): str(v) for k, v in data.get("slow", {}).items()}
+        empty = [k for k, v in slow.items() if not v.strip()]
+        if empty:
+            raise ValueError(f"{path.name}: a slow test needs a one-line reason: {', '.join(empty)}")
+        return cls(float(data["budget_s"]), float(data["threshold_s"]), int(data["ceiling"]), slow)
+
+
+def folder_of(nodeid: str) -> str:
+    """``tests/gui/demo/test_x.py::test_y`` → ``tests/gui/demo``."""
+    path = nodeid.split("::", 1)[0]
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def verdicts(durations: dict[str, float], budget: Budget) -> list[str]:
+    """The gate's complaints (empty when it passes): tests over the threshold without a reason, a list over its
+    ceiling."""
+    problems = [f"{nodeid} took {seconds:.1f} s (over {budget.threshold_s:.0f} s) and has no reason in "
+                f"tests/{BUDGET_FILE.name} [slow]: make it cheaper (docs/testing.md) or add one line saying why"
+                for nodeid, seconds in sorted(durations.items(), key=lambda kv: -kv[1])
+                if seconds > budget.threshold_s and nodeid not in budget.slow]
+    if len(budget.slow) > budget.ceiling:
+        problems.append(f"tests/{BUDGET_FILE.name} lists {len(budget.slow)} slow tests, more than its ceiling of "
+                        f"{budget.ceiling}: the list may only shrink")
+    return problems
+
+
+class BudgetPlugin:
+    """Collects each test's time (setup + call + teardown, s) and reports at the end of the run."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.durations: dict[str, float] = defaultdict(float)
+        self.problems: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations[report.nodeid] += report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.durations:
+            return
+        self.problems = verdicts(dict(self.durations), Budget.read())
+        if self.problems and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:  # noqa: ANN001
+        if not self.durations:
+            return
+        write = terminalreporter.write_line
+        budget = Budget.read()
+        folders: dict[str, float] = defaultdict(float)
+        counts: dict[str, int] = defaultdict(int)
+        for nodeid, seconds in self.durations.items():
+            folders[folder_of(nodeid)] += seconds
+            counts[folder_of(nodeid)] += 1
+        terminalreporter.section("time per folder")
+        for folder, seconds in sorted(folders.items(), key=lambda kv: -kv[1]):
+            write(f"{seconds:8.1f} s  {counts[folder]:4d} tests  {folder}")
+        from tests.compile_sharing import COUNTS
+
+        write(f"XLA compiles: {COUNTS.get('misses', 0)} cold (persistent-cache misses), {COUNTS.get('hits', 0)} "
+              f"shared (hits); tests marked cold_compile: {COUNTS.get('cold_tests', 0)}")
+        for line in self.problems:
+            terminalreporter.write_line(f"SLOW TEST GATE: {line}", red=True)
+        total = time.monotonic() - self.started
+        share = total / budget.budget_s
+        write(f"suite budget: {total / 60:.1f} min of {budget.budget_s / 60:.0f} min ({share:.0%})"
+              f"{'' if share <= 1 else ' — over budget (reported, not gated: see docs/testing.md)'}; "
+              f"{len(budget.slow)} of {budget.ceiling} slow-test reasons used", bold=True)
