@@ -1,10 +1,12 @@
 """Decode benchmark: per mode, first calls (prefill and decode, split into compile phases), total compile
-time, steady ms/token, tokens/s, ratio to ``torch`` and to the memory-bandwidth bound, in one process.
+time, steady ms/token and its ratio to the memory-bandwidth bound, then the modes' speed ratios from paired,
+interleaved steady-state rounds with 95 % intervals, in one process.
 
     .venv/bin/python bench/decode.py [--models smollm2-135m-instruct random:gpt2-small-shape]
         [--modes torch torchax-eager jit-dynamic jit-static jit-loop torch-compile] [--tokens 48]
         [--device cpu|gpu|tpu] [--dtype float32|bfloat16]
-        [--inductor-cache cold|warm] [--threads N] [--json]
+        [--inductor-cache cold|warm] [--threads N] [--steady-budget 60] [--steady-rounds 9]
+        [--steady-tokens 16] [--steady-block-ms 300] [--no-steady] [--long-tokens 8000] [--json]
 
 ``--device gpu`` runs every mode on the GPU: ``torch`` (PyTorch eager) and ``torch-compile`` (Inductor's Triton
 kernels, ``torch.compile`` mode ``reduce-overhead``: CUDA graphs) on CUDA, the JAX modes on JAX's GPU device;
@@ -26,24 +28,34 @@ speed moves between days (CONTEXT.md).
 autograd caches miss and every C++ kernel is built (XLA compiles in-process here: no persistent cache is
 configured); ``warm`` uses the app's default Inductor directory, so a second invocation measures a disk hit.
 
-Goals (issues 12, 13 and 38), printed as PASS/MISS: jit-static's steady decode >= 2x the tokens/s of torch and
-within 1.3x of the bound; jit-static >= 1.1x the tokens/s of torch-compile, with a total compile time <= 0.1x
-Inductor's. For jit-loop (the decode loop as one compiled ``while_loop``; its steady ms/token is the median
-host-side interval between its token callbacks): >= 1.05x jit-static's tokens/s (``--pairs``, default 5: both
-warm, run in turn, each run's figure the median interval between token arrivals on the host, the goal the median
-pair's ratio; the cold runs' steady figures leave jit-static's engine Python between calls out), <= 1.2x the bound
-(with ``--pairs``, both bound goals read each mode's median warm run against the bound of a bandwidth probe taken
-just before its pair: the machine's bandwidth moves between minutes, 29.5 and 42.1 GB/s a minute apart), its loop's
-compile <= 1.5x jit-static's decode compile (issue 31). Issue 38, for jit-static and jit-loop
-(``--long-tokens``, default 8,000; 0 skips it): the first ``--long-first`` (100) tokens of a run with room for
-``--long-tokens`` new tokens decode within 1.2x the steady ms/token of a ``--short-tokens`` (128) run, same mode, both
-warm (the KV cache starts small and grows in buckets as decoding needs it: ``app.core.runtime.kv_cache``); each
-row's ``cache`` column is the KV-cache positions its run ended with (``Summary.cache_len``).
+Speed ratios (issue 54) come from paired, interleaved steady-state rounds after every mode has run cold
+(:mod:`bench.decode_rounds`, on the race's verdict module :mod:`app.core.verdict`): per round one block of at
+least ``--steady-block-ms`` (300; >= 100 ms as pyperf's) per mode (``--modes`` but torchax-eager and
+jit-dynamic), jit-static twice (the A/A noise floor), and the model's matrix-vector products alone
+(``bench/matvec_only.py``'s chain, same shapes and bytes) as one more lane; the order shuffled per round, at
+least ``--steady-rounds`` (9) kept rounds, more until every pair's 95 % interval is within ±3 % or
+``--steady-budget`` seconds (60) have passed; preempted rounds dropped and counted. Per model it states
+jit-loop ÷ jit-static, jit-static ÷ torch eager, jit-static ÷ torch.compile (when ``--modes`` has
+``torch-compile``: its cold compile takes ~84 s on SmolLM2, so it is not in the CPU default) — speed-ups, each
+the geometric mean of the rounds' ratios with its 95 % interval — and each jitted step's time ÷ its products
+alone (what our code adds above XLA's kernels), with each lane's ``x bound`` (its median block against the bound
+of a probe taken just before the rounds; a second probe after them is printed beside it). Targets, PASS/MISS:
+jit-loop ÷ jit-static with the interval's low end > 1.0; jit-static ÷ torch eager >= 2.0 with the low end >= 1.8;
+jit-loop's step ÷ its products alone <= 1.15 (the geometric mean). Cold goals (issues 13 and 31): jit-static's
+compile total <= 0.1x Inductor's, jit-loop's loop compile <= 1.5x jit-static's decode compile. ``--json`` prints
+per model ``steady`` (``pairs``: ``name, mode, against, ratio, ci_low, ci_high, rounds, aa_noise, dropped,
+noisy, text``; the A/A lane, rounds, dropped rounds, threads, why the rounds stopped, each lane's median ms).
+
+Issue 38, for jit-static and jit-loop (``--long-tokens``, default 8,000; 0 skips it): the first ``--long-first``
+(100) tokens of a run with room for ``--long-tokens`` new tokens decode within 1.2x the steady ms/token of a
+``--short-tokens`` (128) run, same mode, both warm (the KV cache grows in buckets: ``app.core.runtime.kv_cache``);
+each cold row's ``cache`` column is the KV-cache positions its run ended with (``Summary.cache_len``).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -58,7 +70,10 @@ warnings.filterwarnings("ignore")
 
 import numpy as np  # noqa: E402
 
-PROMPT = "The jit function traces a Python function into a jaxpr"
+import app  # noqa: E402, F401  (sets OMP_WAIT_POLICY=PASSIVE before torch loads: libgomp reads it at load)
+from bench.decode_long import PROMPT, bench_long  # noqa: E402
+from bench.decode_report import cold_goals, print_result, targets  # noqa: E402
+
 SLOW_MODES = ("torchax-eager", "jit-dynamic")
 
 
@@ -105,49 +120,6 @@ def bench_mode(engine, mode: str, n_tokens: int) -> dict:
     }
 
 
-def bench_long(engine, mode: str, short_tokens: int, long_tokens: int, first: int, pairs: int = 3) -> dict:
-    """Issue 38: the first ``first`` tokens of a run with room for ``long_tokens`` against a ``short_tokens`` run,
-    same mode, warm (each run after one of its own shape, so neither pays a compile in its steady figure), ``pairs``
-    pairs run in turn: steady ms/token of each (medians), the median pair's ratio, and the KV-cache positions each
-    decoded with (``Summary.cache_len``)."""
-    from app.core.events import CallRecord, FinishedEvent, TokenEvent, steady_decode_ms
-    from app.core.settings import GenerationSettings
-
-    def run(n_new: int, stop_after: int | None) -> tuple[float | None, int | None, int]:
-        settings = GenerationSettings(mode=mode, max_new_tokens=n_new, capture_ir=False, stop_at_eos=False)
-        records, tokens, finished = [], [], None
-        full = engine.cache_len_for(len(engine.encode(PROMPT)), settings)
-        limit = stop_after or n_new
-        for event in engine.generate(PROMPT, settings, should_stop=lambda: len(tokens) >= limit):
-            if isinstance(event, CallRecord):
-                records.append(event)
-            elif isinstance(event, TokenEvent):
-                tokens.append(event)
-            elif isinstance(event, FinishedEvent):
-                finished = event
-        return steady_decode_ms(records), finished.summary.cache_len if finished else None, full
-
-    run(short_tokens, None)  # compiles the short run's steps
-    run(long_tokens, first)  # compiles the long run's first bucket
-    shorts, longs = [], []
-    for _ in range(pairs):  # in turn, so that the machine's drift moves both alike; the median pair's ratio
-        shorts.append(run(short_tokens, None))
-        longs.append(run(long_tokens, first))
-    ratios = [lg[0] / sh[0] for sh, lg in zip(shorts, longs) if lg[0] and sh[0]]
-    ratio = float(np.median(ratios)) if ratios else None
-    short_ms, short_cache, _ = shorts[-1]
-    long_ms, long_cache, long_full = longs[-1]
-    short_ms = float(np.median([sh[0] for sh in shorts if sh[0]]))
-    long_ms = float(np.median([lg[0] for lg in longs if lg[0]]))
-    print(f"  {mode}: first {first} tokens of a {long_tokens:,}-token run ({long_cache} of {long_full:,} cache "
-          f"positions) {long_ms:.2f} ms/token vs a {short_tokens}-token run ({short_cache} positions) "
-          f"{short_ms:.2f} ms/token (medians of {pairs}): median pair ratio {ratio:.2f} "
-          f"[{min(ratios):.2f}-{max(ratios):.2f}] (target <= 1.2)", flush=True)
-    return {"mode": mode, "short_tokens": short_tokens, "short_ms_per_token": short_ms, "short_cache_len": short_cache,
-            "long_tokens": long_tokens, "first": first, "long_ms_per_token": long_ms, "long_cache_len": long_cache,
-            "long_full_cache_len": long_full, "ratio": ratio, "pair_ratios": ratios}
-
-
 def token_interval_ms(arrivals: list[float], skip: int = 4) -> float | None:
     """Median interval (ms) between consecutive token arrivals on the host (``time.perf_counter`` seconds at each
     ``TokenEvent``), the first ``skip`` tokens left out (the prefill, the first decode's compile): the decode rate a
@@ -155,142 +127,6 @@ def token_interval_ms(arrivals: list[float], skip: int = 4) -> float | None:
     engine's Python between calls, which the call's ``wall_ms`` leaves out)."""
     gaps = np.diff(arrivals[skip:]) * 1000
     return float(np.median(gaps)) if len(gaps) else None
-
-
-def bench_pairs(engine, n_tokens: int, weight_bytes: int, probe, pairs: int = 5,
-                modes: tuple[str, str] = ("jit-static", "jit-loop")) -> dict:
-    """Issue 38: the two modes warm, run in turn ``pairs`` times (so the machine's drift, 16-54 GB/s between weeks
-    and +-10 % between minutes here, moves both alike), each run's figure its :func:`token_interval_ms`. Before
-    each pair ``probe()`` measures the read bandwidth (GB/s) again, and each run's ratio to the bound is its
-    interval over that pair's bound (``weight_bytes / bandwidth``): the bound of the minute the run ran in, not of
-    the bench's start (two probes a minute apart read 29.5 and 42.1 GB/s here). Returns each mode's median interval
-    and median ratio to the bound, the per-pair ratios ``first / second`` (the second's tokens/s over the first's)
-    and their median, the figure the loop-over-step goal reads."""
-    import time
-
-    from app.core.events import TokenEvent
-    from app.core.settings import GenerationSettings
-
-    def run(mode: str) -> float | None:
-        settings = GenerationSettings(mode=mode, max_new_tokens=n_tokens, capture_ir=False, stop_at_eos=False)
-        arrivals = [time.perf_counter() for event in engine.generate(PROMPT, settings) if isinstance(event, TokenEvent)]
-        return token_interval_ms(arrivals)
-
-    intervals: dict[str, list[float]] = {m: [] for m in modes}
-    to_bound: dict[str, list[float]] = {m: [] for m in modes}
-    bandwidths = []
-    for _ in range(pairs):
-        bandwidths.append(probe())
-        bound_ms = weight_bytes / (bandwidths[-1] * 1e9) * 1000
-        for mode in modes:
-            intervals[mode].append(run(mode) or float("nan"))
-            to_bound[mode].append(intervals[mode][-1] / bound_ms)
-    ratios = [a / b for a, b in zip(*intervals.values())]
-    ratio = float(np.nanmedian(ratios))
-    first, second = (float(np.nanmedian(intervals[m])) for m in modes)
-    first_b, second_b = (float(np.nanmedian(to_bound[m])) for m in modes)
-    print(f"  {modes[1]} against {modes[0]}, warm, {pairs} pairs in turn, median token interval: {second:.2f} against "
-          f"{first:.2f} ms/token ({second_b:.2f}x and {first_b:.2f}x the bound of each pair's probe, "
-          f"{min(bandwidths):.1f}-{max(bandwidths):.1f} GB/s); pair ratios "
-          f"{', '.join(f'{r:.2f}' for r in ratios)} (median {ratio:.2f})", flush=True)
-    return {"modes": list(modes), "tokens": n_tokens, "intervals_ms": intervals, "median_ms": [first, second],
-            "bandwidths_gbs": bandwidths, "ratios_to_bound": to_bound, "ratio_to_bound": [first_b, second_b],
-            "pair_ratios": ratios, "ratio": ratio}
-
-
-def goals(rows: dict[str, dict], bound_ms: float, pair: dict | None = None) -> list[tuple[str, float | None, str, bool | None]]:
-    """(goal, measured value, target, met) for the rows present."""
-    js, t, tc = rows.get("jit-static"), rows.get("torch"), rows.get("torch-compile")
-    out = []
-
-    def to_bound(mode: str, row: dict, limit: float) -> tuple[str, float, str, bool]:
-        """``mode``'s ms/token over the bound: its median warm run against its pair's probe (bench_pairs), else its
-        cold run against the bench's first probe."""
-        if pair is not None:
-            v, what = pair["ratio_to_bound"][pair["modes"].index(mode)], f"{mode} ms/token / bound (warm pairs)"
-        else:
-            v, what = row["steady_ms_per_token"] / bound_ms, f"{mode} ms/token / bound"
-        return what, v, f"<= {limit}", v <= limit
-
-    if js and js["steady_ms_per_token"]:
-        if t:
-            v = t["steady_ms_per_token"] / js["steady_ms_per_token"]
-            out.append(("jit-static tokens/s / torch", v, ">= 2", v >= 2.0))
-        out.append(to_bound("jit-static", js, 1.3))
-        if tc and tc["steady_ms_per_token"]:
-            v = tc["steady_ms_per_token"] / js["steady_ms_per_token"]
-            out.append(("jit-static tokens/s / torch-compile", v, ">= 1.1", v >= 1.1))
-            if tc["compile_total_ms"]:
-                v = js["compile_total_ms"] / tc["compile_total_ms"]
-                out.append(("jit-static compile total / Inductor's", v, "<= 0.1", v <= 0.1))
-    loop = rows.get("jit-loop")
-    if loop and loop["steady_ms_per_token"]:
-        if pair is not None:  # warm pairs in turn, token intervals: the fair figure (bench_pairs)
-            v = pair["ratio"]
-            out.append(("jit-loop tokens/s / jit-static (warm pairs)", v, ">= 1.05", v >= 1.05))
-        elif js and js["steady_ms_per_token"]:
-            v = js["steady_ms_per_token"] / loop["steady_ms_per_token"]
-            out.append(("jit-loop tokens/s / jit-static", v, ">= 1.05", v >= 1.05))
-            if js["decode_compile_ms"] and loop["decode_compile_ms"]:
-                v = loop["decode_compile_ms"] / js["decode_compile_ms"]
-                out.append(("jit-loop loop compile / jit-static decode compile", v, "<= 1.5", v <= 1.5))
-        out.append(to_bound("jit-loop", loop, 1.2))
-    return out
-
-
-def first_difference(a: list[int], b: list[int]) -> int | None:
-    """Index of the first token where ``a`` and ``b`` differ over their common length (None: identical)."""
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
-
-
-def _phases(phases: dict[str, float]) -> str:
-    return ", ".join(f"{name} {ms:,.0f}" for name, ms in phases.items())
-
-
-def print_result(res: dict) -> None:
-    from app.core.units import fmt as f
-
-    print(f"\n{res['model']} ({res['dtype']}) on {res['device']} (torch modes on {res['torch_device'] or '-'}): "
-          f"{res['params'] / 1e6:.1f} M params, {res['weight_bytes'] / 1e6:.0f} MB weights; "
-          f"bandwidth {res['bandwidth_gbs']:,.1f} GB/s ({res['bandwidth_method']}) -> bound "
-          f"{res['bound_ms_per_token']:.2f} ms/token; "
-          f"torch threads {res['torch_threads']}, Inductor cache {res['inductor_cache']}")
-    print(f"{'mode':<14} {'device':<28} {'tokens':>6} {'1st prefill ms':>14} {'1st decode ms':>14} {'compile ms':>11} "
-          f"{'compiles':>8} {'steady ms/tok':>14} {'tokens/s':>9} {'x torch':>8} {'x bound':>8} {'host %':>7} "
-          f"{'cache':>6}")
-    for r in res["modes"]:
-        print(f"{r['mode']:<14} {r['device'][:28]:<28} {r['tokens']:>6} {f(r['first_prefill_ms'], ',.1f'):>14} "
-              f"{f(r['first_decode_ms'], ',.1f'):>14} {f(r['compile_total_ms'], ',.0f'):>11} {r['compiles']:>8} "
-              f"{f(r['steady_ms_per_token'], ',.2f'):>14} {f(r['decode_tokens_per_s'], ',.1f'):>9} "
-              f"{f(r['ratio_to_torch'], '.2f'):>8} {f(r['ratio_to_bound'], '.2f'):>8} "
-              f"{f(r['host_share'] and r['host_share'] * 100, '.1f'):>7} {f(r['cache_len'], 'd'):>6}")
-    for r in res["modes"]:
-        if r["decode_timing"] and r["decode_timing"] != "call":
-            print(f"  {r['mode']} steady ms/token is the median {r['decode_timing']} (one call runs every token)")
-    for r in res["modes"]:
-        if r["host_ms"]:
-            parts = " · ".join(f"{k} {v:.3f}" for k, v in r["host_ms"].items())
-            print(f"  {r['mode']} steady decode call on the host (medians, ms): {parts}; {r['leaves']} argument leaves")
-    for r in res["modes"]:
-        for kind in ("prefill", "decode"):
-            if r[f"{kind}_phases"]:
-                print(f"  {r['mode']} first {kind} compile phases (ms): {_phases(r[f'{kind}_phases'])}")
-    ids = {r["mode"]: r["token_ids"] for r in res["modes"]}
-    same = all(v[: len(w)] == w[: len(v)] for v in ids.values() for w in ids.values())
-    print(f"greedy tokens identical across modes (common prefix): {same}")
-    ref = next(iter(ids), None)
-    for mode, tokens in ids.items():
-        if mode != ref:
-            at = first_difference(ids[ref], tokens)
-            n = min(len(ids[ref]), len(tokens))
-            print(f"  {mode} vs {ref}: " + (f"identical over {n} tokens" if at is None else
-                                           f"first differs at token {at} ({ids[ref][at]} vs {tokens[at]})"))
-    for name, value, target, met in res["goals"]:
-        print(f"goal {name}: {value:.2f} (target {target}) {'PASS' if met else 'MISS'}")
-    for r in res["long_runs"]:
-        if r["ratio"] is not None:
-            print(f"goal {r['mode']} first {r['first']} tokens of {r['long_tokens']:,} / a {r['short_tokens']}-token "
-                  f"run: {r['ratio']:.2f} (target <= 1.2) {'PASS' if r['ratio'] <= 1.2 else 'MISS'}")
 
 
 #: Defaults per platform: models, dtype, modes.
@@ -314,7 +150,7 @@ def measure_bandwidth(device, cached: bool = True) -> tuple[float, str]:
     return device_copy_bandwidth_gbs(device.jax_device, 1 << 30, repeats=5), "JAX device copy of 1 GiB, read + write"
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=None, help="default: per device (see the module doc)")
     parser.add_argument("--modes", nargs="+", default=None, help="default: per device (see the module doc)")
@@ -323,29 +159,90 @@ def main() -> int:
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
                         help="weights dtype (default: float32 on cpu, bfloat16 on gpu / tpu)")
     parser.add_argument("--tokens", type=int, default=48,
-                        help="tokens for torch, jit-static, jit-loop and torch-compile")
+                        help="tokens of the cold runs of torch, jit-static, jit-loop and torch-compile")
     parser.add_argument("--slow-tokens", type=int, default=4, help=f"tokens for {' and '.join(SLOW_MODES)}")
     parser.add_argument("--inductor-cache", choices=("cold", "warm"), default="cold")
-    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: unchanged)")
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: unchanged; the "
+                        "rounds give torch XLA:CPU's thread budget)")
+    parser.add_argument("--steady-budget", type=float, default=60.0,
+                        help="seconds of paired rounds per model, after the minimum rounds (default 60)")
+    parser.add_argument("--steady-rounds", type=int, default=9, help="kept rounds at least (default 9)")
+    parser.add_argument("--steady-tokens", type=int, default=16, help="tokens per generation in a block")
+    parser.add_argument("--steady-block-ms", type=float, default=300.0,
+                        help="a block lasts at least this long (default 300: /proc/stat counts stolen time in 10 ms "
+                             "ticks, and one tick in a 100 ms block is over the 5 %% that drops a round)")
+    parser.add_argument("--no-steady", action="store_true", help="skip the paired rounds")
     parser.add_argument("--long-tokens", type=int, default=8000,
                         help="issue 38: the jit modes' first --long-first tokens of a run of this many new tokens "
                              "against a --short-tokens run (0: skip)")
     parser.add_argument("--long-first", type=int, default=100)
     parser.add_argument("--short-tokens", type=int, default=128)
-    parser.add_argument("--pairs", type=int, default=5,
-                        help="issue 38: jit-static and jit-loop warm, run in turn this many times, the read bandwidth "
-                             "probed again before each pair; the loop-over-step goal reads the median pair's ratio of "
-                             "token intervals, the bound goals each mode's median ratio to its pair's bound (0: the "
-                             "cold runs' figures against the bench's first probe)")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
 
+
+def steady_rounds(engine, modes: list[str], args: argparse.Namespace, dtype: str, probe) -> dict:
+    """The paired rounds of one model (:mod:`bench.decode_rounds`), a read-bandwidth probe before and after:
+    ``{"steady", "probes_gbs", "x_bound"}`` (each lane's median block over the bound of the first probe)."""
+    from app.core.steady import SteadyPlan
+    from bench.decode_rounds import NO_ROUNDS, mode_lane, products_lane, run_rounds
+
+    run = [m for m in dict.fromkeys(modes) if m not in NO_ROUNDS]
+    if args.no_steady or not run:
+        return {"steady": None, "probes_gbs": [], "x_bound": {}}
+    lanes = [mode_lane(engine, m, PROMPT, args.steady_tokens) for m in run]
+    weights = dict.fromkeys(run, engine.loaded.param_bytes)
+    if dtype == "float32" and {"jit-static", "jit-loop"} & set(run):
+        lane, weights[lane.label] = products_lane(engine.loaded.model)
+        lanes.append(lane)
+    aa = "jit-static" if "jit-static" in run else run[0]
+    plan = SteadyPlan(budget_s=args.steady_budget, min_rounds=args.steady_rounds, tokens=args.steady_tokens,
+                      block_ms=args.steady_block_ms)
+    probes = [probe()]
+
+    def progress(r, v) -> None:
+        if not args.json:
+            figs = " · ".join(f"{b.label} {b.ms_per_token:.2f}" for b in r.blocks)
+            print(f"  round {r.index + 1}: {figs}" + (" (dropped)" if r.index in v.dropped else ""), flush=True)
+
+    steady = run_rounds(lanes, aa, plan, progress)
+    probes.append(probe())
+    bound_ms = {label: n / (probes[0] * 1e9) * 1000 for label, n in weights.items()}
+    x_bound = {label: (ms / bound_ms[label] if ms else None) for label, ms in steady["median_ms"].items()}
+    return {"steady": steady, "probes_gbs": probes, "x_bound": x_bound}
+
+
+def bench_model(name: str, modes: list[str], dtype: str, device, args: argparse.Namespace, bandwidth: float,
+                how: str) -> dict:
+    """One model: cold runs, the paired rounds, issue 38's long runs, the targets."""
+    import torch
+
+    from app.core.engine.engine import load_engine
+
+    engine = load_engine(name, dtype, device=device)
+    weight_bytes = engine.loaded.param_bytes
+    bound_ms = weight_bytes / (bandwidth * 1e9) * 1000
+    rows = [bench_mode(engine, m, args.slow_tokens if m in SLOW_MODES else args.tokens) for m in modes]
+    for r in rows:
+        r["ratio_to_bound"] = r["steady_ms_per_token"] / bound_ms if r["steady_ms_per_token"] else None
+    rounds = steady_rounds(engine, modes, args, dtype, lambda: measure_bandwidth(device, cached=False)[0])
+    long_rows = [bench_long(engine, m, args.short_tokens, args.long_tokens, args.long_first)
+                 for m in modes if m in ("jit-static", "jit-loop") and args.long_tokens > 0]
+    return {"model": engine.label, "dtype": dtype, "params": engine.loaded.n_params, "weight_bytes": weight_bytes,
+            "device": device.label, "torch_device": device.torch_label, "bandwidth_method": how,
+            "bandwidth_gbs": bandwidth, "bound_ms_per_token": bound_ms, "torch_threads": torch.get_num_threads(),
+            "inductor_cache": args.inductor_cache, "modes": rows, "long_runs": long_rows, **rounds,
+            "started_utc": args.started_utc, "load_avg": list(os.getloadavg()),
+            "goals": targets(rounds["steady"]) + cold_goals({r["mode"]: r for r in rows})}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     import torch
     import transformers
 
     from app.core.compile_cache.inductor import default_inductor_cache_dir, set_inductor_cache
     from app.core.engine.device import resolve_device
-    from app.core.engine.engine import load_engine
     from app.core.errors import PlaygroundError
 
     transformers.logging.set_verbosity_error()
@@ -362,34 +259,17 @@ def main() -> int:
         torch.set_num_threads(args.threads)
     cold = args.inductor_cache == "cold"
     set_inductor_cache(tempfile.mkdtemp(prefix="bench-inductor-") if cold else default_inductor_cache_dir())
+    args.started_utc = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     bandwidth, how = measure_bandwidth(device)  # 1 GiB, best of 5: the bench's own figure
-    print(f"device {device.label} (torch: {device.torch_label or 'none'}); bandwidth {bandwidth:,.1f} GB/s ({how})",
-          flush=True)
+    print(f"{args.started_utc}: device {device.label} (torch: {device.torch_label or 'none'}); bandwidth "
+          f"{bandwidth:,.1f} GB/s ({how}); load average {os.getloadavg()[0]:.2f}", flush=True)
     results = []
     for name in models:
-        engine = load_engine(name, dtype, device=device)
-        weight_bytes = engine.loaded.param_bytes
-        bound_ms = weight_bytes / (bandwidth * 1e9) * 1000
-        rows = [bench_mode(engine, m, args.slow_tokens if m in SLOW_MODES else args.tokens) for m in modes]
-        torch_rate = next((r["decode_tokens_per_s"] for r in rows if r["mode"] == "torch"), None)
-        for r in rows:
-            r["ratio_to_torch"] = r["decode_tokens_per_s"] / torch_rate if torch_rate and r["decode_tokens_per_s"] else None
-            r["ratio_to_bound"] = r["steady_ms_per_token"] / bound_ms if r["steady_ms_per_token"] else None
-        pair = (bench_pairs(engine, args.tokens, weight_bytes, lambda: measure_bandwidth(device, cached=False)[0], args.pairs)
-                if args.pairs > 0
-                and {"jit-static", "jit-loop"} <= set(modes) else None)
-        long_rows = [bench_long(engine, m, args.short_tokens, args.long_tokens, args.long_first)
-                     for m in modes if m in ("jit-static", "jit-loop") and args.long_tokens > 0]
-        res = {"model": engine.label, "dtype": dtype, "params": engine.loaded.n_params, "weight_bytes": weight_bytes,
-               "device": device.label, "torch_device": device.torch_label, "bandwidth_method": how,
-               "bandwidth_gbs": bandwidth, "bound_ms_per_token": bound_ms, "torch_threads": torch.get_num_threads(),
-               "inductor_cache": args.inductor_cache, "modes": rows, "long_runs": long_rows,
-               "loop_pairs": pair, "goals": goals({r["mode"]: r for r in rows}, bound_ms, pair)}
+        res = bench_model(name, modes, dtype, device, args, bandwidth, how)
         results.append(res)
         if not args.json:
             print_result(res)
             sys.stdout.flush()
-        del engine
     if args.json:
         print(json.dumps(results, indent=2))
     return 0

@@ -105,8 +105,8 @@ compare "$DIR/race-bfloat16.txt"
 
 # shellcheck disable=SC2086  # the mode lists are word lists
 step bench-decode "$T_BENCH" "$PY" bench/decode.py --device "$DEVICE" --models "$BIG" --dtype bfloat16 \
-  --tokens "$TOKENS" --modes $BENCH_MODES
-grep -E "^device |^[a-z].* on .*bound|^mode |^(torch|torch-compile|jit-static|torchax-eager|jit-dynamic) |first .* compile phases|identical|vs " \
+  --tokens "$TOKENS" --modes $BENCH_MODES --steady-budget 15
+grep -E "^[0-9-]+ [0-9:]+ UTC: device |^[a-z].* on .*bound|^mode |^(torch|torch-compile|jit-static|torchax-eager|jit-dynamic) |first .* compile phases|identical|vs |^paired rounds|÷" \
   "$DIR/bench-decode.txt" | tee -a "$LOG"
 
 step profile-decode "$T_PROFILE" "$PY" -m app profile --device "$DEVICE" --model "$BIG" --dtype bfloat16 \

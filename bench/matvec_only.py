@@ -3,8 +3,8 @@
     .venv/bin/python bench/matvec_only.py [--shapes smollm2 gpt2] [--calls 40]
 
 Per model shape (float32, random weights): every projection of every layer and the output head as one jitted
-chain of matrix-vector products, each layer's input depending on the last (nothing else: no norms, no attention,
-no cache), timed as the median of ``--calls`` calls; then the same bytes as one product of a single
+chain of matrix-vector products in the model's form (a ``(1, in)`` activation times ``Wᵀ``, as ``nn.Linear`` runs
+it), each layer's input depending on the last (nothing else: no norms, no attention, no cache), timed as the median of ``--calls`` calls; then the same bytes as one product of a single
 ``(rows, hidden)`` matrix; then the read-bandwidth probe (:func:`app.core.profile.probes.read_bandwidth_gbs`, 1 GiB).
 A decode step cannot beat its products alone, so ``chain ÷ bound`` is the floor of ``× bound`` that XLA:CPU's
 kernels leave for these shapes on this machine, and ``chain ÷ single`` what splitting the weights into
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,6 +41,62 @@ def _median_ms(fn, args, calls: int) -> float:
     return sorted(times)[len(times) // 2] * 1000
 
 
+def _xwt(x, w):
+    """``x · Wᵀ`` as one ``dot_general`` contracting both operands' dimension 1 (``rhs_contracting_dims={1}``, the
+    decode step's form; ``x @ w.T`` made XLA:CPU copy the transposed weight on every call)."""
+    from jax import lax
+
+    return lax.dot_general(x, w, (((1,), (1,)), ((), ())))
+
+
+def chain_of(layers_shapes: list[list[tuple[int, int]]], head_rows: int, hidden: int, seed: int = 0):
+    """``(jitted chain, its arguments, weight bytes)``: random float32 weights of these shapes (per layer, each
+    ``(rows, cols)``; then the head, ``(head_rows, hidden)``) and the jitted chain of their matrix-vector products,
+    each layer's input depending on the last (nothing else: no norms, no attention, no cache)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def weight(rows: int, cols: int):
+        return jnp.asarray(rng.standard_normal((rows, cols), dtype=np.float32) * 0.02)
+
+    layers = [[weight(r, c) for r, c in shapes] for shapes in layers_shapes]
+    head = weight(head_rows, hidden)
+    n_bytes = sum(w.nbytes for layer in layers for w in layer) + head.nbytes
+
+    def chain(layers, head, x):  # x: (1, hidden), each product x · Wᵀ as the model's linear layers run it
+        for layer in layers:
+            acc = x
+            for w in layer:  # every product reads the layer's input or the previous product, cut or padded to fit
+                acc = _xwt(acc if acc.shape[1] == w.shape[1] else jnp.resize(acc, (1, w.shape[1])), w)
+            x = x + jnp.resize(acc, x.shape) * 1e-3
+        return _xwt(x, head)
+
+    return jax.jit(chain), (layers, head, jnp.ones((1, hidden), jnp.float32)), n_bytes
+
+
+def model_products(model) -> tuple[list[list[tuple[int, int]]], int, int]:
+    """``(per-layer product shapes, head rows, hidden)`` of a PyTorch causal LM: every ``nn.Linear`` and
+    transformers ``Conv1D`` (its weight stored ``(in, out)``) under a numbered layer (``….layers.3.…``,
+    ``….h.3.…``) in module order, ``(out, in)`` each, grouped per layer; the head is the output embedding."""
+    import torch
+
+    layers: dict[int, list[tuple[int, int]]] = {}
+    for name, mod in model.named_modules():
+        found = re.search(r"\.(\d+)\.", f".{name}.")
+        if found is None:
+            continue
+        if isinstance(mod, torch.nn.Linear):
+            layers.setdefault(int(found.group(1)), []).append(tuple(mod.weight.shape))
+        elif type(mod).__name__ == "Conv1D":
+            rows, cols = mod.weight.shape[1], mod.weight.shape[0]
+            layers.setdefault(int(found.group(1)), []).append((rows, cols))
+    head = model.get_output_embeddings().weight
+    return [layers[i] for i in sorted(layers)], int(head.shape[0]), int(head.shape[1])
+
+
 def measure(name: str, calls: int) -> dict[str, float]:
     """``{"bytes", "chain_ms", "single_ms"}`` of shape ``name`` (a key of :data:`SHAPES`)."""
     import jax
@@ -47,29 +104,13 @@ def measure(name: str, calls: int) -> dict[str, float]:
     import numpy as np
 
     n_layers, hidden, products, head_rows = SHAPES[name]
-    rng = np.random.default_rng(0)
-
-    def weight(rows: int, cols: int):
-        return jnp.asarray(rng.standard_normal((rows, cols), dtype=np.float32) * 0.02)
-
-    layers = [[weight(r, c) for r, c in products] for _ in range(n_layers)]
-    head = weight(head_rows, hidden)
-    n_bytes = sum(w.nbytes for layer in layers for w in layer) + head.nbytes
-
-    def chain(layers, head, x):
-        for layer in layers:
-            acc = x
-            for w in layer:  # every product reads the layer's input or the previous product, cut or padded to fit
-                y = w @ (acc if acc.shape[0] == w.shape[1] else jnp.resize(acc, (w.shape[1],)))
-                acc = y
-            x = x + jnp.resize(acc, x.shape) * 1e-3
-        return head @ x
-
-    x = jnp.ones((hidden,), jnp.float32)
-    chain_ms = _median_ms(jax.jit(chain), (layers, head, x), calls)
-    del layers, head
-    single = weight(n_bytes // 4 // hidden, hidden)
-    single_ms = _median_ms(jax.jit(jnp.matmul), (single, x), calls)
+    fn, args, n_bytes = chain_of([products] * n_layers, head_rows, hidden)
+    chain_ms = _median_ms(fn, args, calls)
+    x = args[2]
+    del fn, args
+    single = jnp.asarray(np.random.default_rng(1).standard_normal((n_bytes // 4 // hidden, hidden),
+                                                                   dtype=np.float32) * 0.02)
+    single_ms = _median_ms(jax.jit(lambda w, v: _xwt(v, w)), (single, x), calls)
     return {"bytes": n_bytes, "chain_ms": chain_ms, "single_ms": single_ms}
 
 

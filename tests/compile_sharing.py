@@ -48,6 +48,8 @@ def configure_environment(scratch_home: str) -> Path:
     default) and Inductor at ``<scratch_home>/suite-compile-cache``, through the environment. Must run before
     JAX is imported. Returns the folder."""
     global SUITE_CACHE
+    if SUITE_CACHE is not None:  # tests/conftest.py imported a second time, by name: keep the run's cache
+        return SUITE_CACHE
     SUITE_CACHE = Path(scratch_home) / "suite-compile-cache"
     (SUITE_CACHE / "xla").mkdir(parents=True, exist_ok=True)
     os.environ.update({"JAX_COMPILATION_CACHE_DIR": str(SUITE_CACHE / "xla"),

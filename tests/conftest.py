@@ -17,7 +17,10 @@ from typing import Any
 # The user's own settings and caches are never read or written by a test (nor by the windows, CLI processes
 # and children the tests start: they inherit this environment): one scratch root for the whole run, with the
 # app's config and cache folders and the XDG folders under it (platformdirs, Hugging Face's cache).
-SCRATCH_HOME = tempfile.mkdtemp(prefix="torchax-playground-tests-")
+# Tests that import this module by name (`from tests.conftest import ...`) run it a second time: the same
+# scratch root then, so the folders (and the suite's compile cache under it) stay the same for the whole run.
+SCRATCH_HOME = os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH") or tempfile.mkdtemp(prefix="torchax-playground-tests-")
+os.environ["TORCHAX_PLAYGROUND_TEST_SCRATCH"] = SCRATCH_HOME
 for _var, _sub in (("TORCHAX_PLAYGROUND_CONFIG_DIR", "config/torchax-playground"),
                    ("TORCHAX_PLAYGROUND_CACHE_DIR", "cache/torchax-playground"),
                    ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"), ("XDG_DATA_HOME", "data"),

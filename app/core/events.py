@@ -323,6 +323,21 @@ class SteadyRoundEvent(_Event):
 
 
 @dataclass(frozen=True)
+class SteadyBlockEvent(_Event):
+    """A block of a race's steady-state phase starts (:mod:`app.core.steady`), for a progress line: ``round``
+    (from 0; -1 while each mode is warmed and calibrated), ``label`` (the mode, or the baseline's A/A twin
+    ``"torch (A/A)"``), ``elapsed_s`` since the phase started (s), ``budget_s`` (s) and ``min_rounds`` of its
+    plan."""
+
+    round: int
+    label: str
+    elapsed_s: float
+    budget_s: float = 0.0
+    min_rounds: int = 0
+    kind = "steady_block"
+
+
+@dataclass(frozen=True)
 class VerdictsEvent(_Event):
     """The end of a race's steady-state phase: its verdicts (:mod:`app.core.verdict`).
 
@@ -364,4 +379,4 @@ class VerdictsEvent(_Event):
 
 Event = PhaseEvent | PromptEvent | TokenEvent | CallRecord | IREvent | FinishedEvent | LaneEvent
 #: What a mode race yields (:func:`app.core.race.race`): the engine's events, then its steady-state phase's.
-RaceEvent = Event | SteadyRoundEvent | VerdictsEvent
+RaceEvent = Event | SteadyBlockEvent | SteadyRoundEvent | VerdictsEvent

@@ -12,6 +12,7 @@ XLA:CPU's for the phase (and put back), and both are stated. ``torchax-eager`` (
 token) is left out, and says so.
 
 Events: a :class:`PhaseEvent` (``"running"``, ``"steady-state rounds"``) at the start and end, a
+:class:`SteadyBlockEvent` as each warm-up and block starts (a progress line: round, mode, elapsed), a
 :class:`SteadyRoundEvent` per round, a :class:`VerdictsEvent` last (also after Stop, with the rounds so far).
 """
 
@@ -27,7 +28,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.errors import InvalidSettingsError
-from app.core.events import CallRecord, FinishedEvent, PhaseEvent, RaceEvent, SteadyRoundEvent, VerdictsEvent
+from app.core.events import (
+    CallRecord,
+    FinishedEvent,
+    PhaseEvent,
+    RaceEvent,
+    SteadyBlockEvent,
+    SteadyRoundEvent,
+    VerdictsEvent,
+)
 from app.core.modes.catalog import REFERENCE_MODE, mode_info
 from app.core.settings import GenerationSettings
 from app.core.verdict import (
@@ -175,8 +184,9 @@ def steady_phase(engine: Engine, prompt: str, modes: list[str], settings: Genera
         for m in run:
             if should_stop():
                 break
+            yield SteadyBlockEvent(-1, m, time.perf_counter() - started, plan.budget_s, plan.min_rounds)
             reps[m] = calibrate(engine, prompt, gens[m], plan.block_ms, should_stop)
-        events, progress = _rounds(engine, prompt, gens, reps, baseline, plan, threads, should_stop)
+        events, progress = _rounds(engine, prompt, gens, reps, baseline, plan, threads, should_stop, started)
         yield from events
     yield PhaseEvent("running", False, PHASE, (time.perf_counter() - started) * 1000.0)
     yield _verdicts(progress, run, baseline, plan, threads, left_out, reps, gens)
@@ -191,12 +201,14 @@ class _Progress:
 
 def _rounds(engine: Engine, prompt: str, gens: dict[str, GenerationSettings], reps: dict[str, int],
             baseline: str, plan: SteadyPlan, threads: dict[str, int],
-            should_stop: Callable[[], bool]) -> tuple[Iterator[SteadyRoundEvent], _Progress]:
-    """The rounds as a generator of :class:`SteadyRoundEvent` and the progress it fills in as it runs."""
+            should_stop: Callable[[], bool],
+            t0: float) -> tuple[Iterator[SteadyBlockEvent | SteadyRoundEvent], _Progress]:
+    """The rounds as a generator of :class:`SteadyBlockEvent` (each block's start; ``t0``: the phase's start,
+    :func:`time.perf_counter`) and :class:`SteadyRoundEvent`, and the progress it fills in as it runs."""
     progress = _Progress([])
     n_threads = threads["xla_cpu"]
 
-    def go() -> Iterator[SteadyRoundEvent]:
+    def go() -> Iterator[SteadyBlockEvent | SteadyRoundEvent]:
         rng, rule = random.Random(plan.seed), plan.rule()
         progress.started = time.perf_counter()
         while len(reps) == len(gens) and not should_stop():
@@ -207,6 +219,8 @@ def _rounds(engine: Engine, prompt: str, gens: dict[str, GenerationSettings], re
                 if should_stop():
                     return
                 mode = label.removesuffix(AA_SUFFIX)
+                yield SteadyBlockEvent(len(progress.rounds), label, time.perf_counter() - t0, plan.budget_s,
+                                       plan.min_rounds)
                 blocks.append(time_block(engine, prompt, gens[mode], reps[mode], label, should_stop))
             if should_stop():
                 return

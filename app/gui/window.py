@@ -240,7 +240,8 @@ class MainWindow(QMainWindow):
             # (issue 29, flaw 3: the first run after opening a .session ignored SmolLM2's chat template)
             settings = dataclasses.replace(settings, chat=None)
         if race:
-            self.session.race(prompt, race, settings, self.demo.controls.eager_token_cap(), model, dtype)
+            self.session.race(prompt, race, settings, self.demo.controls.eager_token_cap(), model, dtype,
+                              steady=self.demo.verdicts.plan())  # the closing steady-state phase, unless off
         else:
             self.session.run(prompt, settings, model, dtype)
 

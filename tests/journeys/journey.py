@@ -92,6 +92,7 @@ class Journey:
         demo = win.demo
         demo.controls.set_modes(["torch", "torchax-eager", "jit-static"])
         demo.controls.eager_tokens.setValue(4)
+        demo.controls.set_steady(False)  # the cold lanes (the steady phase's own test: tests/gui/demo)
         win.ui.form.set_values({"max_new_tokens": 6})
         demo.race_checked()
         yield lambda: win.is_busy()

@@ -184,6 +184,7 @@ class Walk(WalkChecks):
         win.ui.form.set_values({"max_new_tokens": a["tokens"], "stop_at_eos": False})
         demo.controls.set_modes(list(a["modes"]))
         demo.controls.eager_tokens.setValue(3)
+        demo.controls.set_steady(False)  # the cold lanes: a walk's race stays seconds long
         if win.workspaces.current() == "Run" and not demo.presentation.is_on():
             demo.demo_dock.show()
             demo.demo_dock.raise_()  # the Demo kit tab, where the race button is

@@ -51,6 +51,11 @@ class BusyIndicator(QWidget):
         self._timer.start()
         self._refresh()
 
+    def set_detail(self, detail: str) -> None:
+        """Say what the phase shown works on now (a steady-state round's mode), keeping its clock."""
+        self._detail = detail
+        self._refresh()
+
     def set_stopping(self, stopping: bool = True) -> None:
         """Say that a stop was requested; during a compile: "stopping after compile…"."""
         self._stopping = stopping

@@ -1,4 +1,5 @@
-"""Mode-race controls: which modes race (checkboxes in the plot's colours), the eager token cap, Race.
+"""Mode-race controls: which modes race (checkboxes in the plot's colours), the steady-state phase after the lanes
+and its time budget, the eager token cap, Race.
 
 The checkboxes are the widget itself; the eager cap and the Replay/Race buttons are :attr:`RaceControls.bar`, a
 widget of its own for the host to pin where it stays in sight (above a scroll area holding the checkboxes), so a
@@ -9,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
+    QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -61,9 +63,7 @@ class RaceControls(QWidget):
         )
         self.race_button = QPushButton("▶▶  Race")
         self.race_button.setObjectName("raceButton")
-        self.race_button.setToolTip(
-            "Run the prompt through each checked mode, one after another, each from cold"
-        )
+        self.race_button.setToolTip("Run the prompt through each checked mode, one after another, each from cold")
         self.race_button.clicked.connect(self._on_race)
         self.replay_button = QPushButton("⟲  Replay cold start")
         self.replay_button.setObjectName("replayButton")
@@ -86,7 +86,29 @@ class RaceControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(grid)
+        layout.addLayout(self._build_steady())
         self._running = False
+
+    def _build_steady(self) -> QHBoxLayout:
+        """The steady-state box and its budget (:attr:`steady`, :attr:`steady_budget`), in a row."""
+        #: The steady-state phase after the cold lanes (paired rounds and verdicts) and its time budget (s).
+        self.steady = QCheckBox("Steady state after the lanes, budget")
+        self.steady.setObjectName("steadyCheck")
+        self.steady.setChecked(True)
+        self.steady.setToolTip(
+            "After the cold lanes, paired rounds of the same short generation once per mode, in a shuffled order, "
+            "until every ratio's 95 % interval is within ±3 % or the budget ends (at least 9 rounds): each "
+            "speed-up is then stated with its interval"
+        )
+        self.steady_budget = QDoubleSpinBox(minimum=1.0, maximum=600.0, value=30.0, decimals=0, suffix=" s")
+        self.steady_budget.setObjectName("steadyBudgetSpin")
+        self.steady_budget.setToolTip("Seconds of steady-state rounds (the first 9 rounds always run)")
+        self.steady.toggled.connect(self._update)
+        steady = QHBoxLayout()
+        steady.addWidget(self.steady)
+        steady.addWidget(self.steady_budget)
+        steady.addStretch(1)
+        return steady
 
     def modes(self) -> list[str]:
         return [mode for mode, check in self.checks.items() if check.isChecked()]
@@ -98,6 +120,16 @@ class RaceControls(QWidget):
     def eager_token_cap(self) -> int:
         return self.eager_tokens.value()
 
+    def steady_budget_s(self) -> float | None:
+        """The steady-state phase's budget in seconds, None when it is off."""
+        return self.steady_budget.value() if self.steady.isChecked() else None
+
+    def set_steady(self, on: bool, budget_s: float | None = None) -> None:
+        """Turn the steady-state phase on or off, with ``budget_s`` seconds (None: as it is)."""
+        self.steady.setChecked(on)
+        if budget_s is not None:
+            self.steady_budget.setValue(budget_s)
+
     def set_running(self, running: bool) -> None:
         self._running = running
         self._update()
@@ -106,6 +138,7 @@ class RaceControls(QWidget):
     def _update(self) -> None:
         self.race_button.setEnabled(not self._running and bool(self.modes()))
         self.replay_button.setEnabled(not self._running)
+        self.steady_budget.setEnabled(self.steady.isChecked())
         eager = self.checks.get(self.capped_mode) if self.capped_mode else None
         self.eager_tokens.setEnabled(eager is not None and eager.isChecked())
 

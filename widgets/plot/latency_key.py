@@ -4,12 +4,15 @@ cache   ■ prefill   ● decode   ┄ steady decode 12 ms (83 tok/s)", wrapped 
 width needs, at most :data:`KEY_LINES` lines (issue 37: with a race and its replay the key grew to five lines
 and squeezed the plot to a strip): the dashed line at the newest run's steady decode median, or one per race
 lane in the lane's colour with each lane's value in the key — or, where those values would take the key past
-its lines, in each lane's legend entry ("run 2 · jit-static ┄ 9.5 ms")."""
+its lines, in each lane's legend entry ("run 2 · jit-static ┄ 9.5 ms"). Above the key, after a race's
+steady-state phase, its verdict line ("jit-static 2.41× faster than torch (95 % CI 2.30–2.52)"): the longest
+wording the app gives that fits one line, else two (:meth:`LatencyKey.set_verdict`, :data:`VERDICT_LINES`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer
@@ -21,6 +24,8 @@ from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 from widgets.plot.latency_runs import PlotRun
 
 KEY_LINES = 2  # the key's budget: its rows are taken from the plot's drawing area
+VERDICT_LINES = 2  # the verdict line's budget, above the key (one line whenever a wording fits)
+VERDICT_COLOUR = "#111827"
 #: The key's wordings, longest first: the first that fits :data:`KEY_LINES` is drawn; the last, terse one
 #: ("★ compile ◆ disk ■ prefill ● decode ┄ steady 9.5 ms") is for a narrow plot (a 1000×560 window cut the key).
 DISK_KEYS = ("compile served from disk cache", "disk-cache compile", "disk")
@@ -39,6 +44,8 @@ class LatencyKey(pg.PlotWidget):
     _timer: QTimer  # the redraw timer: active while points stream
     _key_wording: tuple[str, bool] = (DISK_KEYS[0], True)  # the key's wording last drawn (see _title_keys)
     _lanes_in_legend: bool = False
+    _verdicts: tuple[str, ...] = ()  # the verdict line's wordings, longest first (set_verdict)
+    _verdict_lines: tuple[str, ...] = ()  # the verdict as drawn, one string per line
     place_legend: Callable[[], None]  # PlotFitting's: fits the run legend again
 
     def _title_keys(self, disk: str = DISK_KEYS[0], lanes_in_key: bool = True) -> list[tuple[str, str]]:
@@ -147,16 +154,55 @@ class LatencyKey(pg.PlotWidget):
         self._lanes_in_legend = bool(self.steady_lanes()) and not wording[1]
         if moved and hasattr(self, "legend"):  # the lanes' values went to (or came back from) the legend
             self.place_legend()
-        key = (size, tuple(tuple(line) for line in lines))
+        # the verdict is measured in its own bold font, which the title draws as measured: nearly the view's width
+        verdict = self._fit_verdict(font, max(120.0, 0.97 * (vb_width if vb_width > 0 else self.width() - 80.0) - 16))
+        key = (size, tuple(tuple(line) for line in [[v] for v in verdict] + lines))
         if key == self._title_key:
             return
         self._title_key = key
-        keys = "<br>".join(" &nbsp; ".join(line) for line in lines)
+        self._verdict_lines = tuple(verdict)
+        keys = "<br>".join([f"<span style='color:{VERDICT_COLOUR};font-weight:700'>{escape(v)}</span>" for v in verdict]
+                           + [" &nbsp; ".join(line) for line in lines])
         item.setTitle(f"<span style='color:#374151;font-size:{size:.0f}pt'>{keys}</span>")
         free_width(item.titleLabel)  # a line wider than the plot is cut, never widens the plot past its widget
-        height = int(len(lines) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
+        height = int((len(lines) + len(verdict)) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
         item.titleLabel.setMaximumHeight(height)
         plot_grid(item).setRowFixedHeight(0, height)
+
+    def set_verdict(self, wordings: list[str]) -> None:
+        """A race's steady-state verdict above the key: ``wordings`` of the same verdict, longest first, the last
+        the shortest and without its interval's name (``[]`` removes it); see :meth:`_fit_verdict`."""
+        if tuple(wordings) != self._verdicts:
+            self._verdicts = tuple(wordings)
+            self._title_key = None
+            self._set_title()
+
+    def verdict_text(self) -> str:
+        """The verdict line as drawn ('' when none); its lines joined by a space."""
+        return " ".join(self._verdict_lines)
+
+    def _fit_verdict(self, font: QFont, room: float) -> list[str]:
+        """The verdict's lines within ``room`` px: the first wording on one line, else the first whose parts (split
+        at " · ") pack onto at most :data:`VERDICT_LINES` lines — the wordings with an interval first, the last
+        (the shortest) only when none of them fits; else the shortest wrapped at its spaces, the rest cut with "…"."""
+        if not self._verdicts:
+            return []
+        bold = QFont(font)
+        bold.setBold(True)
+        metrics = QFontMetricsF(bold)
+        for group in (self._verdicts[:-1], self._verdicts[-1:]):
+            fits = [w for w in group if metrics.horizontalAdvance(w) <= room]
+            if fits:
+                return [fits[0]]
+            for wording in group:
+                lines = _pack(wording.split(" · "), " · ", metrics, room)
+                if len(lines) <= VERDICT_LINES and all(metrics.horizontalAdvance(line) <= room for line in lines):
+                    return lines
+        lines = _pack(self._verdicts[-1].split(" "), " ", metrics, room)
+        if len(lines) > VERDICT_LINES:
+            lines = [*lines[:VERDICT_LINES - 1], metrics.elidedText(" ".join(lines[VERDICT_LINES - 1:]),
+                                                                     Qt.TextElideMode.ElideRight, room)]
+        return lines
 
     def steady_visible(self) -> bool:
         """Whether the steady-decode line of a single run is shown."""
@@ -220,4 +266,17 @@ def _wrap(keys: list[tuple[str, str]], metrics: QFontMetricsF, room: float) -> l
             used = 0.0
         used += (gap if lines[-1] else 0.0) + w
         lines[-1].append(html)
+    return lines
+
+
+def _pack(parts: list[str], sep: str, metrics: QFontMetricsF, room: float) -> list[str]:
+    """``parts`` joined by ``sep`` into lines of at most ``room`` px where they fit (a part wider than ``room``
+    takes a line of its own)."""
+    lines = [""]
+    for part in parts:
+        joined = f"{lines[-1]}{sep}{part}" if lines[-1] else part
+        if lines[-1] and metrics.horizontalAdvance(joined) > room:
+            lines.append(part)
+        else:
+            lines[-1] = joined
     return lines

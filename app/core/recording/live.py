@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import IREvent, PromptEvent
-from app.core.recording.environment import machine_name
+from app.core.recording.environment import environment, machine_name
 from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.recorder import RunRecorder
 from app.core.settings import GenerationSettings
@@ -92,6 +92,9 @@ class LiveRecording:
         self.recorder = RunRecorder("")
         self.recorded: dict[int, RecordedRun] = {}
         self.pending: RecordedRun | None = None
+        #: the session's race number → what a session file keeps of its steady-state verdicts (the phase's JSON
+        #: form with ``race`` and ``environment``, :func:`app.core.recording.recorder.verdict_record`)
+        self.verdicts: dict[int, dict[str, Any]] = {}
         self._live: RunState | None = None  # the live run being recorded
         self._program: ProgramLoaded | None = None  # the program whose runs stream (its file and entry)
         ev = session.events
@@ -105,6 +108,7 @@ class LiveRecording:
         ev.profile.connect(self._on_profile)
         ev.passes.connect(self._on_passes)
         ev.programLoaded.connect(self._on_program_loaded)
+        ev.verdicts.connect(self._on_verdicts)
 
     # -- the runs -----------------------------------------------------------------------------------------
     def recorded_of(self, state: RunState) -> RecordedRun | None:
@@ -162,6 +166,11 @@ class LiveRecording:
         a replay is what was replayed — a stopped replay only its calls and tokens so far."""
         return [as_shown(r, self.recorded[r.run_id]) for r in self.session.runs if r.run_id in self.recorded]
 
+    def verdicts_of(self, runs: list[RecordedRun]) -> list[dict[str, Any]]:
+        """What a session file of ``runs`` keeps of their races' steady-state verdicts, oldest race first."""
+        races = {r.race for r in runs if r.race is not None}
+        return [doc for race, doc in sorted(self.verdicts.items()) if race in races]
+
     def ir_origin(self, state: RunState) -> str:
         """The IR tabs' origin of a recorded run's IR (its mode and machine); a live run's label."""
         recorded = self.recorded_of(state)
@@ -190,6 +199,7 @@ class LiveRecording:
     def _on_run_started(self, run: RunState) -> None:
         on_plot = {r.run_id for r in self.session.runs}
         self.recorded = {k: v for k, v in self.recorded.items() if k in on_plot}  # the plot's runs only
+        self.verdicts = {k: v for k, v in self.verdicts.items() if k in {r.race for r in self.session.runs}}
         kept = {id(r) for r in self.recorded.values()}
         self.recorder.runs = [r for r in self.recorder.runs if id(r) in kept]  # runs off the plot are freed
         if run.origin:
@@ -251,6 +261,10 @@ class LiveRecording:
                 self.recorder.feed(run.finished)
             else:
                 self.recorder.finish()
+
+    def _on_verdicts(self, race: int, doc: dict[str, Any]) -> None:
+        """A race's verdicts (measured here: the machine is this one; read from a file: as it was recorded)."""
+        self.verdicts[race] = {**doc, "race": race, "environment": doc.get("environment") or environment()}
 
     def _on_program_loaded(self, event: ProgramLoaded) -> None:
         self._program = event
@@ -330,3 +344,17 @@ def race_keys(runs: list[tuple[int, RecordedRun]]) -> list[tuple[int, int, int] 
         modes[(file_index, run.race)] = (copy, seen)
         keys.append((file_index, run.race, copy))
     return keys
+
+
+def reopened_verdicts(verdicts: list[list[dict[str, Any]]],
+                      shown: dict[tuple[int, int, int], int]) -> list[tuple[int, dict[str, Any]]]:
+    """``(race, doc)``: each file's race verdicts (``verdicts``: per file, in the order the files were opened) with
+    the session's number of the race its lanes are shown as (``shown``: :func:`race_keys` key → race number; a
+    race shown in several copies, its newest). A verdict whose race has no lane shown is left out."""
+    out = []
+    for i, docs in enumerate(verdicts):
+        for doc in docs:
+            keys = [k for k in shown if k[:2] == (i, doc.get("race"))]
+            if keys:
+                out.append((shown[max(keys)], doc))
+    return out

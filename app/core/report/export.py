@@ -88,3 +88,27 @@ def markdown_report(
     if text:
         lines += ["", "## Generated text", "", "```", text, "```"]
     return "\n".join(lines) + "\n"
+
+
+#: The columns of a verdicts CSV: one row per pair (:class:`app.core.verdict.words.PairVerdict`'s fields).
+VERDICT_FIELDS = ("mode", "against", "ratio", "ci_low", "ci_high", "rounds", "aa_noise", "dropped", "noisy", "text")
+
+
+def write_verdicts_csv(path: str | Path, doc: dict[str, Any]) -> int:
+    """Write a race's steady-state verdicts (its JSON form, :meth:`app.core.events.VerdictsEvent.to_json` or a
+    session file's copy) as CSV, one row per pair (:data:`VERDICT_FIELDS`). Returns the rows written."""
+    pairs = doc.get("pairs") or []
+    Path(path).write_text(csv_text(VERDICT_FIELDS, ([p.get(k) for k in VERDICT_FIELDS] for p in pairs)),
+                          encoding="utf-8")
+    return len(pairs)
+
+
+def verdict_section(doc: dict[str, Any] | None) -> list[str]:
+    """A run report's steady-state section (Markdown lines; none without verdicts): the phase's head line (rounds,
+    A/A floor, threads, why it stopped) and one bullet per pair (:func:`app.core.verdict.words.format_verdicts`)."""
+    if not doc:
+        return []
+    from app.core.verdict.words import format_verdicts
+
+    head, *rest = format_verdicts(doc).splitlines()
+    return ["", "## Steady-state verdicts", "", head, "", *(f"- {line.strip()}" for line in rest)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from psygnal import Signal, SignalGroup
 
-from app.core.events import IREvent, PhaseEvent, PromptEvent
+from app.core.events import IREvent, PhaseEvent, PromptEvent, SteadyBlockEvent, SteadyRoundEvent
 from app.core.session import requests as rq
 from app.core.session.figures import LiveFigures
 from app.core.session.program_requests import ProgramCompiled
@@ -45,6 +45,13 @@ class SessionEvents(SignalGroup):
     #: Runs left the plot (the cap, Keep the last N runs, Clear plot): their run ids. Views keep only
     #: ``Session.runs``; with none left, they show nothing of a run.
     runsDropped = Signal(list)
+    #: A block of a race's steady-state phase starts (its round, mode and elapsed time: a progress line).
+    steadyProgress = Signal(SteadyBlockEvent)
+    #: A round of a race's steady-state phase ended.
+    steadyRound = Signal(SteadyRoundEvent)
+    #: A race's steady-state verdicts (its number and the phase's JSON form: ``pairs``, ``rounds``, ``aa_noise``,
+    #: ``noisy``, …): measured here, or read from a session file (``Session.race_verdicts``).
+    verdicts = Signal(int, dict)
     #: The worker is idle again: a message saying what finished.
     idle = Signal(str)
     #: A request failed.

@@ -81,9 +81,17 @@ def race_rows(runs: list[RunState], bound_ms: float | None = None) -> list[dict[
                         None if run.origin else bound_ms)
 
 
-def race_done(rows: list[dict[str, Any]], modes: tuple[str, ...]) -> str:
+def race_done(rows: list[dict[str, Any]], modes: tuple[str, ...], verdicts: dict[str, Any] | None = None) -> str:
     """What a race of ``modes`` says when it ends, from its :func:`race_rows`: the lanes finished, stopped and
-    not run, and the fastest steady decode."""
+    not run, and the fastest steady decode; with its steady-state ``verdicts`` (their JSON form), the fastest
+    mode's verdict against the baseline (:func:`app.core.verdict.words.headline`)."""
+    from app.core.verdict.words import headline
+
+    said = headline(verdicts) if verdicts else []
+    return _race_done(rows, modes) + (f" · steady state: {said[-1]}" if said else "")
+
+
+def _race_done(rows: list[dict[str, Any]], modes: tuple[str, ...]) -> str:
     done = [r["mode"] for r in rows if r["reason"] != "stopped"]
     stopped = [r["mode"] for r in rows if r["reason"] == "stopped"]
     steady = [r for r in rows if r["steady_ms_per_token"] and r["mode"] in done]

@@ -20,6 +20,7 @@ from typing import Any
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PhaseEvent, PromptEvent, TokenEvent
 from app.core.session import figures
 from app.core.session import requests as rq
+from app.core.session.devices import DeviceState
 from app.core.session.events_group import SessionEvents
 from app.core.session.figures import LiveFigures, program_line
 from app.core.session.program_requests import ProgramCompiled
@@ -27,14 +28,17 @@ from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
 from app.core.session.settings_race_service import SettingsParted
+from app.core.session.verdicts import RaceVerdicts
 from app.core.settings import GenerationSettings
+from app.core.steady import SteadyPlan
 
 __all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
 
 
-class Session(RunList, ShownResults):
+class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
     """State of one window's session. ``submit(request)`` sends a request to the compute worker; the runs and
-    the signals are its base's (:class:`app.core.session.run_list.RunList`)."""
+    the signals are its base's (:class:`app.core.session.run_list.RunList`), a race's verdicts its
+    :class:`RaceVerdicts` base's, the devices, mesh and caches its :class:`DeviceState` base's."""
 
     def __init__(self, submit: Callable[[rq.Request], None]) -> None:
         super().__init__()
@@ -50,6 +54,7 @@ class Session(RunList, ShownResults):
         self.active: rq.Request | ReplayRequest | None = None  # the request on the worker, or a replay
         self.last_error: rq.RequestFailed | None = None
         self._init_results()
+        self._init_verdicts()
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
         #: what "Replay cold start" reruns
@@ -103,13 +108,15 @@ class Session(RunList, ShownResults):
         """Generate ``prompt`` on ``model`` (loaded first if it changed). False when busy."""
         return self._start(rq.RunRequest(prompt, settings), model, dtype)
 
-    def race(self, prompt: str, modes: list[str], settings: GenerationSettings, eager_tokens: int,
-             model: str, dtype: str = "float32", kind: type[rq.RaceRequest] = rq.RaceRequest) -> bool:
+    def race(self, prompt: str, modes: list[str], settings: GenerationSettings, eager_tokens: int, model: str,
+             dtype: str = "float32", kind: type[rq.RaceRequest] = rq.RaceRequest,
+             steady: SteadyPlan | None = None) -> bool:
         """Race ``modes`` on ``model`` (loaded first if it changed; ``kind`` :class:`rq.SettingsRaceRequest`: the
-        compiler settings named in ``modes``). False when busy or no modes."""
+        compiler settings named in ``modes``; ``steady``: the race's closing steady-state phase, None: none).
+        False when busy or no modes."""
         if not modes:
             return False
-        return self._start(kind(prompt, tuple(modes), settings, eager_tokens), model, dtype)
+        return self._start(kind(prompt, tuple(modes), settings, eager_tokens, steady=steady), model, dtype)
 
     def run_program(self, request: rq.ProgramRequest) -> bool:
         """Run the user's program (no model needed: it does not wait for a load). False when busy."""
@@ -215,15 +222,6 @@ class Session(RunList, ShownResults):
         self.submit(request)
         return True
 
-    def cache(self, action: str, directory: str = "") -> None:
-        self.submit(rq.CacheRequest(action, directory))
-
-    def set_mesh(self, text: str) -> None:
-        self.submit(rq.MeshRequest(text))
-
-    def list_devices(self) -> None:
-        self.submit(rq.DevicesRequest())
-
     def set_device(self, platform: str) -> bool:
         """Run on ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``; ``""``: JAX's default) from now on: the loaded
         model is loaded again there (its compiled steps are the old device's) and the devices listed anew.
@@ -320,12 +318,8 @@ class Session(RunList, ShownResults):
             rq.SessionsRead: self._on_sessions_read, rq.SettingsRaceLanes: self.events.settingsRace.emit,
             rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
             ProgramCompiled: self.events.programCompiled.emit, SettingsParted: self.events.settingsParted.emit,
+            **self._verdict_handlers(),
         }
-
-    def _on_devices(self, event: rq.DevicesListed) -> None:
-        self.platforms, self.platform = list(event.platforms), event.platform
-        self.events.devices.emit(event.devices)
-        self.events.platforms.emit(self.platforms, self.platform)
 
     def _on_loaded(self, event: rq.ModelLoaded) -> None:
         if self.load_queue and self.load_queue[0] == event.request:
@@ -377,7 +371,7 @@ class Session(RunList, ShownResults):
         if isinstance(request, rq.ProfileRequest):
             return figures.profile_done(request, self.last_profile)
         if isinstance(request, rq.RaceRequest):
-            return figures.race_done(self.race_rows(), request.modes)
+            return figures.race_done(self.race_rows(), request.modes, self.shown_verdicts())
         return ""
 
     def _on_lane(self, event: LaneEvent) -> None:
@@ -386,15 +380,6 @@ class Session(RunList, ShownResults):
             self._program_lane(event, self._program_entry or request.entry or "program")
         else:
             self._race_lane(event, getattr(getattr(request, "settings", None), "max_new_tokens", None))
-
-    def _on_mesh(self, event: rq.MeshChanged) -> None:
-        self.mesh = event.label
-        self.bound = event.bound  # the weights each device reads change with the mesh
-        self.events.mesh.emit(event)
-
-    def _on_cache(self, event: rq.CacheInfo) -> None:
-        self.cache_info = event
-        self.events.cache.emit(event)
 
     def _busy_changed(self) -> None:
         self.events.busyChanged.emit(self.busy)

@@ -110,3 +110,60 @@ def json_lines(doc: dict[str, Any]) -> list[str]:
              for p in pairs]
     rest = {k: v for k, v in doc.items() if k not in ("event", "pairs")}
     return [*lines, json.dumps({"event": "steady", **rest})]
+
+
+def short_verdict(pair: dict[str, Any]) -> str:
+    """One pair's verdict in a few words (a :class:`PairVerdict`'s JSON form): ``"jit-static 2.41× faster than
+    torch (95 % CI 2.30–2.52)"``, ``"jit-loop vs jit-static: no clear difference (0.98–1.06)"`` or ``"jit-loop
+    vs torch: too few rounds"`` — said of the faster mode, as :func:`verdict_text` says it."""
+    mode, against, lo, hi = pair["mode"], pair["against"], pair.get("ci_low"), pair.get("ci_high")
+    if lo is None or hi is None:
+        return f"{mode} vs {against}: too few rounds"
+    if lo <= 1.0 <= hi:
+        return f"{mode} vs {against}: no clear difference ({lo:.2f}–{hi:.2f})"
+    fast, slow, r = (mode, against, pair["ratio"]) if pair["ratio"] >= 1.0 else (against, mode, 1 / pair["ratio"])
+    lo, hi = (lo, hi) if fast == mode else (1 / hi, 1 / lo)
+    return f"{fast} {r:.2f}× faster than {slow} (95 % CI {lo:.2f}–{hi:.2f})"
+
+
+def _terse(pair: dict[str, Any]) -> str:
+    """A pair against the baseline without its name: ``"jit-static 2.41× faster (2.30–2.52)"``."""
+    mode, lo, hi, r = pair["mode"], pair.get("ci_low"), pair.get("ci_high"), pair["ratio"]
+    if lo is None or hi is None:
+        return f"{mode}: too few rounds"
+    if lo <= 1.0 <= hi:
+        return f"{mode}: no clear difference ({lo:.2f}–{hi:.2f})"
+    if r >= 1.0:
+        return f"{mode} {r:.2f}× faster ({lo:.2f}–{hi:.2f})"
+    return f"{mode} {1 / r:.2f}× slower ({1 / hi:.2f}–{1 / lo:.2f})"
+
+
+def headline(doc: dict[str, Any]) -> list[str]:
+    """The verdict line a talk reads on the latency plot, from a phase's JSON form (:func:`format_verdicts`'s
+    ``doc``): its wordings, longest first, for the plot to draw the first that fits — every pair, then the
+    pairs against the baseline, then those tersely (``"vs torch, 95 % CI: jit-static 2.41× faster (2.30–2.52) ·
+    …"``), then the fastest mode's alone, last without "95 % CI"; each ends ``" · noisy machine (A/A ±4.2 %)"``
+    (the last: ``" · noisy machine"``) when the A/A floor is wider than ±3 %. A plot may wrap a wording at its
+    ``" · "``. ``[]`` when the phase compared nothing (one mode); a phase stopped before its first round
+    says so."""
+    pairs, base = list(doc.get("pairs") or []), doc.get("baseline", "")
+    if not pairs:
+        return []
+    tail = f" · noisy machine (A/A ±{doc['aa_noise']:.1f} %)" if doc.get("noisy") and doc.get("aa_noise") else ""
+    if not doc.get("rounds"):
+        return [f"steady state {doc.get('stopped_by') or 'stopped'} before a round: no verdict" + tail]
+    vs_base = [p for p in pairs if p["against"] == base] or pairs
+    best = max(vs_base, key=lambda p: p["ratio"])
+    wordings = [" · ".join(short_verdict(p) for p in pairs), " · ".join(short_verdict(p) for p in vs_base),
+                f"vs {base}, 95 % CI: " + " · ".join(_terse(p) for p in vs_base), short_verdict(best)]
+    shortest = short_verdict(best).replace("(95 % CI ", "(")  # "jit-static 2.41× faster than torch (2.30–2.52)"
+    return [w + tail for w in dict.fromkeys(wordings)] + [shortest + (" · noisy machine" if tail else "")]
+
+
+def progress_line(round_index: int, label: str, elapsed_s: float, budget_s: float, min_rounds: int) -> str:
+    """A steady-state phase's progress (a :class:`app.core.events.SteadyBlockEvent`'s fields): ``"steady state ·
+    round 4 (≥ 9) · jit-static · 6.3 s of 30 s"``; while warming: ``"steady state · warming jit-static · 0.4 s"``."""
+    if round_index < 0:
+        return f"steady state · warming {label} · {elapsed_s:.1f} s"
+    return (f"steady state · round {round_index + 1} (≥ {min_rounds}) · {label} · {elapsed_s:.1f} s of "
+            f"{budget_s:g} s")

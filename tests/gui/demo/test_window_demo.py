@@ -30,6 +30,7 @@ def wait_idle(qtbot, win) -> None:
 
 def race(qtbot, win, modes) -> None:
     win.demo.controls.set_modes(modes)
+    win.demo.controls.set_steady(False)  # the cold lanes only (the steady phase: test_steady_verdicts_window.py)
     qtbot.mouseClick(win.findChild(QPushButton, "raceButton"), Qt.MouseButton.LeftButton)
     wait_idle(qtbot, win)
 
@@ -70,6 +71,7 @@ def test_stop_ends_the_race_within_a_mode(qtbot, window, monkeypatch):
     window.ui.form.set_values({"max_new_tokens": 200})
     monkeypatch.setattr(window.compute.worker.engine, "eos_ids", [])
     window.demo.controls.set_modes(["torch", "jit-static"])
+    window.demo.controls.set_steady(False)
     window.findChild(QPushButton, "raceButton").click()
     qtbot.waitUntil(lambda: len(window.ui.tokens.tokens()) >= 3, timeout=RUN_TIMEOUT_MS)
     window.stop()

@@ -189,6 +189,7 @@ def test_presentation_shows_race_summary_and_disabled_run_looks_disabled(qtbot, 
         settle(qtbot)
         assert not demo.stage_card.isVisible()  # no race yet: nothing to summarise
         demo.controls.set_modes(["torch", "jit-static"])
+        demo.controls.set_steady(False)  # the cold lanes are what this test looks at
         demo.race_checked()
         qtbot.waitUntil(lambda: win.is_busy(), timeout=5000)
         run = win.findChild(QPushButton, "runButton")

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 from app.core.events import CallRecord
 from app.core.race import summary_rows
 from app.core.report.columns import COMPILE_COLUMNS, compile_rows, render_markdown
-from app.core.report.export import machine_info, markdown_report, write_records_csv, write_records_json
+from app.core.report.export import (
+    machine_info,
+    markdown_report,
+    verdict_section,
+    write_records_csv,
+    write_records_json,
+    write_verdicts_csv,
+)
 from app.core.session.model import RunState
 from widgets.demo.phase_bars import PhaseCall
 from widgets.plot.plot_export import export_plot
@@ -59,10 +66,12 @@ def summary(runs: list[RunState]) -> list[dict[str, Any]]:
 
 
 def run_metadata(
-    runs: list[RunState], model: str, dtype: str, mesh: str, generation: dict[str, Any]
+    runs: list[RunState], model: str, dtype: str, mesh: str, generation: dict[str, Any],
+    verdicts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What a JSON export says about the runs: model, dtype, mesh, the generation settings, each run's
-    mode, race and end, and the machine (:func:`app.core.report.export.machine_info`)."""
+    mode, race and end, the machine (:func:`app.core.report.export.machine_info`) and the races' steady-state
+    ``verdicts`` (:func:`plot_verdicts`; ``[]`` when none ran)."""
     return {
         "model": model,
         "dtype": dtype,
@@ -78,7 +87,25 @@ def run_metadata(
             for run in runs
         ],
         "machine": machine_info(),
+        "verdicts": list(verdicts or []),
     }
+
+
+def plot_verdicts(race_verdicts: dict[int, dict[str, Any]], runs: list[RunState]) -> list[dict[str, Any]]:
+    """The steady-state verdicts (``race_verdicts``: the session's, race number → JSON form) of the races among
+    ``runs``, oldest race first."""
+    races = {run.race for run in runs if run.race is not None}
+    return [doc for race, doc in sorted(race_verdicts.items()) if race in races]
+
+
+def save_verdicts_csv(path: str | Path, verdicts: list[dict[str, Any]]) -> Path | None:
+    """Beside a call-record CSV at ``path``, the newest race's verdicts as ``<stem>-verdicts.csv`` (one row per
+    pair: :data:`app.core.report.export.VERDICT_FIELDS`); None (nothing written) without verdicts."""
+    if not verdicts:
+        return None
+    beside = Path(path).with_name(f"{Path(path).stem}-verdicts.csv")
+    write_verdicts_csv(beside, verdicts[-1])
+    return beside
 
 
 def save_records(path: str | Path, runs: list[RunState], meta: dict[str, Any] | None = None) -> int:
@@ -98,8 +125,10 @@ def compile_lines(runs: list[RunState]) -> list[str]:
     return ["", "## Why it compiled", "", *render_markdown(COMPILE_COLUMNS, rows)]
 
 
-def save_report(path: str | Path, runs: list[RunState], plot: pg.PlotWidget, model: str, prompt: str) -> Path:
-    """Write a Markdown report at ``path`` and the plot as a PNG next to it (same stem). Returns the PNG."""
+def save_report(path: str | Path, runs: list[RunState], plot: pg.PlotWidget, model: str, prompt: str,
+                verdicts: list[dict[str, Any]] | None = None) -> Path:
+    """Write a Markdown report at ``path`` (with a section per race's steady-state ``verdicts``) and the plot as a
+    PNG next to it (same stem). Returns the PNG."""
     path = Path(path)
     png = export_plot(plot, path.with_suffix(".png"))
     last = next((run.finished for run in reversed(runs) if run.finished is not None), None)
@@ -107,5 +136,6 @@ def save_report(path: str | Path, runs: list[RunState], plot: pg.PlotWidget, mod
     modes = ", ".join(dict.fromkeys(run.mode for run in runs))
     title = "Mode race" if len({run.race for run in runs} - {None}) else "Run report"
     report = markdown_report(f"{title}: {modes}", model, prompt, summary(runs), images=[png.name], text=text)
-    path.write_text(report + "\n".join(compile_lines(runs)) + "\n", encoding="utf-8")
+    steady = [line for doc in verdicts or [] for line in verdict_section(doc)]
+    path.write_text(report + "\n".join(steady + compile_lines(runs)) + "\n", encoding="utf-8")
     return png

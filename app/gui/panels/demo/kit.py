@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from app.core.compile_cache.xla import default_cache_dir
 from app.core.events import CallRecord
@@ -27,7 +27,9 @@ from app.gui.context import WindowContext
 from app.gui.layout import card, dock_widget, keep_page_in_sight, pinned_above
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
+from app.gui.panels.demo.export_actions import ExportActions
 from app.gui.panels.demo.settings_race import SettingsRace
+from app.gui.panels.demo.verdicts import SteadyVerdicts
 from app.gui.presentation import Presentation
 from widgets.common.splitters import splitter
 from widgets.demo.cache_panel import CachePanel
@@ -35,7 +37,6 @@ from widgets.demo.compile_log import CompileLog
 from widgets.demo.phase_bars import PhaseBars
 from widgets.demo.race_controls import RaceControls
 from widgets.demo.race_table import RaceTable
-from widgets.plot.plot_export import export_plot
 
 MODE_HELP = {info.name: info.help for info in CATALOG}
 CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)
@@ -53,8 +54,9 @@ EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
 )
 
 
-class DemoKit(QObject):
-    """Lives on the GUI thread; every slot is fed by the compute thread's signals or by the user."""
+class DemoKit(QObject, ExportActions):
+    """Lives on the GUI thread; every slot is fed by the compute thread's signals or by the user. File ▸ Export's
+    actions: :class:`ExportActions`; the race's steady-state phase and verdicts: :attr:`verdicts`."""
 
     #: Presentation mode is about to turn on (True) or has turned off (False): the window shows the Run
     #: workspace first (presenting is the plot and the stream). GUI thread.
@@ -73,6 +75,7 @@ class DemoKit(QObject):
         self.log = CompileLog(COMPILE_COLUMNS)
         self.phases = PhaseBars()
         self.settings_race = SettingsRace(ctx)  # compiler settings: the trade-off plot, its stage in presentation
+        self.verdicts = SteadyVerdicts(ctx, self.controls)  # the steady-state phase: setting, progress, verdicts
         self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
         self._build_docks()
@@ -97,7 +100,8 @@ class DemoKit(QObject):
 
     # -- settings ---------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        """What the user settings remember: race modes, eager token cap, cache directory and toggle, docks."""
+        """What the user settings remember: race modes, eager token cap, the steady-state phase and its budget,
+        cache directory and toggle, docks."""
         return {
             "modes": self.controls.modes(),
             "eager_tokens": self.controls.eager_token_cap(),
@@ -105,12 +109,14 @@ class DemoKit(QObject):
             "persistent_cache": self.cache.is_enabled(),
             "hidden_docks": [d.objectName() for d in (self.demo_dock, self.why_dock) if d.isHidden()],
             **self.settings_race.state(),
+            **self.verdicts.state(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
         if isinstance(state.get("modes"), list):
             self.controls.set_modes([m for m in state["modes"] if m in MODE_NAMES])
         self.settings_race.restore(state)
+        self.verdicts.restore(state)
         if isinstance(state.get("eager_tokens"), int):
             self.controls.eager_tokens.setValue(state["eager_tokens"])
         if isinstance(state.get("cache_dir"), str) and state["cache_dir"]:
@@ -138,7 +144,7 @@ class DemoKit(QObject):
         stream and the plot keep their room; each can be dragged out or docked beside another."""
         self.results = QTabWidget()  # the mode race's table; the settings race's controls and trade-off plot
         self.results.setObjectName("demoResults")
-        self.results.addTab(self.table, "Race summary")
+        self.results.addTab(self.verdicts.page(self.table), "Race summary")  # the table over the verdicts
         self.results.addTab(self.settings_race.page, "Settings race")
         column = QWidget()
         box = QVBoxLayout(column)
@@ -219,11 +225,6 @@ class DemoKit(QObject):
         self.cache.directoryChanged.connect(self.refresh_cache)
         self.cache.clearMemoryRequested.connect(self.clear_memory)
         self.cache.clearDiskRequested.connect(self.clear_disk)
-
-    @property
-    def runs(self) -> list[RunState]:
-        """The runs shown on the plot, oldest first (the session's)."""
-        return self.session.runs
 
     # -- requests from the user -------------------------------------------------------------------
     @Slot(list)
@@ -345,48 +346,6 @@ class DemoKit(QObject):
             self.last_cache_message = info.message
             if not self.session.busy:
                 self._status(info.message)
-
-    # -- exports ------------------------------------------------------------------------------------
-    @Slot()
-    def _on_export(self) -> None:
-        action = self.sender()
-        assert isinstance(action, QAction), "File ▸ Export's actions call this"
-        filt, default, method = action.data()
-        title = f"Export {action.text().rstrip('…')}"
-        path, _ = QFileDialog.getSaveFileName(self.host, title, str(self._export_dir / default), filt)
-        if not path:
-            return
-        path = Path(path)
-        path = path if path.suffix else path.with_suffix(Path(default).suffix)
-        self._export_dir = path.parent
-        try:
-            self._status(getattr(self, method)(path))
-        except (OSError, ValueError) as exc:
-            self.ctx.status.error(f"Export failed: {exc}")
-
-    def export_plot(self, path: Path) -> str:
-        """Write the latency plot as PNG, SVG or PDF (by suffix); returns a status line."""
-        return f"Exported the plot to {export_plot(self.ctx.ui.plot, path)}"
-
-    def export_records(self, path: Path) -> str:
-        """Write the call records of the shown runs as CSV or JSON (by suffix; JSON carries the model, modes,
-        mesh and machine as ``metadata``)."""
-        loaded = self.session.loaded
-        model = f"{loaded.label} ({loaded.request.model})" if loaded else ""
-        dtype = loaded.request.dtype if loaded else ""
-        generation = self.ctx.ui.form.values()
-        meta = exports.run_metadata(self.runs, model, dtype, self.session.mesh, generation)
-        return f"Exported {exports.save_records(path, self.runs, meta)} call records to {path}"
-
-    def export_tradeoff(self, path: Path) -> str:
-        """Write the settings race's trade-off plot (PNG / SVG / PDF) or its points (CSV / JSON)."""
-        return self.settings_race.export(path)
-
-    def export_report(self, path: Path) -> str:
-        """Write the Markdown run report and the plot PNG next to it."""
-        model = self.host.windowTitle().split("—")[-1].strip()
-        png = exports.save_report(path, self.runs, self.ctx.ui.plot, model, self.ctx.ui.prompt.prompt())
-        return f"Exported the run report to {path} (plot: {png.name})"
 
     # -- helpers ------------------------------------------------------------------------------------
     def _set_running(self, running: bool) -> None:

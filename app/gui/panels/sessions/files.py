@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMenu
 
 from app.core.errors import SessionFileError
 from app.core.recording import RecordedRun, RunRecorder, SessionFile, load_all
-from app.core.recording.live import LiveRecording, LiveRunInfo, race_keys
+from app.core.recording.live import LiveRecording, LiveRunInfo, race_keys, reopened_verdicts
 from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
@@ -205,13 +205,13 @@ class SessionFiles(QObject):
             return 0
         try:
             race = self.settings_race()  # kept beside the runs (issue 40), as `tradeoff --save-session` keeps it
-            size = SessionFile(runs=runs, settings_races=[race] if race else []).save(path)
+            size = SessionFile(runs=runs, settings_races=[race] if race else [],
+                               verdicts=self.live.verdicts_of(runs)).save(path)  # the races' steady state
         except SessionFileError as exc:
             self.status.error(str(exc))
             return 0
         self._remember([str(path)])
-        self.status.show(f"Saved {len(runs)} run{'s' if len(runs) != 1 else ''} to {path} "
-                                f"({size / 1e6:.2f} MB).")
+        self.status.show(f"Saved {len(runs)} run{'s' if len(runs) != 1 else ''} to {path} ({size / 1e6:.2f} MB).")
         return size
 
     @Slot()
@@ -235,7 +235,7 @@ class SessionFiles(QObject):
             self.status.error(f"Export failed: {exc}")
             return False
         self.status.show(f"Exported a Perfetto trace of {len(runs)} run{'s' if len(runs) != 1 else ''} "
-                                f"to {path} (open it in ui.perfetto.dev).")
+                         f"to {path} (open it in ui.perfetto.dev).")
         return True
 
     # -- opening ----------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ class SessionFiles(QObject):
             self.show_settings_race(*races[-1])  # `tradeoff --save-session`: a race and no run
             self.status.show(f"Opened {races[-1][1]}: a settings race of {len(races[-1][0]['lanes'])} settings.")
             return True
-        self.show_runs(runs)
+        self.show_runs(runs, [f.verdicts for f in files])
         for race, origin in races[-1:]:  # the newest file's last race on the Demo kit's trade-off, after its runs
             self.show_settings_race(race, origin)
         self.ui.plot.redraw()
@@ -304,17 +304,20 @@ class SessionFiles(QObject):
         where = origins[0] if len(origins) == 1 else f"recorded on {len(origins)} machines"
         self.host.setWindowTitle(f"torchax playground — {names} · {where} (read-only)")
         self.status.show(f"Opened {names}: {len(runs)} run{'s' if len(runs) != 1 else ''} · {where} "
-                                f"(read-only; Demo ▸ Replay session plays it at its recorded pace)")
+                         f"(read-only; Demo ▸ Replay session plays it at its recorded pace)")
         return True
 
-    def show_runs(self, runs: list[tuple[int, RecordedRun]]) -> None:
-        """Show recorded runs (``(file index, run)``, in order) through the session, as if they ran now."""
+    def show_runs(self, runs: list[tuple[int, RecordedRun]], verdicts: Sequence[list[dict]] = ()) -> None:
+        """Show recorded runs (``(file index, run)``, in order) through the session, as if they ran now, and
+        their races' steady-state verdicts (``verdicts``: each file's, :attr:`SessionFile.verdicts`)."""
         machines = {r.machine for _, r in runs} | self.live.opened_machines()
         self._machines = machine_colours(machines)
         races: dict[tuple[int, int, int], int] = {}
         for (_file, run), key in zip(runs, race_keys(runs), strict=True):
             race = None if key is None else races.get(key) or races.setdefault(key, self.session.new_race_id())
             self.show_run(run, race, keep=len(runs))
+        for race, doc in reopened_verdicts(list(verdicts), races):  # after their lanes, as a live race's
+            self.session.show_verdicts(race, doc)
         with_ir = [run for _, run in runs if run.ir]
         if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
             show_ir(self.inspect, self.ui.ir_tabs, with_ir[-1])
