@@ -50,14 +50,16 @@ install: check-python $(STAMP)
 run: check-python $(STAMP)
 	$(VENV)/bin/torchax-playground
 
-# One pytest process: pytest-xdist's `-n 2` was measured on tests/core/engine (28 Nov) at 327 s against 300 s in one
-# process — the tests already keep both cores busy (XLA's compiles and kernels, torch's threads).
+# Two pytest-xdist workers, each test file on one worker (module fixtures stay whole). Measured 28 Nov: no gain
+# while every compile was cold (XLA's compiles kept both cores busy). Since the suite shares one persistent
+# compilation cache (tests/compile_sharing.py), one pytest process kept about one core busy (load average 1.3
+# on 2 cores, 6 Dec), so a second worker takes the other; both read and fill the same cache.
 test: check-python $(STAMP)
 	$(VENV)/bin/ruff check app widgets tests bench tools
 	$(VENV)/bin/lint-imports
 	$(PY) tools/size_check.py
 	$(PY) tools/type_check.py
-	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q --durations=30
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=30
 
 bench: check-python $(STAMP)
 	$(PY) bench/decode.py

@@ -19,8 +19,12 @@ from typing import Any
 # app's config and cache folders and the XDG folders under it (platformdirs, Hugging Face's cache).
 # Tests that import this module by name (`from tests.conftest import ...`) run it a second time: the same
 # scratch root then, so the folders (and the suite's compile cache under it) stay the same for the whole run.
-SCRATCH_HOME = os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH") or tempfile.mkdtemp(prefix="torchax-playground-tests-")
-os.environ["TORCHAX_PLAYGROUND_TEST_SCRATCH"] = SCRATCH_HOME
+# Under pytest-xdist (`make test` runs two workers) the workers inherit the controller's root: each has its own
+# folders under it (its own settings, model-conversion cache, XDG folders) and all share one compile cache.
+RUN_SCRATCH = os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH") or tempfile.mkdtemp(prefix="torchax-playground-tests-")
+os.environ["TORCHAX_PLAYGROUND_TEST_SCRATCH"] = RUN_SCRATCH
+SCRATCH_HOME = os.path.join(RUN_SCRATCH, os.environ.get("PYTEST_XDIST_WORKER", "main"))
+os.makedirs(SCRATCH_HOME, exist_ok=True)
 for _var, _sub in (("TORCHAX_PLAYGROUND_CONFIG_DIR", "config/torchax-playground"),
                    ("TORCHAX_PLAYGROUND_CACHE_DIR", "cache/torchax-playground"),
                    ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"), ("XDG_DATA_HOME", "data"),
@@ -39,7 +43,7 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
 # @pytest.mark.cold_compile). Set here, before JAX is imported.
 from tests import compile_sharing  # noqa: E402
 
-compile_sharing.configure_environment(SCRATCH_HOME)
+compile_sharing.configure_environment(RUN_SCRATCH)
 
 import pytest  # noqa: E402
 
@@ -304,19 +308,13 @@ def run_and_wait(qtbot, win) -> None:
 
 
 # -- a real X11 screen (Xvfb) for the journeys and the first-paint tests ------------------------------------
-def _free_display() -> int:
-    """A display number no X server uses."""
-    for n in range(91, 140):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise RuntimeError("no free X display number")
-
-
 @pytest.fixture
 def x_display(request):
     """An Xvfb screen of ``request.param`` (width, height); yields its DISPLAY string."""
     width, height = request.param
-    n = _free_display()
+    from tests.journeys.walk import free_display
+
+    n = free_display()
     server = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10

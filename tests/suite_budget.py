@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 import tomllib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +68,20 @@ def verdicts(durations: dict[str, float], budget: Budget) -> list[str]:
     return problems
 
 
+def compile_counts() -> Counter[str]:
+    """This process's :data:`tests.compile_sharing.COUNTS`, plus those the pytest-xdist workers left in the run's
+    scratch folder (``compile-counts-gw*.json``, :mod:`tests.suite_budget_plugin`)."""
+    import json
+    import os
+
+    from tests.compile_sharing import COUNTS
+
+    total = Counter(COUNTS)
+    for path in Path(os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH", "/nonexistent")).glob("compile-counts-*.json"):
+        total.update(json.loads(path.read_text()))
+    return total
+
+
 class BudgetPlugin:
     """Collects each test's time (setup + call + teardown, s) and reports at the end of the run."""
 
@@ -99,10 +113,9 @@ class BudgetPlugin:
         terminalreporter.section("time per folder")
         for folder, seconds in sorted(folders.items(), key=lambda kv: -kv[1]):
             write(f"{seconds:8.1f} s  {counts[folder]:4d} tests  {folder}")
-        from tests.compile_sharing import COUNTS
-
-        write(f"XLA compiles: {COUNTS.get('misses', 0)} cold (persistent-cache misses), {COUNTS.get('hits', 0)} "
-              f"shared (hits); tests marked cold_compile: {COUNTS.get('cold_tests', 0)}")
+        counts = compile_counts()
+        write(f"XLA compiles: {counts.get('misses', 0)} cold (persistent-cache misses), {counts.get('hits', 0)} "
+              f"shared (hits); tests marked cold_compile: {counts.get('cold_tests', 0)}")
         for line in self.problems:
             terminalreporter.write_line(f"SLOW TEST GATE: {line}", red=True)
         total = time.monotonic() - self.started

@@ -1,9 +1,9 @@
-"""The command line: ``torchax-playground generate|inspect|race|tradeoff|profile|program|passes|show-session …``;
+"""The command line: ``torchax-playground generate|inspect|race|tradeoff|profile|program|passes|show-session|compare …``;
 no subcommand opens the window.
 
 One module per command (:mod:`app.cli.generate`, :mod:`app.cli.inspect`, :mod:`app.cli.race`,
 :mod:`app.cli.tradeoff`, :mod:`app.cli.profile`, :mod:`app.cli.program`, :mod:`app.cli.passes`,
-:mod:`app.cli.show_session`), each with
+:mod:`app.cli.show_session`, :mod:`app.cli.compare`), each with
 ``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
 they share is :mod:`app.cli.common`. Errors exit with status 2 and one clear line on stderr (a traceback
 only with ``--debug``).
@@ -16,7 +16,7 @@ import io
 import sys
 from typing import Any, TextIO, cast
 
-from app.cli import generate, inspect, passes, profile, program, race, show_session, tradeoff
+from app.cli import compare, generate, inspect, passes, profile, program, race, show_session, tradeoff
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.cli.hosts import join_processes
 from app.core.errors import PlaygroundError
@@ -24,7 +24,8 @@ from app.options import add_devices_arg, apply_devices
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
 COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "tradeoff": tradeoff, "profile": profile,
-            "program": program, "passes": passes, "show-session": show_session}
+            "program": program, "passes": passes, "show-session": show_session,
+            "compare": compare}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -146,11 +146,12 @@ def print_results(args: argparse.Namespace, engine: Any, finished: dict[str, Any
     """The race's summary table (or its JSON lines), then the steady-state phase's verdicts."""
     from app.cli.hosts import process_fields  # a run across hosts: each row names its process (issue 39)
     from app.core.profile.bound import memory_bound
-    from app.core.race import format_race_table, summary_rows
+    from app.core.race import format_race_table, summary_rows, with_verdicts
     from app.core.verdict.words import format_verdicts, json_lines
 
     bound = memory_bound(engine)
-    rows = summary_rows(finished, bound.bound_ms if bound is not None else None)
+    rows = with_verdicts(summary_rows(finished, bound.bound_ms if bound is not None else None),
+                         verdicts.to_json() if verdicts is not None else None)
     if args.json:
         for row in rows:
             done = finished[row["mode"]]

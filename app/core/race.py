@@ -115,6 +115,26 @@ def summary_rows(finished: dict[str, FinishedEvent], bound_ms: float | None = No
     return rows
 
 
+def with_verdicts(rows: list[dict[str, Any]], verdicts: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``rows`` of :func:`summary_rows` whose ``speedup_vs_torch`` comes from the race's steady-state rounds when it
+    measured them: the geometric-mean ratio of torch's ms/token over the mode's in paired rounds, with
+    ``speedup_ci`` ``(ci_low, ci_high)``, its 95 % interval (:mod:`app.core.verdict`). ``verdicts``: the phase's
+    JSON form (:meth:`app.core.events.VerdictsEvent.to_json`, or a session file's copy). A mode without a pair
+    against torch — or a race without rounds — keeps its one-pass ratio and no interval (``speedup_ci`` None)."""
+    pairs: dict[str, tuple[float, float | None, float | None]] = {}
+    for p in (verdicts or {}).get("pairs") or []:
+        lo, hi = p.get("ci_low"), p.get("ci_high")
+        if p.get("against") == REFERENCE_MODE:
+            pairs[p["mode"]] = (p["ratio"], lo, hi)
+        elif p.get("mode") == REFERENCE_MODE and p.get("ratio"):  # said of torch: invert ratio and interval
+            pairs[p["against"]] = (1.0 / p["ratio"], 1.0 / hi if hi else None, 1.0 / lo if lo else None)
+    out = []
+    for row in rows:
+        ratio, lo, hi = pairs.get(row["mode"], (row.get("speedup_vs_torch"), None, None))
+        out.append({**row, "speedup_vs_torch": ratio, "speedup_ci": (lo, hi) if lo and hi else None})
+    return out
+
+
 def format_race_table(rows: list[dict[str, Any]]) -> str:
     """The race summary as the CLI prints it."""
     return render_text(RACE_COLUMNS, rows)

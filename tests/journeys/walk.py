@@ -78,7 +78,13 @@ def child_main(args: argparse.Namespace) -> int:
 
 # -- the launcher: an Xvfb screen, the app in a child process ------------------------------------------------
 def free_display() -> int:
-    for n in range(91, 200):
+    """A display number no X server uses; each pytest-xdist worker (``PYTEST_XDIST_WORKER`` gw0, gw1, …, inherited
+    by the processes it starts) looks in its own range of 50, so two workers never pick the same one at once."""
+    import os
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = 91 + 50 * (int(worker) if worker.isdigit() else 0)
+    for n in range(first, first + 50):
         if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
             return n
     raise RuntimeError("no free X display number")

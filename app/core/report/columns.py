@@ -59,6 +59,11 @@ def _count(value: Any) -> str:
     return "–" if value is None else f"{value:,}"
 
 
+def _interval(value: Any) -> str:
+    """``(2.30, 2.52)`` → ``"2.30–2.52"``; ``–`` without an interval."""
+    return "–" if not value else f"{value[0]:.2f}–{value[1]:.2f}"
+
+
 def _rate(value: Any) -> str:
     return "–" if value is None else f"{value:,.1f} tok/s"
 
@@ -75,7 +80,11 @@ RACE_COLUMNS: tuple[Column, ...] = (
            spoken=_rate),
     Column("total_ms", "total", "ms", _fixed(1), "low", short="total", spoken=units.ms),
     Column("n_tokens", "tokens", format=_plain, short="tokens"),
-    Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch"),
+    Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch",
+           help="steady decode against PyTorch eager: from the race's paired steady-state rounds when it ran them "
+                "(95 % CI beside it), else one pass of each lane (no interval: not a verdict)"),
+    Column("speedup_ci", "95 % CI", format=_interval, short="95 % CI",
+           help="the × torch ratio's 95 % confidence interval over the paired steady-state rounds (app/core/verdict)"),
     Column("x_bound", "× bound", format=units.times, best="low", short="× bound"),
     Column("cache_len", "KV cache", "positions", _count, short="KV cache", spoken=_count,
            help="the static KV cache's positions at the lane's end: attention reads what it holds (issue 38)"),

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PhaseEvent, PromptEvent, TokenEvent
+from app.core.race import with_verdicts
 from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.devices import DeviceState
@@ -61,6 +62,11 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
         self.last_request: rq.RunRequest | rq.RaceRequest | rq.ProgramRequest | None = None
         #: A run abandoned mid-compile (:meth:`abandon`): its events are dropped until its RequestDone arrives.
         self.background: rq.Request | None = None
+
+    def race_rows(self) -> list[dict[str, Any]]:
+        """The race summary's rows, × torch from the newest race's steady-state verdicts when it has them
+        (:func:`app.core.race.with_verdicts`)."""
+        return with_verdicts(super().race_rows(), self.shown_verdicts())
 
     def clear_runs(self) -> None:
         """Forget the runs kept for the plot (the user cleared it); refused while a run is active."""

@@ -222,3 +222,24 @@ def test_a_race_with_a_steady_phase_compiles_nothing_again(llama_engine, monkeyp
     (verdicts,) = [e for e in events if isinstance(e, VerdictsEvent)]
     assert verdicts.baseline == "torch" and [p.mode for p in verdicts.pairs] == ["jit-static"]
     assert verdicts.rounds + verdicts.dropped >= 2
+
+
+def test_the_race_summary_takes_x_torch_and_its_interval_from_the_steady_rounds():
+    from app.core.race import with_verdicts
+    from app.core.report.columns import RACE_COLUMNS, render_text
+
+    rows = [{"mode": "torch", "speedup_vs_torch": 1.0}, {"mode": "jit-static", "speedup_vs_torch": 5.13},
+            {"mode": "jit-loop", "speedup_vs_torch": 1.5}, {"mode": "jit-dynamic", "speedup_vs_torch": None}]
+    doc = {"pairs": [
+        {"mode": "jit-static", "against": "torch", "ratio": 2.94, "ci_low": 2.31, "ci_high": 3.73},
+        {"mode": "torch", "against": "jit-loop", "ratio": 0.5, "ci_low": 0.4, "ci_high": 0.625},  # said of torch
+        {"mode": "jit-static", "against": "jit-loop", "ratio": 1.25, "ci_low": 1.05, "ci_high": 1.48}]}
+    got = {r["mode"]: r for r in with_verdicts(rows, doc)}
+    assert got["jit-static"]["speedup_vs_torch"] == 2.94 and got["jit-static"]["speedup_ci"] == (2.31, 3.73)
+    assert got["jit-loop"]["speedup_vs_torch"] == pytest.approx(2.0)
+    assert got["jit-loop"]["speedup_ci"] == pytest.approx((1.6, 2.5))
+    assert got["torch"]["speedup_ci"] is None and got["jit-dynamic"]["speedup_vs_torch"] is None
+    table = render_text(RACE_COLUMNS, list(got.values()))
+    assert "2.94×" in table and "2.31–3.73" in table and "5.13" not in table  # the one-pass ratio is gone
+    plain = {r["mode"]: r for r in with_verdicts(rows, None)}  # no rounds: one pass, no interval
+    assert plain["jit-static"]["speedup_vs_torch"] == 5.13 and plain["jit-static"]["speedup_ci"] is None

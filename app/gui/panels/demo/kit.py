@@ -41,7 +41,7 @@ from widgets.demo.race_table import RaceTable
 MODE_HELP = {info.name: info.help for info in CATALOG}
 CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)
 #: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
-STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch")
+STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch", "speedup_ci")
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
     ("Plot as SVG…", "SVG image (*.svg)", "latency.svg", "export_plot"),
@@ -217,6 +217,7 @@ class DemoKit(QObject, ExportActions):
         ev.records.connect(self.on_records)
         ev.runFinished.connect(self.on_run_finished)
         ev.runsDropped.connect(self._on_runs_dropped)
+        ev.verdicts.connect(self._on_verdicts)  # × torch and its 95 % CI come from the steady-state rounds
         ev.cache.connect(self.on_cache_info)
         self.controls.raceRequested.connect(self.start_race)
         self.controls.replayRequested.connect(self.replay)
@@ -329,6 +330,11 @@ class DemoKit(QObject, ExportActions):
         self.stage_table.set_rows(self.session.race_rows(), MODE_COLOURS)
         self._show_stage()
         self.phases.set_calls(exports.phase_calls(current))
+
+    def _on_verdicts(self, _race: int, _doc: dict) -> None:
+        rows = self.session.race_rows()
+        for table in (self.table, self.stage_table):
+            table.set_rows(rows, MODE_COLOURS) if rows else table.clear_rows()
 
     def _on_runs_dropped(self, _run_ids: list[int]) -> None:
         """Runs left the plot: the race summary is of the session's newest race or run, or empty."""

@@ -1,0 +1,56 @@
+"""``torchax-playground compare A.session B.session [--run N --run M] [--json]``: two recorded runs side by side
+(issue 58) without JAX, torch or a model — the verdict line first, then compile time per stage, steady speed as
+a ratio (with its 95 % interval when a race paired the runs in rounds), the structural diff of their optimized
+HLO, token parity and what differs in versions, flags and machine (:mod:`app.core.compare`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+#: This command needs no model libraries: the parser skips quieting transformers (which imports torch).
+NEEDS_LIBRARIES = False
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    cmp = sub.add_parser("compare", help="two recorded runs side by side with a verdict (no JAX or torch needed)")
+    cmp.add_argument("paths", nargs="+", metavar="PATH", help=".session files (one holding both runs, or two)")
+    cmp.add_argument("--run", dest="runs", action="append", type=int, default=None, metavar="N",
+                     help="1-based position of a run over all files in order; give it twice (default: the first "
+                          "run of each of two files, else runs 1 and 2)")
+    cmp.add_argument("--json", action="store_true", help="every figure as one JSON object")
+    return cmp
+
+
+def _positions(args: argparse.Namespace, counts: list[int]) -> tuple[int, int]:
+    from app.core.errors import InvalidSettingsError
+
+    total = sum(counts)
+    if args.runs:
+        if len(args.runs) != 2:
+            raise InvalidSettingsError(f"--run is given twice (A and B); got {len(args.runs)}.")
+        a, b = args.runs
+    elif len(counts) == 2 and all(counts):
+        a, b = 1, counts[0] + 1
+    else:
+        a, b = 1, 2
+    if not (1 <= a <= total and 1 <= b <= total):
+        raise InvalidSettingsError(f"compare needs two runs (positions 1–{total}); got {a} and {b}.")
+    return a, b
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.compare.runs import compare_runs
+    from app.core.compare.text import format_comparison
+    from app.core.recording.store import load_all
+
+    sessions = load_all(args.paths)
+    runs = [r for s in sessions for r in s.runs]
+    a, b = _positions(args, [len(s.runs) for s in sessions])
+    doc = compare_runs(runs[a - 1], runs[b - 1], [v for s in sessions for v in s.verdicts])
+    if args.json:
+        out.write(json.dumps(doc) + "\n")
+    else:
+        print(format_comparison(doc), file=out)
+    return 0

@@ -1,0 +1,69 @@
+"""``torchax-playground compare`` (issue 58) on small session files written here: no JAX, no model."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from app.cli import main
+from app.core.events import CallRecord, FinishedEvent, Summary
+from app.core.inspect.ir import StepIR
+from app.core.recording.model import RecordedRun
+from app.core.recording.store import SessionFile
+from tests.core.inspect.test_hlo_diff import A, _renamed
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _run(mode: str, steady_ms: float, hlo: str, tokens: list[int], jax: str = "0.7.0", race: int | None = 1,
+         platform: str = "cpu") -> RecordedRun:
+    records = [CallRecord(0, "decode", mode, {"input_ids": [1, 1]}, 900.0, 5.0, True, 100.0, 50.0, 700.0),
+               CallRecord(1, "decode", mode, {"input_ids": [1, 1]}, steady_ms, steady_ms)]
+    summary = Summary(mode, len(tokens), 900.0, steady_ms, 1000 / steady_ms, 2.0, 1000.0, 850.0, 1, 2)
+    return RecordedRun(label=f"run · {mode}", mode=mode, model="tiny", race=race, records=records,
+                       finished=FinishedEvent("max_new_tokens", summary, tokens, "x"),
+                       ir={"decode": StepIR(hlo=hlo)}, settings={"max_new_tokens": len(tokens)},
+                       environment={"packages": {"jax": jax}, "platform": platform, "device_kind": platform,
+                                    "device_count": 1})
+
+
+def _verdicts(ratio: float, lo: float, hi: float) -> list[dict]:
+    return [{"race": 1, "baseline": "jit-static", "rounds": 12, "pairs": [
+        {"mode": "jit-loop", "against": "jit-static", "ratio": ratio, "ci_low": lo, "ci_high": hi, "rounds": 12}]}]
+
+
+def test_two_lanes_of_a_race_with_the_same_program_show_no_clear_difference(tmp_path):
+    path = tmp_path / "race.session"
+    SessionFile(runs=[_run("jit-static", 10.0, A, [1, 2, 3]), _run("jit-loop", 9.9, _renamed(A), [1, 2, 3])],
+                verdicts=_verdicts(1.01, 0.97, 1.05)).save(path)
+    code, out, _ = run_cli("compare", path)
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("no clear difference at steady decode (95 % CI 0.97–1.05); the same optimized HLO")
+    assert "tokens: the same 3 tokens" in out and "mode: jit-static → jit-loop" in out
+    code, out, _ = run_cli("compare", path, "--json")
+    doc = json.loads(out)
+    assert doc["steady"]["interval"] and doc["hlo"]["decode"]["same"] and doc["compile"]["compile"] == [700.0, 700.0]
+
+
+def test_two_files_without_rounds_name_the_changed_fusion_versions_and_tokens(tmp_path):
+    a, b = tmp_path / "a.session", tmp_path / "b.session"
+    SessionFile(runs=[_run("jit-static", 10.0, A, [1, 2, 3], race=None)]).save(a)
+    changed = A.replace("sine(%p0)", "cosine(%p0)")
+    SessionFile(runs=[_run("jit-static", 8.0, changed, [1, 2, 4], jax="0.8.0", race=None, platform="gpu")]).save(b)
+    code, out, _ = run_cli("compare", a, b)
+    assert code == 0
+    assert out.splitlines()[0] == ("B is 1.25× faster at steady decode (recorded without rounds: no interval); "
+                                   "its optimized HLO differs: decode 1 change (0 added, 0 removed, 1 changed) "
+                                   "in 1 fusion; compile +0 ms")
+    assert "changed  %s (cosine, f32[4]{0}) in fusion %fusion.12 · model.py:3" in out
+    assert "tokens: first differ at index 2 (A 3, B 4" in out
+    assert "jax: 0.7.0 → 0.8.0" in out and "platform: cpu → gpu" in out
+    doc = json.loads(run_cli("compare", a, b, "--json")[1])
+    assert doc["steady"]["note"] == "recorded without rounds: no interval" and doc["tokens"]["first_difference"] == 2
+    code, _, err = run_cli("compare", a, b, "--run", "1", "--run", "5")
+    assert code == 2 and "positions 1–2" in err
