@@ -111,6 +111,7 @@ def summary_rows(finished: dict[str, FinishedEvent], bound_ms: float | None = No
             if torch_rate and s.decode_tokens_per_s else None,
             "x_bound": s.steady_decode_ms / bound_ms if bound_ms and s.steady_decode_ms else None,
             "cache_len": s.cache_len,
+            "speedup_ci": None,  # one pass: no interval (with_verdicts gives one from steady-state rounds)
         })
     return rows
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from app.cli import main
 
 
@@ -14,6 +16,7 @@ def run_cli(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.cold_compile  # the table's note says "compiled: first call" (a compile served from a cache says so)
 def test_generate_streams_text_then_a_timing_table(model_dirs):
     code, out, err = run_cli("generate", "--model", model_dirs("llama"), "--prompt", "The jit",
                              "--max-new-tokens", "5")

@@ -10,7 +10,7 @@ from app.core.events import CallRecord, FinishedEvent, Summary
 from app.core.inspect.ir import StepIR
 from app.core.recording.model import RecordedRun
 from app.core.recording.store import SessionFile
-from tests.core.inspect.test_hlo_diff import A, _renamed
+from tests.core.inspect.test_hlo_structural_diff import A, _renamed
 
 
 def run_cli(*argv):

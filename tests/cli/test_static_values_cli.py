@@ -106,7 +106,7 @@ def test_show_session_of_a_static_values_run_keeps_its_values_and_reasons(prog, 
 def test_debug_is_accepted_after_any_subcommand(prog):
     parser = build_parser()
     for command in [*COMMANDS, "gui"]:
-        rest = {"program": [str(prog)], "show-session": ["x.session"]}.get(command, [])
+        rest = {"program": [str(prog)], "show-session": ["x.session"], "compare": ["a.session", "b.session"]}.get(command, [])
         assert parser.parse_args([command, *rest, "--debug"]).debug is True
         assert parser.parse_args(["--debug", command, *rest]).debug is True
         assert parser.parse_args([command, *rest]).debug is False

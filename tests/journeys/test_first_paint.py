@@ -24,8 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: targets belong in benchmarks, not in timed tests: what is asserted is the order (the window paints before the
 #: waiting work ends, at a small share of it) and a ceiling no machine of this kind reaches without a regression.
 #: The share: 0.20 alone on a quiet machine, 0.24-0.26 with two busy cores or in a slow day's CI (first paint
-#: 3.6-4.4 s of 13-17 s); a paint that waited for the session's reading would be near 1.
-FIRST_PAINT_CEILING_S = 5.0
+#: 3.6-4.4 s of 13-17 s); a paint that waited for the session's reading would be near 1. The ceiling: 6.3 s of
+#: 17.1 s (share 0.37) seen with a load average of 7 on the 2 cores (the suite's two xdist workers, two busy
+#: loops and a benchmark), 6 Dec.
+FIRST_PAINT_CEILING_S = 7.5
 PAINT_SHARE_OF_WORK = 0.4
 
 

@@ -84,4 +84,4 @@ def test_compiled_programs_on_cpu():
     assert diff_hlo(ta, _renamed(ta)).same
     d = diff_hlo(ta, tb)
     assert [(c.change, c.op.opcode) for c in d.changes] == [("added", "cosine")]
-    assert d.changes[0].source.startswith("test_hlo_diff.py:") and len(d.fusions) == 1
+    assert d.changes[0].source.startswith("test_hlo_structural_diff.py:") and len(d.fusions) == 1
