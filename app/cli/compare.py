@@ -1,7 +1,9 @@
-"""``torchax-playground compare A.session B.session [--run N --run M] [--json]``: two recorded runs side by side
-(issue 58) without JAX, torch or a model — the verdict line first, then compile time per stage, steady speed as
-a ratio (with its 95 % interval when a race paired the runs in rounds), the structural diff of their optimized
-HLO, token parity and what differs in versions, flags and machine (:mod:`app.core.compare`)."""
+"""``torchax-playground compare A.session B.session [--run N --run M] [--json] [--report OUT.html]``: two recorded
+runs side by side (issue 58) without JAX, torch or a model — the verdict line first, then compile time per stage,
+steady speed as a ratio (with its 95 % interval when a race paired the runs in rounds), the structural diffs of
+their optimized HLO and StableHLO, the first XLA pass whose output differs, token parity and what differs in
+versions, flags and machine (:mod:`app.core.compare`); ``--report`` writes it as one self-contained HTML page
+(:mod:`app.core.compare.report`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                      help="1-based position of a run over all files in order; give it twice (default: the first "
                           "run of each of two files, else runs 1 and 2)")
     cmp.add_argument("--json", action="store_true", help="every figure as one JSON object")
+    cmp.add_argument("--report", metavar="OUT.html", default=None,
+                     help="also write a one-page, self-contained HTML report (verdict, plots as inline SVG)")
     return cmp
 
 
@@ -41,14 +45,26 @@ def _positions(args: argparse.Namespace, counts: list[int]) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import time
+    from pathlib import Path
+
+    from app.core.compare.report import write_report
     from app.core.compare.runs import compare_runs
     from app.core.compare.text import format_comparison
+    from app.core.errors import InvalidSettingsError
     from app.core.recording.store import load_all
 
     sessions = load_all(args.paths)
     runs = [r for s in sessions for r in s.runs]
     a, b = _positions(args, [len(s.runs) for s in sessions])
     doc = compare_runs(runs[a - 1], runs[b - 1], [v for s in sessions for v in s.verdicts])
+    if args.report:
+        generated = f"{time.strftime('%Y-%m-%d %H:%M')} · " + " · ".join(Path(p).name for p in args.paths)
+        try:
+            path = write_report(doc, args.report, generated)
+        except OSError as exc:
+            raise InvalidSettingsError(f"Cannot write the report {args.report}: {exc.strerror or exc}.") from None
+        print(f"report: {path}", file=err)
     if args.json:
         out.write(json.dumps(doc) + "\n")
     else:

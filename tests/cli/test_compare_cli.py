@@ -67,3 +67,52 @@ def test_two_files_without_rounds_name_the_changed_fusion_versions_and_tokens(tm
     assert doc["steady"]["note"] == "recorded without rounds: no interval" and doc["tokens"]["first_difference"] == 2
     code, _, err = run_cli("compare", a, b, "--run", "1", "--run", "5")
     assert code == 2 and "positions 1–2" in err
+
+
+def test_report_writes_one_html_page_with_the_same_verdict(tmp_path):
+    from tests.core.compare.test_compare_programs import check_html
+
+    a, b, html = tmp_path / "a.session", tmp_path / "b.session", tmp_path / "out.html"
+    SessionFile(runs=[_run("jit-static", 10.0, A, [1, 2, 3], race=None)]).save(a)
+    SessionFile(runs=[_run("jit-static", 8.0, _renamed(A), [1, 2, 3], race=None, platform="gpu")]).save(b)
+    code, out, err = run_cli("compare", a, b, "--report", html)
+    assert code == 0 and f"report: {html}" in err
+    verdict = out.splitlines()[0]
+    assert verdict.endswith("; the same optimized HLO; compile +0 ms")
+    text = " ".join(check_html(html.read_text(encoding="utf-8")).text)
+    assert verdict in text and "platform" in text and "a.session · b.session" in text
+    code, _, err = run_cli("compare", a, b, "--report", tmp_path / "missing" / "out.html")
+    assert code == 2 and "Cannot write the report" in err
+
+
+def test_compare_and_its_report_need_no_jax_and_no_torch(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path, html = tmp_path / "race.session", tmp_path / "r.html"
+    stablehlo = "module @m {\n  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n" \
+                "    %0 = stablehlo.sine %arg0 : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n"
+    runs = [_run("jit-static", 10.0, A, [1, 2, 3]), _run("jit-loop", 9.9, _renamed(A), [1, 2, 3])]
+    for r in runs:
+        r.ir["decode"].stablehlo = stablehlo
+    SessionFile(runs=runs, verdicts=_verdicts(1.01, 0.97, 1.05)).save(path)
+    script = f"""
+import io, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jax", "jaxlib", "torch", "torchax", "transformers"):
+            raise ImportError("blocked: " + name)
+sys.meta_path.insert(0, Block())
+from app.cli import main
+out, err = io.StringIO(), io.StringIO()
+assert main(["compare", {str(path)!r}, "--report", {str(html)!r}], out=out, err=err) == 0, err.getvalue()
+sys.stdout.write(out.getvalue())
+assert not any(m.split(".")[0] in ("jax", "torch", "transformers") for m in sys.modules)
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].endswith("; the same optimized HLO; compile +0 ms")
+    assert "StableHLO of decode: the same StableHLO (3 ops matched, names aside)" in done.stdout
+    assert html.read_text(encoding="utf-8").count("the same StableHLO") == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.compare.programs import first_pass, stablehlo_diffs
 from app.core.inspect.hlo_diff import diff_hlo
 from app.core.recording.model import RecordedRun, is_program_run
 
@@ -114,16 +115,18 @@ def differences(a: RecordedRun, b: RecordedRun) -> dict[str, list[Any]]:
 
 def compare_runs(a: RecordedRun, b: RecordedRun, verdicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Every figure of A against B as JSON-ready data: ``a`` / ``b`` (label, machine), ``compile`` (stage → [A ms,
-    B ms]), ``steady`` (:func:`steady`), ``hlo`` (:func:`hlo_diffs`), ``tokens`` (:func:`token_parity`),
-    ``differ`` (:func:`differences`) and ``verdict`` (the line :func:`format_comparison` prints first).
+    B ms]), ``steady`` (:func:`steady`), ``hlo`` (:func:`hlo_diffs`), ``stablehlo``
+    (:func:`app.core.compare.programs.stablehlo_diffs`), ``passes`` (:func:`app.core.compare.programs.first_pass`),
+    ``tokens`` (:func:`token_parity`), ``differ`` (:func:`differences`) and ``verdict`` (the line
+    :func:`app.core.compare.text.format_comparison` prints first).
     ``verdicts``: the sessions' recorded race verdicts (``SessionFile.verdicts``)."""
     ca, cb = compile_stages(a), compile_stages(b)
     doc: dict[str, Any] = {
         "a": {"label": a.label, "mode": a.mode, "machine": a.machine},
         "b": {"label": b.label, "mode": b.mode, "machine": b.machine},
         "compile": {k: [ca.get(k), cb.get(k)] for k in dict.fromkeys([*ca, *cb])},
-        "steady": steady(a, b, verdicts or []), "hlo": hlo_diffs(a, b), "tokens": token_parity(a, b),
-        "differ": differences(a, b),
+        "steady": steady(a, b, verdicts or []), "hlo": hlo_diffs(a, b), "stablehlo": stablehlo_diffs(a, b),
+        "passes": first_pass(a, b), "tokens": token_parity(a, b), "differ": differences(a, b),
     }
     doc["verdict"] = verdict_line(doc)
     return doc
@@ -144,14 +147,23 @@ def _speed_words(s: dict[str, Any]) -> str:
 
 def verdict_line(doc: dict[str, Any]) -> str:
     """``"B is 1.31× faster at steady decode (95 % CI 1.22–1.40); its optimized HLO differs in 3 changes in 2
-    fusions; compile +812 ms"`` or ``"no clear difference at steady decode (…); the same optimized HLO"``."""
+    fusions; compile +812 ms"`` or ``"no clear difference at steady decode (…); the same optimized HLO"``.
+    StableHLO is named where no optimized HLO was compared, or where it is the same while the HLO differs (XLA
+    compiled the same program differently)."""
     parts = [_speed_words(doc["steady"])]
-    diffs = doc["hlo"]
+    diffs, shlo = doc["hlo"], doc.get("stablehlo") or {}
+    shlo_same = bool(shlo) and all(d["same"] for d in shlo.values())
     if diffs and all(d["same"] for d in diffs.values()):
         parts.append("the same optimized HLO")
     elif diffs:
         parts.append("its optimized HLO differs: " + "; ".join(f"{s} {d['summary']}" for s, d in diffs.items()
-                                                              if not d["same"]))
+                                                              if not d["same"])
+                     + (" (from the same StableHLO)" if shlo_same else ""))
+    elif shlo_same:
+        parts.append("the same StableHLO")
+    elif shlo:
+        parts.append("its StableHLO differs: " + "; ".join(f"{s} {d['summary']}" for s, d in shlo.items()
+                                                           if not d["same"]))
     ca = sum(v[0] or 0.0 for k, v in doc["compile"].items() if k in ("trace", "lower", "compile"))
     cb = sum(v[1] or 0.0 for k, v in doc["compile"].items() if k in ("trace", "lower", "compile"))
     if ca or cb:

@@ -34,12 +34,13 @@ def _steady_lines(s: dict[str, Any]) -> list[str]:
     return [line]
 
 
-def _hlo_lines(doc: dict[str, Any]) -> list[str]:
-    if not doc["hlo"]:
-        return ["optimized HLO: not recorded by both runs (no structural diff)"]
+def _hlo_lines(doc: dict[str, Any], key: str = "hlo", what: str = "optimized HLO", unit: str = "instructions"
+               ) -> list[str]:
+    if not doc.get(key):
+        return [f"{what}: not recorded by both runs (no structural diff)"]
     lines = []
-    for step, d in doc["hlo"].items():
-        lines.append(f"optimized HLO of {step}: {d['summary']} ({d['n_a']} vs {d['n_b']} instructions)")
+    for step, d in doc[key].items():
+        lines.append(f"{what} of {step}: {d['summary']} ({d['n_a']} vs {d['n_b']} {unit})")
         for c in d["changes"][:MAX_CHANGES]:
             name = c["b_name"] or c["a_name"]
             was = f" (was %{c['a_name']})" if c["change"] == "changed" and c["a_name"] != c["b_name"] else ""
@@ -63,10 +64,14 @@ def _token_lines(t: dict[str, Any]) -> list[str]:
 
 def format_comparison(doc: dict[str, Any]) -> str:
     """The text of :func:`app.core.compare.runs.compare_runs`'s dict: the verdict line, which runs, compile per
-    stage, steady speed, the HLO diff, token parity, and what differs in versions, machine and settings."""
+    stage, steady speed, the HLO and StableHLO diffs, the first differing XLA pass, token parity, and what differs in versions, machine and settings."""
     lines = [doc["verdict"], f"A: {doc['a']['label']} · {doc['a']['machine']}",
              f"B: {doc['b']['label']} · {doc['b']['machine']}", ""]
-    lines += _compile_lines(doc) + _steady_lines(doc["steady"]) + _hlo_lines(doc) + _token_lines(doc["tokens"])
+    lines += _compile_lines(doc) + _steady_lines(doc["steady"]) + _hlo_lines(doc)
+    lines += _hlo_lines(doc, "stablehlo", "StableHLO", "ops")
+    if "passes" in doc:
+        lines.append(doc["passes"]["line"])
+    lines += _token_lines(doc["tokens"])
     differ = doc["differ"]
     lines.append("differ: " + ("nothing in versions, machine, flags or settings" if not differ else ""))
     lines += [f"  {k}: {a!s} → {b!s}" for k, (a, b) in differ.items()]

@@ -5,12 +5,13 @@ change. Here each module is parsed into computations and instructions (:func:`pa
 gets a structural hash, bottom-up: its opcode, shape, attributes (metadata, names and called computations' names
 left out), its operands' hashes and its called computations' hashes (a computation's: its root's). The two
 modules' computations are paired from ``ENTRY`` down through the instructions that call them, and inside a pair
-the instructions are matched (:func:`diff_hlo`) in three passes:
+the instructions are matched (:func:`diff_hlo`) in four passes:
 
 1. equal hashes (the same subgraph, whatever its names and order);
 2. the same opcode over operands already matched to each other (an instruction whose own attributes, shape or
    called computation changed; one whose own signature is equal is not a change: only its inputs are);
-3. the same opcode and shape, in text order (a fall-back by position).
+3. the same opcode and shape, in text order (a fall-back by position);
+4. another opcode over the same matched operands (an instruction replaced by another: ``sine`` → ``cosine``).
 
 What is left is added (only in B) or removed (only in A). Each change carries the source line of the
 instruction's metadata (``source_file`` / ``source_line`` or ``stack_frame_id``) when it has one. A fusion whose
@@ -36,7 +37,7 @@ class HloOp:
     ``operands`` (names), ``literal`` (the operand text with names blanked: ``parameter(0)``'s ``0``),
     ``attrs`` (the attributes after the operands, metadata and computation names blanked), ``calls`` (called
     computations' names), ``kind`` (a fusion's ``kLoop`` …), ``computation``, ``source`` (``"file.py:12"`` or
-    ``""``)."""
+    ``""``), ``label``: the name as printed when ``name`` is qualified to be unique in the module (StableHLO)."""
 
     name: str
     opcode: str
@@ -48,6 +49,12 @@ class HloOp:
     kind: str
     computation: str
     source: str = ""
+    label: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The name to print: ``label`` when the parser qualified ``name`` (StableHLO's ``%0`` of a function)."""
+        return self.label or self.name
 
     def signature(self) -> tuple[str, ...]:
         """What an instruction is by itself, without its inputs."""
@@ -122,6 +129,7 @@ class _Hasher:
     def __init__(self, module: HloModuleText) -> None:
         self.module = module
         self.by_name = {(c.name, op.name): op for c in module.computations.values() for op in c.ops}
+        self.anywhere = {op.name: op for op in self.by_name.values()}  # a value a region uses from outside it
         self.ops: dict[tuple[str, str], int] = {}
         self.comps: dict[str, int] = {}
         for c in module.computations.values():  # text order: operands and callees come first (shallow recursion)
@@ -140,8 +148,8 @@ class _Hasher:
         key = (op.computation, op.name)
         if key not in self.ops:
             self.ops[key] = 0
-            inputs = tuple(self.op(o) if (o := self.by_name.get((op.computation, n))) else hash(n)
-                           for n in op.operands)
+            inputs = tuple(self.op(o) if (o := self.by_name.get((op.computation, n)) or self.anywhere.get(n))
+                           else hash(n) for n in op.operands)
             self.ops[key] = hash((op.signature(), inputs, tuple(self.comp(c) for c in op.calls)))
         return self.ops[key]
 
@@ -172,21 +180,21 @@ class HloChange:
     def text(self) -> str:
         """``"changed %fusion.3 (fusion kLoop, f32[4]) → f32[8] · model.py:12"``."""
         op = self.op
-        what = f"{self.change} %{op.name} ({op.opcode}{' ' + op.kind if op.kind else ''}, {op.shape})"
+        what = f"{self.change} %{op.shown} ({op.opcode}{' ' + op.kind if op.kind else ''}, {op.shape})"
         if self.change == "changed" and self.a and self.b:
             parts = [f"{self.a.opcode} → {self.b.opcode}"] if self.a.opcode != self.b.opcode else []
             parts += [f"shape {self.a.shape} → {self.b.shape}"] if self.a.shape != self.b.shape else []
             parts += ["attributes"] if (self.a.attrs, self.a.literal) != (self.b.attrs, self.b.literal) else []
             parts += [f"kind {self.a.kind} → {self.b.kind}"] if self.a.kind != self.b.kind else []
             what += f" [{', '.join(parts) or 'called computation'}]" + (
-                f" (was %{self.a.name})" if self.a.name != self.b.name else "")
+                f" (was %{self.a.shown})" if self.a.shown != self.b.shown else "")
         where = f" in fusion %{self.fusion}" if self.fusion else ""
         return what + where + (f" · {self.source}" if self.source else "")
 
     def to_dict(self) -> dict[str, Any]:
         op = self.op
-        return {"change": self.change, "name": op.name, "opcode": op.opcode, "shape": op.shape, "kind": op.kind,
-                "a_name": self.a.name if self.a else None, "b_name": self.b.name if self.b else None,
+        return {"change": self.change, "name": op.shown, "opcode": op.opcode, "shape": op.shape, "kind": op.kind,
+                "a_name": self.a.shown if self.a else None, "b_name": self.b.shown if self.b else None,
                 "a_shape": self.a.shape if self.a else None,
                 "a_opcode": self.a.opcode if self.a else None, "computation": op.computation,
                 "fusion": self.fusion, "source": self.source}
@@ -196,13 +204,16 @@ class HloChange:
 class HloDiff:
     """The structural diff of modules A and B: ``changes`` (instruction level, fusions' inner ones included),
     ``fusions`` (fusion instruction names, in B else A, whose fusion was added, removed or changed — by itself
-    or inside), ``matched`` (instruction pairs found equal or changed), ``n_a`` / ``n_b`` (instructions)."""
+    or inside), ``matched`` (instruction pairs found equal or changed), ``n_a`` / ``n_b`` (instructions);
+    ``what`` / ``unit``: how the summary names the program and its elements (``"StableHLO"``, ``"ops"``)."""
 
     changes: list[HloChange] = field(default_factory=list)
     fusions: list[str] = field(default_factory=list)
     matched: int = 0
     n_a: int = 0
     n_b: int = 0
+    what: str = "optimized HLO"
+    unit: str = "instructions"
 
     @property
     def same(self) -> bool:
@@ -215,7 +226,7 @@ class HloDiff:
         """``"the same optimized HLO (412 instructions matched)"`` or ``"3 changes (1 added, 0 removed, 2 changed)
         in 2 fusions"``."""
         if self.same:
-            return f"the same optimized HLO ({self.matched} instructions matched, names aside)"
+            return f"the same {self.what} ({self.matched} {self.unit} matched, names aside)"
         c = self.counts()
         n = len(self.changes)
         text = f"{n} change{'s' * (n != 1)} ({c['added']} added, {c['removed']} removed, {c['changed']} changed)"
@@ -232,6 +243,7 @@ class _Differ:
         self.ma, self.mb = a, b
         self.ha, self.hb = _Hasher(a), _Hasher(b)
         self.done: set[str] = set()
+        self.mapped: dict[str, str] = {}  # A's name → B's, over every computation paired so far
         self.out = HloDiff(n_a=sum(len(c.ops) for c in a.computations.values()),
                            n_b=sum(len(c.ops) for c in b.computations.values()))
 
@@ -243,7 +255,8 @@ class _Differ:
         ops_a, ops_b = self.ma.computations[ca].ops, self.mb.computations[cb].ops
         pairs = self._match(ops_a, ops_b)
         self.out.matched += len(pairs)
-        mapped = {x.name: y.name for x, y in pairs.items()}
+        self.mapped.update({x.name: y.name for x, y in pairs.items()})
+        mapped = self.mapped
         for x, y in pairs.items():
             if self.ha.op(x) == self.hb.op(y):
                 for sa in x.calls:
@@ -298,8 +311,8 @@ class _Differ:
         taken = set(map(id, pairs.values()))
         rest_b = [y for y in ops_b if id(y) not in taken]
         by_position = lambda op, _m: (op.opcode, op.shape)  # noqa: E731
-        for key in (self._by_inputs, self._by_inputs_only, by_position):  # 2. by matched inputs; 3. by position
-            mapped = {x.name: y.name for x, y in pairs.items()}
+        for key in (self._by_inputs, by_position, self._by_inputs_only):  # 2. inputs; 3. position; 4. replaced
+            mapped = {**self.mapped, **{x.name: y.name for x, y in pairs.items()}}
             bucket: dict[Any, list[HloOp]] = {}
             for y in rest_b:
                 bucket.setdefault(key(y, None), []).append(y)
@@ -326,12 +339,18 @@ class _Differ:
         return None if None in names or not names else (op.opcode, names)
 
 
-def diff_hlo(a: str | HloModuleText, b: str | HloModuleText) -> HloDiff:
-    """The structural diff of HLO modules ``a`` and ``b`` (texts or :func:`parse_hlo`'s modules); see the module's
-    docstring for how instructions are matched. Computations no instruction reaches from ``ENTRY`` are ignored."""
-    ma = parse_hlo(a) if isinstance(a, str) else a
-    mb = parse_hlo(b) if isinstance(b, str) else b
+def diff_modules(ma: HloModuleText, mb: HloModuleText, what: str = "optimized HLO",
+                 unit: str = "instructions") -> HloDiff:
+    """The structural diff of two parsed modules (HLO's :func:`parse_hlo`, or StableHLO's
+    :func:`app.core.inspect.stablehlo_diff.parse_stablehlo`), paired from their entries down."""
     d = _Differ(ma, mb)
+    d.out.what, d.out.unit = what, unit
     if ma.entry and mb.entry:
         d.computations(ma.entry, mb.entry, "")
     return d.out
+
+
+def diff_hlo(a: str | HloModuleText, b: str | HloModuleText) -> HloDiff:
+    """The structural diff of HLO modules ``a`` and ``b`` (texts or :func:`parse_hlo`'s modules); see the module's
+    docstring for how instructions are matched. Computations no instruction reaches from ``ENTRY`` are ignored."""
+    return diff_modules(parse_hlo(a) if isinstance(a, str) else a, parse_hlo(b) if isinstance(b, str) else b)
