@@ -1,9 +1,10 @@
-"""The command line: ``torchax-playground generate|inspect|race|tradeoff|profile|program|passes|show-session|compare …``;
+"""The command line: ``torchax-playground generate|inspect|race|tradeoff|profile|program|passes|show-session|compare|
+report|install-desktop …``;
 no subcommand opens the window.
 
 One module per command (:mod:`app.cli.generate`, :mod:`app.cli.inspect`, :mod:`app.cli.race`,
 :mod:`app.cli.tradeoff`, :mod:`app.cli.profile`, :mod:`app.cli.program`, :mod:`app.cli.passes`,
-:mod:`app.cli.show_session`, :mod:`app.cli.compare`), each with
+:mod:`app.cli.show_session`, :mod:`app.cli.compare`, :mod:`app.cli.report`, :mod:`app.cli.desktop`), each with
 ``add_parser(subparsers)`` and ``run(args, out, err) -> int``; what
 they share is :mod:`app.cli.common`. Errors exit with status 2 and one clear line on stderr (a traceback
 only with ``--debug``).
@@ -16,7 +17,19 @@ import io
 import sys
 from typing import Any, TextIO, cast
 
-from app.cli import compare, generate, inspect, passes, profile, program, race, show_session, tradeoff
+from app.cli import (
+    compare,
+    desktop,
+    generate,
+    inspect,
+    passes,
+    profile,
+    program,
+    race,
+    report,
+    show_session,
+    tradeoff,
+)
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.cli.hosts import join_processes
 from app.core.errors import PlaygroundError
@@ -25,7 +38,7 @@ from app.options import add_devices_arg, apply_devices
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
 COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "tradeoff": tradeoff, "profile": profile,
             "program": program, "passes": passes, "show-session": show_session,
-            "compare": compare}
+            "compare": compare, "report": report, "install-desktop": desktop}
 
 
 def build_parser() -> argparse.ArgumentParser:

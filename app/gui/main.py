@@ -1,6 +1,11 @@
 """Start the desktop app: ``python -m app.gui.main [--model NAME] [--devices N] [PATH.session …]`` or
 ``torchax-playground [PATH.session …]`` (no subcommand). With session files the window opens them and loads
-no model (JAX and torch are not even imported until a model is wanted)."""
+no model (JAX and torch are not even imported until a model is wanted).
+
+As the app's entry point (``end=True``) it first installs the crash hooks (:mod:`app.core.crash.hooks`, before
+any Qt code), hands its files to a window already running for this user instead of opening a second one
+(:mod:`app.gui.lifecycle.single_instance`), offers the report of a previous run that crashed, and says when the
+settings file was kept aside."""
 
 from __future__ import annotations
 
@@ -14,17 +19,24 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "style.qss"
+#: The app's icon (window, taskbar, the desktop entry's): :data:`app.core.desktop.ICON`.
+ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "torchax-playground.svg"
 #: How long closing the window waits for the compute thread before the process ends without it (ms): a decode
 #: step ends by then; a compile, which cannot be interrupted, is abandoned. Quit ends the process within ~1 s.
 QUIT_WAIT_MS = 500
 
 
 def configure_application(app) -> None:
-    """The app's look: Fusion style, pyqtgraph colours and antialiasing, ``assets/style.qss``.
+    """The app's look: Fusion style, pyqtgraph colours and antialiasing, ``assets/style.qss``, the app's icon
+    (and the desktop entry's name, so a Wayland/X11 desktop pairs the window with its menu entry).
     Also used by ``bench/gui_responsiveness.py`` so it measures the window users see."""
     import pyqtgraph as pg
+    from PySide6.QtGui import QIcon
 
     app.setApplicationName("torchax-playground")
+    app.setDesktopFileName("torchax-playground")
+    if ICON.exists():
+        app.setWindowIcon(QIcon(str(ICON)))
     app.setStyle("Fusion")
     pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
     if STYLE.exists():
@@ -38,26 +50,37 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
     once it has). Unrecognised arguments are passed to Qt (e.g. ``-platform offscreen``). With ``end`` (the
     app's entry point) the process ends when the window closes (:func:`end_process`: this call does not
     return); ``end=False`` (a caller that goes on, such as a test) waits for the compute thread and returns
-    the exit code.
+    the exit code; it installs no process-wide hook and opens its window whatever else runs.
     """
+    if end:  # before any Qt code: a crash from here on leaves a report (app.core.crash)
+        from app.core.crash import hooks
+
+        hooks.install()
     args, qt_args = parse_args(argv)
 
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
     configure_application(app)
+    server = None
+    if end:
+        from app.gui.lifecycle.single_instance import InstanceServer, hand_off
 
-    from app.gui.user_settings import UserSettings
-    from app.gui.window import MainWindow
-
-    settings = UserSettings.load()
-    if args.model:
-        settings.model = args.model
-    window = MainWindow(settings=settings, autoload=not args.sessions or bool(args.model))
-    window.quit_wait_ms = QUIT_WAIT_MS
-    window.show_first_time()
-    if args.sessions:  # read on the compute thread once the window has painted (it says what it opens)
-        window.sessions.open_paths(args.sessions, background=True)
+        if hand_off(args.sessions):  # a window runs already: it opens the files and comes to the front
+            print("torchax-playground is already running: " + (f"it opens {', '.join(args.sessions)}"
+                  if args.sessions else "brought its window to the front"), flush=True)
+            end_process(0)
+            return 0
+        server = InstanceServer(app)
+        if not server.listen():  # another start got there first, or a crashed window left its socket behind
+            if hand_off(args.sessions):
+                end_process(0)
+                return 0
+            if not server.listen(take_over=True):
+                server = None  # cannot listen: this window runs on its own
+    window = _open_window(args)
+    if end:
+        _lifecycle(window, server)
     previous, timer = _close_on_signals(window)
     try:
         code = app.exec()
@@ -72,6 +95,48 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
     return code
 
 
+def _open_window(args: argparse.Namespace) -> Any:
+    """The main window on ``args`` (its model unless session files are opened), shown."""
+    from app.gui.user_settings import UserSettings
+    from app.gui.window import MainWindow
+
+    settings = UserSettings.load()
+    if args.model:
+        settings.model = args.model
+    window = MainWindow(settings=settings, autoload=not args.sessions or bool(args.model))
+    window.quit_wait_ms = QUIT_WAIT_MS
+    window.show_first_time()
+    if args.sessions:  # read on the compute thread once the window has painted (it says what it opens)
+        window.sessions.open_paths(args.sessions, background=True)
+    return window
+
+
+def _lifecycle(window: Any, server: Any) -> None:
+    """The app's own window: the crash dialog and the previous run's report, hand-offs from later starts,
+    Help ▸ Reset all settings (restarting the process) and the notice of a settings file kept aside."""
+    from app.core.crash import hooks
+    from app.gui.lifecycle.crash_reporter import CrashReporter
+    from app.gui.lifecycle.settings_reset import SettingsReset, show_notice
+    from app.gui.lifecycle.single_instance import OpenInWindow
+
+    window.crash_reporter = CrashReporter(window)
+    window.crash_reporter.offer_previous(delay_ms=500)  # once the window has painted
+    hooks.record_facts()
+    if server is not None:
+        server.attach(OpenInWindow(window))
+
+    def restart() -> None:
+        import subprocess
+
+        if server is not None:
+            server.close()  # the new process becomes the one window
+        subprocess.Popen(list(getattr(sys, "orig_argv", [sys.executable, *sys.argv])), start_new_session=True)
+        window.close()
+
+    window.settings_reset = SettingsReset(window, window.settings, window.status.show, restart)
+    show_notice(window, window.settings.notice, window.status.warn)
+
+
 def end_process(code: int) -> None:
     """End the process now with ``code`` (``os._exit``) once the window has closed: the settings, the layout, the
     program draft and every export are already written, and child processes (compile workers) are ended first
@@ -81,8 +146,10 @@ def end_process(code: int) -> None:
     import os
 
     from app.core.children import end_all
+    from app.core.crash import hooks
 
     end_all()
+    hooks.uninstall(clean=True)  # a clean exit: this run's fault file goes
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
