@@ -55,9 +55,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.recording.store import load_all
 
     sessions = load_all(args.paths)
-    runs = [r for s in sessions for r in s.runs]
+    runs = [(r, s) for s in sessions for r in s.runs]
     a, b = _positions(args, [len(s.runs) for s in sessions])
-    doc = compare_runs(runs[a - 1], runs[b - 1], [v for s in sessions for v in s.verdicts])
+    (run_a, file_a), (run_b, file_b) = runs[a - 1], runs[b - 1]
+    # race numbers are a file's own: only runs of one file can be lanes of one race, paired in its rounds
+    doc = compare_runs(run_a, run_b, file_a.verdicts if file_a is file_b else [])
     if args.report:
         generated = f"{time.strftime('%Y-%m-%d %H:%M')} · " + " · ".join(Path(p).name for p in args.paths)
         try:

@@ -36,6 +36,7 @@ from app.gui.panels.plot_actions import PlotActions
 from app.gui.panels.profile.wiring import ProfileWiring
 from app.gui.panels.programs.wiring import ProgramWiring
 from app.gui.panels.run_view import RunView
+from app.gui.panels.sessions.compare_runs import CompareRuns
 from app.gui.panels.sessions.files import SessionFiles
 from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
@@ -107,6 +108,7 @@ class MainWindow(QMainWindow):
         self.sessions = SessionFiles(self.context, self.inspect, self.profile, self.passes)
         self.sessions.settings_race = self.demo.settings_race.document  # a saved session keeps the newest race
         self.sessions.show_settings_race = self.demo.settings_race.show_saved
+        self.compare_runs = CompareRuns(self.sessions)  # File ▸ Compare two runs… (issue 58)
         plot = self.plot_actions  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
         self.run_view = RunView(self.context, self.inspect, self.demo, self.sessions, self.programs)
         self.compute.worker.live.connect(self.run_view.on_phase)  # a phase as it starts, before its events

@@ -116,3 +116,16 @@ assert not any(m.split(".")[0] in ("jax", "torch", "transformers") for m in sys.
     assert done.stdout.splitlines()[0].endswith("; the same optimized HLO; compile +0 ms")
     assert "StableHLO of decode: the same StableHLO (3 ops matched, names aside)" in done.stdout
     assert html.read_text(encoding="utf-8").count("the same StableHLO") == 1
+
+
+def test_runs_of_two_files_are_never_paired_by_one_files_race(tmp_path):
+    """Both files hold a race 1 of jit-static and jit-loop: run 1 of the first against run 2 of the second were
+    never raced together, so no interval (not the first file's 1.01 (0.97–1.05))."""
+    a, b = tmp_path / "a.session", tmp_path / "b.session"
+    for path in (a, b):
+        SessionFile(runs=[_run("jit-static", 10.0, A, [1, 2, 3]), _run("jit-loop", 9.0, A, [1, 2, 3])],
+                    verdicts=_verdicts(1.01, 0.97, 1.05)).save(path)
+    doc = json.loads(run_cli("compare", a, b, "--run", "1", "--run", "4", "--json")[1])
+    assert not doc["steady"]["interval"] and doc["steady"]["note"] == "recorded without rounds: no interval"
+    same_file = json.loads(run_cli("compare", a, b, "--run", "1", "--run", "2", "--json")[1])
+    assert same_file["steady"]["interval"] and same_file["steady"]["ci_low"] == 0.97

@@ -48,26 +48,27 @@ def _table(head: list[str], rows: list[list[str]], numeric: tuple[int, ...] = ()
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _steady(s: dict[str, Any]) -> str:
-    line = f"Steady {_e(s['unit'])}: A {_e(_ms(s['a_ms']))} · B {_e(_ms(s['b_ms']))}"
-    if s["ratio"] is not None:
-        line += f" · B's speed-up {s['ratio']:.3f}×"
+def _steady(s: dict[str, Any], plots: bool) -> str:
+    line = f"Steady {_e(s['unit'])} in each run: A {_e(_ms(s['a_ms']))} · B {_e(_ms(s['b_ms']))}"
     if s["interval"]:
-        line += f" (95 % CI {s['ci_low']:.3f}–{s['ci_high']:.3f}, {_e(s['rounds'])} paired rounds)"
+        line += (f" · over {_e(s['rounds'])} paired rounds, B's speed-up {s['ratio']:.3f}× (95 % CI "
+                 f"{s['ci_low']:.3f}–{s['ci_high']:.3f})")
+    elif s["ratio"] is not None:
+        line += f" · B's speed-up {s['ratio']:.3f}×"
     body = f"<p>{line}</p>"
     if not s["interval"]:
         body += f"<p class='note'>{_e(s['note'] or 'no interval')}: the ratio of two medians, not a verdict.</p>"
-    return "<h2>Steady speed</h2>" + body + speedup_svg(s)
+    return "<h2>Steady speed</h2>" + body + (speedup_svg(s) if plots else "")
 
 
-def _compile(doc: dict[str, Any]) -> str:
+def _compile(doc: dict[str, Any], plots: bool) -> str:
     rows = [(k, a, b) for k, (a, b) in doc["compile"].items() if a is not None or b is not None]
     if not rows:
         return "<h2>Compile time per stage</h2><p class='note'>none recorded</p>"
     cells = [[_e(k), _e(_ms(a)), _e(_ms(b)), _e(f"{b - a:+,.1f}" if a is not None and b is not None else None)]
              for k, a, b in rows]
     return ("<h2>Compile time per stage (ms)</h2>" + _table(["stage", "A", "B", "B − A"], cells, (1, 2, 3))
-            + compile_svg(doc["compile"]))
+            + (compile_svg(doc["compile"]) if plots else ""))
 
 
 def _change_row(c: dict[str, Any]) -> list[str]:
@@ -115,17 +116,19 @@ def _differ(differ: dict[str, list[Any]]) -> str:
     return "<h2>What differs (versions, flags, backend, machine, settings)</h2>" + _table(["", "A", "B"], rows)
 
 
-def report_html(doc: dict[str, Any], generated: str = "") -> str:
+def report_html(doc: dict[str, Any], generated: str = "", plots: bool = True, verdict: bool = True) -> str:
     """The report of :func:`app.core.compare.runs.compare_runs`'s dict as one HTML page (UTF-8 text).
-    ``generated``: a footer line (e.g. the date and the files compared), escaped."""
+    ``generated``: a footer line (e.g. the date and the files compared), escaped; ``plots``: False leaves the
+    SVG plots out (for a rich-text view that draws no SVG, such as the window's); ``verdict``: False leaves the
+    verdict heading out (a view that shows the verdict line above the page)."""
     a, b = doc["a"], doc["b"]
     key = (f"<span style='color:{COLOURS[0]}'>■</span> A: {_e(a['label'])} · {_e(a['machine'])}<br>"
            f"<span style='color:{COLOURS[1]}'>■</span> B: {_e(b['label'])} · {_e(b['machine'])}")
     parts = [
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
         f"<title>{_e(a['label'])} vs {_e(b['label'])}</title><style>{_STYLE}</style></head><body>",
-        f"<h1 id='verdict'>{_e(doc['verdict'])}</h1>", f"<p class='runs'>{key}</p>",
-        _steady(doc["steady"]), _compile(doc), _diffs("Optimized HLO", doc["hlo"], "instructions"),
+        f"<h1 id='verdict'>{_e(doc['verdict'])}</h1>" if verdict else "", f"<p class='runs'>{key}</p>",
+        _steady(doc["steady"], plots), _compile(doc, plots), _diffs("Optimized HLO", doc["hlo"], "instructions"),
         _diffs("StableHLO", doc.get("stablehlo") or {}, "ops"),
         f"<h2>XLA passes</h2><p>{_e(doc['passes']['line'])}</p>" if "passes" in doc else "",
         _tokens(doc["tokens"]), _differ(doc["differ"]),

@@ -24,11 +24,12 @@ def _compile_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def _steady_lines(s: dict[str, Any]) -> list[str]:
-    line = f"steady {s['unit']}: A {_ms(s['a_ms'])} · B {_ms(s['b_ms'])}"
-    if s["ratio"] is not None:
-        line += f" · B's speed-up {s['ratio']:.3f}×"
+    line = f"steady {s['unit']} in each run: A {_ms(s['a_ms'])} · B {_ms(s['b_ms'])}"
     if s["interval"]:
-        line += f" (95 % CI {s['ci_low']:.3f}–{s['ci_high']:.3f}, {s['rounds']} paired rounds)"
+        line += (f" · over {s['rounds']} paired rounds, B's speed-up {s['ratio']:.3f}× (95 % CI "
+                 f"{s['ci_low']:.3f}–{s['ci_high']:.3f})")
+    elif s["ratio"] is not None:
+        line += f" · B's speed-up {s['ratio']:.3f}×"
     elif s["note"]:
         line += f" ({s['note']})"
     return [line]

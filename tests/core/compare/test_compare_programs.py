@@ -138,7 +138,7 @@ def test_the_report_is_one_valid_self_contained_page_with_the_verdict_and_the_di
     assert "run <2> & \"B\"" in text and "run &lt;2&gt; &amp;" in page and "6 Dec <today>" in text
     assert "cosine" in text and "%fusion.12" in text and "model.py:3" in text and "changed" in text
     assert "the first differ" not in text and "first differ at index 2" in text
-    assert "0.7.0" in text and "0.8.0" in text and "95 % CI 1.200–1.300, 12 paired rounds" in text
+    assert "0.7.0" in text and "0.8.0" in text and "over 12 paired rounds, B's speed-up 1.250× (95 % CI 1.200–1.300)" in text
     assert c.tags.count("svg") == 2  # the speed-up with its interval, the compile stages
     none = report_html(compare_runs(a, _run("jit-loop", 8.0, A, [1, 2, 3], race=None)))
     assert "recorded without rounds: no interval" in " ".join(check_html(none).text)
