@@ -142,3 +142,23 @@ def test_the_report_is_one_valid_self_contained_page_with_the_verdict_and_the_di
     assert c.tags.count("svg") == 2  # the speed-up with its interval, the compile stages
     none = report_html(compare_runs(a, _run("jit-loop", 8.0, A, [1, 2, 3], race=None)))
     assert "recorded without rounds: no interval" in " ".join(check_html(none).text)
+
+
+def test_a_gpu_capture_against_a_cpu_run_compares_and_names_backend_and_versions():
+    import gzip
+
+    from tests.core.inspect.test_hlo_structural_diff import GPU_HLO
+
+    cpu = _run("jit-static", 10.0, A, [1, 2, 3], race=None)
+    gpu = _run("jit-static", 2.0, gzip.open(GPU_HLO, "rt").read(), [1, 2, 3], jax="0.11.2", race=None,
+               platform="gpu")
+    gpu.environment.update(device_kind="NVIDIA H200", machine="x86_64")
+    doc = compare_runs(cpu, gpu)
+    assert doc["verdict"].startswith("B is 5.00× faster at steady decode (recorded without rounds: no interval); "
+                                     "its optimized HLO differs: decode ")
+    d = doc["hlo"]["decode"]
+    assert d["n_b"] > 1000 and d["added"] > 100 and len(d["fusions"]) > 10
+    assert doc["differ"]["jax"] == ["0.7.0", "0.11.2"] and doc["differ"]["platform"] == ["cpu", "gpu"]
+    assert doc["differ"]["device_kind"] == ["cpu", "NVIDIA H200"]
+    page = report_html(doc)
+    assert "NVIDIA H200" in " ".join(check_html(page).text) and "more (compare --json lists all)" not in page
