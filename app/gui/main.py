@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "style.qss"
 #: The app's icon (window, taskbar, the desktop entry's): :data:`app.core.desktop.ICON`.
 ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "torchax-playground.svg"
+#: What :func:`end_process` does before the process ends (close the single-instance socket, whose file
+#: ``os._exit`` would leave behind).
+_ending: list[Any] = []
 #: How long closing the window waits for the compute thread before the process ends without it (ms): a decode
 #: step ends by then; a compile, which cannot be interrupted, is abandoned. Quit ends the process within ~1 s.
 QUIT_WAIT_MS = 500
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
                 return 0
             if not server.listen(take_over=True):
                 server = None  # cannot listen: this window runs on its own
+        _ending.append(server.close if server is not None else _noop)  # its socket file goes at the end
     window = _open_window(args)
     if end:
         _lifecycle(window, server)
@@ -149,6 +153,8 @@ def end_process(code: int) -> None:
     from app.core.crash import hooks
 
     end_all()
+    for step in _ending:
+        step()
     hooks.uninstall(clean=True)  # a clean exit: this run's fault file goes
     sys.stdout.flush()
     sys.stderr.flush()

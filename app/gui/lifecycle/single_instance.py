@@ -1,6 +1,7 @@
 """One window per user: the first start listens on a local socket (``QLocalServer``, named per user and per
 config folder, reachable by this user only); a second start — or a double-clicked ``.session`` — connects,
-hands over its files and exits, and the running window opens them and comes to the front.
+hands over its files and exits, and the running window opens them and comes to the front. (Qt's
+``UserAccessOption`` is not used: it renames its socket into place, over a running window's.)
 
 The message is one JSON line ``{"files": [absolute paths], "pid": N}``; the window answers ``ok``. A socket
 left by a crashed window is removed and taken over. A running window that does not answer within
@@ -25,10 +26,14 @@ ANSWER_MS = 5000
 
 
 def server_name() -> str:
-    """``torchax-playground-<user>-<hash of the config folder>``: one window per user and settings folder (a
-    test's scratch config gets its own)."""
-    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    """Where the running window listens: ``$XDG_RUNTIME_DIR/torchax-playground-<hash>.sock`` (a folder only this
+    user can enter), else ``torchax-playground-<user>-<hash>`` in Qt's temporary folder; the hash is of the
+    config folder: one window per user and settings folder (a test's scratch config gets its own)."""
     digest = hashlib.sha1(str(config_dir().expanduser().resolve()).encode()).hexdigest()[:10]
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isdir(runtime):
+        return str(Path(runtime) / f"torchax-playground-{digest}.sock")
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
     return f"torchax-playground-{user}-{digest}"
 
 
@@ -41,9 +46,10 @@ def hand_off(files: list[str], name: str | None = None) -> bool:
         return False
     message = {"files": [str(Path(f).expanduser().resolve()) for f in files], "pid": os.getpid()}
     sock.write((json.dumps(message) + "\n").encode())
-    sock.flush()
-    answered = sock.waitForBytesWritten(ANSWER_MS) and sock.waitForReadyRead(ANSWER_MS)
-    reply = bytes(sock.readAll().data()) if answered else b""
+    sock.flush()  # writes what it can now; waitForBytesWritten then has nothing left to wait for
+    if sock.bytesToWrite():
+        sock.waitForBytesWritten(ANSWER_MS)
+    reply = bytes(sock.readAll().data()) if sock.waitForReadyRead(ANSWER_MS) else b""
     sock.disconnectFromServer()
     return reply.strip() == b"ok"
 
@@ -60,7 +66,6 @@ class InstanceServer(QObject):
         super().__init__(parent)
         self.name = name or server_name()
         self.server = QLocalServer(self)
-        self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self.server.newConnection.connect(self._accept)
         self.deliver: Callable[[list[str]], None] | None = None
         self.waiting: list[list[str]] = []
