@@ -90,9 +90,9 @@ class CrashDialog(QDialog):
             advice = ("The app is still running; what you were doing may not have finished. Copy the report "
                       "into an issue if you think it is a bug in the app.")
         saved = [str(p) for _, p in self.reports if p]
-        where = ("Saved on this machine as " + ", ".join(saved)) if saved else "It could not be saved to disk"
-        self.note.setText(f"{advice} {where}; nothing is uploaded "
-                          "(`torchax-playground report --last` prints the newest).")
+        where = ("Saved on this machine (nothing is uploaded; `torchax-playground report --last` prints the "
+                 "newest):\n" + "\n".join(saved)) if saved else "It could not be saved to disk; nothing is uploaded."
+        self.note.setText(f"{advice}\n{where}")
         self.text.setPlainText(self.report_text())
 
     def report_text(self) -> str:
