@@ -16,6 +16,8 @@ from app.core.compare.charts import COLOURS, compile_svg, speedup_svg
 
 #: Changes of one step's diff listed in the report (the rest counted; ``--json`` lists all).
 MAX_ROWS = 200
+#: Fusions named in one step's line (the rest counted).
+MAX_FUSIONS = 24
 
 _STYLE = """
 body { font-family: 'DejaVu Sans', Helvetica, Arial, sans-serif; margin: 24px auto; max-width: 980px;
@@ -89,7 +91,9 @@ def _diffs(title: str, diffs: dict[str, dict[str, Any]], unit: str) -> str:
     for step, d in diffs.items():
         out.append(f"<p><b>{_e(step)}</b>: {_e(d['summary'])} ({d['n_a']} vs {d['n_b']} {_e(unit)})</p>")
         if d["fusions"]:
-            out.append(f"<p>fusions: {_e(', '.join('%' + f for f in d['fusions']))}</p>")
+            shown, more = d["fusions"][:MAX_FUSIONS], len(d["fusions"]) - MAX_FUSIONS
+            out.append(f"<p>fusions: {_e(', '.join('%' + f for f in shown))}"
+                       + (f" … and {more} more</p>" if more > 0 else "</p>"))
         if d["changes"]:
             rows = [_change_row(c) for c in d["changes"][:MAX_ROWS]]
             out.append(_table(["", "name", "op", "shape", "fusion", "source"], rows))
