@@ -51,7 +51,7 @@ class CrashReporter(QObject):
         self.dialog: CrashDialog | None = None
         self.reported.connect(self._show, Qt.ConnectionType.QueuedConnection)
         hooks.set_handler(self.reported.emit, thread_name)
-        window.destroyed.connect(partial(hooks.set_handler, None))
+        window.destroyed.connect(lambda *_: hooks.set_handler(None))
         self._track(window)
 
     def _track(self, window: Any) -> None:
