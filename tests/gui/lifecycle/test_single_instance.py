@@ -1,6 +1,7 @@
 """One window per user (issue 56, part 2): a second start with a ``.session`` argument — what a double-click
 runs — hands the file to the running window through Qt's local socket and exits; the running window opens it
-and remembers it. Two real processes of the app's entry point (``python -m app``), no model loaded."""
+and remembers it. Two real processes of the app's entry point (``python -m app``) on a real X11 screen (Xvfb),
+no model loaded."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from qt_helpers import synthetic_run
 
 from app.core.events import FinishedEvent, PromptEvent, Summary, TokenEvent
@@ -44,11 +46,12 @@ def _wait_for(predicate, what: str, proc: subprocess.Popen, timeout: float = 25.
         time.sleep(0.1)
 
 
-def test_a_second_start_hands_its_session_file_to_the_running_window(tmp_path):
+@pytest.mark.parametrize("x_display", [(1280, 720)], indirect=True)
+def test_a_second_start_hands_its_session_file_to_the_running_window(x_display, tmp_path):
     first, second = _session(tmp_path / "first.session", "first"), _session(tmp_path / "second.session", "second")
     config, cache = tmp_path / "config", tmp_path / "cache"
     env = {**os.environ, "TORCHAX_PLAYGROUND_CONFIG_DIR": str(config), "TORCHAX_PLAYGROUND_CACHE_DIR": str(cache),
-           "QT_QPA_PLATFORM": "offscreen"}
+           "QT_QPA_PLATFORM": "xcb", "DISPLAY": x_display}
     window = subprocess.Popen([sys.executable, "-m", "app", str(first)], cwd=ROOT, env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
