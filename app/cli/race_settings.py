@@ -1,10 +1,12 @@
 """The settings race of ``torchax-playground race --settings O0,O3`` and ``torchax-playground tradeoff --setting O0
 --setting O3`` (:mod:`app.cli.tradeoff`), one path for both: one step compiled and run under several compiler
 settings (:mod:`app.core.compile_settings`), printed as a table — setting, compile ms (trace/lower/compile), steady
-ms per call, × baseline, equal outputs, peak memory, break-even calls — or, with ``--json``, one ``setting`` line
-per lane and one ``settings-summary`` line (Pareto set, break-even calls, and with ``tradeoff`` the first pass
-whose output HLO differs from the baseline's, per setting); ``--save-session`` keeps the race
-(:mod:`app.core.compile_settings.saved`)."""
+ms per call, the paired verdict against the baseline, equal outputs, peak memory, break-even calls — or, with
+``--json``, one ``setting`` line per lane and one ``settings-summary`` line (Pareto set, break-even calls, the paired
+phase, and with ``tradeoff`` the first pass whose output HLO differs from the baseline's, per setting);
+``--save-session`` keeps the race (:mod:`app.core.compile_settings.saved`). The "vs baseline" ratios come from paired,
+interleaved rounds after the lanes (:mod:`app.core.compile_settings.paired`; the ``--steady-*`` options,
+``--no-steady`` for the lanes alone)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The settings race of ``race --settings`` and ``tradeoff`` (one path): resolve the settings (refused by name
     before anything loads), race the step, merge the rounds, find where each setting parts from the baseline
     (``args.parting``, ``tradeoff``'s default), print the table or the JSON lines and write ``--save-session``."""
-    from app.core.compile_settings.figures import SettingLane, merge_rounds
+    from app.core.compile_settings.figures import merge_rounds
     from app.core.compile_settings.saved import format_race, json_lines, race_document
     from app.core.errors import InvalidSettingsError
 
@@ -58,18 +60,11 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from app.core.recording.store import SessionFile
 
         SessionFile().save(args.save_session)
-    lanes: list[SettingLane] = []
-    for item in stream:
-        if isinstance(item, SettingLane):
-            lanes.append(item)
-            if not args.json:
-                print(f"[settings] {item.name}: compile {_ms(item.compile_total_ms)}, steady "
-                      f"{_ms(item.steady_ms, 3)}/{item.unit}", file=err, flush=True)
-        elif getattr(item, "kind", None) == "lane" and not args.json:
-            print(f"[settings] {item.index + 1}/{item.n_lanes} {item.mode}…", file=err, flush=True)
+    lanes, paired = _collect(stream, args.json, err)
     lanes = merge_rounds(lanes)
     partings = _partings(lowered(), names, platform, args.json, err) if parting and len(lanes) > 1 else {}
     title += f" | median of {args.rounds} rounds" if args.rounds > 1 else ""
+    title += f" | vs baseline from {paired['rounds']} paired rounds" if paired else ""
     document = race_document(title, "program" if args.program else step or "decode", lanes, partings)
     if args.json:
         out.write("".join(line + "\n" for line in json_lines(document)))
@@ -82,6 +77,34 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"[session] wrote {args.save_session} (a settings race of {len(lanes)} settings, "
               f"{size / 1e3:,.1f} kB)", file=err)
     return 0
+
+
+def _collect(stream: Any, quiet: bool, err: TextIO) -> tuple[list[Any], dict[str, Any] | None]:
+    """The race's lanes (every round's) and its paired phase (None when none ran), progress on ``err`` unless
+    ``quiet``: each lane, then each paired round as it starts."""
+    from app.core.compile_settings.figures import SettingLane
+    from app.core.compile_settings.paired import SettingsVerdicts
+    from app.core.events import SteadyBlockEvent
+    from app.core.verdict.words import progress_line
+
+    lanes: list[SettingLane] = []
+    paired, said = None, None
+    for item in stream:
+        if isinstance(item, SettingsVerdicts):
+            paired = item.doc
+        elif isinstance(item, SteadyBlockEvent):
+            if not quiet and item.round != said:  # one line per round (and per warm-up)
+                said = None if item.round < 0 else item.round
+                line = progress_line(item.round, item.label, item.elapsed_s, item.budget_s, item.min_rounds)
+                print(f"[paired] {line.replace('steady state', 'paired rounds')}", file=err, flush=True)
+        elif isinstance(item, SettingLane):
+            lanes.append(item)
+            if not quiet:
+                print(f"[settings] {item.name}: compile {_ms(item.compile_total_ms)}, steady "
+                      f"{_ms(item.steady_ms, 3)}/{item.unit}", file=err, flush=True)
+        elif getattr(item, "kind", None) == "lane" and not quiet:
+            print(f"[settings] {item.index + 1}/{item.n_lanes} {item.mode}…", file=err, flush=True)
+    return lanes, paired
 
 
 def _partings(lowered: Any, names: list[str], platform: str, quiet: bool, err: TextIO) -> dict[str, dict[str, Any]]:
@@ -98,6 +121,17 @@ def _partings(lowered: Any, names: list[str], platform: str, quiet: bool, err: T
         if not quiet:
             print(f"[parting] {parting.sentence()}", file=err, flush=True)
     return found
+
+
+def paired_plan(args: argparse.Namespace) -> Any:
+    """The paired rounds that state each setting's "vs baseline" ratio: the mode race's steady-state options
+    (``--steady-budget``, default 30 s; ``--steady-rounds``; ``--steady-tokens``: :func:`app.cli.race.add_steady_args`),
+    None with ``--no-steady``. Raises :class:`app.core.errors.InvalidSettingsError` for a value out of range."""
+    from app.core.steady import SteadyPlan
+
+    if args.no_steady:
+        return None
+    return SteadyPlan(budget_s=args.steady_budget, min_rounds=args.steady_rounds, tokens=args.steady_tokens).validated()
 
 
 def _ms(value: float | None, digits: int = 0) -> str:
@@ -118,6 +152,7 @@ def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting
     args.modes, args.mode = [mode], mode
     platform = device_for(args).platform
     resolve(names, platform, step)  # refuse a bad setting before the slow load
+    plan = paired_plan(args)
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     settings = settings_from_args(args, capture_ir=parting)  # the first lane's IR: the Lowered partings compile
     calls = f" ({max(2, args.calls)} calls)" if step == "prefill" else ""
@@ -130,7 +165,7 @@ def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting
         return lowered_for(engine, kind, mode)[1]
 
     return (settings_race(engine, args.prompt, names, settings, rounds=args.rounds, step=step, calls=args.calls,
-                          first_lane_ir=True),
+                          first_lane_ir=True, paired=plan),
             title, lowered, platform)
 
 
@@ -145,6 +180,7 @@ def _program_stream(args: argparse.Namespace, names: list[str],
 
     platform = jax.default_backend()
     resolve(names, platform, "program")
+    plan = paired_plan(args)
     path, sep, entry = args.program.rpartition(":")
     if not (sep and entry.isidentifier() and path):
         path, entry = args.program, None
@@ -156,4 +192,5 @@ def _program_stream(args: argparse.Namespace, names: list[str],
 
         return lowered_for(prepared)[1]
 
-    return program_settings_race(prepared, names, platform, args.calls, rounds=args.rounds), title, lowered, platform
+    stream = program_settings_race(prepared, names, platform, args.calls, rounds=args.rounds, paired=plan)
+    return stream, title, lowered, platform

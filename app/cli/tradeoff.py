@@ -11,6 +11,7 @@ import argparse
 from typing import Any, TextIO
 
 from app.cli.common import add_model_args
+from app.cli.race import add_steady_args
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -39,6 +40,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="skip recording XLA's pass pipelines (each setting's step compiled once more with pass "
                         "dumps) to name the first pass whose output differs from the baseline's")
     p.add_argument("--list-settings", action="store_true", help="list the settings catalog and exit")
+    add_steady_args(p)  # the paired rounds of each "vs baseline" ratio
     p.add_argument("--json", action="store_true",
                    help="one JSON line per setting and a settings-summary line (Pareto set, break-even calls, "
                         "first differing pass per setting)")

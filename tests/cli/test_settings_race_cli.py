@@ -18,9 +18,12 @@ def run_cli(*argv):
 
 
 def test_model_decode_step_under_effort_levels_and_flags_as_json():
+    """Each setting's line and the summary; each "vs baseline" ratio from paired rounds (issue 54): ``ratio``,
+    ``ci_low``, ``ci_high``, ``paired_rounds``, ``aa_noise``, ``dropped``, the verdict's words; ``rounds`` is still
+    the cold lanes merged."""
     code, out, err = run_cli("race", "--model", "pydoc-llama", "--settings", "O0,O3",
                              "--flags=--xla_cpu_enable_fast_math=true", "--max-new-tokens", "6", "--ignore-eos",
-                             "--json")
+                             "--json", "--steady-budget", "0.5", "--steady-rounds", "3")
     assert code == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     settings = [x for x in lines if x["event"] == "setting"]
@@ -32,16 +35,34 @@ def test_model_decode_step_under_effort_levels_and_flags_as_json():
     found = lines[-1]
     assert found["event"] == "settings-summary" and found["baseline"] == "default" and found["pareto"]
     assert set(found["break_even"]) <= {"O0", "O3", "--xla_cpu_enable_fast_math=true"}
+    paired = found["paired"]  # at least 3 rounds kept, or 6 run when preempted ones were dropped
+    assert paired["baseline"] == "default" and (paired["rounds"] >= 3 or paired["rounds"] + paired["dropped"] >= 6)
+    assert paired["stopped_by"] in ("precise", "budget")
+    assert settings[0]["ratio"] == 1.0 and settings[0]["ci_low"] is None
+    assert settings[0]["versus_baseline"].startswith("baseline (A/A ±")
+    for s in settings[1:]:
+        assert s["rounds"] == 1 and s["paired_rounds"] == paired["rounds"] and s["dropped"] == paired["dropped"]
+        assert s["aa_noise"] == paired["aa_noise"]
+        if s["ci_low"] is None:  # fewer than 2 rounds kept on a busy machine: said so, no ratio claimed
+            assert "too few rounds to tell" in s["verdict_text"]
+            continue
+        assert s["ci_low"] <= s["ratio"] <= s["ci_high"]
+        faster = s["ratio"] > 1.0 and s["ci_low"] > 1.0
+        said = (f"{s['name']} is {s['ratio']:.2f}× faster than default" if faster
+                else "no clear difference" if s["ci_low"] <= 1.0 <= s["ci_high"]
+                else f"default is {1 / s['ratio']:.2f}× faster than {s['name']}")
+        assert said in s["verdict_text"], s["verdict_text"]
 
 
 def test_program_entry_table():
     code, out, err = run_cli("race", "--program", "app/examples/01_jit_speedup.py", "--settings", "O3,cpu-no-ynn",
-                             "--calls", "4")
+                             "--calls", "4", "--no-steady")
     assert code == 0, err
     header, rule, *rows = out.splitlines()[1:6]
     assert header.split()[:3] == ["setting", "compile", "ms"] and set(rule) == {"-"}
     assert [r.split()[0] for r in rows] == ["default", "O3", "cpu-no-ynn"]
     assert "calls per setting" in out.splitlines()[0] and "[settings] 3/3 cpu-no-ynn" in err
+    assert "one pass, no CI" in rows[1] and "one pass per lane, no confidence interval" in out  # --no-steady
 
 
 @pytest.mark.parametrize(("argv", "named"), [

@@ -1,7 +1,8 @@
 """The compile-versus-run trade-off: one point per compiler setting at (compile ms, steady ms per call), the Pareto
-front drawn through the settings no other beats on both, the baseline marked with a star, every point labelled, and
-beside each point that compiles slower and runs faster its break-even sentence ("O3 pays for its extra 2.1 s after
-180 tokens"). Hovering a point shows its compile split (trace / lower / compile ms).
+front drawn through the settings no other beats on both, the baseline marked with a star, every point labelled, under
+its name its paired verdict against the baseline ("1.25× faster than default (95 % CI 1.20–1.30)", the baseline's A/A
+floor) and beside each point that compiles slower and runs faster its break-even sentence ("O3 pays for its extra
+2.1 s after 180 tokens"). Hovering a point shows its compile split (trace / lower / compile ms) and the verdict.
 
 Plain data in: :meth:`TradeoffPlot.set_points` takes :class:`TradeoffPoint` s, whose Pareto flag and break-even text
 the race computed (:mod:`app.core.compile_settings.figures`): the widget draws, it does not decide. Exports: PNG,
@@ -14,7 +15,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
@@ -39,7 +40,12 @@ class TradeoffPoint(NamedTuple):
     ``split``: ``{"trace": ms, "lower": ms, "compile": ms}``; ``baseline``: the race's baseline; ``pareto``: on the
     Pareto front; ``break_even``: the break-even sentence, or ""; ``equal``: outputs equal the baseline's (None:
     unknown); ``unit``: ``"token"`` or ``"call"``; ``detail``: the compile's own measured parts (``{"XLA passes": ms,
-    "codegen": ms}``, on a GPU ``autotune`` and ``ptxas`` inside them; {} when not measured)."""
+    "codegen": ms}``, on a GPU ``autotune`` and ``ptxas`` inside them; {} when not measured); ``versus``: what is said
+    against the baseline (``"O3 1.25× faster than default (95 % CI 1.20–1.30) · same optimized HLO"``, or a one-pass
+    ratio marked ``"(one pass, no CI)"``; "" unknown); ``verdict_line``: the paired verdict drawn under the name
+    (``"1.25× faster than default (95 % CI 1.20–1.30)"``, the baseline's ``"A/A ±1.8 %"``; "" without paired
+    rounds); ``verdict``: its numbers (``ratio``, ``ci_low``, ``ci_high``, ``rounds``, ``aa_noise``, ``dropped``,
+    ``noisy``; {} without paired rounds)."""
 
     name: str
     compile_ms: float
@@ -51,6 +57,9 @@ class TradeoffPoint(NamedTuple):
     equal: bool | None = None
     unit: str = "token"
     detail: dict[str, float] = {}  # noqa: RUF012  (a NamedTuple default, never mutated)
+    versus: str = ""
+    verdict_line: str = ""
+    verdict: dict[str, Any] = {}  # noqa: RUF012  (a NamedTuple default, never mutated)
 
 
 def split_text(point: TradeoffPoint) -> str:
@@ -62,7 +71,7 @@ def split_text(point: TradeoffPoint) -> str:
              for name, sub in (("XLA passes", "autotune"), ("codegen", "ptxas")) if name in d]
     detail = f"; compile = {' + '.join(inner)} ms" if inner else ""
     return (f"{point.name}: compile {point.compile_ms:,.0f} ms ({parts} ms{detail}) · "
-            f"{point.steady_ms:,.3f} ms/{point.unit}{equal}")
+            f"{point.steady_ms:,.3f} ms/{point.unit}{equal}" + (f" · {point.versus}" if point.versus else ""))
 
 
 class TradeoffPlot(QWidget):
@@ -133,6 +142,8 @@ class TradeoffPlot(QWidget):
         span = max((p.compile_ms for p in points), default=0.0) - low
         for p in points:
             text = p.name + (" (baseline)" if p.baseline else "")
+            if p.verdict_line and not self.compact:  # the dock's small plot: its panel says the verdicts
+                text += f"\n{p.verdict_line}"
             if p.break_even and not self.compact:
                 text += f"\n{p.break_even}"
             # a label reads away from the nearer edge, in proportion: the leftmost point's to its right, the
@@ -185,7 +196,7 @@ class TradeoffPlot(QWidget):
         return label.sceneBoundingRect()
 
     def label_texts(self) -> list[str]:
-        """Each point's label as drawn (name, then its break-even sentence when it has one)."""
+        """Each point's label as drawn (name, then its verdict and its break-even sentence when it has them)."""
         return [label.toPlainText() for label in self._labels]
 
     def set_font_size(self, points: int) -> None:
@@ -222,7 +233,7 @@ class TradeoffPlot(QWidget):
         self.plot.setToolTip(split_text(self.hovered) if self.hovered is not None else "")
 
     def _export_drawing(self, path: Path) -> Path:
-        """The plot as drawn, but every label with its break-even sentence (a compact plot's too)."""
+        """The plot as drawn, but every label with its verdict and break-even sentence (a compact plot's too)."""
         compact, self.compact = self.compact, False
         try:
             if compact:
@@ -235,8 +246,10 @@ class TradeoffPlot(QWidget):
                 self.set_points(self._points)
 
     def export(self, path: str | Path) -> Path:
-        """Write the plot (``.png`` / ``.svg`` / ``.pdf``, every break-even sentence beside its point) or its points (``.csv``: one row per setting with the
-        split; ``.json``: a list of objects). Returns the path; raises ValueError for another suffix, OSError if
+        """Write the plot (``.png`` / ``.svg`` / ``.pdf``, every verdict and break-even sentence beside its point) or its
+        points (``.csv``: one row per setting with its verdict — ``vs_baseline`` words, ``ratio`` (speed-up over the
+        baseline), ``ci_low`` / ``ci_high`` (95 %), ``paired_rounds``, ``aa_noise_pct``, ``dropped_rounds``, empty
+        without paired rounds — and the split; ``.json``: a list of objects). Returns the path; raises ValueError for another suffix, OSError if
         nothing was written."""
         path = Path(path)
         suffix = path.suffix.lower()
@@ -244,7 +257,10 @@ class TradeoffPlot(QWidget):
             raise ValueError(f"Export as {', '.join(EXPORT_SUFFIXES)}, not {suffix or 'no suffix'}.")
         if suffix in (".png", ".svg", ".pdf"):
             return self._export_drawing(path)
-        rows = [{"setting": p.name, "compile_ms": p.compile_ms, "trace_ms": p.split.get("trace"),
+        rows = [{"setting": p.name, "vs_baseline": p.versus, "ratio": p.verdict.get("ratio"),
+                 "ci_low": p.verdict.get("ci_low"), "ci_high": p.verdict.get("ci_high"),
+                 "paired_rounds": p.verdict.get("rounds"), "aa_noise_pct": p.verdict.get("aa_noise"),
+                 "dropped_rounds": p.verdict.get("dropped"), "compile_ms": p.compile_ms, "trace_ms": p.split.get("trace"),
                  "lower_ms": p.split.get("lower"), "xla_compile_ms": p.split.get("compile"),
                  "xla_passes_ms": p.detail.get("XLA passes"), "codegen_ms": p.detail.get("codegen"),
                  "autotune_ms": p.detail.get("autotune"), "ptxas_ms": p.detail.get("ptxas"),

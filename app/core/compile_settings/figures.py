@@ -10,6 +10,7 @@ from typing import Any
 
 from app.core.report.columns import Column, render_text
 from app.core.units import nbytes
+from app.core.verdict.words import short_verdict
 
 
 @dataclass
@@ -48,6 +49,11 @@ class SettingLane:
     codegen_ms: float | None = None
     autotune_ms: float | None = None
     ptxas_ms: float | None = None
+    #: a hash of the optimized HLO with names normalised (:func:`app.core.compile_settings.paired.hlo_fingerprint`)
+    hlo_hash: str | None = None
+    #: the paired verdict against the baseline (:func:`app.core.compile_settings.paired.pair_fields`; for the
+    #: baseline: its A/A floor), None where no paired rounds ran (an old file, ``--no-steady``)
+    verdict: dict[str, Any] | None = None
     outputs: list[Any] = field(default_factory=list, repr=False)
 
     @property
@@ -145,15 +151,24 @@ def plot_points(lanes: list[SettingLane]) -> list[dict[str, Any]]:
     """The lanes with both figures as the trade-off plot's points (``widgets.demo.tradeoff_plot.TradeoffPoint``'s
     fields): ``name``, ``compile_ms`` (total), ``steady_ms``, ``split`` (trace / lower / compile ms), ``baseline``
     (the first lane), ``pareto``, ``break_even`` (sentence or ""), ``equal``, ``unit``, ``detail`` (the compile's
-    own parts that were measured: :func:`compile_detail`)."""
+    own parts that were measured: :func:`compile_detail`), ``versus`` (:func:`versus_baseline`), ``verdict_line``
+    (:func:`verdict_line`) and ``verdict``
+    (the paired verdict's numbers, :data:`VERDICT_KEYS`; {} without paired rounds)."""
     front = set(pareto_names(lanes))
     base = lanes[0] if lanes else None
     return [{"name": lane.name, "compile_ms": lane.compile_total_ms, "steady_ms": lane.steady_ms,
              "split": {"trace": lane.trace_ms, "lower": lane.lower_ms, "compile": lane.compile_ms},
              "baseline": lane is base, "pareto": lane.name in front,
              "break_even": (break_even_text(base, lane) or "") if base is not None else "",
-             "equal": lane.outputs_equal, "unit": lane.unit, "detail": compile_detail(lane)}
+             "equal": lane.outputs_equal, "unit": lane.unit, "detail": compile_detail(lane),
+             "versus": versus_baseline(base, lane) if base is not None else "",
+             "verdict_line": verdict_line(base, lane) if base is not None else "",
+             "verdict": {k: (lane.verdict or {}).get(k) for k in VERDICT_KEYS} if lane.verdict else {}}
             for lane in lanes if lane.compile_total_ms is not None and lane.steady_ms is not None]
+
+
+#: A lane's paired-verdict numbers as exports and ``--json`` name them (``rounds``: paired rounds kept).
+VERDICT_KEYS = ("ratio", "ci_low", "ci_high", "rounds", "aa_noise", "dropped", "noisy")
 
 
 def compile_detail(lane: SettingLane) -> dict[str, float]:
@@ -191,17 +206,73 @@ def _equal(lane: SettingLane) -> str:
     return "no (fast math)" if lane.changes_results else "NO"
 
 
+def same_hlo(base: SettingLane, lane: SettingLane) -> bool:
+    """``lane`` compiled to the baseline's optimized HLO (names normalised); False when either is unknown."""
+    return lane is not base and lane.hlo_hash is not None and lane.hlo_hash == base.hlo_hash
+
+
+def versus_baseline(base: SettingLane, lane: SettingLane) -> str:
+    """What the "vs baseline" column, the plot and the exports say of ``lane``: the paired verdict in the verdict
+    module's words (:func:`app.core.verdict.words.short_verdict`: ``"O3 1.25× faster than default (95 % CI
+    1.20–1.30)"``, ``"O0 vs default: no clear difference (0.98–1.06)"``), ``" · noisy machine"`` when the A/A floor
+    is wider than ±3 %; ``"baseline (A/A ±1.8 %)"`` for the baseline; then ``" · same optimized HLO"`` where it
+    compiled to the baseline's program. Without paired rounds (``--no-steady``, an old file, a lane left out): the
+    one-pass speed-up — the baseline's steady ms over the lane's, read the same way — marked ``"(one pass, no
+    CI)"``; ``"—"`` without figures."""
+    v = lane.verdict
+    if lane is base:
+        aa = (v or {}).get("aa_noise")
+        text = "baseline" + (f" (A/A ±{aa:.1f} %)" if aa is not None else "")
+        return text + (" · noisy machine" if (v or {}).get("noisy") else "")
+    if v is not None and v.get("ratio"):
+        text = short_verdict({**v, "mode": lane.name, "against": base.name})
+        text += " · noisy machine" if v.get("noisy") else ""
+    elif (r := one_pass_speedup(base, lane)) is not None:
+        text = (f"{lane.name} {r:.2f}× faster" if r >= 1.0 else f"{lane.name} {1 / r:.2f}× slower") + \
+            f" than {base.name} (one pass, no CI)"
+    else:
+        text = "—"
+    return text + (f" · {SAME_HLO}" if same_hlo(base, lane) else "")
+
+
+def verdict_line(base: SettingLane, lane: SettingLane) -> str:
+    """The paired verdict as the trade-off plot writes it under ``lane``'s name (presentation mode included): the
+    verdict module's words without the name the label already says (``"1.25× faster than default (95 % CI
+    1.20–1.30)"``, ``"no clear difference (0.98–1.06)"``, ``"default 1.10× faster than O0 (…)"``), ``"A/A ±1.8 %"``
+    for the baseline, each with ``" · noisy machine"`` when the A/A floor is wider than ±3 %; ``""`` without paired
+    rounds (no one-pass ratio on a plot)."""
+    v = lane.verdict or {}
+    noisy = " · noisy machine" if v.get("noisy") else ""
+    if lane is base:
+        return f"A/A ±{v['aa_noise']:.1f} %{noisy}" if v.get("aa_noise") is not None else ""
+    if not v.get("ratio"):
+        return ""
+    text = short_verdict({**v, "mode": lane.name, "against": base.name})
+    for said in (f"{lane.name} vs {base.name}: ", f"{lane.name} "):
+        text = text.removeprefix(said)
+    return text + noisy
+
+
+def one_pass_speedup(base: SettingLane, lane: SettingLane) -> float | None:
+    """The baseline's steady ms over ``lane``'s from the cold lanes alone (> 1: ``lane`` faster), None without
+    both; no interval — what a race without paired rounds can say."""
+    return base.steady_ms / lane.steady_ms if base.steady_ms and lane.steady_ms else None
+
+
+#: Said beside a ratio when the setting compiled to the baseline's optimized HLO.
+SAME_HLO = "same optimized HLO"
+
+
 def table_rows(lanes: list[SettingLane]) -> list[dict[str, Any]]:
     """One row per lane for :data:`COLUMNS`: ``setting`` (``*`` after a name on the Pareto front), ``compile``
-    (``"total (trace/lower/compile)"`` ms), ``steady_ms``, ``x_baseline`` (steady ms over the baseline's),
-    ``equal``, ``peak_bytes``, ``break_even`` (calls, or None)."""
+    (``"total (trace/lower/compile)"`` ms), ``steady_ms``, ``x_baseline`` (:func:`versus_baseline`: the paired
+    verdict's words), ``equal``, ``peak_bytes``, ``break_even`` (calls, or None)."""
     if not lanes:
         return []
     base = lanes[0]
     front = set(pareto_names(lanes))
     return [{"setting": lane.name + (" *" if lane.name in front else ""), "compile": _split(lane),
-             "steady_ms": lane.steady_ms,
-             "x_baseline": lane.steady_ms / base.steady_ms if lane.steady_ms and base.steady_ms else None,
+             "steady_ms": lane.steady_ms, "x_baseline": versus_baseline(base, lane),
              "equal": _equal(lane), "peak_bytes": lane.peak_bytes, "break_even": break_even_calls(base, lane)}
             for lane in lanes]
 
@@ -215,7 +286,7 @@ COLUMNS = (
     Column("setting", "setting", align="left"),
     Column("compile", "compile ms (trace/lower/compile)"),
     Column("steady_ms", "steady ms/call", format=_opt(",.3f"), best="low"),
-    Column("x_baseline", "× baseline", format=lambda v: "—" if v is None else f"{v:.2f}×"),
+    Column("x_baseline", "vs baseline (paired rounds, 95 % CI)", align="left"),
     Column("equal", "equal outputs"),
     Column("peak_bytes", "peak memory", format=lambda v: "—" if v is None else nbytes(v)),
     Column("break_even", "break-even calls", format=_opt(",d")),

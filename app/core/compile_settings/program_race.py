@@ -14,10 +14,22 @@ from typing import Any
 
 from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.options import observing_compiles
+from app.core.compile_settings.paired import (
+    SettingsVerdicts,
+    attach,
+    call_timer,
+    hlo_fingerprint,
+    optimized_hlo,
+    paired_rounds,
+)
 from app.core.compile_settings.race import applied, no_persistent_cache, peak_bytes, resolve
 from app.core.compile_settings.split import CompileCapturer
-from app.core.events import CallRecord, LaneEvent
+from app.core.events import CallRecord, LaneEvent, SteadyBlockEvent
 from app.core.programs.loader import PreparedCall
+from app.core.steady import SteadyPlan
+
+#: What a program's settings race yields.
+RaceItem = CallRecord | LaneEvent | SettingLane | SteadyBlockEvent | SettingsVerdicts
 
 
 def outputs_digest(outputs: Any) -> list[Any]:
@@ -39,18 +51,27 @@ def same_outputs(a: list[Any], b: list[Any]) -> bool:
 
 def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform: str, n_calls: int = 10,
                           should_stop: Callable[[], bool] | None = None,
-                          rounds: int = 1) -> Iterator[CallRecord | LaneEvent | SettingLane]:
+                          rounds: int = 1,
+                          paired: SteadyPlan | None = None) -> Iterator[RaceItem]:
     """Race ``prepared`` under each setting of ``names`` (:func:`app.core.compile_settings.race.resolve` on
     ``platform``: the baseline first), ``n_calls`` (>= 2) calls per lane, ``rounds`` times round-robin (merge with
-    :func:`app.core.compile_settings.figures.merge_rounds`). Raises
+    :func:`app.core.compile_settings.figures.merge_rounds`). With ``paired`` (a :class:`app.core.steady.SteadyPlan`),
+    after every lane each setting's executable is called in paired, interleaved rounds
+    (:func:`app.core.compile_settings.paired.paired_rounds`: a :class:`app.core.events.SteadyBlockEvent` per block,
+    then a :class:`SettingsVerdicts`) and the verdicts are put on the lanes already yielded (``SettingLane.verdict``;
+    a block's figure is ms per call, donated arguments copied per call for every setting alike). Raises
     :class:`app.core.errors.InvalidSettingsError` before anything runs, and the runner's
     :class:`app.core.programs.errors.ProgramError` for an error in the program."""
     from app.core.programs.errors import ProgramStopped
     from app.core.programs.runner import JIT, ProgramRunner
 
+    if paired is not None:
+        paired.validated()
     lanes = resolve(names, platform, "program") * max(1, rounds)
     stop = should_stop or (lambda: False)
     base: list[Any] | None = None
+    warm: dict[str, Any] = {}
+    done: list[SettingLane] = []
     with no_persistent_cache():
         for i, setting in enumerate(lanes):
             if stop():
@@ -77,10 +98,43 @@ def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform
                         executable = outcome.stages[2]
                     yield outcome.record
             lane = _program_lane(setting, records, executable, outputs, stopped)
+            lane.hlo_hash = hlo_fingerprint(optimized_hlo(executable))
+            if executable is not None and not stopped:
+                warm[setting.name] = call_timer(_warm_call(executable, prepared))
+            done.append(lane)
             capturer.fill(lane)
             base = lane.outputs if base is None else base
             lane.outputs_equal = same_outputs(lane.outputs, base)
             yield lane
+    yield from _paired(warm, done, lanes[0].name, paired, stop)
+
+
+def _paired(warm: dict[str, Any], done: list[SettingLane], baseline: str, plan: SteadyPlan | None,
+            stop: Callable[[], bool]) -> Iterator[SteadyBlockEvent | SettingsVerdicts]:
+    """The paired rounds of the settings' warm executables (``warm``: name → :class:`Timer`), verdicts put on
+    ``done``; nothing without a plan, when stopped, or unless the baseline and another setting ran to their end."""
+    if plan is None or stop() or baseline not in warm or len(warm) < 2:
+        return
+    for event in paired_rounds(warm, baseline, plan, stop):
+        if isinstance(event, SettingsVerdicts):
+            attach(done, event.doc)
+        yield event
+
+
+def _warm_call(executable: Any, prepared: PreparedCall) -> Any:
+    """One warm call of ``executable`` on the prepared arguments, blocked until its outputs are ready (donated
+    arguments copied per call, alike for every setting)."""
+    import jax
+    import jax.numpy as jnp
+
+    donate = prepared.donate_argnums
+    dynamic = [(i in donate, a) for i, a in enumerate(prepared.args) if i not in prepared.static_argnums]
+
+    def call() -> Any:
+        args = [jax.tree_util.tree_map(jnp.copy, a) if copy else a for copy, a in dynamic]
+        return jax.block_until_ready(executable(*args))
+
+    return call
 
 
 def _program_lane(setting: Any, records: list[CallRecord], executable: Any, outputs: Any,

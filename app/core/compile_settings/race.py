@@ -19,21 +19,34 @@ frame compile time). Its peak memory is not known (None).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from app.core.compile_settings.catalog import BASELINE, CompileSetting, inductor_mode, parse_setting
 from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.options import compiling_inductor, compiling_with, observing_compiles
+from app.core.compile_settings.paired import (
+    SettingsVerdicts,
+    Timer,
+    attach,
+    hlo_fingerprint,
+    optimized_hlo,
+    paired_rounds,
+)
 from app.core.compile_settings.split import CompileCapturer
 from app.core.errors import InvalidSettingsError
-from app.core.events import CallRecord, Event, FinishedEvent, LaneEvent
+from app.core.events import CallRecord, Event, FinishedEvent, LaneEvent, PromptEvent, SteadyBlockEvent
+from app.core.steady import SteadyPlan, steady_settings, time_block
+from app.core.steady import calibrate as steady_calibrate
+from app.core.verdict import Block
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
     from app.core.settings import GenerationSettings
 
+#: What a settings race yields.
+RaceItem = Event | SettingLane | SteadyBlockEvent | SettingsVerdicts
 #: The mode a model lane runs by default: two compiles (prefill, decode), then each decode call reuses its executable.
 RACE_MODE = "jit-static"
 #: The model steps a race can time: ``step`` → ``(mode, the records' step kind)``. ``loop`` is jit-loop's whole
@@ -125,7 +138,8 @@ def step_target(step: str) -> tuple[str, str]:
 
 def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: GenerationSettings,
                   should_stop: Callable[[], bool] = lambda: False, rounds: int = 1, step: str = "decode",
-                  calls: int = 10, first_lane_ir: bool = False) -> Iterator[Event | SettingLane]:
+                  calls: int = 10, first_lane_ir: bool = False,
+                  paired: SteadyPlan | None = None) -> Iterator[RaceItem]:
     """Race one step of ``engine`` under each of ``names`` (see :func:`resolve`), one lane each from cold
     (``engine.clear_compiled()``), ``rounds`` times round-robin (a shared machine's noise then falls on every setting
     alike: merge with :func:`app.core.compile_settings.figures.merge_rounds`).
@@ -138,14 +152,24 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
     first — enough for ``engine.ir`` to hold the raced step's ``Lowered``, what
     :func:`app.core.compile_settings.parting.settings_partings` compiles again.
 
+    With ``paired`` (a :class:`app.core.steady.SteadyPlan`): after every lane, the XLA settings' warm steps in
+    paired, interleaved rounds (:func:`_paired_phase`): a :class:`app.core.events.SteadyBlockEvent` per block, then
+    a :class:`app.core.compile_settings.paired.SettingsVerdicts`, whose verdicts are also put on the lanes already
+    yielded (``SettingLane.verdict``: the "vs baseline" ratio, its 95 % interval and words). Skipped when stopped,
+    or when fewer than two XLA settings (the baseline among them) ran to their end.
+
     Yields per lane a :class:`LaneEvent`, the engine's events and the lane's :class:`SettingLane`
     (``unit="token"``, ``"call"`` for prefill; outputs compared with the first baseline lane's over their common
     length). Raises :class:`InvalidSettingsError` before anything runs."""
     mode, kind = step_target(step)
+    if paired is not None:
+        paired.validated()
     lanes = resolve(names, engine.device.platform, step) * max(1, rounds)
     runs = max(2, calls) if step == "prefill" else 1
     base_settings = settings.with_(mode=mode, **({"max_new_tokens": 1} if step == "prefill" else {}))
     base_tokens: list[int] | None = None
+    kept: dict[str, tuple[CompileSetting, dict, int | None]] = {}
+    done: list[SettingLane] = []  # every lane yielded, for the paired verdicts
     with no_persistent_cache():
         for i, setting in enumerate(lanes):
             if should_stop():
@@ -155,26 +179,90 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
                                                 capture_ir=settings.capture_ir and (i == 0 or not first_lane_ir))
             yield LaneEvent(setting.name, i, len(lanes), runs if step == "prefill" else settings.max_new_tokens)
             engine.clear_compiled()
-            records: list[CallRecord] = []
-            finished: list[FinishedEvent] = []
             capturer = CompileCapturer(kind, engine.device.platform) if setting.compiler == "XLA" else None
             with applied(setting), _cold_inductor(engine, setting), observing_compiles(capturer):
-                for _ in range(runs):
-                    if should_stop():
-                        break
-                    for event in engine.generate(prompt, lane_settings, should_stop):
-                        if isinstance(event, CallRecord):
-                            records.append(event)
-                        elif isinstance(event, FinishedEvent):
-                            finished.append(event)
-                        yield event
+                records, finished, cache_len = yield from _runs(engine, prompt, lane_settings, runs, should_stop)
             lane = _model_lane(engine, setting, (lane_mode, kind), records, finished, runs, lane_settings.greedy)
             if capturer is not None:  # XLA's passes against codegen (GPU: autotune, ptxas)
                 capturer.fill(lane)
             base_tokens = lane.outputs if base_tokens is None else base_tokens
             n = min(len(base_tokens), len(lane.outputs))
             lane.outputs_equal = lane.outputs[:n] == base_tokens[:n]
+            _keep(engine, setting, lane, (lane_mode, kind, lane_settings.greedy), kept, cache_len)
+            done.append(lane)
             yield lane
+        if paired is not None and not should_stop() and lanes[0].name in kept and len(kept) > 1:
+            for event in _paired_phase(engine, prompt, base_settings, kept, lanes[0].name, paired, should_stop):
+                if isinstance(event, SettingsVerdicts):
+                    attach(done, event.doc)
+                yield event
+
+
+def _runs(engine: Engine, prompt: str, settings: GenerationSettings, runs: int, should_stop: Callable[[], bool],
+          ) -> Generator[Event, None, tuple[list[CallRecord], list[FinishedEvent], int | None]]:
+    """A lane's ``runs`` generations, their events yielded; returns its records, finished events and KV-cache
+    length (its :class:`PromptEvent`'s)."""
+    records: list[CallRecord] = []
+    finished: list[FinishedEvent] = []
+    cache_len: int | None = None
+    for _ in range(runs):
+        if should_stop():
+            break
+        for event in engine.generate(prompt, settings, should_stop):
+            if isinstance(event, CallRecord):
+                records.append(event)
+            elif isinstance(event, FinishedEvent):
+                finished.append(event)
+            elif isinstance(event, PromptEvent):
+                cache_len = event.cache_len
+            yield event
+    return records, finished, cache_len
+
+
+def _keep(engine: Engine, setting: CompileSetting, lane: SettingLane, step: tuple[str, str, bool],
+          kept: dict[str, tuple[CompileSetting, dict, int | None]], cache_len: int | None) -> None:
+    """After a lane: its optimized HLO's fingerprint, and (an XLA lane run to its end) its compiled steps kept with
+    the lane's KV-cache length (the paired rounds reuse both: nothing compiles again)."""
+    lane.hlo_hash = hlo_fingerprint(optimized_hlo(_executable(engine, *step)))
+    if setting.compiler == "XLA" and not lane.stopped:
+        kept[setting.name] = (setting, engine.compiled_steps(step[0]), cache_len)
+
+
+def _paired_phase(engine: Engine, prompt: str, settings: GenerationSettings,
+                  kept: dict[str, tuple[CompileSetting, dict, int | None]], baseline: str, plan: SteadyPlan,
+                  should_stop: Callable[[], bool]) -> Iterator[SteadyBlockEvent | SettingsVerdicts]:
+    """The paired rounds (:func:`app.core.compile_settings.paired.paired_rounds`) of the kept settings: a block is
+    ``plan.tokens`` tokens (one prefill call for a prefill race) generated with the setting's compiled steps put
+    back and its options applied, timed as the mode race times its blocks (:func:`app.core.steady.time_block`:
+    mean ms of the decode calls; for prefill the generation's wall time). The engine keeps the last setting's
+    steps afterwards, as after its lane."""
+    def timer(name: str) -> Timer:
+        setting, steps, cache_len = kept[name]
+        short = steady_settings(settings, settings.mode, plan.tokens, cache_len)
+
+        @contextmanager
+        def as_compiled() -> Iterator[None]:
+            engine.restore_steps(steps)
+            with applied(setting):
+                yield
+
+        def calibrate(block_ms: float) -> int:
+            with as_compiled():
+                return steady_calibrate(engine, prompt, short, block_ms, should_stop)
+
+        def block(reps: int, label: str) -> Block:
+            with as_compiled():
+                return time_block(engine, prompt, short, reps, label, should_stop)
+
+        return Timer(calibrate, block)
+
+    yield from paired_rounds({name: timer(name) for name in kept}, baseline, plan, should_stop)
+    engine.restore_steps(kept[next(reversed(kept))][1])
+
+
+def _executable(engine: Engine, mode: str, kind: str, greedy: bool) -> Any:
+    step = engine.existing_step(mode, kind, greedy)
+    return step.executable(step.last_key) if step is not None else None
 
 
 def _model_lane(engine: Engine, setting: CompileSetting, target: tuple[str, str], records: list[CallRecord],
@@ -235,9 +323,7 @@ def _cold_inductor(engine: Engine, setting: CompileSetting) -> Iterator[None]:
 def _peak_bytes(engine: Engine, mode: str, kind: str, greedy: bool) -> int | None:
     """Peak memory of the engine's compiled ``(mode, kind)`` step (``memory_analysis().peak_memory_in_bytes``), or
     None."""
-    step = engine.existing_step(mode, kind, greedy)
-    executable = step.executable(step.last_key) if step is not None else None
-    return peak_bytes(executable)
+    return peak_bytes(_executable(engine, mode, kind, greedy))
 
 
 def peak_bytes(executable: Any) -> int | None:

@@ -187,6 +187,14 @@ class Engine:
         """The :class:`CompiledStep` of ``(mode, kind, greedy)`` if a run made it, else None (never builds one)."""
         return self._steps.get((mode, kind, greedy))
 
+    def compiled_steps(self, mode: str) -> dict[tuple, CompiledStep]:
+        """A copy of ``mode``'s compiled steps (key → step), to put back later with :meth:`restore_steps`."""
+        return {key: step for key, step in self._steps.items() if key[0] == mode}
+
+    def restore_steps(self, steps: dict[tuple, CompiledStep]) -> None:
+        """Put ``steps`` (from :meth:`compiled_steps`) back: their executables are called again, not rebuilt."""
+        self._steps.update(steps)
+
     def mode_state(self, mode: str) -> dict:
         """Mode ``mode``'s state on this engine (an empty dict on first use; ``{"cleared": True}`` after
         :meth:`clear_compiled` dropped what the mode had made)."""

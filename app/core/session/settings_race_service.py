@@ -1,13 +1,16 @@
 """The settings race as the compute service runs it: the core race's stream
 (:func:`app.core.compile_settings.race.settings_race`) passed through unchanged — its lanes are runs, as a mode
 race's are — with a :class:`app.core.session.requests.SettingsRaceLanes` at the start and at the end of each lane,
-so a view redraws the trade-off lane by lane from plain data; and where two of its settings part
+so a view redraws the trade-off lane by lane from plain data, then (with the request's ``steady`` plan) the paired
+rounds' progress and, once they end, every lane with its "vs baseline" verdict (:mod:`app.core.compile_settings.
+paired`); and where two of its settings part
 (:class:`SettingsPartingRequest`, the pass pipelines of the decode step compared in lockstep). A program's entry point
 races the same way (:class:`ProgramSettingsRaceRequest`, :func:`program_race_events`): its lanes are program runs
 (unit ``"call"``), no model needed. No Qt."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,22 +27,51 @@ if TYPE_CHECKING:
 
 def settings_race_events(engine: Engine, request: rq.SettingsRaceRequest,
                          should_stop: Callable[[], bool]) -> Iterator[Any]:
-    """Race ``request.modes`` (compiler settings) on ``engine`` with ``request.settings``; yields the core race's
-    events, its :class:`SettingLane` s replaced by :class:`SettingsRaceLanes` carrying every lane so far. Raises
-    :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before anything runs."""
+    """Race ``request.modes`` (compiler settings) on ``engine`` with ``request.settings`` and, with
+    ``request.steady``, the paired rounds that state each setting's "vs baseline" ratio; yields the core race's
+    events, its :class:`SettingLane` s, paired-round progress and verdicts replaced by :class:`SettingsRaceLanes`
+    (:func:`lanes_events`). Raises :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before
+    anything runs."""
     from app.core.compile_settings.race import settings_race
+
+    stream = settings_race(engine, request.prompt, list(request.modes), request.settings, should_stop,
+                           paired=request.steady)
+    yield from lanes_events(request, stream)
+
+
+#: ``SettingsRaceLanes.index`` of the paired rounds after the lanes: ``running`` then says where they are.
+PAIRED_INDEX = -1
+
+
+def lanes_events(request: rq.Request, stream: Iterator[Any]) -> Iterator[Any]:
+    """``stream``'s events with its :class:`SettingLane` s replaced by :class:`SettingsRaceLanes` carrying copies of
+    every lane so far (the compute thread never changes what a view holds): one as each lane starts and ends; during
+    the paired rounds one per block with ``index`` :data:`PAIRED_INDEX` and ``running`` its progress line
+    (``"paired rounds · round 4 (≥ 9) · O3 · 6.3 s of 30 s"``); after them one with every lane and its verdict
+    (``SettingLane.verdict``)."""
+    from app.core.compile_settings.paired import PHASE, SettingsVerdicts, attach
+    from app.core.events import SteadyBlockEvent
+    from app.core.verdict.words import progress_line
 
     lanes: list[SettingLane] = []
     n_lanes = 0
-    for event in settings_race(engine, request.prompt, list(request.modes), request.settings, should_stop):
+    for event in stream:
         if isinstance(event, SettingLane):
-            lanes.append(event)
+            lanes.append(dataclasses.replace(event))
             yield rq.SettingsRaceLanes(request, tuple(lanes), "", len(lanes) - 1, n_lanes)
-            continue
-        if isinstance(event, LaneEvent):
-            n_lanes = event.n_lanes
-            yield rq.SettingsRaceLanes(request, tuple(lanes), event.mode, event.index, n_lanes)
-        yield event
+        elif isinstance(event, SteadyBlockEvent):
+            line = progress_line(event.round, event.label, event.elapsed_s, event.budget_s, event.min_rounds)
+            yield rq.SettingsRaceLanes(request, tuple(lanes), line.replace("steady state", PHASE), PAIRED_INDEX,
+                                       n_lanes)
+        elif isinstance(event, SettingsVerdicts):
+            lanes = [dataclasses.replace(lane) for lane in lanes]
+            attach(lanes, event.doc)
+            yield rq.SettingsRaceLanes(request, tuple(lanes), "", len(lanes) - 1, n_lanes)
+        else:
+            if isinstance(event, LaneEvent):
+                n_lanes = event.n_lanes
+                yield rq.SettingsRaceLanes(request, tuple(lanes), event.mode, event.index, n_lanes)
+            yield event
 
 
 @dataclass(frozen=True)
@@ -49,9 +81,12 @@ class ProgramSettingsRaceRequest(rq.ProgramRequest):
     :class:`rq.SettingsRaceRequest` names them; Inductor's are refused by name: a JAX program has nothing for it)
     (:func:`app.core.compile_settings.program_race.program_settings_race`): each lane a program run named after its
     setting, followed by :class:`rq.SettingsRaceLanes` (lanes with ``unit == "call"``). It is a program request: no
-    model needed, its errors are the program's (:class:`rq.ProgramFailed` at the user's line)."""
+    model needed, its errors are the program's (:class:`rq.ProgramFailed` at the user's line). With ``steady`` (a
+    :class:`app.core.steady.SteadyPlan`), paired rounds of the settings' executables state each "vs baseline" ratio."""
 
     names: tuple[str, ...] = ()
+    #: the paired rounds after the lanes (an :class:`app.core.steady.SteadyPlan`; None: the lanes alone)
+    steady: Any = None
     label = "settings race"
 
 
@@ -91,28 +126,28 @@ def _program_lanes(prepared: Any, request: ProgramSettingsRaceRequest,
     from app.core.programs.errors import ProgramError
     from app.core.programs.runner import program_summary
 
-    lanes: list[SettingLane] = []
-    records: list[CallRecord] = []
-    n_lanes, mode, t0 = 0, "", time.perf_counter()
-    stream = program_settings_race(prepared, request.names, jax.default_backend(), request.n_calls, should_stop)
-    try:
+    lane: dict[str, Any] = {"mode": "", "records": [], "t0": time.perf_counter()}  # the lane running
+    stream = program_settings_race(prepared, request.names, jax.default_backend(), request.n_calls, should_stop,
+                                   paired=request.steady)
+
+    def with_summaries() -> Iterator[Any]:  # each lane's FinishedEvent (its program run's summary) before its figures
         for event in stream:
             if isinstance(event, SettingLane):
-                summary = program_summary(event.name, records, (time.perf_counter() - t0) * 1000)
+                summary = program_summary(event.name, lane["records"], (time.perf_counter() - lane["t0"]) * 1000)
                 yield FinishedEvent("stopped" if event.stopped else "calls", summary)
-                lanes.append(event)
-                mode = ""
-                yield rq.SettingsRaceLanes(request, tuple(lanes), "", len(lanes) - 1, n_lanes)
-                continue
-            if isinstance(event, LaneEvent):
-                n_lanes, mode, records, t0 = event.n_lanes, event.mode, [], time.perf_counter()
-                yield rq.SettingsRaceLanes(request, tuple(lanes), event.mode, event.index, n_lanes)
+                lane["mode"] = ""
+            elif isinstance(event, LaneEvent):
+                lane.update(mode=event.mode, records=[], t0=time.perf_counter())
             elif isinstance(event, CallRecord):
-                records.append(event)
+                lane["records"].append(event)
             yield event
+
+    try:
+        yield from lanes_events(request, with_summaries())
     except ProgramError:
-        if mode:  # the lane that failed ends as an error, with the calls it made
-            yield FinishedEvent("error", program_summary(mode, records, (time.perf_counter() - t0) * 1000))
+        if lane["mode"]:  # the lane that failed ends as an error, with the calls it made
+            ms = (time.perf_counter() - lane["t0"]) * 1000
+            yield FinishedEvent("error", program_summary(lane["mode"], lane["records"], ms))
         raise
 
 

@@ -30,7 +30,7 @@ def program_race(tmp_path_factory):
     path = tmp_path_factory.mktemp("tradeoff") / "race.session"
     code, out, err = run_cli("tradeoff", "--program", "app/examples/07_mlp_training.py", "--setting", "O3",
                              "--setting", "cpu-no-ynn,--xla_cpu_use_xnnpack=true", "--calls", "4", "--json",
-                             "--save-session", str(path))
+                             "--save-session", str(path), "--steady-rounds", "3", "--steady-budget", "0.5")
     assert code == 0, err
     assert f"[session] wrote {path}" in err
     return path, [json.loads(line) for line in out.splitlines()]
@@ -57,6 +57,16 @@ def test_one_line_per_setting_that_adds_up_and_a_summary(program_race):
     assert parts["cpu-no-ynn"] is not None and parts["--xla_cpu_use_xnnpack=true"] is None  # XLA's default already
     assert settings[2]["first_differing_pass"] == parts["cpu-no-ynn"]
     assert "no pass differs" in summary["partings"]["--xla_cpu_use_xnnpack=true"]["text"]
+    # each "vs baseline" from paired rounds of the settings' executables (issue 54), in words and numbers
+    paired = summary["paired"]  # at least 3 rounds kept, or 6 run when preempted ones were dropped
+    assert paired["baseline"] == "default" and (paired["rounds"] >= 3 or paired["rounds"] + paired["dropped"] >= 6)
+    for s in settings[1:]:
+        assert s["paired_rounds"] == paired["rounds"] and s["dropped"] == paired["dropped"]
+        if s["ci_low"] is None:  # fewer than 2 rounds kept on a busy machine: said so, no ratio claimed
+            assert "too few rounds to tell" in s["verdict_text"]
+        else:
+            assert s["ci_low"] <= s["ratio"] <= s["ci_high"] and f"{s['paired_rounds']} paired rounds; A/A ±" in \
+                s["verdict_text"]
 
 
 def test_the_session_keeps_the_race_and_show_session_prints_it_without_jax(program_race):
@@ -88,6 +98,8 @@ assert not any(m.split(".")[0] in ("jax", "torch", "transformers") for m in sys.
     assert [r.split()[0] for r in rows[head + 4:head + 8]] == ["default", "O3", "cpu-no-ynn",
                                                               "--xla_cpu_use_xnnpack=true"]
     assert any(r.strip().startswith("cpu-no-ynn parts from default at ") for r in rows)
+    assert any(r.startswith("paired rounds: ") for r in rows)  # the verdicts, as tradeoff printed them
+    assert any(r.strip() == lines[1]["verdict_text"] for r in rows)
     assert [json.loads(line) for line in as_json.splitlines()] == lines  # the lines tradeoff --json printed
 
 

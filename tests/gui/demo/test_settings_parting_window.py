@@ -22,6 +22,7 @@ NO_FUSION = "--xla_disable_hlo_passes=fusion"
 
 
 def race(qtbot, win, names: list[str], typed: str = "") -> None:
+    win.demo.controls.set_steady(False)  # the lanes alone (the paired rounds: test_settings_race_window.py)
     controls = win.demo.settings_race.controls
     controls.set_checked(names)
     controls.typed_edit.setText(typed)

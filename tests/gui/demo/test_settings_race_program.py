@@ -34,7 +34,9 @@ def _open_program(qtbot, win) -> None:
     qtbot.waitUntil(lambda: win.programs.panel.entry.count() > 0, timeout=5000)  # the entry list follows the text
 
 
-def _race(qtbot, win, names: list[str]) -> None:
+def _race(qtbot, win, names: list[str], steady_s: float | None = None) -> None:
+    """Race ``names``; with ``steady_s`` paired rounds follow the lanes (the Demo kit's steady-state box, budget)."""
+    win.demo.controls.set_steady(steady_s is not None, steady_s)
     controls = win.demo.settings_race.controls
     controls.set_checked(names)
     controls.typed_edit.setText("")
@@ -52,10 +54,14 @@ def test_the_program_entry_races_under_two_settings_and_its_passes_compare(qtbot
     assert sr.target.choose("program") and sr.target.text() == f"races: {ENTRY}"
     n_runs = len(win.session.runs)
 
-    _race(qtbot, win, ["default", "O1"])
+    _race(qtbot, win, ["default", "O1"], steady_s=1.0)  # then paired rounds of the two executables (~3 s)
     qtbot.waitUntil(lambda: win.is_busy(), timeout=5000)
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
     assert sr.controls.message_text() == ""
+    o1 = sr.lanes[1].verdict  # O1 against default from paired rounds of their executables, in calls
+    assert o1["rounds"] >= 9 and o1["ci_low"] <= o1["ratio"] <= o1["ci_high"]
+    line = sr.verdict_line.text()
+    assert line.startswith("vs default, ") and ("O1 vs default: no clear difference" in line or "× faster" in line)
     assert [p.name for p in sr.plot.points] == ["default", "O1"]  # two points on the trade-off plot
     assert all(p.compile_ms > 0 and p.steady_ms > 0 for p in sr.plot.points)
     assert [lane.unit for lane in sr.lanes] == ["call", "call"]  # the entry's calls, not the model's tokens

@@ -20,11 +20,16 @@ from PySide6.QtWidgets import QFileDialog, QPushButton  # noqa: E402
 from qt_helpers import settings_stop_to_idle_s  # noqa: E402
 
 from app.core.session.requests import SettingsRaceRequest  # noqa: E402
+from app.core.verdict.words import short_verdict  # noqa: E402
+from widgets.demo.tradeoff_plot import split_text  # noqa: E402
 
 WINDOW_TOKENS = 6
 
 
-def race_settings(qtbot, win, names: list[str], typed: str = "") -> None:
+def race_settings(qtbot, win, names: list[str], typed: str = "", steady_s: float | None = None) -> None:
+    """Race ``names`` (and ``typed``); with ``steady_s`` paired rounds follow the lanes (the Demo kit's steady-state
+    box and budget: :func:`test_paired_rounds_state_each_setting_against_the_baseline`), else the lanes alone."""
+    win.demo.controls.set_steady(steady_s is not None, steady_s)
     controls = win.demo.settings_race.controls
     controls.set_checked(names)
     controls.typed_edit.setText(typed)
@@ -123,10 +128,36 @@ def test_an_option_xla_refuses_comes_back_by_name(qtbot, window):
     assert window.demo.settings_race.plot.points == []
 
 
-def test_presentation_puts_the_trade_off_on_stage(qtbot, window):
-    race_settings(qtbot, window, ["default", "O0"])
+def test_presentation_puts_the_trade_off_and_its_paired_verdicts_on_stage(qtbot, window, tmp_path, monkeypatch):
+    """Presentation mode puts the trade-off on stage, and (issue 54) the "vs baseline" ratios come from paired rounds
+    after the lanes — the two settings' compiled steps again (the Demo kit's steady-state budget; nothing compiles
+    again): their progress under the plot, then each verdict with its 95 % interval in the summary line, under each
+    name on stage, in the hover text, the CSV export and the session's race."""
+    sr, demo, ui = window.demo.settings_race, window.demo, window.ui
+    progress: list[str] = []
+    window.session.events.settingsRace.connect(lambda e: progress.append(e.running) if e.index < 0 else None)
+    race_settings(qtbot, window, ["default", "O0"], steady_s=1.0)  # >= 9 rounds of 3 blocks of ~100 ms
     wait_done(qtbot, window)
-    demo, ui = window.demo, window.ui
+    assert any(p.startswith("paired rounds · round 1 (≥ 9) · ") for p in progress), progress[:4]
+    assert [run.mode for run in window.session.runs[-2:]] == ["default", "O0"]  # the rounds are not runs
+    base, o0 = sr.lanes
+    rounds = base.verdict["phase"]["rounds"]
+    assert rounds >= 9 and o0.verdict["rounds"] == rounds and o0.verdict["ci_low"] < o0.verdict["ci_high"]
+    line = sr.verdict_line.text()
+    assert line.startswith(f"vs default, {rounds} paired rounds (") and short_verdict(o0.verdict) in line, line
+    assert o0.verdict["text"] in sr.verdict_line.toolTip()
+    point = sr.stage_plot.points[1]
+    assert point.versus in split_text(point) and point.versus.startswith(short_verdict(o0.verdict))
+    path = tmp_path / "tradeoff.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(path), "")))
+    window.demo.export_actions["Trade-off as CSV…"].trigger()
+    with open(path, newline="") as f:
+        row = list(csv.DictReader(f))[1]
+    assert float(row["ratio"]) == pytest.approx(o0.verdict["ratio"]) and row["paired_rounds"] == str(rounds)
+    assert row["vs_baseline"] == point.versus
+    saved = sr.document()  # what File ▸ Save session keeps
+    assert saved is not None and saved["paired"]["rounds"] == rounds
+    assert saved["lanes"][1]["verdict"]["text"] == o0.verdict["text"]
     demo.presentation_action.setChecked(True)
     try:
         stage = demo.settings_race.stage_card
@@ -135,6 +166,9 @@ def test_presentation_puts_the_trade_off_on_stage(qtbot, window):
         assert [p.name for p in demo.settings_race.stage_plot.points] == ["default", "O0"]
         assert stage.width() > window.width() // 2  # talk-sized: more than half the window
         assert demo.settings_race.stage_plot._font_pt >= 14
+        labels = sr.stage_plot.label_texts()  # what a talk reads: the verdict under each name
+        assert labels[0].startswith("default (baseline)\nA/A ±")
+        assert labels[1].split("\n")[:2] == ["O0", point.verdict_line] and point.verdict_line
     finally:
         demo.presentation_action.setChecked(False)
     assert not demo.settings_race.stage_card.isVisible() and ui.plot_card.isVisible()
@@ -157,3 +191,4 @@ def test_show_in_the_plot_area_puts_the_trade_off_in_the_latency_plots_place(qtb
     qtbot.waitUntil(lambda: ui.plot_card.isVisible() and not stage.isVisible(), timeout=RUN_TIMEOUT_MS)
     wait_done(qtbot, window)
     assert ui.plot_card.width() >= plot_width * 0.9
+

@@ -76,6 +76,7 @@ class DemoKit(QObject, ExportActions):
         self.phases = PhaseBars()
         self.settings_race = SettingsRace(ctx)  # compiler settings: the trade-off plot, its stage in presentation
         self.verdicts = SteadyVerdicts(ctx, self.controls)  # the steady-state phase: setting, progress, verdicts
+        self.settings_race.steady_plan = self.verdicts.plan  # a settings race's paired rounds: the same setting
         self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
         self._build_docks()

@@ -7,17 +7,18 @@ places it). The race goes through the session like a mode race (:meth:`app.core.
 :class:`app.core.session.requests.SettingsRaceRequest`): the one compute thread runs
 :func:`app.core.compile_settings.race.settings_race`; its lanes are runs on the latency plot, and after each lane a
 :class:`app.core.session.requests.SettingsRaceLanes` (plain data) redraws the trade-off, whose Pareto front and
-break-even sentences come from :func:`app.core.compile_settings.figures.plot_points`. A setting the catalog lacks,
-or that this backend does not have is refused by name here, before anything is sent; one that XLA refuses comes back
-from the compute thread and is shown the same way. Inductor's modes race in the ``torch-compile`` mode
-(:mod:`app.core.compile_settings.race`), on the same plot as XLA's settings.
+break-even sentences come from :func:`app.core.compile_settings.figures.plot_points`. With the Demo kit's
+steady-state box on (its budget), paired rounds follow the lanes (:mod:`app.core.compile_settings.paired`): their
+progress, then each setting's verdict against the baseline with its 95 % interval, under the plot
+(:mod:`app.gui.panels.demo.settings_summary`) and under each point's name on stage. A setting the catalog lacks or
+this backend does not have is refused by name here, before anything is sent; one that XLA refuses comes back from
+the compute thread and is shown the same way. Inductor's modes race in the ``torch-compile`` mode, on the same plot.
 
 Under the plot, :class:`widgets.demo.parting_view.PartingPicker` asks where two of the raced settings part: a
 :class:`app.core.session.settings_race_service.SettingsPartingRequest` on the same compute thread records the decode
 step's pass pipeline under each (:func:`app.core.compile_settings.parting.where_settings_part`), and the answer
 opens :class:`widgets.demo.parting_view.PartingDialog`: the two pipelines in lockstep, the first pass whose output
-HLO differs highlighted with its diff, the fusions each kept. Only XLA settings are offered there (an Inductor lane has
-no XLA pass pipeline).
+HLO differs highlighted with its diff, the fusions each kept (XLA settings only: Inductor has no XLA pass pipeline).
 
 The race may instead be of the Code workspace's program (:mod:`app.gui.panels.demo.settings_target`: a ``races:``
 choice above the settings): its selected entry point under each setting
@@ -28,6 +29,7 @@ lanes in calls, the same plot, Stop and exports; Compare passes… then records 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,23 +37,31 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
-from app.core.compile_settings.catalog import CATALOG, parse_setting
-from app.core.compile_settings.figures import plot_points
 from app.core.compile_settings.saved import lanes_of, race_document
 from app.core.errors import InvalidSettingsError
 from app.core.race import EAGER_TOKENS
 from app.core.session.requests import RequestFailed, SettingsRaceLanes, SettingsRaceRequest
 from app.core.session.settings_race_service import (
+    PAIRED_INDEX,
     ProgramSettingsRaceRequest,
     SettingsParted,
     SettingsPartingRequest,
 )
+from app.core.steady import SteadyPlan
 from app.gui.context import WindowContext
 from app.gui.layout import card
-from app.gui.panels.demo.settings_target import PROGRAM, RaceTarget, program_race_request, program_refusal
+from app.gui.panels.demo.settings_summary import points_of, show_summary, summary_label
+from app.gui.panels.demo.settings_target import (
+    PROGRAM,
+    RaceTarget,
+    program_race_request,
+    program_refusal,
+    refusal,
+    rows,
+)
 from widgets.demo.parting_view import LockstepRow, PartingDialog, PartingPicker
-from widgets.demo.settings_controls import SettingRow, SettingsRaceControls
-from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
+from widgets.demo.settings_controls import SettingsRaceControls
+from widgets.demo.tradeoff_plot import TradeoffPlot
 
 #: Checked in a new window: the baseline and the two ends of XLA's effort levels.
 DEFAULT_SETTINGS = ("default", "O0", "O3")
@@ -62,29 +72,6 @@ CONTROLS_WIDTH = 300
 RACES = (SettingsRaceRequest, ProgramSettingsRaceRequest)
 
 
-def refusal(name: str, platform: str) -> str:
-    """Why a race on ``platform`` refuses the setting ``name`` (:func:`parse_setting`'s message), or ``""``."""
-    try:
-        parse_setting(name, platform)
-    except InvalidSettingsError as exc:
-        return str(exc)
-    return ""
-
-
-def rows(platform: str) -> list[SettingRow]:
-    """The catalog as the controls' rows on ``platform`` (``""``: not known yet: nothing refused)."""
-    out = []
-    for s in CATALOG:
-        why = refusal(s.name, platform or "cpu") if platform or s.compiler != "XLA" else ""
-        out.append(SettingRow(s.name, s.sets + (f" — {s.note}" if s.note else ""), why))
-    return out
-
-
-def points_of(lanes: list[Any]) -> list[TradeoffPoint]:
-    """The trade-off plot's points of ``lanes`` (:class:`app.core.compile_settings.figures.SettingLane`)."""
-    return [TradeoffPoint(**p) for p in plot_points(lanes)]
-
-
 class SettingsRace(QObject):
     """GUI thread. :attr:`page` (the controls beside the plot) goes in the Demo kit dock, :attr:`stage_card` in the
     window's main area while presenting; :attr:`lanes` are the newest settings race's finished lanes."""
@@ -92,6 +79,10 @@ class SettingsRace(QObject):
     #: The trade-off has something to show on stage (True: a settings race started or has points) or the newest
     #: race is a mode race or a run (False).
     stageChanged = Signal(bool)
+    #: The paired rounds a race started now asks for (the kit gives the Demo kit's steady-state setting).
+    steady_plan: Callable[[], SteadyPlan | None] = SteadyPlan
+    parting_dialog: PartingDialog | None
+    _parted: SettingsParted | None
 
     def __init__(self, ctx: WindowContext, checked: tuple[str, ...] = DEFAULT_SETTINGS) -> None:
         super().__init__(ctx.host)
@@ -122,10 +113,11 @@ class SettingsRace(QObject):
         self.shown.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         column.addWidget(self.shown)
         column.addWidget(self.plot, 1)
-        column.addWidget(self.picker)
+        self.verdict_line = summary_label()  # each setting against the baseline, from the paired rounds (95 % CI)
+        for widget in (self.verdict_line, self.picker):
+            column.addWidget(widget)
         row.addWidget(right, 1)
-        self.parting_dialog: PartingDialog | None = None
-        self._parted: SettingsParted | None = None  # the newest comparison's answer
+        self.parting_dialog, self._parted = None, None  # the lockstep view; the newest comparison's answer
         self.stage_plot = TradeoffPlot(title=False)  # its card's title says it, in a talk-sized font
         self.stage_plot.setObjectName("stageTradeoff")
         self.stage_card = card(self.stage_plot, title=STAGE_TITLE, stretch_last=True)
@@ -201,7 +193,8 @@ class SettingsRace(QObject):
         if loaded is None or (loaded.request.model, loaded.request.dtype) != (model, dtype):
             settings = dataclasses.replace(settings, chat=None)  # the engine decides, as for a run (window.run)
         self.controls.set_message("")
-        return self.session.race(prompt, list(names), settings, EAGER_TOKENS, model, dtype, kind=SettingsRaceRequest)
+        return self.session.race(prompt, list(names), settings, EAGER_TOKENS, model, dtype, kind=SettingsRaceRequest,
+                                 steady=self.steady_plan())
 
     def _settings_ok(self, names: list[str], why_not: Any) -> bool:
         """Refuse (said in the controls and the status line) the first of ``names`` that ``why_not(name,
@@ -227,7 +220,7 @@ class SettingsRace(QObject):
             self.controls.set_message(str(exc))
             return False
         self.controls.set_message("")
-        return self.session.run_program(request)
+        return self.session.run_program(dataclasses.replace(request, steady=self.steady_plan()))
 
     @Slot()
     def race_checked(self) -> None:
@@ -262,6 +255,10 @@ class SettingsRace(QObject):
         """A lane starts (``event.running``) or ends: redraw every point so far, say the progress."""
         if event.request is not self.session.active:  # an abandoned race's late answer
             return
+        if event.index == PAIRED_INDEX:  # the paired rounds after the lanes: where they are
+            self.verdict_line.setText(event.running)
+            self.ctx.ui.busy.set_detail(event.running)
+            return
         if event.request is not self.raced:  # a new race: the stage and the tab name what it races
             req = event.request
             entry = "" if not isinstance(req, ProgramSettingsRaceRequest) else (
@@ -276,6 +273,7 @@ class SettingsRace(QObject):
         self.controls.set_progress(len(self.lanes), event.n_lanes, event.running,
                                    stopped=bool(self.lanes) and self.lanes[-1].stopped)
         self._set_stage(True)
+        show_summary(self.verdict_line, self.lanes)
 
     def _model_step(self) -> str:
         return f"model {self.ctx.ui.model_picker.current_model()} | jit-static decode step"
@@ -307,6 +305,7 @@ class SettingsRace(QObject):
         self.stage_title.setText(f"{STAGE_TITLE} · {origin}".upper())
         self._name_points(f"{self.saved_title or 'a race'}, reopened from {origin}")
         self.controls.set_progress(len(self.lanes), len(self.lanes), "")
+        show_summary(self.verdict_line, self.lanes)
         if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.ctx.ui.plot.run_ids():
             self.in_plot_area.setChecked(True)  # nothing on the latency plot: the trade-off takes its place
         self.on_stage = True

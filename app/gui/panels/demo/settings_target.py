@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
-from app.core.compile_settings.catalog import parse_setting
+from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.errors import InvalidSettingsError
 from app.core.session.settings_race_service import ProgramSettingsRaceRequest
+from widgets.demo.settings_controls import SettingRow
 
 if TYPE_CHECKING:
     from app.core.session.model import Session
@@ -30,6 +31,24 @@ if TYPE_CHECKING:
 MODEL, PROGRAM = "model", "program"
 #: What the choice says for the model's step.
 MODEL_TEXT = "the model's decode step"
+
+
+def refusal(name: str, platform: str) -> str:
+    """Why a race on ``platform`` refuses the setting ``name`` (:func:`parse_setting`'s message), or ``""``."""
+    try:
+        parse_setting(name, platform)
+    except InvalidSettingsError as exc:
+        return str(exc)
+    return ""
+
+
+def rows(platform: str) -> list[SettingRow]:
+    """The catalog as the controls' rows on ``platform`` (``""``: not known yet: nothing refused)."""
+    out = []
+    for s in CATALOG:
+        why = refusal(s.name, platform or "cpu") if platform or s.compiler != "XLA" else ""
+        out.append(SettingRow(s.name, s.sets + (f" — {s.note}" if s.note else ""), why))
+    return out
 
 
 def program_refusal(name: str, platform: str) -> str:
