@@ -13,6 +13,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QKeyEvent,
     QPainter,
     QPaintEvent,
     QSyntaxHighlighter,
@@ -159,6 +160,31 @@ class CodeEditor(QPlainTextEdit):
     def insertFromMimeData(self, source) -> None:  # noqa: N802, ANN001 (Qt override): paste plain text only
         if source.hasText():
             self.insertPlainText(source.text())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        """Enter (no modifier) auto-indents: the new line keeps the current line's indentation, one level
+        (4 spaces) more after a line ending with ``:`` (issue 55); other keys as a plain text edit."""
+        plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and plain and not self.isReadOnly():
+            cursor = self.textCursor()
+            cursor.beginEditBlock()
+            cursor.removeSelectedText()
+            cursor.insertText("\n" + self.indent_after(cursor.block().text()[:cursor.positionInBlock()]))
+            cursor.endEditBlock()
+            self.setTextCursor(cursor)
+            self.ensureCursorVisible()
+            return
+        super().keyPressEvent(event)
+
+    @staticmethod
+    def indent_after(before: str) -> str:
+        """The indentation of a new line broken after ``before`` (the text left of the cursor): its leading
+        whitespace, plus 4 spaces when its code (a trailing ``#`` comment aside) ends with ``:``."""
+        indent = before[:len(before) - len(before.lstrip())]
+        code = before.rstrip()
+        if "#" in code and "'" not in code and '"' not in code:  # a comment (no string that might hold a '#')
+            code = code.split("#", 1)[0].rstrip()
+        return indent + ("    " if code.endswith(":") else "")
 
     # -- marks ------------------------------------------------------------------------------------
     def mark_error(self, line: int, message: str = "") -> None:
