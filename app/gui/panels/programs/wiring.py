@@ -276,7 +276,9 @@ class ProgramWiring(QObject):
         self.panel.offer_discard(False)  # another text: nothing restored to discard
         self.panel.entry.setCurrentText("")  # another file: its own first entry point
         self.panel.set_entries([(n, "") for n in guess_entries(text)], "")
-        self.panel.set_values({"sweep": "", "bucket": False, "spec": ""})  # another file: not the last one's sweep
+        # another file: not the last one's sweep, argument spec or static arguments (issue 55: its static_argnums
+        # named the old file's parameters: "static_argnums=(5,), but only accepts 2 positional arguments")
+        self.panel.set_values({"sweep": "", "bucket": False, "spec": "", "static": "", "static_values": ""})
         self.panel.show_message("Ctrl+Enter runs the program." if not example else
                                 "An example (read-only file: Save as to keep your edits). Ctrl+Enter runs it.")
         self.show_file()
