@@ -11,6 +11,7 @@ from typing import Any
 
 from app.core.events import steady_decode_ms
 from app.core.profile.columns import profile_summary
+from app.core.programs.sites import n_inner_compiles
 from app.core.race import summary_rows
 from app.core.session import requests as rq
 from app.core.session.runs import RunState
@@ -40,8 +41,9 @@ class LiveFigures:
     def of(run: RunState) -> LiveFigures:
         if run.program:
             recs = run.records
-            steady = [r.wall_ms for r in recs if not r.compiled]
-            return LiveFigures(recs[0].wall_ms if recs else None, None, 0, sum(1 for r in recs if r.compiled),
+            steady = [r.wall_ms for r in recs if not r.compiled and not r.inner_compiles]
+            return LiveFigures(recs[0].wall_ms if recs else None, None, 0,
+                               sum(1 for r in recs if r.compiled) + n_inner_compiles(recs),  # what XLA compiled
                                statistics.median(steady) if steady else None, True, len(recs))
         if run.finished is not None:
             s = run.finished.summary
