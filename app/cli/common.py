@@ -11,10 +11,29 @@ from typing import TYPE_CHECKING, Any, TextIO
 from app.core.models.sources import DEFAULT_MODEL
 from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES
 from app.core.settings import DTYPES, GenerationSettings
+from app.core.units import counted
 from app.options import add_device_arg, add_devices_arg
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
+
+
+def count_arg(least: int = 1, what: str = "calls") -> Any:
+    """An argparse ``type`` for a count of ``what`` that must be at least ``least``: ``--calls 0`` is refused by
+    argparse (exit 2) with ``"argument --calls: at least 1 of the calls is needed, got 0"`` instead of running
+    one call anyway (issue 55)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a whole number of {what} is needed, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"at least {least} of the {what} is needed, got {value}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -260,7 +279,7 @@ def autosave_recorder(args: argparse.Namespace, recorder: Any, err: TextIO | Non
 
     def note(session: Any, size: int) -> None:
         if session.runs:
-            print(f"[session] {len(session.runs)} run(s) so far in {path} ({size / 1e6:.2f} MB)", file=err,
+            print(f"[session] {counted(len(session.runs), 'run')} so far in {path} ({size / 1e6:.2f} MB)", file=err,
                   flush=True)
 
     recorder.autosave_to = path
@@ -277,7 +296,7 @@ def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO) 
     session = recorder.session()
     if args.save_session:
         size = session.save(args.save_session)
-        print(f"[session] wrote {args.save_session} ({len(session.runs)} run(s), {size / 1e6:.2f} MB)", file=err)
+        print(f"[session] wrote {args.save_session} ({counted(len(session.runs), 'run')}, {size / 1e6:.2f} MB)", file=err)
     if args.perfetto:
         from app.core.recording.perfetto import write_trace
 

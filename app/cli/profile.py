@@ -117,7 +117,7 @@ def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str
     from app.core.profile.step import LOOP_NOTE
 
     loop = any(n.startswith(LOOP_NOTE) for n in p.notes)
-    profiled = f"{p.n_steps} loop iterations profiled" if loop else f"{p.n_steps} calls profiled"
+    profiled = f"{units.counted(p.n_steps, 'loop iteration' if loop else 'call')} profiled"
     head = f"{p.model} | {p.step} step | {profiled} | rows by {by} ({len(rows)}, top {min(top, len(rows))})"
     table = render_text(profile_columns(by), [r.to_dict() for r in rows[:top]])
     if getattr(p, "device", ""):

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from app.cli.common import (
     add_session_args,
     autosave_recorder,
+    count_arg,
     main_thread,
     program_target,
     step_ir_text,
@@ -40,7 +41,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "'({\"w\": f32[4,4]}, i32[8])' (random data, seeded)")
     p.add_argument("--static", metavar="I,J", help="static argument indices (overrides the file's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random data for --args and --sweep")
-    p.add_argument("--calls", type=int, default=None, help="number of calls (default: 5)")
+    p.add_argument("--calls", type=count_arg(), default=None, help="number of calls (default: 5)")
     p.add_argument("--static-values", action="append", default=None, metavar="[ARG=]V1,V2,…",
                    help="one call per value, each with this value of a static argument, so a call that "
                         "changes it compiles again and says why ('static argument n changed: 3 → 4'); a "
@@ -153,8 +154,9 @@ def record_result(recorder: Any, result: Any, label: str) -> Any:
     """Record one program run (:class:`app.core.programs.runner.RunResult`: its call records and summary)
     as a run labelled ``"FILE.py:ENTRY · jit"``; returns the :class:`RecordedRun`."""
     from app.core.events import FinishedEvent
+    from app.core.units import counted
 
-    what = f"{result.mode} · sweep of {len(result.sizes)} sizes" if result.sizes else result.mode
+    what = f"{result.mode} · sweep of {counted(len(result.sizes), 'size')}" if result.sizes else result.mode
     recorder.start(result.mode, label=f"{label} · {what}",
                    settings={**recorder.settings, "mode": result.mode})
     for record in result.records:
@@ -191,7 +193,7 @@ def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prep
     from app.core.events import FinishedEvent
     from app.core.programs.sites import compile_sites, format_site_table
     from app.core.report.text import format_call_table
-    from app.core.units import ms
+    from app.core.units import counted, ms
 
     sites = compile_sites(result.records)
     if args.json:
@@ -207,14 +209,15 @@ def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prep
         out.write(json.dumps(summary) + "\n")
         return
     s = result.summary
-    print(f"\n{label} | mode {result.mode} | {s.n_calls} calls{' (stopped)' if result.stopped else ''}", file=out)
+    print(f"\n{label} | mode {result.mode} | {counted(s.n_calls, 'call')}{' (stopped)' if result.stopped else ''}",
+          file=out)
     print(format_call_table(result.records, input_name=_first_input(result.records)), file=out)
     line = (f"first call {ms(result.first_call_ms)} | steady call {ms(result.steady_ms)} | "
             f"compiles {s.n_compiles} ({ms(s.compile_ms)} compiling) | total {ms(s.total_ms)}")
     if result.sizes:
         buckets = sorted(set(result.padded_sizes))
-        line += (f"\nsweep of {len(result.sizes)} sizes ({min(result.sizes)}…{max(result.sizes)}): "
-                 f"{s.n_compiles} compiles" + (f" for buckets {', '.join(map(str, buckets))}"
+        line += (f"\nsweep of {counted(len(result.sizes), 'size')} ({min(result.sizes)}…{max(result.sizes)}): "
+                 f"{counted(s.n_compiles, 'compile')}" + (f" for buckets {', '.join(map(str, buckets))}"
                                                if result.mode != "jit" else ""))
     if args.static_values and prepared is not None:
         line += "".join(f"\n{name} per call: {', '.join(repr(v) for v in values)}"

@@ -11,6 +11,7 @@ from app.cli.common import (
     add_model_args,
     add_session_args,
     compute_service,
+    count_arg,
     device_for,
     device_line,
     load_engine_for,
@@ -22,6 +23,7 @@ from app.cli.common import (
 )
 from app.core.modes.catalog import MODE_NAMES
 from app.core.race import EAGER_TOKENS
+from app.core.units import counted
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -85,9 +87,9 @@ def add_settings_args(race: argparse.ArgumentParser) -> None:
                             "(applied per compile, not through the environment)")
     group.add_argument("--program", default=None, metavar="FILE.py[:ENTRY]",
                        help="race a program's entry point (default: its first) instead of the model's decode step")
-    group.add_argument("--calls", type=int, default=20, metavar="N",
+    group.add_argument("--calls", type=count_arg(), default=20, metavar="N",
                        help="calls per setting of a --program race (default 20)")
-    group.add_argument("--rounds", type=int, default=1, metavar="N",
+    group.add_argument("--rounds", type=count_arg(what="rounds"), default=1, metavar="N",
                        help="race every setting N times, round-robin, and print medians (a shared machine is noisy)")
     group.add_argument("--list-settings", action="store_true", help="list the settings catalog and exit")
 
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         elif isinstance(event, FinishedEvent) and mode is not None:  # every lane starts with its LaneEvent
             finished[mode] = event
             if not args.json:
-                print(f"[race] {mode}: {event.summary.n_tokens} tokens in {event.summary.total_ms:,.0f} ms "
+                print(f"[race] {mode}: {counted(event.summary.n_tokens, 'token')} in {event.summary.total_ms:,.0f} ms "
                       f"on {event.device}",
                       file=err, flush=True)
         elif isinstance(event, SteadyRoundEvent) and not args.json:

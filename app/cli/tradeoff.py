@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from app.cli.common import add_model_args
+from app.cli.common import add_model_args, count_arg
 from app.cli.race import add_steady_args
 
 
@@ -32,9 +32,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--flags", action="append", default=None, metavar="'XLA_FLAGS'",
                    help="one more setting as an XLA_FLAGS string, written with '=': "
                         "--flags='--xla_cpu_enable_fast_math=true' (applied per compile)")
-    p.add_argument("--calls", type=int, default=20, metavar="N",
+    p.add_argument("--calls", type=count_arg(), default=20, metavar="N",
                    help="calls per setting of a --program race or of --step prefill (default 20)")
-    p.add_argument("--rounds", type=int, default=1, metavar="N",
+    p.add_argument("--rounds", type=count_arg(what="rounds"), default=1, metavar="N",
                    help="race every setting N times, round-robin, and print medians (a shared machine is noisy)")
     p.add_argument("--no-parting", dest="parting", action="store_false",
                    help="skip recording XLA's pass pipelines (each setting's step compiled once more with pass "

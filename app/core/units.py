@@ -26,8 +26,18 @@ def si(value: float | None, unit: str = "", base: int = 1000) -> str:
 
 
 def nbytes(value: float | None) -> str:
-    """Bytes with binary prefixes: ``nbytes(3 * 2**20)`` → ``"3.00 MB"`` (MiB shown as MB)."""
-    return si(value, "B", base=1024)
+    """Bytes with binary prefixes, named as such: ``nbytes(3 * 2**20)`` → ``"3.00 MiB"``, ``nbytes(160e9)`` →
+    ``"149 GiB"``, ``nbytes(512)`` → ``"512 B"``; ``nbytes(None)`` → ``"–"`` (issue 55: "149 GB" was 149 GiB)."""
+    text = si(value, "B", base=1024)
+    if value is None or text[-2:-1] not in ("k", "M", "G", "T", "P"):
+        return text
+    return text[:-2] + text[-2:-1].upper() + "iB"
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one: ``counted(1, "call")`` → ``"1 call"``, ``counted(2, "call")`` →
+    ``"2 calls"``, ``counted(1200, "position")`` → ``"1,200 positions"``, ``counted(2, "box", "boxes")``."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
 def ms(value: float | None) -> str:

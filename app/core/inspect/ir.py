@@ -7,6 +7,7 @@ nothing); views show ``None`` as "not available on this backend".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -151,12 +152,23 @@ def memory_dict(raw: Any) -> dict[str, int] | None:
     return {k: int(v) for k, v in out.items() if v is not None} or None
 
 
+_EMPTY_SCOPE = re.compile(r"\n[ \t]*# \[\][ \t]*(?=\n|$)")
+
+
+def drop_empty_scopes(text: str) -> str:
+    """``text`` (a jaxpr printed with ``source_info=True``) without the ``# []`` lines JAX prints under an
+    equation whose name stack is empty: a comment line that says nothing (issue 55). Other scopes stay
+    (``# [blk]``)."""
+    return _EMPTY_SCOPE.sub("", text)
+
+
 def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -> StepIR:
     """Build a :class:`StepIR` from the three stage objects of one step. Never raises."""
     closed = _safe(lambda: traced.jaxpr)
     jaxpr = _safe(lambda: closed.pretty_print(name_stack=True)) if closed is not None else None
     jaxpr_src = (
-        _safe(lambda: closed.pretty_print(name_stack=True, source_info=True)) if closed is not None else None
+        _safe(lambda: drop_empty_scopes(closed.pretty_print(name_stack=True, source_info=True)))
+        if closed is not None else None
     )
     stablehlo = _safe(lowered.as_text)
     stablehlo_debug = _safe(lowered.as_text, debug_info=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.report.columns import CALL_COLUMNS, call_row, render_text
-from app.core.units import fmt, ms
+from app.core.units import counted, fmt, ms
 
 
 #: Why a run ended (``FinishedEvent.reason``), in words.
@@ -17,8 +17,9 @@ def cap_note(prompt: Any) -> str:
     cap = getattr(prompt, "new_tokens_cap", None)
     if cap is None:
         return ""
-    return (f"Capped at {cap:,} new tokens: the KV cache holds {prompt.cache_len:,} positions and the prompt "
-            f"takes {prompt.n_tokens:,} (asked for {prompt.max_new_tokens:,}); the run ends with 'KV cache full'.")
+    return (f"Capped at {counted(cap, 'new token')}: the KV cache holds {counted(prompt.cache_len, 'position')} "
+            f"and the prompt takes {prompt.n_tokens:,} (asked for {prompt.max_new_tokens:,}); the run ends with "
+            "'KV cache full'.")
 
 
 FINISH_REASONS = {
@@ -63,8 +64,8 @@ def summary_line(finished: Any) -> str:
     s, reason = finished.summary, finished.reason
     decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
     device = f" · {s.device}" if getattr(s, "device", "") else ""
-    return (f"Done ({FINISH_REASONS.get(reason, reason)}): {s.n_tokens} tokens in {ms(s.total_ms)} · "
-            f"TTFT {ms(s.ttft_ms)}{decode} · {s.n_compiles} compiles ({ms(s.compile_ms)}){device}")
+    return (f"Done ({FINISH_REASONS.get(reason, reason)}): {counted(s.n_tokens, 'token')} in {ms(s.total_ms)} · "
+            f"TTFT {ms(s.ttft_ms)}{decode} · {counted(s.n_compiles, 'compile')} ({ms(s.compile_ms)}){device}")
 
 
 def format_summary(label: str, finished: Any) -> str:
@@ -72,7 +73,7 @@ def format_summary(label: str, finished: Any) -> str:
     s = finished.summary
     rate = f"{s.decode_tokens_per_s:,.1f}" if s.decode_tokens_per_s else "-"
     return (
-        f"model {label} | mode {s.mode} | {s.n_tokens} tokens, stopped by {finished.reason}\n"
+        f"model {label} | mode {s.mode} | {counted(s.n_tokens, 'token')}, stopped by {finished.reason}\n"
         f"time to first token {_ms(s.ttft_ms)} ms | steady decode {_ms(s.steady_decode_ms)} ms/token "
         f"({rate} tokens/s) | overall {s.overall_tokens_per_s:,.1f} tokens/s | total {_ms(s.total_ms)} ms\n"
         f"compiles {s.n_compiles} ({_ms(s.compile_ms)} ms compiling) | calls {s.n_calls}"

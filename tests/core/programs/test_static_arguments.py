@@ -157,7 +157,7 @@ def test_an_out_of_memory_error_is_in_gb_and_marks_the_entry_points_line():
     exc = RuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 160000000000 bytes.")
     error = program_error(exc, "/tmp/mine.py", "execute", "big", entry_line=7)
     assert error.file == "/tmp/mine.py" and error.line == 7
-    assert "160000000000 bytes (149 GB)" in error.message
+    assert "160000000000 bytes (149 GiB)" in error.message
     loading = program_error(exc, "/tmp/mine.py", "load", "", entry_line=7)  # not the compiled program's
     assert loading.line == 0
 
