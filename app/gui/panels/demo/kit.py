@@ -31,6 +31,7 @@ from app.gui.panels.demo.export_actions import ExportActions
 from app.gui.panels.demo.settings_race import SettingsRace
 from app.gui.panels.demo.verdicts import SteadyVerdicts
 from app.gui.presentation import Presentation
+from widgets.common.dock_action import ShowDockAction
 from widgets.common.splitters import splitter
 from widgets.demo.cache_panel import CachePanel
 from widgets.demo.compile_log import CompileLog
@@ -201,8 +202,7 @@ class DemoKit(QObject, ExportActions):
             (self.demo_dock, "Ctrl+Alt+2"),
             (self.why_dock, "Ctrl+Alt+3"),
         ):
-            action = dock.toggleViewAction()
-            action.setShortcut(QKeySequence(keys))
+            action = ShowDockAction(dock, keys, self.host)  # a dock behind a tab is raised, not closed (issue 55)
             view.addAction(action)
             self.host.addAction(action)
         demo = find_menu(self.host, "&Demo")
