@@ -120,6 +120,11 @@ class TradeoffPlot(QWidget):
         self.notes.setWordWrap(True)
         self.notes.setVisible(False)
         layout.addWidget(self.notes)
+        self.caption = QLabel("")  # what the points' verdicts rest on (rounds, A/A floor), under the plot
+        self.caption.setObjectName("tradeoffCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setVisible(False)
+        layout.addWidget(self.caption)
 
     @property
     def points(self) -> list[TradeoffPoint]:
@@ -167,6 +172,13 @@ class TradeoffPlot(QWidget):
         self.notes.setVisible(bool(notes))
         self._tidy.start()
 
+    def set_caption(self, text: str, tooltip: str = "") -> None:
+        """A line under the plot (``""``: none), e.g. the paired rounds the verdicts rest on; talk-sized with
+        :meth:`set_font_size`."""
+        self.caption.setText(text)
+        self.caption.setToolTip(tooltip)
+        self.caption.setVisible(bool(text))
+
     def _on_view_changed(self, *_view: object) -> None:
         self._tidy.start()
 
@@ -203,6 +215,7 @@ class TradeoffPlot(QWidget):
         """Labels, axes and title at ``points`` pt (presentation mode); kept for the points drawn later."""
         self._font_pt = points
         font = self._font()
+        self.caption.setFont(font)
         for label in self._labels:
             label.setFont(font)
         item = plot_item(self.plot)

@@ -67,6 +67,7 @@ def test_a_race_only_file_opens(qtbot, make_window, gui_model, tmp_path):
     assert sr.verdict_line.text() == ("vs default, 12 paired rounds (1 dropped), A/A ±1.5 %: "
                                       "O3 1.18× faster than default (95 % CI 1.12–1.24)")
     assert "O3 is 1.18× faster than default (95 % CI 1.12–1.24; 12 paired rounds" in sr.verdict_line.toolTip()
+    assert sr.stage_plot.caption.text() == "vs default, 12 paired rounds (1 dropped), A/A ±1.5 %"  # under it all
     base_label, o3_label = sr.stage_plot.label_texts()
     assert base_label == "default (baseline)\nA/A ±1.5 %"
     assert o3_label.startswith("O3\n1.18× faster than default (95 % CI 1.12–1.24)\nO3 pays for its extra 400 ms")

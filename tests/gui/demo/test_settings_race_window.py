@@ -166,7 +166,8 @@ def test_presentation_puts_the_trade_off_and_its_paired_verdicts_on_stage(qtbot,
         assert [p.name for p in demo.settings_race.stage_plot.points] == ["default", "O0"]
         assert stage.width() > window.width() // 2  # talk-sized: more than half the window
         assert demo.settings_race.stage_plot._font_pt >= 14
-        labels = sr.stage_plot.label_texts()  # what a talk reads: the verdict under each name
+        labels = sr.stage_plot.label_texts()  # what a talk reads: the verdict under each name, the rounds under it all
+        assert sr.stage_plot.caption.isVisible() and line.startswith(sr.stage_plot.caption.text().split(" · ")[0])
         assert labels[0].startswith("default (baseline)\nA/A ±")
         assert labels[1].split("\n")[:2] == ["O0", point.verdict_line] and point.verdict_line
     finally:

@@ -273,7 +273,7 @@ class SettingsRace(QObject):
         self.controls.set_progress(len(self.lanes), event.n_lanes, event.running,
                                    stopped=bool(self.lanes) and self.lanes[-1].stopped)
         self._set_stage(True)
-        show_summary(self.verdict_line, self.lanes)
+        show_summary(self.verdict_line, self.stage_plot, self.lanes)
 
     def _model_step(self) -> str:
         return f"model {self.ctx.ui.model_picker.current_model()} | jit-static decode step"
@@ -305,7 +305,7 @@ class SettingsRace(QObject):
         self.stage_title.setText(f"{STAGE_TITLE} · {origin}".upper())
         self._name_points(f"{self.saved_title or 'a race'}, reopened from {origin}")
         self.controls.set_progress(len(self.lanes), len(self.lanes), "")
-        show_summary(self.verdict_line, self.lanes)
+        show_summary(self.verdict_line, self.stage_plot, self.lanes)
         if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.ctx.ui.plot.run_ids():
             self.in_plot_area.setChecked(True)  # nothing on the latency plot: the trade-off takes its place
         self.on_stage = True

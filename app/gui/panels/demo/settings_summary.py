@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy
 
 from app.core.compile_settings.figures import plot_points
 from app.core.verdict.words import format_verdicts, short_verdict
-from widgets.demo.tradeoff_plot import TradeoffPoint
+from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
 
 #: Said when a race of several settings has no paired rounds: its ratios are one pass's.
 ONE_PASS = ("vs baseline: one pass per lane, no 95 % CI — paired rounds run after the lanes while the Demo kit's "
@@ -36,19 +36,21 @@ def verdicts_doc(lanes: list[Any]) -> dict[str, Any] | None:
     return {**phase, "pairs": pairs}
 
 
-def summary_text(lanes: list[Any]) -> tuple[str, str]:
-    """``(line, tooltip)`` under the plot: ``"vs default, 9 paired rounds (0 dropped), A/A ±1.8 %: O3 1.25× faster
+def summary_text(lanes: list[Any]) -> tuple[str, str, str]:
+    """``(line, tooltip, head)`` under the plot: ``"vs default, 9 paired rounds (0 dropped), A/A ±1.8 %: O3 1.25× faster
     than default (95 % CI 1.20–1.30) · O0 vs default: no clear difference (0.98–1.02)"`` (``" · noisy machine"``
     when the A/A floor is wider than ±3 %), the tooltip every sentence with its rounds and why the rounds stopped
-    (:func:`format_verdicts`); :data:`ONE_PASS` without paired rounds, ``""`` for one setting or none."""
+    (:func:`format_verdicts`), ``head`` the line's part before the verdicts (the stage's caption: the points' labels
+    say each verdict); :data:`ONE_PASS` without paired rounds, ``""`` for one setting or none."""
     doc = verdicts_doc(lanes)
     if doc is None:
-        return (ONE_PASS, "") if len(lanes) > 1 else ("", "")
+        return (ONE_PASS, "", ONE_PASS.split(" — ")[0]) if len(lanes) > 1 else ("", "", "")
     aa = f", A/A ±{doc['aa_noise']:.1f} %" if doc.get("aa_noise") is not None else ""
     head = f"vs {doc.get('baseline')}, {doc.get('rounds', 0)} paired rounds ({doc.get('dropped', 0)} dropped){aa}"
     said = " · ".join(short_verdict(p) for p in doc["pairs"]) or f"no verdict ({doc.get('stopped_by')})"
     noisy = " · noisy machine" if doc.get("noisy") else ""
-    return f"{head}: {said}{noisy}", format_verdicts(doc).replace("steady state:", "paired rounds:", 1)
+    tip = format_verdicts(doc).replace("steady state:", "paired rounds:", 1)
+    return f"{head}: {said}{noisy}", tip, f"{head}{noisy}"
 
 
 def summary_label() -> QLabel:
@@ -60,8 +62,10 @@ def summary_label() -> QLabel:
     return label
 
 
-def show_summary(label: QLabel, lanes: list[Any]) -> None:
-    """Show :func:`summary_text` of ``lanes`` on ``label`` (its tooltip: every sentence)."""
-    line, tip = summary_text(lanes)
+def show_summary(label: QLabel, stage: TradeoffPlot, lanes: list[Any]) -> None:
+    """Show :func:`summary_text` of ``lanes`` on ``label`` (its tooltip: every sentence) and its head as the
+    ``stage`` plot's caption."""
+    line, tip, head = summary_text(lanes)
     label.setText(line)
     label.setToolTip(tip)
+    stage.set_caption(head, tip)
