@@ -229,9 +229,14 @@ class ProgramPanel(QWidget):
         self.file_label.setText(f"<b>{name}</b>{' •' if modified else ''}")
         self.file_label.setToolTip(path or "not saved yet: File ▸ Save as")
 
-    def set_running(self, running: bool) -> None:
+    def set_running(self, running: bool, live: bool = False) -> None:
+        """``running``: a run is in progress (Run disabled, Stop enabled); ``live``: a live compile is (Run stays
+        ready, Stop enabled: a trace stuck in the program's loop must be stoppable where the user looks)."""
         self.run_button.setEnabled(not running)
-        self.stop_button.setEnabled(running)
+        self.stop_button.setEnabled(running or live)
+        self.stop_button.setToolTip("Stop the live compile: its tracing ends at the program's next line (Esc)"
+                                    if live and not running else
+                                    "Stop the run, even inside a Python loop of the program (Esc)")
 
     # -- status -----------------------------------------------------------------------------------
     def show_message(self, text: str) -> None:

@@ -24,12 +24,12 @@ from app.core.session.program_requests import ProgramCompiled, ProgramCompileReq
 from app.core.session.requests import ProgramFailed
 from app.core.units import ms
 from widgets.code.ir_changes import ChangeMarks
+from widgets.code.program_panel import LIVE_SHORTCUT, ProgramPanel
 
 if TYPE_CHECKING:
     from app.core.session.model import Session
     from app.core.session.requests import ProgramRequest
     from app.gui.workspaces import Workspaces
-    from widgets.code.program_panel import ProgramPanel
     from widgets.ir.ir_tabs import IRTabs
 
 #: How long typing pauses before the editor's text is compiled (ms).
@@ -56,6 +56,7 @@ class LiveMode(QObject):
         self._shown: ProgramCompiled | None = None  # the last good compile, marked on the views
         self._scrolled: set[str] = set()  # the views brought to the last compile's first change
         self._quiet_idle = False
+        self._waiting = False  # a live compile was sent and has neither compiled, failed nor been superseded
         self.message = ""  # the status line of the last good compile
         self.marks = {v: ChangeMarks(self.tabs.panels[v].view) for v in VIEWS if v in self.tabs.panels}
         for v in self.marks:
@@ -99,7 +100,7 @@ class LiveMode(QObject):
             return
         if self.stop_compute is not None:
             self.stop_compute()
-        self._quiet_idle = True
+        self._quiet_idle, self._waiting = True, False
         try:
             self.session.abandon()
         finally:
@@ -133,7 +134,8 @@ class LiveMode(QObject):
         generation = self.generations.send(key)
         request = ProgramCompileRequest(**{f.name: getattr(plain, f.name) for f in fields(plain)},
                                         generation=generation, previous=self.generations.good)
-        return self.session.run_program(request)
+        self._waiting = self.session.run_program(request)
+        return self._waiting
 
     def forget(self) -> None:
         """Another program in the editor: its first compile is compared with nothing; no view stays marked."""
@@ -145,6 +147,8 @@ class LiveMode(QObject):
     def drop_failure(self, event: ProgramFailed) -> bool:
         """True when ``event`` is a superseded live compile's error (not shown)."""
         request = event.request
+        if isinstance(request, ProgramCompileRequest):
+            self._waiting = False  # it ended: its error (or nothing, superseded) is said, not "stopped"
         return (isinstance(request, ProgramCompileRequest)
                 and not self.generations.accept(request.generation, self.key()))
 
@@ -153,17 +157,24 @@ class LiveMode(QObject):
         the live compile's own line after a good one."""
         if self._quiet_idle:
             return None
+        if self._waiting:  # it ended with neither a result nor an error: Stop or Esc ended it (issue 55)
+            self._waiting = False
+            return ("Live: compile stopped. The IR views keep the last good compile. An edit compiles again; "
+                    f"Live ({LIVE_SHORTCUT}) off stops live compiles, Ctrl+Enter runs the program.")
         if message.startswith("Traced ") and self.message:
             return self.message
         return message
 
     @Slot(object)
     def _on_compiled(self, event: ProgramCompiled) -> None:
+        self._waiting = False
         if not self.generations.keep(event.request.generation, self.key(), event.snapshot):
             if self.panel.live.isChecked():
                 self.timer.start()  # the text changed while it compiled: compile it after the pause
             return
         self._shown, self._scrolled = event, set()
+        if self.tabs.current_step() != event.step and self.tabs.text_of(event.step, "jaxpr") is not None:
+            self.tabs.show_step(event.step)  # the views showed a Run's step: the compile's result now (issue 55)
         c = event.comparison
         phases = event.phases or {}
         took = " · ".join(f"{k} {ms(v)}" for k, v in phases.items())

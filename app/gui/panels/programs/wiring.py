@@ -174,7 +174,7 @@ class ProgramWiring(QObject):
         self.compiled_path = event.path
         if event.request.trace_only:
             self.panel.show_message(f"Live: compiling {event.display_name}:{event.entry or event.request.entry} · "
-                                    f"args {event.args}…")
+                                    f"args {event.args}… (Stop or Esc ends it)")
         tips = [(e.name, f"{e.kind}, line {e.line}" + (f": {e.doc}" if e.doc else "")
                  + ("" if e.has_args else " — needs an argument spec")) for e in event.entries]
         self.panel.set_entries(tips, event.entry or event.request.entry)
@@ -202,7 +202,8 @@ class ProgramWiring(QObject):
 
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:
-        self.panel.set_running(busy and not self.live.in_flight())  # Run stays ready during a live compile
+        live = busy and self.live.in_flight()  # Run stays ready during a live compile; Stop ends it (issue 55)
+        self.panel.set_running(busy and not live, live)
 
     @Slot(str)
     def _on_idle(self, message: str) -> None:
