@@ -38,23 +38,75 @@ SUITE_CACHE: Path | None = None
 #: ``cold_tests``: tests marked ``cold_compile``.
 COUNTS: Counter[str] = Counter()
 _ENV_VARS = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "TORCHINDUCTOR_CACHE_DIR")
+             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE", "TORCHINDUCTOR_CACHE_DIR")
 _state = {"cold": False}
 _lock = threading.Lock()
 
 
-def configure_environment(scratch_home: str) -> Path:
+#: Where the suite keeps its compile cache between runs unless told otherwise (see :func:`cache_root`).
+CACHE_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE"
+#: JAX's persistent cache is capped (least recently used entries go first); a full run fills about 0.3 GiB.
+XLA_CACHE_MAX_BYTES = 3 * 1024**3
+_VERSIONED = ("jax", "jaxlib", "torch", "torchax", "transformers")
+
+
+def cache_root(scratch_home: str, environ: dict[str, str] | None = None) -> Path:
+    """The folder under which the suite's compile cache lives.
+
+    ``$TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE`` when set: a folder kept between runs (``.ci/run`` points it at
+    ``<the user's cache home>/torchax-playground-tests``, beside — never inside — the app's own cache folder), so a
+    run after the first compiles only what changed, as a build cache does; ``run`` (or an empty value) keeps it in
+    this run's scratch folder only, which is how to time the suite cold. Unset: ``${XDG_CACHE_HOME:-~/.cache}/
+    torchax-playground-tests`` as the environment had it before the suite pointed XDG_CACHE_HOME at its scratch.
+
+    Inside it, one sub-folder per set of versions (:func:`versions_key`): a JAX, jaxlib, torch, torchax,
+    transformers or Python upgrade starts a fresh cache and the other sub-folders are removed. Sharing across
+    runs is safe for the same reason sharing within a run is: JAX's cache key covers the StableHLO module, the
+    compile options, XLA's flags, the backend and jax/jaxlib's versions (jax/_src/cache_key.py); Inductor's
+    covers the FX graph, its config and torch's version (torch/_inductor/codecache.py)."""
+    env = os.environ if environ is None else environ
+    chosen = env.get(CACHE_ENV)
+    if chosen is None:
+        chosen = os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"),
+                              "torchax-playground-tests")
+    if chosen in ("", "run"):
+        return Path(scratch_home)
+    return Path(chosen)
+
+
+def versions_key() -> str:
+    """``py3.12-jax0.12.0.1-jaxlib0.12.0.1-torch2.13.0-...`` from the installed distributions (no import)."""
+    from importlib import metadata
+
+    parts = [f"py{sys.version_info.major}.{sys.version_info.minor}"]
+    for dist in _VERSIONED:
+        try:
+            parts.append(f"{dist}{metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist}-none")
+    return "-".join(parts).replace("+", "_")
+
+
+def configure_environment(scratch_home: str, root: Path | None = None) -> Path:
     """Point JAX (min compile time 0 s, min entry size 0 bytes: our CPU compiles are shorter than JAX's 1 s
-    default) and Inductor at ``<scratch_home>/suite-compile-cache``, through the environment. Must run before
-    JAX is imported. Returns the folder."""
+    default; at most :data:`XLA_CACHE_MAX_BYTES`) and Inductor at ``<root>/suite-compile-cache/<versions>``
+    (``root`` from :func:`cache_root`), through the environment. Must run before JAX is imported. Returns the
+    folder."""
     global SUITE_CACHE
     if SUITE_CACHE is not None:  # tests/conftest.py imported a second time, by name: keep the run's cache
         return SUITE_CACHE
-    SUITE_CACHE = Path(scratch_home) / "suite-compile-cache"
+    base = (root if root is not None else cache_root(scratch_home)) / "suite-compile-cache"
+    SUITE_CACHE = base / versions_key()
     (SUITE_CACHE / "xla").mkdir(parents=True, exist_ok=True)
+    for other in base.iterdir():  # caches of other versions are never read again
+        if other.is_dir() and other != SUITE_CACHE and not os.environ.get("PYTEST_XDIST_WORKER"):
+            import shutil
+
+            shutil.rmtree(other, ignore_errors=True)
     os.environ.update({"JAX_COMPILATION_CACHE_DIR": str(SUITE_CACHE / "xla"),
                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+                       "JAX_COMPILATION_CACHE_MAX_SIZE": str(XLA_CACHE_MAX_BYTES),
                        "TORCHINDUCTOR_CACHE_DIR": str(SUITE_CACHE / "inductor")})
     return SUITE_CACHE
 

@@ -23,6 +23,12 @@ from typing import Any
 # folders under it (its own settings, model-conversion cache, XDG folders) and all share one compile cache.
 RUN_SCRATCH = os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH") or tempfile.mkdtemp(prefix="torchax-playground-tests-")
 os.environ["TORCHAX_PLAYGROUND_TEST_SCRATCH"] = RUN_SCRATCH
+# Compile once, not once per run: the suite's compile cache is kept between runs (tests/compile_sharing.py
+# cache_root: beside the user's cache home, or this run's scratch with TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE=run).
+# Resolved here, before XDG_CACHE_HOME points at the scratch root, and passed on to xdist workers and children.
+from tests import compile_sharing  # noqa: E402
+
+os.environ[compile_sharing.CACHE_ENV] = str(compile_sharing.cache_root(RUN_SCRATCH))
 SCRATCH_HOME = os.path.join(RUN_SCRATCH, os.environ.get("PYTEST_XDIST_WORKER", "main"))
 os.makedirs(SCRATCH_HOME, exist_ok=True)
 for _var, _sub in (("TORCHAX_PLAYGROUND_CONFIG_DIR", "config/torchax-playground"),
@@ -41,8 +47,6 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
 # Compile once per suite: the suite's own persistent compilation caches under the scratch root, for this
 # process and the ones it starts (tests/compile_sharing.py; a test about a cold compile opts out with
 # @pytest.mark.cold_compile). Set here, before JAX is imported.
-from tests import compile_sharing  # noqa: E402
-
 compile_sharing.configure_environment(RUN_SCRATCH)
 
 import pytest  # noqa: E402

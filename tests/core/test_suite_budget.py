@@ -1,0 +1,48 @@
+"""The suite's own tooling (issue 53): the file order for pytest-xdist, the per-file time history, where the
+compile cache lives between runs, and the slow-test gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from tests import compile_sharing
+from tests.suite_budget import UNKNOWN_FILE_S, Budget, longest_first, record_file_times, verdicts
+
+
+def _items(*nodeids: str) -> list:
+    return [SimpleNamespace(nodeid=n) for n in nodeids]
+
+
+def test_files_go_longest_first_and_keep_their_own_order():
+    items = _items("a.py::t1", "a.py::t2", "b.py::t1", "c.py::t1", "b.py::t2", "d.py::t1")
+    seconds = {"a.py": 5.0, "b.py": 90.0, "c.py": UNKNOWN_FILE_S + 1}  # d.py is new: UNKNOWN_FILE_S
+    order = [i.nodeid for i in longest_first(items, seconds)]
+    assert order == ["b.py::t1", "b.py::t2", "c.py::t1", "d.py::t1", "a.py::t1", "a.py::t2"]
+
+
+def test_the_history_adds_up_each_file_and_keeps_files_not_run(tmp_path: Path):
+    history = tmp_path / "deep" / "file-durations.json"
+    record_file_times(history, {"a.py::t1": 1.0, "a.py::t2[x]": 2.5, "b.py::t": 4.0})
+    record_file_times(history, {"b.py::t": 7.0})
+    assert json.loads(history.read_text()) == {"a.py": 3.5, "b.py": 7.0}
+    assert not list(history.parent.glob("*.tmp"))
+
+
+def test_the_compile_cache_is_kept_beside_the_users_cache_or_in_the_run_when_asked(tmp_path: Path):
+    scratch = str(tmp_path / "run")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert compile_sharing.cache_root(scratch, env) == tmp_path / "xdg" / "torchax-playground-tests"
+    assert compile_sharing.cache_root(scratch, {**env, compile_sharing.CACHE_ENV: "run"}) == Path(scratch)
+    assert compile_sharing.cache_root(scratch, {**env, compile_sharing.CACHE_ENV: "/x/y"}) == Path("/x/y")
+    key = compile_sharing.versions_key()
+    assert key.startswith("py3.") and "jax0." in key and "torch2." in key and "/" not in key
+
+
+def test_a_slow_test_without_a_reason_fails_the_gate_and_a_listed_one_does_not():
+    budget = Budget(budget_s=720, threshold_s=30, ceiling=1, slow={"s.py::listed": "why"})
+    problems = verdicts({"s.py::listed": 45.0, "s.py::fast": 3.0, "s.py::new": 31.0}, budget)
+    assert len(problems) == 1 and problems[0].startswith("s.py::new took 31.0 s")
+    over = Budget(budget_s=720, threshold_s=30, ceiling=0, slow={"s.py::listed": "why"})
+    assert any("ceiling" in p for p in verdicts({}, over))
