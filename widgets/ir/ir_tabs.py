@@ -184,9 +184,16 @@ class IRTabs(QWidget):
         self._header.insertWidget(self._step_end, btn)
         self._step_end += 1
         self.step_buttons[step] = btn
-        for name in STEPS:
-            self.step_buttons[name].setVisible(False)
+        self._sync_step_buttons()
         return btn, True
+
+    def _sync_step_buttons(self) -> None:
+        """With a program's entry point among the steps, the model's prefill and decode buttons show only when
+        that step has IR: the step the views show is always a visible Step button (issue 55: "run 14 · jit-loop ·
+        decode" in the header beside a lone "gpt2" button)."""
+        programs = any(s not in STEPS for s in self.step_buttons)
+        for name in STEPS:
+            self.step_buttons[name].setVisible(not programs or name in self._irs or name == self._step)
 
     def set_ir(self, step: str, ir: Any, origin: str = "", replace: bool = False) -> None:
         """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
@@ -215,6 +222,7 @@ class IRTabs(QWidget):
         """Switch every tab to ``step`` ('prefill' | 'decode', or a program's entry point)."""
         self._step = step
         self.step_buttons[step].setChecked(True)
+        self._sync_step_buttons()
         ir = self._irs.get(step)
         if ir is None:
             return
