@@ -156,6 +156,8 @@ class RunView(QObject):
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
         if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
             origin = "live: compiled as you type, not run"  # no run: the editor's text, compiled
+        if isinstance(self.session.active, ProgramRequest) and self.session.active.name:
+            origin += f" · {self.session.active.name}"  # the program's file too (issue 55: run, file and step)
         if run is not None and run.origin:
             origin = self.recorded.live.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)

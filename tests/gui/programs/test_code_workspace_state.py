@@ -1,5 +1,6 @@
 """Issue 55, the Code workspace's state across files and runs: opening a new file kept the previous file's
-``static_argnums`` (its run failed with "static_argnums=(5,), but only accepts 2 positional arguments")."""
+``static_argnums`` (its run failed with "static_argnums=(5,), but only accepts 2 positional arguments"); the IR
+header named the run and step but not the file."""
 
 from __future__ import annotations
 
@@ -53,3 +54,9 @@ def test_opening_a_new_file_forgets_the_previous_files_static_arguments(qtbot, c
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
     assert not win.programs.panel.error_text(), win.programs.panel.error_text()
     assert win.session.runs and win.session.runs[-1].records
+    # the IR header names the run, the file and the step; the checked Step button is that step (issue 55 flaw 5)
+    tabs = win.ui.ir_tabs
+    qtbot.waitUntil(lambda: not tabs.pending(), timeout=RUN_TIMEOUT_MS)
+    run = win.session.runs[-1]
+    assert tabs.origin_text() == f"run {run.run_id} · jit · small.py · small", tabs.origin_text()
+    assert [s for s, b in tabs.step_buttons.items() if b.isChecked() and b.isVisible()] == ["small"]
