@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, NoReturn
 
 from app.core.errors import InvalidSettingsError
 from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES, PLATFORMS
@@ -58,29 +58,30 @@ class GenerationSettings:
         return self.temperature == 0.0
 
     def validated(self) -> GenerationSettings:
-        """Return ``self`` if every field is in range. Raises :class:`InvalidSettingsError` naming the field."""
+        """Return ``self`` if every field is in range. Raises :class:`InvalidSettingsError` whose message names the
+        field as the window and ``--help`` do ("Top-p", "KV cache"; issue 55: no attribute names such as
+        ``max_cache_len``) with its limit and why; ``error.field`` is the attribute's name, for the window to put
+        the message beside that field."""
         if self.mode not in MODES:
-            raise InvalidSettingsError(f"Unknown mode {self.mode!r}: choose one of {', '.join(MODES)}.")
+            _refuse("mode", f"Unknown mode {self.mode!r}: choose one of {', '.join(MODES)}.")
         if not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
-            raise InvalidSettingsError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}.")
+            _refuse("max_new_tokens", f"Max new tokens must be a whole number >= 1 (a run makes one new token or "
+                                      f"more), got {self.max_new_tokens!r}.")
         if not self.temperature >= 0.0:
-            raise InvalidSettingsError(
-                f"temperature must be >= 0 (0 = greedy), got {self.temperature!r}."
-            )
+            _refuse("temperature", f"Temperature must be >= 0 (0 = greedy), got {self.temperature!r}.")
         if not isinstance(self.top_k, int) or self.top_k < 0:
-            raise InvalidSettingsError(f"top_k must be an integer >= 0 (0 disables it), got {self.top_k!r}.")
+            _refuse("top_k", f"Top-k must be a whole number >= 0 (0 disables it), got {self.top_k!r}.")
         if not 0.0 < self.top_p <= 1.0:
-            raise InvalidSettingsError(f"top_p must be in (0, 1] (1 disables it), got {self.top_p!r}.")
-        if self.max_cache_len is not None and (
-            not isinstance(self.max_cache_len, int) or self.max_cache_len < 2
-        ):
-            raise InvalidSettingsError(f"max_cache_len must be an integer >= 2, got {self.max_cache_len!r}.")
+            _refuse("top_p", f"Top-p must be in (0, 1]: it is a share of the probability mass (1 disables it), "
+                             f"got {self.top_p!r}.")
+        if self.max_cache_len is not None and (not isinstance(self.max_cache_len, int) or self.max_cache_len < 2):
+            _refuse("max_cache_len", f"The KV cache must hold at least 2 positions (the prompt's last token and one "
+                                     f"new token; leave it on auto to size it), got {self.max_cache_len!r}.")
         if not 0.0 < self.repetition_penalty <= 10.0:
-            raise InvalidSettingsError(
-                f"repetition_penalty must be in (0, 10] (1.0 disables it), got {self.repetition_penalty!r}."
-            )
+            _refuse("repetition_penalty", f"Repetition penalty must be in (0, 10] (1.0 disables it; logits are "
+                                          f"divided by it), got {self.repetition_penalty!r}.")
         if not isinstance(self.seed, int) or self.seed < 0:
-            raise InvalidSettingsError(f"seed must be an integer >= 0, got {self.seed!r}.")
+            _refuse("seed", f"Seed must be a whole number >= 0, got {self.seed!r}.")
         return self
 
     def with_(self, **changes: Any) -> GenerationSettings:
@@ -88,3 +89,10 @@ class GenerationSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _refuse(field: str, message: str) -> NoReturn:
+    """Raise :class:`InvalidSettingsError` with ``message`` and ``error.field = field`` (the attribute refused)."""
+    error = InvalidSettingsError(message)
+    error.field = field  # type: ignore[attr-defined]
+    raise error

@@ -9,10 +9,29 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLineEdit, QWidget
+
+from widgets.common.limited_field import Limit, LimitedDoubleSpinBox, LimitedSpinBox, with_note
 
 #: The spin box's maximum: far above any model's positions, so the KV cache, not the box, caps a run.
 MAX_NEW_TOKENS = 1 << 20
+
+#: Each number field's limits and why, in the window's words: a value outside them is set to the nearest allowed
+#: one and the note under the field says so (issue 55: 0, 99999 or 7 were dropped or clamped without a word).
+LIMITS = {
+    "max_new_tokens": Limit(1, MAX_NEW_TOKENS, "a run makes one new token or more",
+                            "the KV cache ends a run long before that"),
+    "cache_len": Limit(2, 1 << 17, "the cache holds the prompt's last token and one new token (0 = auto)",
+                       "larger than any model's positions", special=0),
+    "penalty": Limit(0.5, 3.0, "below 0.5 repeated tokens are boosted until the text loops (1.0 = off)",
+                     "above 3 every repeat is all but banned and the text falls apart"),
+    "temperature": Limit(0.05, 5.0, "colder is greedy in all but name: uncheck 'sample' for greedy",
+                         "hotter samples close to uniformly: noise"),
+    "top_k": Limit(0, 100_000, "0 disables top-k", "larger than any vocabulary (0 disables top-k)"),
+    "top_p": Limit(0.01, 1.0, "some probability mass must stay",
+                   "top-p is a share of the probability mass (1.0 disables it)"),
+    "seed": Limit(0, 2**31 - 1, "seeds are not negative", "seeds are 32-bit integers"),
+}
 
 class GenerationForm(QWidget):
     """The form. Signals (GUI thread): ``dtypeChanged(dtype)`` — a reload is needed to apply it."""
@@ -56,12 +75,12 @@ class GenerationForm(QWidget):
         self.dtype.currentTextChanged.connect(self.dtypeChanged)
         # no small maximum of its own: a typed 100000 stayed 1000 when the box stopped at 4,096 (issue 29 flaw 20);
         # the model's KV cache is the real cap, and the status line says so before the run
-        self.max_new_tokens = QSpinBox(minimum=1, maximum=MAX_NEW_TOKENS, value=64)
+        self.max_new_tokens = LimitedSpinBox(LIMITS["max_new_tokens"], 64)
         self.max_new_tokens.setObjectName("maxTokensSpin")
         self.max_new_tokens.setToolTip(
             "New tokens to generate. A run can end sooner: at the end of text (unless 'ignore end of text'), or "
             "when the KV cache is full (the model's positions) — the status line says so before the run starts.")
-        self.cache_len = QSpinBox(minimum=0, maximum=1 << 17, singleStep=64, value=0)
+        self.cache_len = LimitedSpinBox(LIMITS["cache_len"], 0, single_step=64)
         self.cache_len.setSpecialValueText("auto")
         self.cache_len.setObjectName("cacheLenSpin")
         self.cache_len.setSuffix(" positions")
@@ -80,7 +99,7 @@ class GenerationForm(QWidget):
                              "and the answer stops at the end-of-turn token")
         self.system = QLineEdit(placeholderText="system prompt (optional)")
         self.system.setObjectName("systemEdit")
-        self.penalty = QDoubleSpinBox(minimum=0.5, maximum=3.0, singleStep=0.05, value=1.0, decimals=2)
+        self.penalty = LimitedDoubleSpinBox(LIMITS["penalty"], 1.0, 0.05)
         self.penalty.setObjectName("repetitionPenaltySpin")
         self.penalty.setToolTip("transformers' repetition penalty, inside the jitted step; 1.0 = off. "
                                 "1.1–1.3 keeps greedy answers from looping")
@@ -89,12 +108,12 @@ class GenerationForm(QWidget):
         """Sample or greedy, temperature, top-k, top-p and seed."""
         self.sample = QCheckBox("sample (unchecked = greedy)")
         self.sample.setObjectName("sampleCheck")
-        self.temperature = QDoubleSpinBox(minimum=0.05, maximum=5.0, singleStep=0.05, value=0.8, decimals=2)
-        self.top_k = QSpinBox(minimum=0, maximum=100000, value=50)
+        self.temperature = LimitedDoubleSpinBox(LIMITS["temperature"], 0.8, 0.05)
+        self.top_k = LimitedSpinBox(LIMITS["top_k"], 50)
         self.top_k.setToolTip("0 disables top-k")
-        self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, value=0.95, decimals=2)
+        self.top_p = LimitedDoubleSpinBox(LIMITS["top_p"], 0.95, 0.05)
         self.top_p.setToolTip("1.0 disables nucleus sampling")
-        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
+        self.seed = LimitedSpinBox(LIMITS["seed"], 0)
 
     def _lay_out(self) -> None:
         form = QFormLayout(self)
@@ -104,7 +123,13 @@ class GenerationForm(QWidget):
                 ("Repetition penalty", self.penalty), ("", self.sample), ("Temperature", self.temperature),
                 ("Top-k", self.top_k), ("Top-p", self.top_p), ("Seed", self.seed))
         for label, widget in rows:
-            form.addRow(label, widget)
+            form.addRow(label, with_note(widget) if isinstance(widget, (LimitedSpinBox, LimitedDoubleSpinBox))
+                        else widget)
+
+    def limited_fields(self) -> tuple[LimitedSpinBox | LimitedDoubleSpinBox, ...]:
+        """The number fields, each with its note (:mod:`widgets.common.limited_field`)."""
+        return (self.max_new_tokens, self.cache_len, self.penalty, self.temperature, self.top_k, self.top_p,
+                self.seed)
 
     def set_chat_available(self, available: bool, default: bool) -> None:
         """A model was loaded: Chat is enabled when its tokenizer has a chat template, checked by default for
@@ -125,6 +150,8 @@ class GenerationForm(QWidget):
     def values(self) -> dict[str, Any]:
         """``mode, max_new_tokens, max_cache_len (None = auto), stop_at_eos, temperature (0 = greedy), top_k, top_p, seed, dtype``."""
         sampling = self.sample.isChecked()
+        for field in self.limited_fields():  # a number still being typed (Ctrl+Enter) is read, or its note shown
+            field.interpretText()
         return {
             "mode": self.mode.currentText(),
             "max_new_tokens": self.max_new_tokens.value(),
@@ -147,20 +174,20 @@ class GenerationForm(QWidget):
         if values.get("dtype") and self.dtype.findText(values["dtype"]) >= 0:
             self.dtype.setCurrentText(values["dtype"])
         if "max_new_tokens" in values:
-            self.max_new_tokens.setValue(int(values["max_new_tokens"]))
+            self.max_new_tokens.put(int(values["max_new_tokens"]))
         if "max_cache_len" in values:
-            self.cache_len.setValue(int(values["max_cache_len"] or 0))
+            self.cache_len.put(int(values["max_cache_len"] or 0))
         if "system_prompt" in values:
             self.system.setText(str(values["system_prompt"] or ""))
         if "repetition_penalty" in values:
-            self.penalty.setValue(float(values["repetition_penalty"]))
+            self.penalty.put(float(values["repetition_penalty"]))
         if "stop_at_eos" in values:
             self.ignore_eos.setChecked(not values["stop_at_eos"])
         temperature = float(values.get("temperature", 0.0) or 0.0)
         self.sample.setChecked(temperature > 0)
         if temperature > 0:
-            self.temperature.setValue(temperature)
-            self.top_k.setValue(int(values.get("top_k", self.top_k.value())))
-            self.top_p.setValue(float(values.get("top_p", self.top_p.value())))
+            self.temperature.put(temperature)
+            self.top_k.put(int(values.get("top_k", self.top_k.value())))
+            self.top_p.put(float(values.get("top_p", self.top_p.value())))
         if "seed" in values:
-            self.seed.setValue(int(values["seed"]))
+            self.seed.put(int(values["seed"]))

@@ -331,7 +331,8 @@ class Engine:
         if cap is not None:
             if settings.max_cache_len is not None and settings.max_cache_len > cap:
                 raise InvalidSettingsError(
-                    f"max_cache_len {settings.max_cache_len} exceeds the model's {cap} positions: use at most {cap}."
+                    f"A KV cache of {settings.max_cache_len:,} positions exceeds the model's {cap:,} positions: use at "
+                    f"most {cap:,} (or auto)."
                 )
             length = min(length, cap)
         return length

@@ -133,10 +133,10 @@ def test_multibyte_characters_stream_intact(llama_engine):
 @pytest.mark.parametrize(
     "settings, message",
     [
-        (dict(temperature=-1.0), "temperature"),
-        (dict(top_p=0.0), "top_p"),
-        (dict(top_k=-2), "top_k"),
-        (dict(max_new_tokens=0), "max_new_tokens"),
+        (dict(temperature=-1.0), "Temperature"),
+        (dict(top_p=0.0), "Top-p"),
+        (dict(top_k=-2), "Top-k"),
+        (dict(max_new_tokens=0), "Max new tokens"),
         (dict(mode="warp-speed"), "Unknown mode"),
         (dict(max_cache_len=100_000), "exceeds the model"),
     ],
