@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Slot
-from PySide6.QtGui import QValidator
+from PySide6.QtGui import QResizeEvent, QValidator
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 
@@ -58,6 +58,15 @@ class FieldNote(QLabel):
     def say(self, text: str) -> None:
         self.setText(text)
         self.setVisible(bool(text))
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Ask for the wrapped text's height: a form in a scroll area otherwise squeezes it to a clipped line."""
+        self.setMinimumHeight(self.heightForWidth(max(self.width(), 120)) if self.text() else 0)
 
 
 class _Limited:

@@ -21,10 +21,10 @@ MAX_NEW_TOKENS = 1 << 20
 LIMITS = {
     "max_new_tokens": Limit(1, MAX_NEW_TOKENS, "a run makes one new token or more",
                             "the KV cache ends a run long before that"),
-    "cache_len": Limit(2, 1 << 17, "the cache holds the prompt's last token and one new token (0 = auto)",
+    "cache_len": Limit(2, 1 << 17, "the prompt's last token and one new token (0 = auto)",
                        "larger than any model's positions", special=0),
-    "penalty": Limit(0.5, 3.0, "below 0.5 repeated tokens are boosted until the text loops (1.0 = off)",
-                     "above 3 every repeat is all but banned and the text falls apart"),
+    "penalty": Limit(0.5, 3.0, "lower boosts repeats until the text loops (1.0 = off)",
+                     "higher all but bans repeats: the text falls apart"),
     "temperature": Limit(0.05, 5.0, "colder is greedy in all but name: uncheck 'sample' for greedy",
                          "hotter samples close to uniformly: noise"),
     "top_k": Limit(0, 100_000, "0 disables top-k", "larger than any vocabulary (0 disables top-k)"),

@@ -20,10 +20,10 @@ def _type(qtbot, field, text):
 
 @pytest.mark.parametrize("name, typed, value, words", [
     ("max_new_tokens", "0", 1, "At least 1 — a run makes one new token or more. 0 was set to 1."),
-    ("penalty", "0", 0.5, "At least 0.5 — below 0.5 repeated tokens are boosted"),
+    ("penalty", "0", 0.5, "At least 0.5 — lower boosts repeats until the text loops (1.0 = off). 0 was set to 0.50."),
     ("temperature", "99999", 5.0, "At most 5 — hotter samples close to uniformly: noise. 99,999 was set to 5.00."),
     ("top_p", "7", 1.0, "At most 1 — top-p is a share of the probability mass"),
-    ("cache_len", "1", 2, "At least 2 — the cache holds the prompt's last token and one new token (0 = auto). "
+    ("cache_len", "1", 2, "At least 2 — the prompt's last token and one new token (0 = auto). "
                           "1 was set to 2."),
 ])
 def test_a_refused_value_is_explained_under_its_field(qtbot, make_window, gui_model, name, typed, value, words):
