@@ -241,7 +241,7 @@ class WindowParts:
         # a panel is never squashed below its minimum size (not collapsible)
         self.stream_split = splitter(Qt.Orientation.Vertical, self.prompt_card, self.token_card, stretch=[0, 1],
                                      name="streamSplit")
-        self.top_split = splitter(Qt.Orientation.Horizontal, self.stream_split, self.plot_card, stretch=[0, 1],
+        self.top_split = splitter(Qt.Orientation.Horizontal, self.stream_split, self.plot_card, stretch=[2, 3],
                                   name="topSplit")
         window.setCentralWidget(self.top_split)
 

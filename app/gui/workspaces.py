@@ -50,6 +50,9 @@ WORKSPACES = (
     ("Code", "Ctrl+3", "Your own program: the editor beside its jaxpr and the latency plot (File ▸ Examples)"),
 )
 RUN, INSPECT, CODE = (name for name, _, _ in WORKSPACES)
+#: The plot's share of the Code workspace's height under the IR views (issue 55: at 1280×720 half of it left the
+#: plot 139 px of drawing area under its key and legend; the rule is ≥ 180 px)
+PLOT_SHARE = 0.56
 
 
 class Workspaces(QObject):
@@ -206,7 +209,7 @@ class Workspaces(QObject):
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
-        self.code_right.setSizes([height // 2, height - height // 2])
+        self.code_right.setSizes([height - int(height * PLOT_SHARE), int(height * PLOT_SHARE)])
         self._keep_tab_room()
 
     #: the editor's least share of the Code page's width when the IR card widens for its tab titles
@@ -240,8 +243,8 @@ class Workspaces(QObject):
         journeys: after a sweep and a Passes visit it was 68 px tall)."""
         sizes = self.code_right.sizes()
         total = sum(sizes)
-        if len(sizes) >= 2 and total > 0 and sizes[1] < 0.4 * total:
-            self.code_right.setSizes([int(total * 0.6), total - int(total * 0.6)])
+        if len(sizes) >= 2 and total > 0 and sizes[1] < PLOT_SHARE * total - 4:
+            self.code_right.setSizes([total - int(total * PLOT_SHARE), int(total * PLOT_SHARE)])
         self._keep_tab_room()
 
     def _give_back(self, name: str) -> None:

@@ -33,6 +33,8 @@ from widgets.common.typed_qt import named
 
 #: (mode value, label) of the mode picker.
 MODES = (("jit", "jit"), ("no-jit", "no-jit (op by op)"), ("compare", "jit vs no-jit"))
+#: The status line's height in lines: a message's, an error's (its first lines; the rest in its tool tip).
+STATUS_LINES, ERROR_LINES = 2, 4
 #: Turns live mode on and off while the panel (the editor) has the focus.
 LIVE_SHORTCUT = "Ctrl+Shift+L"
 
@@ -121,7 +123,9 @@ class ProgramPanel(QWidget):
         self.status.setObjectName("programStatus")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self._status_lines(STATUS_LINES)
         self.discard_button = named(QPushButton("Discard restored edits"), "programDiscardButton")
         self.discard_button.setAutoDefault(False)  # Enter in the panel still runs the program
         self.discard_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -239,17 +243,25 @@ class ProgramPanel(QWidget):
                                     "Stop the run, even inside a Python loop of the program (Esc)")
 
     # -- status -----------------------------------------------------------------------------------
+    def _status_lines(self, lines: int) -> None:
+        """The status line's height: ``lines`` lines, fixed (issue 55: a message that wrapped onto another line
+        moved the editor by 14 px between two runs); a longer text is cut there, whole in its tool tip."""
+        self.status.setFixedHeight(lines * self.status.fontMetrics().lineSpacing() + 4)
+
     def show_message(self, text: str) -> None:
-        """A neutral status line (what ran, its figures); clears the error mark."""
+        """A neutral status line (what ran, its figures): two lines at most, the whole text in the tool tip;
+        clears the error mark."""
+        self._status_lines(STATUS_LINES)
         self.editor.mark_error(0)
         self.status.setProperty("error", False)
         self.status.setStyleSheet("color: #37474f;")
         self.status.setText(text)
-        self.status.setToolTip("")
+        self.status.setToolTip(text)
 
     def show_error(self, text: str, line: int = 0, details: str = "", inline: str = "") -> None:
         """An error in the program: ``text`` in red and, when ``line`` > 0, that line marked in the editor with
         ``inline`` (one line; default: ``text``'s first line) written on it."""
+        self._status_lines(ERROR_LINES)
         self.editor.mark_error(line, inline or text)
         self.status.setProperty("error", True)
         self.status.setStyleSheet("color: #b71c1c;")

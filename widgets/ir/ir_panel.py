@@ -6,10 +6,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from widgets.ir.code_view import CodeView, split_notes
 from widgets.ir.find_bar import FindBar
+from widgets.ir.header_labels import ElidedLabel
 
 NOT_AVAILABLE = "not available on this backend"
 
@@ -42,7 +43,7 @@ class IRPanel(QWidget):
         self.view = CodeView()
         self.view.setObjectName(view_name)
         self.find_bar = FindBar(self.view)
-        self.info = QLabel("")
+        self.info = ElidedLabel("")  # cut with "…": a live compile's Δ counts never widen the card (issue 55)
         self.info.setObjectName("irInfo")
         copy_btn = QToolButton(autoRaise=True)
         copy_btn.setText("Copy")

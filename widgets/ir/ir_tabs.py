@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.core.inspect.views import MODEL_STEPS, tab_views
 from app.core.units import nbytes, si
+from widgets.ir.header_labels import ElidedLabel, FiguresLabel, plain
 from widgets.ir.ir_panel import IRPanel
 
 #: The model's steps, each with a step button (a program's entry point gets its own: :meth:`IRTabs.ensure_step`).
@@ -99,7 +100,7 @@ class IRTabs(QWidget):
         header = self._header = QHBoxLayout()
         header.setContentsMargins(6, 4, 6, 4)
         header.setSpacing(4)
-        self.origin = QLabel("")
+        self.origin = ElidedLabel("")  # cut with "…", never widening the card (issue 55)
         self.origin.setObjectName("irOrigin")
         self.origin.setToolTip("The run and mode whose compiled step the current tab shows")
         header.addWidget(self.origin)
@@ -116,11 +117,10 @@ class IRTabs(QWidget):
             self.step_buttons[step] = btn
         group.buttonClicked.connect(self._on_step_clicked)
         self._step_end = header.count()  # a program's entry point gets its step button here (ensure_step)
-        self.summary = QLabel("")
+        header.addStretch(1)
+        self.summary = FiguresLabel()  # a row of its own, at most two lines: the header's height never changes
         self.summary.setObjectName("irSummary")
-        self.summary.setWordWrap(True)
-        header.addSpacing(10)
-        header.addWidget(self.summary, 1)
+        self.summary.setContentsMargins(6, 0, 6, 2)
         self.source_check = QCheckBox("source lines")
         self.source_check.setObjectName("sourceInfoCheck")
         self.source_check.setToolTip(
@@ -133,6 +133,7 @@ class IRTabs(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(header)
+        layout.addWidget(self.summary)
         layout.addWidget(self.tabs, 1)
 
     def clear(self, message: str | None = None) -> None:
@@ -260,7 +261,8 @@ class IRTabs(QWidget):
         text = self.origin_text()
         self.origin.setText(f"<b>{text}</b>" if text else "")
         labels = _get(figures, "input_labels") or []
-        self.summary.setToolTip("inputs: " + ", ".join(labels) if labels else "")
+        tip = plain(self.summary.text().replace(" · ", "\n"))  # every figure, the ones the two lines hide too
+        self.summary.setToolTip(tip + ("\ninputs: " + ", ".join(labels) if labels else ""))
 
     def set_note(self, step: str, html: str) -> None:
         """``html`` after ``step``'s XLA figures in the header (``""`` clears), e.g. the change since the last

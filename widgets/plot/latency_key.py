@@ -24,6 +24,9 @@ from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 from widgets.plot.latency_runs import PlotRun
 
 KEY_LINES = 2  # the key's budget: its rows are taken from the plot's drawing area
+#: px: a plot shorter than this keeps its key to one line (issue 55: a two-line key helped squeeze the Code
+#: workspace's plot at 1280×720 to 45 px of drawing area)
+SHORT_PLOT = 420
 VERDICT_LINES = 2  # the verdict line's budget, above the key (one line whenever a wording fits)
 VERDICT_COLOUR = "#111827"
 #: The key's wordings, longest first: the first that fits :data:`KEY_LINES` is drawn; the last, terse one
@@ -146,7 +149,7 @@ class LatencyKey(pg.PlotWidget):
         wording = (DISK_KEYS[0], True)
         lines = _wrap(self._title_keys(*wording), metrics, room)
         for shorter in [(disk, True) for disk in DISK_KEYS[1:]] + [(DISK_KEYS[-1], False)]:
-            if len(lines) <= KEY_LINES:  # the longest wording within KEY_LINES, else the shortest
+            if len(lines) <= self.key_lines():  # the longest wording within the budget, else the shortest
                 break
             wording, lines = shorter, _wrap(self._title_keys(*shorter), metrics, room)
         moved = self._key_wording[1] != wording[1]
@@ -168,6 +171,10 @@ class LatencyKey(pg.PlotWidget):
         height = int((len(lines) + len(verdict)) * metrics.lineSpacing() * 1.15 + 12)  # pyqtgraph fixes the title row at 30 px
         item.titleLabel.setMaximumHeight(height)
         plot_grid(item).setRowFixedHeight(0, height)
+
+    def key_lines(self) -> int:
+        """The key's budget in lines: :data:`KEY_LINES`, one in a plot shorter than :data:`SHORT_PLOT` px."""
+        return 1 if 0 < self.height() < SHORT_PLOT else KEY_LINES
 
     def set_verdict(self, wordings: list[str]) -> None:
         """A race's steady-state verdict above the key: ``wordings`` of the same verdict, longest first, the last

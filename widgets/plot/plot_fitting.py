@@ -17,12 +17,14 @@ from app.core.units import ms
 from widgets.common.geometry import Shapes
 from widgets.common.typed_qt import plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR
+from widgets.plot.latency_key import SHORT_PLOT
 from widgets.plot.latency_runs import CompileNote, PlotRun, legend_entries, race_entry_name
 from widgets.plot.legend_row import LEGEND_INSET, fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
 MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
 LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height (its budget)
+SHORT_LEGEND_ROWS = 2  # at most this many in a plot shorter than SHORT_PLOT px (issue 55: 3–4 rows at 1280×720)
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 UNREADABLE = 40  # a compile note's placement cost when cut at the plot's edge or over another note
@@ -184,7 +186,8 @@ class PlotFitting(pg.PlotWidget):
     def _legend_rows(self) -> int:
         """The legend's budget in rows: :data:`LEGEND_SHARE` of the plot's height."""
         row_px = self._legend_metrics().lineSpacing() + 8
-        return max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
+        rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
+        return min(rows, SHORT_LEGEND_ROWS) if 0 < self.height() < SHORT_PLOT else rows
 
     def _legend_columns(self, room: float, need: float) -> int:
         """The most columns of ``need`` px names in ``room`` px."""

@@ -1,0 +1,64 @@
+"""The IR header's labels, sized so that the header never moves what is around it (issue 55: the header wrapped to
+four lines and its run name widened the IR card, moving the Code workspace's editor splitter by 40–60 px).
+
+:class:`ElidedLabel` draws its (rich) text as one plain line cut with "…" to its width and asks for no width of its
+own; its full text stays :meth:`QLabel.text` and its tool tip. :class:`FiguresLabel` wraps its figures onto at most
+:data:`FIGURE_LINES` lines of a fixed height (the rest hidden; all of them in the tool tip)."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+#: The IR figures' lines (FLOPs, bytes, args, … fusions): the rest are in the tool tip.
+FIGURE_LINES = 2
+
+
+def plain(html: str) -> str:
+    """``html``'s text without its tags and entities (``"<b>run 3</b>&nbsp;x"`` → ``"run 3 x"``)."""
+    return unescape(re.sub(r"<[^>]+>", "", html)).replace("\xa0", " ")
+
+
+class ElidedLabel(QLabel):
+    """One line, cut with "…" at its width; no minimum width beyond a few characters."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt override)
+        super().setText(text)
+        self.setToolTip(plain(text))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(self.fontMetrics().horizontalAdvance("run 00 …"), super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        font = QFont(self.font())
+        font.setBold("<b>" in self.text())
+        return QSize(QFontMetrics(font).horizontalAdvance(plain(self.text())) + 4, super().sizeHint().height())
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        font = self.font()
+        font.setBold("<b>" in self.text())
+        painter.setFont(font)
+        rect = self.contentsRect()
+        text = painter.fontMetrics().elidedText(plain(self.text()), Qt.TextElideMode.ElideRight, rect.width())
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
+        painter.end()
+
+
+class FiguresLabel(QLabel):
+    """Rich text wrapped onto at most :data:`FIGURE_LINES` lines of a fixed height, the rest hidden."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("", parent)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(FIGURE_LINES * self.fontMetrics().lineSpacing() + 4)
