@@ -126,6 +126,11 @@ class GenerationForm(QWidget):
             form.addRow(label, with_note(widget) if isinstance(widget, (LimitedSpinBox, LimitedDoubleSpinBox))
                         else widget)
 
+    def clear_notes(self) -> None:
+        """Hide every field's note (a run that worked answers them)."""
+        for field in self.limited_fields():
+            field.note.say("")
+
     def limited_fields(self) -> tuple[LimitedSpinBox | LimitedDoubleSpinBox, ...]:
         """The number fields, each with its note (:mod:`widgets.common.limited_field`)."""
         return (self.max_new_tokens, self.cache_len, self.penalty, self.temperature, self.top_k, self.top_p,

@@ -340,7 +340,7 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
             self.send_pending()
 
     def _on_failed(self, event: rq.RequestFailed) -> None:
-        self.last_error = event
+        self.last_error = self._forget_refused(event)  # a refused run leaves no trace (run_list.py)
         if isinstance(event.request, rq.LoadRequest):
             if event.request in self.load_queue:
                 self.load_queue.remove(event.request)

@@ -56,6 +56,20 @@ class RunList:
             self.events.runsDropped.emit([r.run_id for r in dropped])
         return dropped
 
+    def _forget_refused(self, event: rq.RequestFailed) -> rq.RequestFailed:
+        """A run or race refused before its first call (a prompt longer than the KV cache, a cache longer than
+        the model's positions) leaves no trace: its runs with no call record and no end leave the session
+        (``runsDropped``), so no empty legend entry and no "0 tokens" row in the Save dialog (issue 55).
+        Runs that made a call stay. Returns ``event``."""
+        if not isinstance(event.request, (rq.RunRequest, rq.RaceRequest)):
+            return event
+        refused: list[RunState] = []
+        while self.runs and not self.runs[-1].records and self.runs[-1].finished is None and not self.runs[-1].origin:
+            refused.append(self.runs.pop())
+        if refused:
+            self.events.runsDropped.emit([r.run_id for r in refused])
+        return event
+
     def disconnect_all(self) -> None:
         """Drop every subscriber (a closing window calls it: no reference cycle outlives it)."""
         self.events = SessionEvents()

@@ -170,6 +170,8 @@ class RunView(QObject):
         if cache_len and label is not None:  # the run's KV cache size, known once it ends (issue 38)
             self.ui.plot.relabel(run.run_id, with_cache_len(label, cache_len))
         self.status.show(program_line(run) if run.program else summary_line(run.finished))
+        self.ui.prompt.clear_error()  # no error outlives a run that worked (issue 55: a KV-cache refusal stayed red)
+        self.ui.form.clear_notes()
         session = self.session
         if session.active is not None and not session.racing and session.background is None and not run.program:
             # the run has ended (its tokens are out): what the compute thread still does is named, not "stopping"
