@@ -3,7 +3,8 @@ four lines and its run name widened the IR card, moving the Code workspace's edi
 
 :class:`ElidedLabel` draws its (rich) text as one plain line cut with "…" to its width and asks for no width of its
 own; its full text stays :meth:`QLabel.text` and its tool tip. :class:`FiguresLabel` wraps its figures onto at most
-:data:`FIGURE_LINES` lines of a fixed height (the rest hidden; all of them in the tool tip)."""
+:data:`FIGURE_LINES` lines, that height wherever there is room (the rest hidden; all of them in the tool tip), asking
+for no height of its own in a short dock."""
 
 from __future__ import annotations
 
@@ -60,5 +61,14 @@ class FiguresLabel(QLabel):
         super().__init__("", parent)
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.setFixedHeight(FIGURE_LINES * self.fontMetrics().lineSpacing() + 4)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
+        self.setMaximumHeight(self._lines_height())
+
+    def _lines_height(self) -> int:
+        return FIGURE_LINES * self.fontMetrics().lineSpacing() + 4
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override): its lines wherever there is room
+        return QSize(super().sizeHint().width(), self._lines_height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override): a dock too short for it shows fewer figures
+        return QSize(0, 0)
