@@ -1,0 +1,30 @@
+"""Issue 55 flaw 1: a window resized from 1600×972 to 1280×720 kept a 340×137 px Run plot until View ▸ Reset layout —
+the prompt and token stream column kept its width and the plot took the whole loss. The plot keeps its share of the
+main area's width when the window shrinks, and its drawing area stays ≥ 180 px."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+MIN_DRAWING_PX = 180
+
+
+def _share(win) -> float:
+    sizes = win.ui.top_split.sizes()
+    return sizes[1] / max(1, sizes[0] + sizes[1])
+
+
+def test_the_run_plot_keeps_its_share_when_the_window_shrinks(qtbot, make_window, gui_model):
+    win = make_window(gui_model, autoload=False, size=(1600, 972))
+    try:
+        qtbot.wait(100)
+        large = _share(win)
+        win.resize(1280, 720)
+        qtbot.waitUntil(lambda: win.width() == 1280, timeout=2000)
+        qtbot.wait(100)
+        assert abs(_share(win) - large) < 0.03, (large, _share(win), win.ui.top_split.sizes())
+        assert win.ui.plot.plotItem.getViewBox().sceneBoundingRect().height() >= MIN_DRAWING_PX
+    finally:
+        win.close()
