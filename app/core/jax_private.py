@@ -66,6 +66,9 @@ def exclude_from_tracebacks(path: str) -> None:
     equation's user frame is the model's own source line (``jax._src.source_info_util.register_exclusion``)."""
     from jax._src import source_info_util
 
+    if path.startswith("<"):  # a pseudo file name's prefix: "<frozen " (Python's frozen modules)
+        source_info_util.register_exclusion(path)
+        return
     source_info_util.register_exclusion(path if os.path.isfile(path) else path.rstrip(os.sep) + os.sep)
 
 

@@ -111,7 +111,47 @@ def attribute_to_model_source() -> None:
     for module in (torchax, torch):
         assert module.__file__ is not None, "a regular package (not a namespace one) has a file"
         exclude_from_tracebacks(os.path.dirname(module.__file__))
+    exclude_app_drivers()
     _excluded = True
+
+
+_drivers_excluded = False
+
+
+def exclude_app_drivers() -> None:
+    """Leave the app's driver files (:func:`app_driver_paths`) out of JAX's source attribution and of the HLO's
+    stack-frame tables (idempotent; imports JAX, not torch). Call it before a trace: the model's engine and the
+    program service do."""
+    global _drivers_excluded
+    if _drivers_excluded:
+        return
+    from app.core.jax_private import exclude_from_tracebacks
+
+    for path in app_driver_paths():
+        exclude_from_tracebacks(path)
+    _drivers_excluded = True
+
+
+#: The app's files that call into a trace but create no equation of it (the command line, the window's worker,
+#: the session, the engine's loop, the wrappers that call the model or the program), relative to ``app/``. The
+#: app's step code that does create equations (``modes/jit.py``, ``modes/loop.py``, ``runtime/sampling.py``…)
+#: is not here: its lines are the true source of those ops.
+DRIVER_PATHS = ("__main__.py", "cli", "gui", "core/session", "core/engine/engine.py", "core/engine/loop.py",
+                "core/modes/base.py", "core/runtime/compiled_step.py", "core/programs/runner.py",
+                "core/programs/ir.py", "core/programs/lanes.py", "core/race.py", "core/steady.py",
+                "core/compile_settings", "core/passes", "core/profile")
+
+
+def app_driver_paths() -> list[str]:
+    """The existing files and folders of :data:`DRIVER_PATHS`, absolute, and ``<frozen `` (Python's own
+    frozen modules, e.g. ``<frozen runpy>`` under ``python -m``): frames JAX leaves out of the HLO's
+    ``FileNames`` / ``StackFrames`` tables and of an equation's source line (issue 55: the HLO listed
+    ``app/cli/parser.py``, ``app/core/engine/engine.py`` … beside the model's files)."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # app/
+    paths = [os.path.join(root, *p.split("/")) for p in DRIVER_PATHS]
+    return ["<frozen ", *(p for p in paths if os.path.exists(p))]
 
 
 def _safe(fn, *args, **kwargs):

@@ -78,10 +78,12 @@ class ProgramService:
         has runs the first one (the editor's picker after an edit), unless ``exact_entry`` (the CLI's
         ``FILE.py:ENTRY``). Raises the program's :class:`~app.core.programs.errors.ProgramError` or
         :class:`~app.core.programs.specs.SpecError`."""
+        from app.core.inspect.ir import exclude_app_drivers
         from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program
         from app.core.programs.runner import ProgramRunner
 
+        exclude_app_drivers()  # the HLO names the program's files, not the service's or the CLI's (issue 55)
         key = (request.source, request.path, request.name, request.entry, request.spec, request.seed, request.static)
         if (self._key is not None and self._prepared is not None and key != self._key
                 and key[:4] == self._key[:4] and key[5:] == self._key[5:]):
