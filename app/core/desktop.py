@@ -17,10 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.core.paths import asset
+
 APP_ID = "torchax-playground"
 MIME_TYPE = "application/x-torchax-playground-session"
 #: The app's icon (a scalable SVG): the window's icon and the menu entry's.
-ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / f"{APP_ID}.svg"
+ICON = asset("icons", f"{APP_ID}.svg")
 RECORD = "desktop-files.txt"
 
 MIME_XML = f"""<?xml version="1.0" encoding="UTF-8"?>
@@ -43,10 +45,15 @@ def data_home() -> Path:
 
 def launch_command() -> list[str]:
     """How the menu entry starts the app: the ``torchax-playground`` script beside this Python (a virtual
-    environment's, or ``uv tool``'s / ``pipx``'s), else the one on ``PATH``, else ``python -m app``."""
+    environment's, or ``uv tool``'s / ``pipx``'s), else the script this process was started by, else the one
+    on ``PATH``, else ``python -m app`` (an installed copy's build says ``python -m torchax_playground.app``:
+    tools/package_build.py rewrites the module name)."""
     beside = Path(sys.executable).parent / APP_ID
     if beside.exists():
         return [str(beside)]
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if started is not None and started.name == APP_ID and started.is_file():
+        return [str(started.resolve())]
     found = shutil.which(APP_ID)
     return [found] if found else [sys.executable, "-m", "app"]
 

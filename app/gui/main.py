@@ -12,15 +12,16 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from app.core.paths import asset
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
-STYLE = Path(__file__).resolve().parents[2] / "assets" / "style.qss"
+STYLE = asset("style.qss")
 #: The app's icon (window, taskbar, the desktop entry's): :data:`app.core.desktop.ICON`.
-ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "torchax-playground.svg"
+ICON = asset("icons", "torchax-playground.svg")
 #: What :func:`end_process` does before the process ends (close the single-instance socket, whose file
 #: ``os._exit`` would leave behind).
 _ending: list[Any] = []

@@ -12,14 +12,14 @@ import base64
 import dataclasses
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
-from app.core.models.sources import BUILTIN_MODELS, DEFAULT_MODEL, RANDOM_PREFIX, SHAPE_PRESETS
+from app.core.models.sources import BUILTIN_MODELS, RANDOM_PREFIX, SHAPE_PRESETS, default_model
+from app.core.paths import assets_dir
 from app.core.session.model import Session
 from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
 from app.core.settings import GenerationSettings
@@ -43,7 +43,7 @@ from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
 from app.gui.workspaces import CODE, RUN, Workspaces
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = assets_dir()
 DEFAULT_PROMPT = "What is the capital of France?"  # the default model is a chat model
 
 
@@ -158,7 +158,12 @@ class MainWindow(QMainWindow):
     def _restore(self) -> None:
         s, ui = self.settings, self.ui
         self._refresh_models()
-        ui.model_picker.set_current_model(s.model or DEFAULT_MODEL)
+        # no remembered model: the default, or pydoc-llama when the default's wheel is not installed (a copy
+        # installed with `uv tool install` / `pipx install` lacks it: docs/install.md), saying how to add it
+        model, note = (s.model, None) if s.model else default_model()
+        ui.model_picker.set_current_model(model)
+        if note:
+            self.status.warn(note)
         ui.form.set_values(s.generation)
         ui.prompt.set_examples(load_examples())
         ui.prompt.set_prompt(s.prompt or DEFAULT_PROMPT)

@@ -15,12 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from app.core.paths import DIST_PACKAGE, installed, package_root
+
 #: The module names :func:`app.core.programs.loader.load_program` gives programs.
 PROGRAM_MODULE_PREFIX = "torchax_playground_program_"
-#: This app's folders: ``app/`` and ``widgets/`` (installed, or in a checkout with its ``tests/``, ``bench/``,
-#: ``tools/``). A program of the Code workspace's gallery (``app/examples``) is still the user's in a traceback
-#: (its module name says so), not in a ``faulthandler`` dump.
-APP_ROOTS = tuple(Path(__file__).resolve().parents[3] / name for name in ("app", "widgets", "tests", "bench", "tools"))
+#: This app's folders: installed from a wheel, the whole ``torchax_playground`` package (``app/``, ``widgets/``,
+#: ``assets/``: app.core.paths), wherever it is (``pip install --target`` folders are not ``site-packages``); in
+#: a checkout ``app/``, ``widgets/``, ``torchax_playground/`` and its ``tests/``, ``bench/``, ``tools/``. A
+#: program of the Code workspace's gallery (``app/examples``) is still the user's in a traceback (its module
+#: name says so), not in a ``faulthandler`` dump.
+APP_ROOTS = (package_root(),) if installed() else tuple(
+    package_root() / name for name in ("app", "widgets", DIST_PACKAGE, "tests", "bench", "tools"))
 _FAULT_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)')
 
 

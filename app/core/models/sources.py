@@ -24,9 +24,10 @@ from app.core.models import gguf
 from app.core.models.kinds import check_model_kind
 from app.core.models.random_moe import MOE_PRESETS, widen_routers
 from app.core.models.size import DTYPE_BYTES, check_memory, parameter_count
+from app.core.paths import asset
 
-ASSETS = Path(__file__).resolve().parents[3] / "assets"
-MODELS_DIR = ASSETS / "models"
+#: The built-in models' folders (``assets/models``: app.core.paths, in a checkout or installed).
+MODELS_DIR = asset("models")
 
 #: Built-in models: name → description. A name in :data:`BUILTIN_GGUF` is a GGUF inside a pip package;
 #: the others live in ``assets/models/<name>/`` in Hugging Face format.

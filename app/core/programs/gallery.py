@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from pathlib import Path
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+from app.core.paths import examples_dir
+
+#: ``app/examples`` (the package ``app.examples``, found through ``importlib.resources``: app.core.paths).
+EXAMPLES_DIR = examples_dir()
 
 
 @dataclass(frozen=True)
