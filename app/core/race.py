@@ -91,8 +91,10 @@ def summary_rows(finished: dict[str, FinishedEvent], bound_ms: float | None = No
     ``steady_ms_per_token``, ``decode_tokens_per_s``, ``total_ms``, ``n_compiles``, ``n_tokens``, ``reason``,
     ``speedup_vs_torch`` (steady decode tokens/s over torch's, when torch ran), ``x_bound`` (steady ms/token over
     ``bound_ms``, the memory-bandwidth bound: :mod:`app.core.profile.bound`; None without one), ``cache_len`` (the
-    static KV cache's positions at the lane's end; None for torch's DynamicCache)."""
+    static KV cache's positions at the lane's end; None for torch's DynamicCache), ``parity`` (:func:`parity`:
+    whether the lane's tokens equal the baseline lane's)."""
     rows = []
+    same = parity(finished)
     torch = finished.get(REFERENCE_MODE)
     torch_rate = torch.summary.decode_tokens_per_s if torch else None
     for mode, fin in finished.items():
@@ -112,8 +114,32 @@ def summary_rows(finished: dict[str, FinishedEvent], bound_ms: float | None = No
             "x_bound": s.steady_decode_ms / bound_ms if bound_ms and s.steady_decode_ms else None,
             "cache_len": s.cache_len,
             "speedup_ci": None,  # one pass: no interval (with_verdicts gives one from steady-state rounds)
+            "parity": same.get(mode),
         })
     return rows
+
+
+def parity(finished: dict[str, FinishedEvent]) -> dict[str, str | None]:
+    """Per lane, whether its generated token ids equal the baseline lane's (torch when it ran, else the first
+    lane) over the tokens both made (torchax-eager's lane is capped): ``"baseline"``, ``"same"``, ``"differs at
+    token k"`` (1-based, the first that differs) or None (no tokens to compare) — the race summary's parity row
+    (issue 55: the CLI said "identical tokens across modes", the window nothing)."""
+    if not finished:
+        return {}
+    base_mode = REFERENCE_MODE if REFERENCE_MODE in finished else next(iter(finished))
+    base = list(finished[base_mode].token_ids)
+    out: dict[str, str | None] = {}
+    for mode, fin in finished.items():
+        ids = list(fin.token_ids)
+        n = min(len(ids), len(base))
+        if mode == base_mode:
+            out[mode] = "baseline" if base else None
+        elif n == 0:
+            out[mode] = None
+        else:
+            k = next((i for i in range(n) if ids[i] != base[i]), None)
+            out[mode] = "same" if k is None else f"differs at token {k + 1}"
+    return out
 
 
 def with_verdicts(rows: list[dict[str, Any]], verdicts: dict[str, Any] | None) -> list[dict[str, Any]]:

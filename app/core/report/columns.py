@@ -88,6 +88,9 @@ RACE_COLUMNS: tuple[Column, ...] = (
     Column("x_bound", "× bound", format=units.times, best="low", short="× bound"),
     Column("cache_len", "KV cache", "positions", _count, short="KV cache", spoken=_count,
            help="the static KV cache's positions at the lane's end: attention reads what it holds (issue 38)"),
+    Column("parity", "same tokens", format=_plain, short="same tokens",
+           help="whether the lane generated the baseline's tokens (torch's when it ran, else the first lane's) "
+                "over the tokens both made: same, or the first token that differs (app/core/race.py parity)"),
 )
 
 
