@@ -91,8 +91,13 @@ class GenerationSettings:
         return asdict(self)
 
 
-def _refuse(field: str, message: str) -> NoReturn:
-    """Raise :class:`InvalidSettingsError` with ``message`` and ``error.field = field`` (the attribute refused)."""
+def refused(field: str, message: str) -> InvalidSettingsError:
+    """An :class:`InvalidSettingsError` with ``message`` and ``error.field = field``, the attribute of
+    :class:`GenerationSettings` refused (the window says the message beside that field)."""
     error = InvalidSettingsError(message)
     error.field = field  # type: ignore[attr-defined]
-    raise error
+    return error
+
+
+def _refuse(field: str, message: str) -> NoReturn:
+    raise refused(field, message)

@@ -230,6 +230,7 @@ class MainWindow(QMainWindow):
         try:
             settings = self.generation_settings()
         except Exception as exc:  # InvalidSettingsError
+            self.ui.form.say(getattr(exc, "field", ""), str(exc))  # beside its field too (issue 55)
             self.status.error(str(exc))
             return
         model, dtype = self.ui.model_picker.current_model(), self.ui.form.values()["dtype"]
@@ -336,6 +337,8 @@ class MainWindow(QMainWindow):
             self.ui.model_error.setVisible(True)
         elif event.field == "prompt":
             self.ui.prompt.set_error(message)  # inline, where the problem is (the mesh card does its own)
+        else:
+            self.ui.form.say(event.field, message)  # a generation setting's refusal: under its field (issue 55)
         self.status.error(message, event.details)
 
     @Slot()

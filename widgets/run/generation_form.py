@@ -126,6 +126,17 @@ class GenerationForm(QWidget):
             form.addRow(label, with_note(widget) if isinstance(widget, (LimitedSpinBox, LimitedDoubleSpinBox))
                         else widget)
 
+    def say(self, setting: str, text: str) -> bool:
+        """Show ``text`` under the field of ``setting`` (a ``GenerationSettings`` attribute: a refusal from the
+        engine, e.g. a KV cache longer than the model's positions); False when no field holds that setting."""
+        fields = {"max_new_tokens": self.max_new_tokens, "max_cache_len": self.cache_len, "top_k": self.top_k,
+                  "repetition_penalty": self.penalty, "temperature": self.temperature, "top_p": self.top_p,
+                  "seed": self.seed}
+        if setting not in fields:
+            return False
+        fields[setting].note.say(text)
+        return True
+
     def clear_notes(self) -> None:
         """Hide every field's note (a run that worked answers them)."""
         for field in self.limited_fields():

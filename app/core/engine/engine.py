@@ -30,7 +30,7 @@ from app.core.events import Event, PhaseEvent, PromptEvent
 from app.core.models.facts import eos_ids, warnings_for
 from app.core.models.sources import LoadedModel, ModelSpec, parse_model
 from app.core.runtime.compiled_step import CompiledStep
-from app.core.settings import GenerationSettings
+from app.core.settings import GenerationSettings, refused
 
 
 def _never() -> bool:
@@ -330,8 +330,8 @@ class Engine:
         cap = self.max_positions
         if cap is not None:
             if settings.max_cache_len is not None and settings.max_cache_len > cap:
-                raise InvalidSettingsError(
-                    f"A KV cache of {settings.max_cache_len:,} positions exceeds the model's {cap:,} positions: use at "
+                raise refused(
+                    "max_cache_len", f"A KV cache of {settings.max_cache_len:,} positions exceeds the model's {cap:,} positions: use at "
                     f"most {cap:,} (or auto)."
                 )
             length = min(length, cap)

@@ -66,7 +66,7 @@ def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
         return "program"
     if isinstance(exc, (PromptTooLongError, EmptyPromptError)):
         return "prompt"
-    return "settings" if isinstance(exc, InvalidSettingsError) else ""
+    return getattr(exc, "field", "settings") if isinstance(exc, InvalidSettingsError) else ""  # a setting's name
 
 
 class ComputeService:

@@ -31,6 +31,13 @@ def test_a_refused_run_leaves_nothing_and_its_error_goes_at_the_next_run(qtbot, 
     assert len(win.session.runs) == runs  # nothing for the Save dialog, the session file or the race table
     assert win.ui.plot.run_ids() == ids and win.ui.plot.run_labels() == labels  # no empty legend entry
 
+    # a KV cache longer than the model's positions: the engine's refusal is said under the KV cache field
+    win.ui.form.cache_len.setValue(100_000)
+    _refused_run(qtbot, win)
+    note = win.ui.form.cache_len.note
+    assert note.isVisible() and "exceeds the model's" in note.text() and "max_cache_len" not in note.text()
+    assert len(win.session.runs) == runs and win.ui.plot.run_ids() == ids
+
     win.ui.form.cache_len.setValue(0)  # auto: the next run works (plain PyTorch: nothing to compile)
     win.ui.form.mode.setCurrentText("torch")
     run_and_wait(qtbot, win)
@@ -38,3 +45,4 @@ def test_a_refused_run_leaves_nothing_and_its_error_goes_at_the_next_run(qtbot, 
     assert win.ui.prompt.error_text() == ""  # the red error went with the run that worked
     assert not win.ui.status_label.property("error")
     assert "KV cache" not in win.status.text()
+    assert not note.isVisible()  # the field's note went with the run that worked
