@@ -15,6 +15,7 @@ from app.core.programs.sites import n_inner_compiles
 from app.core.race import summary_rows
 from app.core.session import requests as rq
 from app.core.session.runs import RunState
+from app.core.units import counted
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def profile_done(request: rq.ProfileRequest, ready: rq.ProfileReady | None) -> s
     p = ready.profile if ready is not None else None
     if p is None or p.step != request.step:
         return ""
-    return f"Profiled {p.n_steps} {p.step} steps: {profile_summary(p)}"
+    return f"Profiled {counted(p.n_steps, f'{p.step} step')}: {profile_summary(p)}"
 
 
 def capture_done(origin: str) -> str:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 from app.core.inspect.views import is_model_step
 from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
-from app.core.units import ms
+from app.core.units import counted, ms
 from app.gui.context import WindowContext
 from widgets.common.typed_qt import named
 from widgets.ir.line_tints import LineTints
@@ -174,9 +174,9 @@ class ProfileLinks(QObject):
                                   {line: line_label(s, us) for line, (s, us) in shares.items()})
         top_line, (top_share, _) = max(shares.items(), key=lambda kv: kv[1][0], default=(0, (0.0, 0.0)))
         self.legend.setText(f"<span style='background:#f4511e'>&nbsp;&nbsp;&nbsp;</span> measured time: "
-                            f"{len(shares)} ops, darkest {top_share:.1%} of the step")
+                            f"{counted(len(shares), 'op')}, darkest {top_share:.1%} of the step")
         self.legend.setToolTip(f"Each executed instruction's line is tinted by its share of the step's wall "
-                               f"time ({p.n_steps} profiled {p.step} calls); the hottest is line {top_line}.")
+                               f"time ({counted(p.n_steps, f'profiled {p.step} call')}); the hottest is line {top_line}.")
         self.legend.setVisible(True)
 
     # -- top 10 -----------------------------------------------------------------------------------

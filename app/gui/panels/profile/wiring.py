@@ -30,6 +30,7 @@ from app.core.profile.columns import (
     timeline_ops_running,
 )
 from app.core.session.requests import ProfileReady
+from app.core.units import counted
 from app.gui.context import WindowContext
 from app.gui.layout import scrolling
 from app.gui.panels.profile.figures import busy_arithmetic, busy_figures
@@ -209,10 +210,10 @@ class ProfileWiring(QObject):
     def on_profile(self, ready: ProfileReady) -> None:
         self.recorded_origin = ready.origin
         profile = ready.profile
-        what = (f"{profile.model or profile.step} · {profile.n_steps} calls" if is_program(profile)
-                else f"{profile.mode or profiling_mode()} · {profile.step} · {profile.n_steps} steps")
+        what = (f"{profile.model or profile.step} · {counted(profile.n_steps, 'call')}" if is_program(profile)
+                else f"{profile.mode or profiling_mode()} · {profile.step} · {counted(profile.n_steps, 'step')}")
         if ready.origin and not ready.recorded:
-            what = f"{profile.step} · {profile.n_steps} steps · {ready.origin}"
+            what = f"{profile.step} · {counted(profile.n_steps, 'step')} · {ready.origin}"
         elif ready.recorded:  # from a session file: read-only, named by where it was recorded
             what = f"{what} profiled · {ready.origin}"
         figures = html.escape(profile_summary(profile), quote=False)

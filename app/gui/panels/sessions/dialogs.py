@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.recording import RecordedRun
+from app.core.units import counted
 from widgets.common.typed_qt import named
 
 #: The replay speeds offered: ``(title, speed, skip_compile)``.
@@ -30,7 +31,7 @@ REPLAY_SPEEDS: tuple[tuple[str, float, bool], ...] = (
 def run_title(run: RecordedRun) -> str:
     """A run as the dialogs list it: ``"run 1 · jit-static · CPU × 1 · 32 tokens"``."""
     label = run.label if run.mode in run.label else f"{run.label} · {run.mode}"
-    return f"{label} · {run.machine} · {len(run.tokens)} tokens"
+    return f"{label} · {run.machine} · {counted(len(run.tokens), 'token')}"
 
 
 class SaveRunsDialog(QDialog):
