@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
-from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 CELL_W = 7  # px per token column
 GAP = 3  # px between two layers' rows
@@ -40,17 +40,19 @@ class _Heat(QWidget):
         self._owner = owner
         self.setMouseTracking(True)
 
-    def row_height(self) -> int:
+    def row_height(self, height: int = MAX_HEIGHT) -> int:
+        """Px per (layer, expert) row in ``height`` px (at most 6, at least 1)."""
         o = self._owner
         rows = max(1, o.n_layers * o.num_experts)
-        return max(1, min(6, (MAX_HEIGHT - GAP * max(0, o.n_layers - 1)) // rows))
+        return max(1, min(6, (min(height, MAX_HEIGHT) - GAP * max(0, o.n_layers - 1)) // rows))
 
     def sizeHint(self) -> QSize:
         o = self._owner
         return QSize(LABEL_W + CELL_W * 40, o.n_layers * (o.num_experts * self.row_height() + GAP))
 
-    def minimumSizeHint(self) -> QSize:
-        return QSize(LABEL_W + CELL_W * 8, self.sizeHint().height())
+    def minimumSizeHint(self) -> QSize:  # 1 px rows where the token card is short (1280×720)
+        o = self._owner
+        return QSize(LABEL_W + CELL_W * 8, o.n_layers * (o.num_experts + GAP))
 
     def visible_columns(self) -> list[RoutedToken]:
         """The latest columns that fit the width."""
@@ -58,7 +60,7 @@ class _Heat(QWidget):
         return self._owner.columns[-fit:]
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        o, rh = self._owner, self.row_height()
+        o, rh = self._owner, self.row_height(self.height())
         painter = QPainter(self)
         painter.fillRect(self.rect(), QColor("white"))
         painter.setPen(QColor(90, 90, 90))
@@ -119,6 +121,8 @@ class RouterStrip(QWidget):
         self._prompt: list[str] = []
         self.caption = QLabel("")
         self.caption.setObjectName("routerCaption")
+        # never wider than the column it is given: appearing must not widen the token card (and move Run/Stop)
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.heat = _Heat(self)
         self.heat.setObjectName("routerHeat")
         box = QVBoxLayout(self)
@@ -126,6 +130,9 @@ class RouterStrip(QWidget):
         box.setSpacing(2)
         box.addWidget(self.caption)
         box.addWidget(self.heat)
+        # its height comes out of the token view's, never out of the window's: a minimum of its own (1 px), not its
+        # rows', so appearing cannot make the main area taller and move the docks and the plot
+        self.setMinimumHeight(1)
         self.setVisible(False)
 
     def clear(self, prompt_tokens: list[str] | None = None) -> None:
@@ -157,5 +164,5 @@ class RouterStrip(QWidget):
         self.caption.setText(f"<b>Experts per token</b> · {len(self.columns)} tokens · {self.n_layers} layers × "
                              f"{self.num_experts} experts · colour: router weight")
         self.setVisible(True)
-        self.heat.setFixedHeight(self.heat.sizeHint().height())
+        self.heat.setMaximumHeight(self.heat.sizeHint().height())  # its rows shrink where the card is short
         self.heat.update()

@@ -1,0 +1,59 @@
+"""No control moves more than 4 px between two runs of the same workspace (issue 55): a mixture-of-experts run's
+Experts-per-token strip appears under the token stream without moving Run/Stop or narrowing the latency plot.
+Synthetic routing on a window without a model (no compile)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QPoint  # noqa: E402
+from PySide6.QtWidgets import QApplication, QPushButton, QWidget  # noqa: E402
+
+TOLERANCE_PX = 4
+
+
+def _geometry(win) -> dict[str, tuple[int, int, int, int]]:
+    named = {"run": win.findChild(QPushButton, "runButton"), "stop": win.findChild(QPushButton, "stopButton"),
+             "plot": win.ui.plot, "prompt": win.ui.prompt, "tokens": win.ui.tokens}
+    out = {}
+    for name, w in named.items():
+        assert isinstance(w, QWidget), name
+        at = w.mapTo(win, QPoint(0, 0))
+        out[name] = (at.x(), at.y(), w.width(), w.height())
+    return out
+
+
+def _routing(layers: int = 2, experts: int = 8, tokens: int = 6, k: int = 2):
+    chosen = [[[(t + i + layer) % experts for i in range(k)] for t in range(tokens)] for layer in range(layers)]
+    weights = [[[0.6, 0.4] for _t in range(tokens)] for _layer in range(layers)]
+    return chosen, weights
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_the_experts_strip_moves_nothing(qtbot, make_window, gui_model, size):
+    win = make_window(gui_model, autoload=False, size=size)
+    qtbot.waitExposed(win)
+    QApplication.processEvents()
+    before = _geometry(win)
+    experts, weights = _routing()
+    win.ui.router.add_call(0, "prefill", experts, weights)
+    for i in range(1, 12):
+        win.ui.router.add_token(i - 1, f"tok{i}")
+        e, w = _routing(tokens=1)
+        win.ui.router.add_call(i, "decode", e, w)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert win.ui.router.isVisible() and win.ui.router.heat.height() > 0
+    heat, strip = win.ui.router.heat, win.ui.router
+    rows = strip.n_layers * strip.num_experts * heat.row_height(heat.height()) + 3 * (strip.n_layers - 1)
+    assert rows <= heat.height()  # every layer's rows drawn, smaller where the card is short
+    after = _geometry(win)
+    for name in ("run", "stop", "plot", "prompt"):
+        moved = [abs(a - b) for a, b in zip(before[name], after[name])]
+        assert max(moved) <= TOLERANCE_PX, (name, before[name], after[name])
+    win.ui.router.clear()  # the next (dense) run: the strip goes, nothing moves back either
+    QApplication.processEvents()
+    assert max(abs(a - b) for a, b in zip(before["run"], _geometry(win)["run"])) <= TOLERANCE_PX
