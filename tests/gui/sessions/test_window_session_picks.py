@@ -77,7 +77,8 @@ def test_replay_picker_plays_the_chosen_run_at_the_chosen_speed(qtbot, make_wind
         assert "run 1" in titles[0]
         qtbot.waitUntil(lambda: not replay.running, timeout=20_000)
         state = win.session.current
-        assert state.replay and state.label == "run 1 · jit-static"
+        assert state.replay and state.label == f"run {state.run_id} · jit-static ▶ replay"  # the plot's number
+        assert win.status.text().startswith(f"Replay done: run {state.run_id} (replay of run 1 · jit-static)")
         assert win.ui.plot.run_labels()[-1].startswith("jit-static ▶ replay")
         assert not any(getattr(e, "phase", None) == "compiling" for _, e in replay.emitted)
         assert len(win.sessions.replay_choices()) == 3  # a replay is not offered again

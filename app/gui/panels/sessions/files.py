@@ -28,7 +28,8 @@ from app.core.session.requests import SourceMapReady
 from app.gui.context import WindowContext
 from app.gui.menus import find_menu, insert_before
 from app.gui.panels.sessions.compare import CompareDialog, IRDiffDialog
-from app.gui.panels.sessions.dialogs import ReplayDialog, SaveRunsDialog, run_title
+from app.gui.panels.sessions.dialogs import ReplayDialog, SaveRunsDialog
+from app.gui.panels.sessions.naming import named_lanes, replay_choices, shown_label
 from app.gui.panels.sessions.replay import Replay
 from app.gui.panels.sessions.views import machine_colours, show_ir, show_passes, show_profile, start_plot_run
 
@@ -46,8 +47,7 @@ class SessionFiles(QObject):
     ``recorded`` maps the session's run ids to their :class:`RecordedRun`; ``last_open_ms`` is ``(read,
     shown)`` of the last open (ms)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring,
-                 passes: PassesWiring) -> None:
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring, passes: PassesWiring) -> None:
         """``inspect``, ``profile``, ``passes``: the views a recorded run's IR, profile and pass pipeline go to."""
         super().__init__(ctx.host)
         self.ctx, self.host, self.status, self.ui = ctx, ctx.host, ctx.status, ctx.ui
@@ -281,7 +281,7 @@ class SessionFiles(QObject):
 
     def _show_files(self, files: list[SessionFile], paths: list[str | Path], read_ms: float) -> bool:
         t_read = time.perf_counter()
-        runs = [(i, run) for i, f in enumerate(files) for run in f.runs]
+        runs = named_lanes([(i, run) for i, f in enumerate(files) for run in f.runs], files)  # lanes: settings
         races = [(race, Path(p).name) for f, p in zip(files, paths, strict=False) for race in f.settings_races]
         if not runs:
             self.ui.busy.stop()
@@ -342,8 +342,11 @@ class SessionFiles(QObject):
 
     def begin(self, run: RecordedRun, label: str, race: int | None, replay: bool = False,
               keep: int = 1) -> RunState | None:
-        """Start showing recorded ``run`` through the session (None when it refused: busy)."""
-        return self.live.begin_recorded(run, label, race, replay=replay, keep=keep)
+        """Start showing recorded ``run`` (None when refused: busy), named as the plot shows it (shown_label)."""
+        state = self.live.begin_recorded(run, label, race, replay=replay, keep=keep)
+        if state is not None:
+            state.label = shown_label(state, run)
+        return state
 
     def start_plot_run(self, state: RunState) -> None:
         """The plot's curve of a recorded run (the window's runStarted; :func:`app.gui.panels.sessions.views.start_plot_run`)."""
@@ -355,11 +358,8 @@ class SessionFiles(QObject):
         return self.replay.stop()
 
     def replay_choices(self) -> list[tuple[str, list[RecordedRun]]]:
-        """What Demo ▸ Replay session… offers, oldest first: ``(title, runs)`` per recorded run on the plot
-        (not a replay), a race as one choice with all its lanes (:meth:`LiveRecording.replay_groups`)."""
-        return [(run_title(runs[0]) if race is None else f"race · {len(runs)} lane{'s' if len(runs) != 1 else ''} "
-                 f"({', '.join(r.mode for r in runs)}) · {runs[0].machine}", runs)
-                for race, runs in self.live.replay_groups()]
+        """What Demo ▸ Replay session… offers (:func:`app.gui.panels.sessions.naming.replay_choices`)."""
+        return replay_choices(self.live.replay_groups())
 
     @Slot()
     def replay_dialog(self) -> None:

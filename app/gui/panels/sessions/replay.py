@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from app.core.recording.timing import replay_schedule
 from app.core.session.requests import SourceMapReady
 from app.gui.context import WindowContext
+from app.gui.panels.sessions.naming import replay_label
 
 if TYPE_CHECKING:
     from app.core.recording import RecordedRun
@@ -98,7 +99,7 @@ class Replay(QObject):
         self._state = state
         pace = speed_text(self.speed, self.skip_compile)
         self.host.setWindowTitle(f"{self._title.split(' — ▶')[0]} — ▶ replay {pace}")
-        self.status.show(f"▶ Replaying {run.label} {pace} · {run.recorded_label} (Esc stops)")
+        self.status.show(f"▶ Replaying {replay_label(state, run)} {pace} · {run.recorded_label} (Esc stops)")
         self.files.set_actions_enabled(True)
         self._t0 = time.perf_counter()
         self._tick()
@@ -127,8 +128,8 @@ class Replay(QObject):
             self._next_lane()
             return
         self.host.setWindowTitle(self._title)
-        self.session.end_recorded(state, f"Replay done: {run.label} {speed_text(self.speed, self.skip_compile)} "
-                                         f"· {run.recorded_label}")
+        done = f"Replay done: {replay_label(state, run)} {speed_text(self.speed, self.skip_compile)}"
+        self.session.end_recorded(state, f"{done} · {run.recorded_label}")
         self.files.set_actions_enabled(self.session.busy)
 
     def stop(self) -> bool:
