@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ SUITE_CACHE: Path | None = None
 #: ``cold_tests``: tests marked ``cold_compile``.
 COUNTS: Counter[str] = Counter()
 _ENV_VARS = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE", "TORCHINDUCTOR_CACHE_DIR")
+             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE",
+             "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY", "TORCHINDUCTOR_CACHE_DIR")
 _state = {"cold": False}
 _lock = threading.Lock()
 
@@ -47,6 +49,8 @@ _lock = threading.Lock()
 CACHE_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE"
 #: JAX's persistent cache is capped (least recently used entries go first); a full run fills about 0.3 GiB.
 XLA_CACHE_MAX_BYTES = 3 * 1024**3
+#: A cache folder of other versions is removed once no run has opened it for this long (s).
+STALE_AFTER_S = 24 * 3600
 _VERSIONED = ("jax", "jaxlib", "torch", "torchax", "transformers")
 
 
@@ -60,10 +64,12 @@ def cache_root(scratch_home: str, environ: dict[str, str] | None = None) -> Path
     torchax-playground-tests`` as the environment had it before the suite pointed XDG_CACHE_HOME at its scratch.
 
     Inside it, one sub-folder per set of versions (:func:`versions_key`): a JAX, jaxlib, torch, torchax,
-    transformers or Python upgrade starts a fresh cache and the other sub-folders are removed. Sharing across
-    runs is safe for the same reason sharing within a run is: JAX's cache key covers the StableHLO module, the
-    compile options, XLA's flags, the backend and jax/jaxlib's versions (jax/_src/cache_key.py); Inductor's
-    covers the FX graph, its config and torch's version (torch/_inductor/codecache.py)."""
+    transformers or Python upgrade starts a fresh cache; sub-folders no run has opened for a day are removed.
+    Sharing across runs is safe for the same reason sharing within a run is: JAX's cache key covers the StableHLO
+    module with its source locations (``jax_compilation_cache_include_metadata_in_key``, set here as the app sets
+    it: an executable never names another run's file), the compile options, XLA's flags, the backend and
+    jax/jaxlib's versions (jax/_src/cache_key.py); Inductor's covers the FX graph, its config and torch's version
+    (torch/_inductor/codecache.py)."""
     env = os.environ if environ is None else environ
     chosen = env.get(CACHE_ENV)
     if chosen is None:
@@ -84,6 +90,7 @@ def versions_key() -> str:
             parts.append(f"{dist}{metadata.version(dist)}")
         except metadata.PackageNotFoundError:
             parts.append(f"{dist}-none")
+    parts.append("locations")  # the key scheme: source locations in JAX's key (a cache made without them is dropped)
     return "-".join(parts).replace("+", "_")
 
 
@@ -98,8 +105,10 @@ def configure_environment(scratch_home: str, root: Path | None = None) -> Path:
     base = (root if root is not None else cache_root(scratch_home)) / "suite-compile-cache"
     SUITE_CACHE = base / versions_key()
     (SUITE_CACHE / "xla").mkdir(parents=True, exist_ok=True)
-    for other in base.iterdir():  # caches of other versions are never read again
-        if other.is_dir() and other != SUITE_CACHE and not os.environ.get("PYTEST_XDIST_WORKER"):
+    os.utime(SUITE_CACHE)  # in use: not stale for another checkout's run
+    for other in base.iterdir():  # caches of other versions, unused for a day (another checkout may still run)
+        if (other.is_dir() and other != SUITE_CACHE and not os.environ.get("PYTEST_XDIST_WORKER")
+                and time.time() - other.stat().st_mtime > STALE_AFTER_S):
             import shutil
 
             shutil.rmtree(other, ignore_errors=True)
@@ -107,6 +116,9 @@ def configure_environment(scratch_home: str, root: Path | None = None) -> Path:
                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
                        "JAX_COMPILATION_CACHE_MAX_SIZE": str(XLA_CACHE_MAX_BYTES),
+                       # source locations in the key: an executable cached from another run's temporary file (or
+                       # another checkout) must not name that file in its HLO (app/core/compile_cache/xla.py)
+                       "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY": "true",
                        "TORCHINDUCTOR_CACHE_DIR": str(SUITE_CACHE / "inductor")})
     return SUITE_CACHE
 
@@ -128,6 +140,7 @@ def _put_shared_cache_back(inductor_too: bool) -> None:
     jax.config.update("jax_compilation_cache_dir", _xla_dir())
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.config.update("jax_compilation_cache_include_metadata_in_key", True)
     reset_compilation_cache()
     if inductor_too:
         assert SUITE_CACHE is not None
