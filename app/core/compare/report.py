@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.compare.charts import COLOURS, compile_svg, speedup_svg
+from app.core.compare.text import steady_sentence
 
 #: Changes of one step's diff listed in the report (the rest counted; ``--json`` lists all).
 MAX_ROWS = 200
@@ -51,12 +52,8 @@ def _table(head: list[str], rows: list[list[str]], numeric: tuple[int, ...] = ()
 
 
 def _steady(s: dict[str, Any], plots: bool) -> str:
-    line = f"Steady {_e(s['unit'])} in each run: A {_e(_ms(s['a_ms']))} · B {_e(_ms(s['b_ms']))}"
-    if s["interval"]:
-        line += (f" · over {_e(s['rounds'])} paired rounds, B's speed-up {s['ratio']:.3f}× (95 % CI "
-                 f"{s['ci_low']:.3f}–{s['ci_high']:.3f})")
-    elif s["ratio"] is not None:
-        line += f" · B's speed-up {s['ratio']:.3f}×"
+    sentence = steady_sentence(s)
+    line = _e(sentence[:1].upper() + sentence[1:])
     body = f"<p>{line}</p>"
     if not s["interval"]:
         body += f"<p class='note'>{_e(s['note'] or 'no interval')}: the ratio of two medians, not a verdict.</p>"

@@ -23,14 +23,22 @@ def _compile_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _steady_lines(s: dict[str, Any]) -> list[str]:
+def steady_sentence(s: dict[str, Any]) -> str:
+    """The steady-speed line of a comparison (``compare_runs``' ``steady`` part), shared by the text and the HTML
+    report: each run's own ms/token (or per call) and, where paired rounds were recorded, B's speed-up with its
+    95 % interval."""
     line = f"steady {s['unit']} in each run: A {_ms(s['a_ms'])} · B {_ms(s['b_ms'])}"
     if s["interval"]:
         line += (f" · over {s['rounds']} paired rounds, B's speed-up {s['ratio']:.3f}× (95 % CI "
                  f"{s['ci_low']:.3f}–{s['ci_high']:.3f})")
     elif s["ratio"] is not None:
         line += f" · B's speed-up {s['ratio']:.3f}×"
-    elif s["note"]:
+    return line
+
+
+def _steady_lines(s: dict[str, Any]) -> list[str]:
+    line = steady_sentence(s)
+    if not s["interval"] and s["ratio"] is None and s["note"]:
         line += f" ({s['note']})"
     return [line]
 
