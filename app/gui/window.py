@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         # installed with `uv tool install` / `pipx install` lacks it: docs/install.md), saying how to add it
         model, note = (s.model, None) if s.model else default_model()
         ui.model_picker.set_current_model(model)
+        self._first_load_notes = [note] if note else []  # shown under the model box once it has loaded
         if note:
             self.status.warn(note)
         ui.form.set_values(s.generation)
@@ -309,8 +310,10 @@ class MainWindow(QMainWindow):
         self.ui.form.set_chat_available(event.chat_template, event.chat_default)
         self.setWindowTitle(f"torchax playground — {event.label}")
         self.ui.model_error.setVisible(False)
-        self.ui.model_warning.setText("\n".join(f"⚠ {w}" for w in event.warnings))
-        self.ui.model_warning.setVisible(bool(event.warnings))
+        warnings = [*event.warnings, *self._first_load_notes]
+        self._first_load_notes = []
+        self.ui.model_warning.setText("\n".join(f"⚠ {w}" for w in warnings))
+        self.ui.model_warning.setVisible(bool(warnings))
         self.settings.remember_model(event.request.model)
         self._refresh_models()
         self.ui.model_picker.set_current_model(event.request.model)
