@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from app.core.compile_options import observing_compiles
 from app.core.compile_settings.figures import SettingLane
-from app.core.compile_settings.options import observing_compiles
 from app.core.compile_settings.paired import (
     SettingsVerdicts,
     attach,

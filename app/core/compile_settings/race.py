@@ -1,6 +1,6 @@
 """The settings race of a model: the same prompt once per compiler setting, each lane from cold, one step — jit-static's
 decode step (the default) or prefill, or jit-loop's whole decode loop (:data:`STEPS`) — compiled under the setting
-(:func:`app.core.compile_settings.options.compiling_with`) and timed by the engine's own machinery
+(:func:`app.core.compile_options.compiling_with`) and timed by the engine's own machinery
 (:class:`app.core.runtime.compiled_step.CompiledStep`'s trace / lower / compile timers, the engine's steady ms per
 token, or the median ms of the warm prefill calls).
 
@@ -23,9 +23,9 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from app.core.compile_options import compiling_inductor, compiling_with, observing_compiles
 from app.core.compile_settings.catalog import BASELINE, CompileSetting, inductor_mode, parse_setting
 from app.core.compile_settings.figures import SettingLane
-from app.core.compile_settings.options import compiling_inductor, compiling_with, observing_compiles
 from app.core.compile_settings.paired import (
     SettingsVerdicts,
     Timer,

@@ -45,7 +45,7 @@ def compile_split(source: str | os.PathLike, module: str, platform: str, compile
 
 
 class CompileCapturer:
-    """A compile observer (:func:`app.core.compile_settings.options.observing_compiles`) that profiles the first
+    """A compile observer (:func:`app.core.compile_options.observing_compiles`) that profiles the first
     compile of step ``step`` (``"decode"``, ``"prefill"``) on ``platform``: :attr:`split` (:data:`KEYS`, or None
     when the profiler was busy or the capture had no such compile) and :attr:`compile_ms` (that compile alone,
     without the profiler's start and stop). Every other compile runs as it would. Compute thread."""

@@ -38,6 +38,7 @@ import time
 import types
 from typing import TYPE_CHECKING, Any
 
+from app.core import compile_options
 from app.core.events import CallRecord, PhaseEvent
 from app.core.modes.base import (
     Mode,
@@ -70,14 +71,12 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 
 def compile_mode(device: str) -> str:
     """The ``torch.compile`` mode on torch device ``device``: a settings race's Inductor lane's
-    (:func:`app.core.compile_settings.options.torch_compile_mode`), else :data:`MODE_ENV` if set, else
+    (:func:`app.core.compile_options.torch_compile_mode`), else :data:`MODE_ENV` if set, else
     ``"reduce-overhead"`` on CUDA (CUDA graphs, as XLA:GPU's command buffers) and ``"default"`` elsewhere.
     Raises :class:`app.core.errors.InvalidSettingsError` for a value not in :data:`COMPILE_MODES`."""
     import os
 
-    from app.core.compile_settings.options import torch_compile_mode
-
-    raced = torch_compile_mode()
+    raced = compile_options.torch_compile_mode()
     if raced is not None:
         return raced
 

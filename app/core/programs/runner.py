@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core import compile_options  # a race's options and compile profiler
 from app.core.events import CallRecord, Summary
 from app.core.programs.arguments import (  # noqa: F401  (re-exported: their home before they moved)
     bucket_size,
@@ -187,18 +188,16 @@ class ProgramRunner:
     def stages(self, args: tuple, should_stop: StopFn = None) -> tuple[Any, Any, Any, dict[str, float]]:
         """Trace, lower and compile for ``args`` (uncached): ``(traced, lowered, compiled, ms per phase)``.
         Raises :class:`ProgramError` at the user's line, :class:`ProgramStopped`."""
-        from app.core.compile_settings import options as xla  # a race's options and compile profiler
-
         t0 = time.perf_counter()
         traced = self._guard("trace", lambda: self._jitted.trace(*args), should_stop)
         t1 = time.perf_counter()
         lowered = self._guard("lower", traced.lower, None)
-        t2, module = time.perf_counter(), xla.module_name(self._jitted, "entry")
-        compiled = self._guard("compile", lambda: xla.run_compile("program", module, lambda: lowered.compile(
-            xla.current())), None)
+        t2, module = time.perf_counter(), compile_options.module_name(self._jitted, "entry")
+        compiled = self._guard("compile", lambda: compile_options.run_compile("program", module, lambda: lowered.compile(
+            compile_options.current())), None)
         t3 = time.perf_counter()
         return traced, lowered, compiled, {"trace": (t1 - t0) * 1000, "lower": (t2 - t1) * 1000,
-                                           "compile": xla.observed_compile_ms() or (t3 - t2) * 1000}
+                                           "compile": compile_options.observed_compile_ms() or (t3 - t2) * 1000}
 
     def lower(self, args: tuple | None = None, should_stop: StopFn = None) -> Any:
         """Trace and lower for ``args`` (default: the prepared arguments) without compiling: the jax

@@ -17,6 +17,7 @@ from typing import Any
 
 import jax
 
+from app.core import compile_options
 from app.core.events import HOST_PARTS, CallRecord, Phase, PhaseEvent
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
@@ -269,15 +270,13 @@ def _compile(lowered: Any, step: str, jitted: Any) -> Any:
     delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
     if delay > 0:
         time.sleep(delay)
-    from app.core.compile_settings import options  # a race's options, its compile observer
-
-    return options.run_compile(step, options.module_name(jitted, step), lambda: lowered.compile(options.current()))
+    # a race's options, its compile observer
+    return compile_options.run_compile(step, compile_options.module_name(jitted, step),
+                                       lambda: lowered.compile(compile_options.current()))
 
 
 def _observed_ms() -> float | None:
-    from app.core.compile_settings.options import observed_compile_ms
-
-    return observed_compile_ms()
+    return compile_options.observed_compile_ms()
 
 
 def _timed(phase: Phase, detail: str, phases: dict[str, float], label: str, work: Callable[[], Any]):

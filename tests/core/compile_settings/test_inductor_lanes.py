@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.compile_options import torch_compile_mode
 from app.core.compile_settings.catalog import parse_setting
 from app.core.compile_settings.figures import SettingLane
-from app.core.compile_settings.options import torch_compile_mode
 from app.core.compile_settings.parting import where_settings_part
 from app.core.compile_settings.race import settings_race
 from app.core.errors import InvalidSettingsError

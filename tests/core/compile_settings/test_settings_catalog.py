@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from app.core.compile_options import compiling_with, current
 from app.core.compile_settings.catalog import NAMES, parse_setting
 from app.core.compile_settings.figures import (
     SettingLane,
@@ -18,7 +19,6 @@ from app.core.compile_settings.figures import (
     plot_points,
     summary,
 )
-from app.core.compile_settings.options import compiling_with, current
 from app.core.compile_settings.race import check_options, resolve
 from app.core.errors import InvalidSettingsError
 
