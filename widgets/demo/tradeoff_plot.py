@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import csv
 import json
+import textwrap
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from widgets.common.typed_qt import graphics_scene, plot_item
-from widgets.plot.plot_export import export_plot
+from widgets.demo.tradeoff_export import export_slide
 
 POINT_COLOUR = "#2563eb"
 BASELINE_COLOUR = "#111827"
@@ -33,6 +34,18 @@ TITLE = "Compile once, run fast: what each compiler setting costs and saves"
 HOVER_PX = 12.0
 #: Export formats: the plot's own (:func:`export_plot`) and the points' data.
 EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".csv", ".json")
+#: The plot's smallest readable height (px): a host shows it smaller nowhere (issue 55).
+MIN_PLOT_PX = 240
+#: The axes' titles, long and short: the short one where the long one would be cut.
+AXIS_TITLES = {"bottom": ("compile ms (trace + lower + compile)", "compile ms"),
+               "left": ("steady ms per call", "ms per call")}
+#: Where a label may go by its point, in order: (anchor x — None: the label's share —, anchor y, label heights
+#: up, px right): above, under, right of it, left of it, then one and two label heights further up or down.
+PLACES: tuple[tuple[float | None, float, int, int], ...] = (
+    (None, 1, 0, 0), (None, 0, 0, 0), (0, 0.5, 0, 9), (1, 0.5, 0, -9), (None, 1, 1, 0), (None, 0, -1, 0),
+    (None, 1, 2, 0), (None, 0, -2, 0))
+#: A label's break-even sentence wraps after this many characters, so a long one stays by its point.
+LABEL_CHARS = 48
 
 
 class TradeoffPoint(NamedTuple):
@@ -74,6 +87,32 @@ def split_text(point: TradeoffPoint) -> str:
             f"{point.steady_ms:,.3f} ms/{point.unit}{equal}" + (f" · {point.versus}" if point.versus else ""))
 
 
+def paired_position(point: TradeoffPoint, points: list[TradeoffPoint]) -> TradeoffPoint:
+    """``point`` where its label's verdict says it is: with a paired verdict (``verdict["ratio"]``, the speed-up
+    over the baseline from paired rounds) its height is the baseline's steady ms ÷ that ratio, so the point and its
+    "1.25× faster" agree; without one (or for the baseline) its one-pass steady ms as measured."""
+    base = next((p for p in points if p.baseline), None)
+    ratio = point.verdict.get("ratio") if point.verdict else None
+    if base is None or point.baseline or not ratio or point.verdict.get("ci_low") is None:
+        return point
+    note = f"placed by the paired ratio; one pass measured {point.steady_ms:,.3f} ms/{point.unit}"
+    return point._replace(steady_ms=base.steady_ms / float(ratio),
+                          versus=f"{point.versus} · {note}" if point.versus else note)
+
+
+def align(label: pg.TextItem, share: float) -> None:
+    """``label``'s lines left-aligned (``share`` 0: it reads rightwards from its point), centred (0.5) or
+    right-aligned (1), so that its first line, the setting's name, is by its point."""
+    flag = (Qt.AlignmentFlag.AlignLeft, Qt.AlignmentFlag.AlignHCenter, Qt.AlignmentFlag.AlignRight)[round(share * 2)]
+    item = label.textItem
+    option = item.document().defaultTextOption()
+    if option.alignment() != flag or item.textWidth() < 0:
+        item.setTextWidth(-1)  # its natural width, then every line aligned inside it
+        item.setTextWidth(item.boundingRect().width())
+        option.setAlignment(flag)
+        item.document().setDefaultTextOption(option)
+
+
 class TradeoffPlot(QWidget):
     """Compile time (x, ms) against steady time per call (y, ms), one point per setting. Talk-sized with
     :meth:`set_font_size`. :attr:`hovered`: the point under the mouse (None). ``compact`` (a small panel): points
@@ -86,8 +125,8 @@ class TradeoffPlot(QWidget):
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("tradeoff_plot")
         item = plot_item(self.plot)
-        item.setLabel("bottom", "compile ms (trace + lower + compile)")
-        item.setLabel("left", "steady ms per call")
+        for side, (long, _short) in AXIS_TITLES.items():
+            item.setLabel(side, long)
         for side in ("left", "bottom"):  # ms as they are: pyqtgraph would rescale 0.08 ms to "80 (x0.001)"
             item.getAxis(side).enableAutoSIPrefix(False)
         if title:
@@ -96,6 +135,7 @@ class TradeoffPlot(QWidget):
         item.getViewBox().setDefaultPadding(0.12)  # room for the labels above the top point
         item.showGrid(x=True, y=True, alpha=0.2)
         self._points: list[TradeoffPoint] = []
+        self._given: list[TradeoffPoint] = []
         self._font_pt = 0  # labels' font size (pt) set by set_font_size; 0: pyqtgraph's own
         self._labels: list[pg.TextItem] = []
         self.front = self.plot.plot([], [], pen=pg.mkPen(FRONT_COLOUR, width=2, style=Qt.PenStyle.DashLine),
@@ -133,7 +173,8 @@ class TradeoffPlot(QWidget):
     def set_points(self, points: list[TradeoffPoint]) -> None:
         """Draw ``points`` (replacing the previous ones): the Pareto front joins the ``pareto`` points in order of
         compile time; each point gets a label, and its break-even sentence under it."""
-        self._points = list(points)
+        self._given = list(points)  # as the race gave them (an export draws them anew)
+        self._points = points = [paired_position(p, points) for p in points]
         others = [p for p in points if not p.baseline]
         base = [p for p in points if p.baseline]
         self.others.setData([p.compile_ms for p in others], [p.steady_ms for p in others])
@@ -148,12 +189,13 @@ class TradeoffPlot(QWidget):
         for p in points:
             text = p.name + (" (baseline)" if p.baseline else "")
             if p.verdict_line and not self.compact:  # the dock's small plot: its panel says the verdicts
-                text += f"\n{p.verdict_line}"
+                text += f"\n{p.verdict_line}"  # one line: the verdict with its interval, read as one
             if p.break_even and not self.compact:
-                text += f"\n{p.break_even}"
-            # a label reads away from the nearer edge, in proportion: the leftmost point's to its right, the
-            # rightmost's to its left, one in the middle centred, so a long sentence stays inside the points' range
+                text += "\n" + textwrap.fill(p.break_even, LABEL_CHARS)
+            # a label reads away from the nearer edge: the left third's points' to their right, the right third's
+            # to their left (its lines right-aligned, ending at the point), the middle's centred above the point
             share = (p.compile_ms - low) / span if span > 0 else 0.0
+            share = 0.0 if share < 1 / 3 else 1.0 if share > 2 / 3 else 0.5
             label = pg.TextItem(text, color=BASELINE_COLOUR if p.baseline else "#374151", anchor=(share, 1))
             label.setPos(p.compile_ms, p.steady_ms)
             if self._font_pt:
@@ -182,29 +224,69 @@ class TradeoffPlot(QWidget):
     def _on_view_changed(self, *_view: object) -> None:
         self._tidy.start()
 
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._tidy.start()
+
+    def axis_titles(self) -> dict[str, tuple[str, float, float]]:
+        """Each axis's title as drawn: ``{side: (text, text px, axis px)}`` (its text's length and the length of
+        the axis it runs along, screen px)."""
+        item = plot_item(self.plot)
+        out = {}
+        for side in AXIS_TITLES:
+            axis = item.getAxis(side)
+            text = axis.labelText or ""
+            along = axis.geometry().height() if side == "left" else axis.geometry().width()
+            out[side] = (text, QFontMetricsF(axis.label.font()).horizontalAdvance(text), along)
+        return out
+
+    def titles_whole(self) -> bool:
+        """Whether every axis title is drawn whole (its text no longer than its axis)."""
+        return all(width <= along for _text, width, along in self.axis_titles().values())
+
+    def fit_titles(self) -> None:
+        """Each axis its long title where it fits, else its short one (:data:`AXIS_TITLES`)."""
+        item = plot_item(self.plot)
+        for side, (long, short) in AXIS_TITLES.items():
+            axis = item.getAxis(side)
+            along = axis.geometry().height() if side == "left" else axis.geometry().width()
+            fits = QFontMetricsF(axis.label.font()).horizontalAdvance(long) <= along - 8
+            want = long if fits or along <= 0 else short
+            if axis.labelText != want:
+                axis.setLabel(want)
+
     def declutter(self) -> None:
-        """Move labels that would overlap an earlier one (in the order of the points) by whole text heights, up or
-        down from their point, to the first place inside the plot that overlaps none (at most two heights away).
-        The label's data position moves (not only its anchor), so a vector export draws it where the screen does."""
+        """Put each label (in the order of the points) at the first of :data:`PLACES` that lies inside the plot and
+        overlaps no earlier label: above its point, under it, beside it (right, left), then a label's height or two
+        further up or down; else the first place inside the plot, else above. The label's data position moves (not
+        only its anchor), so a vector export draws it where the screen does."""
+        self.fit_titles()
         placed: list[QRectF] = []
         view = plot_item(self.plot).getViewBox()
-        step, inside = view.viewPixelSize()[1], view.sceneBoundingRect()  # data units per screen px, vertically
+        px, inside = view.viewPixelSize(), view.sceneBoundingRect()  # data units per screen px (x, y)
         for label, share, p in zip(self._labels, self._shares, self._points):
-            for lines in (0, -1, 1, -2, 2):  # 0: just above the point; -1: just below it; 1: a line higher
-                rect = self._place(label, share, p, lines, step)
+            rects = []
+            for where in PLACES:
+                rect = self._place(label, share, p, where, px)
                 if inside.contains(rect) and not any(rect.intersects(other) for other in placed):
                     break
+                rects.append((where, inside.contains(rect)))
             else:
-                rect = self._place(label, share, p, 0, step)
+                where = next((w for w, ok in rects if ok), PLACES[0])
+                rect = self._place(label, share, p, where, px)
             placed.append(rect)
 
     @staticmethod
-    def _place(label: pg.TextItem, share: float, p: TradeoffPoint, lines: int, step: float) -> QRectF:
-        """Put ``label`` ``lines`` text heights above its point (``lines`` < 0: below it); its scene rect."""
-        label.setAnchor((share, 1 if lines >= 0 else 0))
+    def _place(label: pg.TextItem, share: float, p: TradeoffPoint, where: tuple[float | None, float, int, int],
+               px: tuple[float, float]) -> QRectF:
+        """Put ``label`` at ``where`` (one of :data:`PLACES`) by its point (``px``: data units per screen px);
+        its scene rect."""
+        ax, ay, heights, right = where
+        ax = share if ax is None else ax
+        align(label, ax)
+        label.setAnchor((ax, ay))
         height = label.boundingRect().height()  # px: a TextItem ignores the view's scaling
-        shift = lines if lines >= 0 else lines + 1  # below: -1 is just under the point, -2 a line lower
-        label.setPos(p.compile_ms, p.steady_ms + shift * height * step)
+        label.setPos(p.compile_ms + right * px[0], p.steady_ms + heights * height * px[1])
         return label.sceneBoundingRect()
 
     def label_texts(self) -> list[str]:
@@ -212,22 +294,32 @@ class TradeoffPlot(QWidget):
         return [label.toPlainText() for label in self._labels]
 
     def set_font_size(self, points: int) -> None:
-        """Labels, axes and title at ``points`` pt (presentation mode); kept for the points drawn later."""
+        """Labels, axes and title at ``points`` pt (presentation mode; 0: the application's own size again);
+        kept for the points drawn later."""
         self._font_pt = points
         font = self._font()
         self.caption.setFont(font)
         for label in self._labels:
             label.setFont(font)
+            label.textItem.setTextWidth(-1)  # measured anew at the next placing (align)
         item = plot_item(self.plot)
         for side in ("left", "bottom"):
             item.getAxis(side).label.setFont(font)
-            item.getAxis(side).setStyle(tickFont=font)
+            axis = item.getAxis(side)
+            axis.setStyle(tickFont=font if points else None)
+            axis.setLabel(axis.labelText)  # the axis makes room for its title's new size
         if self._title:
-            item.setTitle(TITLE, size=f"{points}pt")
+            item.setTitle(TITLE, size=f"{font.pointSize()}pt")
+        self._tidy.start()
+
+    def font_size(self) -> int:
+        """The labels' size in pt (:meth:`set_font_size`; 0: the application's)."""
+        return self._font_pt
 
     def _font(self) -> QFont:
         font = QFont()
-        font.setPointSize(self._font_pt)
+        if self._font_pt:
+            font.setPointSize(self._font_pt)
         return font
 
     def point_near(self, scene_pos: QPointF) -> TradeoffPoint | None:
@@ -246,17 +338,9 @@ class TradeoffPlot(QWidget):
         self.plot.setToolTip(split_text(self.hovered) if self.hovered is not None else "")
 
     def _export_drawing(self, path: Path) -> Path:
-        """The plot as drawn, but every label with its verdict and break-even sentence (a compact plot's too)."""
-        compact, self.compact = self.compact, False
-        try:
-            if compact:
-                self.set_points(self._points)
-            self.declutter()  # now, not after the next paint: the labels drawn are the ones exported
-            return export_plot(self.plot, path)
-        finally:
-            self.compact = compact
-            if compact:
-                self.set_points(self._points)
+        """The plot drawn anew for a slide (:data:`SLIDE_SIZE` at :data:`SLIDE_PT`, with its title), whatever
+        its size on screen: every label with its verdict and break-even sentence (a compact plot's too)."""
+        return export_slide(lambda: TradeoffPlot(title=True), self._given, path)
 
     def export(self, path: str | Path) -> Path:
         """Write the plot (``.png`` / ``.svg`` / ``.pdf``, every verdict and break-even sentence beside its point) or its
@@ -278,7 +362,7 @@ class TradeoffPlot(QWidget):
                  "xla_passes_ms": p.detail.get("XLA passes"), "codegen_ms": p.detail.get("codegen"),
                  "autotune_ms": p.detail.get("autotune"), "ptxas_ms": p.detail.get("ptxas"),
                  "steady_ms_per_call": p.steady_ms, "unit": p.unit, "baseline": p.baseline, "pareto": p.pareto,
-                 "outputs_equal": p.equal, "break_even": p.break_even} for p in self._points]
+                 "outputs_equal": p.equal, "break_even": p.break_even} for p in self._given]  # as measured
         if suffix == ".json":
             path.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
         else:
@@ -287,3 +371,4 @@ class TradeoffPlot(QWidget):
                 writer.writeheader()
                 writer.writerows(rows)
         return path
+

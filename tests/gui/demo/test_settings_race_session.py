@@ -30,18 +30,20 @@ def _opened(qtbot, win, path) -> None:
 def test_a_saved_session_keeps_the_race_and_reopens_its_trade_off(qtbot, window, make_window, gui_model, tmp_path):
     race_settings(qtbot, window, ["default", "O0"])
     wait_done(qtbot, window)
+    window.ui.model_picker.set_current_model("no-such/model")  # picked after the race (issue 55): not what ran
     path = tmp_path / "race.session"
     assert window.sessions.save(path) > 0
     saved = SessionFile.load(path)
     assert len(saved.runs) == 2 and len(saved.settings_races) == 1
     race = saved.settings_races[0]
     assert [lane["name"] for lane in race["lanes"]] == ["default", "O0"] and race["step"] == "decode"
-    assert "pydoc-llama" in race["title"]
+    assert "pydoc-llama" in race["title"] and "no-such" not in race["title"]  # titled by the model that ran
 
     other = make_window(gui_model, autoload=False)
     _opened(qtbot, other, path)
     sr = other.demo.settings_race
     assert [p.name for p in sr.plot.points] == ["default", "O0"] and sr.plot.points[0].baseline
+    assert [r.label for r in other.session.runs] == ["run 1 · default", "run 2 · O0"]  # lanes keep their settings
     assert sr.picker.names() == [] and "reopened from race.session" in sr.picker.message_text()
     assert "RACE.SESSION" in sr.stage_title.text()
     assert sr.shown.text().startswith("points: model ") and sr.shown.text().endswith("reopened from race.session")

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMenu, QTabWidget, QVBoxLayo
 
 from app.core.compile_cache.xla import default_cache_dir
 from app.core.events import CallRecord
-from app.core.modes.catalog import CATALOG, MODE_NAMES
+from app.core.mode_catalog import CATALOG, MODE_NAMES
 from app.core.race import EAGER_TOKENS
 from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, call_compile_rows
 from app.core.session.model import RunState
@@ -292,8 +292,8 @@ class DemoKit(QObject, ExportActions):
             i, j, sizes = top.indexOf(plot_card), top.indexOf(sr.stage_card), list(before)
             sizes[i], sizes[j] = (0, before[i] + before[j]) if trade else (before[i] + before[j], 0)
             top.setSizes(sizes)
-        if trade:
-            sr.stage_plot.set_font_size(round(QApplication.font().pointSizeF()))
+        if sr.stage_plot.font_size() != (size := round(QApplication.font().pointSizeF()) if presenting else 0):
+            sr.stage_plot.set_font_size(size)  # talk-sized while presenting, the window's own size after
         if changed:
             self.presentation.sizes[top] = [32, 0, 68] if trade else [32, 68, 0]
             self.presentation.apply_sizes()

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
@@ -50,7 +50,8 @@ from app.core.session.settings_race_service import (
 from app.core.steady import SteadyPlan
 from app.gui.context import WindowContext
 from app.gui.layout import card
-from app.gui.panels.demo.settings_summary import points_of, show_summary, summary_label
+from app.gui.panels.demo.parting_view import open_parting
+from app.gui.panels.demo.settings_summary import plot_place, points_of, show_summary, summary_label
 from app.gui.panels.demo.settings_target import (
     PROGRAM,
     RaceTarget,
@@ -59,7 +60,7 @@ from app.gui.panels.demo.settings_target import (
     refusal,
     rows,
 )
-from widgets.demo.parting_view import LockstepRow, PartingDialog, PartingPicker
+from widgets.demo.parting_view import PartingDialog, PartingPicker
 from widgets.demo.settings_controls import SettingsRaceControls
 from widgets.demo.tradeoff_plot import TradeoffPlot
 
@@ -82,6 +83,8 @@ class SettingsRace(QObject):
     #: The paired rounds a race started now asks for (the kit gives the Demo kit's steady-state setting).
     steady_plan: Callable[[], SteadyPlan | None] = SteadyPlan
     parting_dialog: PartingDialog | None
+    race_action: Any  # the Demo menu's actions (add_actions)
+    in_plot_area: Any
     _parted: SettingsParted | None
 
     def __init__(self, ctx: WindowContext, checked: tuple[str, ...] = DEFAULT_SETTINGS) -> None:
@@ -112,10 +115,12 @@ class SettingsRace(QObject):
         self.shown.setObjectName("settingsRaceShown")
         self.shown.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         column.addWidget(self.shown)
-        column.addWidget(self.plot, 1)
+        self.place = plot_place(self.plot)  # the plot where it is >= 240 px tall, else a note and a button
+        self.place.moveRequested.connect(lambda: self.in_plot_area and self.in_plot_area.setChecked(True))
+        column.addWidget(self.place, 1)
         self.verdict_line = summary_label()  # each setting against the baseline, from the paired rounds (95 % CI)
-        for widget in (self.verdict_line, self.picker):
-            column.addWidget(widget)
+        column.addWidget(self.verdict_line)
+        column.addWidget(self.picker)
         row.addWidget(right, 1)
         self.parting_dialog, self._parted = None, None  # the lockstep view; the newest comparison's answer
         self.stage_plot = TradeoffPlot(title=False)  # its card's title says it, in a talk-sized font
@@ -128,10 +133,12 @@ class SettingsRace(QObject):
         self.stage_card.setVisible(False)
         self.lanes: list[Any] = []
         self.raced: Any = None  # the newest settings race's request (Compare passes… compiles what it raced)
-        self.saved_title = ""  # a reopened race's title (show_saved)
-        self.on_stage = False
-        self.race_action: Any = None  # the Demo menu's (add_actions)
-        self.in_plot_area: Any = None
+        # the model it raced (the session's loaded model at its first lane); a reopened race's title (show_saved)
+        self.raced_model, self.saved_title, self.on_stage = "", "", False
+        self.race_action, self.in_plot_area = None, None  # the Demo menu's (add_actions)
+        self._connect()
+
+    def _connect(self) -> None:
         ev = self.session.events
         ev.settingsRace.connect(self.on_lanes)
         ev.error.connect(self.on_error)
@@ -264,7 +271,10 @@ class SettingsRace(QObject):
             entry = "" if not isinstance(req, ProgramSettingsRaceRequest) else (
                 f"{req.name}:{req.entry}" if req.entry else self.target.program_label())
             self.stage_title.setText((f"{STAGE_TITLE} · {entry}" if entry else STAGE_TITLE).upper())
+            loaded = self.session.loaded  # the model this race runs on (not whatever the model box says later)
+            self.raced_model = loaded.request.model if loaded is not None else self.ctx.ui.model_picker.current_model()
             self._name_points(f"program {entry}" if entry else self._model_step())
+            QTimer.singleShot(0, self._find_room)  # once the Demo kit shows the tab (raised below)
         self.lanes, self.raced = list(event.lanes), event.request
         self.picker.set_names([lane.name for lane in self.lanes if not lane.name.startswith("inductor-")])
         points = points_of(self.lanes)
@@ -275,8 +285,13 @@ class SettingsRace(QObject):
         self._set_stage(True)
         show_summary(self.verdict_line, self.stage_plot, self.lanes)
 
+    def _find_room(self) -> None:
+        """A race whose plot the Demo kit cannot show >= 240 px tall opens it in the plot area (Ctrl+Alt+P)."""
+        if self.on_stage and not self.place.fits() and self.in_plot_area is not None:
+            self.in_plot_area.setChecked(True)
+
     def _model_step(self) -> str:
-        return f"model {self.ctx.ui.model_picker.current_model()} | jit-static decode step"
+        return f"model {self.raced_model} | jit-static decode step"
 
     def _name_points(self, what: str) -> None:
         self.shown.setText(f"points: {what}")
@@ -324,26 +339,10 @@ class SettingsRace(QObject):
         self.show_parting(p)
 
     def show_parting(self, p: Any) -> PartingDialog:
-        """Open the lockstep view of ``p`` (a :class:`app.core.compile_settings.parting.Parting`)."""
-        from app.core.passes.diff import diff_rows
-
-        rows = [LockstepRow(r.pipeline, r.pass_name, r.a.label if r.a else "", r.b.label if r.b else "", r.differs)
-                for r in p.pairs]
-        new_text = ""
-        if p.diff is not None and p.first is not None:  # the second setting's module after the parting row
-            new_text = next(r.b.text for r in reversed(p.pairs[:p.first + 1]) if r.b is not None)
-        counts = p.fusion_counts()
-        only = p.only()
-        fusions = "Fusions kept: " + " · ".join(
-            f"{label} {sum(c.values())} ({', '.join(f'{k} {n}' for k, n in sorted(c.items())) or 'none'})"
-            + (f", {len(o)} only here" if o else "") for label, c, o in zip(p.labels, counts, only))
-        if self.parting_dialog is not None:  # one comparison open at a time (each holds two modules' texts)
-            self.parting_dialog.close()
-            self.parting_dialog.deleteLater()
-        dlg = self.parting_dialog = PartingDialog(self.ctx.host, p.labels, rows, p.first, p.sentence().split(";")[0],
-                                                  diff_rows(p.diff) if p.diff is not None else None, new_text, fusions)
-        dlg.show()
-        return dlg
+        """Open the lockstep view of ``p`` (a :class:`app.core.compile_settings.parting.Parting`), closing the
+        previous one (:func:`app.gui.panels.demo.parting_view.open_parting`)."""
+        self.parting_dialog = open_parting(self.ctx.host, p, self.parting_dialog)
+        return self.parting_dialog
 
     def on_error(self, event: RequestFailed) -> None:
         if isinstance(event.request, RACES):

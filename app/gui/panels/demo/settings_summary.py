@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QLabel, QSizePolicy
+from PySide6.QtWidgets import QLabel
 
 from app.core.compile_settings.figures import plot_points
 from app.core.verdict.words import format_verdicts, short_verdict
-from widgets.demo.tradeoff_plot import TradeoffPlot, TradeoffPoint
+from widgets.demo.elided_line import ElidedLine
+from widgets.demo.plot_or_note import PlotOrNote
+from widgets.demo.tradeoff_plot import MIN_PLOT_PX, TradeoffPlot, TradeoffPoint
 
 #: Said when a race of several settings has no paired rounds: its ratios are one pass's.
 ONE_PASS = ("vs baseline: one pass per lane, no 95 % CI — paired rounds run after the lanes while the Demo kit's "
@@ -53,13 +55,26 @@ def summary_text(lanes: list[Any]) -> tuple[str, str, str]:
     return f"{head}: {said}{noisy}", tip, f"{head}{noisy}"
 
 
+#: Said in the Demo kit where its plot would be under :data:`MIN_PLOT_PX` tall.
+NO_ROOM = (f"Too short for the trade-off here (it needs {MIN_PLOT_PX} px): shown in the plot area (Demo ▸ Trade-off "
+           "in the plot area, Ctrl+Alt+P) — or make this dock taller")
+
+
 def summary_label() -> QLabel:
-    """The summary line's label (``settingsRaceVerdicts``): wrapped, as wide as the plot lets it be."""
-    label = QLabel("")
+    """The summary line's label (``settingsRaceVerdicts``): one line, elided to the plot's width, never wrapped
+    (it would squeeze the plot); the whole line and every sentence in its tooltip and on a click."""
+    label = ElidedLine("")
     label.setObjectName("settingsRaceVerdicts")
-    label.setWordWrap(True)
-    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     return label
+
+
+def plot_place(plot: TradeoffPlot) -> PlotOrNote:
+    """Where the Demo kit shows ``plot``: the plot while it gets :data:`MIN_PLOT_PX` px (and its notes' lines),
+    else :data:`NO_ROOM` and a button (its ``moveRequested``) that shows it in the plot area."""
+    place = PlotOrNote(plot, MIN_PLOT_PX, NO_ROOM, "Trade-off in the plot area")
+    place.setObjectName("tradeoffPlace")
+    place.extra = lambda: plot.notes.sizeHint().height() if not plot.notes.isHidden() else 0
+    return place
 
 
 def show_summary(label: QLabel, stage: TradeoffPlot, lanes: list[Any]) -> None:
