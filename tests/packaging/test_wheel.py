@@ -137,14 +137,17 @@ print(json.dumps(dict(found=found, installed=paths.installed(), assets=str(paths
 
 
 def test_the_installed_command_generates_tokens_from_the_built_in_model(target, outside):
+    """Mode ``torch`` (a mode of the installed catalog, no XLA compile: the installed copy's paths are new each
+    run, so the suite's compile cache would miss); the gallery program below compiles with JAX."""
     cwd, env = outside
     out = _run([BASE_PYTHON, str(target / "bin" / "torchax-playground"), "generate", "--model", "pydoc-llama",
-                "--max-new-tokens", "4", "--no-chat", "--prompt", "def add(a, b):", "--json"], cwd, env).stdout
+                "--max-new-tokens", "4", "--no-chat", "--prompt", "def add(a, b):", "--mode", "torch", "--json"],
+               cwd, env).stdout
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     tokens = [e for e in events if e["event"] == "token"]
     summary = next(e for e in events if e["event"] == "summary")
     assert len(tokens) == 4 and all(isinstance(t["token_id"], int) for t in tokens)
-    assert summary["model"] == "pydoc-llama" and summary["n_tokens"] == 4
+    assert summary["model"] == "pydoc-llama" and summary["n_tokens"] == 4 and summary["mode"] == "torch"
 
 
 def test_the_installed_command_runs_a_gallery_program(target, outside):
