@@ -20,7 +20,7 @@ def add_device_arg(p: argparse.ArgumentParser) -> None:
     """``--device cpu|gpu|tpu`` (the model commands'): the JAX platform the run goes to, and the torch device
     of the PyTorch modes (``cuda`` for ``gpu``). Default None: JAX's default backend, which honours
     ``JAX_PLATFORMS`` (resolved by :func:`app.core.engine.device.resolve_device`)."""
-    from app.core.modes.catalog import PLATFORMS
+    from app.core.mode_catalog import PLATFORMS
 
     p.add_argument("--device", choices=PLATFORMS, default=None,
                    help="where to run: JAX's devices of this platform, and for the PyTorch modes (torch, "

@@ -8,8 +8,8 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from app.core.mode_catalog import DEFAULT_MODE, MODE_NAMES
 from app.core.models.sources import DEFAULT_MODEL
-from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES
 from app.core.settings import DTYPES, GenerationSettings
 from app.core.units import counted
 from app.options import add_device_arg, add_devices_arg
@@ -237,7 +237,7 @@ def record_event(recorder: Any, event: Any, err: TextIO | None = None) -> None:
     """Feed one event of a request's stream to the session file's ``recorder`` (None: nothing to record):
     engine events through :meth:`app.core.recording.RunRecorder.feed`, a step's source map (built after the
     run, :meth:`ComputeService.after_run`) to the newest run with IR of that step — as the window's
-    :class:`app.core.recording.live.LiveRecording` does; a :class:`Notice` is printed on ``err``."""
+    :class:`app.core.live_recording.LiveRecording` does; a :class:`Notice` is printed on ``err``."""
     from app.core.session.requests import Notice, SourceMapReady
 
     if isinstance(event, Notice):

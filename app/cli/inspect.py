@@ -52,7 +52,7 @@ WHAT_BY_COMPILER = {compiler: cli_names(compiler) for compiler in ("xla", "induc
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.errors import InvalidSettingsError
-    from app.core.modes.catalog import CATALOG, mode_info
+    from app.core.mode_catalog import CATALOG, mode_info
 
     info = mode_info(args.mode)
     if not info.inspectable or info.compiler is None:

@@ -105,7 +105,7 @@ def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from app.core.errors import InvalidSettingsError
-    from app.core.modes.catalog import CATALOG, mode_info
+    from app.core.mode_catalog import CATALOG, mode_info
     from app.core.passes.record import record_pipeline
 
     if args.dumps:

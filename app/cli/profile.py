@@ -17,7 +17,7 @@ from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
 from app.core.backends import BACKENDS
 from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES
-from app.core.modes.catalog import CATALOG, profiling_mode
+from app.core.mode_catalog import CATALOG, profiling_mode
 from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.report.columns import render_text
 

@@ -141,10 +141,10 @@ def program_request(args: argparse.Namespace, path: str, entry: str | None) -> A
 
 def _recorder(request: Any, label: str, prepared: Any) -> Any:
     """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
-    ``FILE.py:ENTRY``, the settings :func:`app.core.recording.live.program_settings`, as the window records
+    ``FILE.py:ENTRY``, the settings :func:`app.core.live_recording.program_settings`, as the window records
     them), or None without ``--save-session`` / ``--perfetto``."""
+    from app.core.live_recording import program_settings
     from app.core.recording import RunRecorder
-    from app.core.recording.live import program_settings
 
     settings = program_settings(request, prepared.describe_args(), request.mode)
     return RunRecorder(label, request.path, {"backend": prepared.backend}, settings)

@@ -21,7 +21,7 @@ from app.cli.common import (
     settings_from_args,
     write_session_outputs,
 )
-from app.core.modes.catalog import MODE_NAMES
+from app.core.mode_catalog import MODE_NAMES
 from app.core.race import EAGER_TOKENS
 from app.core.units import counted
 
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_from_args(args, capture_ir=False)
     plan = steady_plan(args)
     if not args.modes:
-        from app.core.modes.catalog import modes_on
+        from app.core.mode_catalog import modes_on
 
         args.modes = list(modes_on(device_for(args).platform))
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    # The step vocabulary is written once, in the IR-view catalog (a layer above this module: it is imported for
-    # the annotations only, which ``from __future__ import annotations`` leaves unevaluated).
-    from app.core.inspect.views import StepKind  # noqa: F401 (re-exported for type checkers)
+from app.core.steps import StepKind  # noqa: F401 (the step vocabulary, written once; re-exported)
 
 Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling", "opening",
                 "opening capture", "recording passes", "source map"]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import FinishedEvent, LaneEvent, PromptEvent, RaceEvent
-from app.core.modes.catalog import CATALOG, REFERENCE_MODE, mode_info
+from app.core.mode_catalog import CATALOG, REFERENCE_MODE, mode_info
 from app.core.report.columns import RACE_COLUMNS, render_text
 from app.core.settings import MODES, GenerationSettings
 from app.core.steady import SteadyPlan, steady_phase

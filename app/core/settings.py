@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, NoReturn
 
 from app.core.errors import InvalidSettingsError
-from app.core.modes.catalog import DEFAULT_MODE, MODE_NAMES, PLATFORMS
+from app.core.mode_catalog import DEFAULT_MODE, MODE_NAMES, PLATFORMS
 
-#: Mode names in display order, from the catalog (:data:`app.core.modes.catalog.CATALOG`).
+#: Mode names in display order, from the catalog (:data:`app.core.mode_catalog.CATALOG`).
 MODES: tuple[str, ...] = MODE_NAMES
 #: Devices a run can be placed on: JAX platform names (``--device``; :mod:`app.core.engine.device`).
 DEVICES: tuple[str, ...] = PLATFORMS

@@ -37,7 +37,7 @@ from app.core.events import (
     SteadyRoundEvent,
     VerdictsEvent,
 )
-from app.core.modes.catalog import REFERENCE_MODE, mode_info
+from app.core.mode_catalog import REFERENCE_MODE, mode_info
 from app.core.settings import GenerationSettings
 from app.core.verdict import (
     AA_SUFFIX,

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.modes.catalog import CATALOG, DEFAULT_MODE, MODE_NAMES
+from app.core.mode_catalog import CATALOG, DEFAULT_MODE, MODE_NAMES
 from app.core.report.columns import CALL_COLUMNS
 from app.core.settings import DTYPES
 from widgets.common.busy_indicator import BusyIndicator

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-from app.core.modes.catalog import CATALOG
+from app.core.mode_catalog import CATALOG
 
 #: Colour of each mode's curve and race lane, from the catalog.
 MODE_COLOURS = {info.name: info.colour for info in CATALOG}

@@ -65,7 +65,7 @@ def test_errors_are_one_line_with_status_2(model_dirs):
 def test_inspect_agrees_with_the_catalog_on_what_each_mode_can_show(model_dirs):
     """The CLI and the window derive what a mode can show from the catalog: torch-compile's IR (the FX graph
     Dynamo captured) is inspectable from the command line too, and a jit view asked of it is refused by name."""
-    from app.core.modes.catalog import CATALOG
+    from app.core.mode_catalog import CATALOG
 
     assert [i.name for i in CATALOG if i.inspectable] == ["jit-dynamic", "jit-static", "jit-loop", "torch-compile"]
     code, _, err = run_cli("inspect", "--model", model_dirs("llama"), "--mode", "torch-compile", "--what", "hlo")

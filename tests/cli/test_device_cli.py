@@ -66,7 +66,7 @@ def test_race_defaults_to_the_modes_of_the_device(monkeypatch, model_dirs):
                              "--eager-tokens", "2", "--json", "--no-steady")
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
-    from app.core.modes.catalog import modes_on
+    from app.core.mode_catalog import modes_on
 
     assert [r["mode"] for r in rows] == list(modes_on("tpu"))  # the JAX modes: no PyTorch device on a TPU
     assert "torch" not in [r["mode"] for r in rows] and "jit-static" in [r["mode"] for r in rows]

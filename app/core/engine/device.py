@@ -4,7 +4,7 @@
 the run (the jit modes, torchax-eager) goes to ``jax.devices(platform)[0]``, the PyTorch modes (``torch``,
 ``torch-compile``) to ``cuda:0`` on a GPU and to the CPU on a CPU. A TPU has no torch device here (torch_xla is
 not a dependency): the catalog refuses the PyTorch modes there by name
-(:func:`app.core.modes.catalog.check_runs_on`). Without a platform the default is JAX's default backend
+(:func:`app.core.mode_catalog.check_runs_on`). Without a platform the default is JAX's default backend
 (``jax.default_backend()``), which honours ``JAX_PLATFORMS``.
 
 :func:`device_copy_bandwidth_gbs` measures the device's memory bandwidth with a device-to-device copy through
@@ -20,7 +20,7 @@ from typing import Any
 
 from app.core.backends import BACKENDS
 from app.core.errors import InvalidSettingsError
-from app.core.modes.catalog import check_runs_on, mode_info
+from app.core.mode_catalog import check_runs_on, mode_info
 
 
 @dataclass(frozen=True)

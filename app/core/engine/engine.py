@@ -42,7 +42,7 @@ def load_engine(
     device: str | Device | None = None,
 ) -> Engine:
     """Resolve and load ``model`` (built-in name, hub id, folder or ``random:…``) into an :class:`Engine` on
-    ``device`` (a platform name of :data:`app.core.modes.catalog.PLATFORMS`, a resolved :class:`Device`, or None
+    ``device`` (a platform name of :data:`app.core.mode_catalog.PLATFORMS`, a resolved :class:`Device`, or None
     for JAX's default backend).
 
     ``on_event`` receives ``loading`` and ``converting`` phase events (start/end with ``elapsed_ms``): the
@@ -258,7 +258,7 @@ class Engine:
         objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well; torch-compile's
         steps and Dynamo's caches too."""
         from app.core.compile_cache.xla import clear_in_memory_caches
-        from app.core.modes.catalog import mode_class
+        from app.core.mode_catalog import mode_class
 
         only = None if modes is None else set(modes)
         for mode, state in list(self._mode_state.items()):
@@ -357,7 +357,7 @@ class Engine:
         """
         import torch
 
-        from app.core.modes.catalog import mode_class, mode_info
+        from app.core.mode_catalog import mode_class, mode_info
 
         settings = settings.validated()
         self.device.check(settings.mode)

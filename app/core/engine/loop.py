@@ -140,7 +140,7 @@ def _record(index: int, kind: StepKind, mode: str, result: Any, mesh: str, devic
 def raise_friendly(exc: BaseException) -> None:
     """Turn torchax's ``OperatorNotFound`` into :class:`UnsupportedModelError` naming the ATen op."""
     if type(exc).__name__ == "OperatorNotFound":
-        from app.core.modes.catalog import REFERENCE_MODE
+        from app.core.mode_catalog import REFERENCE_MODE
 
         raise UnsupportedModelError(
             f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in '{REFERENCE_MODE}' mode, or "

@@ -9,32 +9,19 @@ with a ``widget``), ``inspect --what`` (``app/cli/inspect.py``: every row's ``cl
 a row here plus its capture (a :class:`app.core.inspect.ir.StepIR` field); docs/architecture.md, "Add an IR
 view", lists the rest.
 
-Pure data: this module imports nothing of the app, so every layer may read it (the widgets too:
-``pyproject.toml``'s import-linter contract lets them import this one module of ``app.core.inspect``).
+Pure data: this module imports nothing of the app but the step vocabulary (:mod:`app.core.steps`), so every
+layer may read it (the widgets too: ``pyproject.toml``'s import-linter contract lets them import this one module
+of ``app.core.inspect``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
-#: A model run's step kinds; a program's calls are named after its entry point instead.
-StepKind = Literal["prefill", "decode"]
-#: The steps of a model run, in the order they run: ``("prefill", "decode")``.
-MODEL_STEPS: tuple[StepKind, StepKind] = get_args(StepKind)
-
-
-#: The step a picker of model steps (the CLI's ``--step``, the window's step boxes) starts on: decode, the
-#: step repeated once per token.
-DEFAULT_STEP: StepKind = "decode"
-#: The model steps as the pickers list them: the default first, ``("decode", "prefill")``.
-STEP_CHOICES: tuple[StepKind, ...] = (DEFAULT_STEP, *(s for s in MODEL_STEPS if s != DEFAULT_STEP))
-
-
-def is_model_step(step: str) -> bool:
-    """``step`` is one of a model's steps (:data:`MODEL_STEPS`), not a program's entry point."""
-    return step in MODEL_STEPS
-
+# The step vocabulary lives one floor down (app/core/steps.py: events read it too); re-exported here for the
+# widgets, which may import this one module of the app's core.
+from app.core.steps import DEFAULT_STEP, MODEL_STEPS, STEP_CHOICES, StepKind, is_model_step  # noqa: F401, E402
 
 Compiler = Literal["xla", "inductor", "both"]
 #: ``text``: an IR text of :class:`StepIR` (``StepIR.text(key)``); ``figures``: a dict of :class:`StepIR`

@@ -132,7 +132,7 @@ class Mode:
     """Per-run state of one execution mode. ``engine`` owns the model, the JAX weights and the compiled
     steps (kept across runs); ``emit_live(PhaseEvent)`` reports a phase while a call blocks (a compiler
     that runs for seconds inside one call), from the compute thread. Its name, help and capabilities are in
-    the catalog (:func:`app.core.modes.catalog.mode_info`)."""
+    the catalog (:func:`app.core.mode_catalog.mode_info`)."""
 
     emit_live: Callable[[PhaseEvent], None] = staticmethod(_no_live_event)
     #: The run's Stop flag (the engine sets it to ``generate``'s ``should_stop``), for a mode that runs ahead of
@@ -140,7 +140,7 @@ class Mode:
     should_stop: Callable[[], bool] = staticmethod(_never_stop)
 
     def __init__(self, engine: ModeHost, settings: GenerationSettings, max_cache_len: int) -> None:
-        #: This mode's name (:data:`app.core.modes.catalog.CATALOG`): the class was looked up by it.
+        #: This mode's name (:data:`app.core.mode_catalog.CATALOG`): the class was looked up by it.
         self.mode = settings.mode
         self.engine = engine
         self.settings = settings

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core import compile_options
 from app.core.events import CallRecord, PhaseEvent
+from app.core.mode_catalog import mode_name_of
 from app.core.modes.base import (
     Mode,
     ModeHost,
@@ -49,7 +50,6 @@ from app.core.modes.base import (
     torch_device_of,
     torch_sync,
 )
-from app.core.modes.catalog import mode_name_of
 from app.core.modes.torch_compile_capture import (
     FRAME,
     Capture,

@@ -97,7 +97,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
                  on_progress: Callable[[str], None] | None = None, mode: str | None = None) -> StepProfile:
     """Profile ``n_steps`` steady calls of the engine's compiled ``step`` (``"decode"``: one token each,
     the KV cache fed from call to call; ``"prefill"``: the padded prompt, a fresh cache each call) in ``mode``
-    (a ``profilable`` mode of the catalog; None: :func:`app.core.modes.catalog.profiling_mode`, jit-static).
+    (a ``profilable`` mode of the catalog; None: :func:`app.core.mode_catalog.profiling_mode`, jit-static).
 
     jit-loop's decode is one call of its loop making ``n_steps`` tokens (after ``warmup`` such calls), profiled
     per iteration (module docstring); its prefill is jit-static's prefill.
@@ -109,7 +109,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
     Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps`` or a mode that cannot be profiled,
     :class:`PlaygroundError` when the profiler is busy, ``ValueError`` when the capture holds no annotated
     step."""
-    from app.core.modes.catalog import CATALOG, profiling_mode
+    from app.core.mode_catalog import CATALOG, profiling_mode
 
     report = on_progress or (lambda message: None)
     mode = mode or profiling_mode()

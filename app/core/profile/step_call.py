@@ -50,7 +50,7 @@ def engine_step_call(engine: Engine, prompt: str, step: str, n_calls: int, mode_
     import jax.numpy as jnp
     import torch
 
-    from app.core.modes.catalog import mode_class, profiling_mode
+    from app.core.mode_catalog import mode_class, profiling_mode
     from app.core.runtime.pytrees import FlatTree
     from app.core.settings import GenerationSettings
 
@@ -97,7 +97,7 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
     does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``loop_step``, ``key``, ``sampling``,
     ``start_seen``) and :class:`app.core.modes.loop.LoopStep` (``prepare``, ``channel``). Raises
     :class:`InvalidSettingsError` when the tokens do not fit the model."""
-    from app.core.modes.catalog import mode_class
+    from app.core.mode_catalog import mode_class
     from app.core.settings import GenerationSettings
 
     ids = engine.encode(prompt)

@@ -113,7 +113,7 @@ class ProfileRequest(Request):
     n_steps: int = 20
     program: Any = None
     #: the profilable mode whose step is measured (``"jit-loop"``: its loop, one step per iteration); ``""``:
-    #: :func:`app.core.modes.catalog.profiling_mode` (jit-static)
+    #: :func:`app.core.mode_catalog.profiling_mode` (jit-static)
     mode: str = ""
     label = "profile"
 

@@ -95,7 +95,7 @@ class RunList:
     def profilable_mode(self) -> str:
         """The latest run's mode when a profile can measure it (jit-loop: its loop, one step per iteration);
         "" (the profile picks jit-static) for a program's run, a recorded run or a mode that is not profilable."""
-        from app.core.modes.catalog import MODE_NAMES, mode_info
+        from app.core.mode_catalog import MODE_NAMES, mode_info
 
         run = self.current
         return (run.mode if run is not None and not run.program and not run.origin

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.compile_cache.switch import cache_action, inductor_dir_for
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
-from app.core.modes.catalog import profiling_mode
+from app.core.mode_catalog import profiling_mode
 from app.core.profile.bound import memory_bound
 from app.core.session import requests as rq
 from app.core.session import settings_race_service as srs

@@ -28,7 +28,7 @@ from shiboken6 import isValid
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
 from app.core.inspect.views import MODEL_STEPS, keys
-from app.core.modes.catalog import CATALOG, MODE_NAMES, mode_info
+from app.core.mode_catalog import CATALOG, MODE_NAMES, mode_info
 from app.gui.layout import scrolling
 from app.gui.status import fit_words
 from widgets.devices.collectives_table import CollectivesTable

@@ -11,7 +11,7 @@ import pytest
 from app.core.engine.device import Device, device_copy_bandwidth_gbs, resolve_device
 from app.core.errors import InvalidSettingsError
 from app.core.events import CallRecord, FinishedEvent
-from app.core.modes.catalog import CATALOG, PLATFORMS, check_runs_on, mode_info, modes_on
+from app.core.mode_catalog import CATALOG, PLATFORMS, check_runs_on, mode_info, modes_on
 from app.core.settings import DEVICES, GenerationSettings
 
 PROMPT = "The jit function"

@@ -15,7 +15,7 @@ import pytest
 from conftest import ARCH_CONFIGS
 
 from app.core.events import CALLBACK_INTERVAL, CallRecord, FinishedEvent, IREvent, TokenEvent
-from app.core.modes.catalog import mode_info
+from app.core.mode_catalog import mode_info
 from app.core.settings import GenerationSettings
 
 PROMPT = "The jit function traces a Python function"

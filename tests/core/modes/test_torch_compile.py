@@ -18,8 +18,8 @@ from app.core.compile_cache.inductor import (
 )
 from app.core.engine.engine import load_engine
 from app.core.events import CallRecord, FinishedEvent, IREvent, PhaseEvent, TokenEvent
+from app.core.mode_catalog import mode_class
 from app.core.modes import torch_compile as torch_compile_module
-from app.core.modes.catalog import mode_class
 from app.core.modes.torch_compile import TorchCompileMode, clear_torch_compile
 from app.core.modes.torch_compile_capture import PHASES, compile_phases
 from app.core.settings import GenerationSettings
@@ -191,11 +191,11 @@ def test_importing_this_module_first_is_not_circular():
     from pathlib import Path
 
     code = ("import app.core.modes.torch_compile as tc; from app.core.modes.base import Mode; "
-            "from app.core.modes.catalog import mode_class; "
+            "from app.core.mode_catalog import mode_class; "
             "assert tc.TorchCompileMode is mode_class('torch-compile'); "
             "assert issubclass(tc.TorchCompileMode, Mode)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[3])
-    code = ("import sys; from app.core.modes.catalog import CATALOG, mode_class; mode_class('jit-static'); "
+    code = ("import sys; from app.core.mode_catalog import CATALOG, mode_class; mode_class('jit-static'); "
             "assert 'app.core.modes.torch_compile' not in sys.modules; "
             "import app.core.modes.torch_compile as tc; assert mode_class('torch-compile') is tc.TorchCompileMode")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=Path(__file__).parents[3])

@@ -9,9 +9,9 @@ import dataclasses
 from session_helpers import passes_ready
 
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, Summary, TokenEvent
+from app.core.live_recording import LiveRecording, LiveRunInfo, race_keys, short_origin
 from app.core.profile.model import StepProfile, Timeline
-from app.core.recording import LiveRecording, LiveRunInfo, RecordedRun
-from app.core.recording.live import race_keys, short_origin
+from app.core.recording import RecordedRun
 from app.core.recording.model import is_program_run
 from app.core.session import requests as rq
 from app.core.session.model import Session

@@ -5,7 +5,7 @@ colour, and no mode's decode marker one of the key's own (prefill square, disk-c
 
 from __future__ import annotations
 
-from app.core.modes.catalog import CATALOG
+from app.core.mode_catalog import CATALOG
 from app.gui.panels.sessions.views import MACHINE_COLOURS
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 from widgets.plot.latency_plot import RUN_COLOURS

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.inspect.views import MODEL_STEPS, STEP_CHOICES, is_model_step
-from app.core.modes.catalog import profiling_mode
+from app.core.mode_catalog import profiling_mode
 from app.core.profile.columns import (
     BY_TITLES,
     PROFILE_COLUMNS,

@@ -1,7 +1,7 @@
 """Session files in the window: File ▸ Save session / Open session / Open recent / Export ▸ Perfetto trace, a
 compare table and an IR diff of recorded runs (:mod:`app.gui.panels.sessions.compare`), Demo ▸ Replay session
 (:mod:`app.gui.panels.sessions.replay`). Which run keeps which IR, source map, profile and pass pipeline is core logic
-(:class:`app.core.recording.live.LiveRecording`, fed by the window's Session; the window gives it the form's
+(:class:`app.core.live_recording.LiveRecording`, fed by the window's Session; the window gives it the form's
 prompt and settings). Opened runs go through the same session as live runs (their events through
 :meth:`Session.apply_all`), so every view shows them as they ran, read-only and labelled with where they were
 recorded (:mod:`app.gui.panels.sessions.views`). No JAX or torch here: a window opens a ``.session`` file without them.
@@ -20,8 +20,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QMenu
 
 from app.core.errors import SessionFileError
+from app.core.live_recording import LiveRecording, LiveRunInfo, race_keys, reopened_verdicts
 from app.core.recording import RecordedRun, RunRecorder, SessionFile, load_all
-from app.core.recording.live import LiveRecording, LiveRunInfo, race_keys, reopened_verdicts
 from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady

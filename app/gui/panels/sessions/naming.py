@@ -65,7 +65,7 @@ def shown_label(state: Any, recorded: RecordedRun) -> str:
 
 def replay_choices(groups: list[tuple[int | None, list[RecordedRun]]]) -> list[tuple[str, list[RecordedRun]]]:
     """What Demo ▸ Replay session… offers, oldest first: ``(title, runs)`` per recorded run on the plot (not a
-    replay), a race as one choice with all its lanes (``groups``: :meth:`app.core.recording.live.LiveRecording.
+    replay), a race as one choice with all its lanes (``groups``: :meth:`app.core.live_recording.LiveRecording.
     replay_groups`)."""
     from app.gui.panels.sessions.dialogs import run_title
 

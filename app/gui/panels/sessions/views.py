@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from app.core.live_recording import short_origin
 from app.core.recording import RecordedRun
 from app.core.recording.environment import machine_name
-from app.core.recording.live import short_origin
 from app.core.session.model import RunState
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 

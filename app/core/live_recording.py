@@ -16,17 +16,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.events import IREvent, PromptEvent
 from app.core.recording.environment import environment, machine_name
 from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.recorder import RunRecorder
+from app.core.session.model import RunState, Session
+from app.core.session.requests import PassesReady, ProfileReady, ProgramLoaded, ProgramRequest
 from app.core.settings import GenerationSettings
-
-if TYPE_CHECKING:  # app.core.session sits above app.core.recording (pyproject's layers): for the types only
-    from app.core.session.model import RunState, Session
-    from app.core.session.requests import PassesReady, ProfileReady, ProgramLoaded, ProgramRequest
 
 
 @dataclass(frozen=True)
