@@ -55,7 +55,7 @@ run: check-python $(STAMP)
 # compilation cache (tests/compile_sharing.py), one pytest process kept about one core busy (load average 1.3
 # on 2 cores, 6 Dec), so a second worker takes the other; both read and fill the same cache.
 test: check-python $(STAMP)
-	$(VENV)/bin/ruff check app widgets tests bench tools
+	$(VENV)/bin/ruff check app widgets tests bench tools torchax_playground setup.py
 	$(VENV)/bin/lint-imports
 	$(PY) tools/size_check.py
 	$(PY) tools/type_check.py
