@@ -100,6 +100,18 @@ def paired_position(point: TradeoffPoint, points: list[TradeoffPoint]) -> Tradeo
                           versus=f"{point.versus} · {note}" if point.versus else note)
 
 
+def placed_front(placed: list[TradeoffPoint], given: list[TradeoffPoint]) -> list[TradeoffPoint]:
+    """``placed`` with the Pareto front of where they are drawn when :func:`paired_position` moved any (no point
+    both compiles and runs at least as fast as one on the front, and faster in one): the line joins what the eye
+    sees; the exports keep the race's own front (``given``'s)."""
+    if all(a.steady_ms == b.steady_ms for a, b in zip(placed, given)):
+        return placed
+    def beaten(p: TradeoffPoint) -> bool:
+        return any(q.compile_ms <= p.compile_ms and q.steady_ms <= p.steady_ms
+                   and (q.compile_ms, q.steady_ms) != (p.compile_ms, p.steady_ms) for q in placed)
+    return [p._replace(pareto=not beaten(p)) for p in placed]
+
+
 def align(label: pg.TextItem, share: float) -> None:
     """``label``'s lines left-aligned (``share`` 0: it reads rightwards from its point), centred (0.5) or
     right-aligned (1), so that its first line, the setting's name, is by its point."""
@@ -174,7 +186,7 @@ class TradeoffPlot(QWidget):
         """Draw ``points`` (replacing the previous ones): the Pareto front joins the ``pareto`` points in order of
         compile time; each point gets a label, and its break-even sentence under it."""
         self._given = list(points)  # as the race gave them (an export draws them anew)
-        self._points = points = [paired_position(p, points) for p in points]
+        self._points = points = placed_front([paired_position(p, points) for p in points], points)
         others = [p for p in points if not p.baseline]
         base = [p for p in points if p.baseline]
         self.others.setData([p.compile_ms for p in others], [p.steady_ms for p in others])

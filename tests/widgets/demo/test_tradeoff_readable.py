@@ -83,6 +83,10 @@ def test_a_point_sits_where_its_paired_verdict_says(qtbot):
     assert "one pass measured 9.600 ms/token" in o3.versus
     assert plot.points[1].steady_ms == 12.0  # no paired verdict: as measured
     assert list(plot.others.getData()[1]) == [12.0, pytest.approx(8.0)]
+    slower = POINTS[2]._replace(verdict={"ratio": 0.8, "ci_low": 0.75, "ci_high": 0.85, "rounds": 9})
+    plot.set_points([*POINTS[:2], slower])  # paired: 0.8×, drawn at 12.5 ms, beaten by the baseline
+    assert [p.pareto for p in plot.points] == [True, True, False]
+    assert list(plot.front.getData()[0]) == [500.0, 1000.0]  # the line joins what is drawn
 
 
 def test_the_data_exports_keep_the_measured_ms(qtbot, tmp_path):

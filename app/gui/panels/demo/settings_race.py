@@ -166,6 +166,7 @@ class SettingsRace(QObject):
         self.race_action = action(menu, "Race checked compiler &settings", self.race_checked, "Ctrl+Alt+R")
         self.in_plot_area = action(menu, "&Trade-off in the plot area",
                                    lambda _on: self.stageChanged.emit(self.on_stage), "Ctrl+Alt+P", checkable=True)
+        self.in_plot_area.toggled.connect(self.place.button.setHidden)  # no button to where it already is
 
     def plot_area(self) -> bool:
         """Whether the trade-off takes the latency plot's place outside presentation (Ctrl+Alt+P checked)."""
