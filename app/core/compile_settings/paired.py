@@ -11,21 +11,21 @@ mean over the paired rounds of the baseline's ms per call over the setting's —
 faster — with its 95 % interval and the verdict module's sentence. Pure Python: a setting's step comes as a
 :class:`Timer` (JAX stays in :mod:`.race` and :mod:`.program_race`).
 
-Also the "same optimized HLO" check: :func:`hlo_fingerprint` of an optimized HLO text with names normalised, so two
-settings that compiled to the same program are said to.
+Also the "same optimized HLO" check: :func:`hlo_fingerprint`, the structural fingerprint ``compare``'s diff
+matches by (:mod:`app.core.inspect.hlo_diff`: instruction names, order and metadata aside), so two settings that
+compiled to the same program are said to.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.events import SteadyBlockEvent
+from app.core.inspect.hlo_diff import structural_fingerprint
 from app.core.steady import SteadyPlan, xla_cpu_threads
 from app.core.verdict import AA_SUFFIX, Block, BlockClock, Round, judge
 from app.core.verdict.words import short_verdict
@@ -145,24 +145,13 @@ def attach(lanes: list[Any], doc: dict[str, Any]) -> None:
             lane.verdict = dict(doc["pairs"][lane.name])
 
 
-_NAME = re.compile(r"%[\w.\-]+")
-_META = re.compile(r",?\s*metadata=\{[^}]*\}")
-_MODULE = re.compile(r"^HloModule \S+", re.M)
-
-
-def normalise_hlo(text: str) -> str:
-    """Optimized HLO with names normalised: each ``%name`` numbered by first appearance, ``metadata={…}`` and the
-    module's name dropped (two compiles of one program then read the same)."""
-    text = _MODULE.sub("HloModule m", _META.sub("", text))
-    seen: dict[str, str] = {}
-    return _NAME.sub(lambda m: seen.setdefault(m.group(0), f"%v{len(seen)}"), text)
-
-
 def hlo_fingerprint(text: str | None) -> str | None:
-    """A short hash (16 hex digits of SHA-256) of :func:`normalise_hlo` of ``text`` (None without a text)."""
+    """The structural fingerprint of an optimized HLO text (:func:`app.core.inspect.hlo_diff.structural_fingerprint`:
+    the same matching as ``compare``'s structural diff, so renamed or reordered instructions read the same); None
+    without a text."""
     if not text:
         return None
-    return hashlib.sha256(normalise_hlo(text).encode()).hexdigest()[:16]
+    return structural_fingerprint(text)
 
 
 def optimized_hlo(executable: Any) -> str | None:

@@ -20,6 +20,7 @@ fused computation differs is listed once in :attr:`HloDiff.fusions`, its inner d
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,8 +124,15 @@ def parse_hlo(text: str) -> HloModuleText:
     return HloModuleText(name, comps, entry)
 
 
+def _stable_hash(value: Any) -> int:
+    """A 64-bit hash of ``value`` (nested tuples of str and int) that is the same in every process (Python's
+    ``hash`` of a str is salted per process), so a fingerprint can be saved and compared later."""
+    return int.from_bytes(hashlib.blake2b(repr(value).encode(), digest_size=8).digest(), "big")
+
+
 class _Hasher:
-    """Structural hashes of one module's instructions and computations (memoised, bottom-up)."""
+    """Structural hashes of one module's instructions and computations (memoised, bottom-up; stable across
+    processes)."""
 
     def __init__(self, module: HloModuleText) -> None:
         self.module = module
@@ -141,7 +149,7 @@ class _Hasher:
         if name not in self.comps:
             self.comps[name] = 0  # a cycle (none in valid HLO) reads as 0
             c = self.module.computations[name]
-            self.comps[name] = hash(("comp", self.op(c.root) if c.root else 0, len(c.ops)))
+            self.comps[name] = _stable_hash(("comp", self.op(c.root) if c.root else 0, len(c.ops)))
         return self.comps[name]
 
     def op(self, op: HloOp) -> int:
@@ -149,8 +157,8 @@ class _Hasher:
         if key not in self.ops:
             self.ops[key] = 0
             inputs = tuple(self.op(o) if (o := self.by_name.get((op.computation, n)) or self.anywhere.get(n))
-                           else hash(n) for n in op.operands)
-            self.ops[key] = hash((op.signature(), inputs, tuple(self.comp(c) for c in op.calls)))
+                           else _stable_hash(n) for n in op.operands)
+            self.ops[key] = _stable_hash((op.signature(), inputs, tuple(self.comp(c) for c in op.calls)))
         return self.ops[key]
 
     def local(self, op: HloOp) -> tuple[Any, ...]:
@@ -348,6 +356,15 @@ def diff_modules(ma: HloModuleText, mb: HloModuleText, what: str = "optimized HL
     if ma.entry and mb.entry:
         d.computations(ma.entry, mb.entry, "")
     return d.out
+
+
+def structural_fingerprint(text: str | HloModuleText) -> str:
+    """16 hex digits naming an HLO module's structure as :func:`diff_hlo` matches it: the hash of its ``ENTRY``
+    computation over opcodes, shapes, attributes, operands by graph position and called computations — not
+    instruction names, their order or metadata. Two modules whose structural diff is empty read the same (the
+    settings race marks lanes "same optimized HLO" with it). Stable across processes and saved in session files."""
+    module = parse_hlo(text) if isinstance(text, str) else text
+    return f"{_Hasher(module).comp(module.entry) if module.entry else 0:016x}"
 
 
 def diff_hlo(a: str | HloModuleText, b: str | HloModuleText) -> HloDiff:

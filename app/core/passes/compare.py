@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.errors import InvalidSettingsError
+from app.core.inspect.hlo_diff import HloDiff, diff_hlo
 from app.core.passes.model import PassPipeline
 from app.core.passes.query import SnapshotDiff, compile_breakdown, diff_snapshots
 
@@ -91,12 +92,22 @@ class Comparison:
     :data:`app.core.inspect.views.MODEL_STEPS`), ``counts``: rows of
     ``(what, a, b)`` (instructions, fusions by kind, snapshots, passes that changed the module, compile ms,
     HLO passes ms, …), ``diff``: the final modules' line diff (a → b), ``options``: each side's compiler
-    options."""
+    options, ``structural``: the final modules' structural diff (:func:`app.core.inspect.hlo_diff.diff_hlo`, the
+    one ``compare`` and the settings race use: renamed or reordered instructions are not changes; None when either
+    has no final module)."""
 
     labels: tuple[str, str]
     counts: list[tuple[str, float | int | None, float | int | None]]
     diff: SnapshotDiff | None
     options: tuple[dict, dict]
+    structural: HloDiff | None = None
+
+    def program_line(self) -> str:
+        """``"Optimized HLO (structural diff): the same optimized HLO (412 instructions matched, names aside)"`` or
+        its changes."""
+        if self.structural is None:
+            return "Optimized HLO: a recording has no final module, no structural diff"
+        return f"Optimized HLO (structural diff): {self.structural.summary()}"
 
     def table(self) -> str:
         a, b = self.labels
@@ -104,12 +115,15 @@ class Comparison:
         lines = [f"{'':<{width}} {a:>14} {b:>14}"]
         for what, x, y in self.counts:
             lines.append(f"{what:<{width}} {_fmt(x):>14} {_fmt(y):>14}")
+        lines.append(self.program_line())
         return "\n".join(lines) + "\n"
 
     def summary(self) -> dict:
         return {"labels": list(self.labels), "counts": [list(r) for r in self.counts],
                 "options": [dict(o) for o in self.options],
-                "diff": {"added": self.diff.added, "removed": self.diff.removed} if self.diff else None}
+                "diff": {"added": self.diff.added, "removed": self.diff.removed} if self.diff else None,
+                "structural": ({k: v for k, v in self.structural.to_dict().items() if k != "changes"}
+                               if self.structural is not None else None)}
 
 
 def _fmt(v: float | int | None) -> str:
@@ -144,10 +158,12 @@ def _counts(p: PassPipeline, kinds: list[str]) -> dict[str, float | int | None]:
 def compare_pipelines(a: PassPipeline, b: PassPipeline, labels: tuple[str, str] = ("a", "b"),
                       context: int = 3) -> Comparison:
     """Compare two recordings: counts side by side (the union of both sides' rows, fusion kinds included)
-    and the diff of their final modules (:func:`app.core.passes.query.diff_snapshots`; None when either
-    has no final module)."""
+    and the diff of their final modules (:func:`app.core.passes.query.diff_snapshots`, line by line, and
+    :func:`app.core.inspect.hlo_diff.diff_hlo`, by graph; None when either has no final module)."""
     kinds = sorted({k for p in (a, b) if p.final for k in p.final.fusion_kinds})
     ca, cb = _counts(a, kinds), _counts(b, kinds)
     counts = [(k, ca[k], cb[k]) for k in ca]
-    diff = diff_snapshots(a.final, b.final, context) if a.final is not None and b.final is not None else None
-    return Comparison(labels, counts, diff, (dict(a.compiler_options), dict(b.compiler_options)))
+    both = a.final is not None and b.final is not None
+    diff = diff_snapshots(a.final, b.final, context) if both else None
+    structural = diff_hlo(a.final.text, b.final.text) if both else None
+    return Comparison(labels, counts, diff, (dict(a.compiler_options), dict(b.compiler_options)), structural)

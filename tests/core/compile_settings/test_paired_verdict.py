@@ -103,12 +103,26 @@ def test_one_pass_fallback_reads_the_same_way_as_the_paired_ratio():
     assert versus_baseline(base, fast) == "O3 2.00× faster than default (95 % CI 1.90–2.10)"
 
 
+HLO = """HloModule {m}, entry_computation_layout={{(f32[], f32[])->f32[]}}
+
+ENTRY %main ({p1}: f32[], {p2}: f32[]) -> f32[] {{
+  %{p1} = f32[] parameter(0){meta}
+  %{p2} = f32[] parameter(1)
+  %{add} = f32[] add(f32[] %{p1}, f32[] %{p2}){meta}
+  ROOT %{r} = f32[] multiply(f32[] %{add}, f32[] %{p2})
+}}
+"""
+
+
 def test_json_and_session_fields_keep_rounds_and_add_the_paired_ones():
     timers, _ = synthetic({"default": 1.0, "O3": 0.8})
     _, doc = run(timers)
-    a = "HloModule jit_f_1\n%add.3 = f32[] add(%p.1, %p.2), metadata={op_name=\"x\"}\nROOT %r.4 = f32[] %add.3"
-    b = "HloModule jit_f_7\n%add.9 = f32[] add(%p.5, %p.6)\nROOT %r.8 = f32[] %add.9"
-    assert hlo_fingerprint(a) == hlo_fingerprint(b) != hlo_fingerprint(a.replace("add(", "multiply("))
+    a = HLO.format(m="jit_f_1", p1="p.1", p2="p.2", add="add.3", r="r.4", meta=', metadata={op_name="x"}')
+    b = HLO.format(m="jit_f_7", p1="q.5", p2="q.6", add="sum.9", r="out.8", meta="")  # renamed, no metadata
+    lines = a.splitlines()
+    swapped = "\n".join(lines[:3] + [lines[4], lines[3]] + lines[5:])  # the two parameters in the other order
+    assert hlo_fingerprint(a) == hlo_fingerprint(b) == hlo_fingerprint(swapped)  # the structural diff's sameness
+    assert hlo_fingerprint(a) != hlo_fingerprint(a.replace("add(", "subtract("))
     lanes = [SettingLane("default", "", 1.0, 2.0, 3.0, 1.0, 10, rounds=2, hlo_hash=hlo_fingerprint(a)),
              SettingLane("O3", "", 1.0, 2.0, 3.0, 0.8, 10, rounds=2, hlo_hash=hlo_fingerprint(b))]
     attach(lanes, doc)

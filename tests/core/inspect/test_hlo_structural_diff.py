@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.inspect.hlo_diff import diff_hlo, parse_hlo
+from app.core.inspect.hlo_diff import diff_hlo, parse_hlo, structural_fingerprint
 
 GPU_HLO = Path(__file__).parents[2] / "fixtures" / "gpu" / "h200-pydoc-llama-decode.hlo.txt.gz"
 
@@ -67,6 +67,20 @@ def test_the_gpu_capture_renamed_diffs_to_nothing():
     text = gzip.open(GPU_HLO, "rt").read()
     d = diff_hlo(text, _renamed(text))
     assert d.same and d.matched == d.n_a > 1000
+    # the fingerprint the settings race marks "same optimized HLO" by follows the same matching
+    assert structural_fingerprint(text) == structural_fingerprint(_renamed(text))
+
+
+def test_the_structural_fingerprint_is_the_same_in_another_process_and_changes_with_an_op():
+    import subprocess
+    import sys
+
+    code = ("import sys; from app.core.inspect.hlo_diff import structural_fingerprint; "
+            "print(structural_fingerprint(sys.stdin.read()))")
+    other = subprocess.run([sys.executable, "-c", code], input=A, capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": "12345", "PYTHONPATH": str(Path(__file__).parents[3])})
+    assert other.stdout.strip() == structural_fingerprint(A) == structural_fingerprint(_renamed(A))
+    assert structural_fingerprint(A.replace("negate(", "abs(")) != structural_fingerprint(A)
 
 
 def test_compiled_programs_on_cpu():

@@ -53,3 +53,8 @@ def test_compare_two_recordings():
     assert rows["compile ms"][0] > 0 and rows["compile ms"][1] > 0
     assert c.diff is not None and c.diff.added + c.diff.removed > 0
     assert "plain" in c.table() and c.summary()["options"][1] == {"xla_disable_hlo_passes": "fusion"}
+    # the structural diff (issue 58): fusion off changes the program; a recording against itself is the same
+    assert c.structural is not None and not c.structural.same and c.summary()["structural"]["same"] is False
+    assert "Optimized HLO (structural diff): " in c.table()
+    same = compare_pipelines(a, record_pipeline(lowered), ("plain", "plain again"))
+    assert same.structural is not None and same.structural.same, same.program_line()

@@ -315,8 +315,8 @@ class PassesWiring(QObject):
         labels = (f"1: {annotate.recording_label(a)}", f"2: {annotate.recording_label(b)}")
         c = compare_pipelines(a.pipeline, b.pipeline, labels)
         counts = [*c.counts, ("measured ms per call (latest run)", annotate.measured_ms(self.session.runs, a), annotate.measured_ms(self.session.runs, b))]
-        summary = (f"Final modules: {c.diff.removed:,} lines only in 1, {c.diff.added:,} only in 2"
-                   if c.diff is not None else "A recording has no final module: no diff.")
+        summary = (f"{c.program_line()} · final modules: {c.diff.removed:,} lines only in 1, "
+                   f"{c.diff.added:,} only in 2" if c.diff is not None else "A recording has no final module: no diff.")
         rows = query.diff_rows(c.diff) if c.diff is not None else None
         dlg = CompareDialog(self.host, labels, counts, rows, b.pipeline.final.text if rows is not None else "",
                             summary)
