@@ -39,8 +39,7 @@ SUITE_CACHE: Path | None = None
 #: ``cold_tests``: tests marked ``cold_compile``.
 COUNTS: Counter[str] = Counter()
 _ENV_VARS = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE",
-             "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY", "TORCHINDUCTOR_CACHE_DIR")
+             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE", "TORCHINDUCTOR_CACHE_DIR")
 _state = {"cold": False}
 _lock = threading.Lock()
 
@@ -55,29 +54,21 @@ _VERSIONED = ("jax", "jaxlib", "torch", "torchax", "transformers")
 
 
 def cache_root(scratch_home: str, environ: dict[str, str] | None = None) -> Path:
-    """The folder under which the suite's compile cache lives.
+    """The folder under which the suite's compile cache lives: this run's scratch folder (the default, and with
+    ``$TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE`` empty or ``run``), or the folder that variable names, kept between
+    runs — for a developer re-running a few files (``tests/core/engine/test_architectures.py``: 130 s with an
+    empty cache, 36 s warm). Inside it, one sub-folder per set of versions (:func:`versions_key`); sub-folders of
+    other versions no run has opened for a day are removed.
 
-    ``$TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE`` when set: a folder kept between runs (``.ci/run`` points it at
-    ``<the user's cache home>/torchax-playground-tests``, beside — never inside — the app's own cache folder), so a
-    run after the first compiles only what changed, as a build cache does; ``run`` (or an empty value) keeps it in
-    this run's scratch folder only, which is how to time the suite cold. Unset: ``${XDG_CACHE_HOME:-~/.cache}/
-    torchax-playground-tests`` as the environment had it before the suite pointed XDG_CACHE_HOME at its scratch.
-
-    Inside it, one sub-folder per set of versions (:func:`versions_key`): a JAX, jaxlib, torch, torchax,
-    transformers or Python upgrade starts a fresh cache; sub-folders no run has opened for a day are removed.
-    Sharing across runs is safe for the same reason sharing within a run is: JAX's cache key covers the StableHLO
-    module with its source locations (``jax_compilation_cache_include_metadata_in_key``, set here as the app sets
-    it: an executable never names another run's file), the compile options, XLA's flags, the backend and
-    jax/jaxlib's versions (jax/_src/cache_key.py); Inductor's covers the FX graph, its config and torch's version
-    (torch/_inductor/codecache.py)."""
+    Why kept between runs is not the default (measured 6 Dec): JAX's cache key leaves source locations out
+    (``strip-debuginfo`` before hashing, jax/_src/cache_key.py), so an executable cached by an earlier run names
+    *that* run's files in its HLO metadata — a program written to an earlier run's temporary folder, a checkout
+    elsewhere — and the tests of source links and of "first call" notes read the stale names. Keeping locations in
+    the key (``jax_compilation_cache_include_metadata_in_key``) mends that but keys every torchax-eager op by its
+    whole call stack: the suite's cold compiles rose and single tests went from under 30 s to 124 s."""
     env = os.environ if environ is None else environ
-    chosen = env.get(CACHE_ENV)
-    if chosen is None:
-        chosen = os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"),
-                              "torchax-playground-tests")
-    if chosen in ("", "run"):
-        return Path(scratch_home)
-    return Path(chosen)
+    chosen = env.get(CACHE_ENV, "")
+    return Path(scratch_home) if chosen in ("", "run") else Path(chosen)
 
 
 def versions_key() -> str:
@@ -90,7 +81,6 @@ def versions_key() -> str:
             parts.append(f"{dist}{metadata.version(dist)}")
         except metadata.PackageNotFoundError:
             parts.append(f"{dist}-none")
-    parts.append("locations")  # the key scheme: source locations in JAX's key (a cache made without them is dropped)
     return "-".join(parts).replace("+", "_")
 
 
@@ -116,9 +106,6 @@ def configure_environment(scratch_home: str, root: Path | None = None) -> Path:
                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
                        "JAX_COMPILATION_CACHE_MAX_SIZE": str(XLA_CACHE_MAX_BYTES),
-                       # source locations in the key: an executable cached from another run's temporary file (or
-                       # another checkout) must not name that file in its HLO (app/core/compile_cache/xla.py)
-                       "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY": "true",
                        "TORCHINDUCTOR_CACHE_DIR": str(SUITE_CACHE / "inductor")})
     return SUITE_CACHE
 
@@ -140,7 +127,6 @@ def _put_shared_cache_back(inductor_too: bool) -> None:
     jax.config.update("jax_compilation_cache_dir", _xla_dir())
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    jax.config.update("jax_compilation_cache_include_metadata_in_key", True)
     reset_compilation_cache()
     if inductor_too:
         assert SUITE_CACHE is not None

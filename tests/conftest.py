@@ -23,12 +23,14 @@ from typing import Any
 # folders under it (its own settings, model-conversion cache, XDG folders) and all share one compile cache.
 RUN_SCRATCH = os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH") or tempfile.mkdtemp(prefix="torchax-playground-tests-")
 os.environ["TORCHAX_PLAYGROUND_TEST_SCRATCH"] = RUN_SCRATCH
-# Compile once, not once per run: the suite's compile cache is kept between runs (tests/compile_sharing.py
-# cache_root: beside the user's cache home, or this run's scratch with TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE=run).
-# Resolved here, before XDG_CACHE_HOME points at the scratch root, and passed on to xdist workers and children.
-from tests import compile_sharing  # noqa: E402
+# The suite's compile cache (the run's own unless TORCHAX_PLAYGROUND_TEST_COMPILE_CACHE names a folder:
+# tests/compile_sharing.py cache_root) and the file-time history that orders the files (tests/suite_budget.py
+# history_file: beside the user's cache home) are resolved here, before XDG_CACHE_HOME points at the scratch
+# root, and passed on to xdist workers and children.
+from tests import compile_sharing, suite_budget  # noqa: E402
 
 os.environ[compile_sharing.CACHE_ENV] = str(compile_sharing.cache_root(RUN_SCRATCH))
+os.environ[suite_budget.HISTORY_ENV] = str(suite_budget.history_file())
 SCRATCH_HOME = os.path.join(RUN_SCRATCH, os.environ.get("PYTEST_XDIST_WORKER", "main"))
 os.makedirs(SCRATCH_HOME, exist_ok=True)
 for _var, _sub in (("TORCHAX_PLAYGROUND_CONFIG_DIR", "config/torchax-playground"),

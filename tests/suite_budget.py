@@ -82,6 +82,24 @@ def compile_counts() -> Counter[str]:
     return total
 
 
+#: The environment variable naming the per-file time history (JSON); see :func:`history_file`.
+HISTORY_ENV = "TORCHAX_PLAYGROUND_TEST_HISTORY"
+
+
+def history_file(environ: dict[str, str] | None = None) -> Path:
+    """Where each test file's time from earlier runs is kept (only for the order of files, :func:`longest_first`):
+    ``$TORCHAX_PLAYGROUND_TEST_HISTORY``, else ``${XDG_CACHE_HOME:-~/.cache}/torchax-playground-tests/
+    file-durations.json`` — beside the app's cache folder, never inside it (``tests/conftest.py`` resolves it
+    before pointing XDG_CACHE_HOME at the run's scratch)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    if env.get(HISTORY_ENV):
+        return Path(env[HISTORY_ENV])
+    home = env.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(home) / "torchax-playground-tests" / "file-durations.json"
+
+
 #: A file the history has not timed yet counts as this long (s) when ordering: most new files are short.
 UNKNOWN_FILE_S = 20.0
 

@@ -3,7 +3,7 @@ reports: the only one, or pytest-xdist's controller. An xdist worker leaves its 
 (:data:`tests.compile_sharing.COUNTS`) in the run's scratch folder for the controller to add up.
 
 It also orders the test files longest first (:func:`tests.suite_budget.longest_first`), from each file's time in
-the previous runs (``file-durations.json`` beside the suite's compile cache): pytest-xdist's ``loadfile`` hands the
+the previous runs (:func:`tests.suite_budget.history_file`): pytest-xdist's ``loadfile`` hands the
 files to its two workers in collection order, so a long file collected last kept one worker busy alone at the end
 of the run. The controller freezes the order for the run (``file-order.json`` in the run's scratch folder) before
 the workers start, so every worker collects the same order."""
@@ -16,14 +16,14 @@ import shutil
 from pathlib import Path
 
 from tests import compile_sharing
-from tests.suite_budget import BudgetPlugin, longest_first
+from tests.suite_budget import BudgetPlugin, history_file, longest_first
 
 _SCRATCH = Path(os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH", "/nonexistent"))
 _FROZEN = _SCRATCH / "file-order.json"
 
 
 def _history() -> Path:
-    return Path(os.environ[compile_sharing.CACHE_ENV]) / "file-durations.json"
+    return history_file()
 
 
 def pytest_configure(config):  # noqa: ANN001

@@ -30,10 +30,10 @@ def test_the_history_adds_up_each_file_and_keeps_files_not_run(tmp_path: Path):
     assert not list(history.parent.glob("*.tmp"))
 
 
-def test_the_compile_cache_is_kept_beside_the_users_cache_or_in_the_run_when_asked(tmp_path: Path):
+def test_the_compile_cache_is_the_runs_own_unless_a_folder_is_named(tmp_path: Path):
     scratch = str(tmp_path / "run")
     env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    assert compile_sharing.cache_root(scratch, env) == tmp_path / "xdg" / "torchax-playground-tests"
+    assert compile_sharing.cache_root(scratch, env) == Path(scratch)  # the run's own, by default
     assert compile_sharing.cache_root(scratch, {**env, compile_sharing.CACHE_ENV: "run"}) == Path(scratch)
     assert compile_sharing.cache_root(scratch, {**env, compile_sharing.CACHE_ENV: "/x/y"}) == Path("/x/y")
     key = compile_sharing.versions_key()
@@ -46,3 +46,11 @@ def test_a_slow_test_without_a_reason_fails_the_gate_and_a_listed_one_does_not()
     assert len(problems) == 1 and problems[0].startswith("s.py::new took 31.0 s")
     over = Budget(budget_s=720, threshold_s=30, ceiling=0, slow={"s.py::listed": "why"})
     assert any("ceiling" in p for p in verdicts({}, over))
+
+
+def test_the_file_history_lives_beside_the_users_cache_home_unless_named(tmp_path: Path):
+    from tests.suite_budget import HISTORY_ENV, history_file
+
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert history_file(env) == tmp_path / "xdg" / "torchax-playground-tests" / "file-durations.json"
+    assert history_file({**env, HISTORY_ENV: str(tmp_path / "h.json")}) == tmp_path / "h.json"

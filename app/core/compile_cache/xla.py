@@ -5,12 +5,6 @@ of 1.0 s (our compiles are shorter), so it is set to 0 (https://docs.jax.dev/en/
 from a warm disk cache in a new process). A compile served from disk fires the
 ``/jax/compilation_cache/cache_hits`` monitoring event, which :mod:`app.core.runtime.compiled_step` records as
 ``CallRecord.persistent_cache_hit``.
-
-JAX's cache key ignores source locations by default (``strip-debuginfo`` before hashing:
-jax/_src/cache_key.py ``_canonicalize_ir``), so a program whose file moved would be served an executable whose
-optimized HLO names the old file and lines — and the IR views' source links would open the wrong file. The
-playground asks JAX to keep the locations in the key (``jax_compilation_cache_include_metadata_in_key``): a moved
-or edited file compiles again, and every source link in a cached executable is the program's own.
 """
 
 from __future__ import annotations
@@ -44,7 +38,6 @@ def set_persistent_cache(path: str | Path | None) -> Path | None:
     jax.config.update("jax_compilation_cache_dir", str(directory))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    jax.config.update("jax_compilation_cache_include_metadata_in_key", True)
     reset_compilation_cache()
     return directory
 
