@@ -7,6 +7,16 @@ import zlib
 from app.core.passes.model import PassPipeline, Snapshot
 from app.core.session.requests import PassesReady, PassesRequest
 
+#: The start of a child process's script that fails any import of JAX, torch, torchax or transformers: for the tests
+#: that a command reading session files (show-session, compare, tradeoff) needs none of them.
+BLOCK_HEAVY_IMPORTS = """import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jax", "jaxlib", "torch", "torchax", "transformers"):
+            raise ImportError("blocked: " + name)
+sys.meta_path.insert(0, Block())
+"""
+
 BEFORE = "HloModule jit_step\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n  %a = f32[4] add(%p, %p)\n" \
          "  ROOT %m = f32[4] multiply(%a, %a)\n}\n"
 FINAL = "HloModule jit_step\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n" \

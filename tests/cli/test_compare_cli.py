@@ -11,6 +11,7 @@ from app.core.inspect.ir import StepIR
 from app.core.recording.model import RecordedRun
 from app.core.recording.store import SessionFile
 from tests.core.inspect.test_hlo_structural_diff import A, _renamed
+from tests.session_helpers import BLOCK_HEAVY_IMPORTS
 
 
 def run_cli(*argv):
@@ -97,13 +98,8 @@ def test_compare_and_its_report_need_no_jax_and_no_torch(tmp_path):
     for r in runs:
         r.ir["decode"].stablehlo = stablehlo
     SessionFile(runs=runs, verdicts=_verdicts(1.01, 0.97, 1.05)).save(path)
-    script = f"""
-import io, sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jax", "jaxlib", "torch", "torchax", "transformers"):
-            raise ImportError("blocked: " + name)
-sys.meta_path.insert(0, Block())
+    script = BLOCK_HEAVY_IMPORTS + f"""
+import io
 from app.cli import main
 out, err = io.StringIO(), io.StringIO()
 assert main(["compare", {str(path)!r}, "--report", {str(html)!r}], out=out, err=err) == 0, err.getvalue()

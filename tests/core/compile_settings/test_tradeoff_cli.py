@@ -14,6 +14,7 @@ import pytest
 
 from app.cli import main
 from app.core.recording import SessionFile
+from tests.session_helpers import BLOCK_HEAVY_IMPORTS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -73,13 +74,7 @@ def test_the_session_keeps_the_race_and_show_session_prints_it_without_jax(progr
     path, lines = program_race
     session = SessionFile.load(path)
     assert session.runs == [] and len(session.settings_races) == 1
-    script = f"""
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jax", "jaxlib", "torch", "torchax", "transformers"):
-            raise ImportError("blocked: " + name)
-sys.meta_path.insert(0, Block())
+    script = BLOCK_HEAVY_IMPORTS + f"""
 import io
 from app.cli import main
 for extra in ([], ["--json"]):

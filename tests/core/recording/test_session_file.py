@@ -23,6 +23,7 @@ from app.core.recording.perfetto import trace_document, validate
 from app.core.recording.store import MEMBER
 from app.core.recording.text import json_lines
 from app.core.recording.timing import call_spans, replay_schedule, token_intervals_ms
+from tests.session_helpers import BLOCK_HEAVY_IMPORTS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -65,13 +66,7 @@ def test_round_trip_of_a_real_run(recorded):
 
 def test_loading_needs_no_jax_and_no_torch(recorded, tmp_path):
     path, lines = recorded
-    script = f"""
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jax", "jaxlib", "torch", "torchax", "transformers"):
-            raise ImportError("blocked: " + name)
-sys.meta_path.insert(0, Block())
+    script = BLOCK_HEAVY_IMPORTS + f"""
 import io
 from app.cli import main
 from app.core.recording import load
