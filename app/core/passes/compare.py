@@ -163,7 +163,7 @@ def compare_pipelines(a: PassPipeline, b: PassPipeline, labels: tuple[str, str] 
     kinds = sorted({k for p in (a, b) if p.final for k in p.final.fusion_kinds})
     ca, cb = _counts(a, kinds), _counts(b, kinds)
     counts = [(k, ca[k], cb[k]) for k in ca]
-    both = a.final is not None and b.final is not None
-    diff = diff_snapshots(a.final, b.final, context) if both else None
-    structural = diff_hlo(a.final.text, b.final.text) if both else None
+    fa, fb = a.final, b.final
+    diff = diff_snapshots(fa, fb, context) if fa is not None and fb is not None else None
+    structural = diff_hlo(fa.text, fb.text) if fa is not None and fb is not None else None
     return Comparison(labels, counts, diff, (dict(a.compiler_options), dict(b.compiler_options)), structural)
