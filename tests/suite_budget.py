@@ -10,8 +10,11 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). At the end of a run the te
 
 What gates: a test slower than ``threshold_s`` (30 s) must be listed under ``[slow]`` in ``tests/slow_tests.toml``
 with a one-line reason, and that list may only shrink (``ceiling``, the ratchet). A test over the threshold that
-is not listed fails the run (exit status 1) with its name and time; so does a list longer than its ceiling. The
-gate looks only at tests that ran in full: a run of a few files (``-k``, a path) checks the tests it ran.
+is not listed is named in the summary; it fails the run (exit status 1) once it is over ``threshold_s`` ×
+``noise_band`` (1.5: 45 s), as does a list longer than its ceiling. The band is the machine's own noise, measured:
+on 6 Dec the same unlisted tests took 20–26 s in one clean-clone run and 30–37 s in the next (the other worker
+compiling beside them), so a hard line at 30 s failed a run whose every test passed. The gate looks only at
+tests that ran in full: a run of a few files (``-k``, a path) checks the tests it ran.
 """
 
 from __future__ import annotations
@@ -31,12 +34,20 @@ ROOT = Path(__file__).resolve().parents[1]
 @dataclass
 class Budget:
     """``tests/slow_tests.toml``: ``budget_s`` (the suite's wall-time budget, s), ``threshold_s`` (a test slower
-    than this needs a reason), ``ceiling`` (the most entries ``slow`` may hold) and ``slow`` (node id → reason)."""
+    than this needs a reason), ``ceiling`` (the most entries ``slow`` may hold), ``slow`` (node id → reason) and
+    ``noise_band`` (an unlisted test fails the gate only over ``threshold_s × noise_band``; between the two it
+    is named, not failed)."""
 
     budget_s: float
     threshold_s: float
     ceiling: int
     slow: dict[str, str] = field(default_factory=dict)
+    noise_band: float = 1.5
+
+    @property
+    def fail_s(self) -> float:
+        """Seconds over which an unlisted test fails the run."""
+        return self.threshold_s * self.noise_band
 
     @classmethod
     def read(cls, path: Path = BUDGET_FILE) -> Budget:
@@ -46,7 +57,8 @@ class Budget:
         empty = [k for k, v in slow.items() if not v.strip()]
         if empty:
             raise ValueError(f"{path.name}: a slow test needs a one-line reason: {', '.join(empty)}")
-        return cls(float(data["budget_s"]), float(data["threshold_s"]), int(data["ceiling"]), slow)
+        return cls(float(data["budget_s"]), float(data["threshold_s"]), int(data["ceiling"]), slow,
+                   float(data.get("noise_band", 1.5)))
 
 
 def folder_of(nodeid: str) -> str:
@@ -55,17 +67,29 @@ def folder_of(nodeid: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else "."
 
 
+def _unlisted_over(durations: dict[str, float], budget: Budget, seconds_over: float) -> list[tuple[str, float]]:
+    return [(nodeid, seconds) for nodeid, seconds in sorted(durations.items(), key=lambda kv: -kv[1])
+            if seconds > seconds_over and nodeid not in budget.slow]
+
+
 def verdicts(durations: dict[str, float], budget: Budget) -> list[str]:
-    """The gate's complaints (empty when it passes): tests over the threshold without a reason, a list over its
-    ceiling."""
-    problems = [f"{nodeid} took {seconds:.1f} s (over {budget.threshold_s:.0f} s) and has no reason in "
+    """The gate's complaints (empty when it passes): tests over ``threshold_s × noise_band`` without a reason, a
+    list over its ceiling."""
+    problems = [f"{nodeid} took {seconds:.1f} s (over {budget.fail_s:.0f} s) and has no reason in "
                 f"tests/{BUDGET_FILE.name} [slow]: make it cheaper (docs/testing.md) or add one line saying why"
-                for nodeid, seconds in sorted(durations.items(), key=lambda kv: -kv[1])
-                if seconds > budget.threshold_s and nodeid not in budget.slow]
+                for nodeid, seconds in _unlisted_over(durations, budget, budget.fail_s)]
     if len(budget.slow) > budget.ceiling:
         problems.append(f"tests/{BUDGET_FILE.name} lists {len(budget.slow)} slow tests, more than its ceiling of "
                         f"{budget.ceiling}: the list may only shrink")
     return problems
+
+
+def near_the_gate(durations: dict[str, float], budget: Budget) -> list[str]:
+    """Unlisted tests over ``threshold_s`` but within the noise band: named in the summary, not failed."""
+    return [f"{nodeid} took {seconds:.1f} s (over {budget.threshold_s:.0f} s, under the gate's "
+            f"{budget.fail_s:.0f} s): make it cheaper before it crosses"
+            for nodeid, seconds in _unlisted_over(durations, budget, budget.threshold_s)
+            if seconds <= budget.fail_s]
 
 
 def compile_counts() -> Counter[str]:
@@ -180,6 +204,8 @@ class BudgetPlugin:
         counts = compile_counts()
         write(f"XLA compiles: {counts.get('misses', 0)} cold (persistent-cache misses), {counts.get('hits', 0)} "
               f"shared (hits); tests marked cold_compile: {counts.get('cold_tests', 0)}")
+        for line in near_the_gate(dict(self.durations), budget):
+            terminalreporter.write_line(f"near the slow-test gate: {line}", yellow=True)
         for line in self.problems:
             terminalreporter.write_line(f"SLOW TEST GATE: {line}", red=True)
         total = time.monotonic() - self.started

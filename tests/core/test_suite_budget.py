@@ -8,7 +8,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from tests import compile_sharing
-from tests.suite_budget import UNKNOWN_FILE_S, Budget, longest_first, record_file_times, verdicts
+from tests.suite_budget import (
+    UNKNOWN_FILE_S,
+    Budget,
+    longest_first,
+    near_the_gate,
+    record_file_times,
+    verdicts,
+)
 
 
 def _items(*nodeids: str) -> list:
@@ -42,8 +49,12 @@ def test_the_compile_cache_is_the_runs_own_unless_a_folder_is_named(tmp_path: Pa
 
 def test_a_slow_test_without_a_reason_fails_the_gate_and_a_listed_one_does_not():
     budget = Budget(budget_s=720, threshold_s=30, ceiling=1, slow={"s.py::listed": "why"})
-    problems = verdicts({"s.py::listed": 45.0, "s.py::fast": 3.0, "s.py::new": 31.0}, budget)
-    assert len(problems) == 1 and problems[0].startswith("s.py::new took 31.0 s")
+    durations = {"s.py::listed": 95.0, "s.py::fast": 3.0, "s.py::new": 46.0, "s.py::noisy": 31.0}
+    problems = verdicts(durations, budget)
+    assert len(problems) == 1 and problems[0].startswith("s.py::new took 46.0 s (over 45 s)")
+    near = near_the_gate(durations, budget)
+    assert len(near) == 1 and near[0].startswith("s.py::noisy took 31.0 s")
+    assert Budget.read().noise_band == 1.5
     over = Budget(budget_s=720, threshold_s=30, ceiling=0, slow={"s.py::listed": "why"})
     assert any("ceiling" in p for p in verdicts({}, over))
 
