@@ -18,6 +18,7 @@ from app.cli.common import add_model_args, load_engine_for, phase_printer, progr
 from app.cli.passes_report import report_args as report_args
 from app.cli.passes_report import write_report
 from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES, is_model_step
+from app.core.passes.model import PassPipeline
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -166,7 +167,7 @@ def _run_dumps(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _recorded(pipeline: Any, seconds: float, err: TextIO, verb: str = "recorded") -> None:
+def _recorded(pipeline: PassPipeline, seconds: float, err: TextIO, verb: str = "recorded") -> None:
     kept = sum(len(s.compressed) for s in pipeline.all_snapshots())
     print(f"[passes] {len(pipeline.snapshots)} snapshots, {len(pipeline.pass_times)} pass names, "
           f"{pipeline.dump_bytes / 1e6:.1f} MB of dumps → {kept / 1e6:.1f} MB compressed, {verb} in "
@@ -174,7 +175,7 @@ def _recorded(pipeline: Any, seconds: float, err: TextIO, verb: str = "recorded"
     print_kernel_ir(pipeline, err)
 
 
-def print_kernel_ir(pipeline: Any, err: TextIO) -> None:
+def print_kernel_ir(pipeline: PassPipeline, err: TextIO) -> None:
     """One ``[passes] kernel IR: …`` line: whether the kernels' IR is in the recording, or the note saying why it
     was lost (nothing for a recording that does not say, e.g. one read with ``--dumps``)."""
     from app.core.passes.model import kernel_ir_line

@@ -11,9 +11,10 @@ from typing import Any, TextIO
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.passes.gpu_text import autotune_text, gpu_report, thunk_kinds, thunk_line
+from app.core.passes.model import KERNEL_IR_DUMPED, PassPipeline, kernel_ir_lost
 
 
-def _row(pipeline: Any) -> BackendFacts:
+def _row(pipeline: PassPipeline) -> BackendFacts:
     return BACKENDS.get(pipeline.platform, CPU)
 
 
@@ -30,17 +31,15 @@ def report_args(what: str, as_json: bool = False, pass_name: str | None = None) 
                               list=what == "passes", fusion_log=False, compile_phases=what == "compile-phases")
 
 
-def kernel_ir_json(pipeline: Any) -> dict:
+def kernel_ir_json(pipeline: PassPipeline) -> dict:
     """The ``kernel_ir`` JSON object of a CPU recording: ``status`` (``dumped``, ``not requested`` or the note of
     a lost one), ``dumped``, ``kernels`` (how many fusion kernels have IR) and ``lost``."""
-    from app.core.passes.model import KERNEL_IR_DUMPED, kernel_ir_lost
-
     return {"event": "kernel_ir", "kind": _row(pipeline).kernel_ir, "status": pipeline.kernel_ir,
             "dumped": pipeline.kernel_ir == KERNEL_IR_DUMPED, "kernels": len(pipeline.fusion_ir),
             "lost": kernel_ir_lost(pipeline)}
 
 
-def compile_phases_json(pipeline: Any) -> dict:
+def compile_phases_json(pipeline: PassPipeline) -> dict:
     """The compile split as one JSON object (``event: compile_phases``, ``total_ms``, ``parts``, groups)."""
     from app.core.passes import query
 
@@ -73,7 +72,7 @@ def gpu_json(pipeline: Any) -> list[dict]:
     return rows
 
 
-def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
+def write_report(pipeline: PassPipeline, args: argparse.Namespace, out: TextIO) -> None:
     """Print what the arguments ask of a recorded pipeline (shared by any source of a ``Lowered``): the first of
     ``--pass-hlo``, ``--diff``, ``--search``, ``--history``, ``--thunks``, ``--autotune``, ``--fusions``,
     ``--list``, the compile phases and ``--fusion-log`` that is given, else every snapshot and the summary."""
@@ -94,7 +93,7 @@ def write_report(pipeline: Any, args: argparse.Namespace, out: TextIO) -> None:
     write()
 
 
-def _write_diff(pipeline: Any, key: str, context: int, as_json: bool, out: TextIO) -> None:
+def _write_diff(pipeline: PassPipeline, key: str, context: int, as_json: bool, out: TextIO) -> None:
     from app.core.passes import query
 
     new = pipeline.snapshot(_snapshot_key(key))
@@ -111,7 +110,7 @@ def _write_diff(pipeline: Any, key: str, context: int, as_json: bool, out: TextI
         out.write(d.unified())
 
 
-def _write_search(pipeline: Any, text: str, as_json: bool, out: TextIO) -> None:
+def _write_search(pipeline: PassPipeline, text: str, as_json: bool, out: TextIO) -> None:
     from app.core.passes import query
 
     hits = query.search(pipeline, text)
@@ -123,7 +122,7 @@ def _write_search(pipeline: Any, text: str, as_json: bool, out: TextIO) -> None:
                   + (f"; first defined in {first.label} line {first.line}" if first else "") + "\n")
 
 
-def _write_history(pipeline: Any, name: str, as_json: bool, out: TextIO) -> None:
+def _write_history(pipeline: PassPipeline, name: str, as_json: bool, out: TextIO) -> None:
     from app.core.passes import query
 
     h = query.instruction_history(pipeline, name)
@@ -132,7 +131,7 @@ def _write_history(pipeline: Any, name: str, as_json: bool, out: TextIO) -> None
         out.write((json.dumps(r) if as_json else "  ".join(f"{k}={v}" for k, v in r.items())) + "\n")
 
 
-def _write_fusions(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_fusions(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     from app.core.passes import query
 
     gpu, kernel_ir = pipeline.gpu is not None, _row(pipeline)
@@ -152,21 +151,21 @@ def _write_fusions(pipeline: Any, as_json: bool, out: TextIO) -> None:
                   "folder)\n")
 
 
-def _write_pass_list(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_pass_list(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     from app.core.passes import query
 
     for r in query.pass_rows(pipeline):
         out.write(json.dumps(r) + "\n" if as_json else _pass_line(r))
 
 
-def _write_compile_phases(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_compile_phases(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     if as_json:
         out.write(json.dumps(compile_phases_json(pipeline)) + "\n")
     else:
         _summary(pipeline, out)
 
 
-def _write_fusion_log(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_fusion_log(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     for d in pipeline.fusion_log:
         out.write(json.dumps(d.summary()) + "\n" if as_json else
                   f"{'fused  ' if d.fused else 'refused'} {d.producer} → {d.consumer}"
@@ -175,7 +174,7 @@ def _write_fusion_log(pipeline: Any, as_json: bool, out: TextIO) -> None:
         _summary(pipeline, out)
 
 
-def _write_snapshots(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_snapshots(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     """Every snapshot with its counts, the backend's extras and the compile split (or all of it as JSON lines)."""
     if as_json:
         for s in pipeline.all_snapshots():
@@ -195,7 +194,7 @@ def _write_snapshots(pipeline: Any, as_json: bool, out: TextIO) -> None:
     _summary(pipeline, out)
 
 
-def _write_autotune(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_autotune(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     if pipeline.gpu is None:
         out.write(json.dumps({"event": "autotune", "platform": pipeline.platform, "choices": []}) + "\n" if as_json
                   else f"XLA:{pipeline.platform.upper()} does not autotune.\n")
@@ -206,7 +205,7 @@ def _write_autotune(pipeline: Any, as_json: bool, out: TextIO) -> None:
         out.write(autotune_text(pipeline))
 
 
-def _write_thunks(pipeline: Any, as_json: bool, out: TextIO) -> None:
+def _write_thunks(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
     gpu = pipeline.gpu
     thunks = (gpu.thunks_after_passes or gpu.thunks) if gpu is not None else []
     if not thunks and not as_json:
@@ -228,7 +227,7 @@ def _pass_line(r: dict) -> str:
     return f"{mark} {r['pipeline'][:36]:<36} {r['pass'][:36]:<36} ×{r['runs']:<3} {r['ms']:>9.3f} ms {counts}\n"
 
 
-def _summary(pipeline: Any, out: TextIO) -> None:
+def _summary(pipeline: PassPipeline, out: TextIO) -> None:
     from app.core.passes import query
 
     b = query.compile_breakdown(pipeline)

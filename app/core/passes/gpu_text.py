@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.backends import BACKENDS, GPU
+from app.core.passes.model import PassPipeline
 
 
 def thunk_kinds(thunks: list) -> dict[str, int]:
@@ -39,7 +40,7 @@ def autotune_text(pipeline: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gpu_report(pipeline: Any) -> str:
+def gpu_report(pipeline: PassPipeline) -> str:
     """XLA:GPU's pipelines with their ms (when the compile's capture is there), the autotuning phase, the thunk
     sequence's size and kinds and whether PTX was dumped; ``""`` for a pipeline that is not XLA:GPU's."""
     from app.core.passes import query
@@ -63,7 +64,7 @@ def gpu_report(pipeline: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def thunks_text(pipeline: Any) -> str:
+def thunks_text(pipeline: PassPipeline) -> str:
     """The thunk sequence after XLA's thunk passes (else as emitted), one :func:`thunk_line` each."""
     gpu = getattr(pipeline, "gpu", None)
     thunks = (gpu.thunks_after_passes or gpu.thunks) if gpu is not None else []
