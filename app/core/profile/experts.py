@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.profile.model import StepProfile
+
 #: The ATen op of transformers' grouped experts (``torch._grouped_mm``).
 EXPERTS_ATEN = "aten::_grouped_mm"
 
@@ -35,7 +37,7 @@ class ExpertsSplit:
                 f"{self.rest_ms:.2f} ms")
 
 
-def experts_split(profile: Any) -> ExpertsSplit | None:
+def experts_split(profile: StepProfile) -> ExpertsSplit | None:
     """The :class:`ExpertsSplit` of a :class:`app.core.profile.model.StepProfile`, None when no op of the step
     comes from :data:`EXPERTS_ATEN` (a dense model) or the profile has no attribution parts."""
     parts: dict[str, list[dict[str, Any]]] = getattr(profile, "parts", None) or {}

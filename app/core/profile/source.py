@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.inspect.module_paths import fold_path
+from app.core.inspect.source_map import SourceMap
+from app.core.profile.model import StepProfile
 
 
 @dataclass
@@ -62,7 +64,7 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".") or not a or not b
 
 
-def groups_for_part(part: dict[str, Any], source_map: Any, index: dict | None = None) -> list[int]:
+def groups_for_part(part: dict[str, Any], source_map: SourceMap, index: dict | None = None) -> list[int]:
     """Indexes of ``source_map``'s groups that ``part`` (a ``StepProfile.parts`` entry) stands for, by the
     module docstring's rule; empty when its line is not in the map. ``index``: a cache of
     ``(file, line) → group indexes`` (built when None)."""
@@ -81,7 +83,7 @@ def groups_for_part(part: dict[str, Any], source_map: Any, index: dict | None = 
     return exact or nested or near
 
 
-def line_index(source_map: Any) -> dict[tuple[str, int], list[int]]:
+def line_index(source_map: SourceMap) -> dict[tuple[str, int], list[int]]:
     """``(file, line)`` → indexes of the map's groups on that line."""
     out: dict[tuple[str, int], list[int]] = {}
     for gi, g in enumerate(source_map.groups):
@@ -90,7 +92,7 @@ def line_index(source_map: Any) -> dict[tuple[str, int], list[int]]:
     return out
 
 
-def measure_source_map(profile: Any, source_map: Any) -> SourceMeasure:
+def measure_source_map(profile: StepProfile, source_map: SourceMap) -> SourceMeasure:
     """Lay ``profile`` (:class:`app.core.profile.model.StepProfile`) on ``source_map`` (folded or not)."""
     step_us = profile.step_ms * 1e3
     out = SourceMeasure(profile.step, step_us, profile.attributed_share)
@@ -106,7 +108,7 @@ def measure_source_map(profile: Any, source_map: Any) -> SourceMeasure:
     return out
 
 
-def groups_for_instruction(profile: Any, name: str, source_map: Any) -> list[int]:
+def groups_for_instruction(profile: StepProfile, name: str, source_map: SourceMap) -> list[int]:
     """The groups of the largest part of instruction ``name`` (the line it mostly stands for); empty when
     the profile does not know ``name`` or its line is not in the map."""
     parts = profile.parts.get(name) or []
@@ -122,7 +124,7 @@ def top_lines(line_rows: list[dict[str, Any]], n: int = 10) -> list[dict[str, An
     return sorted(lines, key=lambda r: -(r.get("wall_us_per_step") or 0.0))[:n]
 
 
-def hlo_line_shares(profile: Any) -> dict[int, tuple[float, float]]:
+def hlo_line_shares(profile: StepProfile) -> dict[int, tuple[float, float]]:
     """1-based HLO text line (of ``profile.hlo_text``) → ``(share, busy µs per step)`` of the instruction
     on it, for every executed instruction with a line."""
     return {r.hlo_line: (r.share, r.us_per_step) for r in profile.rows if r.hlo_line}

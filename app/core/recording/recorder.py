@@ -20,6 +20,8 @@ from app.core.events import (
     VerdictsEvent,
 )
 from app.core.inspect.ir import StepIR
+from app.core.inspect.source_map import SourceMap
+from app.core.profile.model import StepProfile
 from app.core.recording.environment import environment
 from app.core.recording.model import RecordedPasses, RecordedRun
 from app.core.recording.store import SessionFile, utc_now
@@ -143,7 +145,7 @@ class RunRecorder:
             self.on_autosave(session, size)
         return size
 
-    def add_source_map(self, step: str, source_map: Any, run: RecordedRun | None = None) -> None:
+    def add_source_map(self, step: str, source_map: SourceMap, run: RecordedRun | None = None) -> None:
         """Attach a step's :class:`app.core.inspect.source_map.SourceMap` to ``run`` (default: the newest run
         with IR of ``step``, else the newest run; the map is built after the run it belongs to has ended)."""
         runs = self.runs + ([self.current] if self.current is not None else [])
@@ -171,7 +173,7 @@ class RunRecorder:
             final_hlo=text(getattr(p, "final", None)))
         return target.passes
 
-    def add_profile(self, profile: Any, run: RecordedRun | None = None) -> None:
+    def add_profile(self, profile: StepProfile, run: RecordedRun | None = None) -> None:
         """Attach a measured :class:`app.core.profile.model.StepProfile` (its ``source_map`` goes to the run's
         ``source_maps``) to ``run`` (default: the last run)."""
         target = run or self.current or (self.runs[-1] if self.runs else None)
