@@ -16,6 +16,7 @@ from app.cli.common import (
     write_text_output,
 )
 from app.core.inspect.views import MODEL_STEPS, cli_names
+from app.core.steps import DECODE
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -29,7 +30,7 @@ WHAT = cli_names()
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="print the jaxpr / StableHLO / HLO / cost / memory of a step")
     add_model_args(ins)
-    ins.add_argument("--step", choices=MODEL_STEPS, default="decode")
+    ins.add_argument("--step", choices=MODEL_STEPS, default=DECODE)
     ins.add_argument("--what", choices=WHAT, default=None,
                      help="default: jaxpr (torch-compile: fx-graph)")
     ins.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InvalidSettingsError("--what pass-hlo needs --pass NAME_OR_INDEX (a dump index or a pass name).")
     if args.source_map and info.compiler != "xla":
         raise InvalidSettingsError(f"The source map joins jaxpr, StableHLO and HLO: {args.mode} has none.")
-    max_new = 2 if args.step == "decode" else 1  # a decode step compiles at the second token
+    max_new = 2 if args.step == DECODE else 1  # a decode step compiles at the second token
     settings = settings_from_args(args, max_new_tokens=max_new, stop_at_eos=False)
     engine = load_engine_for(args, err, on_event=phase_printer(err))
     engine.clear_compiled()

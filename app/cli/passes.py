@@ -19,6 +19,7 @@ from app.cli.passes_report import report_args as report_args
 from app.cli.passes_report import write_report
 from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES, is_model_step
 from app.core.passes.model import PassPipeline
+from app.core.steps import DECODE
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         modes = ", ".join(i.name for i in CATALOG if i.inspectable and i.compiler == "xla")
         raise InvalidSettingsError(f"Mode {args.mode!r} is not compiled by XLA: use one of {modes}.")
     steps = {s for _, s, _ in sides} if sides else {args.step}
-    max_new = 2 if "decode" in steps else 1
+    max_new = 2 if DECODE in steps else 1
     settings = settings_from_args(args, max_new_tokens=max_new, stop_at_eos=False)
     engine = load_engine_for(args, err, on_event=phase_printer(err))
     engine.clear_compiled()

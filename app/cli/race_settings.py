@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from app.cli.common import device_line, load_engine_for, phase_printer, settings_from_args
+from app.core.steps import DECODE, PREFILL
 
 
 def setting_names(args: argparse.Namespace) -> list[str]:
@@ -55,7 +56,7 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.program:
         stream, title, lowered, platform = _program_stream(args, names, err)
     else:
-        stream, title, lowered, platform = _model_stream(args, names, step or "decode", parting, err)
+        stream, title, lowered, platform = _model_stream(args, names, step or DECODE, parting, err)
     if getattr(args, "save_session", None):  # an unwritable path fails now, not after the race
         from app.core.recording.store import SessionFile
 
@@ -65,7 +66,7 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     partings = _partings(lowered(), names, platform, args.json, err) if parting and len(lanes) > 1 else {}
     title += f" | median of {args.rounds} rounds" if args.rounds > 1 else ""
     title += f" | vs baseline from {paired['rounds']} paired rounds" if paired else ""
-    document = race_document(title, "program" if args.program else step or "decode", lanes, partings)
+    document = race_document(title, "program" if args.program else step or DECODE, lanes, partings)
     if args.json:
         out.write("".join(line + "\n" for line in json_lines(document)))
     else:
@@ -139,7 +140,7 @@ def _ms(value: float | None, digits: int = 0) -> str:
 
 
 #: What a title calls each raced model step.
-_STEP_TITLES = {"decode": "decode step", "prefill": "prefill step", "loop": "decode loop"}
+_STEP_TITLES = {DECODE: "decode step", PREFILL: "prefill step", "loop": "decode loop"}
 
 
 def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting: bool,
@@ -155,7 +156,7 @@ def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting
     plan = paired_plan(args)
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     settings = settings_from_args(args, capture_ir=parting)  # the first lane's IR: the Lowered partings compile
-    calls = f" ({max(2, args.calls)} calls)" if step == "prefill" else ""
+    calls = f" ({max(2, args.calls)} calls)" if step == PREFILL else ""
     title = (f"model {engine.label} | {mode} {_STEP_TITLES[step]}{calls} | prompt {args.prompt!r} | "
              f"{device_line(engine)}")
 

@@ -220,6 +220,9 @@ TPU = BackendFacts(
     install_hint="a TPU needs a TPU VM with libtpu (pip install 'jax[tpu]')",
 )
 
+#: torch's device type of an NVIDIA GPU (``torch.device("cuda:0").type``; the GPU row's ``torch_device``).
+TORCH_CUDA = "cuda"
+
 #: Every row by platform name (JAX's ``jax.default_backend()`` / ``Device.platform``).
 BACKENDS: dict[str, BackendFacts] = {row.platform: row for row in (CPU, GPU, TPU)}
 

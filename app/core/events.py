@@ -11,7 +11,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from app.core.steps import StepKind  # noqa: F401 (the step vocabulary, written once; re-exported)
+from app.core.steps import DECODE, StepKind  # noqa: F401 (the step vocabulary, written once; re-exported)
 
 Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "running", "profiling", "opening",
                 "opening capture", "recording passes", "source map"]
@@ -188,7 +188,7 @@ def host_share(parts: dict[str, float]) -> float | None:
 def steady_host_ms(records: list[CallRecord]) -> dict[str, float]:
     """Per part of :data:`HOST_PARTS`, the median over the decode calls that did not compile and carry a breakdown
     (the stats strip's and bench/decode.py's figure); empty when there are none. The medians need not add up."""
-    steady = [r.host_ms for r in records if r.step == "decode" and not r.compiled and r.host_ms]
+    steady = [r.host_ms for r in records if r.step == DECODE and not r.compiled and r.host_ms]
     if not steady:
         return {}
     return {k: statistics.median(p.get(k, 0.0) for p in steady) for k in HOST_PARTS if k != "compile"}
@@ -196,7 +196,7 @@ def steady_host_ms(records: list[CallRecord]) -> dict[str, float]:
 
 def steady_host_share(records: list[CallRecord]) -> float | None:
     """Median :attr:`CallRecord.host_share` of the steady decode calls (None when none has a breakdown)."""
-    shares = [r.host_share for r in records if r.step == "decode" and not r.compiled and r.host_ms]
+    shares = [r.host_share for r in records if r.step == DECODE and not r.compiled and r.host_ms]
     shares = [s for s in shares if s is not None]
     return statistics.median(shares) if shares else None
 
@@ -204,7 +204,7 @@ def steady_host_share(records: list[CallRecord]) -> float | None:
 def steady_decode_ms(records: list[CallRecord]) -> float | None:
     """Median ``wall_ms`` of the decode calls that did not compile (None if there are none): the steady
     decode time the summary, the stats strip and the plot's label all show."""
-    steady = [r.wall_ms for r in records if r.step == "decode" and not r.compiled]
+    steady = [r.wall_ms for r in records if r.step == DECODE and not r.compiled]
     return statistics.median(steady) if steady else None
 
 

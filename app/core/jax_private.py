@@ -121,7 +121,7 @@ def is_user_filename(filename: str) -> bool:
     return bool(source_info_util.is_user_filename(filename))
 
 
-def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str = "cpu") -> Any:
+def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str) -> Any:
     """Parse StableHLO ``text`` in JAX's MLIR context and compile it for one device of ``platform`` with the
     XLA compile options ``options`` (``{"xla_dump_to": …}``); returns the loaded executable
     (``.hlo_modules()[0].to_string()`` is its optimized HLO).

@@ -53,6 +53,13 @@ class ModeInfo:
         ``cuda`` for ``gpu``).
     devices : platforms of :data:`PLATFORMS` the mode can run on.
     device_note : why it cannot run on the others (said by :func:`check_runs_on`).
+    across_processes : runs on a mesh spread over several processes (``--hosts``): every step is one jitted SPMD
+        program, or the decode loop is (:mod:`app.core.parallel.hosts`, :func:`modes_across_processes`).
+    processes_note : why it cannot, where it cannot (said by ``check_modes_across_processes``).
+    decode_loop : its decode is the whole loop over the tokens compiled as one XLA program: what ``profile``
+        measures of its decode, and the settings race's ``loop`` step (:func:`decode_loop_mode`).
+    race_lane : the compiler (``"xla"`` or ``"inductor"``) whose settings a settings race's model lane runs this
+        mode for ("": none; :func:`race_lane_mode`).
     """
 
     name: str
@@ -66,36 +73,54 @@ class ModeInfo:
     framework: str = "jax"
     devices: tuple[str, ...] = PLATFORMS
     device_note: str = ""
+    across_processes: bool = False
+    processes_note: str = ""
+    decode_loop: bool = False
+    race_lane: str = ""
 
     @property
     def inspectable(self) -> bool:
         """A compiler runs, so there is IR to show (jaxpr / StableHLO / HLO, or FX graph / Inductor code)."""
         return self.compiler is not None
 
+    @property
+    def on_torch(self) -> bool:
+        """It runs on PyTorch (``framework == "torch"``): on the torch device, not JAX's."""
+        return self.framework == "torch"
+
+
+#: Why the PyTorch modes cannot run across processes.
+_TORCH_ONE_HOST = "PyTorch runs on this host's CPU or GPU only, outside JAX's mesh"
 
 #: Every mode, from the PyTorch reference to the fully jitted static-cache path, in display order.
 CATALOG: tuple[ModeInfo, ...] = (
     ModeInfo("torch", "PyTorch eager reference: our own loop over the HF module with a DynamicCache "
              "(on the CPU, or on CUDA with --device gpu)",
              None, "app.core.modes.eager:TorchMode", "#475569", "o",
-             framework="torch", devices=TORCH_PLATFORMS, device_note=_NO_TORCH_TPU),
+             framework="torch", devices=TORCH_PLATFORMS, device_note=_NO_TORCH_TPU,
+             processes_note=_TORCH_ONE_HOST),
     ModeInfo("torchax-eager", "torchax without jit: every ATen op dispatched to JAX one by one",
-             None, "app.core.modes.eager:TorchaxEagerMode", "#9333ea", "t2", token_cap=8),
+             None, "app.core.modes.eager:TorchaxEagerMode", "#9333ea", "t2", token_cap=8,
+             processes_note="it reads each step's logits on the host, and a process holds only its own devices' "
+                            "part of them"),
     ModeInfo("jit-dynamic", "jax.jit with a growing DynamicCache: a new shape, hence a recompile, every step",
-             "xla", "app.core.modes.jit:JitDynamicMode", "#0891b2", "t"),
+             "xla", "app.core.modes.jit:JitDynamicMode", "#0891b2", "t", across_processes=True),
     ModeInfo("jit-static", "jitted prefill + decode with a StaticCache: two compiles, then every step reuses them",
-             "xla", "app.core.modes.jit:JitStaticMode", "#2563eb", "t1", profilable=True),
+             "xla", "app.core.modes.jit:JitStaticMode", "#2563eb", "t1", profilable=True, across_processes=True,
+             race_lane="xla"),
     ModeInfo("jit-loop", "jit-static's prefill, then the whole decode loop as one compiled jax.lax.while_loop "
              "(one compile, one dispatch for all tokens; each token streamed out by an ordered io_callback, Stop "
              "through its return value, EOS ends it on the device). The right tool for long generations with no "
              "per-token host logic; not when the host must act between tokens (a program's own sampling, "
              "constraints, tools) or for a few tokens (its compile is one more step's)",
-             "xla", "app.core.modes.loop:JitLoopMode", "#854d0e", "h", profilable=True),
+             "xla", "app.core.modes.loop:JitLoopMode", "#854d0e", "h", profilable=True, across_processes=True,
+             decode_loop=True),
     ModeInfo("torch-compile", "PyTorch's own compiler: torch.compile over a StaticCache; on CPU Inductor's C++ "
              "kernels (mode 'default'), on GPU its Triton kernels with mode 'reduce-overhead': CUDA graphs replay "
              "each step's launches, as XLA:GPU's command buffers do for jit-static",
              "inductor", "app.core.modes.torch_compile:TorchCompileMode", "#dc2626", "t3",
-             framework="torch", devices=TORCH_PLATFORMS, device_note=_NO_TORCH_TPU),
+             framework="torch", devices=TORCH_PLATFORMS, device_note=_NO_TORCH_TPU, processes_note=_TORCH_ONE_HOST,
+             race_lane="inductor"),
 )
 #: Mode names in display order.
 MODE_NAMES: tuple[str, ...] = tuple(info.name for info in CATALOG)
@@ -114,6 +139,22 @@ def mode_info(name: str) -> ModeInfo:
 def profiling_mode() -> str:
     """The mode whose steps ``profile`` measures (the one marked ``profilable``)."""
     return next(info.name for info in CATALOG if info.profilable)
+
+
+def modes_across_processes() -> tuple[str, ...]:
+    """Names of the modes that run across processes (``across_processes``), in display order."""
+    return tuple(info.name for info in CATALOG if info.across_processes)
+
+
+def decode_loop_mode() -> str:
+    """The mode whose decode is one compiled loop over the tokens (the one marked ``decode_loop``)."""
+    return next(info.name for info in CATALOG if info.decode_loop)
+
+
+def race_lane_mode(compiler: str) -> str:
+    """The mode a settings race's model lane runs for the settings of ``compiler`` (``"xla"`` or ``"inductor"``:
+    the row whose ``race_lane`` it is). Raises StopIteration for another compiler."""
+    return next(info.name for info in CATALOG if info.race_lane == compiler)
 
 
 def mode_name_of(cls: type) -> str:

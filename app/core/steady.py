@@ -39,6 +39,7 @@ from app.core.events import (
 )
 from app.core.mode_catalog import REFERENCE_MODE, mode_info
 from app.core.settings import GenerationSettings
+from app.core.steps import DECODE
 from app.core.verdict import (
     AA_SUFFIX,
     MIN_ROUNDS,
@@ -147,7 +148,7 @@ def time_block(engine: Engine, prompt: str, settings: GenerationSettings, reps: 
     with BlockClock() as clock:
         for _ in range(reps):
             for event in engine.generate(prompt, settings, should_stop):
-                if isinstance(event, CallRecord) and event.step == "decode":
+                if isinstance(event, CallRecord) and event.step == DECODE:
                     decode_ms.append(event.wall_ms)
                 elif isinstance(event, FinishedEvent):
                     tokens += event.summary.n_tokens

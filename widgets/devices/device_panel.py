@@ -141,7 +141,7 @@ class DevicePanel(QWidget):
         self.platform_picker.blockSignals(True)
         self.platform_picker.clear()
         for name in platforms or ([current] if current else []):
-            self.platform_picker.addItem(name.upper() if name != "gpu" else "GPU", name)
+            self.platform_picker.addItem(name.upper(), name)
         index = self.platform_picker.findData(current)
         self.platform_picker.setCurrentIndex(max(index, 0))
         self.platform_picker.setEnabled(len(platforms) > 1)

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
+from app.core.inspect.views import DECODE
 from widgets.ir.code_view import CodeView, split_notes
 from widgets.ir.find_bar import FindBar
 from widgets.ir.header_labels import ElidedLabel
@@ -34,7 +35,7 @@ class IRPanel(QWidget):
         self.title = title
         self._suffix = suffix
         self._text: str | None = None
-        self._step = "decode"
+        self._step = DECODE
         self._pending: tuple[str | None, str] | None = None
         self._pending_timer = QTimer(self, singleShot=True)
         self._pending_timer.timeout.connect(self.apply_pending)

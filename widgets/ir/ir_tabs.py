@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.inspect.views import MODEL_STEPS, tab_views
+from app.core.inspect.views import MODEL_STEPS, PREFILL, tab_views
 from app.core.units import nbytes, si
 from widgets.ir.header_labels import ElidedLabel, FiguresLabel, plain
 from widgets.ir.ir_panel import IRPanel
@@ -87,7 +87,7 @@ class IRTabs(QWidget):
         self._origins: dict[str, dict[str, str]] = {}
         self._notes: dict[str, str] = {}  # per step: HTML after its XLA figures (a live compile's delta)
         self._hold_hidden = False
-        self._step = "prefill"
+        self._step = PREFILL
         self.panels = {v.key: IRPanel(v.title, v.widget, v.ext) for v in TAB_VIEWS}
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)

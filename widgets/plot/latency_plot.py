@@ -23,6 +23,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont, QHelpEvent, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget
 
+from app.core.inspect.views import DECODE, PREFILL
 from widgets.common.typed_qt import graphics_scene, plot_item
 from widgets.plot.call_tooltip import describe
 from widgets.plot.latency_key import LatencyKey
@@ -38,7 +39,7 @@ REDRAW_INTERVAL_MS = 50
 #: px: the least the plot is laid out to (its axes, key and legend readable around a drawing area); a layout
 #: keeps it and a window is not made smaller than its layout needs (issue 37: 134 px wide in a 921×453 window)
 MIN_SIZE = (280, 220)  # 180 px tall left a two-row legend below the plot's edge (the walk, seed 304)
-MARKER_SIZES = {"prefill": 9, "decode": 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
+MARKER_SIZES = {PREFILL: 9, DECODE: 9, "compiled": 18, "disk": 16}  # px; ×1.4 when presenting
 
 
 class LatencyPlot(LatencyKey, PlotFitting):
@@ -256,7 +257,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
         about a third of its tokens/s on a fast model (bench/gui_responsiveness.py)."""
         for kind, item in run.dots.items():
             chosen = [p for p in run.points if point_kind(p) == kind]
-            if (streaming and kind == "decode") or run.dot_counts.get(kind) == len(chosen):
+            if (streaming and kind == DECODE) or run.dot_counts.get(kind) == len(chosen):
                 continue
             run.dot_counts[kind] = len(chosen)
             item.setData([p.x for p in chosen], [max(p.wall_ms, 1e-3) for p in chosen])
@@ -306,7 +307,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
             # pyqtgraph annotates setSymbolSize(size: int); it draws a float diameter (×1.4 presenting) as given
             for kind, dots in run.dots.items():
                 dots.setSymbolSize(self._marker_size(kind))  # pyright: ignore[reportArgumentType]
-            run.key.setSymbolSize(self._marker_size("decode"))  # pyright: ignore[reportArgumentType]
+            run.key.setSymbolSize(self._marker_size(DECODE))  # pyright: ignore[reportArgumentType]
             self.legend.removeItem(run.key)  # re-added: pyqtgraph sizes a legend row only when it is added
             self.legend.addItem(run.key, run.legend_name())
             for note in run.notes:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pyqtgraph as pg
 
+from app.core.inspect.views import DECODE, PREFILL
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 
 
@@ -60,7 +61,7 @@ class PlotRun:
 def point_kind(p: PlotPoint) -> str:
     if p.compiled:
         return "disk" if getattr(p.record, "persistent_cache_hit", None) else "compiled"
-    return "prefill" if p.step == "prefill" else "decode"  # a program's calls (step = its entry point) as decode
+    return PREFILL if p.step == PREFILL else DECODE  # a program's calls (step = its entry point) as decode
 
 
 def set_antialias(item: pg.PlotDataItem, on: bool) -> None:
@@ -80,11 +81,11 @@ def run_items(colour: str, symbol: str, width: float,
     line = pg.PlotDataItem(pen=pg.mkPen(colour, width=width))
     line.setZValue(1)
     white = pg.mkPen("w", width=1)
-    key = pg.PlotDataItem(pen=pg.mkPen(colour, width=width), symbol=symbol, symbolSize=size("decode"),
+    key = pg.PlotDataItem(pen=pg.mkPen(colour, width=width), symbol=symbol, symbolSize=size(DECODE),
                           symbolBrush=colour, symbolPen=white)
     styles = {
-        "prefill": ("s", colour, white),
-        "decode": (symbol, colour, white),
+        PREFILL: ("s", colour, white),
+        DECODE: (symbol, colour, white),
         "compiled": ("star", COMPILE_COLOUR, pg.mkPen("#7c2d12", width=1)),
         "disk": ("d", DISK_COLOUR, pg.mkPen("#064e3b", width=1)),
     }

@@ -15,6 +15,8 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
+from app.core.inspect.views import PREFILL
+
 CELL_W = 7  # px per token column
 GAP = 3  # px between two layers' rows
 MAX_HEIGHT = 120  # px for the rows; each row gets at least 1 px
@@ -152,7 +154,7 @@ class RouterStrip(QWidget):
         weights = weights or [[[1.0] * len(k) for k in layer] for layer in experts]
         n_tokens = len(experts[0])
         for t in range(n_tokens):
-            if step == "prefill":
+            if step == PREFILL:
                 text = self._prompt[t] if t < len(self._prompt) else f"prompt token {t}"
             else:
                 text = self._texts.get(call_index - 1, "")

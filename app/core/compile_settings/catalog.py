@@ -80,17 +80,17 @@ CATALOG: tuple[CompileSetting, ...] = (
       for i in range(4)),
     _xla("llvm-O0", "--xla_backend_optimization_level=0 (LLVM at -O0)", xla_backend_optimization_level=0),
     _xla("llvm-cheap", "--xla_llvm_disable_expensive_passes=true", xla_llvm_disable_expensive_passes=True),
-    _xla("cpu-fast-math", "--xla_cpu_enable_fast_math=true", "cpu", changes_results=True,
+    _xla("cpu-fast-math", "--xla_cpu_enable_fast_math=true", CPU.platform, changes_results=True,
          note="reassociates and approximates floating point: outputs may differ", xla_cpu_enable_fast_math=True),
-    _xla("cpu-onednn", "--xla_cpu_use_onednn=true", "cpu", note="oneDNN's matmul rewrite fires above 2^24 flops "
+    _xla("cpu-onednn", "--xla_cpu_use_onednn=true", CPU.platform, note="oneDNN's matmul rewrite fires above 2^24 flops "
          "(openxla/xla#10556)", xla_cpu_use_onednn=True),
-    _xla("cpu-no-ynn", "--xla_cpu_experimental_ynn_fusion_type= (YNNPACK off for dots)", "cpu",
+    _xla("cpu-no-ynn", "--xla_cpu_experimental_ynn_fusion_type= (YNNPACK off for dots)", CPU.platform,
          xla_cpu_experimental_ynn_fusion_type=""),
-    _xla("cpu-no-xnnpack", "--xla_cpu_use_xnnpack=false", "cpu", xla_cpu_use_xnnpack=False),
-    _xla("cpu-isa-avx2", "--xla_cpu_max_isa=AVX2", "cpu", xla_cpu_max_isa="AVX2"),
-    _xla("cpu-isa-sse4", "--xla_cpu_max_isa=SSE4_2", "cpu", xla_cpu_max_isa="SSE4_2"),
-    _xla("gpu-autotune-0", "--xla_gpu_autotune_level=0 (no autotuning)", "gpu", xla_gpu_autotune_level=0),
-    _xla("gpu-no-command-buffer", "--xla_gpu_enable_command_buffer= (no CUDA graphs)", "gpu",
+    _xla("cpu-no-xnnpack", "--xla_cpu_use_xnnpack=false", CPU.platform, xla_cpu_use_xnnpack=False),
+    _xla("cpu-isa-avx2", "--xla_cpu_max_isa=AVX2", CPU.platform, xla_cpu_max_isa="AVX2"),
+    _xla("cpu-isa-sse4", "--xla_cpu_max_isa=SSE4_2", CPU.platform, xla_cpu_max_isa="SSE4_2"),
+    _xla("gpu-autotune-0", "--xla_gpu_autotune_level=0 (no autotuning)", GPU.platform, xla_gpu_autotune_level=0),
+    _xla("gpu-no-command-buffer", "--xla_gpu_enable_command_buffer= (no CUDA graphs)", GPU.platform,
          xla_gpu_enable_command_buffer=""),
     _inductor("default", "Inductor's default"),
     _inductor("reduce-overhead", "CUDA graphs on a GPU"),
@@ -157,7 +157,7 @@ def parse_config(text: str) -> CompileSetting:
     return CompileSetting(text, text, path="jax.config", config={name: _value(value.strip())})
 
 
-def parse_setting(text: str, platform: str = "cpu") -> CompileSetting:
+def parse_setting(text: str, platform: str = CPU.platform) -> CompileSetting:
     """The setting ``text`` names on a backend of ``platform``: a catalog name (:data:`NAMES`), an ``XLA_FLAGS``
     string (``--xla_…``) or a ``jax.config`` pair (``jax_…=value``). Raises :class:`InvalidSettingsError`, naming the
     setting, for an unknown name, a setting ``platform``'s backend does not have (an XLA:GPU flag on the CPU) or an

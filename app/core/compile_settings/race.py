@@ -37,8 +37,10 @@ from app.core.compile_settings.paired import (
 from app.core.compile_settings.split import CompileCapturer
 from app.core.errors import InvalidSettingsError
 from app.core.events import CallRecord, Event, FinishedEvent, LaneEvent, PromptEvent, SteadyBlockEvent
+from app.core.mode_catalog import decode_loop_mode, race_lane_mode
 from app.core.steady import SteadyPlan, steady_settings, time_block
 from app.core.steady import calibrate as steady_calibrate
+from app.core.steps import DECODE, PREFILL
 from app.core.verdict import Block
 
 if TYPE_CHECKING:
@@ -48,17 +50,17 @@ if TYPE_CHECKING:
 #: What a settings race yields.
 RaceItem = Event | SettingLane | SteadyBlockEvent | SettingsVerdicts
 #: The mode a model lane runs by default: two compiles (prefill, decode), then each decode call reuses its executable.
-RACE_MODE = "jit-static"
+RACE_MODE = race_lane_mode("xla")
 #: The model steps a race can time: ``step`` → ``(mode, the records' step kind)``. ``loop`` is jit-loop's whole
 #: decode loop compiled into one XLA program (:mod:`app.core.modes.loop`); its prefill is jit-static's. An Inductor
 #: lane runs :data:`INDUCTOR_MODE` instead (decode and prefill only).
-STEPS: dict[str, tuple[str, str]] = {"decode": (RACE_MODE, "decode"), "prefill": (RACE_MODE, "prefill"),
-                                     "loop": ("jit-loop", "decode")}
+STEPS: dict[str, tuple[str, str]] = {DECODE: (RACE_MODE, DECODE), PREFILL: (RACE_MODE, PREFILL),
+                                     "loop": (decode_loop_mode(), DECODE)}
 #: The mode an Inductor setting's lane runs.
-INDUCTOR_MODE = "torch-compile"
+INDUCTOR_MODE = race_lane_mode("inductor")
 
 
-def resolve(names: Sequence[str], platform: str, step: str = "decode") -> list[CompileSetting]:
+def resolve(names: Sequence[str], platform: str, step: str = DECODE) -> list[CompileSetting]:
     """The settings ``names`` name on ``platform`` (:func:`app.core.compile_settings.catalog.parse_setting`) for a
     race of ``step`` (:data:`STEPS`, or ``"program"``: a program's entry point), the baseline first (added when
     missing), each once, every XLA option checked by one tiny compile (:func:`check_options`). Raises
@@ -137,7 +139,7 @@ def step_target(step: str) -> tuple[str, str]:
 
 
 def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: GenerationSettings,
-                  should_stop: Callable[[], bool] = lambda: False, rounds: int = 1, step: str = "decode",
+                  should_stop: Callable[[], bool] = lambda: False, rounds: int = 1, step: str = DECODE,
                   calls: int = 10, first_lane_ir: bool = False,
                   paired: SteadyPlan | None = None) -> Iterator[RaceItem]:
     """Race one step of ``engine`` under each of ``names`` (see :func:`resolve`), one lane each from cold
@@ -165,8 +167,8 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
     if paired is not None:
         paired.validated()
     lanes = resolve(names, engine.device.platform, step) * max(1, rounds)
-    runs = max(2, calls) if step == "prefill" else 1
-    base_settings = settings.with_(mode=mode, **({"max_new_tokens": 1} if step == "prefill" else {}))
+    runs = max(2, calls) if step == PREFILL else 1
+    base_settings = settings.with_(mode=mode, **({"max_new_tokens": 1} if step == PREFILL else {}))
     base_tokens: list[int] | None = None
     kept: dict[str, tuple[CompileSetting, dict, int | None]] = {}
     done: list[SettingLane] = []  # every lane yielded, for the paired verdicts
@@ -177,7 +179,7 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
             lane_mode = INDUCTOR_MODE if setting.compiler == "Inductor" else mode
             lane_settings = base_settings.with_(mode=lane_mode,
                                                 capture_ir=settings.capture_ir and (i == 0 or not first_lane_ir))
-            yield LaneEvent(setting.name, i, len(lanes), runs if step == "prefill" else settings.max_new_tokens)
+            yield LaneEvent(setting.name, i, len(lanes), runs if step == PREFILL else settings.max_new_tokens)
             engine.clear_compiled()
             capturer = CompileCapturer(kind, engine.device.platform) if setting.compiler == "XLA" else None
             with applied(setting), _cold_inductor(engine, setting), observing_compiles(capturer):
@@ -273,7 +275,7 @@ def _model_lane(engine: Engine, setting: CompileSetting, target: tuple[str, str]
     mode, kind = target
     mine = [r for r in records if r.step == kind]
     compiled = next((r for r in mine if r.compiled), None)
-    if kind == "decode":
+    if kind == DECODE:
         steady = finished[-1].summary.steady_decode_ms if finished else None
         outputs = list(finished[-1].token_ids) if finished else []
     else:  # prefill: one call per run; its first token is its output
@@ -283,7 +285,7 @@ def _model_lane(engine: Engine, setting: CompileSetting, target: tuple[str, str]
     split = _split(compiled) if compiled else (None, None, None)
     return SettingLane(
         setting.name, setting.sets, *split, steady,
-        n_calls=len(mine), unit="token" if kind == "decode" else "call",
+        n_calls=len(mine), unit="token" if kind == DECODE else "call",
         changes_results=setting.changes_results, peak_bytes=_peak_bytes(engine, mode, kind, greedy),
         persistent_cache_hit=bool(compiled and compiled.persistent_cache_hit),
         stopped=len(finished) < runs or finished[-1].reason == "stopped",

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.backends import BACKENDS
+from app.core.backends import BACKENDS, CPU, TORCH_CUDA
 from app.core.errors import InvalidSettingsError
 from app.core.mode_catalog import check_runs_on, mode_info
 
@@ -50,7 +50,7 @@ class Device:
 
     def label_for(self, mode: str) -> str:
         """The device that runs ``mode``: :attr:`torch_label` for a PyTorch mode, else :attr:`label`."""
-        if mode_info(mode).framework == "torch":
+        if mode_info(mode).on_torch:
             return self.torch_label or self.label
         return self.label
 
@@ -58,7 +58,7 @@ class Device:
         """Raise :class:`InvalidSettingsError` when ``mode`` cannot run here: the catalog's rule, and for a
         PyTorch mode on a GPU, a torch build without CUDA."""
         check_runs_on(mode, self.platform)
-        if mode_info(mode).framework == "torch" and self.torch_device is None:
+        if mode_info(mode).on_torch and self.torch_device is None:
             raise InvalidSettingsError(
                 f"Mode {mode!r} cannot run on the {self.platform} device: this torch ({_torch_version()}) has no "
                 f"{self.platform} device (torch.cuda.is_available() is False). Install a CUDA build of torch, or "
@@ -99,8 +99,8 @@ def resolve_device(platform: str | None = None) -> Device:
 
 
 def _label(dev: Any) -> str:
-    if dev.platform == "cpu":
-        return "cpu"
+    if dev.platform == CPU.platform:
+        return CPU.torch_device
     return f"{dev.device_kind} ({dev.platform}:{dev.id})"
 
 
@@ -108,7 +108,7 @@ def _torch_device(platform: str) -> tuple[str | None, str | None]:
     """``(torch device, label)`` for ``platform``: its row's ``torch_device`` (:mod:`app.core.backends`): the CPU,
     CUDA device 0 for a GPU when torch has CUDA; ``(None, None)`` where torch does not run."""
     device = BACKENDS[platform].torch_device
-    if not device.startswith("cuda"):
+    if not device.startswith(TORCH_CUDA):
         return (device, device) if device else (None, None)
     import torch
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import Any
 
+from app.core.backends import CPU
 from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
 from app.core.engine.device import Device, resolve_device, use_as_default
 from app.core.engine.load import load_torch, on_device, phase, place, to_jax
@@ -81,7 +82,7 @@ class Engine:
         #: Where this engine's runs execute (:class:`app.core.engine.device.Device`).
         self.device: Device = device if device is not None else resolve_device(None)
         torch_device = self.device.torch_device
-        if torch_device not in (None, "cpu") and str(next(loaded.model.parameters()).device) != torch_device:
+        if torch_device not in (None, CPU.torch_device) and str(next(loaded.model.parameters()).device) != torch_device:
             loaded.model.to(torch_device)
         if not self.device.is_default:  # torchax's env key may be committed to another device
             from app.core.parallel.mesh import uncommit_torchax_key

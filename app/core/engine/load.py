@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from app.core.backends import CPU
 from app.core.engine.device import Device
 from app.core.events import Phase, PhaseEvent
 from app.core.models.sources import LoadedModel, ModelSpec, load_model
@@ -29,7 +30,7 @@ def load_torch(spec: ModelSpec, device: Device, emit: Callable[[PhaseEvent], Non
     """The PyTorch model and tokenizer of ``spec`` (the ``loading`` phase, its progress messages as phase
     events). Random weights for a GPU are initialised on CUDA (:func:`app.core.models.sources.load_model`'s
     ``init_device``). Raises what :func:`app.core.models.sources.load_model` raises."""
-    init_device = device.torch_device if device.torch_device not in (None, "cpu") else None
+    init_device = device.torch_device if device.torch_device not in (None, CPU.torch_device) else None
     with phase(emit, "loading", spec.label):
         return load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)), init_device=init_device)
 
@@ -57,7 +58,7 @@ def to_jax(model: Any, device: Device) -> tuple[Any, Any]:
 def on_device(device: Device) -> Any:
     """A context in which new JAX arrays land on ``device`` (``jax.default_device``), and torch factory
     functions on its torch device (``torch.device``); nothing changes on the default device."""
-    if device.is_default and device.torch_device in (None, "cpu"):
+    if device.is_default and device.torch_device in (None, CPU.torch_device):
         return contextlib.nullcontext()
     import jax
     import torch
@@ -65,7 +66,7 @@ def on_device(device: Device) -> Any:
     stack = contextlib.ExitStack()
     if not device.is_default:
         stack.enter_context(jax.default_device(device.jax_device))
-    if device.torch_device not in (None, "cpu"):
+    if device.torch_device not in (None, CPU.torch_device):
         stack.enter_context(torch.device(device.torch_device))
     return stack
 

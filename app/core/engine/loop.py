@@ -17,6 +17,7 @@ from app.core.errors import UnsupportedModelError
 from app.core.events import CallRecord, Event, FinishedEvent, IREvent, Summary, TokenEvent
 from app.core.inspect.views import StepKind
 from app.core.settings import GenerationSettings
+from app.core.steps import DECODE, PREFILL
 
 
 class LoopHost(Protocol):
@@ -52,7 +53,7 @@ def decode_loop(engine: LoopHost, mode: Any, prompt_ids: list[int], settings: Ge
     position = len(prompt_ids)
     reason = "max_new_tokens"
     captured: set[tuple[str, str]] = set()
-    step_gen, kind = mode.prefill(prompt_ids), "prefill"
+    step_gen, kind = mode.prefill(prompt_ids), PREFILL
     while True:
         result = yield from step_gen
         record = _record(len(records), kind, settings.mode, result, engine.mesh_label,
@@ -82,7 +83,7 @@ def decode_loop(engine: LoopHost, mode: Any, prompt_ids: list[int], settings: Ge
         if position >= max_cache_len:
             reason = "cache_full"
             break
-        step_gen, kind = mode.decode(result.token, position), "decode"
+        step_gen, kind = mode.decode(result.token, position), DECODE
         position += 1
     mode.finish()  # before the summary: a loop running ahead on the device (jit-loop) stops now
     total_ms = (time.perf_counter() - t_start) * 1000

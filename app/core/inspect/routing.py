@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.core.events import CallRecord
+from app.core.steps import PREFILL
 
 #: Suffix of transformers' router classes whose forward returns ``(logits, top_k_weights, top_k_indices)``.
 ROUTER_SUFFIX = "TopKRouter"
@@ -167,7 +168,7 @@ class RoutingRecorder:
         a record whose call left none (``torch-compile``) passes unchanged."""
         for event in events:
             if isinstance(event, CallRecord):
-                routed = self.take(prompt_len if event.step == "prefill" else None)
+                routed = self.take(prompt_len if event.step == PREFILL else None)
                 if routed is not None:
                     event = replace(event, experts=routed[0], expert_weights=routed[1])
             yield event

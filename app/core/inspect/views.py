@@ -21,7 +21,7 @@ from typing import Literal
 
 # The step vocabulary lives one floor down (app/core/steps.py: events read it too); re-exported here for the
 # widgets, which may import this one module of the app's core.
-from app.core.steps import DEFAULT_STEP, MODEL_STEPS, STEP_CHOICES, StepKind, is_model_step  # noqa: F401, E402
+from app.core.steps import DECODE, DEFAULT_STEP, MODEL_STEPS, PREFILL, STEP_CHOICES, StepKind, is_model_step  # noqa: F401, E402
 
 Compiler = Literal["xla", "inductor", "both"]
 #: ``text``: an IR text of :class:`StepIR` (``StepIR.text(key)``); ``figures``: a dict of :class:`StepIR`

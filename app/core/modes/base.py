@@ -23,8 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from app.core.backends import CPU, TORCH_CUDA
 from app.core.events import CallRecord, PhaseEvent
 from app.core.runtime.sampling import jitted_pick_token, sampling_args, seen_mask
+from app.core.steps import PREFILL
 
 if TYPE_CHECKING:
     from app.core.runtime.compiled_step import CompiledStep
@@ -73,7 +75,7 @@ class StepResult:
 
 def eager_record(execute_ms: float) -> CallRecord:
     """The timing record of a call that compiled nothing."""
-    return CallRecord(index=0, step="prefill", mode="", input_shapes={}, wall_ms=execute_ms, execute_ms=execute_ms)
+    return CallRecord(index=0, step=PREFILL, mode="", input_shapes={}, wall_ms=execute_ms, execute_ms=execute_ms)
 
 
 StepGen = Generator[PhaseEvent, None, StepResult]
@@ -108,13 +110,13 @@ def forward(fn, weights, cache, input_ids, position_ids, attention_mask):
 def torch_device_of(engine: Any) -> str:
     """The torch device the PyTorch modes of ``engine`` run on (``"cpu"``, ``"cuda:0"``): its
     ``device.torch_device``, the CPU for a host without one."""
-    return getattr(getattr(engine, "device", None), "torch_device", None) or "cpu"
+    return getattr(getattr(engine, "device", None), "torch_device", None) or CPU.torch_device
 
 
 def torch_sync(device: str) -> None:
     """Wait for the torch device's queued work (``torch.cuda.synchronize``; nothing on the CPU, whose ops
     finish before they return), so a timed region holds the kernels and not only their launches."""
-    if device.startswith("cuda"):
+    if device.startswith(TORCH_CUDA):
         import torch
 
         torch.cuda.synchronize(device)

@@ -16,6 +16,7 @@ from app.core.modes.base import Mode, StepGen, StepResult, forward, ids_array, p
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
 from app.core.runtime.pytrees import FlatTree
 from app.core.runtime.sampling import pick_token
+from app.core.steps import DECODE, PREFILL
 
 
 def _next_inputs(token, position_ids):
@@ -145,10 +146,10 @@ class JitDynamicMode(_JitMode):
 
     def prefill(self, prompt_ids):
         self.cache = FlatTree.of(self.engine.dynamic_cache())
-        return (yield from self._call(prompt_ids, 0, "prefill"))
+        return (yield from self._call(prompt_ids, 0, PREFILL))
 
     def decode(self, token, position):
-        return (yield from self._call([token], position, "decode"))
+        return (yield from self._call([token], position, DECODE))
 
     def _call(self, tokens, start, kind):
         meter = HostMeter()
@@ -174,7 +175,7 @@ class JitStaticMode(_JitMode):
     _decode_key: object = None
 
     def step_function(self, kind: str, greedy: bool) -> tuple[Callable, tuple[str, ...]]:
-        if kind == "prefill":
+        if kind == PREFILL:
             return _make_static_prefill_fn(self.engine.jax_state()[1], greedy, self._constrain()), PREFILL_ARGS
         return super().step_function(kind, greedy)
 
@@ -196,7 +197,7 @@ class JitStaticMode(_JitMode):
         bucket = prompt_bucket(n, self.capacity)
         ids = ids_array(list(prompt_ids) + [self.engine.pad_id] * (bucket - n))
         self.mask = jnp.ones((1, self.capacity), jnp.int32)
-        step = self._step("prefill")
+        step = self._step(PREFILL)
         seen = jnp.asarray(self.start_seen(prompt_ids))
         args = (weights, self.cache, ids, positions_array(0, bucket), self.mask, jnp.int32(n), self.key, seen,
                 *self.sampling)
@@ -244,7 +245,7 @@ class JitStaticMode(_JitMode):
         meter = HostMeter()
         grown = self._grow(position)
         weights, _ = self.engine.jax_state()
-        step = self._step("decode")
+        step = self._step(DECODE)
         ids, positions = self._decode_inputs(token, position)
         cache, self.cache = self.cache, None  # donated: the old buffers are invalid after the call
         args = (weights, cache, ids, positions, self.mask, self.key, self.seen, *self.sampling)

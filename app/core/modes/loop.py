@@ -43,12 +43,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
+from app.core.mode_catalog import decode_loop_mode
 from app.core.modes.base import StepGen, StepResult, forward
 from app.core.modes.jit import JitStaticMode
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
 from app.core.runtime.host_token import token_to_host
 from app.core.runtime.pytrees import FlatTree
 from app.core.runtime.sampling import pick_token
+from app.core.steps import DECODE
 
 #: Positional arguments of the loop (IR labels, compile reasons). ``token`` and ``position`` are int32 scalars,
 #: ``max_steps`` the int32 step limit, ``stop_ids`` ``(STOP_IDS,)`` int32 (-1 = unused).
@@ -114,7 +116,7 @@ class LoopStep(CompiledStep):
     """The compiled loop with its :class:`TokenChannel` (the callback target baked into its executables)."""
 
     def __init__(self, fn: Callable, channel: TokenChannel) -> None:
-        super().__init__(fn, "decode", LOOP_ARGS, donate_argnums=(1,))
+        super().__init__(fn, DECODE, LOOP_ARGS, donate_argnums=(1,))
         self.channel = channel
 
 
@@ -144,7 +146,8 @@ class _LoopRun:
         self._channel = channel
         self._last = time.perf_counter()
         channel.listener = self._on_token
-        self._thread = threading.Thread(target=self._run, args=(executable, args), name="jit-loop", daemon=False)
+        self._thread = threading.Thread(target=self._run, args=(executable, args), name=decode_loop_mode(),
+                                        daemon=False)
         self._thread.start()
 
     def _on_token(self, token: int, count: int) -> bool:  # on an XLA runtime thread
@@ -232,7 +235,7 @@ class JitLoopMode(JitStaticMode):
             return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel,
                                          mesh_host_call(mesh, token_to_host)), channel)
 
-        return self.engine.compiled_step(self.mode, "decode", greedy, build)  # type: ignore[return-value]
+        return self.engine.compiled_step(self.mode, DECODE, greedy, build)  # type: ignore[return-value]
 
     def decode(self, token: int, position: int) -> StepGen:
         meter = HostMeter() if self._loop is None else None  # the loop's first token: this call starts it
@@ -274,7 +277,7 @@ class JitLoopMode(JitStaticMode):
             shapes = {"input_ids": [1, 1]}
             wall_ms = execute_ms = interval_ms
             host_ms, leaves = {k: parts.get(k, 0.0) for k in HOST_PARTS}, 0
-        record = CallRecord(index=0, step="decode", mode="", input_shapes={}, wall_ms=wall_ms, execute_ms=execute_ms,
+        record = CallRecord(index=0, step=DECODE, mode="", input_shapes={}, wall_ms=wall_ms, execute_ms=execute_ms,
                             compiled=bool(record_fields), timing=CALLBACK_INTERVAL, host_ms=host_ms, leaves=leaves,
                             **record_fields)
         return StepResult(tok, record, shapes, wall_ms, capture)

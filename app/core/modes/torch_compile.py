@@ -39,6 +39,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from app.core import compile_options
+from app.core.backends import TORCH_CUDA
 from app.core.events import CallRecord, PhaseEvent
 from app.core.mode_catalog import mode_name_of
 from app.core.modes.base import (
@@ -59,6 +60,7 @@ from app.core.modes.torch_compile_capture import (
     since,
     snapshot,
 )
+from app.core.steps import DECODE, PREFILL
 
 if TYPE_CHECKING:
     from app.core.settings import GenerationSettings
@@ -87,7 +89,7 @@ def compile_mode(device: str) -> str:
 
             raise InvalidSettingsError(f"{MODE_ENV}={chosen!r}: choose one of {', '.join(COMPILE_MODES)}.")
         return chosen
-    return "reduce-overhead" if device.startswith("cuda") else "default"
+    return "reduce-overhead" if device.startswith(TORCH_CUDA) else "default"
 
 
 # -- per-engine state ----------------------------------------------------------------------------------
@@ -198,14 +200,14 @@ class TorchCompileMode(Mode):
                            device=self.device)
         self.mask = torch.ones((1, self.max_cache_len), dtype=torch.long, device=self.device)
         shapes = {"input_ids": [1, bucket], "attention_mask": [1, self.max_cache_len], "prompt_len": [n]}
-        return (yield from self._call("prefill", ids, 0, n - 1, shapes))
+        return (yield from self._call(PREFILL, ids, 0, n - 1, shapes))
 
     def decode(self, token, position):
         import torch
 
         ids = torch.tensor([[token]], dtype=torch.long, device=self.device)
         shapes = {"input_ids": [1, 1], "attention_mask": [1, self.max_cache_len]}
-        return (yield from self._call("decode", ids, position, 0, shapes))
+        return (yield from self._call(DECODE, ids, position, 0, shapes))
 
     def _step(self, kind: str) -> _Step:
         state = _state(self.engine)
@@ -235,7 +237,7 @@ class TorchCompileMode(Mode):
             yield PhaseEvent("compiling", False, detail, record.compile_ms)
         elif expect:
             yield PhaseEvent("compiling", False, detail, 0.0)
-        if kind == "prefill":
+        if kind == PREFILL:
             _set_length(self.cache, last + 1)
         token = self._sample_host(logits[:, last].float().cpu().numpy())
         capture = self._capture_ir(kind) if record.compiled and kind in self.ir_texts else None

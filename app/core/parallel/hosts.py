@@ -17,16 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import InvalidSettingsError
+from app.core.mode_catalog import CATALOG, modes_across_processes
 
-#: The modes that run across processes: every step is one jitted SPMD program (jit-dynamic, jit-static), or the
-#: decode loop is (jit-loop, each process's host taking the tokens from its own device's callback).
-MODES_ACROSS_PROCESSES: tuple[str, ...] = ("jit-dynamic", "jit-static", "jit-loop")
-#: Why each other mode cannot: said by :func:`check_modes_across_processes`.
-_WHY_NOT = {
-    "torch": "PyTorch runs on this host's CPU or GPU only, outside JAX's mesh",
-    "torch-compile": "PyTorch runs on this host's CPU or GPU only, outside JAX's mesh",
-    "torchax-eager": "it reads each step's logits on the host, and a process holds only its own devices' part of them",
-}
+#: The modes that run across processes (the mode catalog's ``across_processes`` rows): every step is one jitted
+#: SPMD program (jit-dynamic, jit-static), or the decode loop is (jit-loop, each process's host taking the tokens
+#: from its own device's callback).
+MODES_ACROSS_PROCESSES: tuple[str, ...] = modes_across_processes()
+#: Why each other mode cannot (the catalog row's ``processes_note``): said by :func:`check_modes_across_processes`.
+_WHY_NOT = {info.name: info.processes_note for info in CATALOG if info.processes_note}
 
 
 def check_modes_across_processes(modes: list[str] | tuple[str, ...], processes: int) -> None:

@@ -41,7 +41,7 @@ def main(module_path: str, out_dir: str) -> int:
     jax.profiler.start_trace(os.path.join(out_dir, "profile"))
     try:
         t0 = time.perf_counter()
-        executable = compile_stablehlo_text(text, options, platform="cpu")
+        executable = compile_stablehlo_text(text, options, platform=CPU.platform)
         compile_ms = (time.perf_counter() - t0) * 1000
     finally:
         jax.profiler.stop_trace()

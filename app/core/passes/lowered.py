@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from app.core.errors import PlaygroundError
+from app.core.steps import DECODE
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 PROGRAM_MODE = "jit"
 
 
-def lowered_for(source: Engine | PreparedCall, step: str = "decode", mode: str = "",
+def lowered_for(source: Engine | PreparedCall, step: str = DECODE, mode: str = "",
                 should_stop: Callable[[], bool] | None = None) -> tuple[str, Any]:
     """``(mode, jax Lowered)``. ``source``: an :class:`~app.core.engine.engine.Engine` — its compiled ``step`` in
     ``mode`` when that mode compiled it with XLA, else in the most recently compiled XLA mode that has it — or a

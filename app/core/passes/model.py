@@ -23,6 +23,8 @@ import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from app.core.backends import CPU
+
 
 @dataclass
 class Snapshot:
@@ -349,7 +351,7 @@ class PassPipeline:
     in_child: bool = False
     dump_bytes: int = 0
     compiler_options: dict = field(default_factory=dict)
-    platform: str = "cpu"
+    platform: str = CPU.platform
     gpu: GpuCompile | None = None
     source: str = ""
     has_capture: bool = True

@@ -316,7 +316,7 @@ def _compile_in_child_process(text: str, work: Path, stop: Callable[[], bool], t
     module_path = work / "module.mlir"
     module_path.write_text(text, encoding="utf-8")
     log_path = work / "xla.log"
-    env = {**os.environ, **(FUSION_LOG_ENV if fusion_log else {}), "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, **(FUSION_LOG_ENV if fusion_log else {}), "JAX_PLATFORMS": CPU.platform}
     env.pop("XLA_FLAGS", None) if "xla_dump" in env.get("XLA_FLAGS", "") else None
     # -m with the checkout's root first on the path: the child imports app.core.jax_private from this tree
     root = str(Path(__file__).resolve().parents[3])

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.backends import CPU
+
 #: Bytes the measurement reads (``bench/decode.py``'s figure): far larger than the CPU caches, ~1 s here, once.
 PROBE_BYTES = 1 << 30
 
@@ -98,7 +100,7 @@ def memory_bound(engine: Any) -> MemoryBound | None:
         per_device = engine.device_bytes().get("weights") or {}
         weight_bytes = max(per_device.values()) if per_device else 0
         device = getattr(engine, "device", None)
-        platform = getattr(device, "platform", "cpu") or "cpu"
+        platform = getattr(device, "platform", CPU.platform) or CPU.platform
         jax_device = getattr(device, "jax_device", None)
         gbs, probe, date = machine_bandwidth(platform, jax_device, str(getattr(jax_device, "device_kind", "")))
     except Exception:  # noqa: BLE001 — a missing figure hides the gauge, nothing else

@@ -19,6 +19,7 @@ from app.core.profile.attrib import Attribution, Part, Source, common_module
 from app.core.profile.capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
 from app.core.profile.hlo import CONTAINERS, HloModuleInfo
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
+from app.core.steps import DECODE
 
 BY = ("line", "op", "fusion", "module")
 
@@ -116,7 +117,7 @@ def loop_figures(capture: Capture, info: HloModuleInfo, iterations: int) -> dict
 
 
 def build_profile(capture: Capture, info: HloModuleInfo, attribution: Attribution,
-                  bandwidth_gbs: float | None = None, step: str = "decode", xplane_path: str = "",
+                  bandwidth_gbs: float | None = None, step: str = DECODE, xplane_path: str = "",
                   model: str = "") -> StepProfile:
     """The :class:`StepProfile` of ``capture``'s steps. Raises ``ValueError`` when it has no step."""
     n = len(capture.steps)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import InvalidSettingsError, PlaygroundError
+from app.core.steps import DECODE, PREFILL
 
 #: File name endings of a capture and of an optimized HLO text (gzipped or not).
 CAPTURE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
@@ -54,13 +55,13 @@ def find_hlo_beside(capture: str | os.PathLike) -> Path | None:
     return max(candidates, key=lambda p: (shared(p), -len(p.name)))
 
 
-def step_of(name: str, default: str = "decode") -> str:
+def step_of(name: str, default: str = DECODE) -> str:
     """``"prefill"`` or ``"decode"`` when a capture's file name says which step it holds, else ``default``."""
     lowered = name.lower()
-    if "prefill" in lowered:
-        return "prefill"
-    if "decode" in lowered:
-        return "decode"
+    if PREFILL in lowered:
+        return PREFILL
+    if DECODE in lowered:
+        return DECODE
     return default
 
 

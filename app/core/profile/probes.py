@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from app.core.backends import CPU
+
 _bandwidth_cache: dict[tuple[int, int], float] = {}
 
 
@@ -62,7 +64,7 @@ def _matvec_seconds(n_bytes: int, repeats: int) -> float:
     import jax.numpy as jnp
 
     cols = 4096
-    with jax.default_device(jax.devices("cpu")[0]):
+    with jax.default_device(jax.devices(CPU.platform)[0]):
         matrix = jnp.ones((max(1, n_bytes // 4 // cols), cols), dtype=jnp.float32)
         vector = jnp.ones((cols,), dtype=jnp.float32)
     matvec = jax.jit(jnp.matmul)

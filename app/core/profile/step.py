@@ -57,6 +57,7 @@ from app.core.profile.probes import (
     read_device_peak_tflops,
 )
 from app.core.profile.step_call import StepCall, engine_loop_call, engine_step_call
+from app.core.steps import DECODE
 from app.core.units import csv_text
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def _trace(call: StepCall, n_steps: int, log_dir: str) -> Path:
     return find_xplane(log_dir)
 
 
-def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int = 20, warmup: int = 3,
+def profile_step(engine: Engine, prompt: str, step: str = DECODE, n_steps: int = 20, warmup: int = 3,
                  bandwidth_gbs: float | None = None, log_dir: str | None = None,
                  on_progress: Callable[[str], None] | None = None, mode: str | None = None) -> StepProfile:
     """Profile ``n_steps`` steady calls of the engine's compiled ``step`` (``"decode"``: one token each,
@@ -109,7 +110,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
     Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps`` or a mode that cannot be profiled,
     :class:`PlaygroundError` when the profiler is busy, ``ValueError`` when the capture holds no annotated
     step."""
-    from app.core.mode_catalog import CATALOG, profiling_mode
+    from app.core.mode_catalog import CATALOG, mode_info, profiling_mode
 
     report = on_progress or (lambda message: None)
     mode = mode or profiling_mode()
@@ -121,7 +122,7 @@ def profile_step(engine: Engine, prompt: str, step: str = "decode", n_steps: int
     if n_steps < 1 or warmup < 0:
         raise InvalidSettingsError(f"n_steps must be >= 1 and warmup >= 0, got {n_steps} and {warmup}.")
     label = getattr(engine, "label", "")
-    if mode == "jit-loop" and step == "decode":
+    if mode_info(mode).decode_loop and step == DECODE:
         report(f"compiling the {mode} decode loop")
         call = engine_loop_call(engine, prompt, n_steps)
         return profile_call(call, step, 1, warmup, bandwidth_gbs, log_dir, on_progress, label)
@@ -187,7 +188,7 @@ def _xla_cost(compiled: Any) -> dict[str, float] | None:
 
 
 def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: Any = None,
-                         bandwidth_gbs: float | None = None, step: str = "decode", model: str = "",
+                         bandwidth_gbs: float | None = None, step: str = DECODE, model: str = "",
                          platform: str | None = None, peak_tflops: float | None = None) -> StepProfile:
     """Build a :class:`StepProfile` from plain inputs: a capture (``.xplane.pb`` path or bytes) whose steps
     are annotated with :data:`STEP_ANNOTATION`, the optimized HLO text of the executable that ran

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError
+from app.core.steps import DECODE
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -58,23 +59,23 @@ def engine_step_call(engine: Engine, prompt: str, step: str, n_calls: int, mode_
     settings = GenerationSettings(mode=mode_name or profiling_mode(), max_new_tokens=n_calls + 4,
                                   stop_at_eos=False).validated()
     cache_len = engine.cache_len_for(len(ids), settings)
-    if step == "decode" and len(ids) + n_calls + 4 > cache_len:
+    if step == DECODE and len(ids) + n_calls + 4 > cache_len:
         raise InvalidSettingsError(f"{n_calls} decode steps after a {len(ids)}-token prompt do not fit the "
                                    f"model's {cache_len} positions: profile fewer steps.")
     mode = mode_class(settings.mode)(engine, settings, cache_len)
     state: dict[str, Any] = {"token": engine.pad_id, "position": len(ids)}
-    if step == "decode":
+    if step == DECODE:
         mode.cache = FlatTree.of(engine.static_cache(cache_len))
         mode.mask = jnp.ones((1, cache_len), jnp.int32)
         mode.seen = jnp.asarray(mode.start_seen(ids))  # the repetition penalty's seen-token mask
 
     def run() -> None:
         with torch.no_grad():
-            result = _drain(mode.decode(state["token"], state["position"]) if step == "decode"
+            result = _drain(mode.decode(state["token"], state["position"]) if step == DECODE
                             else mode.prefill(ids))
         state.setdefault("first", result)
         state["last"] = result
-        if step == "decode":
+        if step == DECODE:
             state["token"], state["position"] = result.token, state["position"] + 1
 
     run()
@@ -97,21 +98,22 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
     does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``loop_step``, ``key``, ``sampling``,
     ``start_seen``) and :class:`app.core.modes.loop.LoopStep` (``prepare``, ``channel``). Raises
     :class:`InvalidSettingsError` when the tokens do not fit the model."""
-    from app.core.mode_catalog import mode_class
+    from app.core.mode_catalog import decode_loop_mode, mode_class
     from app.core.settings import GenerationSettings
 
     ids = engine.encode(prompt)
-    settings = GenerationSettings(mode="jit-loop", max_new_tokens=iterations + 4, stop_at_eos=False).validated()
+    settings = GenerationSettings(mode=decode_loop_mode(), max_new_tokens=iterations + 4,
+                                  stop_at_eos=False).validated()
     cache_len = engine.cache_len_for(len(ids), settings)
     if len(ids) + iterations + 4 > cache_len:
         raise InvalidSettingsError(f"{iterations} decode steps after a {len(ids)}-token prompt do not fit the "
                                    f"model's {cache_len} positions: profile fewer steps.")
-    mode = mode_class("jit-loop")(engine, settings, cache_len)
+    mode = mode_class(decode_loop_mode())(engine, settings, cache_len)
     loop = mode.loop_step()
     run, state = _loop_runner(engine, mode, loop, ids, cache_len, iterations)
     run()
-    step_ir = _loop_ir(engine, (mode.mode, "decode"), loop, state, run)
-    return StepCall(state["executable"], run, _source_map(step_ir, "decode", getattr(engine, "model", None)),
+    step_ir = _loop_ir(engine, (mode.mode, DECODE), loop, state, run)
+    return StepCall(state["executable"], run, _source_map(step_ir, DECODE, getattr(engine, "model", None)),
                     iterations)
 
 

@@ -64,6 +64,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from app.core.backends import CPU
+
 #: The torchax release this lowering was checked against (a newer one may bring its own).
 CHECKED_TORCHAX = "0.0.14.dev20261026"
 #: Environments :func:`register` has seen.
@@ -245,7 +247,7 @@ def _register_cpu_lowering() -> None:
     from app.core.jax_private import ragged_dot_lowering
 
     primitive, jax_rule = ragged_dot_lowering()
-    mlir.register_lowering(primitive, _cpu_rule(jax_rule), platform="cpu")
+    mlir.register_lowering(primitive, _cpu_rule(jax_rule), platform=CPU.platform)
     _CPU_LOWERED = True
 
 

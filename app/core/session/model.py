@@ -32,6 +32,7 @@ from app.core.session.settings_race_service import SettingsParted
 from app.core.session.verdicts import RaceVerdicts
 from app.core.settings import GenerationSettings
 from app.core.steady import SteadyPlan
+from app.core.steps import DECODE
 
 __all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
 
@@ -177,7 +178,7 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
         self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
 
-    def profile(self, prompt: str, step: str = "decode", n_steps: int = 20,
+    def profile(self, prompt: str, step: str = DECODE, n_steps: int = 20,
                 program: rq.ProgramRequest | None = None) -> bool:
         """Profile the loaded model's ``step`` in the latest run's mode when that mode is profilable (jit-loop:
         its loop, one step per iteration), else jit-static's — or, with ``program``, ``n_steps`` calls of the
@@ -204,7 +205,7 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
             return False
         return self.send(rq.OpenSessionsRequest(tuple(str(p) for p in paths)))
 
-    def passes(self, step: str = "decode", fusion_log: bool = False, mode: str = "", xla_flags: str = "",
+    def passes(self, step: str = DECODE, fusion_log: bool = False, mode: str = "", xla_flags: str = "",
                program: rq.ProgramRequest | None = None) -> bool:
         """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
         that compiled it) — or, with ``program``, of the user's program's entry point (no model needed) — with

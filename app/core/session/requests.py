@@ -3,8 +3,7 @@
 The window sends one request type per action to the one worker on the compute thread
 (:mod:`app.gui.worker`), which executes it with :class:`app.core.session.service.ComputeService`; the answers are
 the engine events of :mod:`app.core.events` plus the events below. Every request ends with exactly one
-:class:`RequestDone`; a failure adds one :class:`RequestFailed` naming the request.
-"""
+:class:`RequestDone`; a failure adds one :class:`RequestFailed` naming the request."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ from typing import Any
 
 from app.core.race import EAGER_TOKENS, SteadyPlan
 from app.core.settings import GenerationSettings
+from app.core.steps import DECODE
 
 
 class Request:
@@ -109,7 +109,7 @@ class ProfileRequest(Request):
     (:func:`app.core.profile.program.program_step_call`; ``prompt`` and ``step`` unused)."""
 
     prompt: str
-    step: str = "decode"
+    step: str = DECODE
     n_steps: int = 20
     program: Any = None
     #: the profilable mode whose step is measured (``"jit-loop"``: its loop, one step per iteration); ``""``:
@@ -159,7 +159,7 @@ class PassesRequest(Request):
     log (slower); ``xla_flags``: further XLA options as flag text (``--xla_cpu_enable_fast_math=true``),
     validated by XLA before the recording (:mod:`app.core.passes.compare`; unknown flags refused by name)."""
 
-    step: str = "decode"
+    step: str = DECODE
     fusion_log: bool = False
     mode: str = ""
     xla_flags: str = ""

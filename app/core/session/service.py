@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from app.core.backends import CPU
 from app.core.compile_cache.switch import cache_action, inductor_dir_for
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
@@ -331,8 +332,7 @@ class ComputeService:
             pipeline = open_dumps(path)
             ready = passes_ready(rq.PassesRequest(step=pipeline.module), "recorded elsewhere", pipeline,
                                  time.perf_counter() - t0)
-            platform = getattr(pipeline, "platform", "") or "cpu"
-            yield dataclasses.replace(ready, origin=f"dumps {path.name} · {platform}")
+            yield dataclasses.replace(ready, origin=f"dumps {path.name} · {pipeline.platform or CPU.platform}")
             return
         from app.core.profile.build import aggregate
         from app.core.profile.offline import profile_capture
@@ -340,7 +340,7 @@ class ComputeService:
         profile = profile_capture(path, request.hlo or None)
         rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
                 for by in ("line", "op", "fusion", "module")}
-        device = getattr(profile, "device", "") or "cpu"
+        device = getattr(profile, "device", "") or CPU.platform
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), None, origin=f"capture {path.name} · {device}")
 
     def _passes(self, request: rq.PassesRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:

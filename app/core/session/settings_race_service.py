@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from app.core.compile_settings.figures import SettingLane
 from app.core.events import CallRecord, FinishedEvent, LaneEvent
+from app.core.mode_catalog import race_lane_mode
 from app.core.session import requests as rq
+from app.core.steps import DECODE
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -194,7 +196,7 @@ def parting_events(source: Engine | ProgramService, request: SettingsPartingRequ
         prepared = cast("ProgramService", source).prepare(request.program, should_stop)[1]
         lowered = lowered_for(prepared, should_stop=should_stop)[1]
     else:
-        lowered = lowered_for(cast("Engine", source), "decode", "jit-static")[1]
+        lowered = lowered_for(cast("Engine", source), DECODE, race_lane_mode("xla"))[1]
     base, other = (_parse(n) for n in (request.baseline, request.setting))
 
     def progress(name: str) -> Callable[[str], None]:

@@ -17,6 +17,7 @@ from app.core.events import steady_host_ms
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
 from app.core.session.requests import ProgramRequest, RaceRequest, RunRequest
+from app.core.steps import PREFILL
 from app.gui.context import WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 from widgets.run.token_view import CallInfo
@@ -62,7 +63,7 @@ class RunView(QObject):
             return  # the abandoned run's compiler, finishing in the background: not this run's phase
         if event.started:
             detail = event.detail
-            if "prefill" in detail and self._prompt_tokens:  # a long prefill says how long its prompt is
+            if PREFILL in detail and self._prompt_tokens:  # a long prefill says how long its prompt is
                 detail = f"{detail} · {self._prompt_tokens:,}-token prompt"
             self.ui.busy.start(event.phase, detail)
         elif self.session.running:
@@ -112,7 +113,7 @@ class RunView(QObject):
             self.ui.tokens.start(event.text)
         self._prompt_tokens = event.n_tokens
         if self.session.background is None:  # the prefill starts: say how long the prompt is
-            self.ui.busy.start("prefill", f"{event.n_tokens:,}-token prompt")
+            self.ui.busy.start(PREFILL, f"{event.n_tokens:,}-token prompt")
 
     def _on_records(self, records: list[Any]) -> None:
         for record in records:

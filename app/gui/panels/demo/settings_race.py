@@ -48,6 +48,7 @@ from app.core.session.settings_race_service import (
     SettingsPartingRequest,
 )
 from app.core.steady import SteadyPlan
+from app.core.steps import DECODE
 from app.gui.context import WindowContext
 from app.gui.layout import card
 from app.gui.panels.demo.parting_view import open_parting
@@ -307,7 +308,7 @@ class SettingsRace(QObject):
         program = isinstance(req, ProgramSettingsRaceRequest)
         what = (f"program {req.entry or req.name}" if program else self._model_step()) if req is not None \
             else self.saved_title
-        return race_document(what, "program" if program else "decode", list(self.lanes))
+        return race_document(what, "program" if program else DECODE, list(self.lanes))
 
     def show_saved(self, document: dict[str, Any], origin: str) -> None:
         """A race read from a session file (``origin``: the file's name): its trade-off on the tab (raised) and the

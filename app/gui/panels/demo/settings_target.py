@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
+from app.core.backends import CPU
 from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.errors import InvalidSettingsError
 from app.core.session.settings_race_service import ProgramSettingsRaceRequest
@@ -46,7 +47,7 @@ def rows(platform: str) -> list[SettingRow]:
     """The catalog as the controls' rows on ``platform`` (``""``: not known yet: nothing refused)."""
     out = []
     for s in CATALOG:
-        why = refusal(s.name, platform or "cpu") if platform or s.compiler != "XLA" else ""
+        why = refusal(s.name, platform or CPU.platform) if platform or s.compiler != "XLA" else ""
         out.append(SettingRow(s.name, s.sets + (f" — {s.note}" if s.note else ""), why))
     return out
 
