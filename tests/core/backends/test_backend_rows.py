@@ -64,7 +64,9 @@ def platform_listings(source: str) -> list[tuple[int, str]]:
 
 
 def _app_modules() -> list[tuple[str, str]]:
-    return [(p.relative_to(ROOT).as_posix(), p.read_text("utf-8")) for p in sorted((ROOT / "app").rglob("*.py"))]
+    """``(path, text)`` of each module of ``app/`` and ``widgets/``."""
+    paths = sorted([*(ROOT / "app").rglob("*.py"), *(ROOT / "widgets").rglob("*.py")])
+    return [(p.relative_to(ROOT).as_posix(), p.read_text("utf-8")) for p in paths]
 
 
 def test_no_platform_comparison_outside_the_row_module_and_the_device_chooser():
