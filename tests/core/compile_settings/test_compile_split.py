@@ -38,11 +38,11 @@ def test_a_cpu_lanes_compile_splits_and_a_busy_profiler_leaves_it_unknown(llama_
         assert 0 < lane.passes_ms < lane.codegen_ms  # XLA:CPU: LLVM is most of it
         assert lane.passes_ms + lane.codegen_ms == pytest.approx(lane.compile_ms, rel=0.05)
     jax.profiler.start_trace(str(tmp_path))  # a profile in progress: the race runs, without the split
-    try:
-        items = list(settings_race(llama_engine, "The jit", ["O1"], settings))
+    try:  # the baseline's lane alone: every lane captures alike (above), one shows the busy profiler
+        items = list(settings_race(llama_engine, "The jit", ["default"], settings))
     finally:
         jax.profiler.stop_trace()
     lanes = [x for x in items if isinstance(x, SettingLane)]
-    assert [lane.passes_ms for lane in lanes] == [None, None] and all(lane.steady_ms for lane in lanes)
+    assert [lane.passes_ms for lane in lanes] == [None] and all(lane.steady_ms for lane in lanes)
     compiled = [x for x in items if isinstance(x, CallRecord) and x.compiled and x.step == "decode"]
     assert [lane.compile_ms for lane in lanes] == [r.compile_ms for r in compiled]
