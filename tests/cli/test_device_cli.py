@@ -63,7 +63,7 @@ def test_a_mode_the_device_cannot_run_is_refused_by_name(monkeypatch, model_dirs
 def test_race_defaults_to_the_modes_of_the_device(monkeypatch, model_dirs):
     _fake_tpu(monkeypatch)
     code, out, err = run_cli("race", "--model", model_dirs("llama"), "--device", "tpu", "--max-new-tokens", "2",
-                             "--eager-tokens", "2", "--json", "--no-steady")
+                             "--eager-tokens", "1", "--json", "--no-steady")  # torchax-eager: its prefill alone
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
     from app.core.mode_catalog import modes_on
