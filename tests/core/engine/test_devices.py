@@ -128,8 +128,9 @@ def test_a_run_placed_off_the_default_device(model_dirs, llama_engine):
         assert all(w.devices() == {second} for w in jax.tree.leaves(weights))
         template = engine.static_cache(64)
         assert all(leaf.devices() == {second} for leaf in jax.tree.leaves(template))
-        for mode in ("jit-static", "torchax-eager"):
-            settings = GenerationSettings(mode=mode, max_new_tokens=3, stop_at_eos=False, capture_ir=False)
+        # torchax-eager compiles each op of every new shape on each device: the prefill and one decode step there
+        for mode, n_new in (("jit-static", 3), ("torchax-eager", 2)):
+            settings = GenerationSettings(mode=mode, max_new_tokens=n_new, stop_at_eos=False, capture_ir=False)
             here = list(engine.generate(PROMPT, settings))
             there = list(llama_engine.generate(PROMPT, settings))
             assert here[-1].token_ids == there[-1].token_ids
