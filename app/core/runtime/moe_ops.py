@@ -25,9 +25,9 @@ Under a ``tp`` mesh the experts are split like an MLP (:func:`app.core.parallel.
 ``gate_up_proj`` on its output features, ``down_proj`` on its input features, one all-reduce after the down
 projection.
 
-Checked against torchax 0.0.14.dev20261026, torch 2.13.0, jax 0.12.0.1 and transformers 5.23.0. Written to
-be offered upstream: :func:`grouped_mm` is a plain JAX function with ``aten::_grouped_mm``'s signature, so
-in ``torchax/ops/jaten.py`` it would read ``@op(torch.ops.aten._grouped_mm)`` over the same body.
+Checked against torchax 0.0.14.dev20261026, torch 2.15.0 (and 2.13.0), jax 0.12.0.1 and transformers 5.25.0 (and
+5.23.0). Written to be offered upstream: :func:`grouped_mm` is a plain JAX function with ``aten::_grouped_mm``'s
+signature, so in ``torchax/ops/jaten.py`` it would read ``@op(torch.ops.aten._grouped_mm)`` over the same body.
 
 Semantics (torch's ``_meta_registrations.py``, ``meta_grouped_mm``, and ``torch.nn.functional.grouped_mm``'s
 docs; ``offs`` is int32, ``offs[i]`` is the end of group ``i``, so the sizes are ``diff([0, *offs])``):

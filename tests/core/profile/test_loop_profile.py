@@ -18,9 +18,9 @@ from app.core.profile.build import aggregate, build_profile, split_loop_iteratio
 from app.core.profile.capture import Capture, OpEvent, StepWindow
 from app.core.profile.hlo import parse_hlo
 from app.core.settings import GenerationSettings
+from tests.model_lines import mlp_line
 
 LLAMA_FILE = "modeling_llama.py"
-MLP_LINE = "modeling_llama.py:164"  # down_proj(act_fn(gate_proj(x)) * up_proj(x)), transformers 5.23
 
 
 # ------------------------------------------------------------------------------- the source map of the loop
@@ -219,7 +219,7 @@ def test_loop_profile_rows_name_source_lines_and_add_up(loop_profile):
     assert all(r.calls_per_step == pytest.approx(1.0) for r in body_rows)  # once per iteration (token)
     lines = aggregate(profile, by="line")
     named = [r for r in lines if LLAMA_FILE in r.key]
-    assert len(named) > 5 and any(r.key.endswith(MLP_LINE) for r in named)
+    assert len(named) > 5 and any(r.key.endswith(mlp_line()) for r in named)
     assert sum(r.wall_us_per_step for r in named) > 0.3 * sum(r.wall_us_per_step for r in lines)
     assert any(r.module.startswith("model.layers") for r in named)
     for by in ("line", "op", "fusion", "module"):

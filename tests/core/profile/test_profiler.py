@@ -17,6 +17,7 @@ from app.core.profile.columns import profile_summary
 from app.core.profile.hlo import parse_hlo
 from app.core.profile.step import copy_xplane, rows_to_csv, rows_to_json_lines
 from app.core.units import ms
+from tests.model_lines import mlp_line, projection_lines
 
 LLAMA = "/site-packages/transformers/models/llama/modeling_llama.py"
 HLO = f"""HloModule jit_step, is_scheduled=true
@@ -175,8 +176,6 @@ def test_exports(hlo, tmp_path):
 
 
 # -------------------------------------------------------------------------------- a real profile
-MLP_LINE = "modeling_llama.py:164"  # down_proj(act_fn(gate_proj(x)) * up_proj(x)), transformers 5.23
-PROJECTIONS = ("modeling_llama.py:243", "modeling_llama.py:244", "modeling_llama.py:245", "modeling_llama.py:269")
 
 
 @pytest.fixture(scope="module")
@@ -205,9 +204,9 @@ def test_projection_lines_take_the_largest_shares(real_profile):
     assert messages and messages[0].startswith("compiling")
     lines = [r for r in aggregate(profile, by="line") if not r.key.startswith("<")]  # PyTorch source lines
     top = [r.key.rsplit("/", 1)[-1] for r in lines[:6]]
-    assert top[0] == MLP_LINE
+    assert top[0] == mlp_line()
     # the four projections follow (the lm_head line may sit among them on a busy machine: measured times)
-    assert set(PROJECTIONS) <= set(top[1:]), top
+    assert set(projection_lines()) <= set(top[1:]), top
     mlp = lines[0]
     assert mlp.flops_per_step > 0 and mlp.bytes_per_step > 2 * 3 * 768 * 3072 * 4 * 0.99  # 2 layers' MLP weights
     assert mlp.gbs and mlp.gbs > 0.5 and mlp.module.startswith("model.layers")
@@ -272,7 +271,7 @@ def test_cli_profile_json_rows_and_summary(llama_dir):
     lines = [json.loads(s) for s in out.getvalue().splitlines()]
     rows, summary = lines[:-1], lines[-1]
     assert rows and all({"source", "module", "us_per_step", "share"} <= set(r) for r in rows)
-    assert any(r["source"].endswith(MLP_LINE) for r in rows)
+    assert any(r["source"].endswith(mlp_line()) for r in rows)
     assert all(":" in r["source"] or r["source"].startswith("<") for r in rows)
     assert summary["event"] == "summary"
     assert {"step_ms", "attributed_share", "idle_share"} <= set(summary) and summary["step_ms"] > 0
@@ -302,7 +301,7 @@ def test_profile_laid_on_the_source_map_keeps_every_share(real_profile):
         for gi, m in measure.groups.items():
             loc = shown.groups[gi].label.rsplit("/", 1)[-1]
             by_line[loc] = by_line.get(loc, 0.0) + m.wall_us
-        assert max(by_line, key=by_line.get) == MLP_LINE
+        assert max(by_line, key=by_line.get) == mlp_line()
     layer_modules = {sm.groups[gi].module for gi in measure_source_map(profile, sm).groups}
     assert {"model.layers.0.mlp", "model.layers.1.mlp"} <= layer_modules  # per layer, not folded
     hottest = max(profile.rows, key=lambda r: r.share)
@@ -312,4 +311,4 @@ def test_profile_laid_on_the_source_map_keeps_every_share(real_profile):
     shares = hlo_line_shares(profile)
     assert shares[hottest.hlo_line][0] == hottest.share and len(shares) == len(profile.rows)
     top = top_lines([r.to_dict() for r in aggregate(profile, by="line")])
-    assert len(top) <= 10 and top[0]["key"].endswith(MLP_LINE) and not any(r["key"].startswith("<") for r in top)
+    assert len(top) <= 10 and top[0]["key"].endswith(mlp_line()) and not any(r["key"].startswith("<") for r in top)
