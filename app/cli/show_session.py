@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from app.core.inspect.views import MODEL_STEPS, keys
+from app.core.inspect.views import HLO, MODEL_STEPS, keys
 
 #: This command needs no model libraries: the parser skips quieting transformers (which imports torch).
 NEEDS_LIBRARIES = False
@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                       help=f"diff the IR of STEP ({' or '.join(MODEL_STEPS)}) of the first two runs "
                            "(or --runs A B)")
     # the IR texts of the catalog (app/core/inspect/views.py) a diff compares, as the session comparison
-    show.add_argument("--ir", default="hlo", choices=keys(diffable=True),
+    show.add_argument("--ir", default=HLO, choices=keys(diffable=True),
                       help="which IR text --diff-ir compares (default: hlo)")
     show.add_argument("--align", default="text", choices=("text", "source"),
                       help="--diff-ir pairs lines in text order (default) or by source line (file:line of the "

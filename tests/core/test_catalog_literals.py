@@ -58,20 +58,15 @@ NAMES: dict[str, frozenset[str]] = {
 #: (``"passes"`` the CLI command, ``"memory"`` a profile figure); telling those apart is the next step of item 4.
 VIEW_LITERALS: dict[str, int] = {
     "app/cli/hosts.py": 2, "app/cli/inspect.py": 2, "app/cli/parser.py": 1, "app/cli/passes.py": 1,
-    "app/cli/passes_report.py": 3, "app/cli/program.py": 9, "app/cli/show_session.py": 1,
-    "app/core/compare/report.py": 7, "app/core/compare/runs.py": 5, "app/core/compare/text.py": 4,
-    "app/core/compile_settings/parting.py": 1, "app/core/inspect/hlo_diff.py": 1, "app/core/inspect/ir.py": 1,
-    "app/core/inspect/regions.py": 4, "app/core/inspect/source_map.py": 11,
-    "app/core/inspect/source_map_io.py": 2, "app/core/modes/loop.py": 1, "app/core/modes/torch_compile.py": 4,
-    "app/core/passes/gpu_dumps.py": 1, "app/core/passes/gpu_text.py": 1, "app/core/passes/query.py": 2,
-    "app/core/programs/live.py": 21, "app/core/programs/runner.py": 1, "app/core/recording/compare.py": 6,
-    "app/core/recording/model.py": 3, "app/core/report/columns.py": 4, "app/core/report/export.py": 1,
-    "app/core/session/requests.py": 1, "app/gui/panels/help.py": 1, "app/gui/panels/inspect.py": 2,
-    "app/gui/panels/profile/links.py": 2, "app/gui/panels/profile/wiring.py": 4,
-    "app/gui/panels/programs/live.py": 1, "app/gui/panels/run_view.py": 1,
-    "app/gui/panels/sessions/compare.py": 1, "widgets/demo/compile_log.py": 1,
-    "widgets/devices/collectives_table.py": 1, "widgets/ir/ir_tabs.py": 7, "widgets/passes/pass_list.py": 1,
-    "widgets/source/source_explorer.py": 10,
+    "app/cli/passes_report.py": 3, "app/cli/program.py": 9, "app/core/compare/report.py": 7,
+    "app/core/compare/runs.py": 5, "app/core/compare/text.py": 4, "app/core/compile_settings/parting.py": 1,
+    "app/core/inspect/hlo_diff.py": 1, "app/core/inspect/ir.py": 1, "app/core/inspect/regions.py": 4,
+    "app/core/inspect/source_map_io.py": 2, "app/core/modes/loop.py": 1, "app/core/passes/gpu_dumps.py": 1,
+    "app/core/passes/gpu_text.py": 1, "app/core/passes/query.py": 2, "app/core/programs/live.py": 1,
+    "app/core/programs/runner.py": 1, "app/core/recording/model.py": 3, "app/core/report/columns.py": 4,
+    "app/core/report/export.py": 1, "app/core/session/requests.py": 1, "app/gui/panels/help.py": 1,
+    "widgets/demo/compile_log.py": 1, "widgets/devices/collectives_table.py": 1,
+    "widgets/passes/pass_list.py": 1,
 }
 #: Calls whose argument is an attribute's name, and calls whose first argument is a Python package's name.
 _ATTRIBUTE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr"})

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.inspect.views import MODEL_STEPS, PREFILL, tab_views
+from app.core.inspect.views import COST, JAXPR, JAXPR_SOURCE, MEMORY, MODEL_STEPS, PREFILL, tab_views
 from app.core.units import nbytes, si
 from widgets.ir.header_labels import ElidedLabel, FiguresLabel, plain
 from widgets.ir.ir_panel import IRPanel
@@ -51,7 +51,7 @@ def _pick(d: dict | None, *needles: str) -> float | None:
 
 def summary_text(ir: Any) -> str:
     """One line of figures from a StepIR-like object (attributes or dict keys ``cost``, ``memory``, …)."""
-    cost, memory = _get(ir, "cost"), _get(ir, "memory")
+    cost, memory = _get(ir, COST), _get(ir, MEMORY)
     parts = [
         f"FLOPs <b>{si(_pick(cost, 'flops'))}</b>",
         f"bytes accessed <b>{nbytes(_pick(cost, 'bytes accessed'))}</b>",
@@ -126,9 +126,9 @@ class IRTabs(QWidget):
         self.source_check.setToolTip(
             "Show the PyTorch / transformers line and ATen op of each jaxpr equation in a column beside it"
         )
-        self.panels["jaxpr"].split_notes = True
+        self.panels[JAXPR].split_notes = True
         self.source_check.toggled.connect(self._on_source_toggled)
-        self.panels["jaxpr"].add_tool(self.source_check)
+        self.panels[JAXPR].add_tool(self.source_check)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -232,10 +232,10 @@ class IRTabs(QWidget):
         delay = 0
         for key, panel in self.panels.items():
             text = _get(ir, key)
-            if key == "jaxpr":
+            if key == JAXPR:
                 panel.show_notes = self.source_check.isChecked()
                 if panel.show_notes:
-                    text = _get(ir, "jaxpr_source") or text
+                    text = _get(ir, JAXPR_SOURCE) or text
             if panel is current:
                 panel.set_text(text, step)
             else:
@@ -245,7 +245,7 @@ class IRTabs(QWidget):
 
     def current_compiler(self) -> str:
         """``"inductor"`` when the current tab is an Inductor view, else ``"xla"``."""
-        key = next((k for k, p in self.panels.items() if p is self.tabs.currentWidget()), "jaxpr")
+        key = next((k for k, p in self.panels.items() if p is self.tabs.currentWidget()), JAXPR)
         return "inductor" if key in INDUCTOR_VIEWS else "xla"
 
     def origin_text(self) -> str:

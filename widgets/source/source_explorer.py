@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.inspect.views import HLO, JAXPR, JAXPR_SOURCE, STABLEHLO
 from app.core.units import short_file, source_label
 from widgets.common.splitters import splitter
 from widgets.common.tables import read_only
@@ -210,11 +211,11 @@ class SourceExplorer(QWidget):
         out: dict[str, list[int]] = {v: [] for v in sm.views}
         if eqns:
             e = sm.equations[eqns[0]]
-            for v in ("jaxpr", "jaxpr_source"):
+            for v in (JAXPR, JAXPR_SOURCE):
                 if e.lines.get(v):
                     out[v] = list(range(e.lines[v][0], e.lines[v][1] + 1))
-            out["stablehlo"] = list(e.lines.get("stablehlo", []))
-            out["hlo"] = sm.group_lines(sm.groups[item.data(0, ROLE_GROUPS)[0]], "hlo")
+            out[STABLEHLO] = list(e.lines.get(STABLEHLO, []))
+            out[HLO] = sm.group_lines(sm.groups[item.data(0, ROLE_GROUPS)[0]], HLO)
         else:
             for gi in item.data(0, ROLE_GROUPS) or []:
                 for v in sm.views:
@@ -265,7 +266,7 @@ class SourceExplorer(QWidget):
         if sm is None:
             return False
         target = None
-        if view in ("jaxpr", "jaxpr_source"):
+        if view in (JAXPR, JAXPR_SOURCE):
             for ei, item in self._eqn_items.items():
                 span = sm.equations[ei].lines.get(view)
                 if span and span[0] <= line_no <= span[1]:
@@ -273,8 +274,8 @@ class SourceExplorer(QWidget):
                     break
         if target is None:
             groups = sm.groups_for_line(view, line_no)
-            if view == "stablehlo":
-                hits = [e.index for e in sm.equations if line_no in e.lines.get("stablehlo", ())]
+            if view == STABLEHLO:
+                hits = [e.index for e in sm.equations if line_no in e.lines.get(STABLEHLO, ())]
                 target = self._eqn_items.get(hits[0]) if hits else None
             if target is None and groups:
                 target = self._group_items.get(groups[0])

@@ -34,8 +34,9 @@ from app.core.inspect import text_index as tx
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
 from app.core.inspect.regions import CALLS, REGION_OPS, REGIONS, inherit, region_inputs, region_jaxprs  # noqa: F401
+from app.core.inspect.views import HLO, JAXPR, JAXPR_SOURCE, STABLEHLO
 
-VIEWS = ("jaxpr", "jaxpr_source", "stablehlo", "hlo")
+VIEWS = (JAXPR, JAXPR_SOURCE, STABLEHLO, HLO)
 @dataclass
 class EquationInfo:
     """One equation of the step's jaxpr (``index`` = position in :attr:`SourceMap.equations`: the top-level
@@ -119,9 +120,9 @@ class SourceMap:
 
     def group_lines(self, group: OpGroup, view: str) -> list[int]:
         """Sorted line numbers of ``group`` in the text of ``view`` (one of :data:`VIEWS`)."""
-        if view == "stablehlo":
+        if view == STABLEHLO:
             return sorted(group.stablehlo_lines)
-        if view == "hlo":
+        if view == HLO:
             return sorted(group.hlo_lines)
         out: set[int] = set()
         for i in group.equations:
@@ -233,7 +234,7 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
             hit = next((j for j in window if eqns[j].primitive in REGION_OPS.get(region, ())), None)
             if hit is not None:
                 ptr = hit
-                eqns[hit].lines.setdefault("stablehlo", []).append(op.text_line)
+                eqns[hit].lines.setdefault(STABLEHLO, []).append(op.text_line)
             continue
         key = (op.file, op.line, op.scope)
         prim = op.primitive.split("(")[0]
@@ -243,7 +244,7 @@ def _align_stablehlo(eqns: list[EquationInfo], ops: list[tx.StableOp], funcs: di
         if hit is None:
             continue
         ptr = hit
-        target = eqns[hit].lines.setdefault("stablehlo", [])
+        target = eqns[hit].lines.setdefault(STABLEHLO, [])
         target.append(op.text_line)
         if op.callee in funcs:
             a, b = funcs[op.callee]
@@ -345,7 +346,7 @@ def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> 
     eqns: list[EquationInfo] = []
     nested: list[tuple[int, int, str, str, int]] = []
     top = _walk(jaxpr, var_index, resolver, eqns, -1, "", nested)
-    for view in ("jaxpr", "jaxpr_source"):
+    for view in (JAXPR, JAXPR_SOURCE):
         _jaxpr_lines(eqns, top, nested, getattr(step_ir, view, None), view)
     ops = tx.stablehlo_ops(getattr(step_ir, "stablehlo_debug", None), getattr(step_ir, "stablehlo", None))
     if ops:
@@ -361,6 +362,6 @@ def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> 
         g.primitives[e.primitive] = g.primitives.get(e.primitive, 0) + 1
         g.out_shapes += [s for s in e.out_shapes if s not in g.out_shapes]
         g.flops += e.flops
-        g.stablehlo_lines += e.lines.get("stablehlo", [])
+        g.stablehlo_lines += e.lines.get(STABLEHLO, [])
     _link_hlo(list(groups.values()), tx.hlo_instructions(getattr(step_ir, "hlo", None)))
     return SourceMap(step, eqns, list(groups.values()), list(getattr(step_ir, "input_labels", []) or []))

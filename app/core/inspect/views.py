@@ -65,21 +65,25 @@ def _text(key: str, title: str, compiler: Compiler, ext: str, widget: str, **mor
                   ext=ext, widget=widget, **more)
 
 
+#: The keys of the views code names one by one (``panels[HLO]``, ``view == STABLEHLO``).
+JAXPR, JAXPR_SOURCE, STABLEHLO, HLO = "jaxpr", "jaxpr_source", "stablehlo", "hlo"
+COST, MEMORY, FX_GRAPH, INDUCTOR_CODE = "cost", "memory", "fx_graph", "inductor_code"
+
 #: Every view, in the order the CLI lists them and the IR tabs show them.
 IR_VIEWS: tuple[IRView, ...] = (
-    _text("jaxpr", "jaxpr", "xla", "jaxpr.txt", "jaxprView", mapped=True),
-    _text("jaxpr_source", "jaxpr with source lines", "xla", "jaxpr.txt", "", mapped=True, source_lines=True),
-    _text("stablehlo", "StableHLO", "xla", "mlir", "stablehloView", mapped=True),
-    _text("hlo", "optimized HLO", "xla", "hlo.txt", "hloView", mapped=True, source_lines=True),
-    IRView("cost", "cost analysis", "xla", "cost", "figures", recorded=True, ext="json"),
-    IRView("memory", "memory analysis", "xla", "memory", "figures", recorded=True, ext="json"),
+    _text(JAXPR, "jaxpr", "xla", "jaxpr.txt", "jaxprView", mapped=True),
+    _text(JAXPR_SOURCE, "jaxpr with source lines", "xla", "jaxpr.txt", "", mapped=True, source_lines=True),
+    _text(STABLEHLO, "StableHLO", "xla", "mlir", "stablehloView", mapped=True),
+    _text(HLO, "optimized HLO", "xla", "hlo.txt", "hloView", mapped=True, source_lines=True),
+    IRView(COST, "cost analysis", "xla", "cost", "figures", recorded=True, ext="json"),
+    IRView(MEMORY, "memory analysis", "xla", "memory", "figures", recorded=True, ext="json"),
     IRView("collectives", "collectives", "xla", "collectives", "derived"),
     IRView("passes", "pass pipeline", "xla", "passes", "passes"),
     IRView("fusions", "fusions", "xla", "fusions", "passes"),
     IRView("pass_hlo", "HLO after a pass", "xla", "pass-hlo", "passes", ext="hlo.txt"),
     IRView("compile_phases", "compile phases", "xla", "compile-phases", "passes"),
-    _text("fx_graph", "FX graph", "inductor", "fx.py", "fxGraphView"),
-    _text("inductor_code", "Inductor code", "inductor", "inductor.py", "inductorCodeView"),
+    _text(FX_GRAPH, "FX graph", "inductor", "fx.py", "fxGraphView"),
+    _text(INDUCTOR_CODE, "Inductor code", "inductor", "inductor.py", "inductorCodeView"),
 )
 
 _BY_KEY = {v.key: v for v in IR_VIEWS}

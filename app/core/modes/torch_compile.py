@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import compile_options
 from app.core.backends import TORCH_CUDA
 from app.core.events import CallRecord, PhaseEvent
+from app.core.inspect.views import FX_GRAPH, INDUCTOR_CODE
 from app.core.mode_catalog import mode_name_of
 from app.core.modes.base import (
     Mode,
@@ -303,7 +304,7 @@ class TorchCompileMode(Mode):
     def _remember(self, step: _Step, breaks: int, cap: Capture) -> None:
         sep = "\n\n# " + "-" * 30 + " next graph " + "-" * 30 + "\n\n"
         code = sep.join(cap.output_code)
-        self.ir_texts[step.kind] = {"fx_graph": sep.join(cap.fx_graphs), "inductor_code": code}
+        self.ir_texts[step.kind] = {FX_GRAPH: sep.join(cap.fx_graphs), INDUCTOR_CODE: code}
         self.ir_summary[step.kind] = {
             "kernels": (code.count("async_compile.cpp_pybinding(") + code.count("async_compile.cpp(")
                         + code.count("async_compile.triton(")),
@@ -321,5 +322,5 @@ class TorchCompileMode(Mode):
         from app.core.inspect.ir import StepIR
 
         texts, summary = dict(self.ir_texts[kind]), dict(self.ir_summary[kind])
-        return lambda: StepIR(compiler="inductor", fx_graph=texts["fx_graph"],
-                              inductor_code=texts["inductor_code"], n_kernels=summary["kernels"])
+        return lambda: StepIR(compiler="inductor", fx_graph=texts[FX_GRAPH],
+                              inductor_code=texts[INDUCTOR_CODE], n_kernels=summary["kernels"])

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.inspect.text_index import HLO_INSTRUCTION, STABLEHLO_OP
+from app.core.inspect.views import COST, HLO, JAXPR, MEMORY, STABLEHLO
 from app.core.units import nbytes, si
 
 #: The IR views a live compile updates (``StepIR`` fields) and the name of each view's unit.
-VIEWS = ("jaxpr", "stablehlo", "hlo")
-UNITS = {"jaxpr": "eqns", "stablehlo": "ops", "hlo": "instrs"}
-TITLES = {"jaxpr": "jaxpr", "stablehlo": "StableHLO", "hlo": "HLO"}
+VIEWS = (JAXPR, STABLEHLO, HLO)
+UNITS = {JAXPR: "eqns", STABLEHLO: "ops", HLO: "instrs"}
+TITLES = {JAXPR: "jaxpr", STABLEHLO: "StableHLO", HLO: "HLO"}
 
 # a jaxpr equation: its binders (``b:f32[4]``, ``_:f32[]``), "=", its primitive, and the rest of its line
 _EQN = re.compile(r"(?:(?<=\s)|(?<=;))((?:[a-z_]+:[^\s=;]+\s+)+)=\s+([a-z_][\w\-]*)([^;\n]*)")
@@ -60,19 +61,19 @@ def line_keys(view: str, text: str) -> list[str]:
     """One matching key per line of ``text`` (view ``"jaxpr"``, ``"stablehlo"`` or ``"hlo"``): the line with
     its SSA names blanked and its source metadata dropped."""
     lines = text.splitlines()
-    if view == "jaxpr":
+    if view == JAXPR:
         key = _jaxpr_key(text)
         return [key(s) for s in lines]
-    if view == "stablehlo":
+    if view == STABLEHLO:
         return [_stablehlo_key(s) for s in lines]
-    if view == "hlo":
+    if view == HLO:
         return [_hlo_key(s) for s in lines]
     return lines
 
 
 def _units(view: str, text: str) -> tuple[list[str], list[str]]:
     """``(raw, keys)`` of the view's units in order (see :func:`unit_keys`)."""
-    if view == "jaxpr":
+    if view == JAXPR:
         key = _jaxpr_key(text)
         raw, keys = [], []
         for m in _EQN.finditer(text):
@@ -81,10 +82,10 @@ def _units(view: str, text: str) -> tuple[list[str], list[str]]:
             raw.append(m.group(0))
             keys.append(f"{types} = {m.group(2)}{key(rest)}")
         return raw, keys
-    if view == "stablehlo":
+    if view == STABLEHLO:
         raw = [s for s in text.splitlines() if (m := STABLEHLO_OP.match(s)) and m.group(1) != "call"]
         return raw, [_stablehlo_key(s) for s in raw]
-    if view == "hlo":
+    if view == HLO:
         raw = [s for s in text.splitlines() if HLO_INSTRUCTION.match(s)]
         return raw, [_hlo_key(s) for s in raw]
     return [], []
@@ -203,9 +204,9 @@ def diff_text(view: str, old: str, new: str) -> TextChanges:
 
 
 #: The cost and memory summary's figures: (name, where, key, kind) — kind ``"count"`` or ``"bytes"``.
-FIGURES = (("FLOPs", "cost", "flops", "count"), ("bytes accessed", "cost", "bytes accessed", "bytes"),
-           ("args", "memory", "argument", "bytes"), ("outputs", "memory", "output", "bytes"),
-           ("temp", "memory", "temp", "bytes"))
+FIGURES = (("FLOPs", COST, "flops", "count"), ("bytes accessed", COST, "bytes accessed", "bytes"),
+           ("args", MEMORY, "argument", "bytes"), ("outputs", MEMORY, "output", "bytes"),
+           ("temp", MEMORY, "temp", "bytes"))
 
 
 @dataclass(frozen=True)

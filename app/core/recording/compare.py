@@ -9,7 +9,7 @@ from typing import Any
 
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.text_index import hlo_instructions
-from app.core.inspect.views import keys
+from app.core.inspect.views import HLO, JAXPR_SOURCE, STABLEHLO, keys
 from app.core.recording.model import RecordedRun
 from app.core.report.columns import RACE_COLUMNS, Column, render_text
 from app.core.units import fmt
@@ -84,7 +84,7 @@ def normalize_line(line: str, which: str) -> str:
     locations and metadata dropped, so the same program on two machines aligns line by line and only
     real differences (shapes, ops, layouts, fusions) remain."""
     line = _LOC.sub("", line).rstrip()
-    if which in ("hlo", "stablehlo"):
+    if which in (HLO, STABLEHLO):
         return _SSA.sub("%#", _HLO_ID.sub(".#", line))
     return line
 
@@ -114,10 +114,10 @@ def source_keys(text: str, which: str) -> list[str]:
     through the module's tables, or ``source_file`` / ``source_line``). Raises KeyError for another
     ``which``."""
     lines = text.splitlines()
-    if which == "hlo":
+    if which == HLO:
         by_line = {ins.text_line: _location_key(ins.file, ins.line) for ins in hlo_instructions(text) if ins.file}
         return [by_line.get(i + 1, NO_SOURCE) for i in range(len(lines))]
-    if which == "jaxpr_source":
+    if which == JAXPR_SOURCE:
         keys, current = [], NO_SOURCE
         for line in lines:
             m = _JAXPR_LOC.search(line)
@@ -134,7 +134,7 @@ def source_keys(text: str, which: str) -> list[str]:
 def _source_normalized(line: str, which: str) -> str:
     """:func:`normalize_line`, and for ``jaxpr_source`` the location comment dropped (the location is what
     the lines are grouped by; its path differs between machines)."""
-    if which == "jaxpr_source":
+    if which == JAXPR_SOURCE:
         line = line.split("#", 1)[0]
     return normalize_line(line, which)
 
@@ -175,7 +175,7 @@ def _source_diff(texts: list[list[str]], which: str, header: list[str]) -> str:
     return "\n".join([*header, summary, *body])
 
 
-def ir_diff(a: RecordedRun, b: RecordedRun, step: str, which: str = "hlo", context: int = 3,
+def ir_diff(a: RecordedRun, b: RecordedRun, step: str, which: str = HLO, context: int = 3,
             align: str = "text") -> str:
     """A unified diff of ``step``'s ``which`` text (one of :data:`IR_TEXTS`) in runs ``a`` and ``b``,
     aligned on normalized lines (:func:`normalize_line`) and printed with the original lines; a header

@@ -27,7 +27,7 @@ from shiboken6 import isValid
 
 from app.core.inspect.dataflow import build_dataflow, layout
 from app.core.inspect.source_diff import compare
-from app.core.inspect.views import MODEL_STEPS, keys
+from app.core.inspect.views import HLO, MODEL_STEPS, keys
 from app.core.mode_catalog import CATALOG, MODE_NAMES, mode_info
 from app.gui.layout import scrolling
 from app.gui.status import fit_words
@@ -72,7 +72,7 @@ class InspectWiring(QObject):
         self._inspector_viewport: QWidget | None = None  # the scroll area's viewport, made by _page
         ir_tabs.tabs.addTab(self._page(), "Source map")
         self.collectives = CollectivesTable()
-        hlo_box = ir_tabs.panels["hlo"].layout()
+        hlo_box = ir_tabs.panels[HLO].layout()
         assert isinstance(hlo_box, QVBoxLayout), "an IR panel is its tool bar above its view, in a QVBoxLayout"
         hlo_box.insertWidget(1, self.collectives)
         views: dict[str, QPlainTextEdit] = {name: ir_tabs.panels[name].view for name in self.views}
@@ -320,7 +320,7 @@ class InspectWiring(QObject):
     @Slot(int)
     def show_hlo_line(self, line: int, show: bool = True) -> None:
         """Scroll ``hloView`` to 1-based ``line`` and select it; ``show``: bring its tab to the front."""
-        panel = self.ir_tabs.panels["hlo"]
+        panel = self.ir_tabs.panels[HLO]
         if panel.has_pending():
             panel.apply_pending()
         if show:

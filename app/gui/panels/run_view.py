@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Slot
 
 from app.core.events import steady_host_ms
+from app.core.inspect.views import HLO
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
 from app.core.session.requests import ProgramRequest, RaceRequest, RunRequest
@@ -150,7 +151,7 @@ class RunView(QObject):
             self.ui.plot.set_steady_ms(f.steady_ms)
 
     def _on_ir(self, event: Any) -> None:
-        if event.reused and self.ui.ir_tabs.text_of(event.step, "hlo") == getattr(event.ir, "hlo", None):
+        if event.reused and self.ui.ir_tabs.text_of(event.step, HLO) == getattr(event.ir, "hlo", None):
             return  # a warm run's step: the views already show what runs, with its source map
         self.inspect.ir_arrived(event.step)
         run = self.session.current

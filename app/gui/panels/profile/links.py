@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 
-from app.core.inspect.views import is_model_step
+from app.core.inspect.views import HLO, is_model_step
 from app.core.profile.columns import ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import counted, ms
@@ -81,7 +81,7 @@ class ProfileLinks(QObject):
         self.wiring = profile_wiring
         self.inspect = inspect
         self.ir_tabs = ctx.ui.ir_tabs
-        self.hlo_panel = self.ir_tabs.panels["hlo"]
+        self.hlo_panel = self.ir_tabs.panels[HLO]
         self.tints = LineTints(self.hlo_panel.view)
         self.legend = named(QLabel(""), "hloTintLegend")
         self.legend.setVisible(False)
@@ -122,7 +122,7 @@ class ProfileLinks(QObject):
         """True when the IR tabs hold the profiled executable's HLO for ``step``."""
         p = self.profile()
         return p is not None and p.step == step and bool(p.hlo_text) and \
-            self.ir_tabs.text_of(step, "hlo") == p.hlo_text
+            self.ir_tabs.text_of(step, HLO) == p.hlo_text
 
     def on_profile(self) -> None:
         """A new profile arrived (called by the Profile tab after it showed it)."""

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.inspect.views import MODEL_STEPS, STEP_CHOICES, is_model_step
+from app.core.inspect.views import HLO, MODEL_STEPS, STEP_CHOICES, is_model_step
 from app.core.mode_catalog import profiling_mode
 from app.core.profile.columns import (
     BY_TITLES,
@@ -224,9 +224,9 @@ class ProfileWiring(QObject):
         self._show_rows()
         self.timeline.set_timeline(ready.timeline, timeline_ops_running(profile))  # the header's figure
         self.export_button.setEnabled(True)
-        if profile.hlo_text and self.ir_tabs.text_of(profile.step, "hlo") != profile.hlo_text:
+        if profile.hlo_text and self.ir_tabs.text_of(profile.step, HLO) != profile.hlo_text:
             self._show_profiled_ir(ready)
-        if self.ir_tabs.current_step() != profile.step and self.ir_tabs.text_of(profile.step, "hlo"):
+        if self.ir_tabs.current_step() != profile.step and self.ir_tabs.text_of(profile.step, HLO):
             self.ir_tabs.show_step(profile.step)  # every view on the profiled step: tints, measured columns
         self.links.on_profile()
         self.ir_tabs.tabs.setCurrentWidget(self.page)
@@ -261,9 +261,9 @@ class ProfileWiring(QObject):
             if profile.source_map is not None:
                 self.inspect.on_source_map(profile.step, profile.source_map)
         elif ready.origin and not ready.recorded:  # an opened capture: its HLO alone, under its own name
-            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text}, f"opened · {ready.origin}", replace=True)
+            self.ir_tabs.set_ir(profile.step, {HLO: profile.hlo_text}, f"opened · {ready.origin}", replace=True)
         else:
-            self.ir_tabs.set_ir(profile.step, {"hlo": profile.hlo_text},
+            self.ir_tabs.set_ir(profile.step, {HLO: profile.hlo_text},
                                 f"profiled · {profile.mode or profiling_mode()}")
 
     @Slot()

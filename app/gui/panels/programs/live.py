@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import QPlainTextEdit
 
+from app.core.inspect.views import JAXPR
 from app.core.programs.live import UNITS, VIEWS, Generations, Snapshot
 from app.core.programs.specs import SpecError
 from app.core.session.program_requests import ProgramCompiled, ProgramCompileRequest
@@ -173,7 +174,7 @@ class LiveMode(QObject):
                 self.timer.start()  # the text changed while it compiled: compile it after the pause
             return
         self._shown, self._scrolled = event, set()
-        if self.tabs.current_step() != event.step and self.tabs.text_of(event.step, "jaxpr") is not None:
+        if self.tabs.current_step() != event.step and self.tabs.text_of(event.step, JAXPR) is not None:
             self.tabs.show_step(event.step)  # the views showed a Run's step: the compile's result now (issue 55)
         c = event.comparison
         phases = event.phases or {}

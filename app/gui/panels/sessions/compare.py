@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.inspect.views import STEP_CHOICES
+from app.core.inspect.views import HLO, STEP_CHOICES
 from app.core.recording import RecordedRun
 from app.core.recording.compare import (
     COMPARE_COLUMNS,
@@ -143,7 +143,7 @@ class IRDiffDialog(QDialog):
         self.step.addItems(list(STEP_CHOICES))
         self.which = QComboBox()
         self.which.addItems(list(IR_TEXTS))
-        self.which.setCurrentText("hlo")
+        self.which.setCurrentText(HLO)
         self.align = named(QComboBox(), "irDiffAlign")
         self.align.addItem("text order", "text")
         self.align.addItem("source line", "source")
