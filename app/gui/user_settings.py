@@ -111,8 +111,10 @@ class UserSettings:
         self.discarded = True
         return kept
 
-    def remember_model(self, model: str) -> None:
-        """Make ``model`` the current one and move it to the front of :attr:`recent_models`."""
-        self.model = model
+    def remember_model(self, model: str, current: bool = True) -> None:
+        """Move ``model`` to the front of :attr:`recent_models` and, when ``current``, make it the one the next
+        start opens (a stand-in for a missing default passes ``current=False``: the next start looks again)."""
+        if current:
+            self.model = model
         self.recent_models = [model] + [m for m in self.recent_models if m != model]
         del self.recent_models[MAX_RECENT:]

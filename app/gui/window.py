@@ -163,6 +163,9 @@ class MainWindow(QMainWindow):
         model, note = (s.model, None) if s.model else default_model()
         ui.model_picker.set_current_model(model)
         self._first_load_notes = [note] if note else []  # shown under the model box once it has loaded
+        # a stand-in for the missing default is not remembered as the choice: once the wheel is installed, the
+        # next start opens the default again
+        self._stand_in_model = model if note else None
         if note:
             self.status.warn(note)
         ui.form.set_values(s.generation)
@@ -314,7 +317,8 @@ class MainWindow(QMainWindow):
         self._first_load_notes = []
         self.ui.model_warning.setText("\n".join(f"⚠ {w}" for w in warnings))
         self.ui.model_warning.setVisible(bool(warnings))
-        self.settings.remember_model(event.request.model)
+        self.settings.remember_model(event.request.model, current=event.request.model != self._stand_in_model)
+        self._stand_in_model = None  # a later choice of the same model is the user's own
         self._refresh_models()
         self.ui.model_picker.set_current_model(event.request.model)
         took = f" in {event.seconds:.1f} s" if event.seconds else ""

