@@ -43,13 +43,15 @@ def test_jit_static_matches_transformers_generate(engines, arch):
 @pytest.mark.parametrize("arch", sorted(ARCH_CONFIGS))
 def test_torchax_eager_matches_transformers_generate(engines, arch):
     engine = engines(arch)
-    # Eager dispatch is slow (one JAX call per ATen op): fewer tokens, same check.
-    finished = _tokens(engine, "torchax-eager", 5)
-    assert finished.token_ids == _reference(engine, 5)
+    # Eager dispatch compiles each ATen op of every new shape, and the cache grows a shape each step: the prefill and
+    # two decode steps (the second reads a cache the first decode step wrote), same check.
+    finished = _tokens(engine, "torchax-eager", 3)
+    assert finished.token_ids == _reference(engine, 3)
     assert finished.summary.n_compiles == 0
 
 
-@pytest.mark.parametrize("mode", ["torch", "jit-dynamic"])
-def test_other_modes_match_on_llama(engines, mode):
+@pytest.mark.parametrize(("mode", "n_new"), [("torch", 8), ("jit-dynamic", 3)], ids=["torch", "jit-dynamic"])
+def test_other_modes_match_on_llama(engines, mode, n_new):
+    # jit-dynamic compiles every step (a new shape each): the prefill and two decode steps
     engine = engines("llama")
-    assert _tokens(engine, mode, 8).token_ids == _reference(engine, 8)
+    assert _tokens(engine, mode, n_new).token_ids == _reference(engine, n_new)
