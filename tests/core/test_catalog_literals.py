@@ -52,10 +52,13 @@ NAMES: dict[str, frozenset[str]] = {
     "platform": frozenset({*BACKENDS, "rocm", TORCH_CUDA,
                            *(row.torch_device.split(":")[0] for row in BACKENDS.values() if row.torch_device)}),
 }
-#: IR-view keys written outside the view catalog, per module: may only fall (a module not listed is held at 0).
-#: They remain because most are the name of a ``StepIR`` / session-file field spelt in the code that fills or
-#: reads that field (``"hlo"``, ``"cost"``, ``"memory"``), or an unrelated word that happens to equal a key
-#: (``"passes"`` the CLI command, ``"memory"`` a profile figure); telling those apart is the next step of item 4.
+#: IR-view keys written outside the view catalog, per module: may only fall (a module not listed is held at 0;
+#: a fall must be written down). Where code means a view it reads ``views.HLO``, ``views.JAXPR``, …; what is left
+#: is mostly another thing's name that equals a key: a ``CallRecord`` / session-file / JSON field
+#: (``"compile_phases"``, ``"passes"``, ``"fusions"``, ``"memory"`` of ``StepIR.to_dict``), a CLI command or
+#: ``--what`` name (``"passes"``, ``"collectives"``, ``program``'s ``WHAT``), a ``Kind`` of the catalog
+#: (``kind="passes"``), JAX's equation parameter ``"jaxpr"`` (``inspect/regions.py``), the comparison document's
+#: sections (``compare/``), and the help entries of ``gui/panels/help.py`` (IR-view help, still written there).
 VIEW_LITERALS: dict[str, int] = {
     "app/cli/hosts.py": 2, "app/cli/inspect.py": 2, "app/cli/parser.py": 1, "app/cli/passes.py": 1,
     "app/cli/passes_report.py": 3, "app/cli/program.py": 9, "app/core/compare/report.py": 7,
