@@ -64,11 +64,11 @@ def install_command(requirement: str, prefix: str | None = None, executable: str
     (``…/uv/tools/<app>``, which has no pip of its own), else ``pip install --no-deps …`` (docs/install.md)."""
     import sys
 
-    prefix = Path(prefix if prefix is not None else sys.prefix)
+    env = Path(prefix if prefix is not None else sys.prefix)
     executable = executable if executable is not None else sys.executable
-    if prefix.parent.name == "venvs" and prefix.parent.parent.name == "pipx":
-        return f"pipx inject {prefix.name} {requirement} --pip-args=--no-deps"
-    if prefix.parent.name == "tools" and prefix.parent.parent.name == "uv":
+    if env.parent.name == "venvs" and env.parent.parent.name == "pipx":
+        return f"pipx inject {env.name} {requirement} --pip-args=--no-deps"
+    if env.parent.name == "tools" and env.parent.parent.name == "uv":
         return f"uv pip install --python {executable} --no-deps {requirement}"
     return f"pip install --no-deps {requirement}"
 
