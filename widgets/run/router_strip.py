@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from app.core.inspect.views import PREFILL
+from app.core.units import counted
 
 CELL_W = 7  # px per token column
 GAP = 3  # px between two layers' rows
@@ -163,8 +164,9 @@ class RouterStrip(QWidget):
             self.columns.append(RoutedToken(call_index, text, layers))
         self.n_layers = max(self.n_layers, len(experts))
         self.num_experts = max(self.num_experts, 1 + max(e for layer in experts for tok in layer for e in tok))
-        self.caption.setText(f"<b>Experts per token</b> · {len(self.columns)} tokens · {self.n_layers} layers × "
-                             f"{self.num_experts} experts · colour: router weight")
+        self.caption.setText(f"<b>Experts per token</b> · {counted(len(self.columns), 'token')} · "
+                             f"{counted(self.n_layers, 'layer')} × {counted(self.num_experts, 'expert')} · "
+                             "colour: router weight")
         self.setVisible(True)
         self.heat.setMaximumHeight(self.heat.sizeHint().height())  # its rows shrink where the card is short
         self.heat.update()

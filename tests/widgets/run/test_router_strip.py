@@ -42,6 +42,14 @@ def test_strip_columns_colours_and_tooltip(qtbot):
     assert heat.column_at(QPoint(LABEL_W - 5, 1)) is None
 
 
+def test_the_caption_says_one_token_in_the_singular(qtbot):
+    strip = RouterStrip()
+    qtbot.addWidget(strip)
+    strip.clear([])
+    strip.add_call(1, "decode", [[[3, 1]]], [[[0.8, 0.2]]])
+    assert "· 1 token · 1 layer × 4 experts ·" in strip.caption.text(), strip.caption.text()
+
+
 def test_a_run_without_routing_keeps_the_strip_hidden(qtbot):
     strip = RouterStrip()
     qtbot.addWidget(strip)
