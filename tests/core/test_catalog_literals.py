@@ -55,14 +55,14 @@ NAMES: dict[str, frozenset[str]] = {
 #: IR-view keys written outside the view catalog, per module: may only fall (a module not listed is held at 0;
 #: a fall must be written down). Where code means a view it reads ``views.HLO``, ``views.JAXPR``, …; what is left
 #: is mostly another thing's name that equals a key: a ``CallRecord`` / session-file / JSON field
-#: (``"compile_phases"``, ``"passes"``, ``"fusions"``, ``"memory"`` of ``StepIR.to_dict``), a CLI command or
+#: (``"compile_phases"``, ``"passes"``, ``"fusions"``, ``"memory"`` of ``StepIR.summary()``), a CLI command or
 #: ``--what`` name (``"passes"``, ``"collectives"``, ``program``'s ``WHAT``), a ``Kind`` of the catalog
 #: (``kind="passes"``), JAX's equation parameter ``"jaxpr"`` (``inspect/regions.py``), the comparison document's
 #: sections (``compare/``), and the help entries of ``gui/panels/help.py`` (IR-view help, still written there).
 VIEW_LITERALS: dict[str, int] = {
     "app/cli/hosts.py": 2, "app/cli/inspect.py": 2, "app/cli/parser.py": 1, "app/cli/passes.py": 1,
-    "app/cli/passes_report.py": 3, "app/cli/program.py": 9, "app/core/compare/report.py": 7,
-    "app/core/compare/runs.py": 5, "app/core/compare/text.py": 4, "app/core/compile_settings/parting.py": 1,
+    "app/cli/passes_report.py": 3, "app/cli/program.py": 9, "app/core/compare/report.py": 5,
+    "app/core/compare/runs.py": 1, "app/core/compare/text.py": 2, "app/core/compile_settings/parting.py": 1,
     "app/core/inspect/hlo_diff.py": 1, "app/core/inspect/ir.py": 1, "app/core/inspect/regions.py": 4,
     "app/core/inspect/source_map_io.py": 2, "app/core/modes/loop.py": 1, "app/core/passes/gpu_dumps.py": 1,
     "app/core/passes/gpu_text.py": 1, "app/core/passes/query.py": 2, "app/core/programs/live.py": 1,

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.core.compare.charts import COLOURS, compile_svg, speedup_svg
 from app.core.compare.text import steady_sentence
+from app.core.inspect.views import HLO, STABLEHLO
 
 #: Changes of one step's diff listed in the report (the rest counted; ``--json`` lists all).
 MAX_ROWS = 200
@@ -129,8 +130,8 @@ def report_html(doc: dict[str, Any], generated: str = "", plots: bool = True, ve
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
         f"<title>{_e(a['label'])} vs {_e(b['label'])}</title><style>{_STYLE}</style></head><body>",
         f"<h1 id='verdict'>{_e(doc['verdict'])}</h1>" if verdict else "", f"<p class='runs'>{key}</p>",
-        _steady(doc["steady"], plots), _compile(doc, plots), _diffs("Optimized HLO", doc["hlo"], "instructions"),
-        _diffs("StableHLO", doc.get("stablehlo") or {}, "ops"),
+        _steady(doc["steady"], plots), _compile(doc, plots), _diffs("Optimized HLO", doc[HLO], "instructions"),
+        _diffs("StableHLO", doc.get(STABLEHLO) or {}, "ops"),
         f"<h2>XLA passes</h2><p>{_e(doc['passes']['line'])}</p>" if "passes" in doc else "",
         _tokens(doc["tokens"]), _differ(doc["differ"]),
         f"<footer>torchax-playground compare{' · ' + _e(generated) if generated else ''}</footer></body></html>\n",

@@ -12,6 +12,7 @@ from typing import Any
 
 from app.core.compare.programs import first_pass, stablehlo_diffs
 from app.core.inspect.hlo_diff import diff_hlo
+from app.core.inspect.views import HLO, STABLEHLO
 from app.core.recording.model import RecordedRun, is_program_run
 
 #: Compile stages of a call record, in order (ms).
@@ -125,7 +126,7 @@ def compare_runs(a: RecordedRun, b: RecordedRun, verdicts: list[dict[str, Any]] 
         "a": {"label": a.label, "mode": a.mode, "machine": a.machine},
         "b": {"label": b.label, "mode": b.mode, "machine": b.machine},
         "compile": {k: [ca.get(k), cb.get(k)] for k in dict.fromkeys([*ca, *cb])},
-        "steady": steady(a, b, verdicts or []), "hlo": hlo_diffs(a, b), "stablehlo": stablehlo_diffs(a, b),
+        "steady": steady(a, b, verdicts or []), HLO: hlo_diffs(a, b), STABLEHLO: stablehlo_diffs(a, b),
         "passes": first_pass(a, b), "tokens": token_parity(a, b), "differ": differences(a, b),
     }
     doc["verdict"] = verdict_line(doc)
@@ -151,7 +152,7 @@ def verdict_line(doc: dict[str, Any]) -> str:
     StableHLO is named where no optimized HLO was compared, or where it is the same while the HLO differs (XLA
     compiled the same program differently)."""
     parts = [_speed_words(doc["steady"])]
-    diffs, shlo = doc["hlo"], doc.get("stablehlo") or {}
+    diffs, shlo = doc[HLO], doc.get(STABLEHLO) or {}
     shlo_same = bool(shlo) and all(d["same"] for d in shlo.values())
     if diffs and all(d["same"] for d in diffs.values()):
         parts.append("the same optimized HLO")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.inspect.views import HLO, STABLEHLO
+
 #: Changes of a step's structural diff listed at most (the rest counted).
 MAX_CHANGES = 30
 
@@ -43,7 +45,7 @@ def _steady_lines(s: dict[str, Any]) -> list[str]:
     return [line]
 
 
-def _hlo_lines(doc: dict[str, Any], key: str = "hlo", what: str = "optimized HLO", unit: str = "instructions"
+def _hlo_lines(doc: dict[str, Any], key: str = HLO, what: str = "optimized HLO", unit: str = "instructions"
                ) -> list[str]:
     if not doc.get(key):
         return [f"{what}: not recorded by both runs (no structural diff)"]
@@ -77,7 +79,7 @@ def format_comparison(doc: dict[str, Any]) -> str:
     lines = [doc["verdict"], f"A: {doc['a']['label']} · {doc['a']['machine']}",
              f"B: {doc['b']['label']} · {doc['b']['machine']}", ""]
     lines += _compile_lines(doc) + _steady_lines(doc["steady"]) + _hlo_lines(doc)
-    lines += _hlo_lines(doc, "stablehlo", "StableHLO", "ops")
+    lines += _hlo_lines(doc, STABLEHLO, "StableHLO", "ops")
     if "passes" in doc:
         lines.append(doc["passes"]["line"])
     lines += _token_lines(doc["tokens"])
