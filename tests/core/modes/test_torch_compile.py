@@ -137,9 +137,11 @@ def test_graph_break_falls_back_to_fullgraph_false_and_reports_it(model_dirs):
 
     engine = load_engine(model_dirs("llama"))
     engine.model.model.layers[0].register_forward_hook(lambda *args: torch._dynamo.graph_break())
-    expected, _, _ = run(engine, "torch", max_new_tokens=3)
-    tokens, calls, _ = run(engine, "torch-compile", max_new_tokens=3)
-    assert tokens == expected
+    # One token: the prefill's compile shows the fallback (each step's compile falls back alike, and what is read
+    # below is the prefill's); the decode step's broken graphs would be a second round of Dynamo and Inductor builds
+    expected, _, _ = run(engine, "torch", max_new_tokens=1)
+    tokens, calls, _ = run(engine, "torch-compile", max_new_tokens=1)
+    assert tokens == expected and [c.step for c in calls] == ["prefill"]
     assert "fullgraph=False after a graph break" in calls[0].compile_reason
     summary = last_mode().ir_summary["prefill"]
     assert summary["fullgraph"] is False and summary["graph_breaks"] >= 1 and summary["graphs"] >= 2
