@@ -147,7 +147,7 @@ def _without_torchax_accelerator() -> Iterator[None]:
     if acc is None or acc.type != "jax":
         yield
         return
-    module = torch.get_device_module(acc)
+    module: Any = torch.get_device_module(acc)  # torch 2.15 types it as a plain ModuleType
     original = module.is_available
     module.is_available = lambda: False
     try:
