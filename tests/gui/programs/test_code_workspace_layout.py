@@ -6,6 +6,8 @@ run; no control moves more than 4 px between two runs of the same workspace."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from programs_helpers import code_window_fixture  # noqa: F401 (the code_window fixture)
 
@@ -58,7 +60,10 @@ def test_program_runs_keep_the_plot_readable_and_the_layout_still(qtbot, code_wi
         win.programs.panel.set_values({"mode": mode, "n_calls": 2})
         assert win.programs.run()
         qtbot.waitUntil(lambda: not win.is_busy() and not win.ui.ir_tabs.pending(), timeout=RUN_TIMEOUT_MS)
-        qtbot.wait(50)  # the plot's legend and key are fitted after the last points
+        # the plot redraws every 50 ms while points arrive and fits its legend and key after the last: on a loaded
+        # machine that lags (CI of 6 Dec measured 173 px 50 ms after the seventh run, 12 s runs alone pass)
+        with contextlib.suppress(qtbot.TimeoutError):
+            qtbot.waitUntil(lambda: _drawing_height(win) >= MIN_DRAWING_PX, timeout=3000)
         assert _drawing_height(win) >= MIN_DRAWING_PX, (name, mode, _drawing_height(win), len(win.session.runs))
         now = _controls(win)
         if before is not None:
