@@ -59,9 +59,13 @@ def test_the_program_entry_races_under_two_settings_and_its_passes_compare(qtbot
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
     assert sr.controls.message_text() == ""
     o1 = sr.lanes[1].verdict  # O1 against default from paired rounds of their executables, in calls
-    assert o1["rounds"] >= 9 and o1["ci_low"] <= o1["ratio"] <= o1["ci_high"]
+    # the stopping rule (app.core.verdict.stats.StoppingRule): 9 kept rounds, or at the budget 18 run where a loaded
+    # machine preempted most (the CI of 6 Dec, 15:00: 2 kept of 18 with the other worker busy)
+    assert o1["rounds"] >= 9 or o1["rounds"] + o1["dropped"] >= 18, o1
+    assert o1["rounds"] < 2 or o1["ci_low"] <= o1["ratio"] <= o1["ci_high"], o1
     line = sr.verdict_line.text()
-    assert line.startswith("vs default, ") and ("O1 vs default: no clear difference" in line or "× faster" in line)
+    assert line.startswith("vs default, ") and any(w in line for w in ("O1 vs default: no clear difference", "× faster",
+                                                               "O1 vs default: too few rounds"))
     assert [p.name for p in sr.plot.points] == ["default", "O1"]  # two points on the trade-off plot
     assert all(p.compile_ms > 0 and p.steady_ms > 0 for p in sr.plot.points)
     assert [lane.unit for lane in sr.lanes] == ["call", "call"]  # the entry's calls, not the model's tokens
