@@ -30,6 +30,8 @@ POINT_COLOUR = "#2563eb"
 BASELINE_COLOUR = "#111827"
 FRONT_COLOUR = "#ea580c"
 TITLE = "Compile once, run fast: what each compiler setting costs and saves"
+#: Said once after the title (not under every point) when the race's A/A floor is wider than ±3 % (issue 55).
+NOISY = " · noisy machine (A/A > ±3 %)"
 #: Hover radius around a point, in screen px.
 HOVER_PX = 12.0
 #: Export formats: the plot's own (:func:`export_plot`) and the points' data.
@@ -159,9 +161,8 @@ class TradeoffPlot(QWidget):
         self.hovered: TradeoffPoint | None = None
         graphics_scene(self.plot).sigMouseMoved.connect(self._on_mouse_moved)
         self._shares: list[float] = []  # each label's horizontal anchor (see set_points)
-        self._tidy = QTimer(self)  # labels are moved apart once the view has settled (after every zoom, resize)
-        self._tidy.setSingleShot(True)
-        self._tidy.setInterval(0)
+        # labels are moved apart once the view has settled (after every zoom, resize)
+        self._tidy = QTimer(self, singleShot=True, interval=0)
         self._tidy.timeout.connect(self.declutter)
         item.getViewBox().sigTransformChanged.connect(self._on_view_changed)
         layout = QVBoxLayout(self)
@@ -224,7 +225,20 @@ class TradeoffPlot(QWidget):
         notes = [p.break_even for p in points if p.break_even] if self.compact else []
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))
+        self._draw_title()
         self._tidy.start()
+
+    def title_text(self) -> str:
+        """The title drawn above the plot (``""`` with ``title=False``): :data:`TITLE`, with :data:`NOISY` when any
+        point's paired verdict says the machine was noisy — once for the plot, not under each point."""
+        if not self._title:
+            return ""
+        return TITLE + (NOISY if any(p.verdict.get("noisy") for p in self._given) else "")
+
+    def _draw_title(self) -> None:
+        if self._title:
+            size = {"size": f"{self._font().pointSize()}pt"} if self._font_pt else {}
+            plot_item(self.plot).setTitle(self.title_text(), **size)
 
     def set_caption(self, text: str, tooltip: str = "") -> None:
         """A line under the plot (``""``: none), e.g. the paired rounds the verdicts rest on; talk-sized with
@@ -321,7 +335,7 @@ class TradeoffPlot(QWidget):
             axis.setStyle(tickFont=font if points else None)
             axis.setLabel(axis.labelText)  # the axis makes room for its title's new size
         if self._title:
-            item.setTitle(TITLE, size=f"{font.pointSize()}pt")
+            item.setTitle(self.title_text(), size=f"{font.pointSize()}pt")
         self._tidy.start()
 
     def font_size(self) -> int:

@@ -239,18 +239,17 @@ def verdict_line(base: SettingLane, lane: SettingLane) -> str:
     """The paired verdict as the trade-off plot writes it under ``lane``'s name (presentation mode included): the
     verdict module's words without the name the label already says (``"1.25× faster than default (95 % CI
     1.20–1.30)"``, ``"no clear difference (0.98–1.06)"``, ``"default 1.10× faster than O0 (…)"``), ``"A/A ±1.8 %"``
-    for the baseline, each with ``" · noisy machine"`` when the A/A floor is wider than ±3 %; ``""`` without paired
-    rounds (no one-pass ratio on a plot)."""
+    for the baseline; ``""`` without paired rounds (no one-pass ratio on a plot). A noisy machine is said once, by
+    the plot's title or caption (``verdict["noisy"]``), not under every point (issue 55)."""
     v = lane.verdict or {}
-    noisy = " · noisy machine" if v.get("noisy") else ""
     if lane is base:
-        return f"A/A ±{v['aa_noise']:.1f} %{noisy}" if v.get("aa_noise") is not None else ""
+        return f"A/A ±{v['aa_noise']:.1f} %" if v.get("aa_noise") is not None else ""
     if not v.get("ratio"):
         return ""
     text = short_verdict({**v, "mode": lane.name, "against": base.name})
     for said in (f"{lane.name} vs {base.name}: ", f"{lane.name} "):
         text = text.removeprefix(said)
-    return text + noisy
+    return text
 
 
 def one_pass_speedup(base: SettingLane, lane: SettingLane) -> float | None:
