@@ -40,7 +40,15 @@ SUITE_CACHE: Path | None = None
 COUNTS: Counter[str] = Counter()
 _ENV_VARS = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
              "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE", "TORCHINDUCTOR_CACHE_DIR")
-_state = {"cold": False}
+#: JAX's own duration events (jax/_src/dispatch.py: JAXPR_TRACE_EVENT, JAXPR_TO_MLIR_MODULE_EVENT,
+#: BACKEND_COMPILE_EVENT) summed into :data:`COUNTS` under these keys, in seconds, every thread; a compile served
+#: from a persistent cache records no backend compile.
+PHASE_EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
+                "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
+                "/jax/core/compile/backend_compile_duration": "compile_s"}
+#: XLA backend compile seconds per test (node id), for the summary's "most XLA compile time" line.
+TEST_COMPILE_S: dict[str, float] = {}
+_state: dict[str, Any] = {"cold": False, "test": None}
 _lock = threading.Lock()
 
 
@@ -168,15 +176,26 @@ def install() -> None:
 
     jax.monitoring.register_event_listener(count)
 
+    def seconds(event: str, duration_secs: float, **_kwargs: Any) -> None:
+        key = PHASE_EVENTS.get(event)
+        if key is not None:
+            with _lock:
+                COUNTS[key] += duration_secs  # type: ignore[assignment]  # a Counter of seconds too
+                test = _state["test"]
+                if key == "compile_s" and test:
+                    TEST_COMPILE_S[test] = TEST_COMPILE_S.get(test, 0.0) + duration_secs
 
-def begin_test(cold: bool, monkeypatch: Any) -> None:
+    jax.monitoring.register_event_duration_secs_listener(seconds)
+
+
+def begin_test(cold: bool, monkeypatch: Any, nodeid: str | None = None) -> None:
     """Before a test: the shared cache underneath, or — for a ``cold_compile`` test — none at all (in this
-    process and in the processes the test starts)."""
+    process and in the processes the test starts). ``nodeid`` names the test its XLA compile time is put on."""
     import jax
 
     from app.core.jax_private import reset_compilation_cache
 
-    _state["cold"] = cold
+    _state["cold"], _state["test"] = cold, nodeid
     if not cold:
         if xla_dir_in_use() != _xla_dir():  # a test before it (or its window) turned JAX's cache off
             _put_shared_cache_back(inductor_too=False)
@@ -198,6 +217,6 @@ def xla_dir_in_use() -> str | None:
 
 def end_test() -> None:
     """After a test: back to sharing."""
-    _state["cold"] = False
+    _state["cold"], _state["test"] = False, None
     with _lock:
         COUNTS["misses"] = COUNTS["requests"] - COUNTS["hits"]

@@ -64,7 +64,8 @@ def pytest_configure(config):  # noqa: ANN001
 @pytest.fixture(autouse=True)
 def _compile_once_per_suite(request, monkeypatch):
     """The suite's shared compilation caches underneath every test; none for a ``cold_compile`` test."""
-    compile_sharing.begin_test(request.node.get_closest_marker("cold_compile") is not None, monkeypatch)
+    compile_sharing.begin_test(request.node.get_closest_marker("cold_compile") is not None, monkeypatch,
+                               request.node.nodeid)
     yield
     compile_sharing.end_test()
 

@@ -106,6 +106,34 @@ def compile_counts() -> Counter[str]:
     return total
 
 
+def compile_seconds_per_test() -> dict[str, float]:
+    """XLA backend compile seconds per test (:data:`tests.compile_sharing.TEST_COMPILE_S`), this process's and
+    the pytest-xdist workers' (``compile-seconds-gw*.json`` in the run's scratch folder)."""
+    import json
+    import os
+
+    from tests.compile_sharing import TEST_COMPILE_S
+
+    total = dict(TEST_COMPILE_S)
+    for path in Path(os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH", "/nonexistent")).glob("compile-seconds-*.json"):
+        for nodeid, seconds in json.loads(path.read_text()).items():
+            total[nodeid] = total.get(nodeid, 0.0) + seconds
+    return total
+
+
+def xla_time_lines(counts: dict[str, float], per_test: dict[str, float], test_s: float, top: int = 5) -> list[str]:
+    """Where the run's JAX time went (``counts``: :func:`compile_counts`, seconds summed over every thread and
+    worker; ``test_s``: the tests' own time summed): ``"XLA time: trace 95 s, lower 60 s, backend compile 640 s
+    (26 % of 2,440 s of tests)"``, then the ``top`` tests by backend compile seconds."""
+    trace, lower, compile_ = (counts.get(k, 0.0) for k in ("trace_s", "lower_s", "compile_s"))
+    share = f" ({(trace + lower + compile_) / test_s:.0%} of {test_s:,.0f} s of tests)" if test_s > 0 else ""
+    lines = [f"XLA time: trace {trace:,.0f} s, lower {lower:,.0f} s, backend compile {compile_:,.0f} s{share}"]
+    worst = sorted(per_test.items(), key=lambda kv: -kv[1])[:top]
+    if worst:
+        lines.append("most XLA backend compile time: " + " · ".join(f"{s:.0f} s {n}" for n, s in worst))
+    return lines
+
+
 #: The environment variable naming the per-file time history (JSON); see :func:`history_file`.
 HISTORY_ENV = "TORCHAX_PLAYGROUND_TEST_HISTORY"
 
@@ -204,6 +232,8 @@ class BudgetPlugin:
         counts = compile_counts()
         write(f"XLA compiles: {counts.get('misses', 0)} cold (persistent-cache misses), {counts.get('hits', 0)} "
               f"shared (hits); tests marked cold_compile: {counts.get('cold_tests', 0)}")
+        for line in xla_time_lines(counts, compile_seconds_per_test(), sum(folders.values())):
+            write(line)
         for line in near_the_gate(dict(self.durations), budget):
             terminalreporter.write_line(f"near the slow-test gate: {line}", yellow=True)
         for line in self.problems:

@@ -48,3 +48,4 @@ def pytest_sessionfinish(session):  # noqa: ANN001
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         (_SCRATCH / f"compile-counts-{worker}.json").write_text(json.dumps(dict(compile_sharing.COUNTS)))
+        (_SCRATCH / f"compile-seconds-{worker}.json").write_text(json.dumps(compile_sharing.TEST_COMPILE_S))

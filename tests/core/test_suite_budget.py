@@ -4,6 +4,7 @@ compile cache lives between runs, and the slow-test gate."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,6 +16,7 @@ from tests.suite_budget import (
     near_the_gate,
     record_file_times,
     verdicts,
+    xla_time_lines,
 )
 
 
@@ -65,3 +67,22 @@ def test_the_file_history_lives_beside_the_users_cache_home_unless_named(tmp_pat
     env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
     assert history_file(env) == tmp_path / "xdg" / "torchax-playground-tests" / "file-durations.json"
     assert history_file({**env, HISTORY_ENV: str(tmp_path / "h.json")}) == tmp_path / "h.json"
+
+
+def test_the_summary_says_where_the_xla_time_went_and_which_tests_spent_it():
+    counts = {"misses": 3, "trace_s": 12.4, "lower_s": 7.6, "compile_s": 80.0}
+    per_test = {"a.py::t": 50.0, "b.py::t": 25.0, "c.py::t": 5.0}
+    head, worst = xla_time_lines(counts, per_test, test_s=400.0, top=2)
+    assert head == "XLA time: trace 12 s, lower 8 s, backend compile 80 s (25% of 400 s of tests)"
+    assert worst == "most XLA backend compile time: 50 s a.py::t · 25 s b.py::t"
+
+
+def test_jax_reports_the_compile_time_of_a_test_that_compiles():
+    import jax
+    import jax.numpy as jnp
+
+    before, unique = compile_sharing.COUNTS["compile_s"], float(time.time_ns() % 1_000_003)
+    jax.jit(lambda x: jnp.sin(x) * unique + 0.5).lower(jnp.ones(17)).compile()  # in no cache: compiled here
+    assert compile_sharing.COUNTS["compile_s"] > before
+    assert compile_sharing.TEST_COMPILE_S[
+        "tests/core/test_suite_budget.py::test_jax_reports_the_compile_time_of_a_test_that_compiles"] > 0
