@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget
 
 from widgets.common.tables import read_only
 
@@ -50,3 +50,61 @@ class CompileSitesTable(QTableWidget):
         """The text of one cell (``""`` when empty)."""
         item = self.item(row, column)
         return item.text() if item is not None else ""
+
+
+#: Rows the drawer shows without scrolling (its table's height when open).
+DRAWER_ROWS = 4
+
+
+class SitesDrawer(QWidget):
+    """A one-line header (:attr:`toggle`: "▸ Compiles per call site: 2 call sites · 5 compiles") that opens the
+    table put in it (:meth:`put`) under it, :data:`DRAWER_ROWS` rows tall; closed, only the header's line is
+    used (the Code workspace's editor keeps its height: opening it is the user's click, never a run's)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sitesDrawer")
+        self.toggle = QToolButton()
+        self.toggle.setObjectName("sitesDrawerToggle")
+        self.toggle.setCheckable(True)
+        self.toggle.setAutoRaise(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setToolTip("Show or hide the compiles per call site of the newest run: how many times each "
+                               "jitted function compiled at each line, the compile ms and each compile's cause")
+        self.toggle.toggled.connect(self._on_toggled)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(2)
+        self._layout.addWidget(self.toggle)
+        self.table: CompileSitesTable | None = None
+        self.set_summary("")
+
+    def set_summary(self, text: str) -> None:
+        """The header's words after its title (``""``: none yet)."""
+        self.toggle.setText("Compiles per call site" + (f": {text}" if text else ""))
+
+    def put(self, table: CompileSitesTable) -> None:
+        """Hold ``table`` under the header, shown while the drawer is open."""
+        self.table = table
+        self._layout.addWidget(table)
+        rows = table.verticalHeader().defaultSectionSize() * DRAWER_ROWS
+        table.setFixedHeight(rows + table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth())
+        table.setVisible(self.toggle.isChecked())
+
+    def take(self) -> None:
+        """Give the table back (its height free again); the header stays."""
+        if self.table is not None:
+            self._layout.removeWidget(self.table)
+            self.table.setMinimumHeight(0)
+            self.table.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX
+            self.table = None
+
+    def is_open(self) -> bool:
+        return self.toggle.isChecked()
+
+    @Slot(bool)
+    def _on_toggled(self, on: bool) -> None:
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        if self.table is not None:
+            self.table.setVisible(on)

@@ -172,6 +172,12 @@ class ProgramPanel(QWidget):
         message.addWidget(self.discard_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(message)
 
+    def add_under_editor(self, widget: QWidget) -> None:
+        """Put ``widget`` between the editor and the status line (the app's compiles per call site)."""
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout), "_layout's column"
+        layout.insertWidget(layout.indexOf(self.editor) + 1, widget)
+
     def _connect(self) -> None:
         toggle = QShortcut(QKeySequence(LIVE_SHORTCUT), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         toggle.activated.connect(self.live.toggle)

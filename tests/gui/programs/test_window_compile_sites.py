@@ -1,4 +1,4 @@
-"""The window's "Per call site" tab beside the compile log (issue 41): a gallery program run op by op, whose entry
+"""The window's "Per call site" table (issue 41; under the Code workspace's editor, beside the compile log in Run): a gallery program run op by op, whose entry
 calls two jitted functions of its own (one with a static argument that changes three times), lists per call site
 its compiles, causes with old → new values, and compile ms."""
 
@@ -19,10 +19,8 @@ CODE_WINDOW_WORKSPACE = "Code"  # programs_helpers.code_window shows it first
 
 def test_per_call_site_tab_follows_a_no_jit_run(qtbot, code_window):
     win = code_window
-    tabs = win.findChild(QTabWidget, "whyTabs")
-    assert tabs is not None and tabs.tabText(tabs.count() - 1) == "Per call site"
     table = win.programs.sites.table
-    assert tabs.widget(tabs.count() - 1) is table
+    assert win.programs.sites.drawer.table is table  # the Code workspace: under the editor (issue 55)
     win.programs.panel.set_values({"live": False})  # Run alone compiles (no live compile in between)
     win.programs.open_example(example("compile_sites").path)
     win.programs.panel.set_values({"mode": "no-jit", "n_calls": 2})
@@ -34,6 +32,10 @@ def test_per_call_site_tab_follows_a_no_jit_run(qtbot, code_window):
     assert power[5] == ("first call; static argument n changed: 1 → 2; static argument n changed: 2 → 3; "
                         "static argument n changed: 3 → 4")
     assert rows["normalize"][2] == "1" and rows["normalize"][5] == "first call"
+    assert win.programs.sites.drawer.toggle.text() == "Compiles per call site: 2 call sites · 5 compiles"
+    win.workspaces.show("Run")  # beside the compile log's "Why it compiled"
+    tabs = win.findChild(QTabWidget, "whyTabs")
+    assert tabs is not None and tabs.tabText(tabs.count() - 1) == "Per call site" and tabs.widget(tabs.count() - 1) is table
 
 
 def test_a_no_jit_calls_inner_compiles_are_on_the_plot_and_in_the_compile_log(qtbot, code_window):

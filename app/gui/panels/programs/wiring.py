@@ -100,7 +100,7 @@ class ProgramWiring(QObject):
         self.new_action, self.open_action, self.save_action, self.save_as_action = (
             f.new_action, f.open_action, f.save_action, f.save_as_action)
         self.draft = ProgramDraft(self)
-        self.sites = CompileSitesFeed(ctx)  # compiles per call site, a tab beside the compile log (issue 41)
+        self.sites = CompileSitesFeed(ctx, workspaces, self.panel)  # compiles per call site, in every workspace
         self._connect()
         self.draft.restore()
 
