@@ -34,14 +34,19 @@ FinishReason = Literal["eos", "end_of_turn", "max_new_tokens", "cache_full", "st
 #:   arguments again in C++, checks them and enqueues the executable (asynchronous dispatch); when an output is not
 #:   a plain ``ArrayImpl`` (a typed PRNG key) every call takes the Python path ``Compiled.call`` instead. On the
 #:   CPU the "device" is the same cores: a dispatch that lingers (the Python path) can lose its core to XLA's
-#:   compute threads and then holds device time too, so read ``dispatch`` with ``wait``.
+#:   compute threads and then holds device time too, so read ``dispatch`` with ``wait``. In a synchronous call
+#:   (:attr:`CallRecord.synchronous`) it is the device's run (with the call's own dispatch, not separable).
+#: - ``callback``: the time inside the step's host callbacks, from timestamps taken in them
+#:   (:mod:`app.core.runtime.callback_clock`), carved out of ``dispatch`` (a synchronous call) or ``wait``.
 #: - ``wait``: blocked until the device finishes (``block_until_ready``); for a token of jit-loop, the time from the
 #:   previous token's callback returning to this one's being entered (the loop body on the device).
 #: - ``token``: the token on the host: its device → host copy, ``int``, unpacking the outputs and the record (for
-#:   jit-loop, the time inside the token's ``io_callback``).
-HOST_PARTS = ("transfer", "flatten", "compile", "dispatch", "wait", "token")
+#:   jit-loop, the time inside the token's host callback, timestamps taken in it: the token's hand-over).
+HOST_PARTS = ("transfer", "flatten", "compile", "dispatch", "callback", "wait", "token")
 #: The parts that are the device's time rather than the host's (the host share leaves them out).
 DEVICE_PARTS = ("wait",)
+#: The parts that are the device's time in a synchronous call (:attr:`CallRecord.synchronous`).
+SYNCHRONOUS_DEVICE_PARTS = ("dispatch", "wait")
 
 
 class _Event:
@@ -119,6 +124,9 @@ class CallRecord(_Event):
     functions — one dict each with this record's compile fields (``compile_site``, ``function``,
     ``compile_reason``, ``jax_explanation``, ``trace_ms``, ``lower_ms``, ``compile_ms``;
     :mod:`app.core.programs.compiles`), totalled per call site by :func:`app.core.programs.sites.compile_sites`.
+    ``synchronous``: the step's program calls the host, so XLA:CPU ran it inside its call
+    (:func:`app.core.runtime.compiled_step.runs_inline`, read from the program): ``host_ms["dispatch"]`` is the
+    device's run, and the host's time what was measured outside the call and inside its callbacks.
     """
 
     index: int
@@ -146,13 +154,15 @@ class CallRecord(_Event):
     compile_site: str = ""
     jax_explanation: str | None = None
     inner_compiles: list[dict[str, Any]] = field(default_factory=list)
+    synchronous: bool = False
     kind = "call"
 
     @property
     def host_share(self) -> float | None:
-        """Fraction of the call's non-compile wall time the host spent outside waiting for the device:
-        ``(wall - compile - wait) / (wall - compile)``; None without a breakdown."""
-        return host_share(self.host_ms)
+        """Fraction of the call's non-compile wall time the host spent working (not waiting for the device):
+        ``(wall - compile - wait) / (wall - compile)``, and for a :attr:`synchronous` call
+        ``(transfer + flatten + callback + token) / (wall - compile)``; None without a breakdown."""
+        return host_share(self.host_ms, self.synchronous)
 
     @property
     def compile_total_ms(self) -> float:
@@ -177,12 +187,15 @@ class IREvent(_Event):
         return {"event": self.kind, "step": self.step, "mode": self.mode, **self.ir.summary()}
 
 
-def host_share(parts: dict[str, float]) -> float | None:
-    """``(sum - compile - wait) / (sum - compile)`` of a :attr:`CallRecord.host_ms` breakdown; None if empty."""
+def host_share(parts: dict[str, float], synchronous: bool = False) -> float | None:
+    """``(sum - compile - device) / (sum - compile)`` of a :attr:`CallRecord.host_ms` breakdown, the device's
+    parts :data:`DEVICE_PARTS` (``wait``), or :data:`SYNCHRONOUS_DEVICE_PARTS` (``dispatch`` and ``wait``) for a
+    synchronous call; None if empty."""
     total = sum(parts.values()) - parts.get("compile", 0.0)
     if not parts or total <= 0:
         return None
-    return (total - sum(parts.get(k, 0.0) for k in DEVICE_PARTS)) / total
+    device = SYNCHRONOUS_DEVICE_PARTS if synchronous else DEVICE_PARTS
+    return (total - sum(parts.get(k, 0.0) for k in device)) / total
 
 
 def steady_host_ms(records: list[CallRecord]) -> dict[str, float]:
@@ -192,6 +205,11 @@ def steady_host_ms(records: list[CallRecord]) -> dict[str, float]:
     if not steady:
         return {}
     return {k: statistics.median(p.get(k, 0.0) for p in steady) for k in HOST_PARTS if k != "compile"}
+
+
+def steady_synchronous(records: list[CallRecord]) -> bool:
+    """Whether the steady decode calls ran synchronously (:attr:`CallRecord.synchronous`)."""
+    return any(r.synchronous for r in records if r.step == DECODE and not r.compiled and r.host_ms)
 
 
 def steady_host_share(records: list[CallRecord]) -> float | None:

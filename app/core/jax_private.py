@@ -113,6 +113,25 @@ def callback_op_sharding(ctx: Any) -> Any:
         ctx.module_context.axis_context, None, ctx.avals_out)
 
 
+def time_debug_callbacks(wrap: Any) -> None:
+    """Replace the implementation of ``jax.debug.callback``'s primitive (``jax._src.debugging.debug_callback_p``,
+    its ``impl``: what both the eager call and the compiled program's callback run, looked up at each call) with
+    ``wrap(impl)`` (:mod:`app.core.runtime.callback_clock` times it). Checked on jax 0.12.0.1 only."""
+    from jax._src import debugging
+
+    primitive = debugging.debug_callback_p
+    primitive.def_impl(wrap(primitive.impl))
+
+
+def holds_host_callback(compiled: Any) -> bool:
+    """Whether a ``jax.stages.Compiled``'s program calls the host (``jax.debug.callback``, ``io_callback``,
+    ``pure_callback``, :mod:`app.core.runtime.host_token`): the ``has_host_callbacks`` flag of its executable's
+    runner (``jax._src.interpreters.pxla.ExecuteReplicated``, set from the lowering's host callbacks); False for
+    an object without one. Checked on jax 0.12.0.1 only."""
+    call = getattr(getattr(compiled, "_executable", None), "unsafe_call", None)
+    return bool(getattr(call, "has_host_callbacks", False))
+
+
 def is_user_filename(filename: str) -> bool:
     """Whether a traceback frame belongs to user code by JAX's rule (not JAX, not an excluded directory):
     ``jax._src.source_info_util.is_user_filename``."""

@@ -23,25 +23,44 @@ HOST_PARTS: tuple[tuple[str, str], ...] = (
     ("flatten", "arguments flattened and signed in Python"),
     ("compile", "trace + lower + compile"),
     ("dispatch", "the executable's call (C++ flatten, checks, enqueue)"),
+    ("callback", "inside the step's host callbacks (timestamps taken in them)"),
     ("wait", "waiting for the device"),
     ("token", "the token to the host (copy, int, record)"),
 )
 #: Parts that are the device's time; the rest (compile aside) is the host's share.
 DEVICE_PARTS = ("wait",)
+#: The device's parts of a synchronous call (its program calls the host, so XLA:CPU ran it inside the call).
+SYNCHRONOUS_DEVICE_PARTS = ("dispatch", "wait")
+#: What the host share of a synchronous call counts, and why (the tool tips' note).
+SYNCHRONOUS_NOTE = ("synchronous call: its program calls the host, so the call returned after the device finished; "
+                    "dispatch is the device's run, and the host's share is transfer + flatten + callback + token "
+                    "(the call's own dispatch work is inside dispatch, not separable on the host's clock)")
 
 
-def host_share(parts: dict[str, float] | None) -> float | None:
-    """``(sum - compile - wait) / (sum - compile)`` of a breakdown; None when empty."""
+def host_share(parts: dict[str, float] | None, synchronous: bool = False) -> float | None:
+    """``(sum - compile - device) / (sum - compile)`` of a breakdown, the device's parts ``wait`` (and
+    ``dispatch`` for a ``synchronous`` call); None when empty."""
     if not parts:
         return None
     total = sum(parts.values()) - parts.get("compile", 0.0)
     if total <= 0:
         return None
-    return (total - sum(parts.get(k, 0.0) for k in DEVICE_PARTS)) / total
+    device = SYNCHRONOUS_DEVICE_PARTS if synchronous else DEVICE_PARTS
+    return (total - sum(parts.get(k, 0.0) for k in device)) / total
 
 
-def host_lines(parts: dict[str, float] | None, leaves: int | None = None) -> list[str]:
-    """Rich-text lines of a host-dispatch breakdown: the parts that are not zero, then the host share."""
+def share_text(share: float) -> str:
+    """A host share as the app prints it: "<0.1 %", one decimal below 10 % ("1.2 %"), whole from there
+    ("30 %"), so a measured share of a few per mille never reads "0 %"."""
+    pct = share * 100
+    if pct < 0.1:
+        return "<0.1 %"
+    return f"{pct:.1f} %" if pct < 10 else f"{pct:.0f} %"
+
+
+def host_lines(parts: dict[str, float] | None, leaves: int | None = None, synchronous: bool = False) -> list[str]:
+    """Rich-text lines of a host-dispatch breakdown: the parts that are not zero, then the host share (and, for a
+    synchronous call, :data:`SYNCHRONOUS_NOTE`)."""
     if not parts:
         return []
     items = []
@@ -52,10 +71,12 @@ def host_lines(parts: dict[str, float] | None, leaves: int | None = None) -> lis
             if key == "flatten" and leaves is not None:
                 text += f" ({leaves:,} leaves)"
             items.append(text)
-    share = host_share(parts)
+    share = host_share(parts, synchronous)
     lines = ["<b>host breakdown:</b> " + " · ".join(items)]
     if share is not None:
-        lines.append(f"host {share * 100:.0f} % of the call (not waiting for the device)")
+        lines.append(f"host {share_text(share)} of the call (not waiting for the device)")
+    if synchronous:
+        lines.append(SYNCHRONOUS_NOTE)
     return lines
 
 
@@ -94,7 +115,7 @@ def describe(record: Any, run: str = "", titles: dict[str, str] | None = None) -
         cost = sum(c.get(k) or 0.0 for k in ("trace_ms", "lower_ms", "compile_ms"))
         lines.append(f"<span style='color:{COMPILE_COLOUR}'>compiled inside: {c.get('function') or 'jit'} "
                      f"{ms(cost)}</span> · {c.get('compile_reason') or ''}")
-    lines.extend(host_lines(g("host_ms"), g("leaves")))
+    lines.extend(host_lines(g("host_ms"), g("leaves"), bool(g("synchronous"))))
     shapes = g("input_shapes")
     if shapes:
         lines.append(", ".join(f"{k} {tuple(v)}" for k, v in shapes.items()))

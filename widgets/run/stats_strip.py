@@ -9,7 +9,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import ms
-from widgets.plot.call_tooltip import HOST_PARTS, host_share
+from widgets.plot.call_tooltip import HOST_PARTS, SYNCHRONOUS_NOTE, host_share, share_text
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("ttft", "TTFT"),
@@ -21,8 +21,11 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("bound", "of mem BW"),
 )
 #: The widest figure each card shows in a sensible run ("648 ms", "1173" tokens/s, "134 %"): its room is kept
-WIDEST = {"ttft": "999 ms", "tps": "8888", "tokens": "8888", "compiles": "88", "steady": "88.8", "host": "88 %",
+WIDEST = {"ttft": "999 ms", "tps": "8888", "tokens": "8888", "compiles": "88", "steady": "88.8", "host": "<0.1 %",
           "bound": "188 %"}
+#: The host card's tool tip while it shows "–": why there is no figure.
+NO_HOST_SHARE = ("host share: no steady decode call measured part by part yet — the jitted modes (jit-static, "
+                 "jit-dynamic, jit-loop) time each call's host work; the eager and torch modes are not split")
 MIN_COLUMNS = 4  # cards per row at least: seven cards wrap onto two rows in a narrow column
 #: The captions of a program run (the "steady" card is hidden: the steady call is the second card).
 PROGRAM_FIELDS: dict[str, str] = {"ttft": "first call", "tps": "steady call", "tokens": "calls",
@@ -147,21 +150,24 @@ class StatsStrip(QFrame):
         self.set_host(None)
         self.set_bound(None, "")
 
-    def set_host(self, parts: dict[str, float] | None, leaves: int | None = None) -> None:
+    def set_host(self, parts: dict[str, float] | None, leaves: int | None = None, synchronous: bool = False) -> None:
         """The host-dispatch card: the host's share of a steady decode call (the breakdown's parts in ms, the
-        medians of the steady calls: ``app.core.events.steady_host_ms``), the parts in its tool tip; "–" for None
-        or an empty breakdown (a mode that is not jitted). The card stays in place either way (issue 37: it came
-        and went between runs and moved Run and Stop sideways)."""
+        medians of the steady calls: ``app.core.events.steady_host_ms``; ``synchronous``: those calls ran their
+        program inside the call, ``app.core.events.steady_synchronous``, so ``dispatch`` is the device's), the
+        parts in its tool tip; "–" for None or an empty breakdown, its tool tip saying why. The card stays in
+        place either way (issue 37: it came and went between runs and moved Run and Stop sideways)."""
         card = self.cards["host"]
-        share = host_share(parts)
+        share = host_share(parts, synchronous)
         if share is None or parts is None:  # parts is None only when share is
             self.values["host"].setText("–")
-            card.setToolTip("")
+            card.setToolTip(NO_HOST_SHARE)
             return
-        self.values["host"].setText(f"{share * 100:.0f} %")
+        self.values["host"].setText(share_text(share))
         rows = [f"{key} {ms(parts.get(key, 0.0))} — {what}" for key, what in HOST_PARTS if key != "compile"]
         if leaves is not None:
             rows.append(f"{leaves:,} argument leaves per call")
+        if synchronous:
+            rows.append(SYNCHRONOUS_NOTE)
         card.setToolTip("<b>a steady decode call on the host</b> (medians)<br>" + "<br>".join(rows))
 
     def set_bound(self, share: float | None, note: str) -> None:

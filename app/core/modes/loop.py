@@ -19,7 +19,9 @@ On the host the loop runs on a helper thread (it blocks until the loop ends) whi
 :class:`app.core.modes.base.StepResult`: the engine's loop, its :class:`app.core.events.TokenEvent` s, TTFT and
 tokens/s are those of every other mode. Each token's :class:`app.core.events.CallRecord` times the host-side
 interval between its callback and the previous one (``timing == "callback interval"``); the first decode
-record is the loop's one compiling call (trace / lower / compile phases), timed from the decode's start.
+record is the loop's one compiling call (trace / lower / compile phases), timed from the decode's start. The
+host's work per token is measured inside the callbacks (``host_ms``: ``token`` the hand-over's own time,
+``callback`` the iteration's other callbacks, :mod:`app.core.runtime.callback_clock`); the rest is ``wait``.
 
 One token per callback, kept after measuring on this 2-core CPU: any host callback inside the loop (ordered,
 unordered or ``jax.debug.callback``) costs ~0.3 ms per call. On the 4-layer pydoc-llama (steps of ~0.5 ms) the
@@ -46,6 +48,7 @@ from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
 from app.core.mode_catalog import decode_loop_mode
 from app.core.modes.base import StepGen, StepResult, forward
 from app.core.modes.jit import JitStaticMode
+from app.core.runtime import callback_clock
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
 from app.core.runtime.host_token import token_to_host
 from app.core.runtime.pytrees import FlatTree
@@ -145,6 +148,7 @@ class _LoopRun:
         self.error: BaseException | None = None
         self._channel = channel
         self._last = time.perf_counter()
+        self._clock = callback_clock.reading()[0]
         channel.listener = self._on_token
         self._thread = threading.Thread(target=self._run, args=(executable, args), name=decode_loop_mode(),
                                         daemon=False)
@@ -157,8 +161,12 @@ class _LoopRun:
         self.stats.after_stop += stopped
         now = time.perf_counter()
         # The interval ends as the token is handed over: the wait since the previous hand-over (the loop body on
-        # the device, the runtime's copy of the operands to the host), then this callback's own work.
-        parts = {"wait": (entered - self._last) * 1000, "token": (now - entered) * 1000}
+        # the device, the runtime's copy of the operands to the host) less the iteration's other host callbacks
+        # (a MoE model's routing: their time on the callback clock), then this callback's own work.
+        clock = callback_clock.reading()[0]
+        wait, routed = (entered - self._last) * 1000, clock - self._clock
+        self._clock = clock
+        parts = {"wait": max(0.0, wait - routed), "callback": min(routed, wait), "token": (now - entered) * 1000}
         interval, self._last = (now - self._last) * 1000, now
         self.tokens.put((token, interval, parts))
         return stopped
@@ -172,8 +180,8 @@ class _LoopRun:
             self.tokens.put(None)
 
     def next_token(self, should_stop: Callable[[], bool]) -> tuple[int, float, dict[str, float]] | None:
-        """``(token, interval_ms, parts)`` of the next iteration (``parts``: the interval's ``wait`` and ``token``
-        ms, see :data:`app.core.events.HOST_PARTS`), or None once the loop has ended (error raised).
+        """``(token, interval_ms, parts)`` of the next iteration (``parts``: the interval's ``wait``, ``callback``
+        and ``token`` ms, see :data:`app.core.events.HOST_PARTS`), or None once the loop has ended (error raised).
         Polls ``should_stop`` (on the calling thread) while it waits and passes it on to the loop."""
         while True:
             if should_stop():
@@ -268,6 +276,7 @@ class JitLoopMode(JitStaticMode):
         self._generated += 1
         if meter is not None:
             meter.mark("wait")
+            meter.carve("wait", "callback", parts.get("callback", 0.0))
             shapes = {"input_ids": [1, 1], "attention_mask": [1, self.capacity],
                       "max_steps": [self._loop.stats.limit]}
             meter.mark("token")

@@ -19,6 +19,7 @@ import jax
 
 from app.core import compile_options
 from app.core.events import HOST_PARTS, CallRecord, Phase, PhaseEvent
+from app.core.runtime import callback_clock
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _counts = threading.local()
@@ -79,6 +80,14 @@ class HostMeter:
         self._last = now
         return now
 
+    def carve(self, inside: str, part: str, ms: float) -> None:
+        """Move ``ms`` of part ``inside`` into ``part`` (at most what ``inside`` holds): time measured within an
+        interval, e.g. the host callbacks' time inside a synchronous call (``dispatch`` → ``callback``). The
+        parts still add up to :attr:`wall_ms`."""
+        ms = max(0.0, min(ms, self._parts.get(inside, 0.0)))
+        self._parts[inside] = self._parts.get(inside, 0.0) - ms
+        self._parts[part] = self._parts.get(part, 0.0) + ms
+
     @property
     def wall_ms(self) -> float:
         """From the meter's start to its last mark, in ms."""
@@ -127,6 +136,7 @@ class CompiledStep:
 
     def __init__(self, fn: Callable, name: str, arg_names: tuple[str, ...], donate_argnums: tuple[int, ...] = ()):
         _install_listener()
+        callback_clock.install()
         self.name = name
         self.arg_names = arg_names
         self._jitted = jax.jit(fn, donate_argnums=donate_argnums)
@@ -134,6 +144,8 @@ class CompiledStep:
         #: Signature of the latest call (:meth:`executable` gives what it ran).
         self.last_key: Any = None
         self._last_executable: Any = None
+        #: ``id`` of each kept executable whose program calls the host on XLA:CPU (its call runs it inline).
+        self._inline: set[int] = set()
         self._last_shapes: dict[str, tuple] | None = None
         self.first_reason = "first call"
         self._weights_sig: tuple[Any, Any] | None = None
@@ -175,7 +187,8 @@ class CompiledStep:
 
     def forget(self, key: Any) -> None:
         """Drop the executable of signature ``key``: the next call with it traces, lowers and compiles again."""
-        self._executables.pop(key, None)
+        dropped = self._executables.pop(key, None)
+        self._inline.discard(id(dropped))
         self._last_executable = None
         self.last_key = None
 
@@ -230,6 +243,8 @@ class CompiledStep:
         )
         self._executables[key] = executable
         self._last_executable = executable
+        if runs_inline(executable):
+            self._inline.add(id(executable))
         self._last_shapes = shapes
         if meter is not None:
             meter.mark("compile")
@@ -242,8 +257,15 @@ class CompiledStep:
         executable's call returned) and ``wait`` (its outputs ready); ``key`` as in :meth:`prepare`. ``ready(out)``
         picks what to wait for (default: every output, ``jax.block_until_ready``); one output of the executable is
         enough (XLA marks all outputs of one execution ready together) and spares flattening the rest in Python.
-        ``reason`` as in :meth:`prepare`."""
+        ``reason`` as in :meth:`prepare`.
+
+        The host callbacks' time during the call (:mod:`app.core.runtime.callback_clock`, timestamps taken inside
+        them) is the meter's ``callback`` part, carved out of ``dispatch`` when the executable runs inline
+        (:func:`runs_inline`: the record's ``synchronous``, its call returns after the device finished) and out of
+        ``wait`` otherwise."""
         executable, timing, stages = yield from self.prepare(*args, meter=meter, key=key, reason=reason)
+        synchronous = id(executable) in self._inline
+        clock = callback_clock.reading()[0]
         t0 = time.perf_counter()
         out = executable(*args)
         if meter is not None:
@@ -253,9 +275,11 @@ class CompiledStep:
         else:
             jax.block_until_ready(ready(out))
         t1 = meter.mark("wait") if meter is not None else time.perf_counter()
+        if meter is not None:
+            meter.carve("dispatch" if synchronous else "wait", "callback", callback_clock.reading()[0] - clock)
         execute_ms = (t1 - t0) * 1000
         record = CallRecord(index=0, step=self.name, mode="", input_shapes={}, wall_ms=execute_ms,
-                            execute_ms=execute_ms, compiled=stages is not None, **timing)
+                            execute_ms=execute_ms, compiled=stages is not None, synchronous=synchronous, **timing)
         yield StepOutput(out, record, stages)
 
 
@@ -273,6 +297,24 @@ def _compile(lowered: Any, step: str, jitted: Any) -> Any:
     # a race's options, its compile observer
     return compile_options.run_compile(step, compile_options.module_name(jitted, step),
                                        lambda: lowered.compile(compile_options.current()))
+
+
+def runs_inline(executable: Any) -> bool:
+    """Whether calling ``executable`` (a ``jax.stages.Compiled``) runs it to the end before the call returns: its
+    program calls the host (:func:`app.core.jax_private.holds_host_callback`, read from the compiled program, not
+    from timings) and it runs on XLA:CPU, whose PJRT client runs such a program inline on the calling thread
+    (measured on jax 0.12: a 120 ms program with a ``jax.debug.callback`` returned from its call after 119 ms, the
+    same program without it after 0.2 ms). On a GPU or TPU the call stays asynchronous."""
+    from app.core.jax_private import holds_host_callback
+
+    if not holds_host_callback(executable):
+        return False
+    try:
+        shardings = jax.tree_util.tree_leaves(executable.input_shardings)
+        platforms = {d.platform for s in shardings[:1] for d in s.device_set}
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return platforms == {"cpu"}
 
 
 def _observed_ms() -> float | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 
-from app.core.events import steady_host_ms
+from app.core.events import steady_host_ms, steady_synchronous
 from app.core.inspect.views import HLO
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
@@ -143,7 +143,7 @@ class RunView(QObject):
         if not f.program and run is not None:  # the host-dispatch card: the host's share of a steady decode call
             presenting = self.demo.presentation.is_on()  # on stage the plot gets the room (the card is hidden)
             self.ui.stats.set_host(None if presenting else steady_host_ms(run.records),
-                                   run.records[-1].leaves if run.records else None)
+                                   run.records[-1].leaves if run.records else None, steady_synchronous(run.records))
             self.ui.stats.set_bound(f.bandwidth_share, f.bound_note or "")  # the memory-bandwidth gauge
         if run is not None and run.race is not None:  # one dashed line per lane, in its colour
             self.ui.plot.set_run_steady(run.run_id, f.steady_ms)
