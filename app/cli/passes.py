@@ -96,13 +96,14 @@ def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | No
 def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
     from app.core.passes.lowered import lowered_for
     from app.core.programs.loader import load_program
+    from app.core.programs.runner import ProgramRunner
 
     target = argparse.Namespace(example=None, target=args.program)
     path, entry = program_target(target)
     prepared = load_program(path).prepare(entry, args.spec)
     label = f"{prepared.program.display_name}:{prepared.entry.name}"
     print(f"[passes] {label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
-    return label, lowered_for(prepared)[1]
+    return label, lowered_for(ProgramRunner(prepared))[1]
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -249,10 +249,11 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
         from app.cli.passes import print_kernel_ir, report_args, write_report
         from app.core.passes.lowered import lowered_for
         from app.core.passes.record import record_pipeline
+        from app.core.programs.runner import ProgramRunner
 
         print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
         buf = io.StringIO()
-        _, lowered = lowered_for(prepared, should_stop=should_stop)
+        _, lowered = lowered_for(ProgramRunner(prepared), should_stop=should_stop)
         pipeline = record_pipeline(lowered, kernel_ir=True)
         print_kernel_ir(pipeline, err)
         write_report(pipeline, report_args(args.what, args.json), buf)

@@ -175,8 +175,8 @@ def _program_stream(args: argparse.Namespace, names: list[str],
     """``(stream, title, the entry point's Lowered when called, platform)`` of a program's race."""
     import jax
 
-    from app.core.compile_settings.program_race import program_settings_race
     from app.core.compile_settings.race import resolve
+    from app.core.programs.compute.race import program_settings_race
     from app.core.programs.loader import load_program
 
     platform = jax.default_backend()
@@ -190,8 +190,9 @@ def _program_stream(args: argparse.Namespace, names: list[str],
 
     def lowered() -> Any:
         from app.core.passes.lowered import lowered_for
+        from app.core.programs.runner import ProgramRunner
 
-        return lowered_for(prepared)[1]
+        return lowered_for(ProgramRunner(prepared))[1]
 
     stream = program_settings_race(prepared, names, platform, args.calls, rounds=args.rounds, paired=plan)
     return stream, title, lowered, platform

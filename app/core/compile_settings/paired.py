@@ -9,7 +9,7 @@ within ±3 %, or the budget). Preempted rounds are dropped and counted (:func:`a
 Each setting's verdict is :func:`app.core.verdict.judge`'s pair ``(setting, baseline)``: ``ratio`` is the geometric
 mean over the paired rounds of the baseline's ms per call over the setting's — a speed-up, > 1 when the setting is
 faster — with its 95 % interval and the verdict module's sentence. Pure Python: a setting's step comes as a
-:class:`Timer` (JAX stays in :mod:`.race` and :mod:`.program_race`).
+:class:`Timer` (JAX stays in :mod:`.race` and :mod:`app.core.programs.compute.race`).
 
 Also the "same optimized HLO" check: :func:`hlo_fingerprint`, the structural fingerprint ``compare``'s diff
 matches by (:mod:`app.core.inspect.hlo_diff`: instruction names, order and metadata aside), so two settings that

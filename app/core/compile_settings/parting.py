@@ -217,7 +217,7 @@ def where_settings_part(lowered: Any, baseline: CompileSetting | str, setting: C
     """Where ``setting`` parts from ``baseline`` on ``lowered``.
 
     ``lowered``: a ``jax.stages.Lowered`` — a model step's (``app.core.passes.lowered.lowered_for(engine, "decode",
-    "jit-static")``, after a run that captured IR) or a program entry's (``lowered_for(prepared_call)``).
+    "jit-static")``, after a run that captured IR) or a program entry's (``lowered_for(ProgramRunner(prepared))``).
     ``baseline`` / ``setting``: :class:`CompileSetting` s or what :func:`app.core.compile_settings.catalog.
     parse_setting` reads (a catalog name such as ``"O3"``, an ``XLA_FLAGS`` string, a ``jax.config`` pair), checked
     for JAX's default backend. ``baseline_pipeline``: the baseline's recording when the caller has it already (it

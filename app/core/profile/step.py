@@ -135,7 +135,7 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
                  log_dir: str | None = None, on_progress: Callable[[str], None] | None = None,
                  label: str = "") -> StepProfile:
     """Profile ``n_steps`` calls of a :class:`StepCall` (a model's step or a program's entry point,
-    :func:`app.core.profile.program.program_step_call`) after ``warmup`` untraced ones; ``step`` names it in
+    :func:`app.core.programs.compute.profile.program_step_call`) after ``warmup`` untraced ones; ``step`` names it in
     the profile. See :func:`profile_step` for the other arguments and the errors."""
     report = on_progress or (lambda message: None)
     if n_steps < 1 or warmup < 0:

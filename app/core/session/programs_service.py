@@ -115,6 +115,24 @@ class ProgramService:
             self._prepared, self._runner, self._key = prepared, ProgramRunner(prepared), key
         return self._program, self._prepared, self._runner
 
+    def profile(self, request: rq.ProgramRequest, n_steps: int, should_stop: StopFn,
+                progress: Callable[[str], None]) -> tuple[Any, Any]:
+        """``(profile, live IR)`` of ``n_steps`` calls of ``request``'s entry point under ``jax.profiler``
+        (:func:`app.core.programs.compute.profile.program_step_call`, then :func:`app.core.profile.step.profile_call`:
+        an :class:`app.core.profile.model.StepProfile` labelled ``file:entry``, its rows naming the program's
+        ``file:line``, and the entry point's :class:`app.core.inspect.ir.StepIR`); ``progress`` gets each stage's
+        line. Raises the program's :class:`~app.core.programs.errors.ProgramError`."""
+        from app.core.profile.step import profile_call
+        from app.core.programs.compute.profile import program_step_call
+
+        progress("loading and tracing the program")
+        program, prepared, _ = self.prepare(request, should_stop)
+        progress(f"compiling {prepared.entry.name}")
+        call, live = program_step_call(prepared, should_stop)
+        profile = profile_call(call, prepared.entry.name, n_steps, on_progress=progress,
+                               label=f"{program.display_name}:{prepared.entry.name}")
+        return profile, live
+
     def _handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program

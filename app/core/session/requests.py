@@ -106,7 +106,7 @@ class ProfileRequest(Request):
     """Profile ``n_steps`` steady calls of the loaded model's jit-static ``step`` (``"decode"`` or
     ``"prefill"``) on ``prompt`` under ``jax.profiler`` (:func:`app.core.profile.step.profile_step`) — or, with
     ``program`` (a :class:`ProgramRequest`), ``n_steps`` calls of the program's entry point
-    (:func:`app.core.profile.program.program_step_call`; ``prompt`` and ``step`` unused)."""
+    (:func:`app.core.programs.compute.profile.program_step_call`; ``prompt`` and ``step`` unused)."""
 
     prompt: str
     step: str = DECODE

@@ -27,6 +27,7 @@ from app.core.session.program_requests import ProgramCompileRequest
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
+    from app.core.profile.model import StepProfile
     from app.core.session.programs_service import ProgramService
 
 
@@ -68,6 +69,14 @@ def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
     if isinstance(exc, (PromptTooLongError, EmptyPromptError)):
         return "prompt"
     return getattr(exc, "field", "settings") if isinstance(exc, InvalidSettingsError) else ""  # a setting's name
+
+
+def profile_rows(profile: StepProfile) -> dict[str, list[dict[str, Any]]]:
+    """A profile's rows aggregated four ways, as dicts (:attr:`app.core.session.requests.ProfileReady.rows`)."""
+    from app.core.profile.build import aggregate
+
+    return {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
+            for by in ("line", "op", "fusion", "module")}
 
 
 class ComputeService:
@@ -259,7 +268,6 @@ class ComputeService:
     def _profile(self, request: rq.ProfileRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Profile the step on the compute thread, outside any run's timings; progress as live phases."""
         from app.core.events import PhaseEvent
-        from app.core.profile.build import aggregate
         from app.core.profile.step import profile_step
 
         def progress(message: str) -> None:
@@ -267,31 +275,17 @@ class ComputeService:
                 on_live_phase(PhaseEvent("profiling", True, message))
 
         if request.program is not None:  # the user's program: its entry point, its file:line rows
-            yield from self._profile_program(request, _stop, progress)
+            profile, live = self.programs.profile(request.program, request.n_steps, _stop, progress)
+            yield rq.ProfileReady(profile, profile_rows(profile), profile.timeline.to_dict(), live.plain())
             return
         engine = self._engine()
         mode = request.mode or profiling_mode()
         profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress,
                                mode=mode)
         profile.mode = mode
-        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
-                for by in ("line", "op", "fusion", "module")}
+        rows = profile_rows(profile)
         ir = engine.ir.get((mode, request.step))
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
-
-    def _profile_program(self, request: rq.ProfileRequest, should_stop: Any, progress: Any) -> Iterator[Any]:
-        from app.core.profile.build import aggregate
-        from app.core.profile.program import program_step_call
-        from app.core.profile.step import profile_call
-        progress("loading and tracing the program")
-        program, prepared, _ = self.programs.prepare(request.program, should_stop)
-        progress(f"compiling {prepared.entry.name}")
-        call, live = program_step_call(prepared, should_stop)
-        profile = profile_call(call, prepared.entry.name, request.n_steps, on_progress=progress,
-                               label=f"{program.display_name}:{prepared.entry.name}")
-        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
-                for by in ("line", "op", "fusion", "module")}
-        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), live.plain())
 
     def _open_sessions(self, request: rq.OpenSessionsRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
         """Read session files (no JAX, torch or model); progress as a live phase naming the files and their
@@ -334,12 +328,10 @@ class ComputeService:
                                  time.perf_counter() - t0)
             yield dataclasses.replace(ready, origin=f"dumps {path.name} · {pipeline.platform or CPU.platform}")
             return
-        from app.core.profile.build import aggregate
         from app.core.profile.offline import profile_capture
 
         profile = profile_capture(path, request.hlo or None)
-        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
-                for by in ("line", "op", "fusion", "module")}
+        rows = profile_rows(profile)
         device = getattr(profile, "device", "") or CPU.platform
         yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), None, origin=f"capture {path.name} · {device}")
 
@@ -351,10 +343,11 @@ class ComputeService:
 
         if request.program is not None:  # the user's program: lower its entry point (no model needed)
             from app.core.passes.lowered import lowered_for
+            from app.core.programs.runner import ProgramRunner
 
             _program, prepared, _runner = self.programs.prepare(request.program, should_stop)
             yield from record_passes(None, request, should_stop, on_live_phase,
-                                     lowered=lowered_for(prepared, should_stop=should_stop), started=started)
+                                     lowered=lowered_for(ProgramRunner(prepared), should_stop=should_stop), started=started)
             return
         yield from record_passes(self._engine(), request, should_stop, on_live_phase, started=started)
 

@@ -81,7 +81,7 @@ class ProgramSettingsRaceRequest(rq.ProgramRequest):
     """Race the entry point of the user's program (the :class:`rq.ProgramRequest` fields: its text, entry point,
     argument spec, ``n_calls`` calls per lane) under the compiler settings ``names`` (as
     :class:`rq.SettingsRaceRequest` names them; Inductor's are refused by name: a JAX program has nothing for it)
-    (:func:`app.core.compile_settings.program_race.program_settings_race`): each lane a program run named after its
+    (:func:`app.core.programs.compute.race.program_settings_race`): each lane a program run named after its
     setting, followed by :class:`rq.SettingsRaceLanes` (lanes with ``unit == "call"``). It is a program request: no
     model needed, its errors are the program's (:class:`rq.ProgramFailed` at the user's line). With ``steady`` (a
     :class:`app.core.steady.SteadyPlan`), paired rounds of the settings' executables state each "vs baseline" ratio."""
@@ -124,7 +124,7 @@ def _program_lanes(prepared: Any, request: ProgramSettingsRaceRequest,
                    should_stop: Callable[[], bool]) -> Iterator[Any]:
     import jax
 
-    from app.core.compile_settings.program_race import program_settings_race
+    from app.core.programs.compute.race import program_settings_race
     from app.core.programs.errors import ProgramError
     from app.core.programs.runner import program_summary
 
@@ -190,11 +190,12 @@ def parting_events(source: Engine | ProgramService, request: SettingsPartingRequ
     from app.core.events import PhaseEvent
     from app.core.passes.lowered import lowered_for
     from app.core.passes.record import RecordingStopped
+    from app.core.programs.runner import ProgramRunner
 
     t0 = time.perf_counter()
     if request.program is not None:  # the program race's entry point: its prepared call (kept warm)
         prepared = cast("ProgramService", source).prepare(request.program, should_stop)[1]
-        lowered = lowered_for(prepared, should_stop=should_stop)[1]
+        lowered = lowered_for(ProgramRunner(prepared), should_stop=should_stop)[1]
     else:
         lowered = lowered_for(cast("Engine", source), DECODE, race_lane_mode("xla"))[1]
     base, other = (_parse(n) for n in (request.baseline, request.setting))

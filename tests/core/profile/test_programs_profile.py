@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 from app.core.profile.build import aggregate
-from app.core.profile.program import program_step_call
 from app.core.profile.step import profile_call
+from app.core.programs.compute.profile import program_step_call
 from app.core.programs.gallery import example
 from app.core.programs.loader import load_program
 

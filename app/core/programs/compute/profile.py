@@ -9,12 +9,15 @@ and source line, the lines naming the program's ``file:line``. No Qt; run it on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from app.core.profile.step import StepCall
+from app.core.programs.loader import PreparedCall
 
 
-def program_step_call(prepared: Any, should_stop: Any = None) -> tuple[StepCall, Any]:
+def program_step_call(prepared: PreparedCall,
+                      should_stop: Callable[[], bool] | None = None) -> tuple[StepCall, Any]:
     """Trace, lower and compile the entry point of ``prepared`` (a
     :class:`app.core.programs.loader.PreparedCall`) with its example arguments, once, in a runner of its own;
     returns the :class:`StepCall` (one call of the executable with the prepared arguments, waited for) and the

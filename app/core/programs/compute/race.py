@@ -3,8 +3,9 @@ setting, each lane with a fresh :class:`app.core.programs.runner.ProgramRunner` 
 compiles under the setting, timed by the runner), outputs compared with the baseline lane's element for element.
 
 Yields per lane a :class:`app.core.events.LaneEvent` (``mode``: the setting), its :class:`app.core.events.CallRecord` s
-and its :class:`app.core.compile_settings.figures.SettingLane` (``unit="call"``). Stop is checked before every call
-and reaches the user's code while it traces (the runner's ``should_stop``).
+and its :class:`app.core.compile_settings.figures.SettingLane` (``unit="call"``). A lane's calls are the program's one
+call loop (:class:`app.core.programs.runner.CallLoop`, as a program run's): stop is checked before every call and
+reaches the user's code while it traces (the runner's ``should_stop``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from app.core.compile_options import observing_compiles
+from app.core.compile_settings.catalog import CompileSetting
 from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.paired import (
     SettingsVerdicts,
@@ -26,6 +28,7 @@ from app.core.compile_settings.race import applied, no_persistent_cache, peak_by
 from app.core.compile_settings.split import CompileCapturer
 from app.core.events import CallRecord, LaneEvent, SteadyBlockEvent
 from app.core.programs.loader import PreparedCall
+from app.core.programs.runner import JIT, CallLoop, ProgramRunner
 from app.core.steady import SteadyPlan
 
 #: What a program's settings race yields.
@@ -62,9 +65,6 @@ def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform
     a block's figure is ms per call, donated arguments copied per call for every setting alike). Raises
     :class:`app.core.errors.InvalidSettingsError` before anything runs, and the runner's
     :class:`app.core.programs.errors.ProgramError` for an error in the program."""
-    from app.core.programs.errors import ProgramStopped
-    from app.core.programs.runner import JIT, ProgramRunner
-
     if paired is not None:
         paired.validated()
     lanes = resolve(names, platform, "program") * max(1, rounds)
@@ -80,23 +80,16 @@ def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform
             runner = ProgramRunner(prepared)
             records: list[CallRecord] = []
             executable = outputs = None
-            stopped = False
             capturer = CompileCapturer("program", platform)  # XLA's passes against codegen (and autotune, ptxas)
+            loop = CallLoop(runner, [prepared.args] * max(2, n_calls), JIT, should_stop)
             with applied(setting), observing_compiles(capturer):
-                for k in range(max(2, n_calls)):
-                    if stop():
-                        stopped = True
-                        break
-                    try:
-                        outcome = runner.call(None, k, JIT, should_stop)
-                    except ProgramStopped:
-                        stopped = True
-                        break
+                for _args, outcome in loop:
                     records.append(outcome.record)
                     outputs = outcome.outputs
                     if outcome.stages is not None:
                         executable = outcome.stages[2]
                     yield outcome.record
+            stopped = loop.stopped
             lane = _program_lane(setting, records, executable, outputs, stopped)
             lane.hlo_hash = hlo_fingerprint(optimized_hlo(executable))
             if executable is not None and not stopped:
@@ -137,7 +130,7 @@ def _warm_call(executable: Any, prepared: PreparedCall) -> Any:
     return call
 
 
-def _program_lane(setting: Any, records: list[CallRecord], executable: Any, outputs: Any,
+def _program_lane(setting: CompileSetting, records: list[CallRecord], executable: Any, outputs: Any,
                   stopped: bool) -> SettingLane:
     import statistics
 
