@@ -31,6 +31,8 @@ HOST_PARTS: tuple[tuple[str, str], ...] = (
 DEVICE_PARTS = ("wait",)
 #: The device's parts of a synchronous call (its program calls the host, so XLA:CPU ran it inside the call).
 SYNCHRONOUS_DEVICE_PARTS = ("dispatch", "wait")
+#: What ``dispatch`` holds in a synchronous call.
+SYNCHRONOUS_DISPATCH = "the executable's call, the device's run inside it (synchronous call)"
 #: What the host share of a synchronous call counts, and why (the tool tips' note).
 SYNCHRONOUS_NOTE = ("synchronous call: its program calls the host, so the call returned after the device finished; "
                     "dispatch is the device's run, and the host's share is transfer + flatten + callback + token "

@@ -9,7 +9,13 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.units import ms
-from widgets.plot.call_tooltip import HOST_PARTS, SYNCHRONOUS_NOTE, host_share, share_text
+from widgets.plot.call_tooltip import (
+    HOST_PARTS,
+    SYNCHRONOUS_DISPATCH,
+    SYNCHRONOUS_NOTE,
+    host_share,
+    share_text,
+)
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("ttft", "TTFT"),
@@ -163,7 +169,8 @@ class StatsStrip(QFrame):
             card.setToolTip(NO_HOST_SHARE)
             return
         self.values["host"].setText(share_text(share))
-        rows = [f"{key} {ms(parts.get(key, 0.0))} — {what}" for key, what in HOST_PARTS if key != "compile"]
+        described = {**dict(HOST_PARTS), **({"dispatch": SYNCHRONOUS_DISPATCH} if synchronous else {})}
+        rows = [f"{key} {ms(parts.get(key, 0.0))} — {described[key]}" for key, _ in HOST_PARTS if key != "compile"]
         if leaves is not None:
             rows.append(f"{leaves:,} argument leaves per call")
         if synchronous:

@@ -99,7 +99,8 @@ def test_the_window_shows_the_measured_share(qtbot):
     qtbot.addWidget(strip)
     strip.set_host(HOST, 40, synchronous=True)
     assert strip.text("host") == "29 %"  # (0.01 + 0.01 + 0.33 + 0.03) / 1.29
-    assert "synchronous call" in strip.cards["host"].toolTip() and "callback" in strip.cards["host"].toolTip()
+    tip = strip.cards["host"].toolTip()
+    assert "synchronous call" in tip and "callback" in tip and "the device's run inside it" in tip
     strip.set_host(HOST, 40)  # the same figures read as an asynchronous call: dispatch is the host's
     assert strip.text("host") == "99 %"
     strip.set_host({"wait": 0.31, "callback": 0.0, "token": 0.004})  # a jit-loop token: its callback's time
