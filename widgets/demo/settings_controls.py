@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
@@ -26,8 +27,8 @@ from PySide6.QtWidgets import (
 
 #: Typed settings are separated by this (one XLA_FLAGS string may hold several flags, with spaces).
 SEPARATOR = ";"
-#: Rows of the list shown without scrolling.
-VISIBLE_ROWS = 6
+#: Lines of the list (three or so names each) shown without scrolling where the dock is tall enough.
+VISIBLE_ROWS = 8
 #: Elapsed-time refresh while a race runs (ms).
 TICK_MS = 200
 
@@ -68,12 +69,11 @@ class SettingsRaceControls(QWidget):
         self.stop_button = QPushButton("■  Stop")
         self.stop_button.setObjectName("settingsStopButton")
         self.stop_button.clicked.connect(self.stopRequested)
+        # the lane and the elapsed time written on the bar: no line of their own in a short dock (issue 55)
         self.progress = QProgressBar()
         self.progress.setObjectName("settingsProgress")
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(8)
-        self.progress_label = QLabel("")
-        self.progress_label.setObjectName("settingsProgressLabel")
+        self.progress.setFormat("")
+        self.progress.setMaximumHeight(self.progress.fontMetrics().height() + 4)
         self.message = QLabel("")
         self.message.setObjectName("settingsMessage")
         self.message.setWordWrap(True)
@@ -94,7 +94,6 @@ class SettingsRaceControls(QWidget):
         layout.addWidget(self.typed_edit)
         layout.addWidget(self.message)
         layout.addWidget(self.progress)
-        layout.addWidget(self.progress_label)
         self._clock = QTimer(self)
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)
@@ -116,6 +115,13 @@ class SettingsRaceControls(QWidget):
                                else Qt.CheckState.Unchecked)
             view.addItem(item)
         view.itemChanged.connect(self._update)
+        # the names side by side, wrapping at the list's width (issue 55: one per line, a 1280×720 dock showed 3 of
+        # its 22 rows); a short dock scrolls the rest, downwards
+        view.setFlow(QListView.Flow.LeftToRight)
+        view.setWrapping(True)
+        view.setResizeMode(QListView.ResizeMode.Adjust)
+        view.setSpacing(1)
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         view.setMaximumHeight(view.sizeHintForRow(0) * VISIBLE_ROWS + 2 * view.frameWidth() + 2)
         view.setMinimumHeight(view.sizeHintForRow(0) * 2 + 2 * view.frameWidth() + 2)  # a short dock: it scrolls
         return view
@@ -182,7 +188,8 @@ class SettingsRaceControls(QWidget):
         self._tick()
 
     def progress_text(self) -> str:
-        return self.progress_label.text()
+        """The lane in progress (or how many ended) and the elapsed time, as written on the progress bar."""
+        return self.progress.format()
 
     # -- internals ----------------------------------------------------------------------------------
     def _items(self) -> list[QListWidgetItem]:
@@ -193,7 +200,9 @@ class SettingsRaceControls(QWidget):
         if not self._t0:
             return
         elapsed = f"{time.perf_counter() - self._t0:.1f} s"
-        self.progress_label.setText(f"{self._lane} · {elapsed}" if self._lane else elapsed)
+        text = f"{self._lane} · {elapsed}" if self._lane else elapsed
+        self.progress.setFormat(text)
+        self.progress.setToolTip(text)
 
     def _update(self, *_changed: object) -> None:
         self.race_button.setEnabled(not self._busy and bool(self.names()))
