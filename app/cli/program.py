@@ -73,10 +73,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.core.programs.compute.service import ProgramService, plan_request
     from app.core.programs.gallery import list_examples
     from app.core.programs.lanes import run_lanes
     from app.core.programs.loader import load_program
-    from app.core.session.programs_service import ProgramService, plan_request
 
     if args.list_examples:
         for ex in list_examples():
@@ -122,10 +122,10 @@ def program_request(args: argparse.Namespace, path: str, entry: str | None) -> A
     ``--calls``, ``--no-jit`` / ``--compare-jit``, ``--sweep`` with ``--sweep-arg`` and ``--bucket``,
     ``--static-values``. A file that cannot be read raises the loader's ProgramError naming it."""
     from app.core.programs.arguments import parse_argnums
+    from app.core.programs.compute.requests import ProgramRequest
     from app.core.programs.lanes import COMPARE
     from app.core.programs.loader import load_program
     from app.core.programs.runner import JIT, NO_JIT
-    from app.core.session.requests import ProgramRequest
 
     try:
         source = Path(path).read_text(encoding="utf-8")
@@ -270,8 +270,8 @@ def watch(args: argparse.Namespace, path: str, entry: str | None, out: TextIO, s
     ends; ``should_stop`` (Ctrl+C) ends it between polls. ``max_steps`` bounds the compiles (tests)."""
     import dataclasses
 
+    from app.core.programs.compute.service import ProgramService
     from app.core.programs.watch import watch_file
-    from app.core.session.programs_service import ProgramService
 
     service = ProgramService()
 

@@ -1,5 +1,5 @@
 """The one rule that turns a program request into runs ("lanes"), shared by the CLI (``program``) and the window's
-Code workspace (:mod:`app.core.session.programs_service`), so both surfaces make the same calls:
+Code workspace (:mod:`app.core.programs.compute.service`), so both surfaces make the same calls:
 
 - a shape **sweep** → one jit lane over the sizes (one compile per new shape), then with ``bucket`` the same
   sizes zero-padded to power-of-two buckets (one compile per bucket);

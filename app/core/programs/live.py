@@ -278,7 +278,7 @@ class Comparison:
 
 def compare(previous: Snapshot | None, new: Snapshot) -> Comparison:
     """``new`` against ``previous`` (None: the first good compile, nothing marked). Pure Python; the texts can be
-    megabytes, so call it off the GUI thread (the compute thread does, :mod:`app.core.session.programs_service`)."""
+    megabytes, so call it off the GUI thread (the compute thread does, :mod:`app.core.programs.compute.service`)."""
     if previous is None:
         return Comparison({}, (), first=True)
     views = {v: diff_text(v, previous.texts.get(v) or "", new.texts.get(v) or "")

@@ -324,7 +324,7 @@ def program_summary(mode: str, records: list[CallRecord], total_ms: float) -> Su
 
 class CallLoop:
     """The one loop over a run's calls, iterated by the CLI (:func:`run_arg_list` and friends) and by the window's
-    program service (:mod:`app.core.session.programs_service`) alike: yields ``(args, CallOutcome)`` per call of
+    program service (:mod:`app.core.programs.compute.service`) alike: yields ``(args, CallOutcome)`` per call of
     ``arg_list`` made with ``runner`` in ``mode``; ``should_stop`` is checked before every call and reaches the
     user's code while it traces or runs. :attr:`stopped`: the loop ended early because of it. An error in the
     program raises its :class:`ProgramError` from the iteration."""

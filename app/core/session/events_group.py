@@ -5,9 +5,9 @@ from __future__ import annotations
 from psygnal import Signal, SignalGroup
 
 from app.core.events import IREvent, PhaseEvent, PromptEvent, SteadyBlockEvent, SteadyRoundEvent
+from app.core.programs.compute.requests import ProgramCompiled
 from app.core.session import requests as rq
 from app.core.session.figures import LiveFigures
-from app.core.session.program_requests import ProgramCompiled
 from app.core.session.runs import RunState
 
 

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PhaseEvent, PromptEvent, TokenEvent
+from app.core.programs.compute.requests import ProgramCompiled
 from app.core.race import with_verdicts
 from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.devices import DeviceState
 from app.core.session.events_group import SessionEvents
 from app.core.session.figures import LiveFigures, program_line
-from app.core.session.program_requests import ProgramCompiled
 from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState

@@ -1,24 +1,34 @@
-"""Typed requests to the compute service and the events it answers with (plain data: no Qt, no JAX).
+"""A model's typed requests to the compute service and the events it answers with (plain data: no Qt, no JAX).
 
 The window sends one request type per action to the one worker on the compute thread
 (:mod:`app.gui.worker`), which executes it with :class:`app.core.session.service.ComputeService`; the answers are
-the engine events of :mod:`app.core.events` plus the events below. Every request ends with exactly one
-:class:`RequestDone`; a failure adds one :class:`RequestFailed` naming the request."""
+the engine events of :mod:`app.core.events` plus the events below. The protocol every request follows — the
+:class:`~app.core.requests.Request` base, :class:`~app.core.requests.RequestDone`,
+:class:`~app.core.requests.RequestFailed`, :class:`~app.core.requests.Notice`,
+:class:`~app.core.requests.SourceMapReady` — is :mod:`app.core.requests`'; a program's requests are
+:mod:`app.core.programs.compute.requests`', a settings race's progress
+:class:`app.core.compile_settings.progress.SettingsRaceLanes`. They are re-exported here, where the window's and the
+command line's code read every request and answer (``rq.RequestDone``, ``rq.ProgramRequest``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.compile_settings.progress import SettingsRaceLanes
+from app.core.programs.compute.requests import (
+    ProgramCompiled,
+    ProgramCompileRequest,
+    ProgramEntryInfo,
+    ProgramFailed,
+    ProgramLoaded,
+    ProgramRequest,
+    ProgramSettingsRaceRequest,
+)
 from app.core.race import EAGER_TOKENS, SteadyPlan
+from app.core.requests import Notice, Request, RequestDone, RequestFailed, SourceMapReady
 from app.core.settings import GenerationSettings
 from app.core.steps import DECODE
-
-
-class Request:
-    """Base of every request. ``label`` names it in messages (``"load"``, ``"run"``, ``"race"``, …)."""
-
-    label = "request"
 
 
 @dataclass(frozen=True)
@@ -67,20 +77,6 @@ class SettingsRaceRequest(RaceRequest):
     pairs), each lane is a run named after its setting; :class:`SettingsRaceLanes` follows each lane."""
 
     label = "settings race"
-
-
-@dataclass(frozen=True)
-class SettingsRaceLanes:
-    """A settings race's progress: ``lanes`` the finished lanes so far (:class:`app.core.compile_settings.figures.
-    SettingLane`, plain data, the baseline first), ``running`` the setting of the lane starting (``""`` after a
-    lane), ``index`` / ``n_lanes`` its place (0-based) among the race's lanes; ``request`` the race's (a
-    :class:`SettingsRaceRequest`, or a program's :class:`app.core.session.settings_race_service.ProgramSettingsRaceRequest`)."""
-
-    request: Request
-    lanes: tuple[Any, ...]
-    running: str = ""
-    index: int = 0
-    n_lanes: int = 0
 
 
 @dataclass(frozen=True)
@@ -175,37 +171,6 @@ class DevicesRequest(Request):
     label = "devices"
 
 
-@dataclass(frozen=True)
-class ProgramRequest(Request):
-    """Run the user's program (:mod:`app.core.programs`): ``source`` is the editor's text of the file ``path``
-    (``""`` for text never saved, compiled as ``name``); ``entry`` the entry point (``""``: the first);
-    ``spec`` an argument spec (``""``: the file's ``X_args()``); ``n_calls`` timed calls in ``mode``
-    (``"jit"``, ``"no-jit"`` or ``"compare"``: the jit run, then the no-jit run, as two runs); ``sweep`` a
-    shape sweep of one argument's first axis (``"1:16"``: the first array argument; ``"x=1:16"`` / ``"1=1:16"``:
-    the one named; ``""``: none), with ``bucket`` the same sweep padded to power-of-two buckets as a second run;
-    ``static_values`` one call per value of static arguments; ``static`` the static argument indices instead of
-    the file's; ``seed`` the seed of the random data of ``spec`` and of the sweep. The lanes follow
-    :func:`app.core.programs.lanes.plan_lanes`, as the CLI's ``program`` does. ``trace_only``: no timed calls, only the entry point's trace, lower
-    and compile for the IR views and the source map (the editor's "as you type")."""
-
-    source: str
-    path: str = ""
-    name: str = "untitled.py"
-    entry: str = ""
-    spec: str = ""
-    n_calls: int = 10
-    mode: str = "jit"
-    sweep: str = ""
-    bucket: bool = False
-    seed: int = 0
-    trace_only: bool = False
-    #: ``--static-values`` texts (``"n=3,4,4"``, one per static argument varied): one call per value
-    static_values: tuple[str, ...] = ()
-    #: static argument indices (``--static``; the window's Static field) instead of the file's; None: the file's
-    static: tuple[int, ...] | None = None
-    label = "program"
-
-
 # -- answers ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelLoaded:
@@ -226,90 +191,6 @@ class ModelLoaded:
     tp_sizes: tuple[int, ...] = (1,)
     #: the decode step's memory-bandwidth floor (:class:`app.core.profile.bound.MemoryBound`), None if unmeasured
     bound: Any = None
-
-
-@dataclass(frozen=True)
-class ProgramEntryInfo:
-    """One entry point of a loaded program: ``name``, ``kind`` (``"function"``, ``"jit-function"``,
-    ``"module"``), 1-based ``line``, first line of its docstring, and whether the file gives its example
-    arguments (``has_args``; else an argument spec is needed)."""
-
-    name: str
-    kind: str
-    line: int = 0
-    doc: str = ""
-    has_args: bool = True
-
-
-@dataclass(frozen=True)
-class ProgramLoaded:
-    """The program of ``request`` loaded: ``path`` the file its code was compiled from (the jaxpr's source
-    lines name it), ``entries`` its entry points, ``entry`` the one run, ``args`` its arguments as a spec
-    (``f32[1000,1000]``), ``backend`` ``"jax"`` or ``"torchax"``."""
-
-    request: ProgramRequest
-    path: str
-    display_name: str
-    entries: tuple[ProgramEntryInfo, ...]
-    entry: str = ""
-    args: str = ""
-    backend: str = "jax"
-
-
-@dataclass(frozen=True)
-class ProgramFailed:
-    """An error in the user's program (:class:`app.core.programs.errors.ProgramError` as plain data), sent
-    before the request's :class:`RequestFailed`: ``file`` / ``line`` / ``column`` where it is (``""`` / 0 when
-    no frame was in the program), ``stage`` (``"load"``, ``"args"``, ``"trace"``, ``"lower"``, ``"compile"``,
-    ``"execute"``), ``error_type`` (``"SyntaxError"``, ``"TracerBoolConversionError"``…), ``message`` JAX's or
-    Python's text, ``headline`` one line, ``details`` the traceback."""
-
-    request: ProgramRequest
-    message: str
-    error_type: str
-    file: str = ""
-    line: int = 0
-    column: int = 0
-    stage: str = "load"
-    entry: str = ""
-    headline: str = ""
-    details: str = ""
-
-
-@dataclass(frozen=True)
-class RequestFailed:
-    """``request`` failed: ``message`` is one line saying what to do; ``details`` a traceback; ``field``
-    the input at fault, where the window shows the message inline: ``"model"``, ``"prompt"``, ``"mesh"``,
-    ``"settings"``, ``"program"`` (the editor marks the line of the :class:`ProgramFailed` before it) or
-    ``""`` (no one input)."""
-
-    request: Request
-    message: str
-    details: str = ""
-    field: str = ""
-
-
-@dataclass(frozen=True)
-class RequestDone:
-    """``request`` is finished, successfully or not (always the last answer to a request)."""
-
-    request: Request
-
-
-@dataclass(frozen=True)
-class Notice:
-    """Something optional failed (a source map, bytes per device); the request itself went on."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class SourceMapReady:
-    """The :class:`app.core.inspect.source_map.SourceMap` of a step whose IR arrived in the run, built after the
-    run's last token (so building it never counts in the run's timings)."""
-
-    step: str
-    source_map: Any
 
 
 @dataclass(frozen=True)
@@ -398,3 +279,14 @@ class CacheInfo:
     n_files: int
     n_bytes: int
     message: str = ""
+
+
+#: Read here by the window, the command line and the tests (their homes: the modules the docstring names).
+__all__ = [
+    "CacheInfo", "CacheRequest", "CaptureRequest", "CollectivesReady", "DevicesListed", "DevicesRequest",
+    "LoadRequest", "MeshChanged", "MeshRequest", "ModelLoaded", "Notice", "OpenSessionsRequest", "PassesReady",
+    "PassesRequest", "ProfileReady", "ProfileRequest", "ProgramCompileRequest", "ProgramCompiled",
+    "ProgramEntryInfo", "ProgramFailed", "ProgramLoaded", "ProgramRequest", "ProgramSettingsRaceRequest",
+    "RaceRequest", "Request", "RequestDone", "RequestFailed", "RunRequest", "SessionsRead", "SettingsRaceLanes",
+    "SettingsRaceRequest", "SourceMapReady",
+]

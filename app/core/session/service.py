@@ -23,12 +23,11 @@ from app.core.mode_catalog import profiling_mode
 from app.core.profile.bound import memory_bound
 from app.core.session import requests as rq
 from app.core.session import settings_race_service as srs
-from app.core.session.program_requests import ProgramCompileRequest
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
     from app.core.profile.model import StepProfile
-    from app.core.session.programs_service import ProgramService
+    from app.core.programs.compute.service import ProgramService
 
 
 def settle_garbage_collector() -> None:
@@ -91,7 +90,7 @@ class ComputeService:
         #: The window runs it on the GUI thread instead (``app.gui.worker``): cyclic garbage may hold Qt
         #: widgets, which must not be destroyed on the compute thread.
         self.settle_gc: Callable[[], None] = settle_garbage_collector
-        self._programs: Any = None  # app.core.session.programs_service.ProgramService, made at the first program
+        self._programs: Any = None  # app.core.programs.compute.service.ProgramService, made at the first program
         #: (mode, step) → (the engine's StepIR, its source map): a map is built once per compile
         self._maps: dict[tuple[str, str], tuple[Any, Any]] = {}
 
@@ -113,8 +112,8 @@ class ComputeService:
             rq.SettingsRaceRequest: self._race,
             srs.SettingsPartingRequest: lambda r, stop, live: srs.parting_events(
                 self.programs if r.program is not None else self._engine(), r, stop, live),
-            srs.ProgramSettingsRaceRequest: lambda r, stop, _live: srs.program_race_events(self.programs, r, stop),
-            ProgramCompileRequest: self._program,  # the Code workspace's live compile
+            rq.ProgramSettingsRaceRequest: self._program_race,
+            rq.ProgramCompileRequest: self._program,  # the Code workspace's live compile
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -252,15 +251,22 @@ class ComputeService:
         return source_map
 
     def _program(self, request: rq.ProgramRequest, should_stop: Any, _live: Any) -> Iterator[Any]:
-        """The user's own program (:mod:`app.core.session.programs_service`): the same events as a model run."""
+        """The user's own program (:mod:`app.core.programs.compute.service`): the same events as a model run."""
         yield from self.programs.handle(request, should_stop)
+
+    def _program_race(self, request: rq.ProgramSettingsRaceRequest, should_stop: Callable[[], bool],
+                      _live: Any) -> Iterator[Any]:
+        """A program entry point's settings race (:func:`app.core.programs.compute.race.program_race_events`)."""
+        from app.core.programs.compute.race import program_race_events
+
+        yield from program_race_events(self.programs, request, should_stop)
 
     @property
     def programs(self) -> ProgramService:
-        """The one :class:`~app.core.session.programs_service.ProgramService` (its program kept warm for runs,
+        """The one :class:`~app.core.programs.compute.service.ProgramService` (its program kept warm for runs,
         profiles and pass recordings alike), made on first use."""
         if self._programs is None:
-            from app.core.session.programs_service import ProgramService
+            from app.core.programs.compute.service import ProgramService
 
             self._programs = ProgramService()
         return self._programs

@@ -133,7 +133,7 @@ def test_a_compile_request_compiles_never_runs_and_compares_with_the_previous_go
     """The compute thread's side: a ProgramCompileRequest yields the IR and a ProgramCompiled comparing it with
     the request's ``previous`` snapshot, and no call record (the program is never run)."""
     from app.core.events import CallRecord, IREvent
-    from app.core.session.program_requests import ProgramCompiled, ProgramCompileRequest
+    from app.core.programs.compute.requests import ProgramCompiled, ProgramCompileRequest
     from app.core.session.service import ComputeService
 
     service = ComputeService()

@@ -203,8 +203,8 @@ def test_the_window_keeps_its_runner_when_only_a_static_value_changes(tmp_path):
     """Issue 29, flaw 24: changing only the arguments (a static value 3 → 4) keeps the runner, so the window's
     next compile says which argument changed and how — not "first call"."""
     from app.core.events import CallRecord
+    from app.core.programs.compute.service import ProgramService
     from app.core.session import requests as rq
-    from app.core.session.programs_service import ProgramService
 
     source = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
               "@partial(jax.jit, static_argnames=('n',))\ndef power(x, n):\n    return x ** n\n\n\n"

@@ -6,10 +6,15 @@ Yields per lane a :class:`app.core.events.LaneEvent` (``mode``: the setting), it
 and its :class:`app.core.compile_settings.figures.SettingLane` (``unit="call"``). A lane's calls are the program's one
 call loop (:class:`app.core.programs.runner.CallLoop`, as a program run's): stop is checked before every call and
 reaches the user's code while it traces (the runner's ``should_stop``).
+
+As the compute service runs it (:func:`program_race_events`, a :class:`ProgramSettingsRaceRequest`): the program loaded
+and kept warm by the :class:`ProgramService`, each lane a program run (its :class:`app.core.events.FinishedEvent`
+with the run's summary) and :class:`app.core.compile_settings.progress.SettingsRaceLanes` before and after it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -24,11 +29,15 @@ from app.core.compile_settings.paired import (
     optimized_hlo,
     paired_rounds,
 )
+from app.core.compile_settings.progress import lanes_events
 from app.core.compile_settings.race import applied, no_persistent_cache, peak_bytes, resolve
 from app.core.compile_settings.split import CompileCapturer
-from app.core.events import CallRecord, LaneEvent, SteadyBlockEvent
+from app.core.events import CallRecord, FinishedEvent, LaneEvent, SteadyBlockEvent
+from app.core.programs.compute.requests import ProgramLoaded, ProgramSettingsRaceRequest
+from app.core.programs.compute.service import ProgramService, entry_infos, failed
+from app.core.programs.errors import ProgramError
 from app.core.programs.loader import PreparedCall
-from app.core.programs.runner import JIT, CallLoop, ProgramRunner
+from app.core.programs.runner import JIT, CallLoop, ProgramRunner, program_summary
 from app.core.steady import SteadyPlan
 
 #: What a program's settings race yields.
@@ -143,3 +152,59 @@ def _program_lane(setting: CompileSetting, records: list[CallRecord], executable
         n_calls=len(records), unit="call", changes_results=setting.changes_results,
         peak_bytes=peak_bytes(executable), persistent_cache_hit=bool(compiled and compiled.persistent_cache_hit),
         stopped=stopped, outputs=outputs_digest(outputs) if outputs is not None else [])
+
+
+def program_race_events(programs: ProgramService, request: ProgramSettingsRaceRequest,
+                        should_stop: Callable[[], bool]) -> Iterator[Any]:
+    """Load and prepare ``request``'s program (``programs`` keeps it warm for a later run), say so
+    (:class:`ProgramLoaded`), then race its entry point under ``request.names`` on JAX's default backend: per lane
+    a :class:`LaneEvent`, its :class:`CallRecord` s, a :class:`FinishedEvent` (``"calls"``, ``"stopped"`` or
+    ``"error"``; the program run's summary) and :class:`app.core.compile_settings.progress.SettingsRaceLanes` before and
+    after it; unless stopped,
+    the entry point's IR and source map last (:meth:`ProgramService.ir_events`: one more compile). Raises
+    :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before any lane, and the program's
+    :class:`app.core.programs.errors.ProgramError` (after its :class:`ProgramFailed`)."""
+    from app.core.programs.specs import SpecError
+
+    try:
+        try:
+            program, prepared, _runner = programs.prepare(request, should_stop)
+        except SpecError as exc:
+            raise ProgramError(str(exc), error_type="SpecError", stage="args") from None
+        yield ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
+                            prepared.entry.name, prepared.describe_args(), prepared.backend)
+        yield from _program_lanes(prepared, request, should_stop)
+        if not should_stop():  # the IR views show the entry point as XLA's defaults compile it (the lanes keep no IR;
+            yield from programs.ir_events(prepared, prepared.entry.name, should_stop)  # a model race's first lane does)
+    except ProgramError as exc:
+        yield failed(request, exc)
+        raise
+
+
+def _program_lanes(prepared: PreparedCall, request: ProgramSettingsRaceRequest,
+                   should_stop: Callable[[], bool]) -> Iterator[Any]:
+    import jax
+
+    lane: dict[str, Any] = {"mode": "", "records": [], "t0": time.perf_counter()}  # the lane running
+    stream = program_settings_race(prepared, request.names, jax.default_backend(), request.n_calls, should_stop,
+                                   paired=request.steady)
+
+    def with_summaries() -> Iterator[Any]:  # each lane's FinishedEvent (its program run's summary) before its figures
+        for event in stream:
+            if isinstance(event, SettingLane):
+                summary = program_summary(event.name, lane["records"], (time.perf_counter() - lane["t0"]) * 1000)
+                yield FinishedEvent("stopped" if event.stopped else "calls", summary)
+                lane["mode"] = ""
+            elif isinstance(event, LaneEvent):
+                lane.update(mode=event.mode, records=[], t0=time.perf_counter())
+            elif isinstance(event, CallRecord):
+                lane["records"].append(event)
+            yield event
+
+    try:
+        yield from lanes_events(request, with_summaries())
+    except ProgramError:
+        if lane["mode"]:  # the lane that failed ends as an error, with the calls it made
+            ms = (time.perf_counter() - lane["t0"]) * 1000
+            yield FinishedEvent("error", program_summary(lane["mode"], lane["records"], ms))
+        raise

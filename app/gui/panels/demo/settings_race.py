@@ -22,7 +22,7 @@ HLO differs highlighted with its diff, the fusions each kept (XLA settings only:
 
 The race may instead be of the Code workspace's program (:mod:`app.gui.panels.demo.settings_target`: a ``races:``
 choice above the settings): its selected entry point under each setting
-(:class:`app.core.session.settings_race_service.ProgramSettingsRaceRequest`, sent as a program run: no model needed),
+(:class:`app.core.programs.compute.requests.ProgramSettingsRaceRequest`, sent as a program run: no model needed),
 lanes in calls, the same plot, Stop and exports; Compare passes… then records that entry point's pipelines.
 """
 
@@ -37,16 +37,14 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
+from app.core.compile_settings.progress import PAIRED_INDEX, SettingsRaceLanes
 from app.core.compile_settings.saved import lanes_of, race_document
 from app.core.errors import InvalidSettingsError
+from app.core.programs.compute.requests import ProgramSettingsRaceRequest
 from app.core.race import EAGER_TOKENS
-from app.core.session.requests import RequestFailed, SettingsRaceLanes, SettingsRaceRequest
-from app.core.session.settings_race_service import (
-    PAIRED_INDEX,
-    ProgramSettingsRaceRequest,
-    SettingsParted,
-    SettingsPartingRequest,
-)
+from app.core.requests import RequestFailed
+from app.core.session.requests import SettingsRaceRequest
+from app.core.session.settings_race_service import SettingsParted, SettingsPartingRequest
 from app.core.steady import SteadyPlan
 from app.core.steps import DECODE
 from app.gui.context import WindowContext

@@ -6,7 +6,7 @@ choice lists the model's decode step and, while the Code workspace's editor hold
 entry point (the program panel's entry picker; empty: the file's first entry point). The choice follows the workspace
 the user goes to (Code → the program; Run → the model, unless the newest run on the latency plot is the program's or
 no model is loaded or loading) and can be changed by hand until the next change of workspace. A program race is a
-:class:`app.core.session.settings_race_service.ProgramSettingsRaceRequest`: the program panel's request (text, entry
+:class:`app.core.programs.compute.requests.ProgramSettingsRaceRequest`: the program panel's request (text, entry
 point, argument spec, calls per lane) with the settings' names; :func:`program_refusal` refuses a setting a program
 cannot race (an Inductor mode: Inductor compiles PyTorch, a JAX program has nothing for it) by name before anything
 is sent.
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 from app.core.backends import CPU
 from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.errors import InvalidSettingsError
-from app.core.session.settings_race_service import ProgramSettingsRaceRequest
+from app.core.programs.compute.requests import ProgramSettingsRaceRequest
 from widgets.demo.settings_controls import SettingRow
 
 if TYPE_CHECKING:

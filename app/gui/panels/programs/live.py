@@ -1,5 +1,5 @@
 """The Code workspace's live mode (issue 41): half a second after an edit, the editor's text is traced, lowered and
-compiled on the one compute thread (a :class:`app.core.session.program_requests.ProgramCompileRequest`, never run) and the
+compiled on the one compute thread (a :class:`app.core.programs.compute.requests.ProgramCompileRequest`, never run) and the
 IR views update with what changed since the previous good compile marked (:class:`widgets.code.ir_changes.ChangeMarks`
 on each view, the counts in the view's info line, the cost and memory delta in the IR header and the status line).
 
@@ -19,9 +19,9 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import QPlainTextEdit
 
 from app.core.inspect.views import JAXPR
+from app.core.programs.compute.requests import ProgramCompiled, ProgramCompileRequest
 from app.core.programs.live import UNITS, VIEWS, Generations, Snapshot
 from app.core.programs.specs import SpecError
-from app.core.session.program_requests import ProgramCompiled, ProgramCompileRequest
 from app.core.session.requests import ProgramFailed
 from app.core.units import ms
 from widgets.code.ir_changes import ChangeMarks

@@ -1,4 +1,4 @@
-"""Program runs on the compute thread: a :class:`app.core.session.requests.ProgramRequest` becomes the same
+"""Program runs on the compute thread: a :class:`app.core.programs.compute.requests.ProgramRequest` becomes the same
 event stream as a model run, so the latency plot, the stats strip, the IR tabs, the source map and the compile
 log work unchanged:
 
@@ -8,7 +8,7 @@ on its first call starts no run and the views keep the last good result), one ``
 first compiling call, ``FinishedEvent`` (``"calls"``, ``"stopped"`` or ``"error"``) → after the last run the
 source map (``SourceMapReady``). A ``trace_only`` request (the editor's "as you type") starts no run: its
 ``ProgramLoaded``, then the ``IREvent`` and ``SourceMapReady`` of one trace, lower and compile; a
-:class:`app.core.session.program_requests.ProgramCompileRequest` (the Code workspace's live mode) adds its
+:class:`ProgramCompileRequest` (the Code workspace's live mode) adds its
 ``ProgramCompiled`` (what changed since the previous good compile) after the ``IREvent``. An error in the user's code is a :class:`ProgramFailed` at the user's line,
 then raised again so the service adds its :class:`RequestFailed`. Stop: ``should_stop`` reaches the user's
 code through :func:`app.core.programs.interrupt.stoppable` (a ``sys.settrace`` hook on the program's lines),
@@ -25,24 +25,31 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.events import FinishedEvent, IREvent, LaneEvent
-from app.core.session import requests as rq
-from app.core.session.program_requests import ProgramCompiled, ProgramCompileRequest
+from app.core.programs.compute.requests import (
+    ProgramCompiled,
+    ProgramCompileRequest,
+    ProgramEntryInfo,
+    ProgramFailed,
+    ProgramLoaded,
+    ProgramRequest,
+)
+from app.core.requests import Notice, SourceMapReady
 
 StopFn = Callable[[], bool]
 
 
-def entry_infos(program: Any) -> tuple[rq.ProgramEntryInfo, ...]:
-    return tuple(rq.ProgramEntryInfo(e.name, e.kind, e.line, e.doc.splitlines()[0] if e.doc else "",
+def entry_infos(program: Any) -> tuple[ProgramEntryInfo, ...]:
+    return tuple(ProgramEntryInfo(e.name, e.kind, e.line, e.doc.splitlines()[0] if e.doc else "",
                                      bool(e.args_function)) for e in program.entries.values())
 
 
-def failed(request: rq.ProgramRequest, exc: Any) -> rq.ProgramFailed:
+def failed(request: ProgramRequest, exc: Any) -> ProgramFailed:
     """The :class:`ProgramFailed` of a :class:`app.core.programs.errors.ProgramError`."""
-    return rq.ProgramFailed(request, exc.message, exc.error_type, exc.file, exc.line, exc.column, exc.stage,
+    return ProgramFailed(request, exc.message, exc.error_type, exc.file, exc.line, exc.column, exc.stage,
                             exc.entry, exc.headline, exc.traceback_text)
 
 
-def plan_request(prepared: Any, request: rq.ProgramRequest) -> list[Any]:
+def plan_request(prepared: Any, request: ProgramRequest) -> list[Any]:
     """The lanes (:class:`app.core.programs.lanes.Lane`) of ``request`` on its prepared call: the one rule of
     :func:`app.core.programs.lanes.plan_lanes`, read from the request's fields — the window's service and the
     CLI's ``program`` both call this. Raises :class:`app.core.programs.specs.SpecError`."""
@@ -62,7 +69,7 @@ class ProgramService:
         self._runner: Any = None
         self._program: Any = None
 
-    def handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
+    def handle(self, request: ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
 
         try:
@@ -71,7 +78,7 @@ class ProgramService:
             yield failed(request, exc)
             raise
 
-    def prepare(self, request: rq.ProgramRequest, should_stop: StopFn,
+    def prepare(self, request: ProgramRequest, should_stop: StopFn,
                 exact_entry: bool = False) -> tuple[Any, Any, Any]:
         """``(program, prepared call, runner)`` of ``request``: the kept ones while its text, entry point and
         arguments are unchanged (a warm rerun), else loaded and prepared anew. An entry point the text no longer
@@ -115,7 +122,7 @@ class ProgramService:
             self._prepared, self._runner, self._key = prepared, ProgramRunner(prepared), key
         return self._program, self._prepared, self._runner
 
-    def profile(self, request: rq.ProgramRequest, n_steps: int, should_stop: StopFn,
+    def profile(self, request: ProgramRequest, n_steps: int, should_stop: StopFn,
                 progress: Callable[[str], None]) -> tuple[Any, Any]:
         """``(profile, live IR)`` of ``n_steps`` calls of ``request``'s entry point under ``jax.profiler``
         (:func:`app.core.programs.compute.profile.program_step_call`, then :func:`app.core.profile.step.profile_call`:
@@ -133,7 +140,7 @@ class ProgramService:
                                label=f"{program.display_name}:{prepared.entry.name}")
         return profile, live
 
-    def _handle(self, request: rq.ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
+    def _handle(self, request: ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
         from app.core.programs.loader import load_program
         from app.core.programs.runner import NO_JIT, ProgramRunner
@@ -147,7 +154,7 @@ class ProgramService:
             raise
         except SpecError as exc:
             raise ProgramError(str(exc), error_type="SpecError", stage="args") from None
-        yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
+        yield ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                prepared.entry.name, prepared.describe_args(), prepared.backend)
         entry = prepared.entry.name
         if isinstance(request, ProgramCompileRequest):  # live: the IR views and what changed, never run
@@ -175,12 +182,12 @@ class ProgramService:
         if live_ir is not None:
             yield from self._source_map(live_ir, entry)
 
-    def _entries_despite(self, request: rq.ProgramRequest, load_program: Any) -> Iterator[Any]:
+    def _entries_despite(self, request: ProgramRequest, load_program: Any) -> Iterator[Any]:
         """The file loads but its arguments fail: still say which entry points it has (the picker fills)."""
         program = self._program
         if program is None or program.source != request.source:
             return
-        yield rq.ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
+        yield ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                request.entry, "", "")
 
     def _lane(self, runner: Any, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
@@ -260,6 +267,6 @@ class ProgramService:
         from app.core.inspect.source_map import build_source_map
 
         try:
-            yield rq.SourceMapReady(entry, build_source_map(live_ir, entry, None))
+            yield SourceMapReady(entry, build_source_map(live_ir, entry, None))
         except Exception as exc:  # noqa: BLE001
-            yield rq.Notice(f"No source map for {entry}: {type(exc).__name__}: {exc}")
+            yield Notice(f"No source map for {entry}: {type(exc).__name__}: {exc}")
