@@ -133,8 +133,10 @@ def test_a_run_placed_off_the_default_device(model_dirs, llama_engine):
 
         # the default device's greedy tokens (greedy tokens are the same in every mode: test_architectures)
         there = list(llama_engine.generate(PROMPT, settings("jit-static", 3)))[-1].token_ids
-        # torchax-eager compiles each op of every new shape on its device: the prefill and one decode step there
-        for mode, n_new in (("jit-static", 3), ("torchax-eager", 2)):
+        # torchax-eager compiles each op of every new shape for its device, none shared with the default device's
+        # (59 s of XLA compiles for the prefill and one decode step on a loaded machine, 6 Dec): the prefill shows
+        # its ops placed there; jit-static's decode steps show the cache there
+        for mode, n_new in (("jit-static", 3), ("torchax-eager", 1)):
             here = list(engine.generate(PROMPT, settings(mode, n_new)))
             assert here[-1].token_ids == there[:n_new]
             assert {e.device for e in here if isinstance(e, CallRecord)} == {"cpu:1"}
