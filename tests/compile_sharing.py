@@ -157,9 +157,10 @@ def install() -> None:
 
     def _persistent_cache_dir() -> Path | None:
         found = original_dir()
-        # what the window shows (the session service's cache info) reports the suite's cache as off; code that
-        # turns the cache off to compile cold (the pass recorder, the settings race) is told the truth
-        shown = sys._getframe(1).f_globals.get("__name__") == "app.core.session.service"
+        # what the window shows (the session's cache info: app.core.session.compute.caches) reports the suite's
+        # cache as off; code that turns the cache off to compile cold (the pass recorder, the settings race) is
+        # told the truth
+        shown = sys._getframe(1).f_globals.get("__name__") == "app.core.session.compute.caches"
         return None if shown and found is not None and str(found) == _xla_dir() else found
 
     switch.use_persistent_caches = _use_persistent_caches

@@ -253,7 +253,7 @@ def _collect_qt_garbage_on_the_gui_thread(request):
     """After a Qt test (and pytest-qt's own teardown, which closes its widgets), collect cyclic garbage here,
     on the GUI thread. Otherwise a closed window's widgets could be collected later by whichever thread
     collects next — the next window's compute thread settles the collector after a model load
-    (``app.core.session.service.settle_garbage_collector``) — and a QWidget destroyed off the GUI thread
+    (``app.core.session.compute.service.settle_garbage_collector``) — and a QWidget destroyed off the GUI thread
     crashes the process."""
     yield
     if "qtbot" in request.fixturenames:

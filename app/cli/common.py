@@ -223,10 +223,10 @@ def add_session_args(p: argparse.ArgumentParser) -> None:
 
 
 def compute_service(engine: Engine, args: argparse.Namespace) -> Any:
-    """The window's :class:`app.core.session.service.ComputeService` with ``engine`` (loaded here with the
+    """The window's :class:`app.core.session.compute.service.ComputeService` with ``engine`` (loaded here with the
     CLI's options) as its model: ``generate`` and ``race`` send it the same requests as the window and
     iterate the same events (``handle(request, …, reraise=True)``: a failure is raised, not an event)."""
-    from app.core.session.service import ComputeService
+    from app.core.session.compute.service import ComputeService
 
     service = ComputeService()
     service.adopt(engine, args.model, args.dtype, getattr(args, "device", None) or "")

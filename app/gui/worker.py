@@ -2,7 +2,7 @@
 torch call.
 
 The GUI sends typed requests (:mod:`app.core.session.requests`) with :meth:`ComputeThread.submit`; the worker
-executes them in order with :class:`app.core.session.service.ComputeService` and sends the answers back as
+executes them in order with :class:`app.core.session.compute.service.ComputeService` and sends the answers back as
 :attr:`ComputeWorker.events` (lists of plain events, batched). :meth:`ComputeThread.stop` ends a run
 within one decode step (a ``threading.Event`` the engine polls between steps); :meth:`ComputeThread.shutdown`
 stops, drops queued requests and waits for the thread (a destroyed running QThread would abort the process:
@@ -51,7 +51,7 @@ class ComputeWorker(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        from app.core.session.service import ComputeService
+        from app.core.session.compute.service import ComputeService
 
         self.service = ComputeService()
         self.service.settle_gc = self.settleRequested.emit  # collected on the GUI thread, not here
@@ -126,7 +126,7 @@ class ComputeThread(QObject):
     def _settle_gc(self) -> None:
         """After a model load, on the GUI thread: collect (Qt objects in cyclic garbage are destroyed on their
         own thread) and freeze what is alive, so later full collections skip the model's objects."""
-        from app.core.session.service import settle_garbage_collector
+        from app.core.session.compute.service import settle_garbage_collector
 
         settle_garbage_collector()
 

@@ -82,7 +82,7 @@ class SessionEvents(SignalGroup):
     sessionsRead = Signal(rq.SessionsRead)
     #: A settings race's lanes so far and the lane starting (:class:`rq.SettingsRaceLanes`).
     settingsRace = Signal(rq.SettingsRaceLanes)
-    #: Where two raced settings part (:class:`app.core.session.settings_race_service.SettingsParted`).
+    #: Where two raced settings part (:class:`app.core.session.compute.settings_race.SettingsParted`).
     settingsParted = Signal(object)
     #: The user's program loaded (its entry points, the one run).
     programLoaded = Signal(rq.ProgramLoaded)

@@ -22,13 +22,13 @@ from app.core.programs.compute.requests import ProgramCompiled
 from app.core.race import with_verdicts
 from app.core.session import figures
 from app.core.session import requests as rq
+from app.core.session.compute.settings_race import SettingsParted
 from app.core.session.devices import DeviceState
 from app.core.session.events_group import SessionEvents
 from app.core.session.figures import LiveFigures, program_line
 from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
-from app.core.session.settings_race_service import SettingsParted
 from app.core.session.verdicts import RaceVerdicts
 from app.core.settings import GenerationSettings
 from app.core.steady import SteadyPlan

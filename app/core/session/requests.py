@@ -1,7 +1,7 @@
 """A model's typed requests to the compute service and the events it answers with (plain data: no Qt, no JAX).
 
 The window sends one request type per action to the one worker on the compute thread
-(:mod:`app.gui.worker`), which executes it with :class:`app.core.session.service.ComputeService`; the answers are
+(:mod:`app.gui.worker`), which executes it with :class:`app.core.session.compute.service.ComputeService`; the answers are
 the engine events of :mod:`app.core.events` plus the events below. The protocol every request follows — the
 :class:`~app.core.requests.Request` base, :class:`~app.core.requests.RequestDone`,
 :class:`~app.core.requests.RequestFailed`, :class:`~app.core.requests.Notice`,
@@ -243,7 +243,7 @@ class ProfileReady:
 
 @dataclass(frozen=True)
 class PassesReady:
-    """A recorded pass pipeline (:func:`app.core.session.passes_service.passes_ready`), as plain data:
+    """A recorded pass pipeline (:func:`app.core.session.compute.passes.passes_ready`), as plain data:
     ``pipeline`` the :class:`app.core.passes.model.PassPipeline` itself (snapshot texts zlib-compressed,
     decompressed on first use; no JAX), ``rows`` :func:`app.core.passes.query.pass_rows`, ``snapshots`` each
     snapshot's :meth:`Snapshot.summary` (``before`` and ``final`` included, in order), ``breakdown``

@@ -1,6 +1,6 @@
 """The window's source-map tab and the HLO view's collectives table, linked to the IR
 views. GUI thread only; the maps and collectives are plain data built on the compute thread
-(:meth:`app.core.session.service.ComputeService.after_run`).
+(:meth:`app.core.session.compute.service.ComputeService.after_run`).
 
 A map's line numbers only hold for the IR text it was built from, so maps follow the IR tabs step by
 step: new IR for a step drops that step's map (and its highlights) until the new map arrives after the run;

@@ -1,6 +1,6 @@
 """The window's device panel: devices listed by the compute thread, mesh changes sent to it as queued
 requests, bytes per device after each mesh change and run. GUI thread only; every JAX call happens on the
-compute thread (:class:`app.core.session.service.ComputeService`).
+compute thread (:class:`app.core.session.compute.service.ComputeService`).
 """
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ def test_a_recording_says_each_stage_and_counts_the_whole_wait():
     of the result count from the request's start, not the compile alone."""
     import time
 
-    from app.core.session.passes_service import record_passes
+    from app.core.session.compute.passes import record_passes
     from app.core.session.requests import PassesReady, PassesRequest
 
     phases = []

@@ -81,10 +81,10 @@ def _assert_says_kernel_ir(pipeline) -> str:
 
 
 def test_the_window_records_07_mlp_training_with_kernel_ir_five_times():
-    """The window's path for a program (ComputeService → passes_service.record_passes): the process survives
+    """The window's path for a program (ComputeService → session.compute.passes.record_passes): the process survives
     every recording, and each says whether its kernel IR is in it (a lost one also as a Notice first)."""
     from app.core.session import requests as rq
-    from app.core.session.service import ComputeService
+    from app.core.session.compute.service import ComputeService
 
     service = ComputeService()
     program = rq.ProgramRequest(EXAMPLE.read_text(), path=str(EXAMPLE), name=EXAMPLE.name, entry="train_step")
@@ -131,7 +131,7 @@ def test_with_the_fusion_log_the_retry_runs_in_a_child_again(monkeypatch):
 
 def test_the_window_path_says_so_with_a_notice(monkeypatch):
     from app.core.session import requests as rq
-    from app.core.session.passes_service import record_passes
+    from app.core.session.compute.passes import record_passes
 
     _use_child(monkeypatch, ABORTING_CHILD)
     request = rq.PassesRequest(step="mlp")

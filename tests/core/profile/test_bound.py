@@ -103,8 +103,8 @@ def test_a_tp_mesh_halves_the_bound_and_the_session_follows(llama_engine, tmp_pa
     import pytest
 
     from app.core.session import requests as rq
+    from app.core.session.compute.service import ComputeService
     from app.core.session.model import Session
-    from app.core.session.service import ComputeService
 
     if jax.device_count() < 2:
         pytest.skip("tp=2 needs 2 devices (conftest simulates 4 CPU devices)")

@@ -134,7 +134,7 @@ def test_a_compile_request_compiles_never_runs_and_compares_with_the_previous_go
     the request's ``previous`` snapshot, and no call record (the program is never run)."""
     from app.core.events import CallRecord, IREvent
     from app.core.programs.compute.requests import ProgramCompiled, ProgramCompileRequest
-    from app.core.session.service import ComputeService
+    from app.core.session.compute.service import ComputeService
 
     service = ComputeService()
 

@@ -7,8 +7,8 @@ import pytest
 from app.core.events import CallRecord, FinishedEvent, LaneEvent, TokenEvent
 from app.core.race import by_lane, race, summary_rows
 from app.core.session import requests as rq
+from app.core.session.compute.service import ComputeService
 from app.core.session.model import LiveFigures, Session
-from app.core.session.service import ComputeService
 from app.core.settings import GenerationSettings
 
 
@@ -123,7 +123,7 @@ def test_stop_flag_ends_a_run_within_a_step(llama_engine, mode):
 
 def test_a_failure_names_the_input_at_fault():
     from app.core.errors import EmptyPromptError, InvalidSettingsError, ModelNotFoundError, PromptTooLongError
-    from app.core.session.service import failure
+    from app.core.session.compute.service import failure
 
     run = rq.RunRequest("hi", GenerationSettings())
     assert failure(rq.LoadRequest("x/y"), ModelNotFoundError("no such model")).field == "model"

@@ -15,7 +15,7 @@ from conftest import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
 
-from app.core.session.settings_race_service import SettingsPartingRequest  # noqa: E402
+from app.core.session.compute.settings_race import SettingsPartingRequest  # noqa: E402
 
 WINDOW_TOKENS = 4
 NO_FUSION = "--xla_disable_hlo_passes=fusion"

@@ -2,7 +2,7 @@
 (:class:`ProgramRequest`), the Code workspace's live compile (issue 41, :class:`ProgramCompileRequest`), race its entry
 point under compiler settings (:class:`ProgramSettingsRaceRequest`); answered by :class:`ProgramLoaded`,
 :class:`ProgramCompiled`, :class:`ProgramFailed` beside the engine events and :mod:`app.core.requests`' answers. The
-compute thread's service (:class:`app.core.session.service.ComputeService`) dispatches them by type like every
+compute thread's service (:class:`app.core.session.compute.service.ComputeService`) dispatches them by type like every
 request; :class:`app.core.programs.compute.service.ProgramService` runs them."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ this backend does not have is refused by name here, before anything is sent; one
 the compute thread and is shown the same way. Inductor's modes race in the ``torch-compile`` mode, on the same plot.
 
 Under the plot, :class:`widgets.demo.parting_view.PartingPicker` asks where two of the raced settings part: a
-:class:`app.core.session.settings_race_service.SettingsPartingRequest` on the same compute thread records the decode
+:class:`app.core.session.compute.settings_race.SettingsPartingRequest` on the same compute thread records the decode
 step's pass pipeline under each (:func:`app.core.compile_settings.parting.where_settings_part`), and the answer
 opens :class:`widgets.demo.parting_view.PartingDialog`: the two pipelines in lockstep, the first pass whose output
 HLO differs highlighted with its diff, the fusions each kept (XLA settings only: Inductor has no XLA pass pipeline).
@@ -43,8 +43,8 @@ from app.core.errors import InvalidSettingsError
 from app.core.programs.compute.requests import ProgramSettingsRaceRequest
 from app.core.race import EAGER_TOKENS
 from app.core.requests import RequestFailed
+from app.core.session.compute.settings_race import SettingsParted, SettingsPartingRequest
 from app.core.session.requests import SettingsRaceRequest
-from app.core.session.settings_race_service import SettingsParted, SettingsPartingRequest
 from app.core.steady import SteadyPlan
 from app.core.steps import DECODE
 from app.gui.context import WindowContext

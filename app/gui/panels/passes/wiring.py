@@ -1,5 +1,5 @@
 """The Passes tab: XLA's pass pipeline step by step (issue 22). Record a compiled step's passes (on the
-compute thread: :mod:`app.core.session.passes_service`), then read the pass list with times and changed
+compute thread: :mod:`app.core.session.compute.passes`), then read the pass list with times and changed
 marks, the instruction and fusion counts along the pipeline, the selected pass's HLO as a diff against the
 snapshot before it, search across every snapshot, the fusions with where they came from and why, and the
 compile time taken apart. GUI thread only; diffs and searches run here over the recorded texts (pure
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.passes import query
-from app.core.session.passes_service import recorded_passes_ready
+from app.core.session.compute.passes import recorded_passes_ready
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
 from app.gui.context import WindowContext
 from app.gui.layout import scrolling

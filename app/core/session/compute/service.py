@@ -15,19 +15,23 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from app.core.backends import CPU
-from app.core.compile_cache.switch import cache_action, inductor_dir_for
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
-from app.core.mode_catalog import profiling_mode
 from app.core.profile.bound import memory_bound
 from app.core.session import requests as rq
-from app.core.session import settings_race_service as srs
+from app.core.session.compute import settings_race as srs
+from app.core.session.compute.caches import CacheState
+from app.core.session.compute.passes import passes_events
+from app.core.session.compute.profile import profile_events
+from app.core.session.compute.recorded import capture_events, open_sessions_events
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
-    from app.core.profile.model import StepProfile
     from app.core.programs.compute.service import ProgramService
+
+
+StopFn = Callable[[], bool]
+LivePhase = Callable[[Any], None] | None
 
 
 def settle_garbage_collector() -> None:
@@ -70,14 +74,6 @@ def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
     return getattr(exc, "field", "settings") if isinstance(exc, InvalidSettingsError) else ""  # a setting's name
 
 
-def profile_rows(profile: StepProfile) -> dict[str, list[dict[str, Any]]]:
-    """A profile's rows aggregated four ways, as dicts (:attr:`app.core.session.requests.ProfileReady.rows`)."""
-    from app.core.profile.build import aggregate
-
-    return {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
-            for by in ("line", "op", "fusion", "module")}
-
-
 class ComputeService:
     """Executes requests one at a time. Use from one thread (the engine is not thread-safe)."""
 
@@ -85,7 +81,7 @@ class ComputeService:
         self.engine: Engine | None = None
         self._key: tuple[str, str, str] | None = None
         self._mesh: Any = None  # app.core.parallel.mesh.MeshSpec chosen by the user, applied to every loaded model
-        self._cache_dir = ""
+        self._caches = CacheState()
         #: Run after a model load: collect once, then freeze what is alive (:func:`settle_garbage_collector`).
         #: The window runs it on the GUI thread instead (``app.gui.worker``): cyclic garbage may hold Qt
         #: widgets, which must not be destroyed on the compute thread.
@@ -106,14 +102,17 @@ class ComputeService:
         message and exit code) the exception is raised instead, after the :class:`RequestDone`."""
         handler = {
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
-            rq.CacheRequest: self._cache, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
-            rq.ProfileRequest: self._profile, rq.PassesRequest: self._passes, rq.ProgramRequest: self._program,
-            rq.CaptureRequest: self._capture, rq.OpenSessionsRequest: self._open_sessions,
-            rq.SettingsRaceRequest: self._race,
+            rq.SettingsRaceRequest: self._race, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
+            rq.CacheRequest: lambda r, _stop, _live: self._caches.events(r, self._clear_compiled()),
+            rq.ProfileRequest: lambda r, stop, live: profile_events(r, self._engine, self._programs_, stop, live),
+            rq.PassesRequest: lambda r, stop, live: passes_events(r, self._engine, self._programs_, stop, live),
+            rq.CaptureRequest: lambda r, _stop, live: capture_events(r, live),
+            rq.OpenSessionsRequest: lambda r, _stop, live: open_sessions_events(r, live),
             srs.SettingsPartingRequest: lambda r, stop, live: srs.parting_events(
                 self.programs if r.program is not None else self._engine(), r, stop, live),
-            rq.ProgramSettingsRaceRequest: self._program_race,
+            rq.ProgramRequest: self._program,
             rq.ProgramCompileRequest: self._program,  # the Code workspace's live compile
+            rq.ProgramSettingsRaceRequest: self._program_race,
         }[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
@@ -125,7 +124,7 @@ class ComputeService:
             yield rq.RequestDone(request)
 
     # -- models -----------------------------------------------------------------------------------------
-    def _load(self, request: rq.LoadRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
+    def _load(self, request: rq.LoadRequest, _stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
         from app.core.engine.engine import load_engine
 
         if self.engine is not None and self._key == (request.model, request.dtype, request.device):
@@ -170,13 +169,16 @@ class ComputeService:
         this service's model: runs and races then go through :meth:`handle` as the window's do."""
         self.engine, self._key = engine, (model, dtype, device)
 
+    def _clear_compiled(self) -> Callable[[], None] | None:
+        return self.engine.clear_compiled if self.engine is not None else None
+
     def _engine(self) -> Engine:
         if self.engine is None:
             raise PlaygroundError("No model is loaded: pick one and press Load.")
         return self.engine
 
     # -- runs -------------------------------------------------------------------------------------------
-    def _run(self, request: rq.RunRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
+    def _run(self, request: rq.RunRequest, should_stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
         engine = self._engine()
         irs: list[IREvent] = []
         try:
@@ -187,14 +189,14 @@ class ComputeService:
         finally:
             yield from self.after_run(irs, on_live_phase, request.source_maps)
 
-    def _race(self, request: rq.RaceRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
+    def _race(self, request: rq.RaceRequest, should_stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
         from app.core.race import race
 
         engine = self._engine()
         irs: list[IREvent] = []
         try:
             if isinstance(request, rq.SettingsRaceRequest):  # one lane per compiler setting, the same stream
-                from app.core.session.settings_race_service import settings_race_events
+                from app.core.session.compute.settings_race import settings_race_events
 
                 stream = settings_race_events(engine, request, should_stop)
             else:
@@ -235,7 +237,7 @@ class ComputeService:
                 yield rq.Notice(f"Could not list the {step} step's collectives: {exc}")
         try:
             yield rq.MeshChanged(engine.mesh_label, engine.device_bytes(), memory_bound(engine))
-            yield self._cache_info("")  # the run may have written to the persistent cache
+            yield self._caches.info()  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
             yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
 
@@ -250,16 +252,19 @@ class ComputeService:
         self._maps[(mode, step)] = (step_ir, source_map)
         return source_map
 
-    def _program(self, request: rq.ProgramRequest, should_stop: Any, _live: Any) -> Iterator[Any]:
+    def _program(self, request: rq.ProgramRequest, should_stop: StopFn, _live: LivePhase) -> Iterator[Any]:
         """The user's own program (:mod:`app.core.programs.compute.service`): the same events as a model run."""
         yield from self.programs.handle(request, should_stop)
 
     def _program_race(self, request: rq.ProgramSettingsRaceRequest, should_stop: Callable[[], bool],
-                      _live: Any) -> Iterator[Any]:
+                      _live: LivePhase) -> Iterator[Any]:
         """A program entry point's settings race (:func:`app.core.programs.compute.race.program_race_events`)."""
         from app.core.programs.compute.race import program_race_events
 
         yield from program_race_events(self.programs, request, should_stop)
+
+    def _programs_(self) -> ProgramService:
+        return self.programs
 
     @property
     def programs(self) -> ProgramService:
@@ -271,94 +276,8 @@ class ComputeService:
             self._programs = ProgramService()
         return self._programs
 
-    def _profile(self, request: rq.ProfileRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
-        """Profile the step on the compute thread, outside any run's timings; progress as live phases."""
-        from app.core.events import PhaseEvent
-        from app.core.profile.step import profile_step
-
-        def progress(message: str) -> None:
-            if on_live_phase is not None:
-                on_live_phase(PhaseEvent("profiling", True, message))
-
-        if request.program is not None:  # the user's program: its entry point, its file:line rows
-            profile, live = self.programs.profile(request.program, request.n_steps, _stop, progress)
-            yield rq.ProfileReady(profile, profile_rows(profile), profile.timeline.to_dict(), live.plain())
-            return
-        engine = self._engine()
-        mode = request.mode or profiling_mode()
-        profile = profile_step(engine, request.prompt, request.step, request.n_steps, on_progress=progress,
-                               mode=mode)
-        profile.mode = mode
-        rows = profile_rows(profile)
-        ir = engine.ir.get((mode, request.step))
-        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), ir.plain() if ir is not None else None)
-
-    def _open_sessions(self, request: rq.OpenSessionsRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
-        """Read session files (no JAX, torch or model); progress as a live phase naming the files and their
-        size; a bad file is answered as :class:`SessionsRead` ``error`` (nothing else changes)."""
-        from pathlib import Path
-
-        from app.core.errors import SessionFileError
-        from app.core.events import PhaseEvent
-        from app.core.recording import load_all
-
-        if on_live_phase is not None:
-            sizes = sum(Path(p).stat().st_size for p in request.paths if Path(p).is_file())
-            names = ", ".join(Path(p).name for p in request.paths)
-            on_live_phase(PhaseEvent("opening", True, f"{names} ({sizes / 1e6:.1f} MB)"))
-        t0 = time.perf_counter()
-        try:
-            files = load_all(list(request.paths))
-        except SessionFileError as exc:
-            yield rq.SessionsRead(request, [], (time.perf_counter() - t0) * 1000, str(exc))
-            return
-        yield rq.SessionsRead(request, files, (time.perf_counter() - t0) * 1000)
-
-    def _capture(self, request: rq.CaptureRequest, _stop: Any, on_live_phase: Any) -> Iterator[Any]:
-        """Open a capture or a dump folder recorded elsewhere (no engine needed); progress as a live phase."""
-        import dataclasses
-        from pathlib import Path
-
-        from app.core.events import PhaseEvent
-
-        path = Path(request.path)
-        if on_live_phase is not None:
-            on_live_phase(PhaseEvent("opening capture", True, path.name))
-        t0 = time.perf_counter()
-        if path.is_dir():
-            from app.core.passes.dumps import open_dumps
-            from app.core.session.passes_service import passes_ready
-
-            pipeline = open_dumps(path)
-            ready = passes_ready(rq.PassesRequest(step=pipeline.module), "recorded elsewhere", pipeline,
-                                 time.perf_counter() - t0)
-            yield dataclasses.replace(ready, origin=f"dumps {path.name} · {pipeline.platform or CPU.platform}")
-            return
-        from app.core.profile.offline import profile_capture
-
-        profile = profile_capture(path, request.hlo or None)
-        rows = profile_rows(profile)
-        device = getattr(profile, "device", "") or CPU.platform
-        yield rq.ProfileReady(profile, rows, profile.timeline.to_dict(), None, origin=f"capture {path.name} · {device}")
-
-    def _passes(self, request: rq.PassesRequest, should_stop: Any, on_live_phase: Any) -> Iterator[Any]:
-        """Record XLA's pass pipeline of a compiled step (:mod:`app.core.session.passes_service`)."""
-        from app.core.session.passes_service import record_passes
-
-        started = time.perf_counter()  # the recording's seconds: the whole wait, a program's lowering included
-
-        if request.program is not None:  # the user's program: lower its entry point (no model needed)
-            from app.core.passes.lowered import lowered_for
-            from app.core.programs.runner import ProgramRunner
-
-            _program, prepared, _runner = self.programs.prepare(request.program, should_stop)
-            yield from record_passes(None, request, should_stop, on_live_phase,
-                                     lowered=lowered_for(ProgramRunner(prepared), should_stop=should_stop), started=started)
-            return
-        yield from record_passes(self._engine(), request, should_stop, on_live_phase, started=started)
-
     # -- devices and mesh -------------------------------------------------------------------------------
-    def _devices(self, _request: rq.DevicesRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+    def _devices(self, _request: rq.DevicesRequest, _stop: StopFn, _live: LivePhase) -> Iterator[Any]:
         from app.core.engine.device import available_platforms, default_platform
         from app.core.parallel.devices import list_devices
 
@@ -366,7 +285,7 @@ class ComputeService:
         platform = getattr(device, "platform", None) or default_platform()
         yield rq.DevicesListed(list_devices(platform), available_platforms(), platform)
 
-    def _set_mesh(self, request: rq.MeshRequest, _stop: Any, _live: Any) -> Iterator[Any]:
+    def _set_mesh(self, request: rq.MeshRequest, _stop: StopFn, _live: LivePhase) -> Iterator[Any]:
         """On an error (bad text, too few devices, tp not dividing the model) the engine stays as it was."""
         from app.core.parallel.mesh import parse_mesh
 
@@ -377,23 +296,3 @@ class ComputeService:
         engine.set_mesh(spec)
         self._mesh = spec if spec.n_devices > 1 else None
         yield rq.MeshChanged(engine.mesh_label, engine.device_bytes(), memory_bound(engine))
-
-    # -- compilation caches -----------------------------------------------------------------------------
-    def _cache(self, request: rq.CacheRequest, _stop: Any, _live: Any) -> Iterator[Any]:
-        """One toggle, one clear button for both compilers: JAX's persistent compilation cache in the
-        directory, Inductor's FX-graph / AOT-autograd caches beside it (:func:`inductor_dir_for`)."""
-        directory = request.directory
-        engine = self.engine
-        message = cache_action(request.action, directory, engine.clear_compiled if engine is not None else None)
-        yield self._cache_info(directory, message)
-
-    def _cache_info(self, directory: str, message: str = "") -> rq.CacheInfo:
-        from app.core.compile_cache.xla import disk_cache_size, persistent_cache_dir
-
-        in_use = persistent_cache_dir()
-        self._cache_dir = str(in_use) if in_use else (directory or self._cache_dir)
-        n_files, n_bytes = disk_cache_size(self._cache_dir) if self._cache_dir else (0, 0)
-        if self._cache_dir:
-            more_files, more_bytes = disk_cache_size(inductor_dir_for(self._cache_dir))
-            n_files, n_bytes = n_files + more_files, n_bytes + more_bytes
-        return rq.CacheInfo(in_use is not None, self._cache_dir, n_files, n_bytes, message)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from app.core.session import requests as rq
 
 if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
+    from app.core.programs.compute.service import ProgramService
     from app.core.recording.model import RecordedPasses
 
 
@@ -84,6 +86,23 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     if kernel_ir_lost(pipeline):
         yield rq.Notice(pipeline.kernel_ir)
     yield passes_ready(request, mode, pipeline, time.perf_counter() - t0)
+
+
+def passes_events(request: rq.PassesRequest, engine: Callable[[], Engine], programs: Callable[[], ProgramService],
+                  should_stop: Callable[[], bool], on_live_phase: Callable[[Any], None] | None) -> Iterator[Any]:
+    """Record XLA's pass pipeline of ``engine()``'s compiled step (:func:`record_passes`) or, with
+    ``request.program``, of the program's entry point lowered anew (no model needed; the program kept warm by
+    ``programs()``); the recording's seconds count the whole wait, a program's lowering included."""
+    started = time.perf_counter()
+    if request.program is not None:  # the user's program: lower its entry point
+        from app.core.passes.lowered import lowered_for
+        from app.core.programs.runner import ProgramRunner
+
+        _program, prepared, _runner = programs().prepare(request.program, should_stop)
+        lowered = lowered_for(ProgramRunner(prepared), should_stop=should_stop)
+        yield from record_passes(None, request, should_stop, on_live_phase, lowered=lowered, started=started)
+        return
+    yield from record_passes(engine(), request, should_stop, on_live_phase, started=started)
 
 
 def recorded_passes_ready(passes: RecordedPasses, origin: str) -> rq.PassesReady | None:
