@@ -13,7 +13,6 @@ Everything here runs on the thread that calls it (the GUI thread in the window).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +31,6 @@ from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
 from app.core.session.verdicts import RaceVerdicts
 from app.core.settings import GenerationSettings
 from app.core.steady import SteadyPlan
-from app.core.steps import DECODE
 
 __all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
 
@@ -178,47 +176,6 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
         self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
 
-    def profile(self, prompt: str, step: str = DECODE, n_steps: int = 20,
-                program: rq.ProgramRequest | None = None) -> bool:
-        """Profile the loaded model's ``step`` in the latest run's mode when that mode is profilable (jit-loop:
-        its loop, one step per iteration), else jit-static's — or, with ``program``, ``n_steps`` calls of the
-        user's program's entry point (no model needed); refused (False) while busy or with no model."""
-        if self.busy or (self.loaded is None and program is None):
-            return False
-        mode = self.profilable_mode() if program is None else ""
-        what = f"calls of {program.entry or program.name}" if program is not None else f"{step} steps"
-        return self.send(rq.ProfileRequest(prompt, step, n_steps, program, mode), f"Profiling {n_steps} {what}…")
-
-    def open_capture(self, path: str, hlo: str = "") -> bool:
-        """Open a profiler capture (with its optimized HLO text ``hlo``; ``""``: the one beside it) or a folder
-        of XLA dumps recorded on another machine (:class:`app.core.session.requests.CaptureRequest`; no model
-        needed); refused (False) while busy."""
-        if self.busy:
-            return False
-        return self.send(rq.CaptureRequest(path, hlo), f"Opening {path}…")
-
-    def open_sessions(self, paths: list[str]) -> bool:
-        """Read session files on the compute thread (no JAX is started for it) and answer with
-        ``events.sessionsRead``, after which the session is idle again (the views then show the runs);
-        refused (False) while busy."""
-        if self.busy or not paths:
-            return False
-        return self.send(rq.OpenSessionsRequest(tuple(str(p) for p in paths)))
-
-    def passes(self, step: str = DECODE, fusion_log: bool = False, mode: str = "", xla_flags: str = "",
-               program: rq.ProgramRequest | None = None) -> bool:
-        """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
-        that compiled it) — or, with ``program``, of the user's program's entry point (no model needed) — with
-        ``xla_flags`` (XLA option text, validated on the compute thread); refused (False) while busy or with no
-        model. Stop ends it (the worker's stop flag)."""
-        if self.busy or (self.loaded is None and program is None):
-            return False
-        if program is not None:
-            step = program.entry or "program"
-        self.last_error = None
-        return self.send(rq.PassesRequest(step, fusion_log, mode, xla_flags, program),
-                         f"Recording XLA's passes of the {step} step" + (" with the fusion log…" if fusion_log else "…"))
-
     def send(self, request: rq.Request, status: str = "") -> bool:
         """Make ``request`` the active one and send it to the compute thread, saying ``status`` (if any); the
         caller checks :attr:`busy` first (a view's own request, e.g. the settings race's parting)."""
@@ -227,19 +184,6 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
         if status:
             self.events.status.emit(status)
         self.submit(request)
-        return True
-
-    def set_device(self, platform: str) -> bool:
-        """Run on ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``; ``""``: JAX's default) from now on: the loaded
-        model is loaded again there (its compiled steps are the old device's) and the devices listed anew.
-        False (nothing changes) while busy or when it is the platform in use."""
-        if self.busy or platform == (self.device or self.platform):
-            return False
-        self.device = platform
-        model = self.loaded.request if self.loaded is not None else None
-        if model is not None:
-            self.load(model.model, model.dtype)
-        self.list_devices()
         return True
 
     # -- answers (from the worker) ----------------------------------------------------------------------
@@ -266,50 +210,6 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
                               "new run waits for it.")
         self._busy_changed()
         return True
-
-    # -- recorded runs (session files) ------------------------------------------------------------------
-    def begin_recorded(self, label: str, mode: str, origin: str, race: int | None = None, replay: bool = False,
-                       keep: int = 1, program: str = "") -> RunState | None:
-        """Start showing a recorded run (from a session file): a new run in :attr:`runs` named ``label``,
-        recorded at ``origin``; feed its events with :meth:`apply_all`, then call :meth:`end_recorded`.
-        ``replay``: the session is busy until then (a live run waits; :class:`ReplayRequest`). ``keep``: at
-        least this many runs stay on the plot until the next live run (runs of files opened together).
-        ``program``: the entry point of a recorded program run (its views show calls, not tokens).
-        Refused (None) while a load, run or race is queued or executing."""
-        if self.busy:
-            return None
-        self._keep = max(self._keep, keep)
-        if replay:
-            self.active = ReplayRequest(label)
-            self._busy_changed()
-        # a reopened run keeps its file's number where it is free (issue 37: a file's runs 4–8 showed as 1–5)
-        own = re.match(r"run (\d+)\b", label)
-        number = int(own.group(1)) if own and not replay else 0
-        return self._new_run(mode, race, program, label=label, origin=origin, replay=replay, number=number)
-
-    def end_recorded(self, run: RunState, message: str = "") -> None:
-        """The recorded run ``run`` is shown (or its replay ended or was stopped: it ends as ``stopped``
-        when its :class:`FinishedEvent` did not come); the session is idle again."""
-        self._end_stopped(run)
-        if isinstance(self.active, ReplayRequest):
-            self.active = None
-            self._busy_changed()
-        self.events.idle.emit(message)
-
-    def apply_all(self, events: list[Any]) -> None:
-        """Take a batch: consecutive call records and tokens are announced once per batch. Events of an
-        abandoned request (:meth:`abandon`) are dropped: the compute thread handles requests in order, so
-        everything before that request's RequestDone is its own."""
-        if self.background is not None:
-            done = next((i for i, e in enumerate(events)
-                         if isinstance(e, rq.RequestDone) and e.request is self.background), None)
-            if done is None:
-                return
-            events = events[done + 1:]
-            self.background = None
-            self.events.background.emit(False)
-            self.events.status.emit("The compute thread is free.")
-        self._stream(events, self.apply)
 
     def _handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
@@ -364,19 +264,14 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
     def _done_message(self, request: rq.Request) -> str:
         if self.last_error is not None and self.last_error.request is request:
             return ""
-        if isinstance(request, rq.PassesRequest):
-            return figures.passes_done(request, self.last_passes)
-        if isinstance(request, rq.CaptureRequest):
-            origin, self.last_origin = self.last_origin, ""
-            return figures.capture_done(origin)
+        if isinstance(request, (rq.PassesRequest, rq.CaptureRequest, rq.ProfileRequest)):
+            return self._results_done(request)
         if isinstance(request, rq.ProgramRequest) and request.trace_only:
             entry = self._program_entry or request.entry or "the program"
             return f"Traced {entry} as you type: jaxpr, StableHLO and HLO updated (Ctrl+Enter runs and times it)."
         if isinstance(request, rq.ProgramRequest):
             return "; ".join(program_line(r) for r in self.runs if r.program and r.finished is not None
                              and r.run_id > self._program_first_run) or "Stopped before the first call ended."
-        if isinstance(request, rq.ProfileRequest):
-            return figures.profile_done(request, self.last_profile)
         if isinstance(request, rq.RaceRequest):
             return figures.race_done(self.race_rows(), request.modes, self.shown_verdicts())
         return ""

@@ -1,14 +1,16 @@
 """The session's run list with its signals: :class:`RunList`, the part of
 :class:`app.core.session.model.Session` that numbers runs and races, starts and ends them, takes their call
 records and tokens, keeps at most :attr:`RunList.max_runs` of them (:func:`app.core.session.runs.retain`) and
-announces each change on :attr:`RunList.events`. What a run belongs to (the request in progress) is the
-session's; everything here runs on the thread that calls the session."""
+announces each change on :attr:`RunList.events`; it takes the worker's batches (:meth:`RunList.apply_all`) and shows
+recorded runs (:meth:`RunList.begin_recorded`, :meth:`RunList.end_recorded`). What a run belongs to (the request in
+progress) is the session's; everything here runs on the thread that calls the session."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, FinishedEvent, LaneEvent, PromptEvent, TokenEvent
 from app.core.report.text import cap_note
@@ -16,7 +18,10 @@ from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
 from app.core.session.figures import LiveFigures
-from app.core.session.runs import MAX_RUNS, RunState, retain, stopped_finish
+from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState, retain, stopped_finish
+
+if TYPE_CHECKING:
+    from app.core.session.host import SessionHost
 
 
 class RunList:
@@ -204,3 +209,47 @@ class RunList:
         self.events.figures.emit(self.figures())
         self.events.runFinished.emit(run)
         self.events.raceSummary.emit(self.race_rows())
+
+    def apply_all(self: SessionHost, events: list[Any]) -> None:
+        """Take a batch: consecutive call records and tokens are announced once per batch. Events of an
+        abandoned request (:meth:`abandon`) are dropped: the compute thread handles requests in order, so
+        everything before that request's RequestDone is its own."""
+        if self.background is not None:
+            done = next((i for i, e in enumerate(events)
+                         if isinstance(e, rq.RequestDone) and e.request is self.background), None)
+            if done is None:
+                return
+            events = events[done + 1:]
+            self.background = None
+            self.events.background.emit(False)
+            self.events.status.emit("The compute thread is free.")
+        self._stream(events, self.apply)
+
+    # -- recorded runs (session files) ------------------------------------------------------------------
+    def begin_recorded(self: SessionHost, label: str, mode: str, origin: str, race: int | None = None, replay: bool = False,
+                       keep: int = 1, program: str = "") -> RunState | None:
+        """Start showing a recorded run (from a session file): a new run in :attr:`runs` named ``label``,
+        recorded at ``origin``; feed its events with :meth:`apply_all`, then call :meth:`end_recorded`.
+        ``replay``: the session is busy until then (a live run waits; :class:`ReplayRequest`). ``keep``: at
+        least this many runs stay on the plot until the next live run (runs of files opened together).
+        ``program``: the entry point of a recorded program run (its views show calls, not tokens).
+        Refused (None) while a load, run or race is queued or executing."""
+        if self.busy:
+            return None
+        self._keep = max(self._keep, keep)
+        if replay:
+            self.active = ReplayRequest(label)
+            self._busy_changed()
+        # a reopened run keeps its file's number where it is free (issue 37: a file's runs 4–8 showed as 1–5)
+        own = re.match(r"run (\d+)\b", label)
+        number = int(own.group(1)) if own and not replay else 0
+        return self._new_run(mode, race, program, label=label, origin=origin, replay=replay, number=number)
+
+    def end_recorded(self: SessionHost, run: RunState, message: str = "") -> None:
+        """The recorded run ``run`` is shown (or its replay ended or was stopped: it ends as ``stopped``
+        when its :class:`FinishedEvent` did not come); the session is idle again."""
+        self._end_stopped(run)
+        if isinstance(self.active, ReplayRequest):
+            self.active = None
+            self._busy_changed()
+        self.events.idle.emit(message)
