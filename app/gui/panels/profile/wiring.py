@@ -1,6 +1,6 @@
 """The Profile tab: measured time per HLO op, per fusion, per source line and per module, with the step's
 timeline, linked to the optimized-HLO view. GUI thread only; the profile is measured on the compute thread
-(:meth:`app.core.session.compute.service.ComputeService._profile`) and arrives as plain data."""
+(:func:`app.core.session.compute.profile.profile_events`) and arrives as plain data."""
 
 from __future__ import annotations
 
