@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from app.core.compile_cache.switch import cache_action, inductor_dir_for
+from app.core.requests import Handlers
 from app.core.session import requests as rq
 
 
@@ -15,6 +16,10 @@ class CacheState:
 
     def __init__(self) -> None:
         self.directory = ""
+
+    def handlers(self, clear_compiled: Callable[[], Callable[[], None] | None]) -> Handlers:
+        """The caches' entry in the compute service's table (``clear_compiled()``: the loaded engine's, or None)."""
+        return {rq.CacheRequest: lambda r, _stop, _live: self.events(r, clear_compiled())}
 
     def events(self, request: rq.CacheRequest, clear_compiled: Callable[[], None] | None) -> Iterator[rq.CacheInfo]:
         """Do ``request.action`` (:func:`app.core.compile_cache.switch.cache_action`; ``clear_compiled``: the loaded

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from app.core.requests import Handlers
 from app.core.session import requests as rq
 
 if TYPE_CHECKING:
@@ -86,6 +87,11 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     if kernel_ir_lost(pipeline):
         yield rq.Notice(pipeline.kernel_ir)
     yield passes_ready(request, mode, pipeline, time.perf_counter() - t0)
+
+
+def handlers(engine: Callable[[], Engine], programs: Callable[[], ProgramService]) -> Handlers:
+    """The pass recording's entry in the compute service's table."""
+    return {rq.PassesRequest: lambda r, stop, live: passes_events(r, engine, programs, stop, live)}
 
 
 def passes_events(request: rq.PassesRequest, engine: Callable[[], Engine], programs: Callable[[], ProgramService],

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.events import PhaseEvent
 from app.core.mode_catalog import profiling_mode
+from app.core.requests import Handlers
 from app.core.session import requests as rq
 
 if TYPE_CHECKING:
@@ -24,6 +25,11 @@ def profile_rows(profile: StepProfile) -> dict[str, list[dict[str, Any]]]:
 
     return {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
             for by in ("line", "op", "fusion", "module")}
+
+
+def handlers(engine: Callable[[], Engine], programs: Callable[[], ProgramService]) -> Handlers:
+    """The profile's entry in the compute service's table."""
+    return {rq.ProfileRequest: lambda r, stop, live: profile_events(r, engine, programs, stop, live)}
 
 
 def profile_events(request: rq.ProfileRequest, engine: Callable[[], Engine], programs: Callable[[], ProgramService],

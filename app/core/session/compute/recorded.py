@@ -12,10 +12,17 @@ from typing import Any
 
 from app.core.backends import CPU
 from app.core.events import PhaseEvent
+from app.core.requests import Handlers
 from app.core.session import requests as rq
 from app.core.session.compute.profile import profile_rows
 
 LivePhase = Callable[[Any], None] | None
+
+
+def handlers() -> Handlers:
+    """The entries in the compute service's table of what was recorded elsewhere (no model needed)."""
+    return {rq.CaptureRequest: lambda r, _stop, live: capture_events(r, live),
+            rq.OpenSessionsRequest: lambda r, _stop, live: open_sessions_events(r, live)}
 
 
 def open_sessions_events(request: rq.OpenSessionsRequest, on_live_phase: LivePhase) -> Iterator[Any]:

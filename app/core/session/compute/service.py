@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from app.core.errors import PlaygroundError
 from app.core.events import IREvent
 from app.core.profile.bound import memory_bound
+from app.core.programs.compute.handlers import handlers as program_handlers
+from app.core.requests import Handlers
 from app.core.session import requests as rq
+from app.core.session.compute import passes, profile, recorded
 from app.core.session.compute import settings_race as srs
 from app.core.session.compute.caches import CacheState
-from app.core.session.compute.passes import passes_events
-from app.core.session.compute.profile import profile_events
-from app.core.session.compute.recorded import capture_events, open_sessions_events
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -89,6 +89,14 @@ class ComputeService:
         self._programs: Any = None  # app.core.programs.compute.service.ProgramService, made at the first program
         #: (mode, step) → (the engine's StepIR, its source map): a map is built once per compile
         self._maps: dict[tuple[str, str], tuple[Any, Any]] = {}
+        #: request type → handler: a model's own here, each other concept's from its module
+        self._table: Handlers = {
+            rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
+            rq.SettingsRaceRequest: self._race, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
+            **self._caches.handlers(self._clear_compiled), **recorded.handlers(),
+            **profile.handlers(self._engine, self._programs_), **passes.handlers(self._engine, self._programs_),
+            **srs.handlers(self._engine, self._programs_), **program_handlers(self._programs_),
+        }
 
     def handle(
         self,
@@ -100,20 +108,7 @@ class ComputeService:
         """Execute ``request``; yields its events, then one :class:`RequestDone`. A failure is a
         :class:`RequestFailed` event (the window shows it); with ``reraise`` (the CLI, which prints its own
         message and exit code) the exception is raised instead, after the :class:`RequestDone`."""
-        handler = {
-            rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
-            rq.SettingsRaceRequest: self._race, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
-            rq.CacheRequest: lambda r, _stop, _live: self._caches.events(r, self._clear_compiled()),
-            rq.ProfileRequest: lambda r, stop, live: profile_events(r, self._engine, self._programs_, stop, live),
-            rq.PassesRequest: lambda r, stop, live: passes_events(r, self._engine, self._programs_, stop, live),
-            rq.CaptureRequest: lambda r, _stop, live: capture_events(r, live),
-            rq.OpenSessionsRequest: lambda r, _stop, live: open_sessions_events(r, live),
-            srs.SettingsPartingRequest: lambda r, stop, live: srs.parting_events(
-                self.programs if r.program is not None else self._engine(), r, stop, live),
-            rq.ProgramRequest: self._program,
-            rq.ProgramCompileRequest: self._program,  # the Code workspace's live compile
-            rq.ProgramSettingsRaceRequest: self._program_race,
-        }[type(request)]
+        handler = self._table[type(request)]
         try:
             yield from handler(request, should_stop, on_live_phase)
         except Exception as exc:  # noqa: BLE001 — every failure becomes a visible message
@@ -251,17 +246,6 @@ class ComputeService:
         source_map = build(step_ir, step, engine.model)
         self._maps[(mode, step)] = (step_ir, source_map)
         return source_map
-
-    def _program(self, request: rq.ProgramRequest, should_stop: StopFn, _live: LivePhase) -> Iterator[Any]:
-        """The user's own program (:mod:`app.core.programs.compute.service`): the same events as a model run."""
-        yield from self.programs.handle(request, should_stop)
-
-    def _program_race(self, request: rq.ProgramSettingsRaceRequest, should_stop: Callable[[], bool],
-                      _live: LivePhase) -> Iterator[Any]:
-        """A program entry point's settings race (:func:`app.core.programs.compute.race.program_race_events`)."""
-        from app.core.programs.compute.race import program_race_events
-
-        yield from program_race_events(self.programs, request, should_stop)
 
     def _programs_(self) -> ProgramService:
         return self.programs

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from app.core.compile_settings.progress import lanes_events
 from app.core.mode_catalog import race_lane_mode
-from app.core.requests import Notice, Request
+from app.core.requests import Handlers, Notice, Request
 from app.core.session import requests as rq
 from app.core.steps import DECODE
 
@@ -61,6 +61,12 @@ class SettingsParted:
     request: SettingsPartingRequest
     parting: Any
     seconds: float
+
+
+def handlers(engine: Callable[[], Engine], programs: Callable[[], ProgramService]) -> Handlers:
+    """The parting's entry in the compute service's table (a model's race itself is a run: the service's own)."""
+    return {SettingsPartingRequest: lambda r, stop, live: parting_events(
+        programs() if r.program is not None else engine(), r, stop, live)}
 
 
 def parting_events(source: Engine | ProgramService, request: SettingsPartingRequest,
