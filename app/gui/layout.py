@@ -79,7 +79,10 @@ def card(*widgets: QWidget, title: str | None = None, stretch_last: bool = False
     return frame
 
 
-_card = card  # the name other modules imported
+def card_title(frame: QFrame) -> QLabel:
+    """The section title of a :func:`card` built with ``title``; AssertionError for a card built without one."""
+    assert (label := frame.findChild(QLabel, "sectionTitle")) is not None, "the card was built without a title"
+    return label
 
 
 def layout_of(widget: QWidget) -> QLayout:

@@ -12,11 +12,11 @@ it back exactly when turned off.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
+from PySide6.QtCore import QEvent, QRect, Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QSplitter, QToolBar, QWidget
 
@@ -147,6 +147,9 @@ class Presentation:
         self.fixed_scale = scale  # None: chosen from the window size (:func:`scale_for`) when turned on
         self.scale = scale or SCALE
         self._saved: _Saved | None = None
+        #: Fits the window's minimum size to its layout again (the window's ``ScreenFit.fit``, app.gui.layout, a
+        #: layer up: handed in by the window), called before the size it had before presentation comes back.
+        self.refit: Callable[[], object] | None = None
 
     @property
     def window(self) -> QMainWindow:
@@ -244,9 +247,8 @@ class Presentation:
         if self.is_on():
             return
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        fit = getattr(win.findChild(QObject, "screenFit"), "fit", None)  # app.gui.layout.ScreenFit (a layer up)
-        if fit is not None:
-            fit()
+        if self.refit is not None:
+            self.refit()
         if win.geometry() != geometry:
             win.setGeometry(geometry)
         if again:  # the walk, seed 302: a 1019-px window came back 1027 px (the strip's cards were still wide)

@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
         for key in ("host", "bound"):  # on stage: the big numbers only
             self.demo.presentation.hide.append(self.ui.stats.cards[key])
         # the Code workspace: your own program, its files and draft
-        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.compute.stop)
+        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.compute.stop, self.demo.tabs)
         self.demo.settings_race.attach_programs(self.programs, self.workspaces)  # its program races too
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
         self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         self.passes.compile_log = self.demo.log
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.screen_fit = ScreenFit(self)  # the window's minimum size: the layout's, never more than the screen
+        self.demo.presentation.refit = self.screen_fit.fit  # leaving presentation: the normal minimum first
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
         # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from app.core.compile_cache.xla import default_cache_dir
 from app.core.events import CallRecord
@@ -24,7 +24,7 @@ from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, call_compile_
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
 from app.gui.context import WindowContext
-from app.gui.layout import card, dock_widget, keep_page_in_sight, pinned_above
+from app.gui.layout import card, card_title, dock_widget, keep_page_in_sight, pinned_above
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
 from app.gui.panels.demo.export_actions import ExportActions
@@ -85,8 +85,7 @@ class DemoKit(QObject, ExportActions):
         self.stage_card.setVisible(False)  # shown beside the plot while presenting, once a race has run
         ui.stream_split.addWidget(self.stage_card)
         ui.top_split.addWidget(self.settings_race.stage_card)  # on stage in the latency plot's place
-        plot_title = ui.plot_card.findChild(QLabel, "sectionTitle")
-        assert plot_title is not None, "the plot's card is built with a title (app.gui.layout.card)"
+        plot_title = card_title(ui.plot_card)
         self.presentation = Presentation(
             ctx.host,
             ui.plot,

@@ -48,7 +48,7 @@ from app.core.session.requests import SettingsRaceRequest
 from app.core.steady import SteadyPlan
 from app.core.steps import DECODE
 from app.gui.context import WindowContext
-from app.gui.layout import card
+from app.gui.layout import card, card_title
 from app.gui.panels.demo.parting_view import open_parting
 from app.gui.panels.demo.settings_summary import plot_place, points_of, show_summary, summary_label
 from app.gui.panels.demo.settings_target import (
@@ -126,9 +126,7 @@ class SettingsRace(QObject):
         self.stage_plot.setObjectName("stageTradeoff")
         self.stage_card = card(self.stage_plot, title=STAGE_TITLE, stretch_last=True)
         self.stage_card.setObjectName("tradeoffStageCard")
-        title = self.stage_card.findChild(QLabel, "sectionTitle")
-        assert title is not None, "card() titles the stage"
-        self.stage_title = title
+        self.stage_title = card_title(self.stage_card)
         self.stage_card.setVisible(False)
         self.lanes: list[Any] = []
         self.raced: Any = None  # the newest settings race's request (Compare passes… compiles what it raced)

@@ -39,14 +39,14 @@ class CompileSitesFeed(QObject):
     refreshes it from the session's ``runStarted`` and ``records`` signals (GUI thread)."""
 
     def __init__(self, ctx: WindowContext, workspaces: Workspaces | None = None,
-                 panel: ProgramPanel | None = None) -> None:
+                 panel: ProgramPanel | None = None, why_tabs: QTabWidget | None = None) -> None:
         super().__init__(ctx.host)
         self.drawer = SitesDrawer()  # the Code workspace's place, under the editor
         if panel is not None:
             panel.add_under_editor(self.drawer)
         self.table = CompileSitesTable()
         self._policy = self.table.sizePolicy()  # the IR card sizes its tabs by the current one's (Ignored others)
-        self._why = ctx.host.findChild(QTabWidget, "whyTabs")  # the compile log dock's (app.gui.panels.demo.kit)
+        self._why = why_tabs  # the compile log dock's tabs (app.gui.panels.demo.kit.DemoKit.tabs), when there are
         self._ir = ctx.ui.ir_tabs.tabs
         if self._why is not None:
             self._put(self._why, TAB_TITLE)

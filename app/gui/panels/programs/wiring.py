@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
+from PySide6.QtWidgets import QTabWidget
 
 from app.core.programs.arguments import parse_argnums
 from app.core.programs.lanes import split_static_values
@@ -73,10 +74,11 @@ class ProgramWiring(QObject):
     :class:`~app.gui.panels.programs.draft.ProgramDraft`)."""
 
     def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces,
-                 stop_compute: Callable[[], None] | None = None) -> None:
+                 stop_compute: Callable[[], None] | None = None, why_tabs: QTabWidget | None = None) -> None:
         """``inspect``: the IR views' links (the program's lines light up there); ``workspaces``: the Code
         workspace the panel sits in; ``stop_compute``: sets the compute thread's stop flag (a live compile
-        superseded by a newer edit stops tracing)."""
+        superseded by a newer edit stops tracing); ``why_tabs``: the compile log's tabs, where the Run workspace
+        shows the compiles per call site."""
         from app.gui.menus import find_menu
 
         super().__init__(ctx.host)
@@ -100,7 +102,7 @@ class ProgramWiring(QObject):
         self.new_action, self.open_action, self.save_action, self.save_as_action = (
             f.new_action, f.open_action, f.save_action, f.save_as_action)
         self.draft = ProgramDraft(self)
-        self.sites = CompileSitesFeed(ctx, workspaces, self.panel)  # compiles per call site, in every workspace
+        self.sites = CompileSitesFeed(ctx, workspaces, self.panel, why_tabs)  # compiles per call site, in every workspace
         self._connect()
         self.draft.restore()
 
