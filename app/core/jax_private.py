@@ -18,7 +18,7 @@ module does not import JAX.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 #: The JAX versions every wrapper here was run on (see the module docstring).
@@ -113,7 +113,7 @@ def callback_op_sharding(ctx: Any) -> Any:
         ctx.module_context.axis_context, None, ctx.avals_out)
 
 
-def time_debug_callbacks(wrap: Any) -> None:
+def time_debug_callbacks(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
     """Replace the implementation of ``jax.debug.callback``'s primitive (``jax._src.debugging.debug_callback_p``,
     its ``impl``: what both the eager call and the compiled program's callback run, looked up at each call) with
     ``wrap(impl)`` (:mod:`app.core.runtime.callback_clock` times it). Checked on jax 0.12.0.1 only."""
@@ -123,7 +123,7 @@ def time_debug_callbacks(wrap: Any) -> None:
     primitive.def_impl(wrap(primitive.impl))
 
 
-def holds_host_callback(compiled: Any) -> bool:
+def holds_host_callback(compiled: object) -> bool:
     """Whether a ``jax.stages.Compiled``'s program calls the host (``jax.debug.callback``, ``io_callback``,
     ``pure_callback``, :mod:`app.core.runtime.host_token`): the ``has_host_callbacks`` flag of its executable's
     runner (``jax._src.interpreters.pxla.ExecuteReplicated``, set from the lowering's host callbacks); False for

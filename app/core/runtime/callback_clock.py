@@ -47,7 +47,7 @@ def reading() -> tuple[float, int]:
 def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` with its time booked on this clock (entered to returned or raised)."""
 
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: object, **kwargs: object) -> Any:
         t0 = time.perf_counter()
         try:
             return fn(*args, **kwargs)

@@ -18,6 +18,7 @@ from typing import Any
 import jax
 
 from app.core import compile_options
+from app.core.backends import CPU
 from app.core.events import HOST_PARTS, CallRecord, Phase, PhaseEvent
 from app.core.runtime import callback_clock
 
@@ -299,7 +300,7 @@ def _compile(lowered: Any, step: str, jitted: Any) -> Any:
                                        lambda: lowered.compile(compile_options.current()))
 
 
-def runs_inline(executable: Any) -> bool:
+def runs_inline(executable: jax.stages.Compiled) -> bool:
     """Whether calling ``executable`` (a ``jax.stages.Compiled``) runs it to the end before the call returns: its
     program calls the host (:func:`app.core.jax_private.holds_host_callback`, read from the compiled program, not
     from timings) and it runs on XLA:CPU, whose PJRT client runs such a program inline on the calling thread
@@ -314,7 +315,7 @@ def runs_inline(executable: Any) -> bool:
         platforms = {d.platform for s in shardings[:1] for d in s.device_set}
     except (AttributeError, TypeError, ValueError):
         return False
-    return platforms == {"cpu"}
+    return platforms == {CPU.platform}
 
 
 def _observed_ms() -> float | None:
