@@ -3,12 +3,15 @@ warnings a user should read first. Plain functions of :class:`app.core.models.so
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.backends import BACKENDS
 
+if TYPE_CHECKING:
+    from app.core.models.sources import LoadedModel
 
-def warnings_for(loaded: Any) -> list[str]:
+
+def warnings_for(loaded: LoadedModel) -> list[str]:
     """Things a user should know before running: the default backend row's ``bfloat16_note`` for a bfloat16 model
     (XLA:CPU is ~10x slower in bfloat16 than float32: every weight is converted to f32 each step; measured here,
     docs/models.md)."""
@@ -23,7 +26,7 @@ def warnings_for(loaded: Any) -> list[str]:
     return found
 
 
-def eos_ids(loaded: Any) -> list[int]:
+def eos_ids(loaded: LoadedModel) -> list[int]:
     """End-of-sequence ids from the generation config, the model config and the tokenizer, keeping only
     ids inside the model's vocabulary (a random-weight config may keep another vocabulary's EOS)."""
     vocab = loaded.model.get_input_embeddings().weight.shape[0]

@@ -23,10 +23,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models.gguf_header import GgufInfo, check_supported, file_display_name, read_info
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = ["GgufInfo", "check_supported", "file_display_name", "read_info", "ensure_converted", "convert",
            "cache_root", "cached_folder", "load_gguf_config", "shared_parsing", "package_file", "hub_file"]
@@ -139,7 +142,8 @@ def load_gguf_config(info: GgufInfo) -> Any:
         raise UnsupportedModelError(f"{info.name}: transformers cannot read this GGUF's config: {exc}") from exc
 
 
-def ensure_converted(info: GgufInfo, on_progress: Callable[[str], None] | None = None, config: Any = None) -> Path:
+def ensure_converted(info: GgufInfo, on_progress: Callable[[str], None] | None = None,
+                     config: PretrainedConfig | None = None) -> Path:
     """The conversion folder of ``info``, made by :func:`convert` if there is none yet."""
     if (folder := cached_folder(info)) is not None:
         return folder
@@ -147,7 +151,8 @@ def ensure_converted(info: GgufInfo, on_progress: Callable[[str], None] | None =
         return cached_folder(info) or convert(info, on_progress, config)
 
 
-def convert(info: GgufInfo, on_progress: Callable[[str], None] | None = None, config: Any = None) -> Path:
+def convert(info: GgufInfo, on_progress: Callable[[str], None] | None = None,
+            config: PretrainedConfig | None = None) -> Path:
     """Dequantize ``info``'s GGUF to float32 with transformers and store a Hugging Face folder, atomically:
     it is written as ``<root>/.tmp-<key>-<pid>-<rand>`` and renamed to ``<root>/<key>`` last, so a killed
     conversion never leaves a folder that looks finished (temp folders of dead processes are removed next
@@ -212,7 +217,7 @@ def shared_parsing() -> Iterator[None]:
     original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
     shared_reader = lru_cache(maxsize=None)(lambda path: original_reader(path))
 
-    def reader(path: Any, mode: Literal["r", "r+", "c"] = "r", *args: Any, **kwargs: Any) -> Any:
+    def reader(path: str | os.PathLike[str], mode: Literal["r", "r+", "c"] = "r", *args: object, **kwargs: object) -> Any:
         if mode != "r" or args or kwargs:
             return original_reader(path, mode, *args, **kwargs)
         return shared_reader(str(Path(path).resolve()))
@@ -224,7 +229,7 @@ def shared_parsing() -> Iterator[None]:
         gguf.GGUFReader, gguf.get_tensor_name_map = original_reader, original_map
 
 
-def _dequantize(info: GgufInfo, config: Any, report: Callable[[str], None], t0: float) -> tuple[Any, Any]:
+def _dequantize(info: GgufInfo, config: PretrainedConfig | None, report: Callable[[str], None], t0: float) -> tuple[Any, Any]:
     """``(model, tokenizer)`` loaded from the GGUF by transformers in float32: the slow part."""
     import torch
     import transformers
@@ -246,7 +251,7 @@ def _dequantize(info: GgufInfo, config: Any, report: Callable[[str], None], t0: 
     return model.eval(), tokenizer
 
 
-def _fix_pre_tokenizer(tokenizer: Any, info: GgufInfo) -> None:
+def _fix_pre_tokenizer(tokenizer: PreTrainedTokenizerBase, info: GgufInfo) -> None:
     """Split digits like llama.cpp's ``smollm``-style pre-tokenizers when transformers' table
     (``GGUF_PRE_TOKENIZER_SPLITS``, transformers/integrations/gguf/gguf_tokenizer_mapping.py) lacks the
     file's ``tokenizer.ggml.pre`` and left plain byte-level GPT-2 splitting."""
@@ -307,7 +312,7 @@ def _time_left(done: int, total: int | None, elapsed_s: float) -> str:
     return f" · about {elapsed_s * (total - done) / done:.0f} s left"
 
 
-def _write_folder(model: Any, tokenizer: Any, dest: Path, info: GgufInfo, seconds: float) -> None:
+def _write_folder(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, dest: Path, info: GgufInfo, seconds: float) -> None:
     """Weights with ``safetensors.torch.save_file`` (``save_pretrained`` refuses a GGUF-loaded model; a tied
     ``lm_head.weight`` is left out and re-tied on load), the config without its GGUF ``quantization_config``,
     the generation config, the tokenizer and ``gguf_source.json``."""
@@ -326,7 +331,7 @@ def _write_folder(model: Any, tokenizer: Any, dest: Path, info: GgufInfo, second
     save_file(tensors, str(dest / "model.safetensors"), metadata={"format": "pt"})
     config = copy.deepcopy(model.config)
     if hasattr(config, "quantization_config"):
-        del config.quantization_config
+        delattr(config, "quantization_config")
     config.save_pretrained(dest)
     model.generation_config.save_pretrained(dest)
     tokenizer.save_pretrained(dest)

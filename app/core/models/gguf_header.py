@@ -120,12 +120,12 @@ def _parse_header(path: Path) -> tuple[dict[str, Any], list[tuple[tuple[int, ...
         return metadata, tensors, -(-pos // alignment) * alignment
 
 
-def _read_string(buf: Any, pos: int) -> tuple[str, int]:
+def _read_string(buf: mmap.mmap | bytes, pos: int) -> tuple[str, int]:
     (length,) = struct.unpack_from("<Q", buf, pos)
     return bytes(buf[pos + 8 : pos + 8 + length]).decode("utf-8"), pos + 8 + length
 
 
-def _read_value(buf: Any, pos: int, value_type: int) -> tuple[Any, int]:
+def _read_value(buf: mmap.mmap | bytes, pos: int, value_type: int) -> tuple[Any, int]:
     """One metadata value and the offset after it; a long or string array is returned as its length."""
     if value_type in _SCALARS:
         return struct.unpack_from(_SCALARS[value_type], buf, pos)[0], pos + struct.calcsize(_SCALARS[value_type])

@@ -3,14 +3,17 @@ before any weights are loaded or any tracing starts. No Qt, no JAX."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.errors import UnsupportedModelError
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 _DECODERS = "a decoder-only causal LM (Llama, GPT-2, Qwen2, Mistral, Gemma, Phi-3, SmolLM2, …)"
 
 
-def check_model_kind(config: Any, label: str | None = None) -> None:
+def check_model_kind(config: PretrainedConfig, label: str | None = None) -> None:
     """Refuse, from the config alone, models this app cannot run as a decoder-only causal LM.
 
     - encoder-decoder (T5, BART, Whisper, …: ``config.is_encoder_decoder`` or a seq2seq ``model_type``);

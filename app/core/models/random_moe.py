@@ -11,7 +11,10 @@ varies from token to token — what a routing view should show — and greedy to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 #: Std of the routers' random weights: router logits of std ~2.4 at hidden 256 (see the module docstring).
 ROUTER_STD = 0.15
@@ -26,7 +29,7 @@ MOE_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def widen_routers(model: Any, seed: int = 0) -> int:
+def widen_routers(model: torch.nn.Module, seed: int = 0) -> int:
     """Redraw every MoE router's weight (``*.mlp.gate.weight``) of the torch ``model`` from N(0, ROUTER_STD²)
     with a seeded generator, in place; returns how many were redrawn."""
     import torch

@@ -3,15 +3,18 @@ its weights fit in free memory. No Qt, no JAX."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.errors import InsufficientMemoryError, UnsupportedModelError
 from app.core.models.kinds import check_model_kind
 
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
+
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
 
 
-def parameter_count(config: Any) -> int:
+def parameter_count(config: PretrainedConfig) -> int:
     """Number of parameters, counted on the ``meta`` device (no memory allocated). Raises
     :class:`UnsupportedModelError` for a model that is not a decoder-only causal LM (:func:`check_model_kind`)."""
     import torch

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models import gguf
@@ -25,6 +25,9 @@ from app.core.models.kinds import check_model_kind
 from app.core.models.random_moe import MOE_PRESETS, widen_routers
 from app.core.models.size import DTYPE_BYTES, check_memory, parameter_count
 from app.core.paths import asset
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedTokenizerBase
 
 #: The built-in models' folders (``assets/models``: app.core.paths, in a checkout or installed).
 MODELS_DIR = asset("models")
@@ -304,7 +307,7 @@ class _ModuloTokenizer:
     random-weight model is noise anyway; this keeps it printable.
     """
 
-    def __init__(self, base: Any, vocab_size: int) -> None:
+    def __init__(self, base: PreTrainedTokenizerBase, vocab_size: int) -> None:
         self._base = base
         self.vocab_size = vocab_size
         self.eos_token_id = None
@@ -372,7 +375,7 @@ def _load_model(spec: ModelSpec, on_progress: Callable[[str], None] | None, init
     return LoadedModel(spec, model, tokenizer, model.config, n_params, param_bytes)
 
 
-def _gguf_folder(spec: ModelSpec, config: Any, on_progress: Callable[[str], None] | None) -> Path:
+def _gguf_folder(spec: ModelSpec, config: PretrainedConfig | None, on_progress: Callable[[str], None] | None) -> Path:
     """The conversion-cache folder of a GGUF spec, converting it first if needed."""
     report = on_progress or (lambda msg: None)
     info = gguf_info(spec)
@@ -381,7 +384,7 @@ def _gguf_folder(spec: ModelSpec, config: Any, on_progress: Callable[[str], None
     return folder
 
 
-def _random_model_tokenizer(config: Any) -> Any:
+def _random_model_tokenizer(config: PretrainedConfig) -> Any:
     import transformers
 
     base = transformers.AutoTokenizer.from_pretrained(str(MODELS_DIR / TINY_MODEL))

@@ -61,7 +61,7 @@ def profile_from_dict(d: dict[str, Any]) -> StepProfile:
                           "timeline": timeline})
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     """``value`` as JSON data (tuples as lists, anything else JSON cannot hold as its text)."""
     return json.loads(json.dumps(value, default=str))
 
@@ -284,7 +284,7 @@ CONFIG_KEYS = (
 )
 
 
-def config_summary(config: Any) -> dict[str, Any]:
+def config_summary(config: object) -> dict[str, Any]:
     """The JSON-ready figures of a model config (a ``transformers`` ``PretrainedConfig`` or any object with
     those attributes): the :data:`CONFIG_KEYS` it has, values made plain (dtypes as their names)."""
     out: dict[str, Any] = {}

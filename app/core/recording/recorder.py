@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import (
     CallRecord,
@@ -25,6 +25,10 @@ from app.core.profile.model import StepProfile
 from app.core.recording.environment import environment
 from app.core.recording.model import RecordedPasses, RecordedRun
 from app.core.recording.store import SessionFile, utc_now
+
+if TYPE_CHECKING:
+    from app.core.passes.model import Snapshot
+    from app.core.session.requests import PassesReady
 
 
 class RunRecorder:
@@ -74,7 +78,7 @@ class RunRecorder:
         self.current = run
         return run
 
-    def feed(self, event: Any) -> RecordedRun | None:
+    def feed(self, event: object) -> RecordedRun | None:
         """Record one event; returns the run it completed (on a :class:`FinishedEvent`), else None."""
         if isinstance(event, LaneEvent):
             if event.index == 0:
@@ -108,7 +112,7 @@ class RunRecorder:
             return run
         return None
 
-    def feed_all(self, events: Any) -> list[RecordedRun]:
+    def feed_all(self, events: Iterable[object]) -> list[RecordedRun]:
         """:meth:`feed` each event; returns the runs completed."""
         return [run for run in (self.feed(e) for e in events) if run is not None]
 
@@ -153,7 +157,7 @@ class RunRecorder:
         if target is not None:
             target.source_maps[step] = source_map
 
-    def add_passes(self, ready: Any, run: RecordedRun | None = None) -> RecordedPasses | None:
+    def add_passes(self, ready: PassesReady, run: RecordedRun | None = None) -> RecordedPasses | None:
         """Attach a recorded pass pipeline (an :class:`app.core.session.requests.PassesReady`, read by its
         attributes) to ``run`` (default: the last run) as a :class:`RecordedPasses`: its pass rows, snapshot
         summaries, compile-time breakdown, fusions, fusion log and the module before and after the passes."""
@@ -162,7 +166,7 @@ class RunRecorder:
             return None
         p = ready.pipeline
 
-        def text(snapshot: Any) -> str | None:  # not through Snapshot.text: that would keep the text unpacked
+        def text(snapshot: Snapshot | None) -> str | None:  # not through Snapshot.text: that would keep the text unpacked
             return None if snapshot is None else zlib.decompress(snapshot.compressed).decode("utf-8")
 
         target.passes = RecordedPasses(

@@ -53,13 +53,13 @@ class SessionFile:
     settings_races: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
 
-    def save(self, path: Any) -> int:
+    def save(self, path: str | os.PathLike) -> int:
         """Write to ``path`` (see :func:`save`). Returns the bytes written; raises
         :class:`app.core.errors.SessionFileError` when it cannot be written (nothing is left half-written)."""
         return save(self, path)
 
     @staticmethod
-    def load(path: Any) -> SessionFile:
+    def load(path: str | os.PathLike) -> SessionFile:
         """Read ``path`` (see :func:`load`); raises
         :class:`app.core.errors.SessionFileError` naming the file and the problem."""
         return load(path)

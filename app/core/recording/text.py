@@ -55,7 +55,7 @@ def _shape(dims: list[int]) -> str:
     return f"[{','.join(map(str, dims))}]"
 
 
-def _setting(value: Any) -> str:
+def _setting(value: object) -> str:
     return "; ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 

@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.events import CallRecord, FinishedEvent, IREvent, Phase, PhaseEvent, PromptEvent, TokenEvent
+from app.core.events import (
+    CallRecord,
+    Event,
+    FinishedEvent,
+    IREvent,
+    Phase,
+    PhaseEvent,
+    PromptEvent,
+    TokenEvent,
+)
 from app.core.recording.model import RecordedRun
 
 
@@ -82,7 +91,7 @@ def replay_schedule(run: RecordedRun, speed: float = 1.0, skip_compile: bool = F
     timed: list[tuple[float, Any]] = []
     last = 0.0
 
-    def emit(t: float, event: Any) -> None:
+    def emit(t: float, event: Event) -> None:
         nonlocal last
         last = max(last, t - skipped)
         timed.append((last, event))

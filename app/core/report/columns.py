@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import units
+
+if TYPE_CHECKING:
+    from app.core.events import CallRecord
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class Column:
     #: What the column means, for a header's tool tip ("" = the title says it all).
     help: str = ""
 
-    def spoken_text(self, value: Any) -> str:
+    def spoken_text(self, value: object) -> str:
         return (self.spoken or self.format)(value)
 
     def text(self, row: dict[str, Any]) -> str:
@@ -47,24 +50,24 @@ def _fixed(digits: int) -> Callable[[Any], str]:
     return lambda v: "" if v == "" else units.fmt(v, f",.{digits}f")  # "": a row's blank cell (a gap marker)
 
 
-def _plain(value: Any) -> str:
+def _plain(value: object) -> str:
     return "–" if value is None else str(value)
 
 
-def _per_token(value: Any) -> str:
+def _per_token(value: float | None) -> str:
     return "–" if value is None else f"{value:,.2f} ms/token" if value < 10 else f"{value:,.1f} ms/token"
 
 
-def _count(value: Any) -> str:
+def _count(value: int | None) -> str:
     return "–" if value is None else f"{value:,}"
 
 
-def _interval(value: Any) -> str:
+def _interval(value: Sequence[float] | None) -> str:
     """``(2.30, 2.52)`` → ``"2.30–2.52"``; ``–`` without an interval."""
     return "–" if not value else f"{value[0]:.2f}–{value[1]:.2f}"
 
 
-def _rate(value: Any) -> str:
+def _rate(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f} tok/s"
 
 
@@ -94,14 +97,14 @@ RACE_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def _phases(value: Any) -> str:
+def _phases(value: dict[str, float] | None) -> str:
     """The phases the compiler reported, in order: ``{"trace": 210.0, "lower": 40.0, "compile": 760.0}``
     (JAX's stages) → ``"trace 210 ms · lower 40.0 ms · compile 760 ms"``; Dynamo / AOT autograd / Inductor
     phases for torch-compile."""
     return " · ".join(f"{name} {units.ms(ms)}" for name, ms in (value or {}).items()) or "–"
 
 
-def _disk(value: Any) -> str:
+def _disk(value: bool | None) -> str:
     return "◆ hit" if value is True else ("miss" if value is False else "–")
 
 
@@ -126,7 +129,7 @@ CALL_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def call_row(record: Any) -> dict[str, Any]:
+def call_row(record: CallRecord) -> dict[str, Any]:
     """The :data:`CALL_COLUMNS` row of one :class:`app.core.events.CallRecord`."""
     note = ""
     if record.compiled:
@@ -152,7 +155,7 @@ COMPILE_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def compile_row(run: str, record: Any) -> dict[str, Any]:
+def compile_row(run: str, record: CallRecord) -> dict[str, Any]:
     """The :data:`COMPILE_COLUMNS` row of one compiling :class:`app.core.events.CallRecord`."""
     return {
         "run": run, "call": record.index, "step": record.step, "reason": record.compile_reason,
@@ -163,7 +166,7 @@ def compile_row(run: str, record: Any) -> dict[str, Any]:
     }
 
 
-def call_compile_rows(run: str, record: Any) -> list[dict[str, Any]]:
+def call_compile_rows(run: str, record: CallRecord) -> list[dict[str, Any]]:
     """The :data:`COMPILE_COLUMNS` rows of one call: its own compile, then each compile it made inside it (a
     program's entry run as written calling jitted functions: :attr:`app.core.events.CallRecord.inner_compiles`,
     the reason naming the function and its call site)."""

@@ -4,19 +4,23 @@ line and the benchmarks)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.report.columns import CALL_COLUMNS, call_row, render_text
 from app.core.units import counted, fmt, ms
 
+if TYPE_CHECKING:
+    from app.core.events import FinishedEvent, PromptEvent
+
 
 #: Why a run ended (``FinishedEvent.reason``), in words.
-def cap_note(prompt: Any) -> str:
+def cap_note(prompt: PromptEvent) -> str:
     """What caps a run, said before it runs (``""`` when nothing does): a :class:`app.core.events.PromptEvent`
     whose KV cache cannot hold ``max_new_tokens`` after the prompt."""
     cap = getattr(prompt, "new_tokens_cap", None)
     if cap is None:
         return ""
+    assert prompt.cache_len is not None  # a cap is set only with the cache's length
     return (f"Capped at {counted(cap, 'new token')}: the KV cache holds {counted(prompt.cache_len, 'position')} "
             f"and the prompt takes {prompt.n_tokens:,} (asked for {prompt.max_new_tokens:,}); the run ends with "
             "'KV cache full'.")
@@ -57,10 +61,12 @@ def format_call_table(records: list[Any], head: int = 6, tail: int = 3, input_na
     return render_text(columns, rows)
 
 
-def summary_line(finished: Any) -> str:
+def summary_line(finished: FinishedEvent | None) -> str:
     """One line: why it ended, tokens, total time, TTFT, the steady decode rate and the compiles, e.g.
     ``Done (max new tokens): 16 tokens in 2.10 s · TTFT 1.20 s · decode 41.6 tok/s · 2 compiles (1.90 s) · cpu``
-    (the last part: the device that ran it, ``Summary.device``, when known)."""
+    (the last part: the device that ran it, ``Summary.device``, when known). ``finished``: a run's finished
+    event (a run's ``finished`` field, None only before it ends: never passed then)."""
+    assert finished is not None
     s, reason = finished.summary, finished.reason
     decode = f" · decode {s.decode_tokens_per_s:.1f} tok/s" if s.decode_tokens_per_s else ""
     device = f" · {s.device}" if getattr(s, "device", "") else ""
@@ -68,7 +74,7 @@ def summary_line(finished: Any) -> str:
             f"TTFT {ms(s.ttft_ms)}{decode} · {counted(s.n_compiles, 'compile')} ({ms(s.compile_ms)}){device}")
 
 
-def format_summary(label: str, finished: Any) -> str:
+def format_summary(label: str, finished: FinishedEvent) -> str:
     """The CLI's and the exported report's summary: three lines with every figure of the run."""
     s = finished.summary
     rate = f"{s.decode_tokens_per_s:,.1f}" if s.decode_tokens_per_s else "-"
