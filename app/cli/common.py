@@ -16,6 +16,10 @@ from app.options import add_device_arg, add_devices_arg
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
+    from app.core.inspect.ir import StepIR
+    from app.core.profile.bound import MemoryBound
+    from app.core.recording.recorder import RunRecorder
+    from app.core.recording.store import SessionFile
 
 
 def count_arg(least: int = 1, what: str = "calls") -> Any:
@@ -70,7 +74,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                         "(default dir: the platform cache dir)")
 
 
-def settings_from_args(args: argparse.Namespace, **overrides: Any) -> GenerationSettings:
+def settings_from_args(args: argparse.Namespace, **overrides: object) -> GenerationSettings:
     values = dict(
         mode=args.mode, max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, seed=args.seed, max_cache_len=args.max_cache_len, stop_at_eos=not args.ignore_eos,
@@ -169,7 +173,7 @@ def phase_printer(err: TextIO):
     return on_event
 
 
-def note_cap(event: Any, err: TextIO) -> None:
+def note_cap(event: object, err: TextIO) -> None:
     """On stderr, before the run, what caps it (``note: Capped at 511 new tokens: the KV cache holds 512
     positions …``) when ``event`` is a :class:`app.core.events.PromptEvent` whose KV cache cannot hold
     ``--max-new-tokens`` after the prompt (the model's maximum positions); nothing otherwise."""
@@ -180,7 +184,7 @@ def note_cap(event: Any, err: TextIO) -> None:
         print(f"note: {note}", file=err, flush=True)
 
 
-def write_json_event(out: TextIO, event: Any, model: str, bound: Any = None) -> None:
+def write_json_event(out: TextIO, event: object, model: str, bound: MemoryBound | None = None) -> None:
     """One JSON line per token, call record and the final summary, and the formatted prompt of a chat
     (other events are not printed). ``bound`` (:class:`app.core.profile.bound.MemoryBound`): the summary also
     carries ``bound_ms`` (the decode step's memory-bandwidth floor), ``x_bound`` (steady ms/token over it) and
@@ -233,7 +237,7 @@ def compute_service(engine: Engine, args: argparse.Namespace) -> Any:
     return service
 
 
-def record_event(recorder: Any, event: Any, err: TextIO | None = None) -> None:
+def record_event(recorder: RunRecorder | None, event: object, err: TextIO | None = None) -> None:
     """Feed one event of a request's stream to the session file's ``recorder`` (None: nothing to record):
     engine events through :meth:`app.core.recording.RunRecorder.feed`, a step's source map (built after the
     run, :meth:`ComputeService.after_run`) to the newest run with IR of that step — as the window's
@@ -267,7 +271,7 @@ def session_recorder(args: argparse.Namespace, engine: Engine, settings: Generat
     return autosave_recorder(args, recorder, err)
 
 
-def autosave_recorder(args: argparse.Namespace, recorder: Any, err: TextIO | None = None) -> Any:
+def autosave_recorder(args: argparse.Namespace, recorder: RunRecorder | None, err: TextIO | None = None) -> Any:
     """Make ``recorder`` rewrite ``--save-session`` each time a run ends (write-then-rename: a process killed
     mid-race leaves a readable file with the runs finished so far) and write it now with no runs, so a file of
     an earlier command at that path is never taken for this one's and a path that cannot be written fails
@@ -277,7 +281,7 @@ def autosave_recorder(args: argparse.Namespace, recorder: Any, err: TextIO | Non
     if recorder is None or not path:
         return recorder
 
-    def note(session: Any, size: int) -> None:
+    def note(session: SessionFile, size: int) -> None:
         if session.runs:
             print(f"[session] {counted(len(session.runs), 'run')} so far in {path} ({size / 1e6:.2f} MB)", file=err,
                   flush=True)
@@ -288,7 +292,7 @@ def autosave_recorder(args: argparse.Namespace, recorder: Any, err: TextIO | Non
     return recorder
 
 
-def write_session_outputs(args: argparse.Namespace, recorder: Any, err: TextIO) -> None:
+def write_session_outputs(args: argparse.Namespace, recorder: RunRecorder | None, err: TextIO) -> None:
     """Write ``--save-session`` and ``--perfetto`` from ``recorder`` (nothing when it is None): the runs as
     recorded, with the source maps that came after them (:func:`record_event`)."""
     if recorder is None:
@@ -325,7 +329,7 @@ def program_target(args: argparse.Namespace) -> tuple[str, str | None]:
     return args.target, None
 
 
-def step_ir_text(step_ir: Any, what: str) -> str:
+def step_ir_text(step_ir: StepIR, what: str) -> str:
     """The text ``inspect`` / ``program --what`` print for ``what`` (a ``--what`` name of the IR-view catalog,
     :data:`app.core.inspect.views.IR_VIEWS`) of a StepIR: its ``figures`` views (``cost``, ``memory``) as JSON,
     else the IR text (``jaxpr``, ``jaxpr-source``, ``stablehlo``, ``hlo``, …); "not available" when missing."""

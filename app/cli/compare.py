@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 #: This command needs no model libraries: the parser skips quieting transformers (which imports torch).
 NEEDS_LIBRARIES = False
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="two recorded runs side by side with a verdict (no JAX or torch needed)")
     cmp.add_argument("paths", nargs="+", metavar="PATH", help=".session files (one holding both runs, or two)")
     cmp.add_argument("--run", dest="runs", action="append", type=int, default=None, metavar="N",

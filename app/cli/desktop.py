@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 #: Writes files only: the parser skips quieting the model libraries (which imports torch).
 NEEDS_LIBRARIES = False
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     desktop = sub.add_parser("install-desktop",
                              help="add the app to the desktop's menu (icon, .session files open in it)")
     desktop.add_argument("--uninstall", action="store_true", help="remove exactly the files the install wrote")

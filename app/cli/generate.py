@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-from typing import Any, TextIO
+from typing import TextIO
 
 from app.cli.common import (
     add_model_args,
@@ -25,7 +25,7 @@ from app.cli.common import (
 )
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="stream text to stdout, then a timing table")
     add_model_args(gen)
     gen.add_argument("--json", action="store_true",

@@ -5,7 +5,7 @@ XLA IR, torch-compile's FX graph and Inductor code)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from app.cli.common import (
     add_model_args,
@@ -20,6 +20,8 @@ from app.core.steps import DECODE
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
+    from app.core.inspect.ir import StepIR
+    from app.core.parallel.mesh import Mesh
 
 #: XLA's pass pipeline, recorded by compiling the step once more with per-pass dumps (``passes`` command).
 PASS_WHAT = cli_names(kind="passes")
@@ -27,7 +29,7 @@ PASS_WHAT = cli_names(kind="passes")
 WHAT = cli_names()
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="print the jaxpr / StableHLO / HLO / cost / memory of a step")
     add_model_args(ins)
     ins.add_argument("--step", choices=MODEL_STEPS, default=DECODE)
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _source_map_text(engine: Engine, step_ir: Any, args: argparse.Namespace) -> str:
+def _source_map_text(engine: Engine, step_ir: StepIR, args: argparse.Namespace) -> str:
     from app.core.inspect import source_map_io
     from app.core.inspect.source_map import build_source_map
 
@@ -115,7 +117,7 @@ def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextI
     return buf.getvalue()
 
 
-def _inspect_text(step_ir: Any, what: str, mesh: Any = None) -> str:
+def _inspect_text(step_ir: StepIR, what: str, mesh: Mesh | None = None) -> str:
     if what == "collectives":  # on a mesh across processes each says whether it crosses a process boundary
         from app.core.parallel.hosts import device_processes
         from app.core.parallel.mesh import collectives, format_collectives

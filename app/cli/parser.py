@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from app.cli import (
     compare,
@@ -34,6 +34,9 @@ from app.cli.common import quiet_libraries, use_persistent_cache
 from app.cli.hosts import join_processes
 from app.core.errors import PlaygroundError
 from app.options import add_devices_arg, apply_devices
+
+if TYPE_CHECKING:
+    from app.core.parallel.join import Joined
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
 COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "tradeoff": tradeoff, "profile": profile,
@@ -123,7 +126,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         return _failed(joined, f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", 1, err)
 
 
-def follow_streams(joined: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> tuple[TextIO, TextIO]:
+def follow_streams(joined: Joined | None, args: argparse.Namespace, out: TextIO, err: TextIO) -> tuple[TextIO, TextIO]:
     """Where the command writes: ``out`` and ``err`` on one process and on process 0; a process other than 0 of
     a run across hosts prints its one line (:meth:`app.core.parallel.join.Joined.follow_line`) and then only
     errors, with ``--json`` writes its own JSON lines on ``out``, and writes no file (``--save-session``,
@@ -148,7 +151,7 @@ class _Discard(io.StringIO):
         return len(text)
 
 
-def _failed(joined: Any, line: str, status: int, err: TextIO) -> int:
+def _failed(joined: Joined | None, line: str, status: int, err: TextIO) -> int:
     """Print the error ``line``; on a run across hosts also tell the other processes (which then stop, naming
     this one) and exit now, without JAX's shutdown barrier waiting for them."""
     print(line, file=err, flush=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer, program_target, settings_from_args
 from app.cli.passes_report import report_args as report_args
@@ -21,8 +21,11 @@ from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES, is_model_step
 from app.core.passes.model import PassPipeline
 from app.core.steps import DECODE
 
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = sub.add_parser("passes", help="XLA's pass pipeline of a step: per-pass snapshots, diffs, times, fusions")
     add_model_args(p)
     p.add_argument("--step", choices=STEP_CHOICES, default=DEFAULT_STEP)
@@ -189,7 +192,7 @@ def print_kernel_ir(pipeline: PassPipeline, err: TextIO) -> None:
         print(f"[passes] {line}", file=err, flush=True)
 
 
-def _step_lowered(engine: Any, mode: str, step: str) -> Any:
+def _step_lowered(engine: Engine, mode: str, step: str) -> Any:
     """The ``Lowered`` of the engine's ``step`` compiled in ``mode`` (:func:`app.core.passes.lowered.lowered_for`);
     raises :class:`InvalidSettingsError` when generation compiled no such step."""
     from app.core.errors import InvalidSettingsError, PlaygroundError
@@ -204,7 +207,7 @@ def _step_lowered(engine: Any, mode: str, step: str) -> Any:
     return lowered
 
 
-def _compare(engine: Any, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,
+def _compare(engine: Engine, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,
              err: TextIO) -> int:
     from app.core.passes.compare import compare_pipelines, flags_text
     from app.core.passes.record import record_pipeline

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.passes.gpu_text import autotune_text, gpu_report, thunk_kinds, thunk_line
@@ -55,12 +55,13 @@ def compile_phases_json(pipeline: PassPipeline) -> dict:
     return out
 
 
-def gpu_json(pipeline: Any) -> list[dict]:
+def gpu_json(pipeline: PassPipeline) -> list[dict]:
     """XLA:GPU's extras as JSON objects: one ``pipeline`` event per top-level pipeline (ms, passes, autotune
     flag), the ``autotune`` phase, the ``thunks`` summary and ``kernel_ir`` (PTX files dumped or not)."""
     from app.core.passes import query
 
     gpu = pipeline.gpu
+    assert gpu is not None  # called for XLA:GPU's pipelines only
     rows = [{"event": "pipeline", **r} for r in query.pipeline_rows(pipeline)]
     rows.append({"event": "autotune", **gpu.autotune.summary()})
     rows.append({"event": "thunks", "n": len(gpu.thunks), "n_after_passes": len(gpu.thunks_after_passes),

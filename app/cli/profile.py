@@ -11,7 +11,7 @@ Errors are :class:`app.core.errors.PlaygroundError` (exit status 2 through :func
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
@@ -21,12 +21,15 @@ from app.core.mode_catalog import CATALOG, profiling_mode
 from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.report.columns import render_text
 
+if TYPE_CHECKING:
+    from app.core.profile.model import StepProfile
+
 BY_CHOICES = tuple(BY_TITLES)
 #: The modes ``profile --mode`` measures (``profilable`` in the catalog).
 PROFILABLE = tuple(info.name for info in CATALOG if info.profilable)
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add the ``profile`` subcommand to ``subparsers``."""
     p = subparsers.add_parser("profile", help="measure where a compiled step's time goes (per XLA op, fusion, "
                                               "source line, ATen op or module) against the read bandwidth; "
@@ -71,7 +74,7 @@ def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _write(profile, args, out, err)
 
 
-def _write(profile: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _write(profile: StepProfile, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The rows of ``profile`` as the arguments ask (``--by``, ``--fold-layers``, ``--csv``, ``--json``, ``--top``),
     for a profile measured here or read from a capture. Returns 0."""
     from app.core.profile.step import aggregate, rows_to_csv, rows_to_json_lines
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _write(profile, args, out, err)
 
 
-def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str:
+def format_profile(profile: StepProfile, rows: list[Any], by: str, top: int = 15) -> str:
     """The text report: a header, the ``top`` rows as a table, the step's figures."""
     p = profile
     from app.core.profile.step import LOOP_NOTE
@@ -141,7 +144,7 @@ def format_profile(profile: Any, rows: list[Any], by: str, top: int = 15) -> str
     return "\n".join(lines)
 
 
-def _device_lines(p: Any, rows: list[Any]) -> list[str]:
+def _device_lines(p: StepProfile, rows: list[Any]) -> list[str]:
     """The figures under a device profile's table: the step's split into device busy time, launch gaps and host
     time, the roofline (or why there is none), the notes."""
     g = p.launch_gaps

@@ -10,7 +10,7 @@ import argparse
 import signal
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.common import (
     add_session_args,
@@ -24,12 +24,20 @@ from app.cli.common import (
     write_text_output,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from app.core.programs.compute.requests import ProgramRequest
+    from app.core.programs.loader import PreparedCall
+    from app.core.programs.runner import RunResult
+    from app.core.recording.recorder import RunRecorder
+
 WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
 #: ``--what`` answered by recording XLA's pass pipeline (as ``passes --program``).
 PASS_WHAT = ("passes", "fusions", "compile-phases")
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = sub.add_parser("program", help="run or inspect your own JAX function / PyTorch module from a .py file")
     p.add_argument("target", nargs="?", metavar="FILE.py[:ENTRY]",
                    help="the program and optionally its entry point (default: the first one)")
@@ -139,7 +147,7 @@ def program_request(args: argparse.Namespace, path: str, entry: str | None) -> A
                           seed=args.seed, static_values=tuple(args.static_values or ()), static=static)
 
 
-def _recorder(request: Any, label: str, prepared: Any) -> Any:
+def _recorder(request: ProgramRequest, label: str, prepared: PreparedCall) -> Any:
     """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
     ``FILE.py:ENTRY``, the settings :func:`app.core.live_recording.program_settings`, as the window records
     them), or None without ``--save-session`` / ``--perfetto``."""
@@ -150,7 +158,7 @@ def _recorder(request: Any, label: str, prepared: Any) -> Any:
     return RunRecorder(label, request.path, {"backend": prepared.backend}, settings)
 
 
-def record_result(recorder: Any, result: Any, label: str) -> Any:
+def record_result(recorder: RunRecorder, result: RunResult, label: str) -> Any:
     """Record one program run (:class:`app.core.programs.runner.RunResult`: its call records and summary)
     as a run labelled ``"FILE.py:ENTRY · jit"``; returns the :class:`RecordedRun`."""
     from app.core.events import FinishedEvent
@@ -189,7 +197,8 @@ def sweep_text(args: argparse.Namespace) -> str:
     return f"{args.sweep_arg}={args.sweep}" if args.sweep_arg not in (None, "") else args.sweep
 
 
-def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prepared: Any = None) -> None:
+def _report(result: RunResult, label: str, args: argparse.Namespace, out: TextIO,
+            prepared: PreparedCall | None = None) -> None:
     from app.core.events import FinishedEvent
     from app.core.programs.sites import compile_sites, format_site_table
     from app.core.report.text import format_call_table
@@ -227,7 +236,7 @@ def _report(result: Any, label: str, args: argparse.Namespace, out: TextIO, prep
         print(format_site_table(sites), file=out)
 
 
-def _static_columns(prepared: Any, result: Any) -> dict[str, list[Any]]:
+def _static_columns(prepared: PreparedCall, result: RunResult) -> dict[str, list[Any]]:
     """Per static argument that changed over the calls, its value in each call made."""
     out: dict[str, list[Any]] = {}
     for i, values in sorted(result.static_values.items()):
@@ -240,7 +249,8 @@ def _first_input(records: list[Any]) -> str:
     return next(iter(records[0].input_shapes), "input_ids") if records else "input_ids"
 
 
-def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO, should_stop: Any) -> int:
+def _print_ir(prepared: PreparedCall, args: argparse.Namespace, out: TextIO, err: TextIO,
+              should_stop: Callable[[], bool]) -> int:
     from app.core.programs.ir import entry_ir
 
     if args.what in PASS_WHAT:
@@ -264,7 +274,7 @@ def _print_ir(prepared: Any, args: argparse.Namespace, out: TextIO, err: TextIO,
     return 0
 
 
-def watch(args: argparse.Namespace, path: str, entry: str | None, out: TextIO, should_stop: Any,
+def watch(args: argparse.Namespace, path: str, entry: str | None, out: TextIO, should_stop: Callable[[], bool],
           max_steps: int | None = None) -> int:
     """``--watch``: :func:`app.core.programs.watch.watch_file` on ``path``, each compile's lines printed as it
     ends; ``should_stop`` (Ctrl+C) ends it between polls. ``max_steps`` bounds the compiles (tests)."""

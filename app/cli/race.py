@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.common import (
     add_model_args,
@@ -25,8 +25,12 @@ from app.core.mode_catalog import MODE_NAMES
 from app.core.race import EAGER_TOKENS
 from app.core.units import counted
 
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
+    from app.core.events import SteadyRoundEvent, VerdictsEvent
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     race = sub.add_parser("race", help="run one prompt through several modes and compare them")
     add_model_args(race)
     race.add_argument("--modes", nargs="+", choices=MODE_NAMES, default=None,
@@ -136,14 +140,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def round_line(event: Any) -> str:
+def round_line(event: SteadyRoundEvent) -> str:
     """A steady-state round on stderr: ``[steady] round 3: torch 1.23 · jit-static 0.51 ms/token``."""
     figures = " · ".join(f"{b.label} {b.ms_per_token:.3g}" for b in event.blocks)
     return f"[steady] round {event.index + 1}: {figures} ms/token" + (
         f" (preempted: {event.preempted})" if event.preempted else "")
 
 
-def print_results(args: argparse.Namespace, engine: Any, finished: dict[str, Any], verdicts: Any,
+def print_results(args: argparse.Namespace, engine: Engine, finished: dict[str, Any], verdicts: VerdictsEvent | None,
                   out: TextIO) -> None:
     """The race's summary table (or its JSON lines), then the steady-state phase's verdicts."""
     from app.cli.hosts import process_fields  # a run across hosts: each row names its process (issue 39)

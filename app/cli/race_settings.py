@@ -11,11 +11,14 @@ interleaved rounds after the lanes (:mod:`app.core.compile_settings.paired`; the
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.common import device_line, load_engine_for, phase_printer, settings_from_args
 from app.core.steps import DECODE, PREFILL
+
+if TYPE_CHECKING:
+    import jax
 
 
 def setting_names(args: argparse.Namespace) -> list[str]:
@@ -80,12 +83,12 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _collect(stream: Any, quiet: bool, err: TextIO) -> tuple[list[Any], dict[str, Any] | None]:
+def _collect(stream: Iterable[object], quiet: bool, err: TextIO) -> tuple[list[Any], dict[str, Any] | None]:
     """The race's lanes (every round's) and its paired phase (None when none ran), progress on ``err`` unless
     ``quiet``: each lane, then each paired round as it starts."""
     from app.core.compile_settings.figures import SettingLane
     from app.core.compile_settings.paired import SettingsVerdicts
-    from app.core.events import SteadyBlockEvent
+    from app.core.events import LaneEvent, SteadyBlockEvent
     from app.core.verdict.words import progress_line
 
     lanes: list[SettingLane] = []
@@ -103,12 +106,12 @@ def _collect(stream: Any, quiet: bool, err: TextIO) -> tuple[list[Any], dict[str
             if not quiet:
                 print(f"[settings] {item.name}: compile {_ms(item.compile_total_ms)}, steady "
                       f"{_ms(item.steady_ms, 3)}/{item.unit}", file=err, flush=True)
-        elif getattr(item, "kind", None) == "lane" and not quiet:
+        elif isinstance(item, LaneEvent) and not quiet:  # the one event of kind "lane"
             print(f"[settings] {item.index + 1}/{item.n_lanes} {item.mode}…", file=err, flush=True)
     return lanes, paired
 
 
-def _partings(lowered: Any, names: list[str], platform: str, quiet: bool, err: TextIO) -> dict[str, dict[str, Any]]:
+def _partings(lowered: jax.stages.Lowered, names: list[str], platform: str, quiet: bool, err: TextIO) -> dict[str, dict[str, Any]]:
     """Setting name → where it parts from the baseline on ``lowered`` (``Parting.to_json()``)."""
     from app.core.compile_settings.parting import settings_partings
     from app.core.compile_settings.race import resolve

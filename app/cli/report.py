@@ -5,13 +5,13 @@ yourself. A window that died hard since the last start becomes a report first (i
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TextIO
 
 #: Reads files only: the parser skips quieting the model libraries (which imports torch).
 NEEDS_LIBRARIES = False
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="print the crash reports kept on this machine (nothing is uploaded)")
     what = report.add_mutually_exclusive_group()
     what.add_argument("--last", action="store_true", help="print the newest report (the default)")

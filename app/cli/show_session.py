@@ -15,7 +15,7 @@ from app.core.inspect.views import HLO, MODEL_STEPS, keys
 NEEDS_LIBRARIES = False
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     show = sub.add_parser("show-session", help="print runs recorded with --save-session (no JAX or torch needed)")
     show.add_argument("paths", nargs="+", metavar="PATH", help=".session files")
     show.add_argument("--json", action="store_true",

@@ -8,13 +8,13 @@ partings (on unless ``--no-parting``)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TextIO
 
 from app.cli.common import add_model_args, count_arg
 from app.cli.race import add_steady_args
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     from app.core.compile_settings.catalog import NAMES
     from app.core.compile_settings.race import STEPS
 
