@@ -35,11 +35,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
 from app.core.profile.hlo import NO_WORK, HloModuleInfo, HloOp
+
+if TYPE_CHECKING:
+    from app.core.inspect.source_map import SourceMap
 
 _WEIGHT = re.compile(r"^weights\[['\"](.+)['\"]\]$")
 
@@ -270,7 +273,7 @@ def _pick(candidates: list[str], levels: list[list[str]]) -> str | None:
     return None
 
 
-def _assign_modules(out: Attribution, info: HloModuleInfo, source_map: Any) -> None:
+def _assign_modules(out: Attribution, info: HloModuleInfo, source_map: SourceMap) -> None:
     by_line: dict[tuple[str, int], list[Any]] = {}
     for g in source_map.groups:
         by_line.setdefault((g.file, g.line), []).append(g)

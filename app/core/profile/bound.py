@@ -19,9 +19,12 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU
+
+if TYPE_CHECKING:
+    from app.core.engine.engine import Engine
 
 #: Bytes the measurement reads (``bench/decode.py``'s figure): far larger than the CPU caches, ~1 s here, once.
 PROBE_BYTES = 1 << 30
@@ -61,7 +64,7 @@ def _store() -> Path:
     return cache_dir() / "bandwidth.json"
 
 
-def machine_bandwidth(platform: str, device: Any = None, kind: str = "") -> tuple[float, str, str]:
+def machine_bandwidth(platform: str, device: object = None, kind: str = "") -> tuple[float, str, str]:
     """``(GB/s, probe, measured on)`` of ``platform``'s memory (``device``: a ``jax.Device`` for a device probe;
     ``kind``: its device kind): measured on the first call of a day (~1 s), kept on disk with that date, the best
     of that measurement and the one kept before; a file that cannot be read or written only means measuring again."""
@@ -92,7 +95,7 @@ def machine_bandwidth(platform: str, device: Any = None, kind: str = "") -> tupl
     return gbs, probe, known[key]["date"]
 
 
-def memory_bound(engine: Any) -> MemoryBound | None:
+def memory_bound(engine: Engine) -> MemoryBound | None:
     """The decode bound of ``engine``'s model (:class:`app.core.engine.engine.Engine`): the largest share of
     its weights one device holds (a ``tp`` mesh splits them) over its platform's bandwidth; None when it cannot
     be measured."""

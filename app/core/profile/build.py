@@ -17,7 +17,7 @@ from typing import Any
 from app.core.inspect.module_paths import fold_path
 from app.core.profile.attrib import Attribution, Part, Source, common_module
 from app.core.profile.capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
-from app.core.profile.hlo import CONTAINERS, HloModuleInfo
+from app.core.profile.hlo import CONTAINERS, HloModuleInfo, HloOp
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
 from app.core.steps import DECODE
 
@@ -173,7 +173,7 @@ def _launch_gaps(figures: list[dict[str, float]], n: int) -> dict[str, float]:
             "host_ms": sum(f["host"] for f in figures) / n / 1e6}
 
 
-def _describe(row: ProfileRow, op: Any, parts: list[Part]) -> None:
+def _describe(row: ProfileRow, op: HloOp | None, parts: list[Part]) -> None:
     main = max(parts, key=lambda p: p.fraction)
     row.source, row.module, row.aten, row.via = main.source.where, main.source.module, main.source.aten, main.via
     row.instructions = [row.key]

@@ -28,9 +28,10 @@ import bisect
 import glob
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from app.core.backends import BACKENDS, CPU, BackendFacts, facts
 
@@ -38,6 +39,14 @@ from app.core.backends import BACKENDS, CPU, BackendFacts, facts
 from app.core.profile.probes import read_bandwidth_gbs as read_bandwidth_gbs
 from app.core.profile.probes import read_device_bandwidth_gbs as read_device_bandwidth_gbs
 from app.core.profile.probes import read_device_peak_tflops as read_device_peak_tflops
+
+
+class ProfilePlanes(Protocol):
+    """What is read of a ``jax.profiler.ProfileData`` (shipped without type stubs): its planes (each with
+    ``name``, ``lines`` and their ``events``)."""
+
+    @property
+    def planes(self) -> Iterable[Any]: ...
 
 #: Name of the ``TraceAnnotation`` event that brackets one profiled step.
 STEP_ANNOTATION = "torchax_playground_step"
@@ -164,7 +173,7 @@ def read_capture(source: str | os.PathLike | bytes, module: str, annotation: str
     return _assign(module, steps, raw)
 
 
-def device_backend(data: Any, platform: str | None = None) -> BackendFacts | None:
+def device_backend(data: ProfilePlanes, platform: str | None = None) -> BackendFacts | None:
     """The backend row whose device planes hold the ops of ``data`` (a ``jax.profiler.ProfileData``):
     ``platform``'s (None for a row without device planes, XLA:CPU's), or, when ``platform`` is None, the first
     row whose planes (``device_plane_prefix``: ``/device:GPU:``) have events, else None (ops on host threads)."""
@@ -200,7 +209,7 @@ def memcpy_row(name: str) -> str | None:
     return f"memcpy {m.group(1)}" if m else None
 
 
-def _read_device(data: Any, row: BackendFacts, module: str, annotation: str) -> Capture:
+def _read_device(data: ProfilePlanes, row: BackendFacts, module: str, annotation: str) -> Capture:
     """A device capture: kernels and memcpys on the row's device planes (``device_plane_prefix`` + ordinal; of a
     plane with lines of whole module runs too, its ``device_op_line`` only), steps and host spans from the host
     plane (module docstring)."""

@@ -6,11 +6,14 @@ Row keys are those of :meth:`app.core.profile.model.ProfileRow.to_dict`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.profile.experts import experts_split
 from app.core.report.columns import Column
 from app.core.units import fixed, ms, percent
+
+if TYPE_CHECKING:
+    from app.core.profile.model import ProfileRow, StepProfile
 
 
 def _text(value: object) -> str:
@@ -55,7 +58,7 @@ def profile_columns(by: str) -> tuple[Column, ...]:
     return (*figures, key_column(by), where)
 
 
-def _bandwidth_share(row: Any) -> float:
+def _bandwidth_share(row: ProfileRow | dict[str, Any]) -> float:
     value = row.get("bandwidth_share") if isinstance(row, dict) else getattr(row, "bandwidth_share", None)
     return float(value or 0.0)
 
@@ -81,21 +84,21 @@ def bandwidth_note(rows: list[Any], bandwidth_gbs: float | None) -> str:
             f"{bandwidth_gbs:.1f} GB/s is DRAM's read bandwidth, and bytes already in the CPU caches are read faster.")
 
 
-def ops_running(p: Any) -> str:
+def ops_running(p: StepProfile) -> str:
     """``ops running 84%``: the one "ops running" figure of a profile (header, status line, CLI and the
     timeline's line): ``attributed_share``, the time during which at least one op of the step runs over the
     steps' wall time, summed over all ``n_steps`` profiled steps (the mean step's share, not the drawn one's)."""
     return f"ops running {p.attributed_share:.0%}"
 
 
-def timeline_ops_running(p: Any) -> str:
+def timeline_ops_running(p: StepProfile) -> str:
     """The timeline's line about the same figure, with its denominator: ``ops running 84% of the wall time of
     the 20 steps``."""
     n = p.n_steps
     return f"{ops_running(p)} of the wall time of the {n} steps" if n != 1 else f"{ops_running(p)} of the step's wall time"
 
 
-def profile_summary(p: Any) -> str:
+def profile_summary(p: StepProfile) -> str:
     """One line of a :class:`app.core.profile.model.StepProfile`'s step figures, the same in the window's
     Profile tab, its status line and the CLI: step wall time, the share covered by ops, idle (host + between
     ops), bytes read per step and the bandwidth bound, e.g. ``decode step 29.1 ms per step · ops running 84% ·

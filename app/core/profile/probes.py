@@ -136,7 +136,7 @@ PROBES: dict[str, tuple[str, Callable[[Any], float]]] = {
 }
 
 
-def measure(probe: str, device: Any, report: Callable[[str], None]) -> float | None:
+def measure(probe: str, device: object, report: Callable[[str], None]) -> float | None:
     """The figure ``probe`` (a key of :data:`PROBES`, named by the device's backend row) of ``device``, after a
     progress line through ``report``; None for no probe ("")."""
     if not probe:

@@ -61,7 +61,10 @@ from app.core.steps import DECODE
 from app.core.units import csv_text
 
 if TYPE_CHECKING:
+    import jax
+
     from app.core.engine.engine import Engine
+    from app.core.inspect.source_map import SourceMap
 
 __all__ = [
     "BY", "CSV_COLUMNS", "LOOP_NOTE", "ProfileRow", "StepCall", "StepProfile", "Timeline", "TimelineBar", "aggregate",
@@ -165,7 +168,7 @@ def profile_call(call: StepCall, step: str, n_steps: int = 20, warmup: int = 3, 
     return profile
 
 
-def _device_of(compiled: Any) -> Any:
+def _device_of(compiled: jax.stages.Compiled) -> Any:
     """The ``jax.Device`` an executable runs on (JAX's default device when it does not say; None without one)."""
     import jax
 
@@ -178,7 +181,7 @@ def _device_of(compiled: Any) -> Any:
     return devices[0] if devices else None
 
 
-def _xla_cost(compiled: Any) -> dict[str, float] | None:
+def _xla_cost(compiled: jax.stages.Compiled) -> dict[str, float] | None:
     from app.core.inspect.ir import cost_dict
 
     try:
@@ -187,7 +190,7 @@ def _xla_cost(compiled: Any) -> dict[str, float] | None:
         return None
 
 
-def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: Any = None,
+def profile_from_capture(xplane: str | Path | bytes, hlo_text: str, source_map: SourceMap | None = None,
                          bandwidth_gbs: float | None = None, step: str = DECODE, model: str = "",
                          platform: str | None = None, peak_tflops: float | None = None) -> StepProfile:
     """Build a :class:`StepProfile` from plain inputs: a capture (``.xplane.pb`` path or bytes) whose steps

@@ -5,7 +5,7 @@ compiled step — jit-static's prefill or decode (:func:`engine_step_call`), or 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +13,13 @@ from app.core.errors import InvalidSettingsError
 from app.core.steps import DECODE
 
 if TYPE_CHECKING:
+    import jax
+    import torch
+
     from app.core.engine.engine import Engine
-    from app.core.runtime.compiled_step import CompiledStep
+    from app.core.inspect.ir import StepIR
+    from app.core.modes.loop import JitLoopMode, LoopStep
+    from app.core.runtime.compiled_step import CallKey, CompiledStep
 
 
 @dataclass
@@ -30,7 +35,7 @@ class StepCall:
     iterations: int = 1
 
 
-def _drain(gen: Any) -> Any:
+def _drain(gen: Generator[object, None, Any]) -> Any:
     """Run a mode's step generator (it yields phase events) and return its result."""
     try:
         while True:
@@ -117,7 +122,7 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
                     iterations)
 
 
-def _loop_runner(engine: Engine, mode: Any, loop: Any, ids: list[int], cache_len: int,
+def _loop_runner(engine: Engine, mode: JitLoopMode, loop: LoopStep, ids: list[int], cache_len: int,
                  iterations: int) -> tuple[Callable[[], None], dict[str, Any]]:
     """One call of jit-loop's compiled ``loop`` as :func:`engine_loop_call` makes it, and the state it keeps from
     call to call: the cache (donated), the tokens of the last call, its executable, and the IR stages of a
@@ -138,7 +143,7 @@ def _loop_runner(engine: Engine, mode: Any, loop: Any, ids: list[int], cache_len
         return (weights, state["cache"], jnp.int32(engine.pad_id), jnp.int32(len(ids)), mask, mode.key, seen,
                 *mode.sampling, jnp.int32(iterations), stop_ids)
 
-    def on_token(token: int, *_: Any) -> bool:  # on an XLA runtime thread, once per iteration
+    def on_token(token: int, *_: object) -> bool:  # on an XLA runtime thread, once per iteration
         state["tokens"].append(token)
         return False
 
@@ -161,7 +166,7 @@ def _loop_runner(engine: Engine, mode: Any, loop: Any, ids: list[int], cache_len
     return run, state
 
 
-def _loop_ir(engine: Engine, ir_key: tuple[str, str], loop: Any, state: dict[str, Any],
+def _loop_ir(engine: Engine, ir_key: tuple[str, str], loop: LoopStep, state: dict[str, Any],
              run: Callable[[], None]) -> Any:
     """The loop's :class:`app.core.inspect.ir.StepIR`, kept in ``engine.ir`` as a run does: captured from the
     first call when it compiled, else the engine's; when neither has a jaxpr (compiled by a run without IR
@@ -179,9 +184,9 @@ def _loop_ir(engine: Engine, ir_key: tuple[str, str], loop: Any, state: dict[str
     return engine.ir.get(ir_key)
 
 
-def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step: CompiledStep, key: Any,
+def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step: CompiledStep, key: CallKey,
              run: Callable[[], None],
-             compiled: Any) -> tuple[Any, Any]:
+             compiled: jax.stages.Compiled) -> tuple[Any, Any]:
     """The step's :class:`app.core.inspect.ir.StepIR` (with its jaxpr) and the executable: the IR is captured from
     a compiling first call and kept in ``engine.ir`` as a run does, else the engine's; when neither has a
     jaxpr (compiled by a run without IR capture) the step compiles once more to capture it."""
@@ -196,7 +201,7 @@ def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step
     return engine.ir.get(ir_key), compiled
 
 
-def _source_map(step_ir: Any, step: str, model: Any) -> Any:
+def _source_map(step_ir: StepIR | None, step: str, model: torch.nn.Module | None) -> Any:
     """The step's source map, or None when its IR is unknown or has no jaxpr."""
     from app.core.inspect.source_map import build_source_map
 
