@@ -21,7 +21,11 @@ behind ``Compiled.cost_analysis()["flops"]``, so sums are comparable with it (be
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from jax.core import ShapedArray
+    from jax.extend.core import Jaxpr, JaxprEqn
 
 ZERO_FLOP = frozenset({
     "reshape", "transpose", "broadcast_in_dim", "squeeze", "expand_dims", "slice", "dynamic_slice",
@@ -41,19 +45,19 @@ def size(shape: tuple[int, ...]) -> int:
     return math.prod(int(d) for d in shape)
 
 
-def _out_size(eqn: Any) -> int:
+def _out_size(eqn: JaxprEqn) -> int:
     return sum(size(getattr(v.aval, "shape", ())) for v in eqn.outvars)
 
 
-def _dot_flops(eqn: Any) -> float:
+def _dot_flops(eqn: JaxprEqn) -> float:
     (lhs_contract, _), _ = eqn.params["dimension_numbers"]
-    lhs_shape = eqn.invars[0].aval.shape
+    lhs_shape = cast("ShapedArray", eqn.invars[0].aval).shape
     k = math.prod(int(lhs_shape[d]) for d in lhs_contract)
     return 2.0 * _out_size(eqn) * k
 
 
-def _conv_flops(eqn: Any) -> float:
-    rhs_shape = eqn.invars[1].aval.shape
+def _conv_flops(eqn: JaxprEqn) -> float:
+    rhs_shape = cast("ShapedArray", eqn.invars[1].aval).shape
     dn = eqn.params.get("dimension_numbers")
     if dn is not None and hasattr(dn, "rhs_spec"):
         spec = dn.rhs_spec  # (out feature dim, in feature dim, *spatial dims)
@@ -64,19 +68,19 @@ def _conv_flops(eqn: Any) -> float:
     return 2.0 * _out_size(eqn) * in_features * spatial
 
 
-def sub_jaxprs(eqn: Any) -> list[Any]:
+def sub_jaxprs(eqn: JaxprEqn) -> list[Any]:
     """The jaxprs nested in an equation's parameters (open ``Jaxpr`` objects)."""
     from app.core.jax_private import jaxprs_in_params
 
     return list(jaxprs_in_params(eqn.params))
 
 
-def jaxpr_flops(jaxpr: Any) -> float:
+def jaxpr_flops(jaxpr: Jaxpr) -> float:
     """Sum of :func:`eqn_flops` over a jaxpr's equations."""
     return sum(eqn_flops(e) for e in jaxpr.eqns)
 
 
-def eqn_flops(eqn: Any) -> float:
+def eqn_flops(eqn: JaxprEqn) -> float:
     """Estimated flops of one equation (see the module docstring for each formula and its source)."""
     name = eqn.primitive.name
     try:

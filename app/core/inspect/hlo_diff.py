@@ -124,7 +124,7 @@ def parse_hlo(text: str) -> HloModuleText:
     return HloModuleText(name, comps, entry)
 
 
-def _stable_hash(value: Any) -> int:
+def _stable_hash(value: object) -> int:
     """A 64-bit hash of ``value`` (nested tuples of str and int) that is the same in every process (Python's
     ``hash`` of a str is salted per process), so a fingerprint can be saved and compared later."""
     return int.from_bytes(hashlib.blake2b(repr(value).encode(), digest_size=8).digest(), "big")

@@ -8,11 +8,16 @@ nothing); views show ``None`` as "not available on this backend".
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.inspect.text_index import count_hlo, count_stablehlo_ops
 from app.core.jax_private import open_jaxpr
+
+if TYPE_CHECKING:
+    import jax
+    from jax.extend.core import Jaxpr
 
 NOT_AVAILABLE = "not available on this backend"
 
@@ -161,7 +166,7 @@ def _safe(fn, *args, **kwargs):
         return None
 
 
-def count_equations(jaxpr: Any) -> int:
+def count_equations(jaxpr: Jaxpr) -> int:
     """Equations in a jaxpr, counting those inside sub-jaxprs (pjit, scan, cond, custom_jvp…)."""
     from app.core.jax_private import jaxprs_in_params
 
@@ -173,7 +178,7 @@ def count_equations(jaxpr: Any) -> int:
     return total
 
 
-def cost_dict(raw: Any) -> dict[str, float] | None:
+def cost_dict(raw: Mapping[str, float] | list[Mapping[str, float]] | tuple[Mapping[str, float], ...] | None) -> dict[str, float] | None:
     """Normalise ``cost_analysis()`` output (a dict, or a list with one dict per device) to one dict."""
     if raw is None:
         return None
@@ -184,7 +189,7 @@ def cost_dict(raw: Any) -> dict[str, float] | None:
     return {str(k): float(v) for k, v in dict(raw).items()}
 
 
-def memory_dict(raw: Any) -> dict[str, int] | None:
+def memory_dict(raw: object) -> dict[str, int] | None:
     if raw is None:
         return None
     names = ("argument", "output", "temp", "generated_code", "alias")
@@ -202,7 +207,7 @@ def drop_empty_scopes(text: str) -> str:
     return _EMPTY_SCOPE.sub("", text)
 
 
-def capture(traced: Any, lowered: Any, compiled: Any, input_labels: list[str]) -> StepIR:
+def capture(traced: jax.stages.Traced, lowered: jax.stages.Lowered, compiled: jax.stages.Compiled, input_labels: list[str]) -> StepIR:
     """Build a :class:`StepIR` from the three stage objects of one step. Never raises."""
     closed = _safe(lambda: traced.jaxpr)
     jaxpr = _safe(lambda: closed.pretty_print(name_stack=True)) if closed is not None else None

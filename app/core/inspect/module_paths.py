@@ -31,7 +31,10 @@ from __future__ import annotations
 
 import linecache
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import CodeType
 
 _SELF_ATTR = re.compile(r"\bself\.(\w+)")
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
@@ -63,7 +66,7 @@ class ModulePathResolver:
         self._count: dict[tuple[str, str], int] = {}
         self._serial = 0
 
-    def _module_class(self, code: Any) -> str | None:
+    def _module_class(self, code: CodeType) -> str | None:
         try:
             return self._frame_class[code]
         except KeyError:  # a frame of this code not seen yet

@@ -5,8 +5,12 @@ region's inputs stand for; which StableHLO op holds them. Duck-typed over jaxpr 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from types import CodeType
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    from jax.extend.core import Jaxpr, JaxprEqn
 
 #: Control-flow primitives whose regions the map walks into: primitive → ``(parameter, region)`` in lowering
 #: order (StableHLO prints a ``while``'s ``cond`` region before its ``body``); a tuple parameter (``cond``'s
@@ -21,7 +25,28 @@ REGION_OPS = {"while": ("while", "scan"), "case": ("cond",)}
 CALLS = ("jit", "pjit")
 
 
-def region_inputs(eqn: Any, param: str) -> list[Any]:
+class JaxTraceback(Protocol):
+    """What is read of an equation's traceback (``jaxlib``'s ``Traceback``, shipped without type stubs): its raw
+    frames ``(code objects, last instruction offsets)`` and its frames (``line_num``, ``function_name``)."""
+
+    def raw_frames(self) -> tuple[list[CodeType], list[int]]: ...
+
+    @property
+    def frames(self) -> Sequence[Any]: ...
+
+
+class Located(Protocol):
+    """Where an equation stands (what :func:`inherit` reads and sets of an
+    :class:`app.core.inspect.source_map.EquationInfo`)."""
+
+    scope: str
+    module: str
+    file: str
+    line: int
+    function: str
+
+
+def region_inputs(eqn: JaxprEqn, param: str) -> list[Any]:
     """The outer variables (or literals) a region's inputs stand for: a ``while``'s ``cond_jaxpr`` takes its
     cond consts and the carry, its ``body_jaxpr`` its body consts and the carry (``jax.lax.while_p``); a ``cond``
     branch the operands after the branch index; the others (scan: consts, carry, xs) the equation's inputs."""
@@ -35,14 +60,14 @@ def region_inputs(eqn: Any, param: str) -> list[Any]:
     return ins[:cn] + carry if param == "cond_jaxpr" else ins[cn:cn + bn] + carry
 
 
-def _has_user_frames(jaxpr: Any) -> bool:
+def _has_user_frames(jaxpr: Jaxpr) -> bool:
     from app.core.jax_private import is_user_filename
 
     return any(is_user_filename(code.co_filename) for eqn in jaxpr.eqns
-               for code in eqn.source_info.traceback.raw_frames()[0])
+               for code in cast("JaxTraceback", eqn.source_info.traceback).raw_frames()[0])
 
 
-def region_jaxprs(eqn: Any) -> Iterator[tuple[Any, str, str, str]]:
+def region_jaxprs(eqn: JaxprEqn) -> Iterator[tuple[Any, str, str, str]]:
     """``(open jaxpr, parameter, parameter key, label)`` per region of ``eqn`` (none for other primitives): the key
     names it in the printed jaxpr (``body_jaxpr``, ``branches[1]``), the label in :attr:`EquationInfo.region`
     (``body``, ``branch1``, a nested jit's name ``inner`` — its private StableHLO function ``@inner``)."""
@@ -60,7 +85,7 @@ def region_jaxprs(eqn: Any) -> Iterator[tuple[Any, str, str, str]]:
             yield sub, param, key, str(eqn.params.get("name", label)) if prim in CALLS else label
 
 
-def inherit(info: Any, call: Any) -> None:
+def inherit(info: Located, call: Located) -> None:
     """An equation of a nested ``jit``'s body (``call``: that jit's equation): JAX traced the body with a fresh
     name stack, so its scope continues the call's (as the HLO's ``op_name`` does); an equation without a user frame
     stands at the line that called the jit."""

@@ -29,10 +29,13 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord
 from app.core.steps import PREFILL
+
+if TYPE_CHECKING:
+    import torch
 
 #: Suffix of transformers' router classes whose forward returns ``(logits, top_k_weights, top_k_indices)``.
 ROUTER_SUFFIX = "TopKRouter"
@@ -40,13 +43,13 @@ ROUTER_SUFFIX = "TopKRouter"
 MAX_QUEUED = 1024
 
 
-def router_modules(model: Any) -> list[tuple[str, Any]]:
+def router_modules(model: torch.nn.Module) -> list[tuple[str, Any]]:
     """``(name, module)`` of every MoE router of ``model`` (a torch module), in layer order; ``[]`` for a dense
     model."""
     return [(name, m) for name, m in model.named_modules() if type(m).__name__.endswith(ROUTER_SUFFIX)]
 
 
-def _body(model: Any, routers: list[str]) -> Any:
+def _body(model: torch.nn.Module, routers: list[str]) -> Any:
     """The module whose forward holds every router and is called as a submodule (``model.model``, the decoder
     under the LM head): torchax calls the top module's ``forward`` itself, which skips that module's hooks."""
     head = routers[0].split(".", 1)[0]
@@ -55,7 +58,7 @@ def _body(model: Any, routers: list[str]) -> Any:
     return model
 
 
-def _split(out: Any) -> tuple[Any, Any] | None:
+def _split(out: object) -> tuple[Any, Any] | None:
     """``(weights, indices)`` of a router's output tuple (the last two items), None when it is not one."""
     if not isinstance(out, tuple) or len(out) < 2:
         return None
@@ -67,7 +70,7 @@ class RoutingRecorder:
     Thread-safe: the JAX callbacks arrive on XLA's runtime threads. ``layers``: the routers' names;
     ``num_experts`` / ``top_k``: from the model's config (0 when it does not say)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: torch.nn.Module) -> None:
         from app.core.jax_private import exclude_from_tracebacks
 
         exclude_from_tracebacks(__file__)  # the callback's equation belongs to the line that called the model
@@ -86,7 +89,7 @@ class RoutingRecorder:
         self._handles.append(body.register_forward_hook(self._on_end))
 
     @classmethod
-    def attach(cls, model: Any) -> RoutingRecorder | None:
+    def attach(cls, model: torch.nn.Module) -> RoutingRecorder | None:
         """A recorder on ``model``'s routers, or None for a model without any."""
         return cls(model) if router_modules(model) else None
 
@@ -106,17 +109,17 @@ class RoutingRecorder:
         finally:
             self._paused -= 1
 
-    def _on_start(self, _module: Any, _args: Any) -> None:
+    def _on_start(self, _module: torch.nn.Module, _args: tuple[object, ...]) -> None:
         self._forward = []
 
-    def _on_router(self, _module: Any, _args: Any, out: Any) -> None:
+    def _on_router(self, _module: torch.nn.Module, _args: tuple[object, ...], out: object) -> None:
         import torch
 
         parts = _split(out)
         if parts is not None and not torch.compiler.is_compiling():  # Dynamo: no side effect to trace
             self._forward.append(parts)
 
-    def _on_end(self, _module: Any, _args: Any, _out: Any) -> None:
+    def _on_end(self, _module: torch.nn.Module, _args: tuple[object, ...], _out: object) -> None:
         """The model's forward returns: one host callback with every layer's ``(weights, indices)``."""
         import torch
 
@@ -132,7 +135,7 @@ class RoutingRecorder:
         else:  # PyTorch's own tensors (the torch mode): converted when taken
             self._sink(*(x.detach() for x in flat))
 
-    def _sink(self, *flat: Any) -> None:
+    def _sink(self, *flat: object) -> None:
         with self._lock:
             self._queue.append(list(zip(flat[0::2], flat[1::2])))
 

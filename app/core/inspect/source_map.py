@@ -28,13 +28,27 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.inspect import text_index as tx
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
-from app.core.inspect.regions import CALLS, REGION_OPS, REGIONS, inherit, region_inputs, region_jaxprs  # noqa: F401
+from app.core.inspect.regions import (  # noqa: F401
+    CALLS,
+    REGION_OPS,
+    REGIONS,
+    JaxTraceback,
+    inherit,
+    region_inputs,
+    region_jaxprs,
+)
 from app.core.inspect.views import HLO, JAXPR, JAXPR_SOURCE, STABLEHLO
+
+if TYPE_CHECKING:
+    from jax.extend.core import Jaxpr, JaxprEqn
+
+    from app.core.inspect.ir import StepIR
+    from app.core.inspect.module_paths import ModulePathResolver
 
 VIEWS = (JAXPR, JAXPR_SOURCE, STABLEHLO, HLO)
 @dataclass
@@ -186,7 +200,7 @@ class SourceMap:
         return SourceMap(self.step, self.equations, list(merged.values()), self.input_labels, folded=True)
 
 
-def _shape_str(aval: Any) -> str:
+def _shape_str(aval: object) -> str:
     dtype = getattr(aval, "dtype", None)
     short = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
              "bool": "bool", "uint32": "u32", "int8": "i8", "uint8": "u8", "float64": "f64"}
@@ -194,14 +208,15 @@ def _shape_str(aval: Any) -> str:
     return f"{name}[{','.join(str(d) for d in getattr(aval, 'shape', ()))}]"
 
 
-def _frames(tb: Any) -> tuple[list[Any], list[int], list[int], list[str]]:
+def _frames(tb: JaxTraceback | None) -> tuple[list[Any], list[int], list[int], list[str]]:
+    assert tb is not None  # JAX records a traceback with each equation
     codes, lastis = tb.raw_frames()
     frames = tb.frames
     lines = [f.line_num for f in frames] if len(frames) == len(codes) else list(lastis)
     return list(codes), list(lastis), lines, [f.function_name for f in frames]
 
 
-def _equation(i: int, eqn: Any, var_index: dict, resolver: Any) -> EquationInfo:
+def _equation(i: int, eqn: JaxprEqn, var_index: dict, resolver: ModulePathResolver) -> EquationInfo:
     from app.core.inspect.flops import eqn_flops
     from app.core.jax_private import is_literal, is_user_filename
 
@@ -278,7 +293,7 @@ def _link_hlo(groups: list[OpGroup], instructions: list[tx.HloInstruction]) -> N
         g.fusions = list(dict.fromkeys(i.fusion for i in hits if i.fusion))
 
 
-def _walk(jaxpr: Any, var_index: dict, resolver: Any, eqns: list[EquationInfo], parent: int, region: str,
+def _walk(jaxpr: Jaxpr, var_index: dict, resolver: ModulePathResolver, eqns: list[EquationInfo], parent: int, region: str,
           nested: list[tuple[int, int, str, str, int]]) -> list[int]:
     """Append the equations of ``jaxpr`` (and of the regions of its control-flow equations) to ``eqns``; returns
     the indexes of ``jaxpr``'s own equations. ``nested`` gets ``(control-flow equation, region's first index,
@@ -325,7 +340,7 @@ def _jaxpr_lines(eqns: list[EquationInfo], top: list[int], nested: list[tuple[in
             eqns[first + k].lines[view] = list(span)
 
 
-def build_source_map(step_ir: Any, step: str = "", model: Any | None = None) -> SourceMap:
+def build_source_map(step_ir: StepIR, step: str = "", model: Any | None = None) -> SourceMap:
     """Build the :class:`SourceMap` of a :class:`app.core.inspect.ir.StepIR` (needs ``traced_jaxpr``).
 
     ``model``: the traced ``torch.nn.Module`` for exact module paths (``model.layers.3.self_attn``);
