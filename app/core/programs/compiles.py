@@ -30,6 +30,7 @@ import re
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 _EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
@@ -89,7 +90,7 @@ def site_label(file: str, line: int, function: str = "") -> str:
     return f"{os.path.basename(file)}:{line}" + (f" ({function})" if function else "")
 
 
-def _closure(fun: Any) -> dict[str, str]:
+def _closure(fun: Callable[..., object]) -> dict[str, str]:
     code = getattr(fun, "__code__", None)
     cells = getattr(fun, "__closure__", None) or ()
     out = {}
@@ -103,19 +104,19 @@ def _closure(fun: Any) -> dict[str, str]:
     return out
 
 
-def _short(value: Any, limit: int = 40) -> str:
+def _short(value: object, limit: int = 40) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _param_names(fun: Any) -> list[str]:
+def _param_names(fun: Callable[..., object]) -> list[str]:
     try:
         return list(inspect.signature(fun).parameters)
     except (TypeError, ValueError):
         return []
 
 
-def _positional(in_avals: Any) -> list[Any]:
+def _positional(in_avals: object) -> list[Any]:
     """The positional parts of an explain key (JAX's flat tree ``FTTuple(FTTuple(args…), FTDict(kwargs))``): one
     ``FTPyTree`` (``.xs`` leaves, ``.tree``) or ``FTStatic`` (``.val``) per argument."""
     elts = getattr(in_avals, "elts", None)
@@ -124,7 +125,7 @@ def _positional(in_avals: Any) -> list[Any]:
     return list(getattr(elts[0], "elts", ()))
 
 
-def _dynamic_leaves(in_avals: Any, names: tuple[str, ...] | None) -> list[tuple[str, str, Any]]:
+def _dynamic_leaves(in_avals: object, names: tuple[str, ...] | None) -> list[tuple[str, str, Any]]:
     """``(name, "f32[4]", treedef)`` per dynamic leaf of an explain key's arguments."""
     out = []
     k = 0
@@ -140,7 +141,7 @@ def _dynamic_leaves(in_avals: Any, names: tuple[str, ...] | None) -> list[tuple[
     return out
 
 
-def explain_cause(fun: Any, in_avals: Any, arg_names: tuple[str, ...] | None, previous: Any | None,
+def explain_cause(fun: Callable[..., object], in_avals: object, arg_names: tuple[str, ...] | None, previous: Any | None,
                   jax_text: str) -> str:
     """The cause of one tracing cache miss in the user's words, comparing ``in_avals`` (this call's explain key:
     ``((Pytree(xs, tree) | Static(val), …), kwargs)``, :func:`_positional`) with ``previous`` (the function's most recent cached
@@ -169,13 +170,13 @@ def explain_cause(fun: Any, in_avals: Any, arg_names: tuple[str, ...] | None, pr
     return "; ".join(reasons) or "new executable"
 
 
-def _label(x: Any) -> str:
+def _label(x: object) -> str:
     from app.core.programs.specs import describe
 
     return describe(x) if hasattr(x, "shape") and hasattr(x, "dtype") else f"{type(x).__name__} scalar"
 
 
-def _call_signature(fun: Any, args: tuple, kwargs: dict, static_nums: tuple[int, ...],
+def _call_signature(fun: Callable[..., object], args: tuple, kwargs: dict, static_nums: tuple[int, ...],
                     static_names: tuple[str, ...]) -> tuple:
     """``(statics, structure, leaves)`` of one jit call: ``statics`` ``((name, repr), …)``, ``structure`` the
     dynamic arguments' pytree structure, ``leaves`` ``((name + path, "f32[4]"), …)``."""
@@ -242,7 +243,7 @@ class CompileWatch:
         _active.watch = self
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         import jax
 
         _active.watch = None
@@ -319,13 +320,13 @@ class CompileWatch:
             pass
         self._remember_code(fun)
 
-    def _remember(self, fun: Any, in_avals: Any) -> None:
+    def _remember(self, fun: Callable[..., object], in_avals: object) -> None:
         try:
             self._last[id(fun)] = (weakref.ref(fun), in_avals)
         except TypeError:
             return
 
-    def _remember_code(self, fun: Any) -> None:
+    def _remember_code(self, fun: Callable[..., object]) -> None:
         code = getattr(fun, "__code__", None)
         if code is not None:
             try:
@@ -333,7 +334,7 @@ class CompileWatch:
             except TypeError:
                 pass
 
-    def _identity_cause(self, fun: Any) -> str:
+    def _identity_cause(self, fun: Callable[..., object]) -> str:
         """A function JAX never traced: the first call, or one re-created from the same code (a new identity,
         perhaps with other closure constants)."""
         seen = self._by_code.get(getattr(fun, "__code__", None))

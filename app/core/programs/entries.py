@@ -8,8 +8,9 @@ from __future__ import annotations
 import ast
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeGuard
 
 from app.core.programs.errors import ProgramError
 
@@ -41,7 +42,16 @@ class EntryPoint:
         return self.name
 
 
-def _is_torch_module(obj: Any) -> bool:
+class Jitted(Protocol):
+    """A ``jax.jit``-wrapped function as :func:`_is_jit` recognises it: callable, with the user's function as
+    ``__wrapped__`` (and ``lower`` / ``trace``)."""
+
+    __wrapped__: Callable[..., object]
+
+    def __call__(self, *args: object, **kwargs: object) -> object: ...
+
+
+def _is_torch_module(obj: object) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(obj, torch.nn.Module)
 
@@ -65,11 +75,11 @@ def top_level_lines(source: str) -> dict[str, int]:
     return lines
 
 
-def _is_jit(obj: Any) -> bool:
+def _is_jit(obj: object) -> TypeGuard[Jitted]:
     return callable(obj) and hasattr(obj, "__wrapped__") and hasattr(obj, "lower") and hasattr(obj, "trace")
 
 
-def entry_point(name: str, obj: Any, path: str, lines: dict[str, int], namespace: dict) -> EntryPoint | None:
+def entry_point(name: str, obj: object, path: str, lines: dict[str, int], namespace: dict) -> EntryPoint | None:
     """``obj``, named ``name`` in the module ``namespace``, as an entry point (its line from ``lines``, of
     :func:`top_level_lines`); None when it is not a function, a jitted function or a ``torch.nn.Module``."""
     if _is_torch_module(obj):
@@ -94,7 +104,7 @@ def entry_point(name: str, obj: Any, path: str, lines: dict[str, int], namespace
                       static, donate)
 
 
-def _defined_here(obj: Any, path: str) -> bool:
+def _defined_here(obj: object, path: str) -> bool:
     fn = obj.__wrapped__ if _is_jit(obj) else obj
     code = getattr(fn, "__code__", None)
     return code is not None and code.co_filename == path

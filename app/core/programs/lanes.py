@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.programs.specs import SpecError
+
+if TYPE_CHECKING:
+    from app.core.programs.loader import PreparedCall
 
 #: The request modes: ``"jit"``, ``"no-jit"``, ``"compare"`` (jit, then no-jit).
 COMPARE = "compare"
@@ -43,7 +46,7 @@ def split_static_values(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(";") if part.strip())
 
 
-def plan_lanes(prepared: Any, *, n_calls: int = 10, mode: str = "jit", sweep: str = "", bucket: bool = False,
+def plan_lanes(prepared: PreparedCall, *, n_calls: int = 10, mode: str = "jit", sweep: str = "", bucket: bool = False,
                static_values: Sequence[str] = ()) -> list[Lane]:
     """The lanes of one program request (see the module doc). ``prepared``: the
     :class:`app.core.programs.loader.PreparedCall`; ``sweep``: ``"1:16"``, ``"x=1:16"`` or ``"1=1:16"`` (an
@@ -79,7 +82,7 @@ def plan_lanes(prepared: Any, *, n_calls: int = 10, mode: str = "jit", sweep: st
     return [Lane(m, arg_list, cold=len(modes) > 1 or m != JIT) for m in modes]
 
 
-def run_lanes(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None = None,
+def run_lanes(prepared: PreparedCall, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None = None,
               on_record: Callable[[Any], None] | None = None) -> Iterator[Any]:
     """Run the lanes one after another (each through :class:`app.core.programs.runner.CallLoop`), yielding one
     :class:`~app.core.programs.runner.RunResult` per lane (a sweep's with its sizes); a stopped lane is the
@@ -94,14 +97,14 @@ def run_lanes(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bo
             return
 
 
-def compare_jit(prepared: Any, n_calls: int = 10, should_stop: Callable[[], bool] | None = None,
+def compare_jit(prepared: PreparedCall, n_calls: int = 10, should_stop: Callable[[], bool] | None = None,
                 on_record: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
     """The jit run, then the no-jit (op-by-op) run of the same calls: two runs for one plot (the lanes of
     :func:`app.core.programs.lanes.plan_lanes` with ``mode="compare"``)."""
     return _two(prepared, plan_lanes(prepared, n_calls=n_calls, mode="compare"), should_stop, on_record)
 
 
-def _two(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None,
+def _two(prepared: PreparedCall, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None,
          on_record: Callable[[Any], None] | None) -> tuple[Any, Any]:
     """The two lanes' results; a second lane the stop left out is an empty stopped result."""
     from app.core.programs.runner import RunResult, program_summary
@@ -113,7 +116,7 @@ def _two(prepared: Any, lanes: Sequence[Lane], should_stop: Callable[[], bool] |
     return results[0], results[1]
 
 
-def compare_sweep(prepared: Any, sweep: Sequence[Any], arg: int = 0, should_stop: Callable[[], bool] | None = None,
+def compare_sweep(prepared: PreparedCall, sweep: Sequence[Any], arg: int = 0, should_stop: Callable[[], bool] | None = None,
                   on_record: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
     """The sweep as is, then padded to power-of-two buckets (seed 004's lesson): two runs for one plot (the lanes
     of :func:`app.core.programs.lanes.plan_lanes` with a sweep and ``bucket``)."""

@@ -245,7 +245,7 @@ class Snapshot:
     memory: dict[str, int] | None = None
 
     @classmethod
-    def of(cls, ir: Any) -> Snapshot:
+    def of(cls, ir: object) -> Snapshot:
         """The snapshot of a :class:`app.core.inspect.ir.StepIR` (or anything with its fields)."""
         return cls({v: getattr(ir, v, None) for v in VIEWS}, getattr(ir, "cost", None), getattr(ir, "memory", None))
 
@@ -310,7 +310,7 @@ class Generations:
         self.generation += 1
         return self.generation
 
-    def needs_compile(self, key: Any) -> bool:
+    def needs_compile(self, key: object) -> bool:
         """The text ``key`` is not the one compiled or compiling."""
         return key != self.sent_key
 
@@ -318,14 +318,14 @@ class Generations:
         """A compile of an older generation than the latest edit is in flight."""
         return self.in_flight is not None and self.in_flight != self.generation
 
-    def send(self, key: Any = None) -> int:
+    def send(self, key: object = None) -> int:
         """A compile of the text ``key`` (the latest generation) is sent, superseding the one in flight. Returns
         its generation."""
         self.sent = self.in_flight = self.generation
         self.sent_key = key
         return self.generation
 
-    def accept(self, generation: int, key: Any = None) -> bool:
+    def accept(self, generation: int, key: object = None) -> bool:
         """The result (or error) of ``generation`` arrived while the text is ``key``: True to show it; False to
         drop it — a newer compile was sent since, or the text changed since it was sent (then the next
         :meth:`needs_compile` is True, even for the same text again)."""
@@ -338,7 +338,7 @@ class Generations:
             return False
         return True
 
-    def keep(self, generation: int, key: Any, snapshot: Snapshot) -> bool:
+    def keep(self, generation: int, key: object, snapshot: Snapshot) -> bool:
         """Keep ``snapshot`` as the last good compile when :meth:`accept` takes it."""
         if not self.accept(generation, key):
             return False

@@ -175,7 +175,7 @@ class Program:
         return _prepare(self, e, tuple(user_args), tuple(static), tuple(donate))
 
 
-def _unpack_args(raw: Any, static: tuple, donate: tuple) -> tuple[tuple, tuple, tuple]:
+def _unpack_args(raw: object, static: tuple, donate: tuple) -> tuple[tuple, tuple, tuple]:
     if isinstance(raw, dict) and "args" in raw:
         return (tuple(raw["args"]), tuple(raw.get("static_argnums", static)),
                 tuple(raw.get("donate_argnums", donate)))
@@ -184,7 +184,7 @@ def _unpack_args(raw: Any, static: tuple, donate: tuple) -> tuple[tuple, tuple, 
     return (raw,), static, donate
 
 
-def _has_tensors(tree: Any) -> bool:
+def _has_tensors(tree: object) -> bool:
     torch = sys.modules.get("torch")
     if torch is None:
         return False
@@ -194,7 +194,7 @@ def _has_tensors(tree: Any) -> bool:
     return any(isinstance(x, torch.Tensor) for x in leaves)
 
 
-def _param_names(fn: Any, n: int) -> tuple[str, ...]:
+def _param_names(fn: Callable[..., object], n: int) -> tuple[str, ...]:
     """The names of ``fn``'s first ``n`` positional parameters as written (``""`` past a ``*args`` or where
     the signature cannot be read)."""
     names: list[str] = []
@@ -232,7 +232,7 @@ def _prepare_call(program: Program, e: EntryPoint, user_args: tuple, static: tup
         weights, jax_fn = torchax.extract_jax(e.obj)
         user_args = env.t2j_copy(user_args) if _has_tensors(user_args) else user_args
 
-        def module_call(weights: Any, *args: Any) -> Any:
+        def module_call(weights: object, *args: object) -> Any:
             with torch.no_grad():
                 return jax_fn(weights, args)
 
@@ -250,7 +250,7 @@ def _prepare_call(program: Program, e: EntryPoint, user_args: tuple, static: tup
         user_args = env.t2j_copy(user_args)
         torch_fn = fn
 
-        def torch_call(*args: Any) -> Any:
+        def torch_call(*args: object) -> Any:
             targs = env.j2t_iso(args)
             with env, torch.no_grad():
                 return env.t2j_iso(torch_fn(*targs))

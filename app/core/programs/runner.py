@@ -42,14 +42,14 @@ StopFn = Callable[[], bool] | None
 RecordFn = Callable[[CallRecord], None] | None
 
 
-def _leaf_label(x: Any) -> str:
+def _leaf_label(x: object) -> str:
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         weak = "~" if getattr(x, "weak_type", False) else ""
         return weak + describe(x)
     return f"{type(x).__name__} scalar"
 
 
-def _arg_signature(arg: Any) -> tuple[Any, tuple[tuple[str, str], ...]]:
+def _arg_signature(arg: object) -> tuple[Any, tuple[tuple[str, str], ...]]:
     """(treedef, ((path, "f32[7,128]"), …)) of one dynamic argument."""
     import jax
 
@@ -93,7 +93,7 @@ class ProgramRunner:
         # name, signature and source (JAX's messages follow __wrapped__: "tracing the function selu at
         # mine.py:4 … argument x", not this wrapper's file and "args[0]"; issue 29 flaw 19)
         @functools.wraps(fn)
-        def entry(*args: Any) -> Any:
+        def entry(*args: object) -> Any:
             return fn(*args)
 
         self._jitted = jax.jit(entry, static_argnums=prepared.static_argnums,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import units
+
+if TYPE_CHECKING:
+    from app.core.events import CallRecord
 
 
 @dataclass
@@ -35,7 +38,7 @@ class CompileSite:
         return asdict(self)
 
 
-def _compiles(record: Any) -> Iterable[dict[str, Any]]:
+def _compiles(record: CallRecord) -> Iterable[dict[str, Any]]:
     if record.compiled:
         yield {"compile_site": record.compile_site or str(record.step), "function": str(record.step),
                "compile_reason": record.compile_reason, "trace_ms": record.trace_ms, "lower_ms": record.lower_ms,

@@ -90,7 +90,7 @@ def _convert(node: ast.AST, text: str) -> Any:
     raise SpecError(f"Argument spec: {segment!r} is not a literal or a dtype[dims] array (e.g. f32[8,128]).")
 
 
-def random_args(spec: Any, seed: int = 0) -> Any:
+def random_args(spec: object, seed: int = 0) -> Any:
     """Arrays for a parsed spec: floats from a standard normal, integers in [0, 10), bools uniform; scalars
     and other leaves kept as they are. Same ``seed`` → same data. Returns the same pytree with
     ``jax.Array`` leaves (host-generated with NumPy, then ``jax.numpy.asarray``)."""
@@ -100,7 +100,7 @@ def random_args(spec: Any, seed: int = 0) -> Any:
 
     rng = np.random.default_rng(seed)
 
-    def make(leaf: Any) -> Any:
+    def make(leaf: object) -> Any:
         if not isinstance(leaf, ArraySpec):
             return leaf
         dtype = jnp.dtype(DTYPES[leaf.dtype])
@@ -115,13 +115,13 @@ def random_args(spec: Any, seed: int = 0) -> Any:
     return jax.tree_util.tree_map(make, spec, is_leaf=lambda x: isinstance(x, ArraySpec))
 
 
-def short_dtype(dtype: Any) -> str:
+def short_dtype(dtype: object) -> str:
     """``float32`` (or ``torch.float32``) → ``f32`` (the jaxpr spelling); unknown dtypes keep their name."""
     name = str(dtype).removeprefix("torch.")
     return _SHORT.get(name, name)
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """A value as a spec: an array → ``f32[7,128]``; a Python scalar → its repr; else its type name."""
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)

@@ -11,7 +11,10 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jax.extend.core import Jaxpr
 
 
 @dataclass(frozen=True)
@@ -46,14 +49,14 @@ def ir_change(old: list[str], new: list[str]) -> IRChange:
     return IRChange(added, removed, changed, len(new))
 
 
-def equation_signatures(traced_jaxpr: Any) -> list[str]:
+def equation_signatures(traced_jaxpr: Jaxpr) -> list[str]:
     """``"mul f32[4] f32[4] -> f32[4]"`` per equation of a traced jaxpr, nested jaxprs (scan / while / cond
     bodies, inner jit) walked in place."""
     from app.core.jax_private import is_literal, jaxprs_in_params, open_jaxpr
 
     out: list[str] = []
 
-    def walk(jaxpr: Any) -> None:
+    def walk(jaxpr: Jaxpr) -> None:
         for eqn in jaxpr.eqns:
             ins = " ".join(str(v.aval.str_short()) if not is_literal(v) else repr(v) for v in eqn.invars)
             outs = " ".join(str(v.aval.str_short()) for v in eqn.outvars)

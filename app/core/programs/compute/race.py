@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.compile_options import observing_compiles
 from app.core.compile_settings.catalog import CompileSetting
@@ -40,11 +40,14 @@ from app.core.programs.loader import PreparedCall
 from app.core.programs.runner import JIT, CallLoop, ProgramRunner, program_summary
 from app.core.steady import SteadyPlan
 
+if TYPE_CHECKING:
+    import jax
+
 #: What a program's settings race yields.
 RaceItem = CallRecord | LaneEvent | SettingLane | SteadyBlockEvent | SettingsVerdicts
 
 
-def outputs_digest(outputs: Any) -> list[Any]:
+def outputs_digest(outputs: object) -> list[Any]:
     """A program's outputs as host numpy arrays, leaf by leaf (what two lanes compare)."""
     import jax
     import numpy as np
@@ -123,7 +126,7 @@ def _paired(warm: dict[str, Any], done: list[SettingLane], baseline: str, plan: 
         yield event
 
 
-def _warm_call(executable: Any, prepared: PreparedCall) -> Any:
+def _warm_call(executable: jax.stages.Compiled, prepared: PreparedCall) -> Any:
     """One warm call of ``executable`` on the prepared arguments, blocked until its outputs are ready (donated
     arguments copied per call, alike for every setting)."""
     import jax
@@ -139,8 +142,8 @@ def _warm_call(executable: Any, prepared: PreparedCall) -> Any:
     return call
 
 
-def _program_lane(setting: CompileSetting, records: list[CallRecord], executable: Any, outputs: Any,
-                  stopped: bool) -> SettingLane:
+def _program_lane(setting: CompileSetting, records: list[CallRecord], executable: jax.stages.Compiled | None,
+                  outputs: object, stopped: bool) -> SettingLane:
     import statistics
 
     compiled = next((r for r in records if r.compiled), None)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import FinishedEvent, IREvent, LaneEvent
 from app.core.programs.compute.requests import (
@@ -35,21 +35,27 @@ from app.core.programs.compute.requests import (
 )
 from app.core.requests import Notice, SourceMapReady
 
+if TYPE_CHECKING:
+    from app.core.inspect.ir import StepIR
+    from app.core.programs.errors import ProgramError
+    from app.core.programs.loader import PreparedCall, Program
+    from app.core.programs.runner import ProgramRunner
+
 StopFn = Callable[[], bool]
 
 
-def entry_infos(program: Any) -> tuple[ProgramEntryInfo, ...]:
+def entry_infos(program: Program) -> tuple[ProgramEntryInfo, ...]:
     return tuple(ProgramEntryInfo(e.name, e.kind, e.line, e.doc.splitlines()[0] if e.doc else "",
                                      bool(e.args_function)) for e in program.entries.values())
 
 
-def failed(request: ProgramRequest, exc: Any) -> ProgramFailed:
+def failed(request: ProgramRequest, exc: ProgramError) -> ProgramFailed:
     """The :class:`ProgramFailed` of a :class:`app.core.programs.errors.ProgramError`."""
     return ProgramFailed(request, exc.message, exc.error_type, exc.file, exc.line, exc.column, exc.stage,
                             exc.entry, exc.headline, exc.traceback_text)
 
 
-def plan_request(prepared: Any, request: ProgramRequest) -> list[Any]:
+def plan_request(prepared: PreparedCall, request: ProgramRequest) -> list[Any]:
     """The lanes (:class:`app.core.programs.lanes.Lane`) of ``request`` on its prepared call: the one rule of
     :func:`app.core.programs.lanes.plan_lanes`, read from the request's fields — the window's service and the
     CLI's ``program`` both call this. Raises :class:`app.core.programs.specs.SpecError`."""
@@ -182,7 +188,7 @@ class ProgramService:
         if live_ir is not None:
             yield from self._source_map(live_ir, entry)
 
-    def _entries_despite(self, request: ProgramRequest, load_program: Any) -> Iterator[Any]:
+    def _entries_despite(self, request: ProgramRequest, load_program: Callable[..., Program]) -> Iterator[Any]:
         """The file loads but its arguments fail: still say which entry points it has (the picker fills)."""
         program = self._program
         if program is None or program.source != request.source:
@@ -190,7 +196,7 @@ class ProgramService:
         yield ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                request.entry, "", "")
 
-    def _lane(self, runner: Any, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
+    def _lane(self, runner: ProgramRunner, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
               should_stop: StopFn, out: dict[str, Any]) -> Iterator[Any]:
         from app.core.programs.errors import ProgramError
         from app.core.programs.ir import ir_from_stages
@@ -224,7 +230,7 @@ class ProgramService:
         if started:
             yield FinishedEvent("stopped" if loop.stopped else "calls", program_summary(mode, records, total))
 
-    def _ir_without_run(self, prepared: Any, runner: Any, entry: str, should_stop: StopFn) -> Iterator[Any]:
+    def _ir_without_run(self, prepared: PreparedCall, runner: ProgramRunner | None, entry: str, should_stop: StopFn) -> Iterator[Any]:
         """A no-jit run compiles nothing: trace, lower and compile once after it, so the IR views show what jit
         would run."""
         from app.core.programs.ir import entry_ir
@@ -233,13 +239,13 @@ class ProgramService:
         yield IREvent(entry, "jit", live.plain())
         return live
 
-    def ir_events(self, prepared: Any, entry: str, should_stop: StopFn) -> Iterator[Any]:
+    def ir_events(self, prepared: PreparedCall, entry: str, should_stop: StopFn) -> Iterator[Any]:
         """The entry point traced, lowered and compiled once more under the settings in force (outside any run's
         timings): its :class:`IREvent` and source map, e.g. after a settings race, whose lanes capture none."""
         live = yield from self._ir_without_run(prepared, None, entry, should_stop)
         yield from self._source_map(live, entry)
 
-    def _live_compile(self, request: ProgramCompileRequest, prepared: Any, entry: str,
+    def _live_compile(self, request: ProgramCompileRequest, prepared: PreparedCall, entry: str,
                       should_stop: StopFn) -> Iterator[Any]:
         """Trace, lower and compile the entry point with a fresh runner (a later Run compiles cold), then the IR,
         its comparison with ``request.previous`` (:func:`app.core.programs.live.compare`, here: the texts can be
@@ -263,7 +269,7 @@ class ProgramService:
         yield ProgramCompiled(request, entry, snapshot, compare(request.previous, snapshot), phases)
         yield from self._source_map(live, entry)
 
-    def _source_map(self, live_ir: Any, entry: str) -> Iterator[Any]:
+    def _source_map(self, live_ir: StepIR, entry: str) -> Iterator[Any]:
         from app.core.inspect.source_map import build_source_map
 
         try:
