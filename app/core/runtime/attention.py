@@ -22,10 +22,14 @@ head_dim)``. Checked against torchax 0.0.14.dev20261026 and jax 0.12.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
+
+if TYPE_CHECKING:
+    import torch
+    from torchax.tensor import Environment
 
 _REGISTERED: set[int] = set()
 #: The name scope of each part: the ATen op torchax's reference lowering (``_sdpa_reference``) runs for it, so the
@@ -72,7 +76,7 @@ def sdpa(query: jax.Array, key: jax.Array, value: jax.Array, attn_mask: jax.Arra
     return out.reshape(*batch, q_heads, q_len, value.shape[-1])
 
 
-def register(env: Any = None) -> None:
+def register(env: Environment | None = None) -> None:
     """Register :func:`sdpa` for ``torch.nn.functional.scaled_dot_product_attention`` and
     ``aten::scaled_dot_product_attention`` in torchax environment ``env`` (default: ``torchax.default_env()``)
     through its public ``override_op_definition``; dropout goes to torchax's reference. Idempotent. This file is
@@ -89,7 +93,7 @@ def register(env: Any = None) -> None:
         return
     reference = jtorch.scaled_dot_product_attention
 
-    def impl(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
+    def impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0,
              is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False) -> Any:
         if dropout_p > 0:
             return reference(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, env=env)

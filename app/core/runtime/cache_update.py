@@ -19,15 +19,23 @@ decoding by the cache's length). Negative indices count from the end, as torch's
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 
+if TYPE_CHECKING:
+    import torch
+    from torchax.tensor import Environment
+
+#: torchax's own ``aten::index_put`` lowering: ``(x, indexes, values, accumulate) -> x`` with the write.
+IndexPut = Callable[[jax.Array, Sequence[jax.Array | None], jax.Array, bool], jax.Array]
+
 _REGISTERED: set[int] = set()
 
 
-def one_position(x: jax.Array, indexes: Any, values: jax.Array) -> tuple[int, jax.Array] | None:
+def one_position(x: jax.Array, indexes: Sequence[jax.Array | None], values: jax.Array) -> tuple[int, jax.Array] | None:
     """``(axis, index)`` when ``x.at[indexes].set(values)`` writes one position along one axis (see the module
     doc), else None."""
     indexes = list(indexes)
@@ -36,7 +44,7 @@ def one_position(x: jax.Array, indexes: Any, values: jax.Array) -> tuple[int, ja
         return None
     axis = present[0]
     ix = indexes[axis]
-    if not hasattr(ix, "dtype") or not jnp.issubdtype(ix.dtype, jnp.integer) or ix.size != 1:
+    if ix is None or not hasattr(ix, "dtype") or not jnp.issubdtype(ix.dtype, jnp.integer) or ix.size != 1:
         return None
     if any(i is not None for i in indexes[axis + 1:]) or values.ndim != x.ndim:
         return None
@@ -46,8 +54,8 @@ def one_position(x: jax.Array, indexes: Any, values: jax.Array) -> tuple[int, ja
     return axis, jnp.where(index < 0, index + x.shape[axis], index)
 
 
-def index_put(x: jax.Array, indexes: Any, values: jax.Array, accumulate: bool = False,
-              fallback: Any = None) -> jax.Array:
+def index_put(x: jax.Array, indexes: Sequence[jax.Array | None], values: jax.Array, accumulate: bool = False,
+              fallback: IndexPut | None = None) -> jax.Array:
     """``aten::index_put``: one position along one axis as a ``dynamic_update_slice``, else ``fallback``
     (torchax's lowering)."""
     hit = None if accumulate else one_position(x, indexes, values)
@@ -60,7 +68,7 @@ def index_put(x: jax.Array, indexes: Any, values: jax.Array, accumulate: bool = 
     return jax.lax.optimization_barrier(jax.lax.dynamic_update_slice_in_dim(x, values.astype(x.dtype), index, axis))
 
 
-def register(env: Any = None) -> None:
+def register(env: Environment | None = None) -> None:
     """Register :func:`index_put` as ``aten::index_put`` in torchax environment ``env`` (default:
     ``torchax.default_env()``) through its public ``override_op_definition``, falling back to torchax's own
     lowering for every other case. Idempotent. Like torchax's own lowerings, this file is excluded from
@@ -78,7 +86,7 @@ def register(env: Any = None) -> None:
         return
     fallback = jaten._aten_index_put  # pyright: ignore[reportPrivateUsage]  # torchax's own lowering, kept
 
-    def impl(x: Any, indexes: Any, values: Any, accumulate: bool = False) -> Any:
+    def impl(x: torch.Tensor, indexes: Sequence[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False) -> Any:
         jx, jindexes, jvalues = env.t2j_iso((x, list(indexes), values))
         return env.j2t_iso(index_put(jx, jindexes, jvalues, accumulate, fallback))
 

@@ -16,11 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+from jax.tree_util import PyTreeDef
 
 from app.core import compile_options
 from app.core.backends import CPU
 from app.core.events import HOST_PARTS, CallRecord, Phase, PhaseEvent
 from app.core.runtime import callback_clock
+
+#: One leaf's ``(shape, dtype, weak_type)``; an argument's ``(treedef, leaves)``; a call's ``(weights, the rest)``.
+LeafSig = tuple[tuple[Any, ...], str, bool]
+Signature = tuple[PyTreeDef, tuple[LeafSig, ...]]
+CallKey = tuple[Signature, Signature]
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _counts = threading.local()
@@ -28,7 +34,7 @@ _listener_installed = False
 _listener_lock = threading.Lock()
 
 
-def _on_event(event: str, **kwargs: Any) -> None:
+def _on_event(event: str, **kwargs: object) -> None:
     if event == _CACHE_HIT_EVENT:
         _counts.hits = getattr(_counts, "hits", 0) + 1
 
@@ -49,13 +55,13 @@ def _install_listener() -> None:
             _listener_installed = True
 
 
-def _leaf_sig(x: Any) -> tuple:
+def _leaf_sig(x: object) -> LeafSig:
     shape = tuple(getattr(x, "shape", ()))
     dtype = str(getattr(x, "dtype", type(x).__name__))
     return shape, dtype, bool(getattr(x, "weak_type", False))
 
 
-def _signature(tree: Any) -> tuple:
+def _signature(tree: object) -> Signature:
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return treedef, tuple(_leaf_sig(x) for x in leaves)
 
@@ -100,7 +106,7 @@ class HostMeter:
         return {k: self._parts.get(k, 0.0) for k in HOST_PARTS}
 
 
-def _leaf_count(key: Any) -> int:
+def _leaf_count(key: CallKey) -> int:
     """Argument leaves of a call signature (:meth:`CompiledStep._key`)."""
     return sum(len(sig[1]) for sig in key)
 
@@ -151,7 +157,7 @@ class CompiledStep:
         self.first_reason = "first call"
         self._weights_sig: tuple[Any, Any] | None = None
 
-    def _key(self, args: tuple) -> Any:
+    def _key(self, args: tuple) -> CallKey:
         """Signature of the call: per argument, its treedef and each leaf's (shape, dtype, weak_type).
 
         The weights (argument 0) are the same dict on every call of a run, so their signature is
@@ -181,12 +187,12 @@ class CompiledStep:
         ]
         return ("new input shape: " + "; ".join(changed)) if changed else "new input structure or dtype"
 
-    def executable(self, key: Any) -> Any:
+    def executable(self, key: CallKey) -> Any:
         """The compiled executable (``jax.stages.Compiled``) kept for call signature ``key`` (e.g.
         :attr:`last_key`), or None."""
         return self._executables.get(key)
 
-    def forget(self, key: Any) -> None:
+    def forget(self, key: CallKey) -> None:
         """Drop the executable of signature ``key``: the next call with it traces, lowers and compiles again."""
         dropped = self._executables.pop(key, None)
         self._inline.discard(id(dropped))
@@ -201,7 +207,7 @@ class CompiledStep:
                 labels.append(name + jax.tree_util.keystr(path))
         return labels
 
-    def prepare(self, *args: Any, meter: HostMeter | None = None, key: Any = None,
+    def prepare(self, *args: object, meter: HostMeter | None = None, key: CallKey | None = None,
                 reason: str | None = None) -> Generator[PhaseEvent, None, tuple[Any, dict[str, Any], Stages | None]]:
         """Generator: the executable for ``args``' signature, traced, lowered and compiled on a miss (yielding
         a start and an end :class:`PhaseEvent` per phase), without running it. Returns ``(executable, timing,
@@ -251,7 +257,7 @@ class CompiledStep:
             meter.mark("compile")
         return executable, timing, (traced, lowered, executable)
 
-    def __call__(self, *args: Any, meter: HostMeter | None = None, key: Any = None,
+    def __call__(self, *args: object, meter: HostMeter | None = None, key: CallKey | None = None,
                  ready: Callable[[Any], Any] | None = None, reason: str | None = None) -> Iterator[PhaseEvent | StepOutput]:
         """Generator: yields :class:`PhaseEvent` s while tracing/lowering/compiling, then one final
         :class:`StepOutput`. ``meter`` (:class:`HostMeter`) marks ``flatten``, ``compile``, ``dispatch`` (the
@@ -289,7 +295,7 @@ class CompiledStep:
 COMPILE_DELAY_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S"
 
 
-def _compile(lowered: Any, step: str, jitted: Any) -> Any:
+def _compile(lowered: jax.stages.Lowered, step: str, jitted: jax.stages.Wrapped) -> Any:
     import os
 
     delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
@@ -345,7 +351,7 @@ def _describe_change(name: str, old: tuple, new: tuple) -> str:
     return f"{name} {_fmt(old)} → {_fmt(new)}"
 
 
-def _fmt(shape: Any) -> str:
+def _fmt(shape: object) -> str:
     if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape):
         return "(" + ", ".join(map(str, shape)) + ")"
     return str(shape)

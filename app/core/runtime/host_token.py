@@ -18,9 +18,14 @@ is one bool scalar. Inside ``jax.jit`` only (there is no eager implementation).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import jax
+    from jax.core import ShapedArray as Aval
+    from jax.interpreters.mlir import LoweringRuleContext, ir
 
 _PRIMITIVE: Any = None
 
@@ -41,17 +46,17 @@ def _primitive() -> Any:
     prim = Primitive("token_to_host")
     prim.multiple_results = True
 
-    def abstract_eval(*avals: Any, callback: Callable) -> tuple[list[Any], set[Any]]:
+    def abstract_eval(*avals: object, callback: Callable) -> tuple[list[Any], set[Any]]:
         del avals, callback
         return [ShapedArray((), np.bool_)], {effect}
 
-    def lowering(ctx: Any, *args: Any, callback: Callable) -> Any:
+    def lowering(ctx: LoweringRuleContext, *args: ir.Value, callback: Callable) -> Any:
         def host(*operands: np.ndarray) -> tuple[np.ndarray]:
             return (np.asarray(callback(*operands), dtype=np.bool_),)
 
         token = ctx.tokens_in.get(effect)
         result, token, _ = mlir.emit_python_callback(
-            ctx, host, token, list(args), ctx.avals_in, ctx.avals_out, has_side_effect=True, returns_token=True,
+            ctx, host, token, list(args), cast("list[Aval]", ctx.avals_in), ctx.avals_out, has_side_effect=True, returns_token=True,
             sharding=callback_op_sharding(ctx))  # as io_callback's: one device, or every device in a shard_map
         ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({effect: token})))
         return result
@@ -62,7 +67,7 @@ def _primitive() -> Any:
     return prim
 
 
-def token_to_host(callback: Callable[..., Any], *operands: Any) -> Any:
+def token_to_host(callback: Callable[..., Any], *operands: jax.Array) -> Any:
     """Inside a jitted function: call ``callback(*numpy_operands)`` on the host, in program order with every other
     ordered callback, and return what it returned as a traced bool scalar. ``callback`` runs on an XLA runtime
     thread with the GIL held; it must return something ``np.asarray(..., dtype=bool)`` makes a scalar of. It is

@@ -7,10 +7,15 @@ number of new tokens per call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from transformers import Cache, PretrainedConfig, PreTrainedModel
+
+    from app.core.runtime.pytrees import FlatTree
 
 
-def to_jax(cache: Any) -> Any:
+def to_jax(cache: Cache) -> Any:
     """Copy a cache's torch tensors to jax arrays and mark its layers as living on the ``jax`` device
     (torchax keeps tensors created with ``device='cpu'`` as plain torch tensors, which then fail to mix
     with the traced ones)."""
@@ -24,20 +29,20 @@ def to_jax(cache: Any) -> Any:
     return cache
 
 
-def empty_dynamic_cache(config: Any) -> Any:
+def empty_dynamic_cache(config: PretrainedConfig) -> Any:
     """An empty ``DynamicCache(config=config)`` ready to cross ``jax.jit``."""
     from transformers import DynamicCache
 
     return to_jax(DynamicCache(config=config))
 
 
-def static_cache_template(model: Any, max_cache_len: int, pad_id: int) -> Any:
+def static_cache_template(model: PreTrainedModel, max_cache_len: int, pad_id: int) -> Any:
     """A zeroed ``StaticCache`` of ``max_cache_len`` positions as jax arrays (:func:`torch_static_cache`
     moved to JAX)."""
     return to_jax(torch_static_cache(model, max_cache_len, pad_id))
 
 
-def torch_static_cache(model: Any, max_cache_len: int, pad_id: int) -> Any:
+def torch_static_cache(model: PreTrainedModel, max_cache_len: int, pad_id: int) -> Any:
     """A zeroed ``StaticCache`` of ``max_cache_len`` positions (torch tensors): the one template every
     static-cache mode starts from.
 
@@ -93,7 +98,7 @@ def next_capacity(capacity: int, position: int, full_len: int) -> int:
     return min(capacity, full_len)
 
 
-def growable(cache: Any) -> bool:
+def growable(cache: object) -> bool:
     """Whether every layer of ``cache`` (an HF cache object) is a static layer whose length :func:`grow` can change
     (``max_cache_len`` and ``keys`` / ``values`` of shape ``(batch, heads, max_cache_len, head_dim)``)."""
     layers = getattr(cache, "layers", None)
@@ -104,7 +109,7 @@ def growable(cache: Any) -> bool:
         for layer in layers)
 
 
-def grow(flat: Any, new_len: int) -> Any:
+def grow(flat: FlatTree, new_len: int) -> Any:
     """The static KV cache ``flat`` (a :class:`app.core.runtime.pytrees.FlatTree` of jax arrays) with every layer's
     keys and values zero-padded along the position axis to ``new_len`` and its ``max_cache_len`` set to it (the
     masks' key length); positions already written and the layers' lengths unchanged. A new treedef: the jitted

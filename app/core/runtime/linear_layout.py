@@ -21,10 +21,14 @@ from __future__ import annotations
 import contextlib
 import types
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+    from transformers.pytorch_utils import Conv1D
 
 
-def conv1d_modules(model: Any) -> dict[str, Any]:
+def conv1d_modules(model: torch.nn.Module) -> dict[str, Any]:
     """``{module path: module}`` of every transformers ``Conv1D`` in ``model`` with a 2-D weight (none when
     transformers has no ``Conv1D``)."""
     try:
@@ -35,7 +39,7 @@ def conv1d_modules(model: Any) -> dict[str, Any]:
             if isinstance(m, Conv1D) and getattr(m, "weight", None) is not None and m.weight.dim() == 2}
 
 
-def _linear_forward(self: Any, x: Any) -> Any:
+def _linear_forward(self: Conv1D, x: torch.Tensor) -> torch.Tensor:
     """A ``Conv1D``'s forward over its weight stored ``(out_features, in_features)``: ``x @ W.T + b``."""
     import torch
 
@@ -55,7 +59,7 @@ def _as_linear(modules: list[Any]) -> Iterator[None]:
             m.__dict__.pop("forward", None)
 
 
-def linear_layout(model: Any, weights: dict[str, Any],
+def linear_layout(model: torch.nn.Module, weights: dict[str, Any],
                   fn: Callable[..., Any]) -> tuple[dict[str, Any], Callable[..., Any]]:
     """``(weights, fn)`` of ``torchax.extract_jax(model)`` with every ``Conv1D`` weight transposed to
     ``(out_features, in_features)`` (a new array on the weight's device; the old one is dropped) and ``fn``
@@ -73,7 +77,7 @@ def linear_layout(model: Any, weights: dict[str, Any],
     for name in chosen:
         weights[f"{name}.weight"] = weights[f"{name}.weight"].T  # materialised row-major, (out, in)
 
-    def run(states: Any, args: Any, kwargs: Any = None) -> Any:
+    def run(states: object, args: object, kwargs: object = None) -> Any:
         with _as_linear(list(chosen.values())):
             return fn(states, args, kwargs)
 

@@ -59,12 +59,23 @@ weight matrices per layer in a prefill), so neither is chosen for the JAX modes.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import jax
 import jax.numpy as jnp
+from jax.typing import DTypeLike
+
+if TYPE_CHECKING:
+    import torch
+    from jax.core import ShapedArray
+    from jax.interpreters.mlir import LoweringRuleContext, ir
+    from torchax.tensor import Environment
 
 from app.core.backends import CPU
+
+#: An MLIR lowering rule of a primitive: ``rule(ctx, *operands, **params)`` → the results' values.
+LoweringRule = Callable[..., Sequence["ir.Value"]]
 
 #: The torchax release this lowering was checked against (a newer one may bring its own).
 CHECKED_TORCHAX = "0.0.14.dev20261026"
@@ -74,13 +85,13 @@ _REGISTERED: weakref.WeakSet[Any] = weakref.WeakSet()
 _CPU_LOWERED = False
 
 
-def group_sizes(offs: Any) -> jax.Array:
+def group_sizes(offs: jax.Array) -> jax.Array:
     """Sizes of the groups whose cumulative end offsets are ``offs`` (``diff([0, *offs])``), int32."""
     offs = jnp.asarray(offs, jnp.int32)
     return jnp.diff(offs, prepend=jnp.zeros((1,), jnp.int32))
 
 
-def _jax_dtype(dtype: Any, default: Any) -> Any:
+def _jax_dtype(dtype: DTypeLike | torch.dtype | None, default: DTypeLike) -> Any:
     """``dtype`` as a JAX dtype (torch dtypes through torchax's table); ``default`` when ``None``."""
     if dtype is None:
         return default
@@ -93,7 +104,7 @@ def _jax_dtype(dtype: Any, default: Any) -> Any:
     return jnp.dtype(dtype)
 
 
-def _ragged(lhs: jax.Array, rhs: jax.Array, sizes: jax.Array, dims: Any, acc: Any) -> jax.Array:
+def _ragged(lhs: jax.Array, rhs: jax.Array, sizes: jax.Array, dims: jax.lax.RaggedDotDimensionNumbers, acc: DTypeLike) -> jax.Array:
     return jax.lax.ragged_dot_general(lhs, rhs, sizes, dims, preferred_element_type=acc)
 
 
@@ -105,13 +116,13 @@ def _dot_dims(contract: tuple[int, int], ragged: int, group: tuple[int, ...]) ->
     )
 
 
-def _rows_ragged(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
+def _rows_ragged(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: DTypeLike) -> jax.Array:
     """(M, K) × (G, K, N) → (M, N), the rows in groups: one ``ragged_dot_general`` equation (lowered to XLA's
     ``ragged_dot`` on TPU and GPU, to :func:`_rows_masked` on the CPU once :func:`register` ran)."""
     return _ragged(mat_a, mat_b, sizes, _dot_dims((1, 1), 0, (0,)), acc)
 
 
-def _rows_masked(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
+def _rows_masked(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: DTypeLike) -> jax.Array:
     """The same on XLA:CPU: each group's rows masked out of a copy of ``mat_a``, one batched matmul over the
     groups, summed (one nonzero term per row, so the sum is exact). ``G``× the FLOPs, as JAX's own CPU
     fallback of ``ragged_dot``, but the weights keep their layout: that fallback contracts over (group, K)
@@ -124,7 +135,7 @@ def _rows_masked(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any)
     return out.sum(0, dtype=acc)
 
 
-def _rows_gathered(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: Any) -> jax.Array:
+def _rows_gathered(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: DTypeLike) -> jax.Array:
     """The same for few rows (``M ≤ G``, a decode step's ``top_k`` rows): each row times its own group's weights,
     sliced out one row at a time (``M`` experts' weights read instead of all ``G``); rows past the last group are
     0. One ``dynamic_slice`` and one vector-matrix product per row, not one gather of ``(M, K, N)``: transformers
@@ -144,37 +155,40 @@ def _rows_gathered(mat_a: jax.Array, mat_b: jax.Array, sizes: jax.Array, acc: An
     return jnp.where((group < groups)[:, None], out, jnp.zeros((), acc))
 
 
-def _is_rows_layout(dims: Any) -> bool:
+def _is_rows_layout(dims: jax.lax.RaggedDotDimensionNumbers) -> bool:
     """Whether ``ragged_dot_general``'s dimension numbers are the MoE forward's: ``(M, K) × (G, K, N)``."""
     (contract, batch) = dims.dot_dimension_numbers
     return (tuple(map(tuple, contract)) == ((1,), (1,)) and tuple(map(tuple, batch)) == ((), ())
             and tuple(dims.lhs_ragged_dimensions) == (0,) and tuple(dims.rhs_group_dimensions) == (0,))
 
 
-def _cpu_rule(jax_rule: Any) -> Any:
+def _cpu_rule(jax_rule: LoweringRule) -> LoweringRule:
     """The CPU lowering of ``ragged_dot_general``: for the MoE layout (2-D × 3-D, no group offset)
     :func:`_rows_gathered` when there are no more rows than groups, else :func:`_rows_masked`; ``jax_rule`` (JAX's
     own) for any other."""
     from jax.interpreters import mlir
 
-    def moe_layout(lhs: Any, rhs: Any, sizes: Any, *, preferred_element_type: Any, **_: Any) -> jax.Array:
+    def moe_layout(lhs: jax.Array, rhs: jax.Array, sizes: jax.Array, *, preferred_element_type: DTypeLike | None,
+                   **_: object) -> jax.Array:
         acc = preferred_element_type if preferred_element_type is not None else jnp.float32
         few = lhs.shape[0] <= rhs.shape[0]  # static: a decode step's rows read only their experts' weights
         return (_rows_gathered if few else _rows_masked)(lhs, rhs, sizes, acc).astype(acc)
 
     moe_rule = mlir.lower_fun(moe_layout, multiple_results=False)
 
-    def rule(ctx: Any, lhs: Any, rhs: Any, sizes: Any, *rest: Any, **params: Any) -> Any:
-        avals = ctx.avals_in
+    def rule(ctx: LoweringRuleContext, lhs: ir.Value, rhs: ir.Value, sizes: ir.Value, *rest: ir.Value,
+             **params: object) -> Sequence[ir.Value]:
+        avals = cast("Sequence[ShapedArray]", ctx.avals_in)
         if (not rest and params.get("group_offset") is None and len(avals[0].shape) == 2 and len(avals[1].shape) == 3
-                and _is_rows_layout(params["ragged_dot_dimension_numbers"])):
+                and isinstance(dims := params["ragged_dot_dimension_numbers"], jax.lax.RaggedDotDimensionNumbers)
+                and _is_rows_layout(dims)):
             return moe_rule(ctx, lhs, rhs, sizes, **params)
         return jax_rule(ctx, lhs, rhs, sizes, *rest, **params)
 
     return rule
 
 
-def _grouped(mat_a: jax.Array, mat_b: jax.Array, offs: Any, acc: Any) -> jax.Array:
+def _grouped(mat_a: jax.Array, mat_b: jax.Array, offs: jax.Array, acc: DTypeLike) -> jax.Array:
     """The three layouts with a ragged dimension (see the module's table), accumulated in ``acc``."""
     sizes = group_sizes(offs)
     if mat_a.ndim == 2 and mat_b.ndim == 3:  # rows of mat_a ragged: (M, K) x (G, K, N) -> (M, N)
@@ -185,7 +199,8 @@ def _grouped(mat_a: jax.Array, mat_b: jax.Array, offs: Any, acc: Any) -> jax.Arr
     return _ragged(mat_a, mat_b, sizes, _dot_dims((1, 0), 1, ()), acc)
 
 
-def grouped_mm(mat_a: Any, mat_b: Any, offs: Any = None, bias: Any = None, out_dtype: Any = None) -> jax.Array:
+def grouped_mm(mat_a: jax.Array, mat_b: jax.Array, offs: jax.Array | None = None, bias: jax.Array | None = None,
+               out_dtype: DTypeLike | torch.dtype | None = None) -> jax.Array:
     """``aten::_grouped_mm(mat_a, mat_b, offs=None, bias=None, out_dtype=None)`` on JAX arrays.
 
     See the module docstring for the four layouts. Raises ``ValueError`` for operands that are not 2-D or
@@ -202,7 +217,7 @@ def grouped_mm(mat_a: Any, mat_b: Any, offs: Any = None, bias: Any = None, out_d
     return result.astype(out)
 
 
-def _check(mat_a: jax.Array, mat_b: jax.Array, offs: Any, bias: Any) -> None:
+def _check(mat_a: jax.Array, mat_b: jax.Array, offs: jax.Array | None, bias: object) -> None:
     """torch's own argument checks (``_meta_grouped_mm_common``), as ``ValueError``\\ s."""
     if bias is not None:
         raise NotImplementedError("_grouped_mm: a bias is not supported (torch 2.13 refuses it too)")
@@ -226,10 +241,11 @@ def _check(mat_a: jax.Array, mat_b: jax.Array, offs: Any, bias: Any) -> None:
         raise ValueError(f"_grouped_mm: {jnp.shape(offs)[0]} offsets for {groups} groups")
 
 
-def _torch_impl(env: Any) -> Any:
+def _torch_impl(env: Environment) -> Callable[..., torch.Tensor]:
     """``grouped_mm`` as torchax calls a user-defined op: torchax tensors in and out, through ``env``."""
 
-    def impl(mat_a: Any, mat_b: Any, offs: Any = None, bias: Any = None, out_dtype: Any = None) -> Any:
+    def impl(mat_a: torch.Tensor, mat_b: torch.Tensor, offs: torch.Tensor | None = None,
+             bias: torch.Tensor | None = None, out_dtype: torch.dtype | None = None) -> torch.Tensor:
         args = env.t2j_iso((mat_a, mat_b, offs, bias))
         return env.j2t_iso(grouped_mm(*args, out_dtype=out_dtype))
 
@@ -251,7 +267,7 @@ def _register_cpu_lowering() -> None:
     _CPU_LOWERED = True
 
 
-def register(env: Any = None) -> None:
+def register(env: Environment | None = None) -> None:
     """Register :func:`grouped_mm` as ``aten::_grouped_mm`` in torchax environment ``env`` (default:
     ``torchax.default_env()``), through its public ``override_op_definition``. Idempotent; a torchax whose
     own op table (``torchax.ops.ops_registry.all_aten_ops``) already lowers the op keeps its lowering.

@@ -14,14 +14,15 @@ type test on leaves would give a different treedef and a recompile.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 _STATIC_SCALARS = (bool, int, float, str, type(None), type)
 _registered: set[type] = set()
 _lock = threading.Lock()
 
 
-def _is_static(value: Any) -> bool:
+def _is_static(value: object) -> bool:
     import torch
 
     if isinstance(value, _STATIC_SCALARS) or isinstance(value, (torch.dtype, torch.device)):
@@ -33,7 +34,7 @@ def _is_static(value: Any) -> bool:
     return False
 
 
-def _freeze(value: Any) -> Any:
+def _freeze(value: object) -> Any:
     """A hashable, comparable stand-in for a static value (lists and dicts become tagged tuples)."""
     if isinstance(value, list):
         return ("__list__", tuple(_freeze(v) for v in value))
@@ -44,7 +45,7 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _thaw(value: Any) -> Any:
+def _thaw(value: object) -> Any:
     if isinstance(value, tuple) and len(value) == 2 and value[0] in ("__list__", "__tuple__", "__dict__"):
         tag, items = value
         if tag == "__list__":
@@ -55,7 +56,7 @@ def _thaw(value: Any) -> Any:
     return value
 
 
-def _flatten(obj: Any) -> tuple[list[Any], tuple]:
+def _flatten(obj: object) -> tuple[list[Any], tuple]:
     static, child_keys, children = [], [], []
     for key in sorted(vars(obj)):
         value = vars(obj)[key]
@@ -67,7 +68,7 @@ def _flatten(obj: Any) -> tuple[list[Any], tuple]:
     return children, (type(obj), tuple(child_keys), tuple(static))
 
 
-def _unflatten(aux: tuple, children: Any) -> Any:
+def _unflatten(aux: tuple, children: Iterable[object]) -> Any:
     cls, child_keys, static = aux
     obj = cls.__new__(cls)
     for key, value in static:
@@ -136,6 +137,12 @@ def register_cache_pytrees() -> int:
     return new
 
 
+class TreeDef(Protocol):
+    """What :class:`FlatTree` reads of a ``jax.tree_util.PyTreeDef``: the tree rebuilt from its leaves."""
+
+    def unflatten(self, leaves: Iterable[object], /) -> Any: ...
+
+
 class FlatTree:
     """A pytree carried as ``(leaves, treedef)``: flattening it costs one Python call instead of one per
     custom node. Jitted steps take and return the KV cache as a ``FlatTree`` (a 12-layer cache is 13
@@ -144,12 +151,12 @@ class FlatTree:
 
     __slots__ = ("leaves", "treedef")
 
-    def __init__(self, leaves: list[Any], treedef: Any) -> None:
+    def __init__(self, leaves: list[Any], treedef: TreeDef) -> None:
         self.leaves = leaves
         self.treedef = treedef
 
     @classmethod
-    def of(cls, tree: Any) -> FlatTree:
+    def of(cls, tree: object) -> FlatTree:
         import jax
 
         leaves, treedef = jax.tree_util.tree_flatten(tree)
