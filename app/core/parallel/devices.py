@@ -8,7 +8,7 @@ call initialises JAX's backend, so on a CPU the simulated device count
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,13 @@ class DeviceInfo:
         return f"{self.platform}:{self.id}"
 
 
-def _memory(device: Any) -> tuple[int | None, int | None]:
+class _MemoryStats(Protocol):
+    """What :func:`_memory` reads of a ``jax.Device``: its allocator's statistics (None or ``{}`` when it has none)."""
+
+    def memory_stats(self) -> dict[str, int] | None: ...
+
+
+def _memory(device: _MemoryStats) -> tuple[int | None, int | None]:
     try:
         stats = device.memory_stats()
     except Exception:  # noqa: BLE001 — some backends raise instead of returning None

@@ -14,10 +14,15 @@ the others by name, before anything loads).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError
 from app.core.mode_catalog import CATALOG, modes_across_processes
+
+if TYPE_CHECKING:
+    import jax
+    from jax.sharding import Mesh, Sharding
+    from jax.typing import ArrayLike
 
 #: The modes that run across processes (the mode catalog's ``across_processes`` rows): every step is one jitted
 #: SPMD program (jit-dynamic, jit-static), or the decode loop is (jit-loop, each process's host taking the tokens
@@ -62,7 +67,7 @@ def local_device(platform: str | None = None) -> Any:
     return jax.local_devices(backend=platform)[0]
 
 
-def place_global(value: Any, sharding: Any) -> Any:
+def place_global(value: ArrayLike, sharding: Sharding) -> Any:
     """``value`` (a host or single-device array, every process holding the same) placed with ``sharding``.
 
     On devices this process addresses alone, ``jax.device_put``. On a mesh across processes, each process makes
@@ -77,7 +82,7 @@ def place_global(value: Any, sharding: Any) -> Any:
     return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
-def replicated_value(array: Any) -> Any:
+def replicated_value(array: jax.Array) -> Any:
     """A replicated array's value as NumPy, read from this process's own copy (its first addressable shard),
     without a gather: on a mesh across processes ``np.asarray`` of the global array is refused for arrays that
     are not fully replicated, and costs a check for those that are."""
@@ -90,7 +95,7 @@ def replicated_value(array: Any) -> Any:
     return np.asarray(array.addressable_data(0))
 
 
-def device_processes(mesh: Any) -> list[int]:
+def device_processes(mesh: Mesh) -> list[int]:
     """The process index of each device of ``mesh``, in the mesh's flat device order: the order of the
     logical device ids an SPMD program's replica groups name."""
     return [int(getattr(d, "process_index", 0)) for d in mesh.devices.flat]

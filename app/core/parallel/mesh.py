@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError
+
+if TYPE_CHECKING:
+    import jax
+    from jax.sharding import Mesh
+    from transformers import PretrainedConfig
 
 # Name patterns (parameter path → which dimension of the *stored* tensor is split on "tp"). torch.nn.Linear stores
 # (out_features, in_features), and so does every GPT-2 Conv1D weight on JAX (transposed at conversion:
@@ -131,7 +137,7 @@ def uncommit_torchax_key() -> bool:
     return True
 
 
-def _split_dims(config: Any) -> dict[str, int]:
+def _split_dims(config: PretrainedConfig) -> dict[str, int]:
     """The model dimensions tensor parallelism splits: attention heads, KV heads, MLP width."""
     cfg = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
     dims = {
@@ -143,14 +149,14 @@ def _split_dims(config: Any) -> dict[str, int]:
     return {name: value for name, value in dims.items() if isinstance(value, int) and value > 0}
 
 
-def tp_sizes(config: Any, n_devices: int) -> tuple[int, ...]:
+def tp_sizes(config: PretrainedConfig, n_devices: int) -> tuple[int, ...]:
     """The tensor-parallel sizes this model can use on ``n_devices`` devices: every ``tp <= n_devices``
     that divides all of :func:`_split_dims` (SmolLM2's 9 heads / 3 KV heads on 4 devices: ``(1, 3)``)."""
     dims = _split_dims(config).values()
     return tuple(tp for tp in range(1, max(1, n_devices) + 1) if all(v % tp == 0 for v in dims))
 
 
-def check_divisible(config: Any, tp: int, n_devices: int | None = None) -> None:
+def check_divisible(config: PretrainedConfig, tp: int, n_devices: int | None = None) -> None:
     """Raise :class:`InvalidSettingsError` naming the first model dimension that ``tp`` does not divide, and
     the sizes that work (:func:`tp_sizes` on ``n_devices``, default ``tp``'s own count)."""
     for name, value in _split_dims(config).items():
@@ -184,7 +190,7 @@ def weight_spec(name: str, shape: tuple[int, ...], tp: int) -> tuple:
     return ()
 
 
-def shard_weights(weights: dict[str, Any], mesh: Any, tp: int) -> dict[str, Any]:
+def shard_weights(weights: dict[str, Any], mesh: Mesh, tp: int) -> dict[str, Any]:
     """Place each weight with ``NamedSharding(mesh, PartitionSpec(*weight_spec(...)))``; on a mesh across
     processes each process makes only its own shards (:func:`app.core.parallel.hosts.place_global`)."""
     from jax.sharding import NamedSharding, PartitionSpec
@@ -197,7 +203,7 @@ def shard_weights(weights: dict[str, Any], mesh: Any, tp: int) -> dict[str, Any]
     }
 
 
-def leaf_cache_sharding(x: Any, mesh: Any, tp: int) -> Any:
+def leaf_cache_sharding(x: jax.Array, mesh: Mesh, tp: int) -> Any:
     """Sharding of one KV-cache leaf: 4-D keys/values ``(batch, kv_heads, max_cache_len, head_dim)`` split
     on heads, everything else (lengths) replicated."""
     from jax.sharding import NamedSharding, PartitionSpec
@@ -207,14 +213,14 @@ def leaf_cache_sharding(x: Any, mesh: Any, tp: int) -> Any:
     return NamedSharding(mesh, PartitionSpec())
 
 
-def _map_cache_leaves(cache: Any, fn: Any) -> Any:
+def _map_cache_leaves(cache: object, fn: Callable[[jax.Array], jax.Array]) -> Any:
     import jax
 
     leaves, treedef = jax.tree.flatten(cache)
     return treedef.unflatten([fn(x) for x in leaves])
 
 
-def place_cache(cache: Any, mesh: Any, tp: int) -> Any:
+def place_cache(cache: object, mesh: Mesh, tp: int) -> Any:
     """Place every cache leaf with :func:`leaf_cache_sharding` (each process its own shards on a mesh across
     processes: :func:`app.core.parallel.hosts.place_global`)."""
     from app.core.parallel.hosts import place_global
@@ -222,7 +228,7 @@ def place_cache(cache: Any, mesh: Any, tp: int) -> Any:
     return _map_cache_leaves(cache, lambda x: place_global(x, leaf_cache_sharding(x, mesh, tp)))
 
 
-def constrain_cache(cache: Any, mesh: Any, tp: int) -> Any:
+def constrain_cache(cache: object, mesh: Mesh, tp: int) -> Any:
     """Inside a traced step: keep the output cache sharded like the input (heads on ``tp``), so the next
     call's inputs match the compiled executable."""
     import jax
@@ -232,7 +238,7 @@ def constrain_cache(cache: Any, mesh: Any, tp: int) -> Any:
     )
 
 
-def bytes_per_device(tree: Any) -> dict[str, int]:
+def bytes_per_device(tree: object) -> dict[str, int]:
     """Bytes each device holds for the arrays of ``tree`` (``"cpu:0" → bytes``), from addressable shards."""
     import jax
 
@@ -293,7 +299,7 @@ def collectives(hlo_text: str | None, device_processes: list[int] | None = None)
     return found
 
 
-def format_collectives(found: list[Collective], mesh: Any = None) -> str:
+def format_collectives(found: list[Collective], mesh: Mesh | None = None) -> str:
     """``inspect --what collectives``' text: a count, then one line per collective (kind, shape, HLO line, model
     source). On a mesh across processes (``mesh``: the engine's ``jax.sharding.Mesh``) the count names the mesh's
     devices with their processes and how many collectives cross a process boundary, and each line says
