@@ -18,9 +18,12 @@ is given.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.errors import InvalidSettingsError
+
+if TYPE_CHECKING:
+    from transformers import GenerationConfig, PretrainedConfig, PreTrainedTokenizerBase
 
 # Name parts of models tuned to follow instructions: "…-Instruct", "…-chat", "gemma-2b-it", "…-sft".
 _INSTRUCT_NAME = re.compile(r"(instruct|chat|assistant|(?<![a-z])(it|sft|dpo|rlhf)(?![a-z]))", re.IGNORECASE)
@@ -28,13 +31,13 @@ _INSTRUCT_NAME = re.compile(r"(instruct|chat|assistant|(?<![a-z])(it|sft|dpo|rlh
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|endoftext|>")
 
 
-def has_chat_template(tokenizer: Any) -> bool:
+def has_chat_template(tokenizer: object) -> bool:
     """Whether ``tokenizer`` carries a chat template (False for tokenizers without the attribute)."""
     template = getattr(tokenizer, "chat_template", None)
     return bool(template)
 
 
-def is_instruct(name: str, tokenizer: Any = None) -> bool:
+def is_instruct(name: str, tokenizer: object = None) -> bool:
     """Default of the Chat toggle: True for an instruct/chat model.
 
     ``name``: the model's name or label (``"smollm2-135m-instruct"``, ``"SmolLM2-135M-Instruct · Q4_1 →
@@ -46,7 +49,7 @@ def is_instruct(name: str, tokenizer: Any = None) -> bool:
     return bool(_INSTRUCT_NAME.search(name or ""))
 
 
-def format_chat(tokenizer: Any, user_text: str, system: str | None = None) -> str:
+def format_chat(tokenizer: PreTrainedTokenizerBase, user_text: str, system: str | None = None) -> str:
     """The prompt text for one user turn, ending where the assistant's answer starts.
 
     ``tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)`` with a
@@ -62,10 +65,13 @@ def format_chat(tokenizer: Any, user_text: str, system: str | None = None) -> st
         )
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": user_text})
-    return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert isinstance(prompt, str)  # tokenize=False on one conversation: the rendered text
+    return prompt
 
 
-def end_of_turn_ids(tokenizer: Any, config: Any = None, generation_config: Any = None) -> list[int]:
+def end_of_turn_ids(tokenizer: PreTrainedTokenizerBase, config: PretrainedConfig | None = None,
+                    generation_config: GenerationConfig | None = None) -> list[int]:
     """Token ids that end the assistant's turn, in priority order, without duplicates.
 
     The ``eos_token_id`` of ``generation_config``, ``config`` and ``tokenizer`` (an int or a list each),
@@ -76,7 +82,7 @@ def end_of_turn_ids(tokenizer: Any, config: Any = None, generation_config: Any =
     vocab = _vocab_size(config)
     found: list[int] = []
 
-    def add(value: Any) -> None:
+    def add(value: object) -> None:
         for v in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(v, int) and v >= 0 and (vocab is None or v < vocab) and v not in found:
                 found.append(v)
@@ -90,7 +96,7 @@ def end_of_turn_ids(tokenizer: Any, config: Any = None, generation_config: Any =
     return found
 
 
-def _vocab_size(config: Any) -> int | None:
+def _vocab_size(config: PretrainedConfig | None) -> int | None:
     if config is None:
         return None
     text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config

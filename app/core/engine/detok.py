@@ -8,7 +8,10 @@ once it no longer ends in U+FFFD.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 _REPLACEMENT = "\ufffd"
 
@@ -20,14 +23,16 @@ class IncrementalDetokenizer:
     (EOS, BOS, padding) produce no text.
     """
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase) -> None:
         self._tok = tokenizer
         self.ids: list[int] = []
         self._prefix = 0
         self._read = 0
 
     def _decode(self, ids: list[int]) -> str:
-        return self._tok.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        text = self._tok.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        assert isinstance(text, str)  # a list of ids decodes to one string
+        return text
 
     def push(self, token_id: int) -> str:
         """Add one id; return the newly printable text (``""`` while a character is incomplete)."""

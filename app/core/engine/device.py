@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from app.core.backends import BACKENDS, CPU, TORCH_CUDA
 from app.core.errors import InvalidSettingsError
@@ -98,7 +98,20 @@ def resolve_device(platform: str | None = None) -> Device:
     return Device(platform, dev, torch_device, _label(dev), torch_label, is_default=dev == default)
 
 
-def _label(dev: Any) -> str:
+class JaxDevice(Protocol):
+    """What this module reads of a ``jax.Device`` (``jax.Device`` is an alias pyright cannot use as a type)."""
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def device_kind(self) -> str: ...
+
+    @property
+    def id(self) -> int: ...
+
+
+def _label(dev: JaxDevice) -> str:
     if dev.platform == CPU.platform:
         return CPU.torch_device
     return f"{dev.device_kind} ({dev.platform}:{dev.id})"
@@ -148,7 +161,7 @@ def _missing_platform(platform: str, exc: BaseException | None) -> str:
             f"{hint}. JAX said: {first}")
 
 
-def device_copy_bandwidth_gbs(device: Any, nbytes: int = 1 << 30, repeats: int = 5) -> float:
+def device_copy_bandwidth_gbs(device: JaxDevice, nbytes: int = 1 << 30, repeats: int = 5) -> float:
     """Memory bandwidth of ``device`` (a ``jax.Device``) in GB/s (1e9 bytes/s), counting the bytes read and the
     bytes written: a jitted ``x + 1`` over ``nbytes`` of float32 on the device reads and writes every byte once
     (a device-to-device copy); best of ``repeats`` timed calls after one warm call. On an H100 80GB this read

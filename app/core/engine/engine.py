@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU
 from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
@@ -32,6 +32,9 @@ from app.core.models.facts import eos_ids, warnings_for
 from app.core.models.sources import LoadedModel, ModelSpec, parse_model
 from app.core.runtime.compiled_step import CompiledStep
 from app.core.settings import GenerationSettings, refused
+
+if TYPE_CHECKING:
+    from app.core.parallel.mesh import MeshSpec
 
 
 def _never() -> bool:
@@ -161,7 +164,7 @@ class Engine:
         factory functions on its torch device (``torch.device``); nothing changes on the default device."""
         return on_device(self.device)
 
-    def _place(self, tree: Any) -> Any:
+    def _place(self, tree: object) -> Any:
         """``tree``'s jax arrays committed to this engine's JAX device (as they are on the default device)."""
         return place(tree, self.device)
 
@@ -201,7 +204,7 @@ class Engine:
         :meth:`clear_compiled` dropped what the mode had made)."""
         return self._mode_state.setdefault(mode, {})
 
-    def set_mesh(self, spec: Any) -> None:
+    def set_mesh(self, spec: MeshSpec | None) -> None:
         """Run on a device mesh (``app.core.parallel.mesh.MeshSpec``; None or tp=1 = one device).
 
         Checks that ``tp`` divides the model's heads and MLP width, places the weights with
@@ -230,6 +233,7 @@ class Engine:
             self._jax = (self._unsharded, fn)
             self.mesh_spec = self.mesh = None
         else:
+            assert mesh is not None  # built above for every spec
             self._jax = (mesh_lib.shard_weights(self._unsharded, mesh, spec.tp), fn)
             self.mesh_spec, self.mesh = spec, mesh
         mesh_lib.uncommit_torchax_key()

@@ -8,12 +8,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU
 from app.core.engine.device import Device
 from app.core.events import Phase, PhaseEvent
 from app.core.models.sources import LoadedModel, ModelSpec, load_model
+
+if TYPE_CHECKING:
+    import torch
 
 
 @contextlib.contextmanager
@@ -35,7 +38,7 @@ def load_torch(spec: ModelSpec, device: Device, emit: Callable[[PhaseEvent], Non
         return load_model(spec, on_progress=lambda msg: emit(PhaseEvent("loading", True, msg)), init_device=init_device)
 
 
-def to_jax(model: Any, device: Device) -> tuple[Any, Any]:
+def to_jax(model: torch.nn.Module, device: Device) -> tuple[Any, Any]:
     """``(weights, fn)`` from ``torchax.extract_jax(model)``, the weights on ``device``.
 
     ``weights`` is a dict of jax arrays keyed by parameter name; ``fn(weights, args, kwargs)`` runs the
@@ -71,7 +74,7 @@ def on_device(device: Device) -> Any:
     return stack
 
 
-def place(tree: Any, device: Device) -> Any:
+def place(tree: object, device: Device) -> Any:
     """``tree``'s jax arrays committed to ``device``'s JAX device (as they are on the default device)."""
     if device.is_default:
         return tree

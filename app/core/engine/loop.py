@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.engine.detok import IncrementalDetokenizer
 from app.core.errors import UnsupportedModelError
@@ -18,6 +18,9 @@ from app.core.events import CallRecord, Event, FinishedEvent, IREvent, Summary, 
 from app.core.inspect.views import StepKind
 from app.core.settings import GenerationSettings
 from app.core.steps import DECODE, PREFILL
+
+if TYPE_CHECKING:
+    from app.core.modes.base import Mode, StepResult
 
 
 class LoopHost(Protocol):
@@ -41,7 +44,7 @@ class LoopHost(Protocol):
     def device_label(self, mode: str) -> str: ...
 
 
-def decode_loop(engine: LoopHost, mode: Any, prompt_ids: list[int], settings: GenerationSettings, max_cache_len: int,
+def decode_loop(engine: LoopHost, mode: Mode, prompt_ids: list[int], settings: GenerationSettings, max_cache_len: int,
                 should_stop: Callable[[], bool], chat: bool = False) -> Iterator[Event]:
     """Run ``mode`` (an :class:`app.core.modes.base.Mode` of ``engine``) from ``prompt_ids``: its prefill, then one
     decode step per token until end of text (``eos``; ``end_of_turn`` in a ``chat``), ``max_new_tokens``, Stop
@@ -92,7 +95,7 @@ def decode_loop(engine: LoopHost, mode: Any, prompt_ids: list[int], settings: Ge
     yield FinishedEvent(reason, summary, list(detok.ids), text)
 
 
-def cache_positions(mode: Any) -> int | None:
+def cache_positions(mode: object) -> int | None:
     """Positions ``mode``'s static KV cache holds at the end of its run (:attr:`Summary.cache_len`): a jit mode's
     capacity (its bucket, ``JitStaticMode.capacity``), else the width of a static cache's attention mask
     (torch-compile's ``(1, max_cache_len)``); None for a ``DynamicCache``, which holds the tokens so far."""
@@ -105,12 +108,12 @@ def cache_positions(mode: Any) -> int | None:
 
 
 def capture_ir(
-    engine: LoopHost, settings: GenerationSettings, kind: StepKind, result: Any, captured: set[tuple[str, str]]
+    engine: LoopHost, settings: GenerationSettings, kind: StepKind, result: StepResult, captured: set[tuple[str, str]]
 ) -> Iterator[IREvent]:
     """IR of the first compile of each step kind in a run (jit-dynamic compiles every decode step: one
     decode IR is enough), built after the call's timing was taken; kept in ``engine.ir``."""
     key = (settings.mode, kind)
-    if not settings.capture_ir or key in captured:
+    if not settings.capture_ir or key in captured or result.capture_ir is None:  # None: the call compiled nothing
         return
     captured.add(key)
     step_ir = result.capture_ir()
@@ -130,7 +133,7 @@ def reused_ir(engine: LoopHost, settings: GenerationSettings, kind: StepKind,
     yield IREvent(kind, settings.mode, kept.plain(), reused=True)
 
 
-def _record(index: int, kind: StepKind, mode: str, result: Any, mesh: str, device: str = "") -> CallRecord:
+def _record(index: int, kind: StepKind, mode: str, result: StepResult, mesh: str, device: str = "") -> CallRecord:
     """The mode's timing record of one call, completed with the loop's bookkeeping."""
     return replace(
         result.record, index=index, step=kind, mode=mode, input_shapes=result.input_shapes,
