@@ -107,7 +107,7 @@ def forward(fn, weights, cache, input_ids, position_ids, attention_mask):
     return out.logits, out.past_key_values
 
 
-def torch_device_of(engine: Any) -> str:
+def torch_device_of(engine: object) -> str:
     """The torch device the PyTorch modes of ``engine`` run on (``"cpu"``, ``"cuda:0"``): its
     ``device.torch_device``, the CPU for a host without one."""
     return getattr(getattr(engine, "device", None), "torch_device", None) or CPU.torch_device

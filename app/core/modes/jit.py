@@ -13,7 +13,7 @@ import numpy as np
 
 from app.core.events import PhaseEvent
 from app.core.modes.base import Mode, StepGen, StepResult, forward, ids_array, positions_array, prompt_bucket
-from app.core.runtime.compiled_step import CompiledStep, HostMeter
+from app.core.runtime.compiled_step import CallKey, CompiledStep, HostMeter
 from app.core.runtime.pytrees import FlatTree
 from app.core.runtime.sampling import pick_token
 from app.core.steps import DECODE, PREFILL
@@ -112,7 +112,7 @@ class _JitMode(Mode):
         return ids_array([token]), positions_array(position, 1)
 
     def _run(self, step: CompiledStep, args: tuple, shapes: dict, meter: HostMeter, next_position: int,
-             key: object = None, reason: str | None = None) -> StepGen:
+             key: CallKey | None = None, reason: str | None = None) -> StepGen:
         """One call of ``step``, timed by ``meter`` (started before the arguments were built: its ``transfer``
         part is marked here). ``key``: the call's signature when known (:meth:`CompiledStep.prepare`); ``reason``:
         why it compiles, if it does (default: what changed in its arguments)."""
@@ -172,7 +172,7 @@ class JitStaticMode(_JitMode):
     donate_argnums = (1,)
     #: The decode step and its call signature, kept after the run's first decode call (see :meth:`decode`).
     _decode_step: CompiledStep | None = None
-    _decode_key: object = None
+    _decode_key: CallKey | None = None
 
     def step_function(self, kind: str, greedy: bool) -> tuple[Callable, tuple[str, ...]]:
         if kind == PREFILL:
@@ -232,6 +232,7 @@ class JitStaticMode(_JitMode):
 
         old, self.capacity = self.capacity, next_capacity(self.capacity, position, self.max_cache_len)
         cache, self.cache = self.cache, None
+        assert cache is not None  # a run's cache is set at its prefill, before any decode step grows it
         self.cache = grow(cache, self.capacity)
         self.mask = jnp.ones((1, self.capacity), jnp.int32)
         self._decode_step = None  # new argument shapes: sign the next call

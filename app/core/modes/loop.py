@@ -140,7 +140,7 @@ class LoopStats:
 class _LoopRun:
     """One dispatch of the compiled loop: the helper thread that runs it and the queue its callbacks fill."""
 
-    def __init__(self, executable: Any, args: tuple, channel: TokenChannel, limit: int) -> None:
+    def __init__(self, executable: jax.stages.Compiled, args: tuple, channel: TokenChannel, limit: int) -> None:
         self.tokens: queue.Queue = queue.Queue()
         self.stop = threading.Event()
         self.stats = LoopStats(limit=limit)
@@ -171,7 +171,7 @@ class _LoopRun:
         self.tokens.put((token, interval, parts))
         return stopped
 
-    def _run(self, executable: Any, args: tuple) -> None:
+    def _run(self, executable: jax.stages.Compiled, args: tuple) -> None:
         try:
             self.outputs = jax.block_until_ready(executable(*args))
         except BaseException as exc:  # handed to the compute thread, raised there

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import time
 import types
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core import compile_options
 from app.core.backends import TORCH_CUDA
@@ -64,6 +65,9 @@ from app.core.modes.torch_compile_capture import (
 from app.core.steps import DECODE, PREFILL
 
 if TYPE_CHECKING:
+    import torch
+    from transformers import Cache
+
     from app.core.settings import GenerationSettings
 
 #: Environment variable that overrides :func:`compile_mode` (a ``torch.compile`` mode name).
@@ -108,7 +112,8 @@ def clear_torch_compile(engine: ModeHost) -> None:
     _state(engine)["cleared"] = True
 
 
-def _step_fn(model: Any, input_ids: Any, position_ids: Any, attention_mask: Any, cache: Any) -> Any:
+def _step_fn(model: torch.nn.Module, input_ids: torch.Tensor, position_ids: torch.Tensor, attention_mask: torch.Tensor,
+             cache: Cache) -> torch.Tensor:
     return model(input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask,
                  past_key_values=cache, use_cache=True).logits
 
@@ -148,7 +153,15 @@ def static_cache(engine: ModeHost, max_cache_len: int) -> Any:
     return cache
 
 
-def _set_length(cache: Any, length: int) -> None:
+class _LayeredCache(Protocol):
+    """What :func:`_set_length` reads of a ``StaticCache``: its layers (a static layer keeps its write position in
+    ``cumulative_length``, an int or a tensor; transformers' ``Cache`` types its layers as a union of layer kinds)."""
+
+    @property
+    def layers(self) -> Sequence[Any]: ...
+
+
+def _set_length(cache: _LayeredCache, length: int) -> None:
     """After a padded prefill, each layer's write position is the true prompt length (in place)."""
     for layer in cache.layers:
         value = getattr(layer, "cumulative_length", None)
@@ -217,7 +230,7 @@ class TorchCompileMode(Mode):
             step = state[("step", kind)] = _Step(kind, fullgraph=True, mode=self.compile_mode)
         return step
 
-    def _call(self, kind: str, ids: Any, start: int, last: int, shapes: dict) -> StepGen:
+    def _call(self, kind: str, ids: torch.Tensor, start: int, last: int, shapes: dict) -> StepGen:
         import torch
 
 

@@ -15,10 +15,19 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.core.events import PhaseEvent
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from torch._dynamo.callback import CallbackArgs
+    from torch._inductor.compile_fx import _CompileFxKwargs
+    from torch._inductor.output_code import OutputCode
+    from torch._inductor.utils import InputType
+    from torch.fx import GraphModule
 
 RECOMPILE_LIMIT = 64  # Dynamo's default (8) would be reached by a few buckets × cache lengths
 # compilation_time_metrics keys, outermost first (each timer nests inside the previous one).
@@ -36,7 +45,7 @@ _tls = threading.local()
 class Capture:
     """What Dynamo and Inductor report during one call; installed per thread by :func:`capturing`."""
 
-    def __init__(self, label: str, emit: Any) -> None:
+    def __init__(self, label: str, emit: Callable[[PhaseEvent], None] | None) -> None:
         self.label, self.emit = label, emit
         self.fx_graphs: list[str] = []
         self.output_code: list[str] = []
@@ -49,7 +58,7 @@ class Capture:
         if self.emit is not None and threading.get_ident() == self.thread:
             self.emit(PhaseEvent("compiling", True, f"{self.label}: {name}"))
 
-    def add_graph(self, gm: Any) -> None:
+    def add_graph(self, gm: GraphModule) -> None:
         self.fx_graphs.append(gm.print_readable(print_output=False))
         self.op_counts.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method")))
         why = getattr(gm, "compile_subgraph_reason", None)
@@ -63,7 +72,7 @@ def _active() -> Capture | None:
     return getattr(_tls, "capture", None)
 
 
-def backend(gm: Any, example_inputs: list, config_patches: dict[str, Any] | None = None) -> Any:
+def backend(gm: GraphModule, example_inputs: list, config_patches: dict[str, Any] | None = None) -> Any:
     """Dynamo backend: record the captured graph, then Inductor exactly as ``backend="inductor"`` (with
     ``config_patches``, as ``torch.compile(mode=...)`` passes its mode's Inductor options)."""
     from torch._inductor.compile_fx import compile_fx
@@ -88,19 +97,21 @@ def backend_for_mode(mode: str) -> Any:
 
     options = dict(list_mode_options(mode))
 
-    def backend_with_mode(gm: Any, example_inputs: list) -> Any:
+    def backend_with_mode(gm: GraphModule, example_inputs: list) -> Any:
         return backend(gm, example_inputs, config_patches=options)
 
     return backend_with_mode
 
 
-def _inner_compile(*args: Any, **kwargs: Any) -> Any:
+def _inner_compile(gm: GraphModule, example_inputs: Sequence[InputType], compile_region_name: str | None = None,
+                   **kwargs: Unpack[_CompileFxKwargs]) -> OutputCode:
+    """``compile_fx_inner`` (its signature, torch/_inductor/compile_fx.py), announced as a live stage."""
     from torch._inductor.compile_fx import compile_fx_inner
 
     cap = _active()
     if cap is not None:
         cap.stage("Inductor lowering and code generation")
-    return compile_fx_inner(*args, **kwargs)
+    return compile_fx_inner(gm, example_inputs, compile_region_name, **kwargs)
 
 
 @contextlib.contextmanager
@@ -118,7 +129,7 @@ def capturing(cap: Capture) -> Iterator[Capture]:
         if prev is not None:
             prev(code)
 
-    def on_start(args: Any) -> None:
+    def on_start(args: CallbackArgs) -> None:
         cap.stage("Dynamo tracing")
 
     GraphLowering.save_output_code = on_output_code
