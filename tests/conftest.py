@@ -255,11 +255,33 @@ def _collect_qt_garbage_on_the_gui_thread(request):
     collects next — the next window's compute thread settles the collector after a model load
     (``app.core.session.compute.service.settle_garbage_collector``) — and a QWidget destroyed off the GUI thread
     crashes the process."""
+    font = _app_font() if "qtbot" in request.fixturenames else None
     yield
     if "qtbot" in request.fixturenames:
         import gc
 
         gc.collect()
+        _put_app_font_back(font)
+
+
+def _app_font():  # noqa: ANN202 - a QFont, or None before the QApplication exists
+    import sys
+
+    if "PySide6.QtWidgets" not in sys.modules:
+        return None
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.font() if QApplication.instance() is not None else None
+
+
+def _put_app_font_back(font) -> None:  # noqa: ANN001
+    """A test that leaves the application's font changed (presentation mode left on, a font test interrupted)
+    would change every later test's text metrics on that worker: the plot's legend and key rows, and with them
+    its drawing area. (None did in tests/gui/demo and the layout tests on 6 Dec; this keeps it so.)"""
+    from PySide6.QtWidgets import QApplication
+
+    if font is not None and QApplication.instance() is not None and QApplication.font() != font:
+        QApplication.setFont(font)
 
 
 @pytest.fixture
