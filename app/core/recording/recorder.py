@@ -8,7 +8,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.events import (
     CallRecord,
@@ -28,7 +28,30 @@ from app.core.recording.store import SessionFile, utc_now
 
 if TYPE_CHECKING:
     from app.core.passes.model import Snapshot
-    from app.core.session.requests import PassesReady
+
+
+class RecordablePasses(Protocol):
+    """What :meth:`RunRecorder.add_passes` reads of a recorded pass pipeline (the session's ``PassesReady``, a
+    floor above this package: app.core.session.requests), by its attributes."""
+
+    @property
+    def step(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def pipeline(self) -> object: ...
+    @property
+    def rows(self) -> list[dict[str, Any]]: ...
+    @property
+    def snapshots(self) -> list[dict[str, Any]]: ...
+    @property
+    def breakdown(self) -> dict[str, Any]: ...
+    @property
+    def fusions(self) -> list[dict[str, Any]]: ...
+    @property
+    def decisions(self) -> list[dict[str, Any]]: ...
+    @property
+    def seconds(self) -> float: ...
 
 
 class RunRecorder:
@@ -157,7 +180,7 @@ class RunRecorder:
         if target is not None:
             target.source_maps[step] = source_map
 
-    def add_passes(self, ready: PassesReady, run: RecordedRun | None = None) -> RecordedPasses | None:
+    def add_passes(self, ready: RecordablePasses, run: RecordedRun | None = None) -> RecordedPasses | None:
         """Attach a recorded pass pipeline (an :class:`app.core.session.requests.PassesReady`, read by its
         attributes) to ``run`` (default: the last run) as a :class:`RecordedPasses`: its pass rows, snapshot
         summaries, compile-time breakdown, fusions, fusion log and the module before and after the passes."""
