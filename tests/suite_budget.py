@@ -92,33 +92,31 @@ def near_the_gate(durations: dict[str, float], budget: Budget) -> list[str]:
             if seconds <= budget.fail_s]
 
 
-def compile_counts() -> Counter[str]:
-    """This process's :data:`tests.compile_sharing.COUNTS`, plus those the pytest-xdist workers left in the run's
-    scratch folder (``compile-counts-gw*.json``, :mod:`tests.suite_budget_plugin`)."""
+def _with_workers(mine: dict, pattern: str) -> Counter:
+    """``mine`` plus the same figures the pytest-xdist workers left in the run's scratch folder (JSON files named
+    ``pattern``, :mod:`tests.suite_budget_plugin`), added key by key."""
     import json
     import os
 
-    from tests.compile_sharing import COUNTS
-
-    total = Counter(COUNTS)
-    for path in Path(os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH", "/nonexistent")).glob("compile-counts-*.json"):
+    total = Counter(mine)
+    for path in Path(os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH", "/nonexistent")).glob(pattern):
         total.update(json.loads(path.read_text()))
     return total
 
 
+def compile_counts() -> Counter[str]:
+    """This process's :data:`tests.compile_sharing.COUNTS`, plus those the workers left (``compile-counts-gw*.json``)."""
+    from tests.compile_sharing import COUNTS
+
+    return _with_workers(COUNTS, "compile-counts-*.json")
+
+
 def compile_seconds_per_test() -> dict[str, float]:
     """XLA backend compile seconds per test (:data:`tests.compile_sharing.TEST_COMPILE_S`), this process's and
-    the pytest-xdist workers' (``compile-seconds-gw*.json`` in the run's scratch folder)."""
-    import json
-    import os
-
+    the workers' (``compile-seconds-gw*.json``)."""
     from tests.compile_sharing import TEST_COMPILE_S
 
-    total = dict(TEST_COMPILE_S)
-    for path in Path(os.environ.get("TORCHAX_PLAYGROUND_TEST_SCRATCH", "/nonexistent")).glob("compile-seconds-*.json"):
-        for nodeid, seconds in json.loads(path.read_text()).items():
-            total[nodeid] = total.get(nodeid, 0.0) + seconds
-    return total
+    return dict(_with_workers(TEST_COMPILE_S, "compile-seconds-*.json"))
 
 
 def xla_time_lines(counts: dict[str, float], per_test: dict[str, float], test_s: float, top: int = 5) -> list[str]:
