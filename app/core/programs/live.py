@@ -314,6 +314,12 @@ class Generations:
         """The text ``key`` is not the one compiled or compiling."""
         return key != self.sent_key
 
+    def ran(self, key: object) -> None:
+        """A Run was sent for the text ``key``: it traces, lowers and compiles that text itself, so no live
+        compile follows for it (one after the Run would replace the Run's figures in the status line with
+        "not run"); the next edit compiles again, compared with :attr:`good`."""
+        self.sent_key = key
+
     def superseded(self) -> bool:
         """A compile of an older generation than the latest edit is in flight."""
         return self.in_flight is not None and self.in_flight != self.generation

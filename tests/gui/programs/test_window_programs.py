@@ -81,6 +81,13 @@ def test_example_runs_and_links_with_jaxpr(qtbot, code_window):
     assert "01_jit_speedup.py" in win.ui.ir_tabs.text_of("selu", "jaxpr_source")
     assert "selu" in win.ui.ir_tabs.origin_text()
     assert "first call" in win.programs.panel.status.text()
+    # the Run compiled this text: the live pause from opening it compiles nothing after the Run, whose figures
+    # stay in the status line (a live compile there said "not run" right after a run)
+    from app.gui.panels.programs.live import LIVE_DELAY_MS
+
+    assert not win.programs.live.timer.isActive() and not win.programs.live.compile()
+    qtbot.wait(LIVE_DELAY_MS + 200)
+    assert not win.is_busy() and "first call" in win.programs.panel.status.text()
 
     qtbot.waitUntil(lambda: "selu" in win.inspect.maps, timeout=10_000)
     sm = win.inspect.maps["selu"]

@@ -91,6 +91,12 @@ class LiveMode(QObject):
             self.timer.stop()
             self.supersede()
 
+    def ran(self) -> None:
+        """A Run of the editor's text was sent: its own compile shows the IR, no live compile of the same text
+        follows it (:meth:`Generations.ran`); a pause pending from the last edit is dropped."""
+        self.timer.stop()
+        self.generations.ran(self.key())
+
     def in_flight(self) -> bool:
         """A live compile is the compute thread's request."""
         return isinstance(self.session.active, ProgramCompileRequest)

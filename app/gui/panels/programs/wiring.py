@@ -156,6 +156,7 @@ class ProgramWiring(QObject):
         self.panel.show_message("Running…")
         started = self.session.run_program(request)
         if started:  # loading and the first call's trace (Stop reaches a stuck loop at its next line)
+            self.live.ran()
             self.ui.busy.start("running", f"{self.name}: load, trace, first call")
         return started
 
