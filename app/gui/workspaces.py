@@ -112,6 +112,12 @@ class Workspaces(QObject):
         self._card_margins = layout_of(ui.ir_card).contentsMargins()
         self.tab_bar.currentChanged.connect(self._on_tab)
         demo.presentation.hide.append(self.tab_bar)  # presenting: the plot gets the room
+        for action in demo.dock_actions:  # the docks live in Run: their keys go there rather than cover a workspace
+            action.before_show = self._to_run
+
+    def _to_run(self) -> None:
+        if self.current() != RUN:
+            self.show(RUN)
 
     def current(self) -> str:
         """The workspace shown: ``"Run"``, ``"Inspect"`` or ``"Code"``."""

@@ -36,3 +36,24 @@ def test_the_key_opens_a_closed_view_and_closes_one_in_front(qtbot, make_window,
     action.trigger()  # in front: the same key hides it (View menu's check mark follows)
     qtbot.waitUntil(lambda: log.isHidden())
     assert not action.isChecked()
+
+
+def test_a_dock_key_in_inspect_or_code_goes_to_run_and_shows_the_dock_there(qtbot, make_window, gui_model):
+    """The docks live in the Run workspace (Inspect and Code hide them all): Ctrl+Alt+2 pressed in Inspect laid
+    the Demo kit over the jaxpr views; it now switches to Run, where the Demo kit comes forward, and leaving Run
+    again hides it with the other docks."""
+    from PySide6.QtWidgets import QDockWidget
+
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    demo, log = win.demo.demo_dock, win.demo.why_dock
+    for workspace, keys, dock in (("Inspect", "Ctrl+Alt+2", demo), ("Code", "Ctrl+Alt+3", log)):
+        win.workspaces.show(workspace)
+        qtbot.waitUntil(lambda: not any(d.isVisible() for d in win.findChildren(QDockWidget)))
+        _action(win, keys).trigger()
+        qtbot.waitUntil(lambda d=dock: in_front(d))
+        assert win.workspaces.current() == "Run"
+        assert _action(win, keys).isChecked()
+    win.workspaces.show("Inspect")  # leaving Run hides every dock again, the one the key showed too
+    qtbot.waitUntil(lambda: not any(d.isVisible() for d in win.findChildren(QDockWidget)))
+    win.workspaces.show("Run")
+    qtbot.waitUntil(lambda: in_front(log) or in_front(demo))

@@ -195,6 +195,8 @@ class DemoKit(QObject, ExportActions):
         )
         view.addSeparator()
         ui = self.ctx.ui
+        #: the docks' View actions (app.gui.workspaces sends a dock's key pressed in Inspect or Code to Run)
+        self.dock_actions: list[ShowDockAction] = []
         for dock, keys in (
             (ui.controls_dock, "Ctrl+B"),
             (ui.ir_dock, "Ctrl+Alt+1"),
@@ -204,6 +206,7 @@ class DemoKit(QObject, ExportActions):
             action = ShowDockAction(dock, keys, self.host)  # a dock behind a tab is raised, not closed (issue 55)
             view.addAction(action)
             self.host.addAction(action)
+            self.dock_actions.append(action)
         demo = find_menu(self.host, "&Demo")
         self.race_action = self._action(demo, "&Race checked modes", self.race_checked, "Ctrl+R")
         self.settings_race.add_actions(demo, self._action)  # Ctrl+Alt+R races the settings, Ctrl+Alt+P: in the plot area
