@@ -8,8 +8,24 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from app.cli.hosts import add_distributed_args, process_fields
+from app.core.compile_cache.switch import use_persistent_caches
+from app.core.compile_cache.xla import default_cache_dir
+from app.core.engine.device import resolve_device
+from app.core.errors import InvalidSettingsError
+from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
+from app.core.inspect.ir import NOT_AVAILABLE
+from app.core.inspect.views import IR_VIEWS
 from app.core.mode_catalog import DEFAULT_MODE, MODE_NAMES
 from app.core.models.sources import DEFAULT_MODEL
+from app.core.parallel.hosts import process_count as count
+from app.core.parallel.mesh import parse_mesh
+from app.core.programs.gallery import example
+from app.core.recording.perfetto import write_trace
+from app.core.recording.text import bound_fields
+from app.core.report.text import cap_note
+from app.core.session.compute.service import ComputeService
+from app.core.session.requests import Notice, SourceMapReady
 from app.core.settings import DTYPES, GenerationSettings
 from app.core.units import counted
 from app.options import add_device_arg, add_devices_arg
@@ -66,8 +82,6 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="device mesh for tensor parallelism, e.g. tp=4 (needs that many devices)")
     add_devices_arg(p)
     add_device_arg(p)
-    from app.cli.hosts import add_distributed_args
-
     add_distributed_args(p)
     p.add_argument("--persistent-cache", nargs="?", const="default", default=None, metavar="DIR",
                    help="use JAX's persistent compilation cache and Inductor's disk caches beside it "
@@ -107,8 +121,6 @@ def device_for(args: argparse.Namespace) -> Any:
     """The :class:`app.core.engine.device.Device` of ``--device`` (JAX's default backend without it), after
     checking that every mode of the command can run there. Raises :class:`InvalidSettingsError` naming the
     missing platform or the refused mode (exit status 2, one line)."""
-    from app.core.engine.device import resolve_device
-
     device = resolve_device(getattr(args, "device", None))
     for mode in command_modes(args):
         device.check(mode)
@@ -127,8 +139,6 @@ def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Eng
     """Load the engine on ``--device`` and place it on ``--mesh``; print its warnings, its device (with
     ``on_event``) and, for a mesh, bytes per device. The device and the modes are checked before the slow load."""
     from app.core.engine.engine import load_engine
-    from app.core.parallel.mesh import parse_mesh
-
     mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
     device = device_for(args)
     processes = process_count()
@@ -151,15 +161,11 @@ def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Eng
 
 
 def _process_fields() -> dict[str, Any]:
-    from app.cli.hosts import process_fields
-
     return process_fields()
 
 
 def process_count() -> int:
     """``jax.process_count()`` (1 unless the processes of a run across hosts joined)."""
-    from app.core.parallel.hosts import process_count as count
-
     return count()
 
 
@@ -177,9 +183,6 @@ def note_cap(event: object, err: TextIO) -> None:
     """On stderr, before the run, what caps it (``note: Capped at 511 new tokens: the KV cache holds 512
     positions …``) when ``event`` is a :class:`app.core.events.PromptEvent` whose KV cache cannot hold
     ``--max-new-tokens`` after the prompt (the model's maximum positions); nothing otherwise."""
-    from app.core.events import PromptEvent
-    from app.core.report.text import cap_note
-
     if isinstance(event, PromptEvent) and (note := cap_note(event)):
         print(f"note: {note}", file=err, flush=True)
 
@@ -189,13 +192,9 @@ def write_json_event(out: TextIO, event: object, model: str, bound: MemoryBound 
     (other events are not printed). ``bound`` (:class:`app.core.profile.bound.MemoryBound`): the summary also
     carries ``bound_ms`` (the decode step's memory-bandwidth floor), ``x_bound`` (steady ms/token over it) and
     ``bandwidth_gbs``."""
-    from app.core.events import CallRecord, FinishedEvent, PromptEvent, TokenEvent
-
     if isinstance(event, (TokenEvent, CallRecord)) or (isinstance(event, PromptEvent) and event.chat):
         out.write(json.dumps(event.to_json()) + "\n")
     elif isinstance(event, FinishedEvent):
-        from app.core.recording.text import bound_fields
-
         extra = {} if bound is None else bound_fields(bound.bound_ms, bound.bandwidth_gbs,
                                                       event.summary.steady_decode_ms)
         out.write(json.dumps({"event": "summary", "reason": event.reason, "model": model,
@@ -206,9 +205,6 @@ def write_json_event(out: TextIO, event: object, model: str, bound: MemoryBound 
 
 def use_persistent_cache(args: argparse.Namespace, err: TextIO) -> None:
     if getattr(args, "persistent_cache", None):
-        from app.core.compile_cache.switch import use_persistent_caches
-        from app.core.compile_cache.xla import default_cache_dir
-
         path = default_cache_dir() if args.persistent_cache == "default" else args.persistent_cache
         used, inductor_used = use_persistent_caches(path)
         print(f"[cache] persistent compilation caches: JAX {used}, Inductor {inductor_used}", file=err)
@@ -230,8 +226,6 @@ def compute_service(engine: Engine, args: argparse.Namespace) -> Any:
     """The window's :class:`app.core.session.compute.service.ComputeService` with ``engine`` (loaded here with the
     CLI's options) as its model: ``generate`` and ``race`` send it the same requests as the window and
     iterate the same events (``handle(request, …, reraise=True)``: a failure is raised, not an event)."""
-    from app.core.session.compute.service import ComputeService
-
     service = ComputeService()
     service.adopt(engine, args.model, args.dtype, getattr(args, "device", None) or "")
     return service
@@ -242,8 +236,6 @@ def record_event(recorder: RunRecorder | None, event: object, err: TextIO | None
     engine events through :meth:`app.core.recording.RunRecorder.feed`, a step's source map (built after the
     run, :meth:`ComputeService.after_run`) to the newest run with IR of that step — as the window's
     :class:`app.core.live_recording.LiveRecording` does; a :class:`Notice` is printed on ``err``."""
-    from app.core.session.requests import Notice, SourceMapReady
-
     if isinstance(event, Notice):
         if err is not None:
             print(f"warning: {event.text}", file=err)
@@ -302,8 +294,6 @@ def write_session_outputs(args: argparse.Namespace, recorder: RunRecorder | None
         size = session.save(args.save_session)
         print(f"[session] wrote {args.save_session} ({counted(len(session.runs), 'run')}, {size / 1e6:.2f} MB)", file=err)
     if args.perfetto:
-        from app.core.recording.perfetto import write_trace
-
         n = write_trace(args.perfetto, session.runs)
         print(f"[perfetto] wrote {args.perfetto} ({n} events; open in ui.perfetto.dev)", file=err)
 
@@ -311,9 +301,6 @@ def write_session_outputs(args: argparse.Namespace, recorder: RunRecorder | None
 def program_target(args: argparse.Namespace) -> tuple[str, str | None]:
     """``(path, entry or None)`` of ``program``'s target: ``FILE.py[:ENTRY]`` or ``--example NAME [ENTRY]``.
     Raises InvalidSettingsError when there is neither or the example is unknown."""
-    from app.core.errors import InvalidSettingsError
-    from app.core.programs.gallery import example
-
     if args.example:
         try:
             path = example(args.example).path
@@ -334,9 +321,6 @@ def step_ir_text(step_ir: StepIR, what: str) -> str:
     :data:`app.core.inspect.views.IR_VIEWS`) of a StepIR: its ``figures`` views (``cost``, ``memory``) as JSON,
     else the IR text (``jaxpr``, ``jaxpr-source``, ``stablehlo``, ``hlo``, …); "not available" when missing."""
     import json
-
-    from app.core.inspect.ir import NOT_AVAILABLE
-    from app.core.inspect.views import IR_VIEWS
 
     row = next((v for v in IR_VIEWS if v.cli == what), None)
     key = row.key if row is not None else what.replace("-", "_")

@@ -11,6 +11,12 @@ import argparse
 import json
 from typing import TextIO
 
+from app.core.compare.report import write_report
+from app.core.compare.runs import compare_runs
+from app.core.compare.text import format_comparison
+from app.core.errors import InvalidSettingsError
+from app.core.recording.store import load_all
+
 #: This command needs no model libraries: the parser skips quieting transformers (which imports torch).
 NEEDS_LIBRARIES = False
 
@@ -28,8 +34,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def _positions(args: argparse.Namespace, counts: list[int]) -> tuple[int, int]:
-    from app.core.errors import InvalidSettingsError
-
     total = sum(counts)
     if args.runs:
         if len(args.runs) != 2:
@@ -47,12 +51,6 @@ def _positions(args: argparse.Namespace, counts: list[int]) -> tuple[int, int]:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import time
     from pathlib import Path
-
-    from app.core.compare.report import write_report
-    from app.core.compare.runs import compare_runs
-    from app.core.compare.text import format_comparison
-    from app.core.errors import InvalidSettingsError
-    from app.core.recording.store import load_all
 
     sessions = load_all(args.paths)
     runs = [(r, s) for s in sessions for r in s.runs]

@@ -9,6 +9,8 @@ import argparse
 import sys
 from typing import TextIO
 
+from app.core import desktop
+
 #: Writes files only: the parser skips quieting the model libraries (which imports torch).
 NEEDS_LIBRARIES = False
 
@@ -22,8 +24,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Exit 0 with one line per file written (or removed); 1 on a platform without freedesktop menus."""
-    from app.core import desktop
-
     if sys.platform in ("darwin", "win32"):
         print("install-desktop writes freedesktop.org files (Linux, BSD); on macOS and Windows start the app with "
               "`torchax-playground` (the window has its icon; a second start hands its files to the open window)",

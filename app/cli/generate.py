@@ -23,6 +23,10 @@ from app.cli.common import (
     write_json_event,
     write_session_outputs,
 )
+from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
+from app.core.profile.bound import memory_bound
+from app.core.report.text import format_call_table, format_summary
+from app.core.session.requests import RunRequest
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -36,11 +40,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.events import CallRecord, FinishedEvent, PhaseEvent, PromptEvent, TokenEvent
-    from app.core.profile.bound import memory_bound
-    from app.core.report.text import format_call_table, format_summary
-    from app.core.session.requests import RunRequest
-
     settings = settings_from_args(args, capture_ir=not args.no_ir)
     on_phase = phase_printer(err) if not args.json else None
     engine = load_engine_for(args, err, on_event=on_phase)

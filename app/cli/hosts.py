@@ -7,6 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from app.core.errors import InvalidSettingsError
+from app.core.inspect.views import cli_names
+from app.core.parallel.hosts import MODES_ACROSS_PROCESSES, check_modes_across_processes
+from app.core.parallel.join import DEFAULT_TIMEOUT_S, check_join, join
+from app.core.parallel.mesh import parse_mesh
+
 
 def _modes(args: argparse.Namespace) -> list[str]:
     """The modes the command will run (``--modes`` of race, else ``--mode``), as :func:`app.cli.common.command_modes`."""
@@ -17,8 +23,6 @@ def _modes(args: argparse.Namespace) -> list[str]:
 def add_distributed_args(p: argparse.ArgumentParser) -> None:
     """``--distributed``, ``--coordinator``, ``--num-processes``, ``--process-id``, ``--distributed-timeout``: one
     process of a run across hosts (docs/mesh.md, "Several hosts")."""
-    from app.core.parallel.join import DEFAULT_TIMEOUT_S
-
     group = p.add_argument_group("several hosts (the same command on every host; --mesh spans all their devices)")
     group.add_argument("--distributed", action="store_true",
                        help="join the other processes with jax.distributed.initialize() first (found by JAX on "
@@ -43,12 +47,6 @@ def check_across_processes(args: argparse.Namespace) -> None:
     can), ``passes`` and ``inspect``'s pass views (XLA's pass pipeline is recorded by compiling again in a
     child process, on one host), and a run without ``--mesh`` spanning the processes. Raises
     :class:`InvalidSettingsError`."""
-    from app.core.errors import InvalidSettingsError
-    from app.core.inspect.views import cli_names
-    from app.core.parallel.hosts import MODES_ACROSS_PROCESSES, check_modes_across_processes
-    from app.core.parallel.join import check_join
-    from app.core.parallel.mesh import parse_mesh
-
     check_join(args.coordinator, args.num_processes, args.process_id, args.distributed_timeout)
     processes = args.num_processes if args.num_processes is not None else 2  # detected by JAX: assume several
     if processes <= 1:
@@ -71,8 +69,6 @@ def join_processes(args: argparse.Namespace, err: TextIO) -> Any:
     never arrives. Returns its :class:`app.core.parallel.join.Joined`, or None on one process."""
     if not distributed(args):
         return None
-    from app.core.parallel.join import join
-
     check_across_processes(args)
     return join(args.coordinator, args.num_processes, args.process_id, args.distributed_timeout, err)
 

@@ -15,7 +15,16 @@ from app.cli.common import (
     step_ir_text,
     write_text_output,
 )
+from app.cli.passes import report_args, write_report
+from app.core.errors import InvalidSettingsError
+from app.core.inspect import source_map_io
+from app.core.inspect.source_map import build_source_map
 from app.core.inspect.views import MODEL_STEPS, cli_names
+from app.core.mode_catalog import CATALOG, mode_info
+from app.core.parallel.hosts import device_processes
+from app.core.parallel.mesh import collectives, format_collectives
+from app.core.passes.lowered import lowered_for
+from app.core.passes.record import record_pipeline
 from app.core.steps import DECODE
 
 if TYPE_CHECKING:
@@ -54,9 +63,6 @@ WHAT_BY_COMPILER = {compiler: cli_names(compiler) for compiler in ("xla", "induc
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.errors import InvalidSettingsError
-    from app.core.mode_catalog import CATALOG, mode_info
-
     info = mode_info(args.mode)
     if not info.inspectable or info.compiler is None:
         modes = ", ".join(i.name for i in CATALOG if i.inspectable)
@@ -89,9 +95,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _source_map_text(engine: Engine, step_ir: StepIR, args: argparse.Namespace) -> str:
-    from app.core.inspect import source_map_io
-    from app.core.inspect.source_map import build_source_map
-
     sm = build_source_map(step_ir, args.step, getattr(getattr(engine, "loaded", None), "model", None))
     if args.fold_layers:
         sm = sm.fold_layers()
@@ -105,10 +108,6 @@ def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextI
     from :func:`app.core.passes.lowered.lowered_for`, as every pass recording finds it."""
     import io
 
-    from app.cli.passes import report_args, write_report
-    from app.core.passes.lowered import lowered_for
-    from app.core.passes.record import record_pipeline
-
     _, lowered = lowered_for(engine, args.step, args.mode)
     print(f"[passes] recording the {args.step} step's pass pipeline…", file=err, flush=True)
     pipeline = record_pipeline(lowered)
@@ -119,9 +118,6 @@ def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextI
 
 def _inspect_text(step_ir: StepIR, what: str, mesh: Mesh | None = None) -> str:
     if what == "collectives":  # on a mesh across processes each says whether it crosses a process boundary
-        from app.core.parallel.hosts import device_processes
-        from app.core.parallel.mesh import collectives, format_collectives
-
         return format_collectives(collectives(step_ir.hlo, device_processes(mesh) if mesh is not None else None),
                                   mesh)
     return step_ir_text(step_ir, what)

@@ -33,6 +33,9 @@ from app.cli import (
 from app.cli.common import quiet_libraries, use_persistent_cache
 from app.cli.hosts import join_processes
 from app.core.errors import PlaygroundError
+from app.core.parallel.join import announce_failure, exit_now
+from app.gui.main import is_session_path
+from app.gui.main import main as gui_main
 from app.options import add_devices_arg, apply_devices
 
 if TYPE_CHECKING:
@@ -84,8 +87,6 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     argv = list(sys.argv[1:] if argv is None else argv)
     sessions: list[str] = []
     if not any(a in COMMANDS for a in argv):  # ``torchax-playground PATH.session``: the window opens it
-        from app.gui.main import is_session_path
-
         sessions = [a for a in argv if is_session_path(a)]
         argv = [a for a in argv if not is_session_path(a)]
     parser = build_parser()
@@ -95,8 +96,6 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         print(f"error: --distributed: {WINDOW_DISTRIBUTED}.", file=err)
         return 2
     if args.command in (None, "gui"):
-        from app.gui.main import main as gui_main
-
         model = getattr(args, "model", None) or args.window_model
         gui_args = ([] if model is None else ["--model", model]) + sessions
         return gui_main(gui_args + ([] if devices is None else ["--devices", str(devices)]))
@@ -157,8 +156,6 @@ def _failed(joined: Joined | None, line: str, status: int, err: TextIO) -> int:
     print(line, file=err, flush=True)
     if joined is None:
         return status
-    from app.core.parallel.join import announce_failure, exit_now
-
     announce_failure(line)
     exit_now(status)
     return status

@@ -17,8 +17,16 @@ from typing import TYPE_CHECKING, Any, TextIO
 from app.cli.common import add_model_args, load_engine_for, phase_printer, program_target, settings_from_args
 from app.cli.passes_report import report_args as report_args
 from app.cli.passes_report import write_report
+from app.core.errors import InvalidSettingsError, PlaygroundError
 from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES, is_model_step
-from app.core.passes.model import PassPipeline
+from app.core.mode_catalog import CATALOG, mode_info
+from app.core.passes.compare import compare_pipelines, flags_text, parse_xla_flags, validate_xla_flags
+from app.core.passes.dumps import open_dumps
+from app.core.passes.lowered import lowered_for
+from app.core.passes.model import PassPipeline, kernel_ir_line
+from app.core.passes.record import record_pipeline
+from app.core.programs.loader import load_program
+from app.core.programs.runner import ProgramRunner
 from app.core.steps import DECODE
 
 if TYPE_CHECKING:
@@ -67,8 +75,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def _flags(args: argparse.Namespace) -> dict:
-    from app.core.passes.compare import parse_xla_flags, validate_xla_flags
-
     options = parse_xla_flags(args.xla_flags or "")
     validate_xla_flags(options)
     return options
@@ -76,8 +82,6 @@ def _flags(args: argparse.Namespace) -> dict:
 
 def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | None:
     """``--compare A,B`` → ``[(label, step, options), …]`` (None without --compare)."""
-    from app.core.errors import InvalidSettingsError
-
     if not args.compare:
         return None
     names = [n.strip() for n in args.compare.split(",") if n.strip()]
@@ -97,10 +101,6 @@ def _compare_sides(args: argparse.Namespace) -> list[tuple[str, str, dict]] | No
 
 
 def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
-    from app.core.passes.lowered import lowered_for
-    from app.core.programs.loader import load_program
-    from app.core.programs.runner import ProgramRunner
-
     target = argparse.Namespace(example=None, target=args.program)
     path, entry = program_target(target)
     prepared = load_program(path).prepare(entry, args.spec)
@@ -110,10 +110,6 @@ def _program_lowered(args: argparse.Namespace, err: TextIO) -> tuple[str, Any]:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.errors import InvalidSettingsError
-    from app.core.mode_catalog import CATALOG, mode_info
-    from app.core.passes.record import record_pipeline
-
     if args.dumps:
         return _run_dumps(args, out, err)
     if args.program:
@@ -155,9 +151,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run_dumps(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.errors import InvalidSettingsError
-    from app.core.passes.dumps import open_dumps
-
     refused = [flag for flag, on in (("--program", args.program), ("--compare", args.compare),
                                      ("--xla-flags", args.xla_flags), ("--fusion-log", args.fusion_log)) if on]
     if refused:
@@ -183,8 +176,6 @@ def _recorded(pipeline: PassPipeline, seconds: float, err: TextIO, verb: str = "
 def print_kernel_ir(pipeline: PassPipeline, err: TextIO) -> None:
     """One ``[passes] kernel IR: …`` line: whether the kernels' IR is in the recording, or the note saying why it
     was lost (nothing for a recording that does not say, e.g. one read with ``--dumps``)."""
-    from app.core.passes.model import kernel_ir_line
-
     line = kernel_ir_line(pipeline)
     if line == "kernel IR: not requested":
         line += " (--kernel-ir dumps each fusion kernel's LLVM IR)"
@@ -195,9 +186,6 @@ def print_kernel_ir(pipeline: PassPipeline, err: TextIO) -> None:
 def _step_lowered(engine: Engine, mode: str, step: str) -> Any:
     """The ``Lowered`` of the engine's ``step`` compiled in ``mode`` (:func:`app.core.passes.lowered.lowered_for`);
     raises :class:`InvalidSettingsError` when generation compiled no such step."""
-    from app.core.errors import InvalidSettingsError, PlaygroundError
-    from app.core.passes.lowered import lowered_for
-
     try:
         found, lowered = lowered_for(engine, step, mode)
     except PlaygroundError:
@@ -209,9 +197,6 @@ def _step_lowered(engine: Engine, mode: str, step: str) -> Any:
 
 def _compare(engine: Engine, args: argparse.Namespace, sides: list[tuple[str, str, dict]], out: TextIO,
              err: TextIO) -> int:
-    from app.core.passes.compare import compare_pipelines, flags_text
-    from app.core.passes.record import record_pipeline
-
     recorded = []
     for label, step, options in sides:
         lowered = _step_lowered(engine, args.mode, step)

@@ -10,6 +10,7 @@ import json
 from typing import TextIO
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
+from app.core.passes import query
 from app.core.passes.gpu_text import autotune_text, gpu_report, thunk_kinds, thunk_line
 from app.core.passes.model import KERNEL_IR_DUMPED, PassPipeline, kernel_ir_lost
 
@@ -41,8 +42,6 @@ def kernel_ir_json(pipeline: PassPipeline) -> dict:
 
 def compile_phases_json(pipeline: PassPipeline) -> dict:
     """The compile split as one JSON object (``event: compile_phases``, ``total_ms``, ``parts``, groups)."""
-    from app.core.passes import query
-
     b = query.compile_breakdown(pipeline)
     out = {"event": "compile_phases", "total_ms": round(b.total_ms, 3),
            "groups": {g: round(ms, 3) for g, ms in b.by_group().items()},
@@ -58,8 +57,6 @@ def compile_phases_json(pipeline: PassPipeline) -> dict:
 def gpu_json(pipeline: PassPipeline) -> list[dict]:
     """XLA:GPU's extras as JSON objects: one ``pipeline`` event per top-level pipeline (ms, passes, autotune
     flag), the ``autotune`` phase, the ``thunks`` summary and ``kernel_ir`` (PTX files dumped or not)."""
-    from app.core.passes import query
-
     gpu = pipeline.gpu
     assert gpu is not None  # called for XLA:GPU's pipelines only
     rows = [{"event": "pipeline", **r} for r in query.pipeline_rows(pipeline)]
@@ -95,8 +92,6 @@ def write_report(pipeline: PassPipeline, args: argparse.Namespace, out: TextIO) 
 
 
 def _write_diff(pipeline: PassPipeline, key: str, context: int, as_json: bool, out: TextIO) -> None:
-    from app.core.passes import query
-
     new = pipeline.snapshot(_snapshot_key(key))
     old = query.previous_snapshot(pipeline, new)
     if old is None:
@@ -112,8 +107,6 @@ def _write_diff(pipeline: PassPipeline, key: str, context: int, as_json: bool, o
 
 
 def _write_search(pipeline: PassPipeline, text: str, as_json: bool, out: TextIO) -> None:
-    from app.core.passes import query
-
     hits = query.search(pipeline, text)
     first = query.first_appearance(pipeline, text)
     for h in hits:
@@ -124,8 +117,6 @@ def _write_search(pipeline: PassPipeline, text: str, as_json: bool, out: TextIO)
 
 
 def _write_history(pipeline: PassPipeline, name: str, as_json: bool, out: TextIO) -> None:
-    from app.core.passes import query
-
     h = query.instruction_history(pipeline, name)
     rows = [vars(e) for e in h.events] + [d.summary() for d in h.decisions]
     for r in rows:
@@ -133,8 +124,6 @@ def _write_history(pipeline: PassPipeline, name: str, as_json: bool, out: TextIO
 
 
 def _write_fusions(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
-    from app.core.passes import query
-
     gpu, kernel_ir = pipeline.gpu is not None, _row(pipeline)
     for f in query.fusion_table(pipeline):
         row = {"fusion": f.name, "kind": f.kind, "created_by": f.created_by, "created_in": f.created_in,
@@ -153,8 +142,6 @@ def _write_fusions(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
 
 
 def _write_pass_list(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
-    from app.core.passes import query
-
     for r in query.pass_rows(pipeline):
         out.write(json.dumps(r) + "\n" if as_json else _pass_line(r))
 
@@ -229,8 +216,6 @@ def _pass_line(r: dict) -> str:
 
 
 def _summary(pipeline: PassPipeline, out: TextIO) -> None:
-    from app.core.passes import query
-
     b = query.compile_breakdown(pipeline)
     if not pipeline.has_capture:
         out.write("\nno profiler capture of the compile in the folder: no pass times, no compile split\n")

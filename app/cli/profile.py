@@ -16,9 +16,19 @@ from typing import TYPE_CHECKING, Any, TextIO
 from app.cli.common import add_model_args, load_engine_for, phase_printer
 from app.core import units
 from app.core.backends import BACKENDS
+from app.core.errors import InvalidSettingsError
 from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES
 from app.core.mode_catalog import CATALOG, profiling_mode
 from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
+from app.core.profile.offline import find_hlo_beside, profile_capture
+from app.core.profile.step import (
+    LOOP_NOTE,
+    aggregate,
+    copy_xplane,
+    profile_step,
+    rows_to_csv,
+    rows_to_json_lines,
+)
 from app.core.report.columns import render_text
 
 if TYPE_CHECKING:
@@ -66,7 +76,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``profile --capture FILE [--hlo FILE]``: the same table from a capture recorded elsewhere
     (:func:`app.core.profile.offline.profile_capture`, the window's File ▸ Open capture… path). Returns 0."""
-    from app.core.profile.offline import find_hlo_beside, profile_capture
     if not args.hlo and (found := find_hlo_beside(args.capture)) is not None:
         print(f"[profile] HLO text beside the capture: {found.name}", file=err)
     profile = profile_capture(args.capture, args.hlo or None, step=args.step, platform=args.platform,
@@ -77,8 +86,6 @@ def run_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _write(profile: StepProfile, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The rows of ``profile`` as the arguments ask (``--by``, ``--fold-layers``, ``--csv``, ``--json``, ``--top``),
     for a profile measured here or read from a capture. Returns 0."""
-    from app.core.profile.step import aggregate, rows_to_csv, rows_to_json_lines
-
     rows = aggregate(profile, by=args.by, fold_layers=args.fold_layers)
     if args.csv:
         with open(args.csv, "w", encoding="utf-8", newline="") as f:
@@ -94,9 +101,6 @@ def _write(profile: StepProfile, args: argparse.Namespace, out: TextIO, err: Tex
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the profile and print it (``--json``: JSON lines). Returns the exit status (0)."""
-    from app.core.errors import InvalidSettingsError
-    from app.core.profile.step import copy_xplane, profile_step
-
     if getattr(args, "capture", None):
         return run_capture(args, out, err)
     mode = getattr(args, "mode", None) or profiling_mode()
@@ -117,8 +121,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def format_profile(profile: StepProfile, rows: list[Any], by: str, top: int = 15) -> str:
     """The text report: a header, the ``top`` rows as a table, the step's figures."""
     p = profile
-    from app.core.profile.step import LOOP_NOTE
-
     loop = any(n.startswith(LOOP_NOTE) for n in p.notes)
     profiled = f"{units.counted(p.n_steps, 'loop iteration' if loop else 'call')} profiled"
     head = f"{p.model} | {p.step} step | {profiled} | rows by {by} ({len(rows)}, top {min(top, len(rows))})"

@@ -23,6 +23,23 @@ from app.cli.common import (
     write_session_outputs,
     write_text_output,
 )
+from app.cli.passes import print_kernel_ir, report_args, write_report
+from app.core.events import FinishedEvent
+from app.core.live_recording import program_settings
+from app.core.passes.lowered import lowered_for
+from app.core.passes.record import record_pipeline
+from app.core.programs.arguments import parse_argnums
+from app.core.programs.compute.service import ProgramService, plan_request
+from app.core.programs.gallery import list_examples
+from app.core.programs.ir import entry_ir
+from app.core.programs.lanes import COMPARE, run_lanes
+from app.core.programs.loader import load_program
+from app.core.programs.runner import JIT, NO_JIT, ProgramRunner
+from app.core.programs.sites import compile_sites, format_site_table
+from app.core.programs.specs import SpecError
+from app.core.programs.watch import watch_file
+from app.core.report.text import format_call_table
+from app.core.units import counted, ms
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,11 +98,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.programs.compute.service import ProgramService, plan_request
-    from app.core.programs.gallery import list_examples
-    from app.core.programs.lanes import run_lanes
-    from app.core.programs.loader import load_program
-
     if args.list_examples:
         for ex in list_examples():
             print(f"{ex.name:<20} {ex.title}\n{'':<20} {ex.point}", file=out)
@@ -129,12 +141,6 @@ def program_request(args: argparse.Namespace, path: str, entry: str | None) -> A
     window's Code workspace sends for the same run: the file's text, ``--args``, ``--static``, ``--seed``,
     ``--calls``, ``--no-jit`` / ``--compare-jit``, ``--sweep`` with ``--sweep-arg`` and ``--bucket``,
     ``--static-values``. A file that cannot be read raises the loader's ProgramError naming it."""
-    from app.core.programs.arguments import parse_argnums
-    from app.core.programs.compute.requests import ProgramRequest
-    from app.core.programs.lanes import COMPARE
-    from app.core.programs.loader import load_program
-    from app.core.programs.runner import JIT, NO_JIT
-
     try:
         source = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -151,7 +157,6 @@ def _recorder(request: ProgramRequest, label: str, prepared: PreparedCall) -> An
     """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
     ``FILE.py:ENTRY``, the settings :func:`app.core.live_recording.program_settings`, as the window records
     them), or None without ``--save-session`` / ``--perfetto``."""
-    from app.core.live_recording import program_settings
     from app.core.recording import RunRecorder
 
     settings = program_settings(request, prepared.describe_args(), request.mode)
@@ -161,9 +166,6 @@ def _recorder(request: ProgramRequest, label: str, prepared: PreparedCall) -> An
 def record_result(recorder: RunRecorder, result: RunResult, label: str) -> Any:
     """Record one program run (:class:`app.core.programs.runner.RunResult`: its call records and summary)
     as a run labelled ``"FILE.py:ENTRY · jit"``; returns the :class:`RecordedRun`."""
-    from app.core.events import FinishedEvent
-    from app.core.units import counted
-
     what = f"{result.mode} · sweep of {counted(len(result.sizes), 'size')}" if result.sizes else result.mode
     recorder.start(result.mode, label=f"{label} · {what}",
                    settings={**recorder.settings, "mode": result.mode})
@@ -179,8 +181,6 @@ def _n_calls(args: argparse.Namespace) -> int:
 def _check_calls(args: argparse.Namespace) -> None:
     """``--static-values`` sets the calls: refused with ``--sweep`` or ``--calls``
     (:class:`app.core.programs.specs.SpecError`)."""
-    from app.core.programs.specs import SpecError
-
     if not args.static_values:
         return
     if args.sweep:
@@ -199,11 +199,6 @@ def sweep_text(args: argparse.Namespace) -> str:
 
 def _report(result: RunResult, label: str, args: argparse.Namespace, out: TextIO,
             prepared: PreparedCall | None = None) -> None:
-    from app.core.events import FinishedEvent
-    from app.core.programs.sites import compile_sites, format_site_table
-    from app.core.report.text import format_call_table
-    from app.core.units import counted, ms
-
     sites = compile_sites(result.records)
     if args.json:
         import io
@@ -251,15 +246,8 @@ def _first_input(records: list[Any]) -> str:
 
 def _print_ir(prepared: PreparedCall, args: argparse.Namespace, out: TextIO, err: TextIO,
               should_stop: Callable[[], bool]) -> int:
-    from app.core.programs.ir import entry_ir
-
     if args.what in PASS_WHAT:
         import io
-
-        from app.cli.passes import print_kernel_ir, report_args, write_report
-        from app.core.passes.lowered import lowered_for
-        from app.core.passes.record import record_pipeline
-        from app.core.programs.runner import ProgramRunner
 
         print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
         buf = io.StringIO()
@@ -279,9 +267,6 @@ def watch(args: argparse.Namespace, path: str, entry: str | None, out: TextIO, s
     """``--watch``: :func:`app.core.programs.watch.watch_file` on ``path``, each compile's lines printed as it
     ends; ``should_stop`` (Ctrl+C) ends it between polls. ``max_steps`` bounds the compiles (tests)."""
     import dataclasses
-
-    from app.core.programs.compute.service import ProgramService
-    from app.core.programs.watch import watch_file
 
     service = ProgramService()
 

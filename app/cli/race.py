@@ -21,9 +21,16 @@ from app.cli.common import (
     settings_from_args,
     write_session_outputs,
 )
-from app.core.mode_catalog import MODE_NAMES
-from app.core.race import EAGER_TOKENS
+from app.cli.race_settings import run_settings
+from app.core.compile_settings.catalog import NAMES
+from app.core.events import FinishedEvent, LaneEvent, SteadyRoundEvent, VerdictsEvent
+from app.core.mode_catalog import MODE_NAMES, modes_on
+from app.core.profile.bound import memory_bound
+from app.core.race import EAGER_TOKENS, by_lane, format_race_table, summary_rows, with_verdicts
+from app.core.session.requests import RaceRequest
+from app.core.steady import SteadyPlan
 from app.core.units import counted
+from app.core.verdict.words import format_verdicts, json_lines
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -49,8 +56,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def add_steady_args(race: argparse.ArgumentParser) -> None:
     """The steady-state phase's options (:mod:`app.core.steady`): paired, interleaved rounds after the lanes."""
-    from app.core.steady import SteadyPlan
-
     plan = SteadyPlan()
     group = race.add_argument_group(
         "steady state", "after the cold lanes, rounds of the same short generation once per mode (the baseline "
@@ -67,8 +72,6 @@ def add_steady_args(race: argparse.ArgumentParser) -> None:
 
 def steady_plan(args: argparse.Namespace) -> Any:
     """The :class:`app.core.steady.SteadyPlan` of ``args`` (None with ``--no-steady``)."""
-    from app.core.steady import SteadyPlan
-
     if args.no_steady:
         return None
     return SteadyPlan(budget_s=args.steady_budget, min_rounds=args.steady_rounds,
@@ -77,8 +80,6 @@ def steady_plan(args: argparse.Namespace) -> Any:
 
 def add_settings_args(race: argparse.ArgumentParser) -> None:
     """The compiler-settings race's options (:mod:`app.cli.race_settings`)."""
-    from app.core.compile_settings.catalog import NAMES
-
     group = race.add_argument_group(
         "compiler settings", "race one step under several compiler settings instead of several modes: "
         "the model's jit-static decode step, or a program's entry point with --program")
@@ -100,18 +101,10 @@ def add_settings_args(race: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.settings or args.flags or args.program or args.list_settings:
-        from app.cli.race_settings import run_settings
-
         return run_settings(args, out, err)
-    from app.core.events import FinishedEvent, LaneEvent, SteadyRoundEvent, VerdictsEvent
-    from app.core.race import by_lane
-    from app.core.session.requests import RaceRequest
-
     settings = settings_from_args(args, capture_ir=False)
     plan = steady_plan(args)
     if not args.modes:
-        from app.core.mode_catalog import modes_on
-
         args.modes = list(modes_on(device_for(args).platform))
     engine = load_engine_for(args, err, on_event=phase_printer(err) if not args.json else None)
     finished: dict[str, FinishedEvent] = {}
@@ -151,10 +144,6 @@ def print_results(args: argparse.Namespace, engine: Engine, finished: dict[str, 
                   out: TextIO) -> None:
     """The race's summary table (or its JSON lines), then the steady-state phase's verdicts."""
     from app.cli.hosts import process_fields  # a run across hosts: each row names its process (issue 39)
-    from app.core.profile.bound import memory_bound
-    from app.core.race import format_race_table, summary_rows, with_verdicts
-    from app.core.verdict.words import format_verdicts, json_lines
-
     bound = memory_bound(engine)
     rows = with_verdicts(summary_rows(finished, bound.bound_ms if bound is not None else None),
                          verdicts.to_json() if verdicts is not None else None)

@@ -14,8 +14,23 @@ import argparse
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from app.cli.common import device_line, load_engine_for, phase_printer, settings_from_args
+from app.cli.common import device_for, device_line, load_engine_for, phase_printer, settings_from_args
+from app.core.compile_settings.catalog import CATALOG
+from app.core.compile_settings.figures import SettingLane, merge_rounds
+from app.core.compile_settings.paired import SettingsVerdicts
+from app.core.compile_settings.parting import settings_partings
+from app.core.compile_settings.race import resolve, settings_race, step_target
+from app.core.compile_settings.saved import format_race, json_lines, race_document
+from app.core.errors import InvalidSettingsError
+from app.core.events import LaneEvent, SteadyBlockEvent
+from app.core.passes.lowered import lowered_for
+from app.core.programs.compute.race import program_settings_race
+from app.core.programs.loader import load_program
+from app.core.programs.runner import ProgramRunner
+from app.core.recording.store import SessionFile
+from app.core.steady import SteadyPlan
 from app.core.steps import DECODE, PREFILL
+from app.core.verdict.words import progress_line
 
 if TYPE_CHECKING:
     import jax
@@ -29,8 +44,6 @@ def setting_names(args: argparse.Namespace) -> list[str]:
 
 def catalog_text() -> str:
     """The catalog as ``--list-settings`` prints it: name, compiler, backend, what it sets, how it is applied."""
-    from app.core.compile_settings.catalog import CATALOG
-
     width = max(len(s.name) for s in CATALOG)
     lines = [f"{s.name:<{width}}  {s.compiler:<8} {s.backend:<4} {s.path:<16} {s.sets}"
              + (f"  ({s.note})" if s.note else "") for s in CATALOG]
@@ -41,10 +54,6 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The settings race of ``race --settings`` and ``tradeoff`` (one path): resolve the settings (refused by name
     before anything loads), race the step, merge the rounds, find where each setting parts from the baseline
     (``args.parting``, ``tradeoff``'s default), print the table or the JSON lines and write ``--save-session``."""
-    from app.core.compile_settings.figures import merge_rounds
-    from app.core.compile_settings.saved import format_race, json_lines, race_document
-    from app.core.errors import InvalidSettingsError
-
     if args.list_settings:
         print(catalog_text(), file=out)
         return 0
@@ -61,8 +70,6 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         stream, title, lowered, platform = _model_stream(args, names, step or DECODE, parting, err)
     if getattr(args, "save_session", None):  # an unwritable path fails now, not after the race
-        from app.core.recording.store import SessionFile
-
         SessionFile().save(args.save_session)
     lanes, paired = _collect(stream, args.json, err)
     lanes = merge_rounds(lanes)
@@ -75,8 +82,6 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         print(format_race(document), file=out)
     if getattr(args, "save_session", None):
-        from app.core.recording.store import SessionFile
-
         size = SessionFile(settings_races=[document]).save(args.save_session)
         print(f"[session] wrote {args.save_session} (a settings race of {len(lanes)} settings, "
               f"{size / 1e3:,.1f} kB)", file=err)
@@ -86,11 +91,6 @@ def run_settings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _collect(stream: Iterable[object], quiet: bool, err: TextIO) -> tuple[list[Any], dict[str, Any] | None]:
     """The race's lanes (every round's) and its paired phase (None when none ran), progress on ``err`` unless
     ``quiet``: each lane, then each paired round as it starts."""
-    from app.core.compile_settings.figures import SettingLane
-    from app.core.compile_settings.paired import SettingsVerdicts
-    from app.core.events import LaneEvent, SteadyBlockEvent
-    from app.core.verdict.words import progress_line
-
     lanes: list[SettingLane] = []
     paired, said = None, None
     for item in stream:
@@ -113,9 +113,6 @@ def _collect(stream: Iterable[object], quiet: bool, err: TextIO) -> tuple[list[A
 
 def _partings(lowered: jax.stages.Lowered, names: list[str], platform: str, quiet: bool, err: TextIO) -> dict[str, dict[str, Any]]:
     """Setting name → where it parts from the baseline on ``lowered`` (``Parting.to_json()``)."""
-    from app.core.compile_settings.parting import settings_partings
-    from app.core.compile_settings.race import resolve
-
     settings = [s for s in resolve(names, platform) if s.compiler == "XLA"]  # Inductor has no XLA passes
     if not quiet:
         print(f"[parting] recording XLA's pass pipeline under {len(settings)} settings…", file=err, flush=True)
@@ -131,8 +128,6 @@ def paired_plan(args: argparse.Namespace) -> Any:
     """The paired rounds that state each setting's "vs baseline" ratio: the mode race's steady-state options
     (``--steady-budget``, default 30 s; ``--steady-rounds``; ``--steady-tokens``: :func:`app.cli.race.add_steady_args`),
     None with ``--no-steady``. Raises :class:`app.core.errors.InvalidSettingsError` for a value out of range."""
-    from app.core.steady import SteadyPlan
-
     if args.no_steady:
         return None
     return SteadyPlan(budget_s=args.steady_budget, min_rounds=args.steady_rounds, tokens=args.steady_tokens).validated()
@@ -149,9 +144,6 @@ _STEP_TITLES = {DECODE: "decode step", PREFILL: "prefill step", "loop": "decode 
 def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting: bool,
                   err: TextIO) -> tuple[Any, str, Callable[[], Any], str]:
     """``(stream, title, the raced step's Lowered when called, platform)`` of a model's race."""
-    from app.cli.common import device_for
-    from app.core.compile_settings.race import resolve, settings_race, step_target
-
     mode, kind = step_target(step)
     args.modes, args.mode = [mode], mode
     platform = device_for(args).platform
@@ -164,8 +156,6 @@ def _model_stream(args: argparse.Namespace, names: list[str], step: str, parting
              f"{device_line(engine)}")
 
     def lowered() -> Any:
-        from app.core.passes.lowered import lowered_for
-
         return lowered_for(engine, kind, mode)[1]
 
     return (settings_race(engine, args.prompt, names, settings, rounds=args.rounds, step=step, calls=args.calls,
@@ -178,10 +168,6 @@ def _program_stream(args: argparse.Namespace, names: list[str],
     """``(stream, title, the entry point's Lowered when called, platform)`` of a program's race."""
     import jax
 
-    from app.core.compile_settings.race import resolve
-    from app.core.programs.compute.race import program_settings_race
-    from app.core.programs.loader import load_program
-
     platform = jax.default_backend()
     resolve(names, platform, "program")
     plan = paired_plan(args)
@@ -192,9 +178,6 @@ def _program_stream(args: argparse.Namespace, names: list[str],
     title = f"program {prepared.entry.name} of {path} | {args.calls} calls per setting | {platform}"
 
     def lowered() -> Any:
-        from app.core.passes.lowered import lowered_for
-        from app.core.programs.runner import ProgramRunner
-
         return lowered_for(ProgramRunner(prepared))[1]
 
     stream = program_settings_race(prepared, names, platform, args.calls, rounds=args.rounds, paired=plan)

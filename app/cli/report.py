@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from app.core.crash.store import last_report, list_reports, reports_dir
+
 #: Reads files only: the parser skips quieting the model libraries (which imports torch).
 NEEDS_LIBRARIES = False
 
@@ -22,8 +24,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Exit 0 with the report (or list, or folder); 1 with one line on ``err`` when there is no report."""
-    from app.core.crash.store import last_report, list_reports, reports_dir
-
     if args.path:
         print(reports_dir(), file=out)
         return 0

@@ -9,7 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from app.core.compile_settings.saved import format_race
+from app.core.compile_settings.saved import json_lines as race_json_lines
+from app.core.errors import InvalidSettingsError
 from app.core.inspect.views import HLO, MODEL_STEPS, keys
+from app.core.programs.sites import compile_sites, format_site_table
+from app.core.recording.compare import format_compare, ir_diff
+from app.core.recording.perfetto import write_trace
+from app.core.recording.store import load_all
+from app.core.recording.text import format_session, json_lines
+from app.core.verdict.words import json_lines as verdict_json_lines
 
 #: This command needs no model libraries: the parser skips quieting transformers (which imports torch).
 NEEDS_LIBRARIES = False
@@ -38,20 +47,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.core.compile_settings.saved import format_race
-    from app.core.compile_settings.saved import json_lines as race_json_lines
-    from app.core.errors import InvalidSettingsError
-    from app.core.recording.compare import format_compare, ir_diff
-    from app.core.recording.store import load_all
-    from app.core.recording.text import format_session, json_lines
-    from app.core.verdict.words import json_lines as verdict_json_lines
-
     sessions = load_all(args.paths)
     runs = [r for s in sessions for r in s.runs]
     races = [race for s in sessions for race in s.settings_races]  # compiler-settings races (tradeoff)
     if args.perfetto:
-        from app.core.recording.perfetto import write_trace
-
         n = write_trace(args.perfetto, runs)
         print(f"[perfetto] wrote {args.perfetto} ({n} events; open in ui.perfetto.dev)", file=err)
     if args.diff_ir:
@@ -84,8 +83,6 @@ def print_compile_sites(runs: list[Any], out: TextIO) -> None:
     """Per run that recorded where its compiles came from (a program's calls: :attr:`CallRecord.compile_site`,
     :attr:`CallRecord.inner_compiles`), its compiles per call site, costliest first
     (:func:`app.core.programs.sites.format_site_table`); runs recorded without them print nothing here."""
-    from app.core.programs.sites import compile_sites, format_site_table
-
     for run in runs:
         records = getattr(run, "records", [])
         if not any(r.compile_site or r.inner_compiles for r in records):

@@ -12,12 +12,13 @@ from typing import TextIO
 
 from app.cli.common import add_model_args, count_arg
 from app.cli.race import add_steady_args
+from app.cli.race_settings import run_settings, setting_names
+from app.core.compile_settings.catalog import NAMES
+from app.core.compile_settings.race import STEPS
+from app.core.errors import InvalidSettingsError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    from app.core.compile_settings.catalog import NAMES
-    from app.core.compile_settings.race import STEPS
-
     p = sub.add_parser("tradeoff", help="one step under several compiler settings: compile time against run time, "
                                         "break-even calls, and the pass where two settings part")
     add_model_args(p)
@@ -50,9 +51,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.cli.race_settings import run_settings, setting_names
-    from app.core.errors import InvalidSettingsError
-
     if not args.list_settings and not setting_names(args):
         raise InvalidSettingsError("Name at least one setting to race against the baseline: --setting O3 "
                                    "(--list-settings lists them).")
