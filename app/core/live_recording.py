@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.events import IREvent, PromptEvent
+from app.core.programs.arguments import parse_static_values
+from app.core.programs.specs import SpecError
 from app.core.recording.environment import environment, machine_name
 from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.recorder import RunRecorder
@@ -64,9 +66,6 @@ def program_settings(request: ProgramRequest | None, args: str, mode: str) -> di
 
 def _static_calls(static_values: tuple[str, ...]) -> int | None:
     """The calls of a static-values run: one per value of the first list (None when it does not parse)."""
-    from app.core.programs.arguments import parse_static_values
-    from app.core.programs.specs import SpecError
-
     try:
         return len(parse_static_values(static_values[0])[1])
     except SpecError:

@@ -15,7 +15,8 @@ from app.core.programs.sites import n_inner_compiles
 from app.core.race import summary_rows
 from app.core.session import requests as rq
 from app.core.session.runs import RunState
-from app.core.units import counted
+from app.core.units import counted, ms
+from app.core.verdict.words import headline
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,6 @@ class LiveFigures:
 def program_line(run: RunState) -> str:
     """One line about a finished program run: ``run 2 · jit · selu: 10 calls · first call 61.2 ms · steady call
     12.1 ms · 1 compile``."""
-    from app.core.units import ms
-
     finished = run.finished
     if finished is None:
         raise RuntimeError(f"{run.label} has not finished: no line about it yet.")
@@ -88,8 +87,6 @@ def race_done(rows: list[dict[str, Any]], modes: tuple[str, ...], verdicts: dict
     """What a race of ``modes`` says when it ends, from its :func:`race_rows`: the lanes finished, stopped and
     not run, and the fastest steady decode; with its steady-state ``verdicts`` (their JSON form), the fastest
     mode's verdict against the baseline (:func:`app.core.verdict.words.headline`)."""
-    from app.core.verdict.words import headline
-
     said = headline(verdicts) if verdicts else []
     return _race_done(rows, modes) + (f" · steady state: {said[-1]}" if said else "")
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, FinishedEvent, LaneEvent, PromptEvent, TokenEvent
+from app.core.mode_catalog import MODE_NAMES, mode_info
 from app.core.report.text import cap_note
 from app.core.session import figures
 from app.core.session import requests as rq
@@ -100,8 +101,6 @@ class RunList:
     def profilable_mode(self) -> str:
         """The latest run's mode when a profile can measure it (jit-loop: its loop, one step per iteration);
         "" (the profile picks jit-static) for a program's run, a recorded run or a mode that is not profilable."""
-        from app.core.mode_catalog import MODE_NAMES, mode_info
-
         run = self.current
         return (run.mode if run is not None and not run.program and not run.origin
                 and run.mode in MODE_NAMES and mode_info(run.mode).profilable else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from app.core.compile_cache.switch import cache_action, inductor_dir_for
+from app.core.compile_cache.xla import disk_cache_size, persistent_cache_dir
 from app.core.requests import Handlers
 from app.core.session import requests as rq
 
@@ -30,8 +31,6 @@ class CacheState:
     def info(self, directory: str = "", message: str = "") -> rq.CacheInfo:
         """The caches' state: the directory in use (else ``directory``, else the last one), its files and bytes
         with Inductor's beside it."""
-        from app.core.compile_cache.xla import disk_cache_size, persistent_cache_dir
-
         in_use = persistent_cache_dir()
         self.directory = str(in_use) if in_use else (directory or self.directory)
         n_files, n_bytes = disk_cache_size(self.directory) if self.directory else (0, 0)

@@ -8,6 +8,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from app.core.events import PhaseEvent
+from app.core.passes import query
+from app.core.passes.compare import parse_xla_flags, validate_xla_flags
+from app.core.passes.lowered import lowered_for
+from app.core.passes.model import PassPipeline, Snapshot, kernel_ir_lost
+from app.core.passes.record import RecordingStopped, record_pipeline
+from app.core.programs.runner import ProgramRunner
 from app.core.requests import Handlers
 from app.core.session import requests as rq
 
@@ -19,16 +26,12 @@ if TYPE_CHECKING:
 
 def find_lowered(engine: Any, step: str, mode: str = "") -> tuple[str, Any]:
     """``(mode, lowered)`` of the engine's compiled ``step`` (:func:`app.core.passes.lowered.lowered_for`)."""
-    from app.core.passes.lowered import lowered_for
-
     return lowered_for(engine, step, mode)
 
 
 def passes_ready(request: rq.PassesRequest, mode: str, pipeline: Any, seconds: float) -> rq.PassesReady:
     """The :class:`PassesReady` of a recorded pipeline: the pass list, snapshots, compile split, fusions and
     decisions as dicts (what the window's tables show)."""
-    from app.core.passes import query
-
     rows = query.pass_rows(pipeline)
     snapshots = [s.summary() | {"label": s.label} for s in pipeline.all_snapshots()]
     b = query.compile_breakdown(pipeline)
@@ -59,11 +62,6 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     program's entry point is recorded with its kernels' IR (in a child process: :mod:`app.core.passes.record`);
     when that IR is lost (the child aborted, a step on a device mesh) a :class:`Notice` with the pipeline's
     one-line ``kernel_ir`` note comes before the :class:`PassesReady`, which is complete without it."""
-    from app.core.events import PhaseEvent
-    from app.core.passes.compare import parse_xla_flags, validate_xla_flags
-    from app.core.passes.model import kernel_ir_lost
-    from app.core.passes.record import RecordingStopped, record_pipeline
-
     t0 = started if started is not None else time.perf_counter()
     options = parse_xla_flags(request.xla_flags)
     kernel_ir = lowered is not None
@@ -101,9 +99,6 @@ def passes_events(request: rq.PassesRequest, engine: Callable[[], Engine], progr
     ``programs()``); the recording's seconds count the whole wait, a program's lowering included."""
     started = time.perf_counter()
     if request.program is not None:  # the user's program: lower its entry point
-        from app.core.passes.lowered import lowered_for
-        from app.core.programs.runner import ProgramRunner
-
         _program, prepared, _runner = programs().prepare(request.program, should_stop)
         lowered = lowered_for(ProgramRunner(prepared), should_stop=should_stop)
         yield from record_passes(None, request, should_stop, on_live_phase, lowered=lowered, started=started)
@@ -117,8 +112,6 @@ def recorded_passes_ready(passes: RecordedPasses, origin: str) -> rq.PassesReady
     chart, compile split and fusions as recorded, and of its snapshots only the module before the passes and the
     final one (a session keeps no others). None when it has no final module."""
     import zlib
-
-    from app.core.passes.model import PassPipeline, Snapshot
 
     summaries = {s.get("index"): s for s in passes.snapshots}
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.events import PhaseEvent
 from app.core.mode_catalog import profiling_mode
+from app.core.profile.build import aggregate
+from app.core.profile.step import profile_step
 from app.core.requests import Handlers
 from app.core.session import requests as rq
 
@@ -21,8 +23,6 @@ if TYPE_CHECKING:
 
 def profile_rows(profile: StepProfile) -> dict[str, list[dict[str, Any]]]:
     """A profile's rows aggregated four ways, as dicts (:attr:`app.core.session.requests.ProfileReady.rows`)."""
-    from app.core.profile.build import aggregate
-
     return {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
             for by in ("line", "op", "fusion", "module")}
 
@@ -37,8 +37,6 @@ def profile_events(request: rq.ProfileRequest, engine: Callable[[], Engine], pro
     """Profile ``request``'s step of ``engine()`` (raises :class:`app.core.errors.PlaygroundError` when no model is
     loaded) or its program's entry point (kept warm by ``programs()``) → one :class:`rq.ProfileReady`; progress as
     live phases (``"profiling"``)."""
-    from app.core.profile.step import profile_step
-
     def progress(message: str) -> None:
         if on_live_phase is not None:
             on_live_phase(PhaseEvent("profiling", True, message))

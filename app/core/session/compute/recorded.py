@@ -11,9 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from app.core.backends import CPU
+from app.core.errors import SessionFileError
 from app.core.events import PhaseEvent
+from app.core.passes.dumps import open_dumps
+from app.core.profile.offline import profile_capture
+from app.core.recording import load_all
 from app.core.requests import Handlers
 from app.core.session import requests as rq
+from app.core.session.compute.passes import passes_ready
 from app.core.session.compute.profile import profile_rows
 
 LivePhase = Callable[[Any], None] | None
@@ -28,9 +33,6 @@ def handlers() -> Handlers:
 def open_sessions_events(request: rq.OpenSessionsRequest, on_live_phase: LivePhase) -> Iterator[Any]:
     """Read session files; progress as a live phase naming the files and their size; a bad file is answered as
     :class:`rq.SessionsRead` ``error`` (nothing else changes)."""
-    from app.core.errors import SessionFileError
-    from app.core.recording import load_all
-
     if on_live_phase is not None:
         sizes = sum(Path(p).stat().st_size for p in request.paths if Path(p).is_file())
         names = ", ".join(Path(p).name for p in request.paths)
@@ -52,16 +54,11 @@ def capture_events(request: rq.CaptureRequest, on_live_phase: LivePhase) -> Iter
         on_live_phase(PhaseEvent("opening capture", True, path.name))
     t0 = time.perf_counter()
     if path.is_dir():
-        from app.core.passes.dumps import open_dumps
-        from app.core.session.compute.passes import passes_ready
-
         pipeline = open_dumps(path)
         ready = passes_ready(rq.PassesRequest(step=pipeline.module), "recorded elsewhere", pipeline,
                              time.perf_counter() - t0)
         yield dataclasses.replace(ready, origin=f"dumps {path.name} · {pipeline.platform or CPU.platform}")
         return
-    from app.core.profile.offline import profile_capture
-
     profile = profile_capture(path, request.hlo or None)
     rows = profile_rows(profile)
     device = getattr(profile, "device", "") or CPU.platform

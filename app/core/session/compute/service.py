@@ -15,10 +15,15 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from app.core.errors import PlaygroundError
-from app.core.events import IREvent
+from app.core.engine.device import available_platforms, default_platform
+from app.core.errors import EmptyPromptError, InvalidSettingsError, PlaygroundError, PromptTooLongError
+from app.core.events import IREvent, PhaseEvent
+from app.core.inspect.source_map import build_source_map
+from app.core.parallel.devices import list_devices
+from app.core.parallel.mesh import collectives, parse_mesh, tp_sizes
 from app.core.profile.bound import memory_bound
 from app.core.programs.compute.handlers import handlers as program_handlers
+from app.core.race import race
 from app.core.requests import Handlers
 from app.core.session import requests as rq
 from app.core.session.compute import passes, profile, recorded
@@ -61,8 +66,6 @@ def failure(request: rq.Request, exc: BaseException) -> rq.RequestFailed:
 
 def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
     """Which input of the window ``exc`` is about (see :class:`app.core.session.requests.RequestFailed`)."""
-    from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError
-
     if isinstance(request, rq.LoadRequest):
         return "model"
     if isinstance(request, rq.MeshRequest):
@@ -138,8 +141,6 @@ class ComputeService:
     def _loaded(self, request: rq.LoadRequest, seconds: float, notes: list[str]) -> rq.ModelLoaded:
         import jax
 
-        from app.core.parallel.mesh import tp_sizes
-
         engine = self._engine()
         warnings = tuple(str(w) for w in engine.warnings) + tuple(notes)
         return rq.ModelLoaded(request, engine.label, engine.model_id, seconds, warnings, engine.mesh_label,
@@ -185,8 +186,6 @@ class ComputeService:
             yield from self.after_run(irs, on_live_phase, request.source_maps)
 
     def _race(self, request: rq.RaceRequest, should_stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
-        from app.core.race import race
-
         engine = self._engine()
         irs: list[IREvent] = []
         try:
@@ -211,10 +210,6 @@ class ComputeService:
         device and the persistent cache's size, each announced as a live phase (``"source map"``: the run has
         ended, its tokens are out; what the window waits for is named, ~0.5 s per step on SmolLM2). Each failure
         is a :class:`Notice`: the run's tokens and timings are already out."""
-        from app.core.events import PhaseEvent
-        from app.core.inspect.source_map import build_source_map
-        from app.core.parallel.mesh import collectives
-
         engine = self._engine()
         latest = {(ev.mode, ev.step): ev for ev in irs}
         for (mode, step), ev in latest.items():
@@ -255,24 +250,17 @@ class ComputeService:
         """The one :class:`~app.core.programs.compute.service.ProgramService` (its program kept warm for runs,
         profiles and pass recordings alike), made on first use."""
         if self._programs is None:
-            from app.core.programs.compute.service import ProgramService
-
             self._programs = ProgramService()
         return self._programs
 
     # -- devices and mesh -------------------------------------------------------------------------------
     def _devices(self, _request: rq.DevicesRequest, _stop: StopFn, _live: LivePhase) -> Iterator[Any]:
-        from app.core.engine.device import available_platforms, default_platform
-        from app.core.parallel.devices import list_devices
-
         device = getattr(self.engine, "device", None)
         platform = getattr(device, "platform", None) or default_platform()
         yield rq.DevicesListed(list_devices(platform), available_platforms(), platform)
 
     def _set_mesh(self, request: rq.MeshRequest, _stop: StopFn, _live: LivePhase) -> Iterator[Any]:
         """On an error (bad text, too few devices, tp not dividing the model) the engine stays as it was."""
-        from app.core.parallel.mesh import parse_mesh
-
         spec = parse_mesh(request.text)
         engine = self.engine
         if engine is None:

@@ -14,8 +14,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from app.core.compile_settings.catalog import parse_setting
+from app.core.compile_settings.parting import record_setting, where_settings_part
 from app.core.compile_settings.progress import lanes_events
+from app.core.compile_settings.race import settings_race
+from app.core.events import PhaseEvent
 from app.core.mode_catalog import race_lane_mode
+from app.core.passes.lowered import lowered_for
+from app.core.passes.record import RecordingStopped
+from app.core.programs.runner import ProgramRunner
 from app.core.requests import Handlers, Notice, Request
 from app.core.session import requests as rq
 from app.core.steps import DECODE
@@ -32,8 +39,6 @@ def settings_race_events(engine: Engine, request: rq.SettingsRaceRequest,
     events, its setting lanes, paired-round progress and verdicts replaced by
     :class:`~app.core.compile_settings.progress.SettingsRaceLanes` (:func:`lanes_events`). Raises :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before
     anything runs."""
-    from app.core.compile_settings.race import settings_race
-
     stream = settings_race(engine, request.prompt, list(request.modes), request.settings, should_stop,
                            paired=request.steady)
     yield from lanes_events(request, stream)
@@ -78,12 +83,6 @@ def parting_events(source: Engine | ProgramService, request: SettingsPartingRequ
     :class:`app.core.errors.PlaygroundError` when no jit-static decode step was compiled yet, the program's
     :class:`app.core.programs.errors.ProgramError`, and what :func:`where_settings_part` raises (a setting refused
     by name, a recording XLA refused)."""
-    from app.core.compile_settings.parting import record_setting, where_settings_part
-    from app.core.events import PhaseEvent
-    from app.core.passes.lowered import lowered_for
-    from app.core.passes.record import RecordingStopped
-    from app.core.programs.runner import ProgramRunner
-
     t0 = time.perf_counter()
     if request.program is not None:  # the program race's entry point: its prepared call (kept warm)
         prepared = cast("ProgramService", source).prepare(request.program, should_stop)[1]
@@ -110,7 +109,5 @@ def parting_events(source: Engine | ProgramService, request: SettingsPartingRequ
 
 def _parse(name: str) -> Any:
     import jax
-
-    from app.core.compile_settings.catalog import parse_setting
 
     return parse_setting(name, jax.default_backend())
