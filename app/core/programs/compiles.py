@@ -33,6 +33,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from app.core.jax_private import cache_miss_arguments, is_user_filename, jit_call_arguments
+from app.core.programs.specs import describe
+
 _EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
 _MISS = re.compile(r"^TRACING CACHE MISS at (.*?):(\d+)(?::\d+)? \((.*?)\):\s*$")
 _EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_ms",
@@ -72,8 +75,6 @@ class _MissFilter(logging.Filter):
 
 def _user_site() -> tuple[str, int, str]:
     """(file, line, function) of the innermost frame outside JAX, ``app/core`` and importlib."""
-    from app.core.jax_private import is_user_filename
-
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -171,8 +172,6 @@ def explain_cause(fun: Callable[..., object], in_avals: object, arg_names: tuple
 
 
 def _label(x: object) -> str:
-    from app.core.programs.specs import describe
-
     return describe(x) if hasattr(x, "shape") and hasattr(x, "dtype") else f"{type(x).__name__} scalar"
 
 
@@ -263,8 +262,6 @@ class CompileWatch:
     # -- listeners (the compiling thread) -----------------------------------------------------------
     def _miss(self, message: str) -> None:
         """JAX's explanation of a tracing cache miss (logged after the trace, before its duration event)."""
-        from app.core.jax_private import cache_miss_arguments
-
         self._flush()
         head, _, rest = message.partition("\n")
         m = _MISS.match(head)
@@ -291,8 +288,6 @@ class CompileWatch:
         """Name a compile from the jit call that missed JAX's dispatch cache (its function and arguments): its
         cause compared with this function's previous compile here (a static value old → new, a new shape), which
         also covers a compile whose trace JAX had cached (traced before inside another jit: no explanation)."""
-        from app.core.jax_private import is_user_filename, jit_call_arguments
-
         found = jit_call_arguments()
         fun = found[0] if found else None
         code = getattr(fun, "__code__", None)

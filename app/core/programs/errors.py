@@ -13,6 +13,7 @@ import traceback
 from typing import Any, Literal
 
 from app.core.errors import PlaygroundError
+from app.core.units import nbytes
 
 #: Where an error happened: loading the file (syntax error, exception at module level), building the
 #: example arguments, tracing (JAX's ``ConcretizationTypeError`` / ``TracerBoolConversionError``, shape
@@ -75,8 +76,6 @@ _ALLOCATING = re.compile(r"(allocat\w* )(\d{7,})( bytes)")
 def _readable_sizes(message: str) -> str:
     """``"Out of memory allocating 160000000000 bytes"`` → ``"… 160000000000 bytes (149 GB)"`` (binary prefixes,
     :func:`app.core.units.nbytes`): XLA writes allocation sizes in bytes (issue 29, flaw 19)."""
-    from app.core.units import nbytes
-
     return _ALLOCATING.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)} ({nbytes(int(m.group(2)))})", message)
 
 

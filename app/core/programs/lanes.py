@@ -17,6 +17,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.core.programs.arguments import (
+    parse_static_values,
+    parse_sweep,
+    static_value_args,
+    sweep_args,
+    sweep_target,
+)
+from app.core.programs.runner import BUCKETED, JIT, NO_JIT, RunResult, program_summary, run_arg_list
 from app.core.programs.specs import SpecError
 
 if TYPE_CHECKING:
@@ -54,15 +62,6 @@ def plan_lanes(prepared: PreparedCall, *, n_calls: int = 10, mode: str = "jit", 
     :func:`app.core.programs.runner.sweep_target`); ``static_values``: ``"[ARG=]V1,V2,…"`` texts
     (:func:`app.core.programs.runner.parse_static_values`). Raises :class:`SpecError` for a bad sweep or value
     list, or a sweep with static values."""
-    from app.core.programs.arguments import (
-        parse_static_values,
-        parse_sweep,
-        static_value_args,
-        sweep_args,
-        sweep_target,
-    )
-    from app.core.programs.runner import BUCKETED, JIT, NO_JIT
-
     if sweep.strip():
         if static_values:
             raise SpecError("Static values and a sweep both set the calls: use one of them.")
@@ -87,8 +86,6 @@ def run_lanes(prepared: PreparedCall, lanes: Sequence[Lane], should_stop: Callab
     """Run the lanes one after another (each through :class:`app.core.programs.runner.CallLoop`), yielding one
     :class:`~app.core.programs.runner.RunResult` per lane (a sweep's with its sizes); a stopped lane is the
     last. What the CLI prints and records; the window's service iterates the same lanes as events."""
-    from app.core.programs.runner import run_arg_list
-
     for lane in lanes:
         result = run_arg_list(prepared, lane.args, lane.mode, should_stop, on_record)
         result.sizes, result.padded_sizes = lane.sizes[: len(result.records)], lane.padded[: len(result.records)]
@@ -107,8 +104,6 @@ def compare_jit(prepared: PreparedCall, n_calls: int = 10, should_stop: Callable
 def _two(prepared: PreparedCall, lanes: Sequence[Lane], should_stop: Callable[[], bool] | None,
          on_record: Callable[[Any], None] | None) -> tuple[Any, Any]:
     """The two lanes' results; a second lane the stop left out is an empty stopped result."""
-    from app.core.programs.runner import RunResult, program_summary
-
     results = list(run_lanes(prepared, lanes, should_stop, on_record))
     if len(results) == 1:
         mode = lanes[1].mode
@@ -120,9 +115,6 @@ def compare_sweep(prepared: PreparedCall, sweep: Sequence[Any], arg: int = 0, sh
                   on_record: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
     """The sweep as is, then padded to power-of-two buckets (seed 004's lesson): two runs for one plot (the lanes
     of :func:`app.core.programs.lanes.plan_lanes` with a sweep and ``bucket``)."""
-    from app.core.programs.arguments import sweep_args
-    from app.core.programs.runner import BUCKETED, JIT
-
     plain, sizes, _ = sweep_args(prepared, sweep, False, arg)
     padded_args, _, padded = sweep_args(prepared, sweep, True, arg)
     return _two(prepared, [Lane(JIT, plain, True, sizes, sizes), Lane(BUCKETED, padded_args, True, sizes, padded)],

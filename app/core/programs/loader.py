@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.inspect.ir import attribute_to_model_source
 from app.core.programs.entries import EntryKind as EntryKind
 from app.core.programs.entries import EntryPoint, entry_point, find_entries, top_level_lines
 from app.core.programs.errors import ProgramError, ProgramStopped, program_error
@@ -225,8 +226,6 @@ def _prepare_call(program: Program, e: EntryPoint, user_args: tuple, static: tup
         import torch
         import torchax
 
-        from app.core.inspect.ir import attribute_to_model_source
-
         attribute_to_model_source()
         env = torchax.default_env()
         weights, jax_fn = torchax.extract_jax(e.obj)
@@ -242,8 +241,6 @@ def _prepare_call(program: Program, e: EntryPoint, user_args: tuple, static: tup
     if _has_tensors(user_args):
         import torch
         import torchax
-
-        from app.core.inspect.ir import attribute_to_model_source
 
         attribute_to_model_source()
         env = torchax.default_env()

@@ -31,9 +31,11 @@ from app.core.programs.arguments import (  # noqa: F401  (re-exported: their hom
     sweep_args,
     sweep_target,
 )
+from app.core.programs.compiles import CompileWatch, site_label
 from app.core.programs.errors import ProgramError, ProgramStopped, Stage, program_error
 from app.core.programs.interrupt import stoppable
 from app.core.programs.loader import PreparedCall
+from app.core.programs.sites import compile_sites
 from app.core.programs.specs import ArraySpec, describe
 
 JIT, NO_JIT, BUCKETED = "jit", "no-jit", "jit, bucketed"
@@ -83,8 +85,6 @@ class ProgramRunner:
 
     def __init__(self, prepared: PreparedCall):
         import jax
-
-        from app.core.programs.compiles import CompileWatch
 
         self.prepared = prepared
         fn = prepared.fn
@@ -232,7 +232,6 @@ class ProgramRunner:
         timing: dict[str, Any] = {}
         stages = None
         if executable is None:
-            from app.core.programs.compiles import site_label
             from app.core.runtime.compiled_step import persistent_cache_hits
 
             reason = self.compile_reason(key)
@@ -311,8 +310,6 @@ def program_summary(mode: str, records: list[CallRecord], total_ms: float) -> Su
     """The :class:`Summary` of a program run (see :class:`RunResult` for how its fields are used); its
     ``n_compiles`` and ``compile_ms`` count the compiles of the jitted functions an op-by-op entry calls too
     (:attr:`CallRecord.inner_compiles`), and a call that made any is not steady."""
-    from app.core.programs.sites import compile_sites
-
     steady = [r.wall_ms for r in records if not r.compiled and not r.inner_compiles]
     sites = compile_sites(records)  # the entry's compiles and those of the jitted functions it calls
     return Summary(mode=mode, n_tokens=0, ttft_ms=records[0].wall_ms if records else None,

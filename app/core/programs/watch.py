@@ -13,6 +13,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.core.inspect.ir import capture
+from app.core.inspect.text_index import HLO_INSTRUCTION
+from app.core.jax_private import is_literal, jaxprs_in_params, open_jaxpr
+from app.core.programs.errors import ProgramError
+from app.core.programs.runner import ProgramRunner
+
 if TYPE_CHECKING:
     from jax.extend.core import Jaxpr
 
@@ -52,8 +58,6 @@ def ir_change(old: list[str], new: list[str]) -> IRChange:
 def equation_signatures(traced_jaxpr: Jaxpr) -> list[str]:
     """``"mul f32[4] f32[4] -> f32[4]"`` per equation of a traced jaxpr, nested jaxprs (scan / while / cond
     bodies, inner jit) walked in place."""
-    from app.core.jax_private import is_literal, jaxprs_in_params, open_jaxpr
-
     out: list[str] = []
 
     def walk(jaxpr: Jaxpr) -> None:
@@ -70,8 +74,6 @@ def equation_signatures(traced_jaxpr: Jaxpr) -> list[str]:
 
 def hlo_signatures(hlo_text: str | None) -> list[str]:
     """``"multiply f32[4]{0}"`` per optimized-HLO instruction (opcode and shape, not its name)."""
-    from app.core.inspect.text_index import HLO_INSTRUCTION
-
     out = []
     for line in (hlo_text or "").splitlines():
         m = HLO_INSTRUCTION.match(line)
@@ -124,9 +126,6 @@ def _cause(old_text: str | None, new_text: str) -> str:
 def compile_text(prepare: Callable[[str], Any], text: str, should_stop: Callable[[], bool] | None) -> tuple:
     """Prepare ``text`` (``prepare(text)`` → a :class:`app.core.programs.loader.PreparedCall`), trace, lower and
     compile its entry: ``(equation signatures, HLO signatures, ms per phase)``. Raises the program's errors."""
-    from app.core.inspect.ir import capture
-    from app.core.programs.runner import ProgramRunner
-
     prepared = prepare(text)
     runner = ProgramRunner(prepared)
     traced, lowered, compiled, phases = runner.stages(prepared.args, should_stop)
@@ -139,8 +138,6 @@ def watch_file(path: str, prepare: Callable[[str], Any], should_stop: Callable[[
     """Yield a :class:`WatchStep` for the file's current text, then one per save (a new modification time or
     size), until ``should_stop()`` or ``max_steps`` steps. An error in the program (it does not parse, trace or
     compile) yields a step with ``error`` set and keeps the previous good IR to compare the next save with."""
-    from app.core.programs.errors import ProgramError
-
     seen: tuple[int, int] | None = None
     good: tuple[list[str], list[str]] | None = None
     good_text: str | None = None

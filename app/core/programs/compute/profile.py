@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from app.core.inspect.source_map import build_source_map
 from app.core.profile.step import StepCall
+from app.core.programs.ir import ir_from_stages
 from app.core.programs.loader import PreparedCall
+from app.core.programs.runner import ProgramRunner
 
 
 def program_step_call(prepared: PreparedCall,
@@ -24,10 +27,6 @@ def program_step_call(prepared: PreparedCall,
     entry point's live :class:`app.core.inspect.ir.StepIR` (its source map is the call's). Raises
     :class:`app.core.programs.errors.ProgramError` at the user's line."""
     import jax
-
-    from app.core.inspect.source_map import build_source_map
-    from app.core.programs.ir import ir_from_stages
-    from app.core.programs.runner import ProgramRunner
 
     runner = ProgramRunner(prepared)
     args = prepared.args

@@ -38,6 +38,7 @@ from app.core.programs.compute.service import ProgramService, entry_infos, faile
 from app.core.programs.errors import ProgramError
 from app.core.programs.loader import PreparedCall
 from app.core.programs.runner import JIT, CallLoop, ProgramRunner, program_summary
+from app.core.programs.specs import SpecError
 from app.core.steady import SteadyPlan
 
 if TYPE_CHECKING:
@@ -167,8 +168,6 @@ def program_race_events(programs: ProgramService, request: ProgramSettingsRaceRe
     the entry point's IR and source map last (:meth:`ProgramService.ir_events`: one more compile). Raises
     :class:`app.core.errors.InvalidSettingsError` (a setting refused by name) before any lane, and the program's
     :class:`app.core.programs.errors.ProgramError` (after its :class:`ProgramFailed`)."""
-    from app.core.programs.specs import SpecError
-
     try:
         try:
             program, prepared, _runner = programs.prepare(request, should_stop)

@@ -25,6 +25,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import FinishedEvent, IREvent, LaneEvent
+from app.core.inspect.ir import exclude_app_drivers
+from app.core.inspect.source_map import build_source_map
+from app.core.profile.step import profile_call
+from app.core.programs.compute.profile import program_step_call
 from app.core.programs.compute.requests import (
     ProgramCompiled,
     ProgramCompileRequest,
@@ -33,6 +37,12 @@ from app.core.programs.compute.requests import (
     ProgramLoaded,
     ProgramRequest,
 )
+from app.core.programs.ir import entry_ir, ir_from_stages
+from app.core.programs.lanes import plan_lanes
+from app.core.programs.live import Snapshot, compare
+from app.core.programs.loader import load_program
+from app.core.programs.runner import NO_JIT, CallLoop, ProgramRunner, program_summary
+from app.core.programs.specs import SpecError
 from app.core.requests import Notice, SourceMapReady
 
 if TYPE_CHECKING:
@@ -59,8 +69,6 @@ def plan_request(prepared: PreparedCall, request: ProgramRequest) -> list[Any]:
     """The lanes (:class:`app.core.programs.lanes.Lane`) of ``request`` on its prepared call: the one rule of
     :func:`app.core.programs.lanes.plan_lanes`, read from the request's fields — the window's service and the
     CLI's ``program`` both call this. Raises :class:`app.core.programs.specs.SpecError`."""
-    from app.core.programs.lanes import plan_lanes
-
     return plan_lanes(prepared, n_calls=request.n_calls, mode=request.mode, sweep=request.sweep,
                       bucket=request.bucket, static_values=request.static_values)
 
@@ -76,8 +84,6 @@ class ProgramService:
         self._program: Any = None
 
     def handle(self, request: ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
-        from app.core.programs.errors import ProgramError
-
         try:
             yield from self._handle(request, should_stop)
         except ProgramError as exc:
@@ -91,11 +97,6 @@ class ProgramService:
         has runs the first one (the editor's picker after an edit), unless ``exact_entry`` (the CLI's
         ``FILE.py:ENTRY``). Raises the program's :class:`~app.core.programs.errors.ProgramError` or
         :class:`~app.core.programs.specs.SpecError`."""
-        from app.core.inspect.ir import exclude_app_drivers
-        from app.core.programs.errors import ProgramError
-        from app.core.programs.loader import load_program
-        from app.core.programs.runner import ProgramRunner
-
         exclude_app_drivers()  # the HLO names the program's files, not the service's or the CLI's (issue 55)
         key = (request.source, request.path, request.name, request.entry, request.spec, request.seed, request.static)
         if (self._key is not None and self._prepared is not None and key != self._key
@@ -135,9 +136,6 @@ class ProgramService:
         an :class:`app.core.profile.model.StepProfile` labelled ``file:entry``, its rows naming the program's
         ``file:line``, and the entry point's :class:`app.core.inspect.ir.StepIR`); ``progress`` gets each stage's
         line. Raises the program's :class:`~app.core.programs.errors.ProgramError`."""
-        from app.core.profile.step import profile_call
-        from app.core.programs.compute.profile import program_step_call
-
         progress("loading and tracing the program")
         program, prepared, _ = self.prepare(request, should_stop)
         progress(f"compiling {prepared.entry.name}")
@@ -147,11 +145,6 @@ class ProgramService:
         return profile, live
 
     def _handle(self, request: ProgramRequest, should_stop: StopFn) -> Iterator[Any]:
-        from app.core.programs.errors import ProgramError
-        from app.core.programs.loader import load_program
-        from app.core.programs.runner import NO_JIT, ProgramRunner
-        from app.core.programs.specs import SpecError
-
         try:
             program, prepared, runner = self.prepare(request, should_stop)
         except ProgramError as exc:
@@ -198,10 +191,6 @@ class ProgramService:
 
     def _lane(self, runner: ProgramRunner, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
               should_stop: StopFn, out: dict[str, Any]) -> Iterator[Any]:
-        from app.core.programs.errors import ProgramError
-        from app.core.programs.ir import ir_from_stages
-        from app.core.programs.runner import CallLoop, program_summary
-
         records: list[Any] = []
         started = False
         aside = 0.0  # time spent capturing IR between calls: not the run's
@@ -233,8 +222,6 @@ class ProgramService:
     def _ir_without_run(self, prepared: PreparedCall, runner: ProgramRunner | None, entry: str, should_stop: StopFn) -> Iterator[Any]:
         """A no-jit run compiles nothing: trace, lower and compile once after it, so the IR views show what jit
         would run."""
-        from app.core.programs.ir import entry_ir
-
         live = entry_ir(prepared, should_stop=should_stop, runner=runner)
         yield IREvent(entry, "jit", live.plain())
         return live
@@ -252,9 +239,6 @@ class ProgramService:
         megabytes) and the source map. Never calls the compiled program."""
         import os
 
-        from app.core.programs.ir import ir_from_stages
-        from app.core.programs.live import Snapshot, compare
-        from app.core.programs.runner import ProgramRunner
         from app.core.runtime.compiled_step import COMPILE_DELAY_ENV
 
         runner = ProgramRunner(prepared)
@@ -270,8 +254,6 @@ class ProgramService:
         yield from self._source_map(live, entry)
 
     def _source_map(self, live_ir: StepIR, entry: str) -> Iterator[Any]:
-        from app.core.inspect.source_map import build_source_map
-
         try:
             yield SourceMapReady(entry, build_source_map(live_ir, entry, None))
         except Exception as exc:  # noqa: BLE001
