@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from app.core.errors import InvalidSettingsError
 from app.core.events import FinishedEvent, LaneEvent, PromptEvent, RaceEvent
 from app.core.mode_catalog import CATALOG, REFERENCE_MODE, mode_info
 from app.core.report.columns import RACE_COLUMNS, render_text
@@ -54,8 +55,6 @@ def race(
     Raises :class:`app.core.errors.InvalidSettingsError` for an unknown mode before running anything.
     Stops between modes (and within a mode, between steps) once ``should_stop()`` is true.
     """
-    from app.core.errors import InvalidSettingsError
-
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise InvalidSettingsError(f"Race modes must be among {', '.join(MODES)}; got {', '.join(modes) or 'none'}.")

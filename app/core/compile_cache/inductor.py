@@ -38,6 +38,7 @@ import tempfile
 from pathlib import Path
 
 from app.core.compile_cache.xla import clear_disk_cache, disk_cache_size
+from app.core.paths import cache_dir
 
 _ENV = "TORCHINDUCTOR_CACHE_DIR"
 _state = {"configured": False, "scratch": None}
@@ -45,8 +46,6 @@ _state = {"configured": False, "scratch": None}
 
 def default_inductor_cache_dir() -> Path:
     """``<the app's cache dir>/inductor`` (:func:`app.core.paths.cache_dir`)."""
-    from app.core.paths import cache_dir
-
     return cache_dir() / "inductor"
 
 

@@ -7,6 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from app.core.compile_cache import inductor, xla
+from app.core.compile_cache import inductor as ic
+from app.core.compile_cache import xla as cc
+from app.core.errors import PlaygroundError
+from app.core.units import nbytes
+
 
 def inductor_dir_for(jax_dir: str | Path) -> Path:
     """Where Inductor's caches go beside JAX's persistent cache in ``jax_dir``: the sibling ``inductor``
@@ -21,8 +27,6 @@ def use_persistent_caches(directory: str | Path | None) -> tuple[Path | None, Pa
     """Turn both persistent caches on in ``directory`` (JAX's there, Inductor's beside it) or off (None).
     Returns ``(jax_dir, inductor_dir)`` in use, None for a cache that is off. Call it on the thread that
     compiles (torch's compiler config is thread-local: :func:`app.core.compile_cache.inductor.set_inductor_cache`)."""
-    from app.core.compile_cache import inductor, xla
-
     used = xla.set_persistent_cache(directory)
     return used, inductor.set_inductor_cache(inductor_dir_for(used) if used else None)
 
@@ -32,11 +36,6 @@ def cache_action(action: str, directory: str, clear_compiled: Callable[[], None]
     ``persistent_off`` (in ``directory``), ``clear_memory`` (``clear_compiled``: the engine's compiled steps,
     else JAX's in-memory caches), ``clear_disk`` (JAX's and Inductor's files under ``directory``), ``refresh``
     (nothing: the caller measures). Raises :class:`app.core.errors.PlaygroundError` for another action."""
-    from app.core.compile_cache import inductor as ic
-    from app.core.compile_cache import xla as cc
-    from app.core.errors import PlaygroundError
-    from app.core.units import nbytes
-
     if action in ("persistent_on", "persistent_off"):
         used, inductor_used = use_persistent_caches(directory if action == "persistent_on" else None)
         return f"Persistent caches on: {used} (Inductor: {inductor_used})" if used else (

@@ -12,11 +12,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from app.core.jax_private import reset_compilation_cache
+from app.core.paths import cache_dir
+
 
 def default_cache_dir() -> Path:
     """``<the app's cache dir>/jax-compilation-cache`` (:func:`app.core.paths.cache_dir`)."""
-    from app.core.paths import cache_dir
-
     return cache_dir() / "jax-compilation-cache"
 
 
@@ -26,8 +27,6 @@ def set_persistent_cache(path: str | Path | None) -> Path | None:
     Takes effect for the next compile in this process. Returns the directory in use.
     """
     import jax
-
-    from app.core.jax_private import reset_compilation_cache
 
     if path is None:
         jax.config.update("jax_compilation_cache_dir", None)

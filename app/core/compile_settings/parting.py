@@ -24,11 +24,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.compile_settings.catalog import CompileSetting
+from app.core.compile_settings.catalog import CompileSetting, parse_setting
+from app.core.compile_settings.race import applied
 from app.core.errors import InvalidSettingsError
 from app.core.inspect.text_index import HLO_KIND
 from app.core.passes.diff import SnapshotDiff, diff_snapshots
 from app.core.passes.model import PassPipeline, Snapshot
+from app.core.passes.record import record_pipeline
 
 #: An instruction line of a fusion: ``  %fusion.3 = f32[8]{0} fusion(…), kind=kLoop, …`` (its name in group 1).
 _FUSION = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = .*?\bfusion\(")
@@ -202,9 +204,6 @@ def record_setting(lowered: Any, setting: CompileSetting, *, should_stop: Callab
     compile options go to :func:`app.core.passes.record.record_pipeline`, its ``jax.config`` pairs are set around
     it. Compute thread. Raises :class:`app.core.passes.record.RecordingError` (XLA refused the options, a profiler
     session already running, ``should_stop``)."""
-    from app.core.compile_settings.race import applied
-    from app.core.passes.record import record_pipeline
-
     with applied(setting):
         return record_pipeline(lowered, should_stop=should_stop, on_progress=on_progress,
                                compiler_options=dict(setting.options))
@@ -258,7 +257,5 @@ def _setting(value: CompileSetting | str) -> CompileSetting:
     if isinstance(value, CompileSetting):
         return value
     import jax
-
-    from app.core.compile_settings.catalog import parse_setting
 
     return parse_setting(value, jax.default_backend())

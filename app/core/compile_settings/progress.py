@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.compile_settings.figures import SettingLane
-from app.core.events import LaneEvent
+from app.core.compile_settings.paired import PHASE, SettingsVerdicts, attach
+from app.core.events import LaneEvent, SteadyBlockEvent
 from app.core.requests import Request
+from app.core.verdict.words import progress_line
 
 
 @dataclass(frozen=True)
@@ -40,10 +42,6 @@ def lanes_events(request: Request, stream: Iterator[Any]) -> Iterator[Any]:
     the paired rounds one per block with ``index`` :data:`PAIRED_INDEX` and ``running`` its progress line
     (``"paired rounds · round 4 (≥ 9) · O3 · 6.3 s of 30 s"``); after them one with every lane and its verdict
     (``SettingLane.verdict``)."""
-    from app.core.compile_settings.paired import PHASE, SettingsVerdicts, attach
-    from app.core.events import SteadyBlockEvent
-    from app.core.verdict.words import progress_line
-
     lanes: list[SettingLane] = []
     n_lanes = 0
     for event in stream:

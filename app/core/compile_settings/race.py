@@ -23,6 +23,8 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from app.core.compile_cache import xla
+from app.core.compile_cache.inductor import ensure_inductor_cache, set_inductor_cache
 from app.core.compile_options import compiling_inductor, compiling_with, observing_compiles
 from app.core.compile_settings.catalog import BASELINE, CompileSetting, inductor_mode, parse_setting
 from app.core.compile_settings.figures import SettingLane
@@ -117,8 +119,6 @@ def applied(setting: CompileSetting) -> Iterator[None]:
 @contextmanager
 def no_persistent_cache() -> Iterator[None]:
     """JAX's persistent compilation cache off within the block (each lane compiles for real), then as it was."""
-    from app.core.compile_cache import xla
-
     directory = xla.persistent_cache_dir()
     if directory is not None:
         xla.set_persistent_cache(None)
@@ -310,7 +310,6 @@ def _cold_inductor(engine: Engine, setting: CompileSetting) -> Iterator[None]:
     if setting.compiler != "Inductor":
         yield
         return
-    from app.core.compile_cache.inductor import ensure_inductor_cache, set_inductor_cache
     from app.core.modes.torch_compile import clear_torch_compile
 
     before = ensure_inductor_cache()

@@ -25,6 +25,10 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from app.core.backends import BACKENDS, CPU
+from app.core.passes.compile_capture import read_compile
+from app.core.passes.dumps import capture_source, find_capture
+
 #: The split's keys, in order (ms or None).
 KEYS = ("passes_ms", "codegen_ms", "autotune_ms", "ptxas_ms")
 
@@ -33,10 +37,6 @@ def compile_split(source: str | os.PathLike, module: str, platform: str, compile
     """:data:`KEYS` of module ``module``'s compile in the capture ``source`` (an ``.xplane.pb`` path, or
     ``.xplane.pb.gz``) on ``platform`` (``"cpu"``, ``"gpu"``), ``compile_ms`` being that compile's timer (see the
     module doc). Raises ``ValueError`` when the capture has no compile of ``module``."""
-    from app.core.backends import BACKENDS, CPU
-    from app.core.passes.compile_capture import read_compile
-    from app.core.passes.dumps import capture_source
-
     facts = BACKENDS.get(platform, CPU)
     c = read_compile(capture_source(source), module, [], facts)
     passes = min(sum(p.ms for p in c.pipelines if p.depth == 0), compile_ms)
@@ -79,8 +79,6 @@ class CompileCapturer:
                 self.compile_ms = (time.perf_counter() - t0) * 1000
             finally:
                 jax.profiler.stop_trace()
-            from app.core.passes.dumps import find_capture
-
             capture = find_capture(tmp)
             try:
                 self.split = compile_split(capture, module, self.platform, self.compile_ms) if capture else None

@@ -22,15 +22,24 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU
+from app.core.compile_cache.xla import clear_in_memory_caches
 from app.core.engine.chat import end_of_turn_ids, format_chat, has_chat_template, is_instruct
 from app.core.engine.device import Device, resolve_device, use_as_default
 from app.core.engine.load import load_torch, on_device, phase, place, to_jax
 from app.core.engine.loop import decode_loop, raise_friendly
 from app.core.errors import EmptyPromptError, InvalidSettingsError, PromptTooLongError
 from app.core.events import Event, PhaseEvent, PromptEvent
+from app.core.inspect.ir import attribute_to_model_source
+from app.core.inspect.routing import RoutingRecorder
+from app.core.mode_catalog import mode_class, mode_info
 from app.core.models.facts import eos_ids, warnings_for
 from app.core.models.sources import LoadedModel, ModelSpec, parse_model
+from app.core.modes.base import prompt_bucket
+from app.core.parallel import mesh as mesh_lib
+from app.core.parallel.mesh import bytes_per_device, place_cache, uncommit_torchax_key
 from app.core.runtime.compiled_step import CompiledStep
+from app.core.runtime.kv_cache import empty_dynamic_cache, static_cache_template
+from app.core.runtime.pytrees import register_cache_pytrees
 from app.core.settings import GenerationSettings, refused
 
 if TYPE_CHECKING:
@@ -76,9 +85,6 @@ class Engine:
     the JAX weights and cache templates to its JAX device."""
 
     def __init__(self, loaded: LoadedModel, device: Device | None = None) -> None:
-        from app.core.inspect.ir import attribute_to_model_source
-        from app.core.runtime.pytrees import register_cache_pytrees
-
         register_cache_pytrees()
         attribute_to_model_source()
         self.loaded = loaded
@@ -88,8 +94,6 @@ class Engine:
         if torch_device not in (None, CPU.torch_device) and str(next(loaded.model.parameters()).device) != torch_device:
             loaded.model.to(torch_device)
         if not self.device.is_default:  # torchax's env key may be committed to another device
-            from app.core.parallel.mesh import uncommit_torchax_key
-
             uncommit_torchax_key()
         self.model = loaded.model
         self.config = loaded.model.config
@@ -115,8 +119,6 @@ class Engine:
         self.turn_end_ids = [i for i in end_of_turn_ids(self.tokenizer, self.config,
                                                         getattr(self.model, "generation_config", None))
                              if i < self.vocab_size] if self.chat_template else []
-        from app.core.inspect.routing import RoutingRecorder
-
         #: A mixture-of-experts model's router hooks (None for a dense model): each call's experts, issue 42.
         self.routing: RoutingRecorder | None = RoutingRecorder.attach(self.model)
 
@@ -211,8 +213,6 @@ class Engine:
         ``NamedSharding`` (Megatron rules of :mod:`app.core.parallel.mesh`), drops compiled steps and cache
         templates and uncommits torchax's PRNG key (:func:`app.core.parallel.mesh.uncommit_torchax_key`). Raises :class:`InvalidSettingsError` (non-dividing mesh, too few devices) and then
         leaves the engine as it was."""
-        from app.core.parallel import mesh as mesh_lib
-
         if spec is not None and spec.n_devices == 1:
             spec = None
         if spec is not None and not self.device.is_default:
@@ -247,8 +247,6 @@ class Engine:
     def device_bytes(self) -> dict[str, dict[str, int]]:
         """Bytes per device of the weights and of the latest static KV cache: ``{"weights": {"cpu:0": n},
         "kv_cache": {...}}`` (from each array's addressable shards)."""
-        from app.core.parallel.mesh import bytes_per_device
-
         out = {"weights": bytes_per_device(self.jax_state()[0])}
         if self._static_templates:
             out["kv_cache"] = bytes_per_device(self._static_templates_any())
@@ -262,9 +260,6 @@ class Engine:
         modes' executables stay usable): the next run traces, lowers and compiles again (new ``jax.jit``
         objects, so JAX's own tracing cache is bypassed too); ``jax.clear_caches()`` as well; torch-compile's
         steps and Dynamo's caches too."""
-        from app.core.compile_cache.xla import clear_in_memory_caches
-        from app.core.mode_catalog import mode_class
-
         only = None if modes is None else set(modes)
         for mode, state in list(self._mode_state.items()):
             if only is not None and mode not in only:
@@ -280,8 +275,6 @@ class Engine:
 
     def dynamic_cache(self) -> Any:
         """An empty ``DynamicCache`` whose tensors (if any) are jax arrays."""
-        from app.core.runtime.kv_cache import empty_dynamic_cache
-
         return empty_dynamic_cache(self.config)
 
     def static_cache(self, max_cache_len: int) -> Any:
@@ -291,14 +284,10 @@ class Engine:
         import jax.numpy as jnp
 
         if max_cache_len not in self._static_templates:
-            from app.core.runtime.kv_cache import static_cache_template
-
             paused = self.routing.paused() if self.routing is not None else nullcontext()
             with self.on_device(), paused:  # its eager 1-token forward runs where the torch module lives; it is
                 template = self._place(static_cache_template(self.model, max_cache_len, self.pad_id))  # no call
             if self.mesh is not None:
-                from app.core.parallel.mesh import place_cache
-
                 template = place_cache(template, self.mesh, self.mesh_spec.tp)
             self._static_templates[max_cache_len] = template
         return jax.tree.map(jnp.zeros_like, self._static_templates[max_cache_len])
@@ -326,8 +315,6 @@ class Engine:
     def cache_len_for(self, n_prompt: int, settings: GenerationSettings) -> int:
         """Static KV-cache length: ``settings.max_cache_len`` or the prompt bucket + ``max_new_tokens``
         rounded up to a multiple of 64, capped at the model's maximum positions."""
-        from app.core.modes.base import prompt_bucket
-
         if settings.max_cache_len is not None:
             length = settings.max_cache_len
         else:
@@ -361,8 +348,6 @@ class Engine:
         and :class:`UnsupportedModelError` when torchax has no lowering for an ATen op of the model.
         """
         import torch
-
-        from app.core.mode_catalog import mode_class, mode_info
 
         settings = settings.validated()
         self.device.check(settings.mode)

@@ -14,6 +14,7 @@ from app.core.backends import CPU
 from app.core.engine.device import Device
 from app.core.events import Phase, PhaseEvent
 from app.core.models.sources import LoadedModel, ModelSpec, load_model
+from app.core.runtime.linear_layout import linear_layout
 
 if TYPE_CHECKING:
     import torch
@@ -51,8 +52,6 @@ def to_jax(model: torch.nn.Module, device: Device) -> tuple[Any, Any]:
 
     register_moe_ops()  # issue 42: MoE models (aten::_grouped_mm)
     register_cache_update()  # issue 38: a decode step's KV write in place (aten::index_put at one position)
-    from app.core.runtime.linear_layout import linear_layout
-
     with on_device(device):
         weights, fn = linear_layout(model, *torchax.extract_jax(model))  # issue 38: GPT-2's Conv1D as nn.Linear
     return place(weights, device), fn

@@ -16,6 +16,7 @@ from app.core.engine.detok import IncrementalDetokenizer
 from app.core.errors import UnsupportedModelError
 from app.core.events import CallRecord, Event, FinishedEvent, IREvent, Summary, TokenEvent
 from app.core.inspect.views import StepKind
+from app.core.mode_catalog import REFERENCE_MODE
 from app.core.settings import GenerationSettings
 from app.core.steps import DECODE, PREFILL
 
@@ -144,8 +145,6 @@ def _record(index: int, kind: StepKind, mode: str, result: StepResult, mesh: str
 def raise_friendly(exc: BaseException) -> None:
     """Turn torchax's ``OperatorNotFound`` into :class:`UnsupportedModelError` naming the ATen op."""
     if type(exc).__name__ == "OperatorNotFound":
-        from app.core.mode_catalog import REFERENCE_MODE
-
         raise UnsupportedModelError(
             f"torchax has no JAX lowering for an ATen op of this model ({exc}). Run it in '{REFERENCE_MODE}' mode, or "
             "register a lowering with torchax.ops.ops_registry."

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, cast
 
+from app.core.jax_private import jaxprs_in_params
+
 if TYPE_CHECKING:
     from jax.core import ShapedArray
     from jax.extend.core import Jaxpr, JaxprEqn
@@ -70,8 +72,6 @@ def _conv_flops(eqn: JaxprEqn) -> float:
 
 def sub_jaxprs(eqn: JaxprEqn) -> list[Any]:
     """The jaxprs nested in an equation's parameters (open ``Jaxpr`` objects)."""
-    from app.core.jax_private import jaxprs_in_params
-
     return list(jaxprs_in_params(eqn.params))
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from app.core.inspect.text_index import count_hlo, count_stablehlo_ops
-from app.core.jax_private import open_jaxpr
+from app.core.jax_private import exclude_from_tracebacks, jaxprs_in_params, open_jaxpr
 
 if TYPE_CHECKING:
     import jax
@@ -111,8 +111,6 @@ def attribute_to_model_source() -> None:
     import torch
     import torchax
 
-    from app.core.jax_private import exclude_from_tracebacks
-
     for module in (torchax, torch):
         assert module.__file__ is not None, "a regular package (not a namespace one) has a file"
         exclude_from_tracebacks(os.path.dirname(module.__file__))
@@ -130,8 +128,6 @@ def exclude_app_drivers() -> None:
     global _drivers_excluded
     if _drivers_excluded:
         return
-    from app.core.jax_private import exclude_from_tracebacks
-
     for path in app_driver_paths():
         exclude_from_tracebacks(path)
     _drivers_excluded = True
@@ -168,8 +164,6 @@ def _safe(fn, *args, **kwargs):
 
 def count_equations(jaxpr: Jaxpr) -> int:
     """Equations in a jaxpr, counting those inside sub-jaxprs (pjit, scan, cond, custom_jvp…)."""
-    from app.core.jax_private import jaxprs_in_params
-
     total = 0
     for eqn in jaxpr.eqns:
         total += 1

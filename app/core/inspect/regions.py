@@ -9,6 +9,8 @@ from collections.abc import Iterator, Sequence
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from app.core.jax_private import is_user_filename, open_jaxpr
+
 if TYPE_CHECKING:
     from jax.extend.core import Jaxpr, JaxprEqn
 
@@ -61,8 +63,6 @@ def region_inputs(eqn: JaxprEqn, param: str) -> list[Any]:
 
 
 def _has_user_frames(jaxpr: Jaxpr) -> bool:
-    from app.core.jax_private import is_user_filename
-
     return any(is_user_filename(code.co_filename) for eqn in jaxpr.eqns
                for code in cast("JaxTraceback", eqn.source_info.traceback).raw_frames()[0])
 
@@ -71,8 +71,6 @@ def region_jaxprs(eqn: JaxprEqn) -> Iterator[tuple[Any, str, str, str]]:
     """``(open jaxpr, parameter, parameter key, label)`` per region of ``eqn`` (none for other primitives): the key
     names it in the printed jaxpr (``body_jaxpr``, ``branches[1]``), the label in :attr:`EquationInfo.region`
     (``body``, ``branch1``, a nested jit's name ``inner`` — its private StableHLO function ``@inner``)."""
-    from app.core.jax_private import open_jaxpr
-
     prim = eqn.primitive.name
     for param, name in REGIONS.get(prim, ()):
         value = eqn.params.get(param)

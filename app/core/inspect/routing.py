@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord
+from app.core.jax_private import exclude_from_tracebacks
 from app.core.steps import PREFILL
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ class RoutingRecorder:
     ``num_experts`` / ``top_k``: from the model's config (0 when it does not say)."""
 
     def __init__(self, model: torch.nn.Module) -> None:
-        from app.core.jax_private import exclude_from_tracebacks
-
         exclude_from_tracebacks(__file__)  # the callback's equation belongs to the line that called the model
         routers = router_modules(model)
         self.layers = [name for name, _ in routers]

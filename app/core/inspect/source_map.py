@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.inspect import text_index as tx
+from app.core.inspect.flops import eqn_flops
+from app.core.inspect.ir import attribute_to_model_source
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.module_paths import fold_path
 from app.core.inspect.regions import (  # noqa: F401
@@ -43,6 +45,7 @@ from app.core.inspect.regions import (  # noqa: F401
     region_jaxprs,
 )
 from app.core.inspect.views import HLO, JAXPR, JAXPR_SOURCE, STABLEHLO
+from app.core.jax_private import is_literal, is_user_filename, open_jaxpr
 
 if TYPE_CHECKING:
     from jax.extend.core import Jaxpr, JaxprEqn
@@ -217,9 +220,6 @@ def _frames(tb: JaxTraceback | None) -> tuple[list[Any], list[int], list[int], l
 
 
 def _equation(i: int, eqn: JaxprEqn, var_index: dict, resolver: ModulePathResolver) -> EquationInfo:
-    from app.core.inspect.flops import eqn_flops
-    from app.core.jax_private import is_literal, is_user_filename
-
     codes, lastis, lines, funcs = _frames(eqn.source_info.traceback)
     user = next((j for j, c in enumerate(codes) if is_user_filename(c.co_filename)), None)
     operands = [var_index[id(v)] for v in eqn.invars if not is_literal(v) and id(v) in var_index]
@@ -298,8 +298,6 @@ def _walk(jaxpr: Jaxpr, var_index: dict, resolver: ModulePathResolver, eqns: lis
     """Append the equations of ``jaxpr`` (and of the regions of its control-flow equations) to ``eqns``; returns
     the indexes of ``jaxpr``'s own equations. ``nested`` gets ``(control-flow equation, region's first index,
     parameter, region, region's equation count)`` per region walked."""
-    from app.core.jax_private import is_literal
-
     own: list[int] = []
     for eqn in jaxpr.eqns:
         i = len(eqns)
@@ -347,10 +345,6 @@ def build_source_map(step_ir: StepIR, step: str = "", model: Any | None = None) 
     without it paths use attribute names from the call line and ``<Class>.<k>``. Raises ``ValueError`` if
     the step has no jaxpr.
     """
-    from app.core.inspect.ir import attribute_to_model_source
-    from app.core.inspect.module_paths import ModulePathResolver
-    from app.core.jax_private import open_jaxpr
-
     closed = getattr(step_ir, "traced_jaxpr", None)
     if closed is None:
         raise ValueError("This step has no jaxpr to map (IR capture was off or failed).")

@@ -12,8 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from app.core.events import PhaseEvent
+from app.core.inspect import ir
 from app.core.modes.base import Mode, StepGen, StepResult, forward, ids_array, positions_array, prompt_bucket
+from app.core.parallel.mesh import constrain_cache
 from app.core.runtime.compiled_step import CallKey, CompiledStep, HostMeter
+from app.core.runtime.kv_cache import first_capacity, grow, growable, next_capacity
 from app.core.runtime.pytrees import FlatTree
 from app.core.runtime.sampling import pick_token
 from app.core.steps import DECODE, PREFILL
@@ -133,8 +136,6 @@ class _JitMode(Mode):
         record = replace(output.record, host_ms=meter.parts, leaves=meter.leaves)
         capture = None
         if output.stages is not None:
-            from app.core.inspect import ir
-
             traced, lowered, compiled = output.stages
             labels = step.input_labels(args)
             capture = lambda: ir.capture(traced, lowered, compiled, labels)  # noqa: E731
@@ -183,8 +184,6 @@ class JitStaticMode(_JitMode):
         engine = self.engine
         if engine.mesh is None:
             return None
-        from app.core.parallel.mesh import constrain_cache
-
         mesh, tp = engine.mesh, engine.mesh_spec.tp
         return lambda cache: constrain_cache(cache, mesh, tp)
 
@@ -211,8 +210,6 @@ class JitStaticMode(_JitMode):
     def _first_capacity(self, n_prompt: int) -> int:
         """The run's first KV-cache capacity: a bucket of :func:`app.core.runtime.kv_cache.first_capacity`, or the
         full length on a device mesh (its cache sharding is pinned per length) or for a cache that cannot grow."""
-        from app.core.runtime.kv_cache import first_capacity, growable
-
         if self.engine.mesh is not None:
             return self.max_cache_len
         capacity = first_capacity(self.max_cache_len, prompt_bucket(n_prompt, self.max_cache_len))
@@ -228,8 +225,6 @@ class JitStaticMode(_JitMode):
             self.capacity = self.max_cache_len
         if position < self.capacity:
             return None
-        from app.core.runtime.kv_cache import grow, next_capacity
-
         old, self.capacity = self.capacity, next_capacity(self.capacity, position, self.max_cache_len)
         cache, self.cache = self.cache, None
         assert cache is not None  # a run's cache is set at its prefill, before any decode step grows it

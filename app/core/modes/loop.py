@@ -45,9 +45,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
+from app.core.inspect import ir
 from app.core.mode_catalog import decode_loop_mode
 from app.core.modes.base import StepGen, StepResult, forward
 from app.core.modes.jit import JitStaticMode
+from app.core.parallel.host_calls import mesh_host_call
 from app.core.runtime import callback_clock
 from app.core.runtime.compiled_step import CompiledStep, HostMeter
 from app.core.runtime.host_token import token_to_host
@@ -238,8 +240,6 @@ class JitLoopMode(JitStaticMode):
             mesh = self.engine.mesh
             if mesh is None:
                 return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel), channel)
-            from app.core.parallel.host_calls import mesh_host_call
-
             return LoopStep(make_loop_fn(self.engine.jax_state()[1], greedy, channel,
                                          mesh_host_call(mesh, token_to_host)), channel)
 
@@ -263,8 +263,6 @@ class JitLoopMode(JitStaticMode):
             meter.mark("dispatch")
             self.engine.mode_state(self.mode)["last_loop"] = self._loop.stats
             if stages is not None:
-                from app.core.inspect import ir
-
                 labels = step.input_labels(args)
                 capture = lambda: ir.capture(*stages, labels)  # noqa: E731
         assert self._loop is not None, "started above or by an earlier decode of this run"

@@ -41,7 +41,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core import compile_options
 from app.core.backends import TORCH_CUDA
+from app.core.compile_cache.inductor import ensure_inductor_cache
+from app.core.errors import InvalidSettingsError
 from app.core.events import CallRecord, PhaseEvent
+from app.core.inspect.ir import StepIR
 from app.core.inspect.views import FX_GRAPH, INDUCTOR_CODE
 from app.core.mode_catalog import mode_name_of
 from app.core.modes.base import (
@@ -62,6 +65,7 @@ from app.core.modes.torch_compile_capture import (
     since,
     snapshot,
 )
+from app.core.runtime.kv_cache import torch_static_cache
 from app.core.steps import DECODE, PREFILL
 
 if TYPE_CHECKING:
@@ -90,8 +94,6 @@ def compile_mode(device: str) -> str:
     chosen = os.environ.get(MODE_ENV, "").strip()
     if chosen:
         if chosen not in COMPILE_MODES:
-            from app.core.errors import InvalidSettingsError
-
             raise InvalidSettingsError(f"{MODE_ENV}={chosen!r}: choose one of {', '.join(COMPILE_MODES)}.")
         return chosen
     return "reduce-overhead" if device.startswith(TORCH_CUDA) else "default"
@@ -141,8 +143,6 @@ def static_cache(engine: ModeHost, max_cache_len: int) -> Any:
     engine's torch device)."""
     import torch
 
-    from app.core.runtime.kv_cache import torch_static_cache
-
     state = _state(engine)
     cache = state.get(("cache", max_cache_len))
     if cache is None:
@@ -185,8 +185,6 @@ class TorchCompileMode(Mode):
     :class:`app.core.inspect.ir.StepIR` (``compiler="inductor"``). Compile stages go to ``emit_live`` live."""
 
     def __init__(self, engine: ModeHost, settings: GenerationSettings, max_cache_len: int) -> None:
-        from app.core.compile_cache.inductor import ensure_inductor_cache
-
         super().__init__(engine, settings, max_cache_len)  # type: ignore[call-arg]  (Mode.__init__)
         ensure_inductor_cache()
         self.device = torch_device_of(engine)
@@ -332,8 +330,6 @@ class TorchCompileMode(Mode):
         }
 
     def _capture_ir(self, kind: str) -> Any:
-        from app.core.inspect.ir import StepIR
-
         texts, summary = dict(self.ir_texts[kind]), dict(self.ir_summary[kind])
         return lambda: StepIR(compiler="inductor", fx_graph=texts[FX_GRAPH],
                               inductor_code=texts[INDUCTOR_CODE], n_kernels=summary["kernels"])

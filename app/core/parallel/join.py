@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from app.core.errors import InvalidSettingsError
+from app.core.jax_private import distributed_client
 
 #: Seconds every process waits for the others to join (``--distributed-timeout``'s default).
 DEFAULT_TIMEOUT_S = 120.0
@@ -141,8 +142,6 @@ def _first_collective() -> None:
 
 def _client():
     """The coordination service's client of this process (None before :func:`join`)."""
-    from app.core.jax_private import distributed_client
-
     return distributed_client()
 
 

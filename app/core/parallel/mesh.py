@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError
+from app.core.inspect.text_index import HLO_INSTRUCTION, hlo_instructions
+from app.core.parallel.groups import processes_of, replica_groups
+from app.core.parallel.hosts import check_mesh_spans_processes, device_processes, mesh_label, place_global
 
 if TYPE_CHECKING:
     import jax
@@ -58,8 +61,6 @@ class MeshSpec:
         return n
 
     def __str__(self) -> str:
-        from app.core.parallel.hosts import mesh_label
-
         return mesh_label(",".join(f"{k}={v}" for k, v in self.axes), self.processes)
 
 
@@ -95,8 +96,6 @@ def build_mesh(spec: MeshSpec) -> Any:
     processes when the mesh leaves some out (:func:`app.core.parallel.hosts.check_mesh_spans_processes`)."""
     import jax
     import numpy as np
-
-    from app.core.parallel.hosts import check_mesh_spans_processes
 
     devices = jax.devices()
     check_mesh_spans_processes(spec.n_devices, jax.process_count(), len(devices))
@@ -195,8 +194,6 @@ def shard_weights(weights: dict[str, Any], mesh: Mesh, tp: int) -> dict[str, Any
     processes each process makes only its own shards (:func:`app.core.parallel.hosts.place_global`)."""
     from jax.sharding import NamedSharding, PartitionSpec
 
-    from app.core.parallel.hosts import place_global
-
     return {
         name: place_global(value, NamedSharding(mesh, PartitionSpec(*weight_spec(name, value.shape, tp))))
         for name, value in weights.items()
@@ -223,8 +220,6 @@ def _map_cache_leaves(cache: object, fn: Callable[[jax.Array], jax.Array]) -> An
 def place_cache(cache: object, mesh: Mesh, tp: int) -> Any:
     """Place every cache leaf with :func:`leaf_cache_sharding` (each process its own shards on a mesh across
     processes: :func:`app.core.parallel.hosts.place_global`)."""
-    from app.core.parallel.hosts import place_global
-
     return _map_cache_leaves(cache, lambda x: place_global(x, leaf_cache_sharding(x, mesh, tp)))
 
 
@@ -281,9 +276,6 @@ def collectives(hlo_text: str | None, device_processes: list[int] | None = None)
     collective opcode is not parsed (~70 ms per SmolLM2 step, after every run: issue 37's Stop-to-idle)."""
     if not any(kind in (hlo_text or "") for kind in COLLECTIVE_KINDS):
         return []
-    from app.core.inspect.text_index import HLO_INSTRUCTION, hlo_instructions
-    from app.core.parallel.groups import processes_of, replica_groups
-
     lines = (hlo_text or "").split("\n")
     found = []
     for ins in hlo_instructions(hlo_text):
@@ -305,8 +297,6 @@ def format_collectives(found: list[Collective], mesh: Mesh | None = None) -> str
     devices with their processes and how many collectives cross a process boundary, and each line says
     ``across processes 0,1`` (its widest device group spans them) or ``within one process`` (``processes ?`` where
     its groups were not read)."""
-    from app.core.parallel.hosts import device_processes
-
     processes = device_processes(mesh) if mesh is not None else []
     if mesh is None or len(set(processes)) <= 1:
         lines = [f"{c.kind:<18} {c.shape:<16} line {c.line:<6} {c.source}" for c in found]

@@ -22,12 +22,12 @@ import os
 import sys
 import time
 
+from app.core.backends import CPU
+from app.core.jax_private import compile_stablehlo_text
+
 
 def main(module_path: str, out_dir: str) -> int:
     import jax
-
-    from app.core.backends import CPU
-    from app.core.jax_private import compile_stablehlo_text
 
     with open(module_path, encoding="utf-8") as f:
         text = f.read()

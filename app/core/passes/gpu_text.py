@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.backends import BACKENDS, GPU
+from app.core.passes import query
 from app.core.passes.model import PassPipeline
 
 
@@ -43,8 +44,6 @@ def autotune_text(pipeline: Any) -> str:
 def gpu_report(pipeline: PassPipeline) -> str:
     """XLA:GPU's pipelines with their ms (when the compile's capture is there), the autotuning phase, the thunk
     sequence's size and kinds and whether PTX was dumped; ``""`` for a pipeline that is not XLA:GPU's."""
-    from app.core.passes import query
-
     gpu = getattr(pipeline, "gpu", None)
     if gpu is None:
         return ""

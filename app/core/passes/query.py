@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
+from app.core.inspect.text_index import hlo_instructions
 from app.core.passes.diff import DiffHunk as DiffHunk
 from app.core.passes.diff import DiffLine as DiffLine
 from app.core.passes.diff import SnapshotDiff as SnapshotDiff
@@ -24,6 +25,7 @@ from app.core.passes.history import instruction_history as instruction_history
 from app.core.passes.history import search as search
 from app.core.passes.model import CompileFigures, PassPipeline, Snapshot
 from app.core.passes.names import norm
+from app.core.units import source_label
 
 
 # ------------------------------------------------------------------------------------------ pass list
@@ -202,9 +204,6 @@ def source_of_line(pipeline: PassPipeline, snapshot: int, line: str) -> tuple[st
     own source metadata, else that of an instruction fused into it); ``("", "")`` when the line defines none,
     ``(name, "")`` when no metadata names a source line."""
     import re
-
-    from app.core.inspect.text_index import hlo_instructions
-    from app.core.units import source_label
 
     m = re.match(r"\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", line)
     if m is None:

@@ -33,7 +33,9 @@ from typing import Any
 
 from app.core import children
 from app.core.backends import BACKENDS, CPU, BackendFacts
+from app.core.compile_cache.xla import persistent_cache_dir, set_persistent_cache
 from app.core.errors import PlaygroundError
+from app.core.passes.dumps import build_pipeline, find_capture
 from app.core.passes.fusion_log import parse_fusion_log
 from app.core.passes.model import KERNEL_IR_DUMPED, KERNEL_IR_NOT_REQUESTED, PassPipeline
 
@@ -235,8 +237,6 @@ def _default_backend() -> BackendFacts:
 def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
     """The recording in ``work`` (``dump/`` and ``profile/``), its backend told from the dump files' names
     (:func:`app.core.passes.dumps.build_pipeline`)."""
-    from app.core.passes.dumps import build_pipeline, find_capture
-
     capture = find_capture(work / "profile")
     if capture is None:
         raise RecordingError(f"No pass times: no .xplane.pb under {work / 'profile'}: the profiler wrote no capture.")
@@ -251,8 +251,6 @@ def _read(work: Path, compile_ms: float, log_text: str | None) -> PassPipeline:
 
 def _compile_here(lowered: Any, work: Path, extra: dict[str, Any], user_options: bool) -> float:
     import jax
-
-    from app.core.compile_cache.xla import persistent_cache_dir, set_persistent_cache
 
     options = {**extra, "xla_dump_to": str(work / "dump"), **DUMP_OPTIONS}
     cache_dir = persistent_cache_dir()

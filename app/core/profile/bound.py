@@ -21,7 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.backends import CPU
+from app.core.backends import CPU, roofline_probes
+from app.core.paths import cache_dir
+from app.core.profile.probes import read_bandwidth_gbs, read_device_bandwidth_gbs
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
@@ -59,8 +61,6 @@ class MemoryBound:
 
 
 def _store() -> Path:
-    from app.core.paths import cache_dir
-
     return cache_dir() / "bandwidth.json"
 
 
@@ -68,9 +68,6 @@ def machine_bandwidth(platform: str, device: object = None, kind: str = "") -> t
     """``(GB/s, probe, measured on)`` of ``platform``'s memory (``device``: a ``jax.Device`` for a device probe;
     ``kind``: its device kind): measured on the first call of a day (~1 s), kept on disk with that date, the best
     of that measurement and the one kept before; a file that cannot be read or written only means measuring again."""
-    from app.core.backends import roofline_probes
-    from app.core.profile.probes import read_bandwidth_gbs, read_device_bandwidth_gbs
-
     probe = roofline_probes(platform)[0]
     key = f"{platform}:{kind}:{os.cpu_count()}:{probe}"
     path = _store()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import InvalidSettingsError, PlaygroundError
+from app.core.profile.step import profile_from_capture
 from app.core.steps import DECODE, PREFILL
 
 #: File name endings of a capture and of an optimized HLO text (gzipped or not).
@@ -76,8 +77,6 @@ def profile_capture(capture: str | os.PathLike, hlo: str | os.PathLike | None = 
     ``peak_tflops`` (1e12 FLOP/s): the roofline of the device that ran it (not measurable here), None for rows
     without roofline figures. Raises :class:`InvalidSettingsError` for a bad figure or a missing HLO text and
     :class:`PlaygroundError` for an unreadable file or a capture that does not match the HLO."""
-    from app.core.profile.step import profile_from_capture
-
     for flag, value in (("bandwidth (GB/s)", bandwidth_gbs), ("peak (TFLOP/s)", peak_tflops)):
         if value is not None and value <= 0:
             raise InvalidSettingsError(f"The {flag} must be positive, got {value}.")

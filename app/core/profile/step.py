@@ -42,7 +42,9 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU, roofline_probes
 from app.core.errors import InvalidSettingsError, PlaygroundError
+from app.core.inspect.ir import cost_dict
 from app.core.inspect.views import STEP_CHOICES, is_model_step
+from app.core.mode_catalog import CATALOG, mode_info, profiling_mode
 from app.core.profile.attrib import attribute
 from app.core.profile.build import BY, aggregate, build_profile, loop_figures, split_loop_iterations
 from app.core.profile.capture import STEP_ANNOTATION, find_xplane, read_capture
@@ -113,8 +115,6 @@ def profile_step(engine: Engine, prompt: str, step: str = DECODE, n_steps: int =
     Raises :class:`InvalidSettingsError` for a bad ``step``/``n_steps`` or a mode that cannot be profiled,
     :class:`PlaygroundError` when the profiler is busy, ``ValueError`` when the capture holds no annotated
     step."""
-    from app.core.mode_catalog import CATALOG, mode_info, profiling_mode
-
     report = on_progress or (lambda message: None)
     mode = mode or profiling_mode()
     profilable = [info.name for info in CATALOG if info.profilable]
@@ -182,8 +182,6 @@ def _device_of(compiled: jax.stages.Compiled) -> Any:
 
 
 def _xla_cost(compiled: jax.stages.Compiled) -> dict[str, float] | None:
-    from app.core.inspect.ir import cost_dict
-
     try:
         return cost_dict(compiled.cost_analysis())
     except Exception:  # a backend without cost analysis: no comparison figure

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import InvalidSettingsError
+from app.core.inspect import ir
+from app.core.inspect.source_map import build_source_map
+from app.core.mode_catalog import decode_loop_mode, mode_class, profiling_mode
+from app.core.settings import GenerationSettings
 from app.core.steps import DECODE
 
 if TYPE_CHECKING:
@@ -56,10 +60,7 @@ def engine_step_call(engine: Engine, prompt: str, step: str, n_calls: int, mode_
     import jax.numpy as jnp
     import torch
 
-    from app.core.mode_catalog import mode_class, profiling_mode
     from app.core.runtime.pytrees import FlatTree
-    from app.core.settings import GenerationSettings
-
     ids = engine.encode(prompt)
     settings = GenerationSettings(mode=mode_name or profiling_mode(), max_new_tokens=n_calls + 4,
                                   stop_at_eos=False).validated()
@@ -103,9 +104,6 @@ def engine_loop_call(engine: Engine, prompt: str, iterations: int) -> StepCall:
     does). Coupled to :class:`app.core.modes.loop.JitLoopMode` (its ``loop_step``, ``key``, ``sampling``,
     ``start_seen``) and :class:`app.core.modes.loop.LoopStep` (``prepare``, ``channel``). Raises
     :class:`InvalidSettingsError` when the tokens do not fit the model."""
-    from app.core.mode_catalog import decode_loop_mode, mode_class
-    from app.core.settings import GenerationSettings
-
     ids = engine.encode(prompt)
     settings = GenerationSettings(mode=decode_loop_mode(), max_new_tokens=iterations + 4,
                                   stop_at_eos=False).validated()
@@ -171,8 +169,6 @@ def _loop_ir(engine: Engine, ir_key: tuple[str, str], loop: LoopStep, state: dic
     """The loop's :class:`app.core.inspect.ir.StepIR`, kept in ``engine.ir`` as a run does: captured from the
     first call when it compiled, else the engine's; when neither has a jaxpr (compiled by a run without IR
     capture) the loop compiles once more to capture it."""
-    from app.core.inspect import ir
-
     if "capture" in state:
         stages, labels = state.pop("capture")
         engine.ir[ir_key] = ir.capture(*stages, input_labels=labels)
@@ -203,8 +199,6 @@ def _step_ir(engine: Engine, ir_key: tuple[str, str], state: dict, compiled_step
 
 def _source_map(step_ir: StepIR | None, step: str, model: torch.nn.Module | None) -> Any:
     """The step's source map, or None when its IR is unknown or has no jaxpr."""
-    from app.core.inspect.source_map import build_source_map
-
     try:
         return build_source_map(step_ir, step, model) if step_ir is not None else None
     except ValueError:

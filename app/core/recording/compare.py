@@ -10,7 +10,7 @@ from typing import Any
 from app.core.inspect.location import SourceLocation
 from app.core.inspect.text_index import hlo_instructions
 from app.core.inspect.views import HLO, JAXPR_SOURCE, STABLEHLO, keys
-from app.core.recording.model import RecordedRun
+from app.core.recording.model import RecordedRun, is_program_run
 from app.core.report.columns import RACE_COLUMNS, Column, render_text
 from app.core.units import fmt
 
@@ -61,8 +61,6 @@ def format_compare(runs: list[RecordedRun]) -> str:
     """The comparison table as text (the CLI's ``show-session --compare``), with the best value of each
     figure named below it when runs come from more than one machine or mode. Runs of the user's programs
     only (:func:`app.core.recording.model.is_program_run`): :data:`PROGRAM_COMPARE_COLUMNS`, in calls."""
-    from app.core.recording.model import is_program_run
-
     rows = compare_rows(runs)
     columns = PROGRAM_COMPARE_COLUMNS if runs and all(is_program_run(r) for r in runs) else COMPARE_COLUMNS
     lines = [render_text(columns, rows)]

@@ -12,6 +12,7 @@ from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.store import SessionFile
 from app.core.report.text import FINISH_REASONS, format_call_table, format_summary
 from app.core.units import ms
+from app.core.verdict.words import format_verdicts
 
 
 def bound_fields(bound_ms: float | None, bandwidth_gbs: float | None, steady_ms: float | None) -> dict[str, Any]:
@@ -141,8 +142,6 @@ def format_run(run: RecordedRun) -> str:
 def format_verdict_record(doc: dict[str, Any]) -> str:
     """A race's kept verdicts (:func:`app.core.recording.recorder.verdict_record`): where they were measured
     (CPU model, cores, load average, thread budget, versions), then :func:`app.core.verdict.words.format_verdicts`."""
-    from app.core.verdict.words import format_verdicts
-
     env = doc.get("environment") or {}
     load = " ".join(f"{x:.2f}" for x in doc.get("load_avg") or []) or "–"
     versions = " · ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)

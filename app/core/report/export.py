@@ -13,6 +13,7 @@ from typing import Any
 
 from app.core.report.columns import RACE_COLUMNS, RECORD_FIELDS, render_markdown
 from app.core.units import csv_text
+from app.core.verdict.words import format_verdicts
 
 
 def record_rows(records: Iterable[Any], run: str = "") -> list[dict[str, Any]]:
@@ -108,7 +109,5 @@ def verdict_section(doc: dict[str, Any] | None) -> list[str]:
     A/A floor, threads, why it stopped) and one bullet per pair (:func:`app.core.verdict.words.format_verdicts`)."""
     if not doc:
         return []
-    from app.core.verdict.words import format_verdicts
-
     head, *rest = format_verdicts(doc).splitlines()
     return ["", "## Steady-state verdicts", "", head, "", *(f"- {line.strip()}" for line in rest)]

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
+from app.core.jax_private import exclude_from_tracebacks
+
 if TYPE_CHECKING:
     import torch
     from torchax.tensor import Environment
@@ -84,8 +86,6 @@ def register(env: Environment | None = None) -> None:
     import torch
     import torchax
     from torchax.ops import jtorch
-
-    from app.core.jax_private import exclude_from_tracebacks
 
     exclude_from_tracebacks(__file__)
     env = env if env is not None else torchax.default_env()

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
+from app.core.jax_private import exclude_from_tracebacks
+
 if TYPE_CHECKING:
     import torch
     from torchax.tensor import Environment
@@ -76,8 +78,6 @@ def register(env: Environment | None = None) -> None:
     import torch
     import torchax
     from torchax.ops import jaten
-
-    from app.core.jax_private import exclude_from_tracebacks
 
     exclude_from_tracebacks(__file__)
 

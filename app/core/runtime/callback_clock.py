@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.core.jax_private import time_debug_callbacks
+
 _lock = threading.Lock()
 _total_ms = 0.0
 _calls = 0
@@ -65,6 +67,4 @@ def install() -> None:
         if _installed:
             return
         _installed = True
-    from app.core.jax_private import time_debug_callbacks
-
     time_debug_callbacks(timed)

@@ -21,6 +21,7 @@ from jax.tree_util import PyTreeDef
 from app.core import compile_options
 from app.core.backends import CPU
 from app.core.events import HOST_PARTS, CallRecord, Phase, PhaseEvent
+from app.core.jax_private import holds_host_callback
 from app.core.runtime import callback_clock
 
 #: One leaf's ``(shape, dtype, weak_type)``; an argument's ``(treedef, leaves)``; a call's ``(weights, the rest)``.
@@ -312,8 +313,6 @@ def runs_inline(executable: jax.stages.Compiled) -> bool:
     from timings) and it runs on XLA:CPU, whose PJRT client runs such a program inline on the calling thread
     (measured on jax 0.12: a 120 ms program with a ``jax.debug.callback`` returned from its call after 119 ms, the
     same program without it after 0.2 ms). On a GPU or TPU the call stays asynchronous."""
-    from app.core.jax_private import holds_host_callback
-
     if not holds_host_callback(executable):
         return False
     try:

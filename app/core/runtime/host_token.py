@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from app.core.jax_private import callback_op_sharding, ordered_io_effect
+
 if TYPE_CHECKING:
     import jax
     from jax.core import ShapedArray as Aval
@@ -39,8 +41,6 @@ def _primitive() -> Any:
     from jax.core import ShapedArray
     from jax.extend.core import Primitive
     from jax.interpreters import mlir
-
-    from app.core.jax_private import callback_op_sharding, ordered_io_effect
 
     effect = ordered_io_effect()
     prim = Primitive("token_to_host")

@@ -23,6 +23,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from app.core.jax_private import exclude_from_tracebacks
+
 if TYPE_CHECKING:
     import torch
     from transformers.pytorch_utils import Conv1D
@@ -69,8 +71,6 @@ def linear_layout(model: torch.nn.Module, weights: dict[str, Any],
     modules = conv1d_modules(model)
     if not modules:
         return weights, fn
-    from app.core.jax_private import exclude_from_tracebacks
-
     exclude_from_tracebacks(__file__)  # a projection's source line is the model's call, not this file
     weights = dict(weights)
     chosen = {name: m for name, m in modules.items() if f"{name}.weight" in weights}  # a tied weight: one name

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from torchax.tensor import Environment
 
 from app.core.backends import CPU
+from app.core.jax_private import exclude_from_tracebacks, ragged_dot_lowering
 
 #: An MLIR lowering rule of a primitive: ``rule(ctx, *operands, **params)`` → the results' values.
 LoweringRule = Callable[..., Sequence["ir.Value"]]
@@ -260,8 +261,6 @@ def _register_cpu_lowering() -> None:
         return
     from jax.interpreters import mlir
 
-    from app.core.jax_private import ragged_dot_lowering
-
     primitive, jax_rule = ragged_dot_lowering()
     mlir.register_lowering(primitive, _cpu_rule(jax_rule), platform=CPU.platform)
     _CPU_LOWERED = True
@@ -276,8 +275,6 @@ def register(env: Environment | None = None) -> None:
     import torch
     import torchax
     from torchax.ops import ops_registry
-
-    from app.core.jax_private import exclude_from_tracebacks
 
     exclude_from_tracebacks(__file__)
     _register_cpu_lowering()
