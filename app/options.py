@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+from app.core.mode_catalog import PLATFORMS
+from app.core.parallel.mesh import simulate_cpu_devices
+
 
 def add_devices_arg(p: argparse.ArgumentParser) -> None:
     """``--devices N`` (the CLI's and the window's). SUPPRESS: a subcommand's missing ``--devices`` must not
@@ -20,8 +23,6 @@ def add_device_arg(p: argparse.ArgumentParser) -> None:
     """``--device cpu|gpu|tpu`` (the model commands'): the JAX platform the run goes to, and the torch device
     of the PyTorch modes (``cuda`` for ``gpu``). Default None: JAX's default backend, which honours
     ``JAX_PLATFORMS`` (resolved by :func:`app.core.engine.device.resolve_device`)."""
-    from app.core.mode_catalog import PLATFORMS
-
     p.add_argument("--device", choices=PLATFORMS, default=None,
                    help="where to run: JAX's devices of this platform, and for the PyTorch modes (torch, "
                         "torch-compile) the matching torch device (cuda for gpu; torch has no TPU device here). "
@@ -35,7 +36,5 @@ def apply_devices(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if devices is not None and devices < 1:
         parser.error("--devices must be at least 1")
     if devices:
-        from app.core.parallel.mesh import simulate_cpu_devices
-
         simulate_cpu_devices(devices)  # every jax import is lazy, so JAX has not started yet
     return devices

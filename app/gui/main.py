@@ -14,7 +14,11 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from app.core.children import end_all
+from app.core.crash import hooks
 from app.core.paths import asset
+from app.gui.user_settings import UserSettings
+from app.options import add_devices_arg, apply_devices
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -57,8 +61,6 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
     the exit code; it installs no process-wide hook and opens its window whatever else runs.
     """
     if end:  # before any Qt code: a crash from here on leaves a report (app.core.crash)
-        from app.core.crash import hooks
-
         hooks.install()
     args, qt_args = parse_args(argv)
 
@@ -102,7 +104,6 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
 
 def _open_window(args: argparse.Namespace) -> Any:
     """The main window on ``args`` (its model unless session files are opened), shown."""
-    from app.gui.user_settings import UserSettings
     from app.gui.window import MainWindow
 
     settings = UserSettings.load()
@@ -119,7 +120,6 @@ def _open_window(args: argparse.Namespace) -> Any:
 def _lifecycle(window: Any, server: Any) -> None:
     """The app's own window: the crash dialog and the previous run's report, hand-offs from later starts,
     Help ▸ Reset all settings (restarting the process) and the notice of a settings file kept aside."""
-    from app.core.crash import hooks
     from app.gui.lifecycle.crash_reporter import CrashReporter
     from app.gui.lifecycle.settings_reset import SettingsReset, show_notice
     from app.gui.lifecycle.single_instance import OpenInWindow
@@ -150,9 +150,6 @@ def end_process(code: int) -> None:
     for JAX's and torch's exit handlers (measured: the process lived 1.9-6.4 s after the window went)."""
     import os
 
-    from app.core.children import end_all
-    from app.core.crash import hooks
-
     end_all()
     for step in _ending:
         step()
@@ -166,8 +163,6 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     """``(options, arguments left for Qt)``. With ``--devices N``, asks XLA:CPU for N devices now, before
     the compute thread first imports JAX (no effect if JAX has already started). Arguments ending in
     ``.session`` are session files to open (``options.sessions``)."""
-    from app.options import add_devices_arg, apply_devices
-
     argv = list(sys.argv[1:] if argv is None else argv)
     sessions = [a for a in argv if is_session_path(a)]
     argv = [a for a in argv if not is_session_path(a)]

@@ -42,6 +42,7 @@ from app.gui.status import StatusLine
 from app.gui.user_settings import UserSettings
 from app.gui.worker import ComputeThread
 from app.gui.workspaces import CODE, RUN, Workspaces
+from widgets.ir.find_bar import FindBar
 
 ASSETS = assets_dir()
 DEFAULT_PROMPT = "What is the capital of France?"  # the default model is a chat model
@@ -146,8 +147,6 @@ class MainWindow(QMainWindow):
     def escape(self) -> None:
         """Esc in a find field dismisses the search (query cleared, focus back to its view); anywhere else
         it stops the run."""
-        from widgets.ir.find_bar import FindBar
-
         widget = QApplication.focusWidget()
         while widget is not None and not isinstance(widget, FindBar):
             widget = widget.parentWidget()

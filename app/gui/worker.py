@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.core.session.compute.service import ComputeService, settle_garbage_collector
 from app.core.session.requests import ProgramRequest
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ class ComputeWorker(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        from app.core.session.compute.service import ComputeService
-
         self.service = ComputeService()
         self.service.settle_gc = self.settleRequested.emit  # collected on the GUI thread, not here
         self._stop = threading.Event()
@@ -126,8 +125,6 @@ class ComputeThread(QObject):
     def _settle_gc(self) -> None:
         """After a model load, on the GUI thread: collect (Qt objects in cyclic garbage are destroyed on their
         own thread) and freeze what is alive, so later full collections skip the model's objects."""
-        from app.core.session.compute.service import settle_garbage_collector
-
         settle_garbage_collector()
 
     def submit(self, request: Any) -> None:

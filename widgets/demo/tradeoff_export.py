@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 
 from widgets.common.typed_qt import plot_item
 from widgets.plot.plot_export import export_plot
+from widgets.plot.vector_export import FORMATS
 
 #: The drawing exported (PNG, SVG, PDF): a slide's size in logical px, drawn for it (not the screen's copy) ...
 SLIDE_SIZE = (1600, 900)
@@ -27,8 +28,6 @@ def export_slide(make: Callable[[], Any], points: list[Any], path: Path, size: t
     ``make()``'s plot (a titled ``TradeoffPlot``), hidden, of ``size`` logical px with its
     title, labels and axes at ``font_pt`` pt (PNG: ``size`` × 2 px; SVG / PDF: ``size`` in CSS px, its text
     scaled alike). Returns the path; raises OSError when nothing was written."""
-    from widgets.plot.vector_export import FORMATS
-
     slide = make()  # a TradeoffPlot with its title
     slide.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
     try:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.units import source_label
 from widgets.common.splitters import splitter
 from widgets.source.dataflow_graph import DataflowGraph
 from widgets.source.source_explorer import SourceExplorer
@@ -132,8 +133,6 @@ class SourceInspector(QWidget):
     def _on_diff_line(self, file: str, line: int) -> None:
         """A double-clicked source-line row of Prefill vs decode selects that line in the explorer (which
         cross-links it to every IR view); issue 29, flaw 8: the signal reached nothing."""
-        from app.core.units import source_label
-
         self.explorer.select_location(source_label(file, line))
 
     def set_source_map(self, step: str, source_map: Any) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 
+from app.core.crash import hooks
 from app.core.paths import config_dir
 
 CONNECT_MS = 500
@@ -137,8 +138,6 @@ class OpenInWindow:
 
     def __call__(self, files: list[str]) -> None:
         w = self.window
-        from app.core.crash import hooks
-
         hooks.record(f"second start handed over {len(files)} file(s)")
         if w.isMinimized():
             w.showNormal()

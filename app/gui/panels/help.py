@@ -8,6 +8,8 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMainWindow, QTextBrowser, QVBoxLayout, QWidget
 
+from app.gui.menus import find_menu, insert_before
+
 SHORTCUTS = (
     ("Ctrl+Enter", "run the prompt (loads the picked model first if it changed); in the Code workspace: load, "
      "trace and run the program in the editor"),
@@ -102,8 +104,6 @@ class WindowMenus(QObject):
     def __init__(self, host: QMainWindow, workspace_actions: list[QAction], plot_actions: list[QAction],
                  reset_layout: Callable[[], None], profile: Callable[[], None],
                  record_passes: Callable[[], None]) -> None:
-        from app.gui.menus import find_menu, insert_before
-
         super().__init__(host)
         self.host = host
         self.dialog: HelpDialog | None = None

@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
+from app.core.passes.diff import diff_rows
 from widgets.demo.parting_view import LockstepRow, PartingDialog
 
 
@@ -14,8 +15,6 @@ def open_parting(host: QWidget, p: Any, previous: PartingDialog | None) -> Parti
     """Open the lockstep view of ``p`` over ``host`` (GUI thread): the two pipelines' rows, the first parting
     row's diff and the second setting's module after it, the fusions each kept. ``previous`` (one comparison open
     at a time: each holds two modules' texts) is closed."""
-    from app.core.passes.diff import diff_rows
-
     rows = [LockstepRow(r.pipeline, r.pass_name, r.a.label if r.a else "", r.b.label if r.b else "", r.differs)
             for r in p.pairs]
     new_text = ""

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from app.core.backends import CPU
 from app.core.compile_settings.catalog import CATALOG, parse_setting
+from app.core.compile_settings.race import resolve
 from app.core.errors import InvalidSettingsError
 from app.core.programs.compute.requests import ProgramSettingsRaceRequest
 from widgets.demo.settings_controls import SettingRow
@@ -55,8 +56,6 @@ def rows(platform: str) -> list[SettingRow]:
 def program_refusal(name: str, platform: str) -> str:
     """Why a program race on ``platform`` refuses the setting ``name`` — the catalog's or backend's refusal, or an
     Inductor mode's (:func:`app.core.compile_settings.race.resolve`'s message for ``"program"``) — or ``""``."""
-    from app.core.compile_settings.race import resolve
-
     try:
         if parse_setting(name, platform).compiler == "Inductor":
             resolve([name], platform, "program")  # raises before any option is checked (no compile)

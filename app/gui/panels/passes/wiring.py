@@ -18,6 +18,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.passes import query
+from app.core.passes.compare import compare_pipelines, flags_text
+from app.core.passes.gpu_text import gpu_report, thunks_text
+from app.core.passes.model import kernel_ir_lost
 from app.core.session.compute.passes import recorded_passes_ready
 from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
 from app.gui.context import WindowContext
@@ -236,12 +239,8 @@ class PassesWiring(QObject):
         p = ready.pipeline
         changed = sum(1 for r in ready.rows if r.get("changed"))
         log = f" · {len(ready.decisions):,} fusion decisions" if p.in_child else ""
-        from app.core.passes.compare import flags_text
-
         flags = flags_text(p.compiler_options) if getattr(p, "compiler_options", None) else ""
         with_flags = f" · with <code>{html.escape(flags)}</code>" if flags else ""  # issue 29 flaw 7: say so
-        from app.core.passes.model import kernel_ir_lost
-
         # issue 34: a recording whose kernel IR was lost (XLA:CPU aborted its child) says so on its status line
         lost = f" · <b>{html.escape(p.kernel_ir)}</b>" if kernel_ir_lost(p) else ""
         self.status.setText(f"<b>{ready.mode} · {ready.step}</b>{with_flags} · {len(p.snapshots)} snapshots · "
@@ -280,8 +279,6 @@ class PassesWiring(QObject):
 
     def _show_gpu(self, pipeline: Any) -> None:
         """The XLA:GPU page: pipelines, autotuning and the thunk sequence of a GPU pipeline; hidden otherwise."""
-        from app.core.passes.gpu_text import gpu_report, thunks_text
-
         report = gpu_report(pipeline)
         self.detail.setTabVisible(self.gpu_index, bool(report))
         if report:
@@ -306,8 +303,6 @@ class PassesWiring(QObject):
     def show_compare(self) -> QDialog | None:
         """A dialog comparing the last two recordings (:func:`app.core.passes.compare.compare_pipelines`):
         counts side by side and the diff of the final modules. None with fewer than two recordings."""
-        from app.core.passes.compare import compare_pipelines
-
         if len(self.history) < 2:
             self.status.setText("Record two steps (or one step twice, e.g. with XLA flags) to compare them.")
             return None

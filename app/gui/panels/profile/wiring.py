@@ -29,10 +29,13 @@ from app.core.profile.columns import (
     profile_summary,
     timeline_ops_running,
 )
+from app.core.profile.offline import find_hlo_beside
+from app.core.profile.step import copy_xplane
 from app.core.session.requests import ProfileReady
 from app.core.units import counted
 from app.gui.context import WindowContext
 from app.gui.layout import scrolling
+from app.gui.menus import find_menu, insert_before
 from app.gui.panels.profile.figures import busy_arithmetic, busy_figures
 from app.gui.panels.profile.links import ProfileLinks
 from widgets.common.flow_layout import FlowLayout
@@ -153,8 +156,6 @@ class ProfileWiring(QObject):
     def _capture_menu(self) -> None:
         from PySide6.QtGui import QAction
 
-        from app.gui.menus import find_menu, insert_before
-
         file = find_menu(self.host, "&File")
         first = file.actions()[0] if file.actions() else None
         self.open_capture_action = QAction("Open profiler &capture…", self.host)
@@ -172,8 +173,6 @@ class ProfileWiring(QObject):
     @Slot()
     def open_capture_dialog(self) -> None:
         """File ▸ Open profiler capture…: a capture, then (when none sits beside it) its optimized HLO text."""
-        from app.core.profile.offline import find_hlo_beside
-
         path, _ = QFileDialog.getOpenFileName(self.host, "Open profiler capture", "",
                                               "Profiler captures (*.xplane.pb *.xplane.pb.gz);;All files (*)")
         if not path:
@@ -329,8 +328,6 @@ class ProfileWiring(QObject):
     @Slot()
     def export(self) -> None:
         """The table as CSV or JSON, the timeline as PNG or SVG, or the raw capture (.xplane.pb), by suffix."""
-        from app.core.profile.step import copy_xplane
-
         path, _ = QFileDialog.getSaveFileName(
             self.table, "Export the profile", str(Path.home() / "profile.csv"),
             "Table (*.csv *.json);;Timeline (*.png *.svg *.pdf);;Raw capture (*.xplane.pb)",
