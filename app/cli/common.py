@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.hosts import add_distributed_args, process_fields
@@ -21,6 +22,7 @@ from app.core.models.sources import DEFAULT_MODEL
 from app.core.parallel.hosts import process_count as count
 from app.core.parallel.mesh import parse_mesh
 from app.core.programs.gallery import example
+from app.core.recording import RunRecorder, config_summary
 from app.core.recording.perfetto import write_trace
 from app.core.recording.text import bound_fields
 from app.core.report.text import cap_note
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
     from app.core.engine.engine import Engine
     from app.core.inspect.ir import StepIR
     from app.core.profile.bound import MemoryBound
-    from app.core.recording.recorder import RunRecorder
     from app.core.recording.store import SessionFile
 
 
@@ -254,10 +255,6 @@ def session_recorder(args: argparse.Namespace, engine: Engine, settings: Generat
     command goes (:func:`autosave_recorder`); with ``err`` each rewrite says so there."""
     if not (getattr(args, "save_session", None) or getattr(args, "perfetto", None)):
         return None
-    from dataclasses import asdict
-
-    from app.core.recording import RunRecorder, config_summary
-
     recorder = RunRecorder(engine.label, engine.model_id, config_summary(engine.config), asdict(settings),
                            args.prompt)
     return autosave_recorder(args, recorder, err)

@@ -38,6 +38,7 @@ from app.core.programs.runner import JIT, NO_JIT, ProgramRunner
 from app.core.programs.sites import compile_sites, format_site_table
 from app.core.programs.specs import SpecError
 from app.core.programs.watch import watch_file
+from app.core.recording import RunRecorder
 from app.core.report.text import format_call_table
 from app.core.units import counted, ms
 
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from app.core.programs.compute.requests import ProgramRequest
     from app.core.programs.loader import PreparedCall
     from app.core.programs.runner import RunResult
-    from app.core.recording.recorder import RunRecorder
 
 WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
 #: ``--what`` answered by recording XLA's pass pipeline (as ``passes --program``).
@@ -157,8 +157,6 @@ def _recorder(request: ProgramRequest, label: str, prepared: PreparedCall) -> An
     """A :class:`app.core.recording.RunRecorder` of the program's runs (the model label is the program's
     ``FILE.py:ENTRY``, the settings :func:`app.core.live_recording.program_settings`, as the window records
     them), or None without ``--save-session`` / ``--perfetto``."""
-    from app.core.recording import RunRecorder
-
     settings = program_settings(request, prepared.describe_args(), request.mode)
     return RunRecorder(label, request.path, {"backend": prepared.backend}, settings)
 

@@ -21,6 +21,7 @@ from app.cli.common import (
     settings_from_args,
     write_session_outputs,
 )
+from app.cli.hosts import process_fields
 from app.cli.race_settings import run_settings
 from app.core.compile_settings.catalog import NAMES
 from app.core.events import FinishedEvent, LaneEvent, SteadyRoundEvent, VerdictsEvent
@@ -143,7 +144,6 @@ def round_line(event: SteadyRoundEvent) -> str:
 def print_results(args: argparse.Namespace, engine: Engine, finished: dict[str, Any], verdicts: VerdictsEvent | None,
                   out: TextIO) -> None:
     """The race's summary table (or its JSON lines), then the steady-state phase's verdicts."""
-    from app.cli.hosts import process_fields  # a run across hosts: each row names its process (issue 39)
     bound = memory_bound(engine)
     rows = with_verdicts(summary_rows(finished, bound.bound_ms if bound is not None else None),
                          verdicts.to_json() if verdicts is not None else None)
@@ -151,7 +151,8 @@ def print_results(args: argparse.Namespace, engine: Engine, finished: dict[str, 
         for row in rows:
             done = finished[row["mode"]]
             out.write(json.dumps({"event": "race", **row, "device": done.device, "mesh": done.summary.mesh,
-                                  **process_fields(), "token_ids": done.token_ids}) + "\n")
+                                  **process_fields(),  # a run across hosts: each row names its process (issue 39)
+                                  "token_ids": done.token_ids}) + "\n")
         if verdicts is not None:
             out.write("".join(line + "\n" for line in json_lines(verdicts.to_json())))
         return

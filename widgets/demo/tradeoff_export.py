@@ -15,6 +15,8 @@ from PySide6.QtCore import Qt
 from widgets.common.typed_qt import plot_item
 from widgets.plot.plot_export import export_plot
 from widgets.plot.vector_export import FORMATS
+from widgets.plot.vector_figure import save
+from widgets.plot.vector_plot import plot_figure
 
 #: The drawing exported (PNG, SVG, PDF): a slide's size in logical px, drawn for it (not the screen's copy) ...
 SLIDE_SIZE = (1600, 900)
@@ -44,9 +46,6 @@ def export_slide(make: Callable[[], Any], points: list[Any], path: Path, size: t
         slide.declutter()  # now, not after the next paint: the labels drawn are the ones exported
         if path.suffix.lower() not in FORMATS:
             return export_plot(slide.plot, path, width=2 * size[0])
-        from widgets.plot.vector_figure import save
-        from widgets.plot.vector_plot import plot_figure
-
         figure = plot_figure(slide.plot)
         from matplotlib.text import Text
 

@@ -190,9 +190,7 @@ class ComputeService:
         irs: list[IREvent] = []
         try:
             if isinstance(request, rq.SettingsRaceRequest):  # one lane per compiler setting, the same stream
-                from app.core.session.compute.settings_race import settings_race_events
-
-                stream = settings_race_events(engine, request, should_stop)
+                stream = srs.settings_race_events(engine, request, should_stop)
             else:
                 stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
                               cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase,
