@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import threading
-from dataclasses import asdict
+import warnings
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.cli.hosts import add_distributed_args, process_fields
@@ -100,14 +102,10 @@ def settings_from_args(args: argparse.Namespace, **overrides: object) -> Generat
 
 
 def quiet_libraries() -> None:
-    import warnings
-
     import transformers
 
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-    import logging
-
     logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
 
@@ -144,8 +142,6 @@ def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Eng
     device = device_for(args)
     processes = process_count()
     if processes > 1:  # the mesh spans every process: records name it ("tp=2 across 2 processes")
-        from dataclasses import replace
-
         mesh = replace(mesh, processes=processes)
     engine = load_engine(args.model, args.dtype, on_event=on_event, device=device)
     if on_event is not None:
@@ -317,8 +313,6 @@ def step_ir_text(step_ir: StepIR, what: str) -> str:
     """The text ``inspect`` / ``program --what`` print for ``what`` (a ``--what`` name of the IR-view catalog,
     :data:`app.core.inspect.views.IR_VIEWS`) of a StepIR: its ``figures`` views (``cost``, ``memory``) as JSON,
     else the IR text (``jaxpr``, ``jaxpr-source``, ``stablehlo``, ``hlo``, …); "not available" when missing."""
-    import json
-
     row = next((v for v in IR_VIEWS if v.cli == what), None)
     key = row.key if row is not None else what.replace("-", "_")
     if row is not None and row.kind == "figures":

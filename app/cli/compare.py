@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
+from pathlib import Path
 from typing import TextIO
 
 from app.core.compare.report import write_report
@@ -49,9 +51,6 @@ def _positions(args: argparse.Namespace, counts: list[int]) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import time
-    from pathlib import Path
-
     sessions = load_all(args.paths)
     runs = [(r, s) for s in sessions for r in s.runs]
     a, b = _positions(args, [len(s.runs) for s in sessions])

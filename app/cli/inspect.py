@@ -5,6 +5,7 @@ XLA IR, torch-compile's FX graph and Inductor code)."""
 from __future__ import annotations
 
 import argparse
+import io
 from typing import TYPE_CHECKING, TextIO
 
 from app.cli.common import (
@@ -106,8 +107,6 @@ def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextI
     """Record the step's pass pipeline and print it as ``passes`` does (``--list`` / ``--fusions`` /
     ``--pass-hlo`` / the compile split), through :func:`app.cli.passes.write_report`; the step's ``Lowered``
     from :func:`app.core.passes.lowered.lowered_for`, as every pass recording finds it."""
-    import io
-
     _, lowered = lowered_for(engine, args.step, args.mode)
     print(f"[passes] recording the {args.step} step's pass pipeline…", file=err, flush=True)
     pipeline = record_pipeline(lowered)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import traceback
 from typing import TYPE_CHECKING, TextIO, cast
 
 from app.cli import (
@@ -119,8 +120,6 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         if args.debug and joined is None:
             raise
         if args.debug:
-            import traceback
-
             traceback.print_exc(file=err)
         return _failed(joined, f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", 1, err)
 

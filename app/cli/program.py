@@ -7,6 +7,9 @@ static argument, so a changed value compiles again and says which argument chang
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import io
+import json
 import signal
 import threading
 from pathlib import Path
@@ -199,9 +202,6 @@ def _report(result: RunResult, label: str, args: argparse.Namespace, out: TextIO
             prepared: PreparedCall | None = None) -> None:
     sites = compile_sites(result.records)
     if args.json:
-        import io
-        import json
-
         for record in result.records:
             write_json_event(out, record, label)
         buf = io.StringIO()
@@ -245,8 +245,6 @@ def _first_input(records: list[Any]) -> str:
 def _print_ir(prepared: PreparedCall, args: argparse.Namespace, out: TextIO, err: TextIO,
               should_stop: Callable[[], bool]) -> int:
     if args.what in PASS_WHAT:
-        import io
-
         print(f"[passes] recording {prepared.entry.name}'s pass pipeline…", file=err, flush=True)
         buf = io.StringIO()
         _, lowered = lowered_for(ProgramRunner(prepared), should_stop=should_stop)
@@ -264,8 +262,6 @@ def watch(args: argparse.Namespace, path: str, entry: str | None, out: TextIO, s
           max_steps: int | None = None) -> int:
     """``--watch``: :func:`app.core.programs.watch.watch_file` on ``path``, each compile's lines printed as it
     ends; ``should_stop`` (Ctrl+C) ends it between polls. ``max_steps`` bounds the compiles (tests)."""
-    import dataclasses
-
     service = ProgramService()
 
     def prepare(text: str) -> Any:

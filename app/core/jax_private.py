@@ -18,6 +18,7 @@ module does not import JAX.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -168,8 +169,6 @@ def compile_stablehlo_text(text: str, options: Mapping[str, Any], platform: str)
 def _caller_locals(function: str, file_suffix: str) -> dict[str, Any] | None:
     """The locals of the nearest frame on this thread's stack running ``function`` in a file ending with
     ``file_suffix``; None when there is none."""
-    import sys
-
     frame = sys._getframe(2)
     while frame is not None and not (frame.f_code.co_name == function
                                      and frame.f_code.co_filename.endswith(file_suffix)):

@@ -21,6 +21,8 @@ import os
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+import platformdirs
+
 APP_NAME = "torchax-playground"
 CONFIG_ENV = "TORCHAX_PLAYGROUND_CONFIG_DIR"
 CACHE_ENV = "TORCHAX_PLAYGROUND_CACHE_DIR"
@@ -38,8 +40,6 @@ def config_dir() -> Path:
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override).expanduser()
-    import platformdirs
-
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
@@ -48,8 +48,6 @@ def cache_dir() -> Path:
     override = os.environ.get(CACHE_ENV)
     if override:
         return Path(override).expanduser()
-    import platformdirs
-
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 

@@ -10,7 +10,9 @@ settings file was kept aside."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -131,8 +133,6 @@ def _lifecycle(window: Any, server: Any) -> None:
         server.attach(OpenInWindow(window))
 
     def restart() -> None:
-        import subprocess
-
         if server is not None:
             server.close()  # the new process becomes the one window
         subprocess.Popen(list(getattr(sys, "orig_argv", [sys.executable, *sys.argv])), start_new_session=True)
@@ -148,8 +148,6 @@ def end_process(code: int) -> None:
     (:func:`app.core.children.end_all`). No Python or Qt teardown runs: it would wait for a compile still running
     on the compute thread (or abort on a running QThread, pytest-qt #276), for the jit-loop's helper thread, and
     for JAX's and torch's exit handlers (measured: the process lived 1.9-6.4 s after the window went)."""
-    import os
-
     end_all()
     for step in _ending:
         step()

@@ -4,6 +4,7 @@ bars side by side (:func:`compile_svg`), and B's steady speed-up with its 95 % i
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
@@ -49,8 +50,6 @@ def compile_svg(compile_ms: dict[str, list[float | None]], width: int = 640) -> 
 def speedup_svg(steady: dict[str, Any], width: int = 640) -> str:
     """B's speed-up over A on a log axis: its point, its 95 % interval as a bar when recorded (else the words
     "no interval"), and the 1× line; "" when there is no ratio."""
-    import math
-
     r, lo, hi = steady.get("ratio"), steady.get("ci_low"), steady.get("ci_high")
     if not r:
         return ""

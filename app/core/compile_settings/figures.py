@@ -5,6 +5,7 @@ calls of a setting that compiles slower and runs faster than the baseline. Pure 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -73,8 +74,6 @@ class SettingLane:
 def merge_rounds(lanes: list[SettingLane]) -> list[SettingLane]:
     """One lane per setting name, in first-seen order, from several rounds of a race: the median of each timing
     (trace, lower, compile, steady ms), the calls summed, outputs equal only if equal in every round."""
-    import statistics
-
     groups: dict[str, list[SettingLane]] = {}
     for lane in lanes:
         groups.setdefault(lane.name, []).append(lane)

@@ -19,6 +19,7 @@ frame compile time). Its peak memory is not known (None).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -270,8 +271,6 @@ def _executable(engine: Engine, mode: str, kind: str, greedy: bool) -> Any:
 def _model_lane(engine: Engine, setting: CompileSetting, target: tuple[str, str], records: list[CallRecord],
                 finished: list[FinishedEvent], runs: int, greedy: bool) -> SettingLane:
     """The lane's figures from its records of the raced step kind and the engine's compiled step."""
-    import statistics
-
     mode, kind = target
     mine = [r for r in records if r.step == kind]
     compiled = next((r for r in mine if r.compiled), None)

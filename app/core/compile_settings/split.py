@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -62,8 +63,6 @@ class CompileCapturer:
             setattr(lane, key, ms)
 
     def __call__(self, step: str, module: str, compile: Callable[[], Any]) -> Any:
-        import time
-
         import jax
 
         if step != self.step or self.compile_ms is not None:

@@ -14,6 +14,7 @@ Every hook keeps the process running; a failure inside a hook falls back to Pyth
 from __future__ import annotations
 
 import faulthandler
+import shutil
 import sys
 import threading
 from collections.abc import Callable
@@ -107,8 +108,6 @@ def uninstall(clean: bool = True) -> None:
         state.fault_file.close()
     ACTIONS.path = None
     if clean:
-        import shutil
-
         shutil.rmtree(store.run_dir(), ignore_errors=True)
 
 

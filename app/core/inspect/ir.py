@@ -7,6 +7,7 @@ nothing); views show ``None`` as "not available on this backend".
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -106,8 +107,6 @@ def attribute_to_model_source() -> None:
     global _excluded
     if _excluded:
         return
-    import os
-
     import torch
     import torchax
 
@@ -148,8 +147,6 @@ def app_driver_paths() -> list[str]:
     frozen modules, e.g. ``<frozen runpy>`` under ``python -m``): frames JAX leaves out of the HLO's
     ``FileNames`` / ``StackFrames`` tables and of an equation's source line (issue 55: the HLO listed
     ``app/cli/parser.py``, ``app/core/engine/engine.py`` … beside the model's files)."""
-    import os
-
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # app/
     paths = [os.path.join(root, *p.split("/")) for p in DRIVER_PATHS]
     return ["<frozen ", *(p for p in paths if os.path.exists(p))]

@@ -34,6 +34,7 @@ on an FX-graph-cache hit.
 
 from __future__ import annotations
 
+import os
 import time
 import types
 from collections.abc import Sequence
@@ -85,8 +86,6 @@ def compile_mode(device: str) -> str:
     (:func:`app.core.compile_options.torch_compile_mode`), else :data:`MODE_ENV` if set, else
     ``"reduce-overhead"`` on CUDA (CUDA graphs, as XLA:GPU's command buffers) and ``"default"`` elsewhere.
     Raises :class:`app.core.errors.InvalidSettingsError` for a value not in :data:`COMPILE_MODES`."""
-    import os
-
     raced = compile_options.torch_compile_mode()
     if raced is not None:
         return raced

@@ -19,8 +19,10 @@ The key-value store is the coordination service every joined process already tal
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import TextIO
@@ -118,8 +120,6 @@ def _first_collective() -> None:
     """One tiny collective over every device now (``multihost_utils.sync_global_devices``): the processes' CPU
     collectives connect here, not in the first step, and Gloo's ``[Gloo] Rank 0 is connected to 1 peer ranks``,
     which its C++ writes on file descriptor 1, is kept out of stdout (``--json`` lines stay parseable)."""
-    import tempfile
-
     from jax.experimental import multihost_utils
 
     try:
@@ -183,8 +183,6 @@ class _Watchdog:
         self.stop = threading.Event()
 
     def start(self) -> None:
-        import atexit
-
         atexit.register(self.stop.set)
         threading.Thread(target=self._run, name="distributed-watchdog", daemon=True).start()
 

@@ -5,6 +5,7 @@ Python over the recorded texts and figures (nothing is estimated: every ms is a 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
@@ -203,8 +204,6 @@ def source_of_line(pipeline: PassPipeline, snapshot: int, line: str) -> tuple[st
     """``(instruction, "file:line")`` of the HLO instruction defined on ``line`` of snapshot ``snapshot`` (its
     own source metadata, else that of an instruction fused into it); ``("", "")`` when the line defines none,
     ``(name, "")`` when no metadata names a source line."""
-    import re
-
     m = re.match(r"\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", line)
     if m is None:
         return "", ""

@@ -7,7 +7,9 @@ in :data:`PROBES`. No Qt; JAX imported only to measure.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.core.backends import CPU
@@ -18,8 +20,6 @@ _bandwidth_cache: dict[tuple[int, int], float] = {}
 def best_seconds(work: Callable[[], object], repeats: int) -> float:
     """The shortest of ``repeats`` timed runs of ``work()`` in seconds (``time.perf_counter``): the figure every
     bandwidth and throughput measurement here divides by."""
-    import time
-
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -48,8 +48,6 @@ def read_bandwidth_gbs(n_bytes: int = 1 << 30, repeats: int = 3, cached: bool = 
 
 def _numpy_sum_seconds(n_bytes: int, repeats: int, workers: int) -> float:
     """The best of ``repeats`` NumPy sums of ``n_bytes`` of float32 split into ``workers`` chunks summed at once."""
-    from concurrent.futures import ThreadPoolExecutor
-
     import numpy as np
 
     chunks = np.array_split(np.ones(n_bytes // 4, dtype=np.float32), workers)

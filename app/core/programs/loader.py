@@ -29,7 +29,7 @@ import sys
 import tempfile
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -95,8 +95,6 @@ class PreparedCall:
 
     def with_args(self, user_args: tuple) -> PreparedCall:
         """The same call with other user arguments (the weights of a module kept)."""
-        from dataclasses import replace
-
         return replace(self, args=self.args[: self.user_offset] + tuple(user_args))
 
     def describe_args(self) -> str:
@@ -211,8 +209,6 @@ def _param_names(fn: Callable[..., object], n: int) -> tuple[str, ...]:
 
 
 def _prepare(program: Program, e: EntryPoint, user_args: tuple, static: tuple, donate: tuple) -> PreparedCall:
-    from dataclasses import replace
-
     prepared = _prepare_call(program, e, user_args, static, donate)
     fn = e.obj.forward if e.kind == "module" else e.obj.__wrapped__ if e.kind == "jit-function" else e.obj
     params = _param_names(fn, len(user_args))

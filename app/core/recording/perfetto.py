@@ -12,6 +12,7 @@ track (Perfetto's rule), which :func:`validate` checks.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -122,8 +123,6 @@ def write_trace(path: str | os.PathLike, runs: list[RecordedRun]) -> int:
     data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
     path = Path(path)
     if path.name.endswith(".gz"):
-        import gzip
-
         data = gzip.compress(data)
     path.write_bytes(data)
     return len(doc["traceEvents"])

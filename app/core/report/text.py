@@ -4,6 +4,7 @@ line and the benchmarks)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.core.report.columns import CALL_COLUMNS, call_row, render_text
@@ -44,8 +45,6 @@ def format_call_table(records: list[Any], head: int = 6, tail: int = 3, input_na
     """The CLI's call table (:data:`app.core.report.columns.CALL_COLUMNS`): the first ``head`` and last
     ``tail`` calls, compiling calls always shown, ``…`` where calls are left out. ``input_name``: the
     ``CallRecord.input_shapes`` key whose shape the input column shows (a program's ``"arg 0"``)."""
-    from dataclasses import replace
-
     columns = CALL_COLUMNS if input_name == "input_ids" else tuple(
         replace(c, title=input_name) if c.key == "input_ids" else c for c in CALL_COLUMNS)
     shown = [r for i, r in enumerate(records) if i < head or i >= len(records) - tail or r.compiled]

@@ -9,6 +9,7 @@ directly, so no Python tracing happens on the steady path.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -297,8 +298,6 @@ COMPILE_DELAY_ENV = "TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S"
 
 
 def _compile(lowered: jax.stages.Lowered, step: str, jitted: jax.stages.Wrapped) -> Any:
-    import os
-
     delay = float(os.environ.get(COMPILE_DELAY_ENV) or 0)
     if delay > 0:
         time.sleep(delay)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,8 +104,6 @@ def json_lines(doc: dict[str, Any]) -> list[str]:
     copy): one ``{"event": "verdict", "mode", "against", "ratio", "ci_low", "ci_high", "rounds", "aa_noise",
     "dropped", "noisy", "text", "baseline", "threads"}`` per pair, then ``{"event": "steady", …}`` with the
     phase's figures (rounds, dropped, A/A, threads, load average, budget, why it stopped)."""
-    import json
-
     pairs = doc.get("pairs") or []
     lines = [json.dumps({"event": "verdict", **p, "baseline": doc.get("baseline"), "threads": doc.get("threads")})
              for p in pairs]

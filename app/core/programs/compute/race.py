@@ -14,6 +14,7 @@ with the run's summary) and :class:`app.core.compile_settings.progress.SettingsR
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -145,8 +146,6 @@ def _warm_call(executable: jax.stages.Compiled, prepared: PreparedCall) -> Any:
 
 def _program_lane(setting: CompileSetting, records: list[CallRecord], executable: jax.stages.Compiled | None,
                   outputs: object, stopped: bool) -> SettingLane:
-    import statistics
-
     compiled = next((r for r in records if r.compiled), None)
     steady = [r.wall_ms for r in records if not r.compiled]
     return SettingLane(

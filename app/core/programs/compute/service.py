@@ -20,6 +20,7 @@ and arguments stay the same: running again is warm, like a model run; an edit re
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -237,8 +238,6 @@ class ProgramService:
         """Trace, lower and compile the entry point with a fresh runner (a later Run compiles cold), then the IR,
         its comparison with ``request.previous`` (:func:`app.core.programs.live.compare`, here: the texts can be
         megabytes) and the source map. Never calls the compiled program."""
-        import os
-
         from app.core.runtime.compiled_step import COMPILE_DELAY_ENV
 
         runner = ProgramRunner(prepared)

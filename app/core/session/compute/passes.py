@@ -5,6 +5,7 @@ whose tables are plain dicts (the window's widgets take lists of dicts). No Qt."
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -111,8 +112,6 @@ def recorded_passes_ready(passes: RecordedPasses, origin: str) -> rq.PassesReady
     :class:`~app.core.recording.model.RecordedPasses`; ``origin``: ``"recorded on CPU × 1 · …"``): its pass list,
     chart, compile split and fusions as recorded, and of its snapshots only the module before the passes and the
     final one (a session keeps no others). None when it has no final module."""
-    import zlib
-
     summaries = {s.get("index"): s for s in passes.snapshots}
 
     def snapshot(text: str | None, summary: dict | None, index: int, name: str) -> Snapshot | None:

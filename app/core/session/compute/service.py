@@ -10,6 +10,7 @@ nothing escapes) and always one final :class:`RequestDone`. No Qt: the window's 
 
 from __future__ import annotations
 
+import gc
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -46,8 +47,6 @@ def settle_garbage_collector() -> None:
     thread, which lands mid-run and freezes the window (measured on a GPT-2-sized model). ``unfreeze``
     first, so the previous model's objects can be collected. See the ``gc.freeze`` documentation.
     """
-    import gc
-
     gc.unfreeze()
     gc.collect()
     gc.freeze()
