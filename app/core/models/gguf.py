@@ -10,23 +10,27 @@ No Qt, no JAX; torch and transformers are imported lazily.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import json
 import os
 import re
 import shutil
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models.gguf_header import GgufInfo, check_supported, file_display_name, read_info
+from app.core.paths import cache_dir
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
@@ -65,8 +69,6 @@ def install_command(requirement: str, prefix: str | None = None, executable: str
     (``prefix``, ``executable``: :data:`sys.prefix` and :data:`sys.executable` by default): ``pipx inject`` in a
     pipx venv (``…/pipx/venvs/<app>``), ``uv pip install --python …`` in a uv tool environment
     (``…/uv/tools/<app>``, which has no pip of its own), else ``pip install --no-deps …`` (docs/install.md)."""
-    import sys
-
     env = Path(prefix if prefix is not None else sys.prefix)
     executable = executable if executable is not None else sys.executable
     if env.parent.name == "venvs" and env.parent.parent.name == "pipx":
@@ -104,16 +106,12 @@ def hub_file(repo: str, filename: str, download: bool, reachable: Callable[[], b
 def cache_root() -> Path:
     """``$TORCHAX_PLAYGROUND_CACHE_DIR/gguf``, else ``platformdirs.user_cache_dir("torchax-playground")/gguf``
     (``~/.cache/torchax-playground/gguf`` on Linux)."""
-    from app.core.paths import cache_dir
-
     return cache_dir() / "gguf"
 
 
 def cache_key(info: GgufInfo) -> str:
     """``<name>-<20 hex>``: sha256 of the file's size, mtime and header bytes (metadata and tensor table),
     the transformers and gguf versions and :data:`CONVERSION_VERSION`."""
-    from importlib.metadata import version
-
     digest = hashlib.sha256(f"v{CONVERSION_VERSION}|{version('transformers')}|{version('gguf')}|".encode())
     digest.update(f"{info.size}|{info.mtime_ns}|".encode())
     with open(info.path, "rb") as f:
@@ -316,8 +314,6 @@ def _write_folder(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, de
     """Weights with ``safetensors.torch.save_file`` (``save_pretrained`` refuses a GGUF-loaded model; a tied
     ``lm_head.weight`` is left out and re-tied on load), the config without its GGUF ``quantization_config``,
     the generation config, the tokenizer and ``gguf_source.json``."""
-    import copy
-
     from safetensors.torch import save_file
 
     tied = bool(getattr(model.config.get_text_config(decoder=True), "tie_word_embeddings", False))

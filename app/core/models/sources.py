@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
-from app.core.errors import ModelNotFoundError, UnsupportedModelError
+from app.core.errors import InvalidSettingsError, ModelNotFoundError, UnsupportedModelError
 from app.core.models import gguf
 from app.core.models.kinds import check_model_kind
 from app.core.models.random_moe import MOE_PRESETS, widen_routers
@@ -120,8 +122,6 @@ def parse_model(text: str, dtype: str = "float32") -> ModelSpec:
     """
     text = (text or "").strip()
     if dtype not in DTYPE_BYTES:
-        from app.core.errors import InvalidSettingsError
-
         raise InvalidSettingsError(f"Unknown dtype {dtype!r}: choose float32 or bfloat16.")
     if not text:
         raise ModelNotFoundError("No model given: pass a built-in name, a hub id, a folder or a .gguf file.")
@@ -271,9 +271,6 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
     """Whether the hub endpoint (``HF_ENDPOINT``, default huggingface.co) resolves and accepts a TCP
     connection. False when ``HF_HUB_OFFLINE`` is set. Without this check an unreachable hub costs ~23 s of
     retries (1+2+4+8+8 s back-off in huggingface_hub) before the error."""
-    import socket
-    from urllib.parse import urlparse
-
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:

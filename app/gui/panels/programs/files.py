@@ -13,6 +13,8 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.core.programs.gallery import list_examples
+
 MAX_RECENT = 8
 UNTITLED = "untitled.py"
 #: What File ▸ New program starts from: one entry point and its example arguments (the program convention).
@@ -31,8 +33,6 @@ def f_args():
 
 def examples() -> list[Any]:
     """The gallery's examples (:func:`app.core.programs.gallery.list_examples`)."""
-    from app.core.programs.gallery import list_examples
-
     return list_examples()
 
 

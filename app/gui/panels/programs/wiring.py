@@ -35,6 +35,9 @@ from widgets.code.program_panel import ProgramPanel
 if TYPE_CHECKING:
     from app.gui.panels.inspect import InspectWiring
     from app.gui.workspaces import Workspaces
+import ast
+
+from app.gui.menus import find_menu
 from widgets.source.source_rows import to_ranges
 
 # kept importable from here (tests and older callers read them from this module)
@@ -49,8 +52,6 @@ def guess_entries(text: str) -> list[str]:
     """The entry points the loader will likely find, read from the text without running it (the picker's
     first list, before a run reports the real ones): ``ENTRY_POINTS``' names, else the functions with an
     ``X_args()``, else the public functions."""
-    import ast
-
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -79,8 +80,6 @@ class ProgramWiring(QObject):
         workspace the panel sits in; ``stop_compute``: sets the compute thread's stop flag (a live compile
         superseded by a newer edit stops tracing); ``why_tabs``: the compile log's tabs, where the Run workspace
         shows the compiles per call site."""
-        from app.gui.menus import find_menu
-
         super().__init__(ctx.host)
         self.ctx, self.session, self.ui = ctx, ctx.session, ctx.ui
         self.inspect, self.workspaces = inspect, workspaces
