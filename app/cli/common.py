@@ -137,7 +137,7 @@ def device_line(engine: Engine) -> str:
 def load_engine_for(args: argparse.Namespace, err: TextIO, on_event=None) -> Engine:
     """Load the engine on ``--device`` and place it on ``--mesh``; print its warnings, its device (with
     ``on_event``) and, for a mesh, bytes per device. The device and the modes are checked before the slow load."""
-    from app.core.engine.engine import load_engine
+    from app.core.engine.engine import load_engine  # noqa: PLC0415 - heavy: jax
     mesh = parse_mesh(args.mesh)  # bad text fails before the slow load
     device = device_for(args)
     processes = process_count()

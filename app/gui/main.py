@@ -41,7 +41,7 @@ def configure_application(app) -> None:
     (and the desktop entry's name, so a Wayland/X11 desktop pairs the window with its menu entry).
     Also used by ``bench/gui_responsiveness.py`` so it measures the window users see."""
     import pyqtgraph as pg
-    from PySide6.QtGui import QIcon
+    from PySide6.QtGui import QIcon  # noqa: PLC0415 - Qt: the CLI imports this module
 
     app.setApplicationName("torchax-playground")
     app.setDesktopFileName("torchax-playground")
@@ -66,13 +66,13 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
         hooks.install()
     args, qt_args = parse_args(argv)
 
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication  # noqa: PLC0415 - Qt: the CLI imports this module
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
     configure_application(app)
     server = None
     if end:
-        from app.gui.lifecycle.single_instance import InstanceServer, hand_off
+        from app.gui.lifecycle.single_instance import InstanceServer, hand_off  # noqa: PLC0415 - heavy: Qt
 
         if hand_off(args.sessions):  # a window runs already: it opens the files and comes to the front
             print("torchax-playground is already running: " + (f"it opens {', '.join(args.sessions)}"
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None, end: bool = True) -> int:
 
 def _open_window(args: argparse.Namespace) -> Any:
     """The main window on ``args`` (its model unless session files are opened), shown."""
-    from app.gui.window import MainWindow
+    from app.gui.window import MainWindow  # noqa: PLC0415 - heavy: pyqtgraph, Qt
 
     settings = UserSettings.load()
     if args.model:
@@ -122,9 +122,9 @@ def _open_window(args: argparse.Namespace) -> Any:
 def _lifecycle(window: Any, server: Any) -> None:
     """The app's own window: the crash dialog and the previous run's report, hand-offs from later starts,
     Help ▸ Reset all settings (restarting the process) and the notice of a settings file kept aside."""
-    from app.gui.lifecycle.crash_reporter import CrashReporter
-    from app.gui.lifecycle.settings_reset import SettingsReset, show_notice
-    from app.gui.lifecycle.single_instance import OpenInWindow
+    from app.gui.lifecycle.crash_reporter import CrashReporter  # noqa: PLC0415 - heavy: Qt
+    from app.gui.lifecycle.settings_reset import SettingsReset, show_notice  # noqa: PLC0415 - heavy: Qt
+    from app.gui.lifecycle.single_instance import OpenInWindow  # noqa: PLC0415 - heavy: Qt
 
     window.crash_reporter = CrashReporter(window)
     window.crash_reporter.offer_previous(delay_ms=500)  # once the window has painted
@@ -182,7 +182,7 @@ def _close_on_signals(window: QWidget) -> tuple[dict, Any]:
     """Ctrl+C / SIGTERM close the window the normal way (save settings, stop and wait for the compute
     thread) instead of killing the process mid-compile. A timer lets Python run its signal handlers.
     Returns the previous handlers and that timer (stop it when the event loop ends)."""
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QTimer  # noqa: PLC0415 - Qt: the CLI imports this module
 
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
+import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
 
 #: ``(left, top, right, bottom)`` in scene px, edges included (as ``QRectF.contains`` counts them).
 Box = tuple[float, float, float, float]

@@ -7,8 +7,8 @@ keywords of a constructor, but its stubs list only the class's own)."""
 
 from __future__ import annotations
 
-import pyqtgraph as pg
-from pyqtgraph.GraphicsScene import GraphicsScene
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
+from pyqtgraph.GraphicsScene import GraphicsScene  # noqa: TID253 - a heavy module
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsWidget
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtWidgets import QWidget
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from html import escape
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCursor, QFont, QHelpEvent, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QToolTip, QWidget

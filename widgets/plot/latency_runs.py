@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.inspect.views import DECODE, PREFILL
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from widgets.common.typed_qt import plot_grid
 

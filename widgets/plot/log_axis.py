@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 
 
 class LogMsAxis(pg.AxisItem):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 from PySide6.QtWidgets import QGraphicsScene
 
 from widgets.plot.vector_figure import FORMATS, save

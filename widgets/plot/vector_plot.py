@@ -12,8 +12,8 @@ import re
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyqtgraph as pg
+import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 

@@ -247,7 +247,7 @@ class DataflowGraph(QGraphicsView):
 
     def export_svg(self, path: str | Path) -> None:
         """Write the graph as SVG or PDF (by suffix) in page coordinates (:mod:`widgets.plot.vector_export`)."""
-        from widgets.plot.vector_export import export_scene_vector
+        from widgets.plot.vector_export import export_scene_vector  # noqa: PLC0415 - heavy: pyqtgraph
 
         export_scene_vector(self._scene, path)
 

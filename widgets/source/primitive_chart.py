@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QWidget
 

@@ -309,7 +309,7 @@ def _cold_inductor(engine: Engine, setting: CompileSetting) -> Iterator[None]:
     if setting.compiler != "Inductor":
         yield
         return
-    from app.core.modes.torch_compile import clear_torch_compile
+    from app.core.modes.torch_compile import clear_torch_compile  # noqa: PLC0415 - heavy: jax
 
     before = ensure_inductor_cache()
     clear_torch_compile(engine)

@@ -19,9 +19,9 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
+import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.backends import CPU, TORCH_CUDA
 from app.core.events import CallRecord, PhaseEvent

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-import jax
-import jax.numpy as jnp
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.events import PhaseEvent
 from app.core.modes.base import (

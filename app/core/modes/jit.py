@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
+import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.events import PhaseEvent
 from app.core.inspect import ir

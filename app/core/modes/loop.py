@@ -40,9 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
+import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
 from app.core.inspect import ir

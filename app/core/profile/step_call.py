@@ -60,7 +60,7 @@ def engine_step_call(engine: Engine, prompt: str, step: str, n_calls: int, mode_
     import jax.numpy as jnp
     import torch
 
-    from app.core.runtime.pytrees import FlatTree
+    from app.core.runtime.pytrees import FlatTree  # noqa: PLC0415 - heavy: jax
     ids = engine.encode(prompt)
     settings = GenerationSettings(mode=mode_name or profiling_mode(), max_new_tokens=n_calls + 4,
                                   stop_at_eos=False).validated()
@@ -128,8 +128,8 @@ def _loop_runner(engine: Engine, mode: JitLoopMode, loop: LoopStep, ids: list[in
     import jax
     import jax.numpy as jnp
 
-    from app.core.modes.loop import STOP_IDS
-    from app.core.runtime.pytrees import FlatTree
+    from app.core.modes.loop import STOP_IDS  # noqa: PLC0415 - heavy: jax
+    from app.core.runtime.pytrees import FlatTree  # noqa: PLC0415 - heavy: jax
 
     weights, _ = engine.jax_state()
     state: dict[str, Any] = {"cache": FlatTree.of(engine.static_cache(cache_len)), "tokens": []}

@@ -232,7 +232,7 @@ class ProgramRunner:
         timing: dict[str, Any] = {}
         stages = None
         if executable is None:
-            from app.core.runtime.compiled_step import persistent_cache_hits
+            from app.core.runtime.compiled_step import persistent_cache_hits  # noqa: PLC0415 - heavy: jax
 
             reason = self.compile_reason(key)
             hits_before = persistent_cache_hits()

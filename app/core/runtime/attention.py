@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import jax
-import jax.numpy as jnp
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.jax_private import exclude_from_tracebacks
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-from jax.tree_util import PyTreeDef
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+from jax.tree_util import PyTreeDef  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core import compile_options
 from app.core.backends import CPU

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
+import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.jax_private import callback_op_sharding, ordered_io_effect
 

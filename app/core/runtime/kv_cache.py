@@ -116,7 +116,7 @@ def grow(flat: FlatTree, new_len: int) -> Any:
     steps compile once for the new length."""
     import jax.numpy as jnp
 
-    from app.core.runtime.pytrees import FlatTree
+    from app.core.runtime.pytrees import FlatTree  # noqa: PLC0415 - heavy: jax
 
     cache = flat.unflatten()
     for layer in cache.layers:

@@ -62,9 +62,9 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-import jax
-import jax.numpy as jnp
-from jax.typing import DTypeLike
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
+from jax.typing import DTypeLike  # noqa: TID253 - a heavy module: its users import it inside functions
 
 if TYPE_CHECKING:
     import torch

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 
-import jax
-import jax.numpy as jnp
+import jax  # noqa: TID253 - a heavy module: its users import it inside functions
+import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
 
 
 def select_token(logits, key, temperature, top_k, top_p, *, greedy: bool):

@@ -238,7 +238,7 @@ class ProgramService:
         """Trace, lower and compile the entry point with a fresh runner (a later Run compiles cold), then the IR,
         its comparison with ``request.previous`` (:func:`app.core.programs.live.compare`, here: the texts can be
         megabytes) and the source map. Never calls the compiled program."""
-        from app.core.runtime.compiled_step import COMPILE_DELAY_ENV
+        from app.core.runtime.compiled_step import COMPILE_DELAY_ENV  # noqa: PLC0415 - heavy: jax
 
         runner = ProgramRunner(prepared)
         traced, lowered, compiled, phases = runner.stages(prepared.args, should_stop)

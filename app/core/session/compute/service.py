@@ -122,7 +122,7 @@ class ComputeService:
 
     # -- models -----------------------------------------------------------------------------------------
     def _load(self, request: rq.LoadRequest, _stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
-        from app.core.engine.engine import load_engine
+        from app.core.engine.engine import load_engine  # noqa: PLC0415 - heavy: jax
 
         if self.engine is not None and self._key == (request.model, request.dtype, request.device):
             yield self._loaded(request, 0.0, [])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -154,8 +155,6 @@ class ProfileWiring(QObject):
 
     # -- captures recorded elsewhere ------------------------------------------------------------------------
     def _capture_menu(self) -> None:
-        from PySide6.QtGui import QAction
-
         file = find_menu(self.host, "&File")
         first = file.actions()[0] if file.actions() else None
         self.open_capture_action = QAction("Open profiler &capture…", self.host)

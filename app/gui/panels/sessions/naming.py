@@ -67,7 +67,7 @@ def replay_choices(groups: list[tuple[int | None, list[RecordedRun]]]) -> list[t
     """What Demo ▸ Replay session… offers, oldest first: ``(title, runs)`` per recorded run on the plot (not a
     replay), a race as one choice with all its lanes (``groups``: :meth:`app.core.live_recording.LiveRecording.
     replay_groups`)."""
-    from app.gui.panels.sessions.dialogs import run_title
+    from app.gui.panels.sessions.dialogs import run_title  # noqa: PLC0415 - heavy: pyqtgraph, Qt
 
     return [(run_title(runs[0]) if race is None else f"race · {len(runs)} lane{'s' if len(runs) != 1 else ''} "
              f"({', '.join(r.mode for r in runs)}) · {runs[0].machine}", runs) for race, runs in groups]
