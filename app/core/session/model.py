@@ -28,6 +28,7 @@ from app.core.session.figures import LiveFigures, program_line
 from app.core.session.results import ShownResults
 from app.core.session.run_list import RunList
 from app.core.session.runs import MAX_RUNS, ReplayRequest, RunState
+from app.core.session.settings_results import SettingsRaceResults
 from app.core.session.verdicts import RaceVerdicts
 from app.core.settings import GenerationSettings
 from app.core.steady import SteadyPlan
@@ -35,10 +36,11 @@ from app.core.steady import SteadyPlan
 __all__ = ["MAX_RUNS", "LiveFigures", "ReplayRequest", "RunState", "Session", "SessionEvents", "program_line"]
 
 
-class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
+class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceState):
     """State of one window's session. ``submit(request)`` sends a request to the compute worker; the runs and
     the signals are its base's (:class:`app.core.session.run_list.RunList`), a race's verdicts its
-    :class:`RaceVerdicts` base's, the devices, mesh and caches its :class:`DeviceState` base's."""
+    :class:`RaceVerdicts` base's, the newest settings race its :class:`SettingsRaceResults` base's, the devices,
+    mesh and caches its :class:`DeviceState` base's."""
 
     def __init__(self, submit: Callable[[rq.Request], None]) -> None:
         super().__init__()
@@ -55,6 +57,7 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
         self.last_error: rq.RequestFailed | None = None
         self._init_results()
         self._init_verdicts()
+        self._init_settings_race()
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
         #: what "Replay cold start" reruns
@@ -222,7 +225,7 @@ class Session(RunList, ShownResults, RaceVerdicts, DeviceState):
             rq.DevicesListed: self._on_devices,
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
-            rq.SessionsRead: self._on_sessions_read, rq.SettingsRaceLanes: self.events.settingsRace.emit,
+            rq.SessionsRead: self._on_sessions_read, **self._settings_race_handlers(),
             rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
             ProgramCompiled: self.events.programCompiled.emit, SettingsParted: self.events.settingsParted.emit,
             **self._verdict_handlers(),

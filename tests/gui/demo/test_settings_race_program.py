@@ -88,7 +88,7 @@ def test_the_program_entry_races_under_two_settings_and_its_passes_compare(qtbot
     qtbot.mouseClick(sr.picker.button, Qt.MouseButton.LeftButton)  # compares the first and the second box
     qtbot.waitUntil(lambda: not win.is_busy(), timeout=RUN_TIMEOUT_MS)
     assert sr.parting_dialog is not None, sr.picker.message_text()
-    assert sr._parted is not None and sr._parted.request.program is sr.raced
+    assert sr._parted is not None and sr._parted.request.program is win.session.settings_race.request
     assert tuple(sr._parted.parting.labels) == ("default", "O1")
     sr.parting_dialog.close()
     assert ENTRY.upper() in sr.stage_title.text()  # on stage: what the points are of

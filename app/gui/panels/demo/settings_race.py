@@ -38,7 +38,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWi
 
 from app.core.backends import BACKENDS
 from app.core.compile_settings.progress import PAIRED_INDEX, SettingsRaceLanes
-from app.core.compile_settings.saved import lanes_of, race_document
 from app.core.errors import InvalidSettingsError
 from app.core.programs.compute.requests import ProgramSettingsRaceRequest
 from app.core.race import EAGER_TOKENS
@@ -46,7 +45,6 @@ from app.core.requests import RequestFailed
 from app.core.session.compute.settings_race import SettingsParted, SettingsPartingRequest
 from app.core.session.requests import SettingsRaceRequest
 from app.core.steady import SteadyPlan
-from app.core.steps import DECODE
 from app.gui.context import WindowContext
 from app.gui.layout import card, card_title
 from app.gui.panels.demo.parting_view import open_parting
@@ -74,7 +72,8 @@ RACES = (SettingsRaceRequest, ProgramSettingsRaceRequest)
 
 class SettingsRace(QObject):
     """GUI thread. :attr:`page` (the controls beside the plot) goes in the Demo kit dock, :attr:`stage_card` in the
-    window's main area while presenting; :attr:`lanes` are the newest settings race's finished lanes."""
+    window's main area while presenting. The newest race's lanes and what it raced are the session's
+    (:attr:`app.core.session.settings_results.SettingsRaceResults.settings_race`); :attr:`lanes` reads them."""
 
     #: The trade-off has something to show on stage (True: a settings race started or has points) or the newest
     #: race is a mode race or a run (False).
@@ -128,10 +127,8 @@ class SettingsRace(QObject):
         self.stage_card.setObjectName("tradeoffStageCard")
         self.stage_title = card_title(self.stage_card)
         self.stage_card.setVisible(False)
-        self.lanes: list[Any] = []
-        self.raced: Any = None  # the newest settings race's request (Compare passes… compiles what it raced)
-        # the model it raced (the session's loaded model at its first lane); a reopened race's title (show_saved)
-        self.raced_model, self.saved_title, self.on_stage = "", "", False
+        self._shown: Any = None  # the session's race these views show (a new one retitles the stage)
+        self.on_stage = False
         self.race_action, self.in_plot_area = None, None  # the Demo menu's (add_actions)
         self._connect()
 
@@ -245,7 +242,7 @@ class SettingsRace(QObject):
         loaded model's decode step or the program's entry point — on the compute thread (two compiles with XLA's
         pass dumps); the answer opens the lockstep view. False (said under the plot) when busy, with no model for a
         model race or for one setting twice."""
-        program = self.raced if isinstance(self.raced, ProgramSettingsRaceRequest) else None
+        program = self.session.settings_race.program if self.session.settings_race is not None else None
         if self.session.busy or (self.session.loaded is None and program is None):
             return False
         if a == b:
@@ -256,24 +253,26 @@ class SettingsRace(QObject):
         return self.session.send(SettingsPartingRequest(a, b, program), f"Comparing the passes of {a} and {b}…")
 
     # -- answers from the compute thread ----------------------------------------------------------------
+    @property
+    def lanes(self) -> list[Any]:
+        """The newest settings race's finished lanes (the session's), [] before any."""
+        shown = self.session.settings_race
+        return shown.lanes if shown is not None else []
+
     def on_lanes(self, event: SettingsRaceLanes) -> None:
-        """A lane starts (``event.running``) or ends: redraw every point so far, say the progress."""
-        if event.request is not self.session.active:  # an abandoned race's late answer
-            return
+        """A lane starts (``event.running``) or ends: redraw every point so far, say the progress (the session
+        announces only the active race's, after keeping its lanes)."""
         if event.index == PAIRED_INDEX:  # the paired rounds after the lanes: where they are
             self.verdict_line.setText(event.running)
             self.ctx.ui.busy.set_detail(event.running)
             return
-        if event.request is not self.raced:  # a new race: the stage and the tab name what it races
-            req = event.request
-            entry = "" if not isinstance(req, ProgramSettingsRaceRequest) else (
-                f"{req.name}:{req.entry}" if req.entry else self.target.program_label())
+        shown = self.session.settings_race
+        if shown is not None and shown is not self._shown:  # a new race: the stage and the tab name what it races
+            self._shown = shown
+            entry = shown.entry(self.target.program_label())
             self.stage_title.setText((f"{STAGE_TITLE} · {entry}" if entry else STAGE_TITLE).upper())
-            loaded = self.session.loaded  # the model this race runs on (not whatever the model box says later)
-            self.raced_model = loaded.request.model if loaded is not None else self.ctx.ui.model_picker.current_model()
-            self._name_points(f"program {entry}" if entry else self._model_step())
+            self._name_points(f"program {entry}" if entry else shown.what())
             QTimer.singleShot(0, self._find_room)  # once the Demo kit shows the tab (raised below)
-        self.lanes, self.raced = list(event.lanes), event.request
         self.picker.set_names([lane.name for lane in self.lanes if not lane.name.startswith("inductor-")])
         points = points_of(self.lanes)
         for plot in (self.plot, self.stage_plot):
@@ -288,35 +287,27 @@ class SettingsRace(QObject):
         if self.on_stage and not self.place.fits() and self.in_plot_area is not None:
             self.in_plot_area.setChecked(True)
 
-    def _model_step(self) -> str:
-        return f"model {self.raced_model} | jit-static decode step"
-
     def _name_points(self, what: str) -> None:
         self.shown.setText(f"points: {what}")
         self.shown.setToolTip(f"The trade-off's points are the newest race's: {what}")
 
     def document(self) -> dict[str, Any] | None:
-        """The newest race as a session file keeps it (:func:`app.core.compile_settings.saved.race_document`: its
-        title, step and lanes), or None before any race."""
-        if not self.lanes:
-            return None
-        req = self.raced
-        program = isinstance(req, ProgramSettingsRaceRequest)
-        what = (f"program {req.entry or req.name}" if program else self._model_step()) if req is not None \
-            else self.saved_title
-        return race_document(what, "program" if program else DECODE, list(self.lanes))
+        """The newest race as a session file keeps it (:meth:`app.core.session.settings_results.SettingsRaceShown.
+        document`), or None before any race."""
+        shown = self.session.settings_race
+        return shown.document() if shown is not None else None
 
     def show_saved(self, document: dict[str, Any], origin: str) -> None:
         """A race read from a session file (``origin``: the file's name): its trade-off on the tab (raised) and the
         stage, and in the plot area when the latency plot has no run. Compare passes… needs the race's compiled
         step, so it offers nothing for a reopened race."""
-        self.lanes, self.raced, self.saved_title = lanes_of(document), None, str(document.get("title", ""))
+        shown = self._shown = self.session.show_settings_race(document, origin)
         self.picker.set_names([])
         self.picker.set_message(f"reopened from {origin}: race again to compare passes")
         for plot in (self.plot, self.stage_plot):
             plot.set_points(points_of(self.lanes))
         self.stage_title.setText(f"{STAGE_TITLE} · {origin}".upper())
-        self._name_points(f"{self.saved_title or 'a race'}, reopened from {origin}")
+        self._name_points(f"{shown.title or 'a race'}, reopened from {origin}")
         self.controls.set_progress(len(self.lanes), len(self.lanes), "")
         show_summary(self.verdict_line, self.stage_plot, self.lanes)
         if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.ctx.ui.plot.run_ids():
@@ -358,7 +349,8 @@ class SettingsRace(QObject):
 
     def on_busy(self, busy: bool) -> None:
         self.controls.set_busy(busy, isinstance(self.session.active or self.session.pending, RACES))
-        comparable = self.session.loaded is not None or isinstance(self.raced, ProgramSettingsRaceRequest)
+        shown = self.session.settings_race
+        comparable = self.session.loaded is not None or (shown is not None and shown.program is not None)
         self.picker.set_enabled(not busy and comparable)
 
     def _on_run_started(self, _run: Any) -> None:
