@@ -3,7 +3,8 @@ action (issue 29): run before stopping work on the window.
 
 Usage: ``python bench/journey_walk.py --seeds 10 --actions 60 --sizes 1280x720 1920x1080 [--first-seed 1]
 [--shrink-s 300]``. Each seed and size is one walk of ``tests/journeys/walk.py`` (its own Xvfb screen, a fresh
-config, the built-in ``pydoc-llama``; Hypothesis draws the seed's actions), run in a child process; prints per
+config, the built-in ``pydoc-llama``; Hypothesis draws the seed's actions from the full set: the suite's and a
+settings race, a session opened as an overlay, a mixture-of-experts run), run in a child process; prints per
 walk pass or fail, the failure that ended it (or the first known flaw), the shortest walk Hypothesis shrank it to
 and the command that replays it, and at the end a table of every failure by invariant (known flaws apart). A walk
 ends at its first failure that is not a known flaw (``tests/journeys/walk_flaws.py``). Artifacts (a screenshot

@@ -44,9 +44,11 @@ class LiveRunInfo:
 RunInfoSource = Callable[[], LiveRunInfo]
 
 
-def short_origin(run: RecordedRun) -> str:
-    """What the IR tabs' header names for a recorded run: ``"jit-static · recorded on CPU × 1"``."""
-    return f"{run.mode} · recorded on {machine_name(run.environment)}"
+def short_origin(run: RecordedRun, run_id: int = 0) -> str:
+    """What the IR tabs' header names for a recorded run shown as run ``run_id``: ``"run 3 · jit-static · recorded
+    on CPU × 1"`` (issue 55: every view names the run it shows; without ``run_id``, no number)."""
+    number = f"run {run_id} · " if run_id else ""
+    return f"{number}{run.mode} · recorded on {machine_name(run.environment)}"
 
 
 def program_settings(request: ProgramRequest | None, args: str, mode: str) -> dict[str, Any]:
@@ -171,7 +173,11 @@ class LiveRecording:
     def ir_origin(self, state: RunState) -> str:
         """The IR tabs' origin of a recorded run's IR (its mode and machine); a live run's label."""
         recorded = self.recorded_of(state)
-        return short_origin(recorded) if recorded is not None else state.label
+        return short_origin(recorded, state.run_id) if recorded is not None else state.label
+
+    def shown_as(self, run: RecordedRun) -> int:
+        """The number the window shows the recorded ``run`` as (0 when it is not on the plot)."""
+        return next((n for n, r in self.recorded.items() if r is run), 0)
 
     def prompt_of(self, state: RunState) -> str:
         """The prompt a recorded run was run with (``""`` when unknown)."""

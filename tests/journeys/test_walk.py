@@ -3,7 +3,10 @@
 shrinks a failing walk (issue 37). The long walks are ``bench/journey_walk.py``.
 
 The seed is chosen to reach every kind of action (race, stop, example, sweep, passes, profile, session, replay,
-export, resize, presentation, workspaces, reset layout) in 25 actions. Failures the walk finds that are flaws of
+export, resize, presentation, workspaces, reset layout) in 25 actions. It walks the suite's actions
+(``walk.py --basic``): the settings race, overlay and mixture-of-experts actions of issue 55 (10–40 s each: a MoE
+load, two compiles per setting) are the long walks' only; issue 55's rules (:mod:`walk_rules`) are checked here
+too. Failures the walk finds that are flaws of
 today's app, listed in :data:`walk_flaws.KNOWN_FLAWS` (each precisely: invariant and detail), make the test
 xfail and say which; any other failure fails it, with the walk shrunk (for at most ``SHRINK_S``) to the
 shortest list of actions that still fails. Remove an entry once its flaw is fixed (the test then passes, or
@@ -35,10 +38,10 @@ pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Debi
 
 
 def test_a_short_walk_at_1280x720():
-    results = walk.run_walk(SEED, ACTIONS, SIZE, OUT, timeout_s=600, shrink_s=SHRINK_S)
+    results = walk.run_walk(SEED, ACTIONS, SIZE, OUT, timeout_s=600, shrink_s=SHRINK_S, full=False)
     text = walk.report(results, OUT)
     print(text)
-    drawn = [describe(a) for a in plan(SEED, ACTIONS)]
+    drawn = [describe(a) for a in plan(SEED, ACTIONS, full=False)]
     assert results["actions"] == drawn[:len(results["actions"])], f"the seed did not replay its walk:\n{text}"
     unknown = [f for f in results["failures"] if known(f) is None]
     assert not unknown, text

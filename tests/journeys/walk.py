@@ -7,8 +7,12 @@ size and, in a child process on it, the app's window (a fresh config, the built-
 the state machine of :mod:`walk_machine`: a rule per action, N actions chosen by Hypothesis with ``@seed(S)``
 from: switch workspace, presentation on/off, run, race, stop during a run, open a gallery example and run it,
 sweep, record passes, profile, save a session and open it, replay, export the plot, resize (within the screen),
-reset layout. A seed replays the same walk (``--plan`` lists it without a window). Each action waits until the
-window is idle (bounded); then every invariant is checked (:mod:`walk_checks`):
+reset layout — and, in the full walk (the default; ``--basic``: the suite's actions only, as
+``tests/journeys/test_walk.py`` walks), a settings race of two compiler settings on the model or a program entry,
+a saved session opened as an overlay, a mixture-of-experts run (:mod:`walk_more`). A seed replays the same walk
+(``--plan`` lists it without a window). Each action waits until the window is idle (bounded); then every
+invariant is checked (:mod:`walk_checks`, and issue 55's rules of :mod:`walk_rules`: ``drawing_area``,
+``tradeoff_size``, ``still``, ``ir_names``, ``stale_error``, ``live_stop``):
 
 - ``fits_screen``: the window's frame lies on the screen and its minimum size fits the screen;
 - ``unclipped``: Run, Stop, the plot, the race button and the status line (where the workspace shows them) are
@@ -70,7 +74,7 @@ def child_main(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     configure_application(QApplication.instance() or QApplication([sys.argv[0]]))
-    results = walk_results(WalkDriver(args.seed, args.actions, out, shrink_s=args.shrink_s))
+    results = walk_results(WalkDriver(args.seed, args.actions, out, shrink_s=args.shrink_s, full=not args.basic))
     (out / "results.json").write_text(json.dumps(results, indent=1))
     end_process(0)
     return 0
@@ -91,9 +95,10 @@ def free_display() -> int:
 
 
 def run_walk(seed: int, actions: int, size: tuple[int, int], out: Path, timeout_s: float = 1800,
-             shrink_s: float = SHRINK_S) -> dict:
+             shrink_s: float = SHRINK_S, full: bool = True) -> dict:
     """Walk ``actions`` actions of ``seed`` on a fresh Xvfb screen of ``size`` (shrunk for at most ``shrink_s``
-    where it fails; the child process is killed after ``timeout_s`` + that); returns results.json's content
+    where it fails; the child process is killed after ``timeout_s`` + that; ``full``: the long walks' actions,
+    else the suite's); returns results.json's content
     (``failures`` empty when the walk passed) plus ``seconds`` and, where it failed, ``log`` (the app's last
     lines)."""
     timeout_s += shrink_s + 120  # + the shrinker's last walk, begun before its bound, and its replay
@@ -112,7 +117,7 @@ def run_walk(seed: int, actions: int, size: tuple[int, int], out: Path, timeout_
                    "TORCHAX_PLAYGROUND_CONFIG_DIR": config}
             env.pop("TORCHAX_PLAYGROUND_TEST_COMPILE_DELAY_S", None)
             cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--seed", str(seed),
-                   "--actions", str(actions), "--out", str(out), "--shrink-s", str(shrink_s)]
+                   "--actions", str(actions), "--out", str(out), "--shrink-s", str(shrink_s)] + ([] if full else ["--basic"])
             proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True)
             try:
@@ -127,7 +132,7 @@ def run_walk(seed: int, actions: int, size: tuple[int, int], out: Path, timeout_
     (out / "app.log").write_text(log)
     results_file = out / "results.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else {
-        "seed": seed, "actions": [describe(a) for a in plan(seed, actions)], "steps": [], "done": False,
+        "seed": seed, "actions": [describe(a) for a in plan(seed, actions, full)], "steps": [], "done": False,
         "failures": [{"step": 0, "action": "start", "invariant": "finished", "detail": "no results.json"}]}
     if not results.get("done") and not results["failures"]:
         results["failures"].append({"step": len(results["steps"]), "action": "?", "invariant": "finished",
@@ -180,19 +185,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="", help=f"artifacts folder (default {DEFAULT_OUT}-SEED-WxH)")
     p.add_argument("--shrink-s", type=float, default=SHRINK_S, help="how long a failing walk is shrunk at most")
     p.add_argument("--plan", action="store_true", help="print the action list (no window) and exit")
+    p.add_argument("--basic", action="store_true",
+                   help="the suite's actions only (no settings race, overlay or mixture-of-experts run)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         return child_main(args)
     if args.plan:
-        print("\n".join(f"{i}: {describe(a)}" for i, a in enumerate(plan(args.seed, args.actions), 1)))
+        print("\n".join(f"{i}: {describe(a)}" for i, a in enumerate(plan(args.seed, args.actions, not args.basic), 1)))
         return 0
     if shutil.which("Xvfb") is None:
         print("walk: needs Xvfb (Debian's xvfb)", file=sys.stderr)
         return 2
     size = parse_size(args.size)
     out = Path(args.out) if args.out else Path(f"{DEFAULT_OUT}-{args.seed}-{args.size}")
-    results = run_walk(args.seed, args.actions, size, out, shrink_s=args.shrink_s)
+    results = run_walk(args.seed, args.actions, size, out, shrink_s=args.shrink_s, full=not args.basic)
     print(report(results, out))
     return 1 if results["failures"] else 0
 

@@ -19,6 +19,7 @@ from walk_checks import (
     WalkChecks,
     describe,
 )
+from walk_more import MoreActions
 
 
 def pump(ms: int = 50) -> None:
@@ -32,12 +33,14 @@ def pump(ms: int = 50) -> None:
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
-def wait_until(condition, timeout_s: float) -> bool:
-    """Pump Qt's events until ``condition()`` holds, polled every 50 ms as the walk's timer always did; False
-    when ``timeout_s`` passed first."""
+def wait_until(condition, timeout_s: float, each=None) -> bool:
+    """Pump Qt's events until ``condition()`` holds, polled every 50 ms as the walk's timer always did (``each()``
+    called at every poll: the rules checked while an action runs); False when ``timeout_s`` passed first."""
     since = time.monotonic()
     while True:
         pump()
+        if each is not None:
+            each()
         if condition():
             return True
         if time.monotonic() - since > timeout_s:
@@ -49,7 +52,7 @@ def wait_through(walk, steps) -> dict | None:
     that did not hold within ``STEP_TIMEOUT_S``, an exception) is recorded with a screenshot and returned."""
     try:
         for condition in steps:
-            if not wait_until(condition, STEP_TIMEOUT_S):
+            if not wait_until(condition, STEP_TIMEOUT_S, walk.check_during):
                 walk.fail("finished", f"{walk.step_name} did not end within {STEP_TIMEOUT_S:.0f} s "
                                       f"(busy: {walk.window.is_busy()}, status: {walk.window.status.text()!r})")
                 name = "timeout"
@@ -69,7 +72,7 @@ def wait_through(walk, steps) -> dict | None:
 #: minimum size with ±1 px rounding (the walk, seed 302 at 1024×600: the plot 284 → 280 px, the central area 1 px)
 PRESENT_SLACK_PX = 4
 
-class Walk(WalkChecks):
+class Walk(MoreActions, WalkChecks):
     # -- the walk --------------------------------------------------------------------------------------------
     def begin(self):
         """The window shown and its model loaded: the invariants before the first action."""
@@ -89,6 +92,7 @@ class Walk(WalkChecks):
         self.step, self.step_name = i, describe(action)
         n_failures = len(self.results["failures"])
         before, said, t0 = self.snapshot(), self.said, time.monotonic()
+        self.note_errors()
         name = action["name"]
         if name in MOVES_LAYOUT:
             self.layout_moved = True
@@ -96,6 +100,8 @@ class Walk(WalkChecks):
         yield self.idle
         yield self.after(SETTLE_S)
         self.check()
+        self.check_still(name)
+        self.check_errors()
         cycle = name == "presentation" and action.get("cycle")  # on and off: back where it was
         same_size = name == "resize" and self.resized_to_own_size
         if name != "reset_layout" and not cycle and not same_size and self.snapshot() == before and self.said == said:

@@ -11,7 +11,10 @@ import re
 import time
 from pathlib import Path
 
+from walk_rules import WalkRules, shown
+
 ROOT = Path(__file__).resolve().parents[2]
+MODEL = "pydoc-llama"  # the walk's model: the built-in one, loaded in every fresh window
 STEP_TIMEOUT_S = 180.0  # one action (a race with torchax-eager, a Passes recording) ends within this
 STOP_BOUND_S = 5.0  # Stop during a run: the window is idle again within this
 SETTLE_S = 0.3  # after an action ends: layouts and deferred fits (ScreenFit's singleShot) settle
@@ -25,20 +28,6 @@ SWEEPS = ("1:4", "1:6", "2,4,8")
 #: Actions after which the layout may differ legitimately (presentation's before/after is not compared).
 MESH = re.compile(r"^(\d+ devices?|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")  # "1 device", "tp=2", "dp=2,tp=2"
 MOVES_LAYOUT = {"workspace", "resize", "reset_layout", "example", "sweep"}
-
-
-def shown(w) -> bool:
-    """On screen: visible and not on a tabbed dock's page behind another tab (Qt calls those visible): some of
-    it, or of a child covering it, can be painted."""
-    from PySide6.QtCore import Qt
-
-    if not w.isVisible():
-        return False
-    if not w.visibleRegion().isEmpty():
-        return True
-    from PySide6.QtWidgets import QWidget
-
-    return any(shown(c) for c in w.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly))
 
 
 def in_race_entry(run_id: int, names: list[str]) -> bool:
@@ -55,7 +44,7 @@ def describe(a: dict) -> str:
     return f"{a['name']}({params})"
 
 
-class WalkChecks:
+class WalkChecks(WalkRules):
     """What the walk knows of one window (hooked to what it says and to each run it starts) and its invariants.
     ``results`` is the walk's record: ``seed``, ``actions`` (as drawn, appended as they run), ``steps``,
     ``failures``, ``done``."""
@@ -165,6 +154,7 @@ class WalkChecks:
         self.check_widgets()
         self.check_labels()
         self.check_views()
+        self.check_rules()
 
     def check_views(self) -> None:
         """``views_follow_run``: the stats strip and the plot's key show the current run's kind (a program's
@@ -227,17 +217,19 @@ class WalkChecks:
     def check_widgets(self) -> None:
         win = self.window
         ui, where = win.ui, win.workspaces.current()
+        # a settings race's trade-off in the plot's place (Demo ▸ Trade-off in the plot area): no latency plot
+        plot_required = not shown(win.demo.settings_race.stage_card)
         self.unclipped("status line", ui.status_label)
         if where == "Run":
             self.unclipped("Run button", ui.prompt.run_button)
             self.unclipped("Stop button", ui.prompt.stop_button)
-            self.unclipped("plot", ui.plot)
+            self.unclipped("plot", ui.plot, plot_required)
             self.unclipped("race button", win.demo.controls.race_button, required=False)  # its dock tab may be behind
         elif where == "Code":
             panel = win.programs.panel
             self.unclipped("program Run button", panel.run_button)
             self.unclipped("program Stop button", panel.stop_button)
-            self.unclipped("plot", ui.plot)
+            self.unclipped("plot", ui.plot, plot_required)
         if ui.plot.isVisible() and ui.plot.run_count():
             self.check_legend()
 

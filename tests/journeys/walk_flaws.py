@@ -9,6 +9,9 @@ import re
 
 #: (invariant, regular expression searched in the failure's detail, the flaw)
 KNOWN_FLAWS: list[tuple[str, str, str]] = [
+    ("still", r"^between settings_race and \w+ in Run .*'Run': ",
+     "issue 55: the trade-off in the plot's place (a settings race at 1280x720) and the latency plot back (the next "
+     "run) give the Run workspace's left column different widths: Run and Stop move 8 px (walk seed 203)"),
     # none today. Fixed in issue 37: run names cut in a crowded legend (entries keep run, mode and model whole,
     # the oldest runs named together: tests/widgets/plot/test_legend_names.py); a legend wider than a narrow
     # plot and the plot squeezed in small windows (the key never widens the plot, the plot has a minimum size

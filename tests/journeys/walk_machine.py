@@ -33,12 +33,19 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, assume, reject, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 from walk_actions import pump, wait_through
-from walk_checks import EXAMPLES, RACE_MODES, STEP_TIMEOUT_S, SWEEPS, WORKSPACES
+from walk_checks import EXAMPLES, MODEL, RACE_MODES, STEP_TIMEOUT_S, SWEEPS, WORKSPACES
 from walk_flaws import known
+from walk_more import RACE_TARGETS, SETTING_PAIRS
 
-MODEL = "pydoc-llama"
 SHRINK_S = 300  # how long a failing walk is shrunk at most (Hypothesis's own MAX_SHRINKING_SECONDS)
 _FAILED: dict[str, type[AssertionError]] = {}
 
@@ -94,8 +101,10 @@ class WalkDriver:
     """One seed's walk and the shrinker's walks after it: opens and closes their windows, keeps their records.
     ``dry``: no window; each example only lists its actions (:func:`plan`)."""
 
-    def __init__(self, seed_: int, n_actions: int, out: Path, dry: bool = False, shrink_s: float = SHRINK_S):
+    def __init__(self, seed_: int, n_actions: int, out: Path, dry: bool = False, shrink_s: float = SHRINK_S,
+                 full: bool = True):
         self.seed, self.n_actions, self.out, self.dry, self.shrink_s = seed_, n_actions, out, dry, shrink_s
+        self.full = full  # the full walk's actions (FullWalkMachine), else the suite's (WalkMachine)
         self.walks = 0  # examples begun (the first is the seed's walk)
         self.main: dict | None = None  # the seed's walk's record
         self.shortest: dict | None = None  # the record of the shrinker's shortest walk that failed
@@ -231,6 +240,7 @@ class WalkMachine(RuleBasedStateMachine):
         super().__init__()
         self.driver = driver
         self.walk = None
+        self.drawn: dict[str, int] = {}  # actions drawn so far, by name
 
     def act(self, name: str, **params) -> None:
         self.driver.act(self.walk, {"name": name, **params})
@@ -311,6 +321,38 @@ class WalkMachine(RuleBasedStateMachine):
         self.driver.end(self.walk)
 
 
+class FullWalkMachine(WalkMachine):
+    """The long walks' actions (``bench/journey_walk.py``; issue 55): the suite's and a settings race of two
+    compiler settings, a saved session opened as an overlay, a mixture-of-experts run. A machine of its own, so
+    that the suite's short walk (:class:`WalkMachine`) draws the same walk for its seed as before, cheap as
+    before (a MoE load and a settings race take 10–40 s each). A walk draws at most ``MOST`` of each (Hypothesis's
+    swarm testing may leave only a few kinds of action in a walk: 10 MoE loads would take the walk's hour)."""
+
+    MOST = {"settings_race": 4, "overlay": 4, "moe": 2}
+
+    def act(self, name: str, **params) -> None:
+        self.drawn[name] = self.drawn.get(name, 0) + 1
+        super().act(name, **params)
+
+    def fewer(name: str):  # noqa: N805 - a precondition: fewer than MOST[name] drawn so far
+        return precondition(lambda self: self.drawn.get(name, 0) < FullWalkMachine.MOST[name])
+
+    @fewer("settings_race")
+    @rule(on=st.sampled_from(RACE_TARGETS), settings=st.sampled_from(SETTING_PAIRS))
+    def settings_race(self, on: str, settings: tuple[str, str]) -> None:
+        self.act("settings_race", on=on, settings=list(settings))
+
+    @fewer("overlay")
+    @rule()
+    def overlay(self) -> None:
+        self.act("overlay")
+
+    @fewer("moe")
+    @rule(tokens=st.integers(3, 6))
+    def moe(self, tokens: int) -> None:
+        self.act("moe", tokens=tokens)
+
+
 def walk_settings(n_actions: int) -> settings:
     return settings(
         max_examples=1, stateful_step_count=n_actions + 1,  # + the start rule
@@ -320,8 +362,10 @@ def walk_settings(n_actions: int) -> settings:
 
 def run_machine(driver: WalkDriver) -> BaseException | None:
     """Run the seed's walk (and, where it fails, shrink it); returns what Hypothesis raised, else None."""
+    machine = FullWalkMachine if driver.full else WalkMachine
+
     def factory() -> WalkMachine:
-        return WalkMachine(driver)
+        return machine(driver)
 
     try:
         with seeded_walks(driver.shrink_s):
@@ -331,9 +375,10 @@ def run_machine(driver: WalkDriver) -> BaseException | None:
     return None
 
 
-def plan(seed_: int, n_actions: int) -> list[dict]:
-    """The seed's walk: its actions ``{"name": ..., **params}``, drawn without a window."""
-    driver = WalkDriver(seed_, n_actions, Path(tempfile.gettempdir()), dry=True)
+def plan(seed_: int, n_actions: int, full: bool = True) -> list[dict]:
+    """The seed's walk: its actions ``{"name": ..., **params}``, drawn without a window (``full``: the long
+    walks' actions, :class:`FullWalkMachine`)."""
+    driver = WalkDriver(seed_, n_actions, Path(tempfile.gettempdir()), dry=True, full=full)
     run_machine(driver)
     return driver.planned[-1] if driver.planned else []
 

@@ -83,7 +83,8 @@ def test_a_live_run_is_recorded_as_it_streams_with_the_front_ends_prompt_and_set
     assert [r.step for r in run.records] == ["prefill", "decode"] and len(run.tokens) == 2
     assert set(run.ir) == {"prefill", "decode"} and run.finished is state.finished and run.environment
     assert live.recorder.runs == [run] and live.recorder.current is None
-    assert live.runs_on_plot() == [run] and live.ir_origin(state) == short_origin(run)
+    assert live.runs_on_plot() == [run] and live.ir_origin(state) == short_origin(run, state.run_id)
+    assert live.ir_origin(state).startswith(f"run {state.run_id} · jit-static · recorded on ")  # issue 55
     assert not is_program_run(run)
 
 
@@ -187,7 +188,7 @@ def test_opened_runs_are_kept_beside_live_ones_and_named_as_the_plot_names_them(
     session.events.runStarted.connect(lambda s: seen.append((live.recorded_of(s), live.ir_origin(s))))
     state = live.begin_recorded(opened, opened.label)
     assert state is not None and live.recorded[state.run_id] is opened and live.pending is None
-    assert seen == [(opened, short_origin(opened))]  # known while the session announces it
+    assert seen == [(opened, short_origin(opened, state.run_id))]  # known while the session announces it
     session.apply_all(opened.events())
     session.end_recorded(state)
     live_run = live.recorded[1]

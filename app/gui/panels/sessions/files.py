@@ -320,7 +320,7 @@ class SessionFiles(QObject):
             self.session.show_verdicts(race, doc)
         with_ir = [run for _, run in runs if run.ir]
         if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
-            show_ir(self.inspect, self.ui.ir_tabs, with_ir[-1])
+            show_ir(self.inspect, self.ui.ir_tabs, with_ir[-1], self.live.shown_as(with_ir[-1]))
         profiled = [run for _, run in runs if run.profile is not None]
         if profiled:
             show_profile(self.profile, self.status, profiled[-1])

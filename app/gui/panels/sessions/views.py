@@ -58,9 +58,10 @@ def show_profile(profile_tab: ProfileWiring, status: StatusLine, run: RecordedRu
     return True
 
 
-def show_ir(inspect: InspectWiring, ir_tabs: IRTabs, run: RecordedRun) -> None:
-    """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with where it was recorded."""
-    origin = short_origin(run)
+def show_ir(inspect: InspectWiring, ir_tabs: IRTabs, run: RecordedRun, run_id: int = 0) -> None:
+    """Put ``run``'s IR and source maps in the IR tabs (linked), labelled with the run it is shown as
+    (``run_id``) and where it was recorded."""
+    origin = short_origin(run, run_id)
     for step, ir in run.ir.items():
         inspect.ir_arrived(step)
         ir_tabs.set_ir(step, ir, origin)
