@@ -32,6 +32,7 @@ from app.core.live_recording import program_settings
 from app.core.passes.lowered import lowered_for
 from app.core.passes.record import record_pipeline
 from app.core.programs.arguments import parse_argnums
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.programs.compute.service import ProgramService, plan_request
 from app.core.programs.gallery import list_examples
 from app.core.programs.ir import entry_ir
@@ -48,7 +49,6 @@ from app.core.units import counted, ms
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from app.core.programs.compute.requests import ProgramRequest
     from app.core.programs.loader import PreparedCall
     from app.core.programs.runner import RunResult
 

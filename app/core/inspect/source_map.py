@@ -34,7 +34,7 @@ from app.core.inspect import text_index as tx
 from app.core.inspect.flops import eqn_flops
 from app.core.inspect.ir import attribute_to_model_source
 from app.core.inspect.location import SourceLocation
-from app.core.inspect.module_paths import fold_path
+from app.core.inspect.module_paths import ModulePathResolver, fold_path
 from app.core.inspect.regions import (  # noqa: F401
     CALLS,
     REGION_OPS,
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from jax.extend.core import Jaxpr, JaxprEqn
 
     from app.core.inspect.ir import StepIR
-    from app.core.inspect.module_paths import ModulePathResolver
 
 VIEWS = (JAXPR, JAXPR_SOURCE, STABLEHLO, HLO)
 @dataclass

@@ -38,6 +38,7 @@ from app.core.programs.compute.requests import (
     ProgramLoaded,
     ProgramRequest,
 )
+from app.core.programs.errors import ProgramError
 from app.core.programs.ir import entry_ir, ir_from_stages
 from app.core.programs.lanes import plan_lanes
 from app.core.programs.live import Snapshot, compare
@@ -48,7 +49,6 @@ from app.core.requests import Notice, SourceMapReady
 
 if TYPE_CHECKING:
     from app.core.inspect.ir import StepIR
-    from app.core.programs.errors import ProgramError
     from app.core.programs.loader import PreparedCall, Program
     from app.core.programs.runner import ProgramRunner
 

@@ -24,6 +24,7 @@ from app.core.parallel.devices import list_devices
 from app.core.parallel.mesh import collectives, parse_mesh, tp_sizes
 from app.core.profile.bound import memory_bound
 from app.core.programs.compute.handlers import handlers as program_handlers
+from app.core.programs.compute.service import ProgramService
 from app.core.race import race
 from app.core.requests import Handlers
 from app.core.session import requests as rq
@@ -33,7 +34,6 @@ from app.core.session.compute.caches import CacheState
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine
-    from app.core.programs.compute.service import ProgramService
 
 
 StopFn = Callable[[], bool]
