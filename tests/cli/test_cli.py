@@ -76,10 +76,10 @@ def test_inspect_agrees_with_the_catalog_on_what_each_mode_can_show(model_dirs):
 
 def test_the_window_takes_its_model_with_or_without_the_gui_subcommand(monkeypatch):
     """``torchax-playground --model X`` and ``torchax-playground gui --model X`` open the window on X."""
-    import app.gui.main as gui_main
+    import app.cli.parser as parser
     from app.cli.parser import main
 
     seen = []
-    monkeypatch.setattr(gui_main, "main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr(parser, "gui_main", lambda argv: seen.append(argv) or 0)
     assert main(["--model", "pydoc-llama"]) == 0 and main(["gui", "--model", "pydoc-llama"]) == 0
     assert seen == [["--model", "pydoc-llama"], ["--model", "pydoc-llama"]]

@@ -47,6 +47,7 @@ def _fake_tpu(monkeypatch):
 
     tpu = device_lib.Device("tpu", jax.devices()[0], None, "TPU v5 lite (tpu:0)", None)
     monkeypatch.setattr(device_lib, "resolve_device", lambda platform=None: tpu)
+    monkeypatch.setattr("app.cli.common.resolve_device", lambda platform=None: tpu)  # the CLI's own name for it
     return tpu
 
 

@@ -18,10 +18,8 @@ def test_the_bound_is_weight_bytes_over_bandwidth():
 
 
 def test_the_bandwidth_is_measured_once_a_day_and_kept_on_disk(tmp_path, monkeypatch):
-    from app.core.profile import probes
-
     calls = []
-    monkeypatch.setattr(probes, "read_bandwidth_gbs", lambda n: calls.append(n) or 25.0)
+    monkeypatch.setattr(bound_mod, "read_bandwidth_gbs", lambda n: calls.append(n) or 25.0)
     monkeypatch.setattr(bound_mod, "_store", lambda: tmp_path / "bandwidth.json")
     first = bound_mod.machine_bandwidth("cpu")
     second = bound_mod.machine_bandwidth("cpu")
@@ -34,19 +32,17 @@ def test_a_day_later_it_is_measured_again_and_the_best_figure_stays(tmp_path, mo
     """A figure measured under load (18.4 GB/s on a machine that reads 43) would put a steady decode at 148 % of the
     bandwidth for good: the next day's probe replaces it when it reads more, and a low probe never replaces a
     better figure."""
-    from app.core.profile import probes
-
     store = tmp_path / "bandwidth.json"
     monkeypatch.setattr(bound_mod, "_store", lambda: store)
-    monkeypatch.setattr(probes, "read_bandwidth_gbs", lambda n: 18.4)
+    monkeypatch.setattr(bound_mod, "read_bandwidth_gbs", lambda n: 18.4)
     assert bound_mod.machine_bandwidth("cpu")[0] == 18.4
     key = next(iter(json.loads(store.read_text())))
     store.write_text(json.dumps({key: {"gbs": 18.4, "date": "2026-11-26"}}))  # kept yesterday
-    monkeypatch.setattr(probes, "read_bandwidth_gbs", lambda n: 43.0)
+    monkeypatch.setattr(bound_mod, "read_bandwidth_gbs", lambda n: 43.0)
     gbs, _probe, date = bound_mod.machine_bandwidth("cpu")
     assert gbs == 43.0 and date != "2026-11-26"  # measured again today: the better figure
     store.write_text(json.dumps({key: {"gbs": 43.0, "date": "2026-11-26"}}))
-    monkeypatch.setattr(probes, "read_bandwidth_gbs", lambda n: 20.0)  # today's probe beside other work
+    monkeypatch.setattr(bound_mod, "read_bandwidth_gbs", lambda n: 20.0)  # today's probe beside other work
     assert bound_mod.machine_bandwidth("cpu")[0] == 43.0
     assert json.loads(store.read_text())[key]["gbs"] == 43.0
 

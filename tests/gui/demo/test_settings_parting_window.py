@@ -96,7 +96,7 @@ def test_an_error_is_said_under_the_plot(qtbot, window, monkeypatch):
     def fail(*_a, **_k):
         raise PlaygroundError("The decode step of jit-static was not compiled yet.")
 
-    monkeypatch.setattr("app.core.passes.lowered.lowered_for", fail)
+    monkeypatch.setattr("app.core.session.compute.settings_race.lowered_for", fail)  # where the service looks it up
     dlg = compare(qtbot, window, "default", "O0")
     assert dlg is None
     assert "not compiled yet" in sr.picker.message_text() and "b91c1c" in sr.picker.message.styleSheet()
