@@ -40,6 +40,7 @@ from app.core.backends import BACKENDS
 from app.core.compile_settings.progress import PAIRED_INDEX, SettingsRaceLanes
 from app.core.errors import InvalidSettingsError
 from app.core.programs.compute.requests import ProgramSettingsRaceRequest
+from app.core.programs.specs import SpecError
 from app.core.race import EAGER_TOKENS
 from app.core.requests import RequestFailed
 from app.core.session.compute.settings_race import SettingsParted, SettingsPartingRequest
@@ -214,8 +215,6 @@ class SettingsRace(QObject):
 
     def _start_program(self, names: list[str]) -> bool:
         """Race ``names`` on the Code workspace's entry point (a program run: no model needed)."""
-        from app.core.programs.specs import SpecError
-
         try:
             request = program_race_request(self.programs, names)
         except SpecError as exc:

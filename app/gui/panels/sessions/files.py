@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMenu
 from app.core.errors import SessionFileError
 from app.core.live_recording import LiveRecording, LiveRunInfo, race_keys, reopened_verdicts
 from app.core.recording import RecordedRun, RunRecorder, SessionFile, load_all
+from app.core.recording.perfetto import write_trace
 from app.core.recording.store import SUFFIX
 from app.core.session.model import RunState
 from app.core.session.requests import SourceMapReady
@@ -224,8 +225,6 @@ class SessionFiles(QObject):
 
     def export_perfetto(self, path: str | Path) -> bool:
         """Write a Chrome / Perfetto trace of the runs on the plot (opens in ui.perfetto.dev)."""
-        from app.core.recording.perfetto import write_trace
-
         runs = self._savable()
         if runs is None:
             return False

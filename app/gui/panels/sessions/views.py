@@ -6,12 +6,15 @@ JAX or torch. GUI thread only."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.core.live_recording import short_origin
+from app.core.profile.build import BY, aggregate
 from app.core.recording import RecordedRun
 from app.core.recording.environment import machine_name
 from app.core.session.model import RunState
+from app.core.session.requests import ProfileReady
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
 
 if TYPE_CHECKING:
@@ -40,11 +43,6 @@ def show_profile(profile_tab: ProfileWiring, status: StatusLine, run: RecordedRu
     """Show ``run``'s recorded profile in the Profile tab (read-only, labelled with where it was recorded):
     its rows aggregated as a live profile's, its timeline, links to its HLO and source map. False when the run
     has none or it cannot be shown (said on the status line)."""
-    from dataclasses import replace
-
-    from app.core.profile.build import BY, aggregate
-    from app.core.session.requests import ProfileReady
-
     if run.profile is None:
         return False
     try:
