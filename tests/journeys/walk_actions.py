@@ -99,16 +99,18 @@ class Walk(MoreActions, WalkChecks):
         yield from getattr(self, f"do_{name}")(action)
         yield self.idle
         yield self.after(SETTLE_S)
+        t_check = time.monotonic()
         self.check()
         self.check_still(name)
         self.check_errors()
+        check_ms = (time.monotonic() - t_check) * 1000
         cycle = name == "presentation" and action.get("cycle")  # on and off: back where it was
         same_size = name == "resize" and self.resized_to_own_size
         if name != "reset_layout" and not cycle and not same_size and self.snapshot() == before and self.said == said:
             self.fail("no_silent_noop", f"{self.step_name} changed nothing and said nothing "
                                         f"(status: {win.status.text()!r})")
         self.results["steps"].append({"step": i, "action": self.step_name,
-                                      "seconds": round(time.monotonic() - t0, 2),
+                                      "seconds": round(time.monotonic() - t0, 2), "check_ms": round(check_ms, 1),
                                       "status": win.status.text()[:300]})
         if len(self.results["failures"]) > n_failures:
             path = self.shot(name)

@@ -25,8 +25,9 @@ MIN_DRAWING_PX = 180
 BIG_WINDOW = (1280, 720)
 MIN_TRADEOFF_PX = 240
 MAX_MOVE_PX = 4
-#: Actions that start runs: the layout after each is compared with the one after the run before it.
-RUNS_ACTIONS = {"run", "race", "stop", "example", "sweep", "replay", "settings_race", "moe"}
+#: Actions that start runs: the layout after each is compared with the one after the run before it (a MoE action
+#: compares after its MoE run, before it loads the walk's model again: :meth:`walk_more.MoreActions.do_moe`).
+RUNS_ACTIONS = {"run", "race", "stop", "example", "sweep", "replay", "settings_race"}
 #: Actions after which the layout may legitimately differ: the ``still`` baseline starts again.
 RESETS_STILL = {"resize", "presentation", "reset_layout", "workspace"}
 #: Errors of the model's side (cleared by a model run that worked) and of the program's (by a program run).
@@ -135,7 +136,7 @@ class WalkRules:
         win = self.window
         if action in RESETS_STILL:
             self.still_base = None
-        if action not in RUNS_ACTIONS:
+        if action not in RUNS_ACTIONS and action != "moe run":
             return
         key = (win.workspaces.current(), win.size().toTuple(), win.demo.presentation.is_on())
         now = self.controls()
@@ -144,8 +145,8 @@ class WalkRules:
             moved = {k: (before[k], now[k]) for k in sorted(set(before) & set(now)) if len(before[k]) == len(now[k])
                      and max(abs(a - b) for a, b in zip(before[k], now[k], strict=True)) > MAX_MOVE_PX}
             if moved:
-                self.fail("still", f"between {first} and {action} in {key[0]} at {key[1][0]}x{key[1][1]} moved "
-                                   f"(before, after): {moved}")
+                self.fail("still", f"between {first} and {action} in {key[0]}{' (presenting)' if key[2] else ''} at "
+                                   f"{key[1][0]}x{key[1][1]} moved (before, after): {moved}")
         self.still_base = (key, now, action)
 
     # -- error texts ------------------------------------------------------------------------------------------
