@@ -91,6 +91,7 @@ class Workspaces(QObject):
         self._shown = RUN
         self._code_sized = False
         self._top_state: QByteArray | None = None  # the main area's splitter while Code borrows the plot
+        self._plot_hidden = False  # the plot was hidden in Run when Code borrowed it (the trade-off in its place)
         self.actions: dict[str, QAction] = {}
         for i, (name, keys, tip) in enumerate(WORKSPACES):
             self.tab_bar.addTab(name)
@@ -196,7 +197,7 @@ class Workspaces(QObject):
         if name == INSPECT:
             self._inspect_layout.addWidget(card)
         else:
-            self._top_state = ui.top_split.saveState()
+            self._top_state, self._plot_hidden = ui.top_split.saveState(), ui.plot_card.isHidden()
             self.code_right.insertWidget(0, card)
             self.code_right.insertWidget(1, ui.plot_card)
             ui.plot_card.show()
@@ -260,8 +261,12 @@ class Workspaces(QObject):
             self._inspect_layout.removeWidget(card)
         else:
             ui.top_split.insertWidget(1, ui.plot_card)
+            # back as Run had it: hidden where a settings race's trade-off took its place (issue 55: the walk,
+            # seed 1 at 1024x600: the plot and the trade-off side by side, Run and Stop squeezed, after Code)
+            ui.plot_card.setHidden(self._plot_hidden)
             if self._top_state is not None:
                 ui.top_split.restoreState(self._top_state)
+            self.demo.show_stage()  # a settings race meanwhile may want the trade-off in the plot's place
         layout_of(card).setContentsMargins(self._card_margins)
         self._ir_scroll.setWidget(card)
 

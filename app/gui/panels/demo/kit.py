@@ -287,10 +287,13 @@ class DemoKit(QObject, ExportActions):
         top, plot_card = self.ctx.ui.top_split, self.ctx.ui.plot_card
         before = top.sizes()
         want = {self.stage_card: show, sr.stage_card: trade, plot_card: not trade}
+        if top.indexOf(plot_card) < 0:  # the Code workspace has the plot: it stays shown there (issue 55)
+            del want[plot_card]
         changed = [w for w, on in want.items() if w.isHidden() == on]
         for w in changed:
             w.setVisible(want[w])
-        if not presenting and (sr.stage_card in changed or plot_card in changed):  # the shown one takes the room
+        if not presenting and plot_card in want and (sr.stage_card in changed or plot_card in changed):
+            # the shown one takes the room
             i, j, sizes = top.indexOf(plot_card), top.indexOf(sr.stage_card), list(before)
             sizes[i], sizes[j] = (0, before[i] + before[j]) if trade else (before[i] + before[j], 0)
             top.setSizes(sizes)
@@ -299,6 +302,11 @@ class DemoKit(QObject, ExportActions):
         if changed:
             self.presentation.sizes[top] = [32, 0, 68] if trade else [32, 68, 0]
             self.presentation.apply_sizes()
+
+    def show_stage(self) -> None:
+        """The trade-off or the latency plot in the plot's place, as the newest race wants (the Run workspace has
+        its plot back from the Code workspace)."""
+        self._show_stage()
 
     @Slot(bool)
     def _on_tradeoff(self, on: bool) -> None:
