@@ -61,6 +61,10 @@ class BusyIndicator(QWidget):
         self._stopping = stopping
         self._refresh()
 
+    def is_stopping(self) -> bool:
+        """True after :meth:`set_stopping` until the busy state ends."""
+        return self._stopping
+
     def stop(self) -> None:
         self._timer.stop()
         self._phase, self._stopping = "", False

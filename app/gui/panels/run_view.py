@@ -15,9 +15,10 @@ from PySide6.QtCore import QObject, Slot
 
 from app.core.events import steady_host_ms, steady_synchronous
 from app.core.inspect.views import HLO
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
-from app.core.session.requests import ProgramRequest, RaceRequest, RunRequest
+from app.core.session.requests import RaceRequest, RunRequest
 from app.core.steps import PREFILL
 from app.gui.context import WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
@@ -67,6 +68,10 @@ class RunView(QObject):
             if PREFILL in detail and self._prompt_tokens:  # a long prefill says how long its prompt is
                 detail = f"{detail} · {self._prompt_tokens:,}-token prompt"
             self.ui.busy.start(event.phase, detail)
+            if self.ui.busy.is_stopping() and self.ui.busy.is_uninterruptible():
+                # Stop was pressed just before the trace began (issue 55, the walk: seed 1 at 1024x600, Stop 0.8 s
+                # into a cold run, the run ended 15 s later): the window does not wait for the compiler either
+                self.session.abandon()
         elif self.session.running:
             run = self.session.current
             self.ui.busy.start("replaying" if run is not None and run.replay else "running")
