@@ -16,6 +16,11 @@ KNOWN_FLAWS: list[tuple[str, str, str]] = [
      "issue 55: the IR header's figures row (widgets/ir/header_labels.FiguresLabel: size policy Maximum, minimum "
      "height 0) gives up a line when the current IR tab asks for more height in the Code workspace's short IR card: "
      "the IR tabs move 14 px between two runs (the suite's walk, seed 197 step 13: a mode race after a program run)"),
+    ("still", r"^between \w+ and \w+ in Run at \S+ moved \(before, after\): \{'IR tabs': [^}]*\}$",
+     "issue 55: in a short window (1024x600) the Run workspace's What JAX sees dock scrolls its IR card, whose "
+     "height follows the current view's minimum (IRTabs.size_by_current_tab: 134 px empty, 398 px with text) and "
+     "whose figures row (FiguresLabel, minimum 0) takes 0–2 lines: the IR tabs move 30 px between the first run "
+     "with IR and the one before it (walk seed 2 at 1024x600: stop, stop)"),
     ("still", r"^between \w+ and \w+ in Run \(presenting\) ",
      "issue 55: presentation mode's left column is as wide as its race summary's values (RaceTable.fit_rows: "
      "minimum width = content width, every value uncut): a longer value ('jit-static (stopped)') widens it and "
