@@ -28,8 +28,8 @@ from app.core.recording import RunRecorder, config_summary
 from app.core.recording.perfetto import write_trace
 from app.core.recording.text import bound_fields
 from app.core.report.text import cap_note
+from app.core.requests import Notice, SourceMapReady
 from app.core.session.compute.service import ComputeService
-from app.core.session.requests import Notice, SourceMapReady
 from app.core.settings import DTYPES, GenerationSettings
 from app.core.units import counted
 from app.options import add_device_arg, add_devices_arg

@@ -140,7 +140,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def program_request(args: argparse.Namespace, path: str, entry: str | None) -> Any:
-    """The :class:`app.core.session.requests.ProgramRequest` of ``program``'s arguments — the request the
+    """The :class:`app.core.programs.compute.requests.ProgramRequest` of ``program``'s arguments — the request the
     window's Code workspace sends for the same run: the file's text, ``--args``, ``--static``, ``--seed``,
     ``--calls``, ``--no-jit`` / ``--compare-jit``, ``--sweep`` with ``--sweep-arg`` and ``--bucket``,
     ``--static-values``. A file that cannot be read raises the loader's ProgramError naming it."""

@@ -20,12 +20,13 @@ from typing import Any
 
 from app.core.events import IREvent, PromptEvent
 from app.core.programs.arguments import parse_static_values
+from app.core.programs.compute.requests import ProgramLoaded, ProgramRequest
 from app.core.programs.specs import SpecError
 from app.core.recording.environment import environment, machine_name
 from app.core.recording.model import RecordedRun, is_program_run
 from app.core.recording.recorder import RunRecorder
 from app.core.session.model import RunState, Session
-from app.core.session.requests import PassesReady, ProfileReady, ProgramLoaded, ProgramRequest
+from app.core.session.requests import PassesReady, ProfileReady
 from app.core.settings import GenerationSettings
 
 

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from app.core.models.sources import BUILTIN_MODELS, RANDOM_PREFIX, SHAPE_PRESETS, default_model
 from app.core.paths import assets_dir
+from app.core.requests import RequestFailed
 from app.core.session.model import Session
-from app.core.session.requests import LoadRequest, ModelLoaded, RequestFailed
+from app.core.session.requests import LoadRequest, ModelLoaded
 from app.core.settings import GenerationSettings
 from app.gui.context import WindowContext
 from app.gui.first_paint import HoldUntilPainted

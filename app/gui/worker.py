@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.session.compute.service import ComputeService, settle_garbage_collector
-from app.core.session.requests import ProgramRequest
 
 if TYPE_CHECKING:
     from app.core.engine.engine import Engine

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from app.core.requests import Request
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
 
@@ -19,7 +20,7 @@ class DeviceState:
     ``__init__``); same thread as it."""
 
     events: SessionEvents
-    submit: Callable[[rq.Request], None]
+    submit: Callable[[Request], None]
     platforms: list[str]
     platform: str
     mesh: str

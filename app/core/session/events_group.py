@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from psygnal import Signal, SignalGroup
 
+from app.core.compile_settings.progress import SettingsRaceLanes
 from app.core.events import IREvent, PhaseEvent, PromptEvent, SteadyBlockEvent, SteadyRoundEvent
-from app.core.programs.compute.requests import ProgramCompiled
+from app.core.programs.compute.requests import ProgramCompiled, ProgramFailed, ProgramLoaded
+from app.core.requests import RequestFailed
 from app.core.session import requests as rq
 from app.core.session.figures import LiveFigures
 from app.core.session.runs import RunState
@@ -55,7 +57,7 @@ class SessionEvents(SignalGroup):
     #: The worker is idle again: a message saying what finished.
     idle = Signal(str)
     #: A request failed.
-    error = Signal(rq.RequestFailed)
+    error = Signal(RequestFailed)
     #: A message to show without failing anything.
     notice = Signal(str)
     #: A step's source map: ``(step, SourceMap)``.
@@ -80,13 +82,13 @@ class SessionEvents(SignalGroup):
     background = Signal(bool)
     #: Session files read on the compute thread (:meth:`Session.open_sessions`), or the first bad file's error.
     sessionsRead = Signal(rq.SessionsRead)
-    #: A settings race's lanes so far and the lane starting (:class:`rq.SettingsRaceLanes`).
-    settingsRace = Signal(rq.SettingsRaceLanes)
+    #: A settings race's lanes so far and the lane starting (:class:`SettingsRaceLanes`).
+    settingsRace = Signal(SettingsRaceLanes)
     #: Where two raced settings part (:class:`app.core.session.compute.settings_race.SettingsParted`).
     settingsParted = Signal(object)
     #: The user's program loaded (its entry points, the one run).
-    programLoaded = Signal(rq.ProgramLoaded)
+    programLoaded = Signal(ProgramLoaded)
     #: An error in the user's program, at its line (sent before the request's ``error``).
-    programFailed = Signal(rq.ProgramFailed)
+    programFailed = Signal(ProgramFailed)
     #: A live compile of the Code workspace: what changed since the previous good compile.
     programCompiled = Signal(ProgramCompiled)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from app.core.requests import Request, RequestFailed
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
 from app.core.session.runs import ReplayRequest, RunState
@@ -18,9 +19,9 @@ class SessionHost(Protocol):
 
     events: SessionEvents
     loaded: rq.ModelLoaded | None
-    last_error: rq.RequestFailed | None
-    active: rq.Request | ReplayRequest | None
-    background: rq.Request | None
+    last_error: RequestFailed | None
+    active: Request | ReplayRequest | None
+    background: Request | None
     device: str
     platform: str
     _keep: int
@@ -28,7 +29,7 @@ class SessionHost(Protocol):
     @property
     def busy(self) -> bool: ...
 
-    def send(self, request: rq.Request, status: str = "") -> bool: ...
+    def send(self, request: Request, status: str = "") -> bool: ...
 
     def load(self, model: str, dtype: str = "float32") -> bool: ...
 

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PhaseEvent, PromptEvent, TokenEvent
-from app.core.programs.compute.requests import ProgramCompiled
+from app.core.programs.compute.requests import ProgramCompiled, ProgramFailed, ProgramLoaded, ProgramRequest
 from app.core.race import with_verdicts
+from app.core.requests import Notice, Request, RequestDone, RequestFailed, SourceMapReady
 from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.compute.settings_race import SettingsParted
@@ -42,7 +43,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
     :class:`RaceVerdicts` base's, the newest settings race its :class:`SettingsRaceResults` base's, the devices,
     mesh and caches its :class:`DeviceState` base's."""
 
-    def __init__(self, submit: Callable[[rq.Request], None]) -> None:
+    def __init__(self, submit: Callable[[Request], None]) -> None:
         super().__init__()
         self.submit = submit
         self.loaded: rq.ModelLoaded | None = None
@@ -52,18 +53,18 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
         self.platforms: list[str] = []
         self.platform = ""
         #: a run or race waiting for its model to load, or a program about to be sent
-        self.pending: rq.RunRequest | rq.RaceRequest | rq.ProgramRequest | None = None
-        self.active: rq.Request | ReplayRequest | None = None  # the request on the worker, or a replay
-        self.last_error: rq.RequestFailed | None = None
+        self.pending: rq.RunRequest | rq.RaceRequest | ProgramRequest | None = None
+        self.active: Request | ReplayRequest | None = None  # the request on the worker, or a replay
+        self.last_error: RequestFailed | None = None
         self._init_results()
         self._init_verdicts()
         self._init_settings_race()
         self.mesh = "1 device"
         self.cache_info: rq.CacheInfo | None = None
         #: what "Replay cold start" reruns
-        self.last_request: rq.RunRequest | rq.RaceRequest | rq.ProgramRequest | None = None
+        self.last_request: rq.RunRequest | rq.RaceRequest | ProgramRequest | None = None
         #: A run abandoned mid-compile (:meth:`abandon`): its events are dropped until its RequestDone arrives.
-        self.background: rq.Request | None = None
+        self.background: Request | None = None
 
     def race_rows(self) -> list[dict[str, Any]]:
         """The race summary's rows, × torch from the newest race's steady-state verdicts when it has them
@@ -91,7 +92,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
     @property
     def program_running(self) -> bool:
         """A run of the user's program is queued or executing."""
-        return isinstance(self.active or self.pending, rq.ProgramRequest)
+        return isinstance(self.active or self.pending, ProgramRequest)
 
     @property
     def racing(self) -> bool:
@@ -126,7 +127,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
             return False
         return self._start(kind(prompt, tuple(modes), settings, eager_tokens, steady=steady), model, dtype)
 
-    def run_program(self, request: rq.ProgramRequest) -> bool:
+    def run_program(self, request: ProgramRequest) -> bool:
         """Run the user's program (no model needed: it does not wait for a load). False when busy."""
         if self.busy:
             return False
@@ -142,7 +143,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
 
     def replay(self) -> bool:
         """Clear the in-memory caches, then rerun the last run or race (cold start on demand)."""
-        if isinstance(self.last_request, rq.ProgramRequest):
+        if isinstance(self.last_request, ProgramRequest):
             return self.run_program(self.last_request)  # False when busy
         if self.busy or self.last_request is None or self.loaded is None:
             return False
@@ -169,7 +170,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
             return
         self.active = request
         self.last_error = None
-        if isinstance(request, rq.ProgramRequest):  # its runs start with their first call (LaneEvent)
+        if isinstance(request, ProgramRequest):  # its runs start with their first call (LaneEvent)
             self.events.status.emit("Compiling as you type…" if request.trace_only else "Running the program…")
             self._busy_changed()
             self.submit(request)
@@ -179,7 +180,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
         self._busy_changed()  # now a run (Stop applies), no longer only a load
         self.submit(request)
 
-    def send(self, request: rq.Request, status: str = "") -> bool:
+    def send(self, request: Request, status: str = "") -> bool:
         """Make ``request`` the active one and send it to the compute thread, saying ``status`` (if any); the
         caller checks :attr:`busy` first (a view's own request, e.g. the settings race's parting)."""
         self.active = request
@@ -204,7 +205,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
         for the compute thread in order (:attr:`background` says it is busy). Returns False when no run or
         race is active."""
         request = self.active
-        if not isinstance(request, (rq.RunRequest, rq.RaceRequest, rq.ProgramRequest)):
+        if not isinstance(request, (rq.RunRequest, rq.RaceRequest, ProgramRequest)):
             return False
         self._end_stopped(self.current)
         self.background, self.active = request, None
@@ -216,17 +217,17 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
 
     def _handlers(self) -> dict[type, Callable[[Any], None]]:
         return {
-            rq.ModelLoaded: self._on_loaded, rq.RequestFailed: self._on_failed, rq.RequestDone: self._on_done,
+            rq.ModelLoaded: self._on_loaded, RequestFailed: self._on_failed, RequestDone: self._on_done,
             LaneEvent: self._on_lane, PromptEvent: self._on_prompt, FinishedEvent: self._on_finished,
             CallRecord: lambda e: self.apply_all([e]), TokenEvent: lambda e: self.apply_all([e]),
             PhaseEvent: self.events.phase.emit, IREvent: self.events.ir.emit,
-            rq.Notice: lambda e: self.events.notice.emit(e.text), rq.SourceMapReady: lambda e: self.events.sourceMap.emit(e.step, e.source_map),
+            Notice: lambda e: self.events.notice.emit(e.text), SourceMapReady: lambda e: self.events.sourceMap.emit(e.step, e.source_map),
             rq.CollectivesReady: lambda e: self.events.collectives.emit(e.step, e.collectives),
             rq.DevicesListed: self._on_devices,
             rq.MeshChanged: self._on_mesh, rq.CacheInfo: self._on_cache,
             rq.ProfileReady: self._on_profile, rq.PassesReady: self._on_passes,
             rq.SessionsRead: self._on_sessions_read, **self._settings_race_handlers(),
-            rq.ProgramLoaded: self._on_program_loaded, rq.ProgramFailed: self.events.programFailed.emit,
+            ProgramLoaded: self._on_program_loaded, ProgramFailed: self.events.programFailed.emit,
             ProgramCompiled: self.events.programCompiled.emit, SettingsParted: self.events.settingsParted.emit,
             **self._verdict_handlers(),
         }
@@ -243,7 +244,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
         if not self.load_queue and self.pending is not None:
             self.send_pending()
 
-    def _on_failed(self, event: rq.RequestFailed) -> None:
+    def _on_failed(self, event: RequestFailed) -> None:
         self.last_error = self._forget_refused(event)  # a refused run leaves no trace (run_list.py)
         if isinstance(event.request, rq.LoadRequest):
             if event.request in self.load_queue:
@@ -251,7 +252,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
             self.pending = None  # it was meant for the model that failed
         self.events.error.emit(event)
 
-    def _on_done(self, event: rq.RequestDone) -> None:
+    def _on_done(self, event: RequestDone) -> None:
         request = event.request
         if request is self.active:  # only what send / send_pending made active (never a load, cache or mesh)
             self.active = None
@@ -264,15 +265,15 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
             self._busy_changed()
         self.events.sessionsRead.emit(event)
 
-    def _done_message(self, request: rq.Request) -> str:
+    def _done_message(self, request: Request) -> str:
         if self.last_error is not None and self.last_error.request is request:
             return ""
         if isinstance(request, (rq.PassesRequest, rq.CaptureRequest, rq.ProfileRequest)):
             return self._results_done(request)
-        if isinstance(request, rq.ProgramRequest) and request.trace_only:
+        if isinstance(request, ProgramRequest) and request.trace_only:
             entry = self._program_entry or request.entry or "the program"
             return f"Traced {entry} as you type: jaxpr, StableHLO and HLO updated (Ctrl+Enter runs and times it)."
-        if isinstance(request, rq.ProgramRequest):
+        if isinstance(request, ProgramRequest):
             return "; ".join(program_line(r) for r in self.runs if r.program and r.finished is not None
                              and r.run_id > self._program_first_run) or "Stopped before the first call ended."
         if isinstance(request, rq.RaceRequest):
@@ -281,7 +282,7 @@ class Session(RunList, ShownResults, RaceVerdicts, SettingsRaceResults, DeviceSt
 
     def _on_lane(self, event: LaneEvent) -> None:
         request = self.active
-        if isinstance(request, rq.ProgramRequest):  # a program's run (one of two for jit vs no-jit, sweeps)
+        if isinstance(request, ProgramRequest):  # a program's run (one of two for jit vs no-jit, sweeps)
             self._program_lane(event, self._program_entry or request.entry or "program")
         else:
             self._race_lane(event, getattr(getattr(request, "settings", None), "max_new_tokens", None))

@@ -7,26 +7,16 @@ the engine events of :mod:`app.core.events` plus the events below. The protocol 
 :class:`~app.core.requests.RequestFailed`, :class:`~app.core.requests.Notice`,
 :class:`~app.core.requests.SourceMapReady` — is :mod:`app.core.requests`'; a program's requests are
 :mod:`app.core.programs.compute.requests`', a settings race's progress
-:class:`app.core.compile_settings.progress.SettingsRaceLanes`. They are re-exported here, where the window's and the
-command line's code read every request and answer (``rq.RequestDone``, ``rq.ProgramRequest``)."""
+:class:`app.core.compile_settings.progress.SettingsRaceLanes`: each is imported from its own module (issue 57: one
+home per concept), not from here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.compile_settings.progress import SettingsRaceLanes
-from app.core.programs.compute.requests import (
-    ProgramCompiled,
-    ProgramCompileRequest,
-    ProgramEntryInfo,
-    ProgramFailed,
-    ProgramLoaded,
-    ProgramRequest,
-    ProgramSettingsRaceRequest,
-)
 from app.core.race import EAGER_TOKENS, SteadyPlan
-from app.core.requests import Notice, Request, RequestDone, RequestFailed, SourceMapReady
+from app.core.requests import Request
 from app.core.settings import GenerationSettings
 from app.core.steps import DECODE
 
@@ -281,12 +271,12 @@ class CacheInfo:
     message: str = ""
 
 
-#: Read here by the window, the command line and the tests (their homes: the modules the docstring names).
+#: A model's requests and answers, read here by the window, the command line and the tests. The protocol's
+#: (``Request``, ``RequestDone``, ...) are imported from app.core.requests, a program's from
+#: app.core.programs.compute.requests, a settings race's progress from app.core.compile_settings.progress: one home each.
 __all__ = [
     "CacheInfo", "CacheRequest", "CaptureRequest", "CollectivesReady", "DevicesListed", "DevicesRequest",
-    "LoadRequest", "MeshChanged", "MeshRequest", "ModelLoaded", "Notice", "OpenSessionsRequest", "PassesReady",
-    "PassesRequest", "ProfileReady", "ProfileRequest", "ProgramCompileRequest", "ProgramCompiled",
-    "ProgramEntryInfo", "ProgramFailed", "ProgramLoaded", "ProgramRequest", "ProgramSettingsRaceRequest",
-    "RaceRequest", "Request", "RequestDone", "RequestFailed", "RunRequest", "SessionsRead", "SettingsRaceLanes",
-    "SettingsRaceRequest", "SourceMapReady",
+    "LoadRequest", "MeshChanged", "MeshRequest", "ModelLoaded", "OpenSessionsRequest", "PassesReady",
+    "PassesRequest", "ProfileReady", "ProfileRequest", "RaceRequest", "RunRequest", "SessionsRead",
+    "SettingsRaceRequest",
 ]

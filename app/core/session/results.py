@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
@@ -31,7 +32,7 @@ class ShownResults:
         self.last_origin = ""
 
     def profile(self: SessionHost, prompt: str, step: str = DECODE, n_steps: int = 20,
-                program: rq.ProgramRequest | None = None) -> bool:
+                program: ProgramRequest | None = None) -> bool:
         """Profile the loaded model's ``step`` in the latest run's mode when that mode is profilable (jit-loop:
         its loop, one step per iteration), else jit-static's — or, with ``program``, ``n_steps`` calls of the
         user's program's entry point (no model needed); refused (False) while busy or with no model."""
@@ -58,7 +59,7 @@ class ShownResults:
         return self.send(rq.OpenSessionsRequest(tuple(str(p) for p in paths)))
 
     def passes(self: SessionHost, step: str = DECODE, fusion_log: bool = False, mode: str = "", xla_flags: str = "",
-               program: rq.ProgramRequest | None = None) -> bool:
+               program: ProgramRequest | None = None) -> bool:
         """Record XLA's pass pipeline of the compiled ``step`` (of ``mode``; ``""``: the latest JAX mode
         that compiled it) — or, with ``program``, of the user's program's entry point (no model needed) — with
         ``xla_flags`` (XLA option text, validated on the compute thread); refused (False) while busy or with no

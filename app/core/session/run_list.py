@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.events import CallRecord, FinishedEvent, LaneEvent, PromptEvent, TokenEvent
 from app.core.mode_catalog import MODE_NAMES, mode_info
+from app.core.programs.compute.requests import ProgramLoaded
 from app.core.report.text import cap_note
+from app.core.requests import RequestDone, RequestFailed
 from app.core.session import figures
 from app.core.session import requests as rq
 from app.core.session.events_group import SessionEvents
@@ -62,7 +64,7 @@ class RunList:
             self.events.runsDropped.emit([r.run_id for r in dropped])
         return dropped
 
-    def _forget_refused(self, event: rq.RequestFailed) -> rq.RequestFailed:
+    def _forget_refused(self, event: RequestFailed) -> RequestFailed:
         """A run or race refused before its first call (a prompt longer than the KV cache, a cache longer than
         the model's positions) leaves no trace: its runs with no call record and no end leave the session
         (``runsDropped``), so no empty legend entry and no "0 tokens" row in the Save dialog (issue 55).
@@ -179,7 +181,7 @@ class RunList:
         records.clear()
         tokens.clear()
 
-    def _on_program_loaded(self, event: rq.ProgramLoaded) -> None:
+    def _on_program_loaded(self, event: ProgramLoaded) -> None:
         self._program_entry = event.entry  # its runs are named after it
         self.events.programLoaded.emit(event)
 
@@ -215,7 +217,7 @@ class RunList:
         everything before that request's RequestDone is its own."""
         if self.background is not None:
             done = next((i for i, e in enumerate(events)
-                         if isinstance(e, rq.RequestDone) and e.request is self.background), None)
+                         if isinstance(e, RequestDone) and e.request is self.background), None)
             if done is None:
                 return
             events = events[done + 1:]

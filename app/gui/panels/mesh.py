@@ -9,8 +9,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app.core.requests import RequestFailed
 from app.core.session.model import Session
-from app.core.session.requests import MeshChanged, MeshRequest, ModelLoaded, RequestFailed
+from app.core.session.requests import MeshChanged, MeshRequest, ModelLoaded
 from widgets.devices.device_panel import DevicePanel
 
 

@@ -18,6 +18,8 @@ import pytest
 from app.core.passes import record
 from app.core.passes.model import KERNEL_IR_DUMPED, kernel_ir_line, kernel_ir_lost
 from app.core.passes.record import RecordingError, failure_line, record_pipeline
+from app.core.programs.compute.requests import ProgramRequest
+from app.core.requests import Notice, RequestFailed
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "app" / "examples" / "07_mlp_training.py"
 
@@ -87,21 +89,21 @@ def test_the_window_records_07_mlp_training_with_kernel_ir_five_times():
     from app.core.session.compute.service import ComputeService
 
     service = ComputeService()
-    program = rq.ProgramRequest(EXAMPLE.read_text(), path=str(EXAMPLE), name=EXAMPLE.name, entry="train_step")
+    program = ProgramRequest(EXAMPLE.read_text(), path=str(EXAMPLE), name=EXAMPLE.name, entry="train_step")
     outcomes = []
     for _ in range(5):
         events = list(service.handle(rq.PassesRequest(step="train_step", program=program), lambda: False))
-        failed = [e for e in events if isinstance(e, rq.RequestFailed)]
+        failed = [e for e in events if isinstance(e, RequestFailed)]
         assert not failed, failed[0].message
         ready = next(e for e in events if isinstance(e, rq.PassesReady))
         pipeline = ready.pipeline
         outcomes.append(_assert_says_kernel_ir(pipeline))
-        notices = [e.text for e in events if isinstance(e, rq.Notice)]
+        notices = [e.text for e in events if isinstance(e, Notice)]
         if outcomes[-1] == "dumped":
             assert any(f["has_llvm_ir"] for f in ready.fusions) and not notices
         else:
             assert notices == [pipeline.kernel_ir] and not any(f["has_llvm_ir"] for f in ready.fusions)
-            assert events.index(next(e for e in events if isinstance(e, rq.Notice))) < events.index(ready)
+            assert events.index(next(e for e in events if isinstance(e, Notice))) < events.index(ready)
     assert len(outcomes) == 5  # this process is still here
 
 
@@ -136,7 +138,7 @@ def test_the_window_path_says_so_with_a_notice(monkeypatch):
     _use_child(monkeypatch, ABORTING_CHILD)
     request = rq.PassesRequest(step="mlp")
     events = list(record_passes(None, request, lambda: False, None, lowered=("jit", _mlp_lowered())))
-    assert [type(e) for e in events] == [rq.Notice, rq.PassesReady]
+    assert [type(e) for e in events] == [Notice, rq.PassesReady]
     assert events[0].text == events[1].pipeline.kernel_ir and "aborted while dumping kernel IR" in events[0].text
     assert events[1].rows and not any(f["has_llvm_ir"] for f in events[1].fusions)
 

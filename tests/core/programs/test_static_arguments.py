@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.programs.loader import load_program
 from app.core.programs.runner import (
     ProgramRunner,
@@ -204,7 +205,6 @@ def test_the_window_keeps_its_runner_when_only_a_static_value_changes(tmp_path):
     next compile says which argument changed and how — not "first call"."""
     from app.core.events import CallRecord
     from app.core.programs.compute.service import ProgramService
-    from app.core.session import requests as rq
 
     source = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
               "@partial(jax.jit, static_argnames=('n',))\ndef power(x, n):\n    return x ** n\n\n\n"
@@ -214,7 +214,7 @@ def test_the_window_keeps_its_runner_when_only_a_static_value_changes(tmp_path):
     service = ProgramService()
 
     def records(spec: str) -> list[CallRecord]:
-        request = rq.ProgramRequest(source, path=str(path), entry="power", spec=spec, n_calls=2)
+        request = ProgramRequest(source, path=str(path), entry="power", spec=spec, n_calls=2)
         return [e for e in service.handle(request, lambda: False) if isinstance(e, CallRecord)]
 
     first = records("f32[4], 3")

@@ -11,8 +11,10 @@ from session_helpers import passes_ready
 from app.core.events import CallRecord, FinishedEvent, IREvent, LaneEvent, PromptEvent, Summary, TokenEvent
 from app.core.live_recording import LiveRecording, LiveRunInfo, race_keys, short_origin
 from app.core.profile.model import StepProfile, Timeline
+from app.core.programs.compute.requests import ProgramLoaded, ProgramRequest
 from app.core.recording import RecordedRun
 from app.core.recording.model import is_program_run
+from app.core.requests import Request, RequestDone, SourceMapReady
 from app.core.session import requests as rq
 from app.core.session.model import Session
 from app.core.settings import GenerationSettings
@@ -20,10 +22,10 @@ from app.core.settings import GenerationSettings
 PROMPT = "The jit"
 
 
-def _session() -> tuple[Session, list[rq.Request], LiveRecording, list[int]]:
+def _session() -> tuple[Session, list[Request], LiveRecording, list[int]]:
     """A session with a model loaded (nothing runs: what it submits is collected), a live recording following
     it, and how many times the recording asked the front end for the form (``asked``)."""
-    sent: list[rq.Request] = []
+    sent: list[Request] = []
     session = Session(sent.append)
     session.loaded = rq.ModelLoaded(rq.LoadRequest("tiny"), "tiny-llama · float32", "tiny", 0.0)
     asked: list[int] = []
@@ -51,19 +53,19 @@ def _stream(mode: str, n_tokens: int = 2, step_ir: bool = True) -> list:
     return events
 
 
-def _run(session: Session, sent: list[rq.Request], mode: str = "jit-static", **kw) -> None:
+def _run(session: Session, sent: list[Request], mode: str = "jit-static", **kw) -> None:
     assert session.run(PROMPT, GenerationSettings(mode=mode, max_new_tokens=3), "tiny")
     request = sent.pop()
-    session.apply_all(_stream(mode, **kw) + [rq.RequestDone(request)])
+    session.apply_all(_stream(mode, **kw) + [RequestDone(request)])
 
 
-def _race(session: Session, sent: list[rq.Request], modes: tuple[str, ...]) -> None:
+def _race(session: Session, sent: list[Request], modes: tuple[str, ...]) -> None:
     assert session.race(PROMPT, list(modes), GenerationSettings(max_new_tokens=3), 3, "tiny")
     request = sent.pop()
     events: list = []
     for i, mode in enumerate(modes):
         events += [LaneEvent(mode, i, len(modes), 3)] + _stream(mode, step_ir=mode != "torch")
-    session.apply_all(events + [rq.RequestDone(request)])
+    session.apply_all(events + [RequestDone(request)])
 
 
 def _profile(step: str = "decode") -> StepProfile:
@@ -89,7 +91,7 @@ def test_a_live_run_is_recorded_as_it_streams_with_the_front_ends_prompt_and_set
 
 
 def test_a_form_that_cannot_be_read_records_the_run_without_settings():
-    sent: list[rq.Request] = []
+    sent: list[Request] = []
     session = Session(sent.append)
     session.loaded = rq.ModelLoaded(rq.LoadRequest("tiny"), "tiny-llama", "tiny", 0.0)
 
@@ -120,7 +122,7 @@ def test_source_maps_and_profiles_go_to_the_newest_live_run_with_that_steps_ir()
     _race(session, sent, ("jit-static", "torch"))
     jit, torch = (live.recorded[s.run_id] for s in session.runs)
     source_map = object()
-    session.apply(rq.SourceMapReady("decode", source_map))
+    session.apply(SourceMapReady("decode", source_map))
     assert jit.source_maps == {"decode": source_map} and torch.source_maps == {}
     session.apply(rq.ProfileReady(_profile(), {}, {}))
     assert jit.profile is not None and jit.profile.step == "decode" and torch.profile is None
@@ -149,7 +151,7 @@ def test_a_stopped_run_is_recorded_as_stopped_and_later_ir_is_no_runs():
     assert session.abandon()  # Esc during a compile: ends as stopped with what it has
     run = live.recorded[session.current.run_id]
     assert run.finished is not None and run.finished.reason == "stopped" and len(run.tokens) == 3
-    session.apply_all([rq.RequestDone(request)])
+    session.apply_all([RequestDone(request)])
     session.apply(IREvent("decode", "jit-static", {"hlo": "a trace as you type"}))  # after its end
     assert run.ir["decode"] == {"hlo": "jit-static decode"} and live.recorder.current is None
     assert live.recorder.runs == [run]
@@ -159,15 +161,15 @@ def test_a_program_run_is_recorded_as_file_colon_entry_not_as_the_loaded_model()
     """Issue 37: the window recorded program runs under the loaded model (SmolLM2); the CLI's ``program``
     names them ``FILE.py:ENTRY``."""
     session, sent, live, asked = _session()
-    request = rq.ProgramRequest("def selu(x):\n    return x\n", path="/work/prog/act.py", name="act.py",
+    request = ProgramRequest("def selu(x):\n    return x\n", path="/work/prog/act.py", name="act.py",
                                 entry="selu", n_calls=2, spec="f32[8]")
     assert session.run_program(request)
     records = [CallRecord(0, "selu", "jit", {}, 40.0, 40.0, compiled=True),
                CallRecord(1, "selu", "jit", {}, 1.0, 1.0)]
-    session.apply_all([rq.ProgramLoaded(request, "/work/prog/act.py", "act.py", (), "selu", "f32[8]", "jax"),
+    session.apply_all([ProgramLoaded(request, "/work/prog/act.py", "act.py", (), "selu", "f32[8]", "jax"),
                        LaneEvent("jit", 0, 1, 0), *records, IREvent("selu", "jit", {"hlo": "selu"}),
                        FinishedEvent("calls", Summary.from_records("jit", records, 0, 40.0, 41.0)),
-                       rq.SourceMapReady("selu", "map"), rq.RequestDone(request)])
+                       SourceMapReady("selu", "map"), RequestDone(request)])
     state = session.current
     run = live.recorded[state.run_id]
     assert state.program == "selu" and run.label == state.label

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from app.core.events import CallRecord, FinishedEvent, LaneEvent, TokenEvent
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.race import by_lane, race, summary_rows
+from app.core.requests import Request, RequestDone, RequestFailed
 from app.core.session import requests as rq
 from app.core.session.compute.service import ComputeService
 from app.core.session.model import LiveFigures, Session
@@ -16,7 +18,7 @@ class Recorder:
     """Collects what a session submits and what its signals emit."""
 
     def __init__(self) -> None:
-        self.sent: list[rq.Request] = []
+        self.sent: list[Request] = []
         self.emitted: dict[str, list] = {}
 
     def session(self) -> Session:
@@ -56,7 +58,7 @@ def test_failed_load_drops_the_run_it_was_for_and_keeps_the_model(llama_engine, 
     session.apply_all(list(service.handle(rec.sent.pop(0))))
     session.run("x", GenerationSettings(max_new_tokens=2), "/no/such/folder")
     session.apply_all(list(service.handle(rec.sent.pop(0))))
-    assert isinstance(session.last_error, rq.RequestFailed) and "does not exist" in session.last_error.message
+    assert isinstance(session.last_error, RequestFailed) and "does not exist" in session.last_error.message
     assert rec.sent == [] and session.pending is None and not session.busy
     assert session.loaded.request.model == model_dirs("llama") and session.runs == []  # refused: no run
 
@@ -90,7 +92,7 @@ def test_stopped_race_summarises_only_finished_lanes():
 
     rec = session.current.records
     session.apply(FinishedEvent("stopped", Summary.from_records("torch", rec, 1, 5.0, 6.0), [1], "a"))
-    session.apply(rq.RequestDone(request))
+    session.apply(RequestDone(request))
     assert [r["mode"] for r in session.race_rows()] == ["torch"] and session.active is None
     assert session.race_rows()[0]["reason"] == "stopped"
     assert messages == ["Race stopped: finished none; stopped torch; not run jit-static"]
@@ -99,8 +101,8 @@ def test_stopped_race_summarises_only_finished_lanes():
 def test_service_reports_bad_requests_as_data():
     service = ComputeService()
     events = list(service.handle(rq.RunRequest("p", GenerationSettings())))
-    assert isinstance(events[0], rq.RequestFailed) and "No model is loaded" in events[0].message
-    assert isinstance(events[-1], rq.RequestDone)
+    assert isinstance(events[0], RequestFailed) and "No model is loaded" in events[0].message
+    assert isinstance(events[-1], RequestDone)
     events = list(service.handle(rq.CacheRequest("frobnicate")))
     assert "Unknown cache action" in events[0].message
 
@@ -204,7 +206,7 @@ def test_device_choice_reloads_the_model_there_and_lists_that_platform(model_dir
     load, listing = rec.sent
     assert isinstance(load, rq.LoadRequest) and load.device == "tpu" and isinstance(listing, rq.DevicesRequest)
     events = list(service.handle(rec.sent.pop(0)))
-    failed = [e for e in events if isinstance(e, rq.RequestFailed)]
+    failed = [e for e in events if isinstance(e, RequestFailed)]
     assert failed and "tpu" in str(failed[0].message).lower()
 
 
@@ -236,15 +238,15 @@ def test_a_program_stopped_before_its_first_call_does_not_repeat_the_previous_su
     monkeypatch.setattr(session_model, "program_line", lambda run: f"summary of {run.label}")
     rec = Recorder()
     session = rec.session()
-    first = rq.ProgramRequest("def f(x):\n    return x\n", name="a.py")
+    first = ProgramRequest("def f(x):\n    return x\n", name="a.py")
     assert session.run_program(first)
     session.apply(LaneEvent("jit", 0, 1, 3))
     session.runs[-1].finished = object()  # its calls ended
-    session.apply(rq.RequestDone(first))
+    session.apply(RequestDone(first))
     assert rec.emitted["idle"][-1][0].startswith("summary of run 1")
-    second = rq.ProgramRequest("while True:\n    pass\n", name="b.py")
+    second = ProgramRequest("while True:\n    pass\n", name="b.py")
     assert session.run_program(second)
-    session.apply(rq.RequestDone(second))  # stopped while loading: no lane, no call
+    session.apply(RequestDone(second))  # stopped while loading: no lane, no call
     assert rec.emitted["idle"][-1][0] == "Stopped before the first call ended."
 
 

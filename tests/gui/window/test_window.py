@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from app.core.requests import RequestDone
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import time  # noqa: E402
@@ -244,7 +246,7 @@ def test_worker_batches_events_and_emits_from_the_compute_thread(qtbot):
     from PySide6.QtCore import QObject, Qt, Slot
 
     from app.core.events import CallRecord, TokenEvent
-    from app.core.session.requests import RequestDone, RunRequest
+    from app.core.session.requests import RunRequest
     from app.core.settings import GenerationSettings
     from app.gui.worker import ComputeThread
 

@@ -16,7 +16,7 @@ from app.core.passes.lowered import lowered_for
 from app.core.passes.model import PassPipeline, Snapshot, kernel_ir_lost
 from app.core.passes.record import RecordingStopped, record_pipeline
 from app.core.programs.runner import ProgramRunner
-from app.core.requests import Handlers
+from app.core.requests import Handlers, Notice
 from app.core.session import requests as rq
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
     entry point; else the engine's compiled step); progress as live phases at each stage (flags checked,
     compile with dumps, dumps read). The recording's ``seconds`` count from ``started`` (``time.perf_counter()``
     when the request began, e.g. before a program was lowered; default: now), the whole wait the user saw.
-    A stop (``should_stop``) ends it with a :class:`~app.core.session.requests.Notice`, not a failure. A
+    A stop (``should_stop``) ends it with a :class:`~app.core.requests.Notice`, not a failure. A
     program's entry point is recorded with its kernels' IR (in a child process: :mod:`app.core.passes.record`);
     when that IR is lost (the child aborted, a step on a device mesh) a :class:`Notice` with the pipeline's
     one-line ``kernel_ir`` note comes before the :class:`PassesReady`, which is complete without it."""
@@ -81,10 +81,10 @@ def record_passes(engine: Any, request: rq.PassesRequest, should_stop: Callable[
         pipeline = record_pipeline(lowered, fusion_log=request.fusion_log, should_stop=should_stop,
                                    compiler_options=options, kernel_ir=kernel_ir, on_progress=progress)
     except RecordingStopped as exc:
-        yield rq.Notice(str(exc))
+        yield Notice(str(exc))
         return
     if kernel_ir_lost(pipeline):
-        yield rq.Notice(pipeline.kernel_ir)
+        yield Notice(pipeline.kernel_ir)
     yield passes_ready(request, mode, pipeline, time.perf_counter() - t0)
 
 

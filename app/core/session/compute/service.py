@@ -24,9 +24,10 @@ from app.core.parallel.devices import list_devices
 from app.core.parallel.mesh import collectives, parse_mesh, tp_sizes
 from app.core.profile.bound import memory_bound
 from app.core.programs.compute.handlers import handlers as program_handlers
+from app.core.programs.compute.requests import ProgramRequest
 from app.core.programs.compute.service import ProgramService
 from app.core.race import race
-from app.core.requests import Handlers
+from app.core.requests import Handlers, Notice, Request, RequestDone, RequestFailed, SourceMapReady
 from app.core.session import requests as rq
 from app.core.session.compute import passes, profile, recorded
 from app.core.session.compute import settings_race as srs
@@ -52,7 +53,7 @@ def settle_garbage_collector() -> None:
     gc.freeze()
 
 
-def failure(request: rq.Request, exc: BaseException) -> rq.RequestFailed:
+def failure(request: Request, exc: BaseException) -> RequestFailed:
     """The :class:`RequestFailed` of ``exc``: the app's own errors keep their message; anything else is
     reported as unexpected, with its type."""
     details = "".join(traceback.format_exception(exc))
@@ -60,16 +61,16 @@ def failure(request: rq.Request, exc: BaseException) -> rq.RequestFailed:
         message = str(exc)
     else:
         message = f"Unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
-    return rq.RequestFailed(request, message, details, _field_at_fault(request, exc))
+    return RequestFailed(request, message, details, _field_at_fault(request, exc))
 
 
-def _field_at_fault(request: rq.Request, exc: BaseException) -> str:
-    """Which input of the window ``exc`` is about (see :class:`app.core.session.requests.RequestFailed`)."""
+def _field_at_fault(request: Request, exc: BaseException) -> str:
+    """Which input of the window ``exc`` is about (see :class:`app.core.requests.RequestFailed`)."""
     if isinstance(request, rq.LoadRequest):
         return "model"
     if isinstance(request, rq.MeshRequest):
         return "mesh"
-    if isinstance(request, rq.ProgramRequest):
+    if isinstance(request, ProgramRequest):
         return "program"
     if isinstance(exc, (PromptTooLongError, EmptyPromptError)):
         return "prompt"
@@ -102,7 +103,7 @@ class ComputeService:
 
     def handle(
         self,
-        request: rq.Request,
+        request: Request,
         should_stop: Callable[[], bool] = lambda: False,
         on_live_phase: Callable[[Any], None] | None = None,
         reraise: bool = False,
@@ -118,7 +119,7 @@ class ComputeService:
                 raise
             yield failure(request, exc)
         finally:
-            yield rq.RequestDone(request)
+            yield RequestDone(request)
 
     # -- models -----------------------------------------------------------------------------------------
     def _load(self, request: rq.LoadRequest, _stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
@@ -215,18 +216,18 @@ class ComputeService:
             if on_live_phase is not None:
                 on_live_phase(PhaseEvent("source map", True, f"of the {step} step ({mode})"))
             try:
-                yield rq.SourceMapReady(step, self._source_map(engine, mode, step, build_source_map))
+                yield SourceMapReady(step, self._source_map(engine, mode, step, build_source_map))
             except Exception as exc:  # noqa: BLE001
-                yield rq.Notice(f"No source map for the {step} step: {type(exc).__name__}: {exc}")
+                yield Notice(f"No source map for the {step} step: {type(exc).__name__}: {exc}")
             try:
                 yield rq.CollectivesReady(step, collectives(ev.ir.hlo))
             except Exception as exc:  # noqa: BLE001
-                yield rq.Notice(f"Could not list the {step} step's collectives: {exc}")
+                yield Notice(f"Could not list the {step} step's collectives: {exc}")
         try:
             yield rq.MeshChanged(engine.mesh_label, engine.device_bytes(), memory_bound(engine))
             yield self._caches.info()  # the run may have written to the persistent cache
         except Exception as exc:  # noqa: BLE001
-            yield rq.Notice(f"Could not measure bytes per device or the cache: {exc}")
+            yield Notice(f"Could not measure bytes per device or the cache: {exc}")
 
     def _source_map(self, engine: Engine, mode: str, step: str, build: Callable[..., Any]) -> Any:
         """The source map of the engine's ``step`` in ``mode``: built once per compile (a warm run's reused IR

@@ -6,7 +6,7 @@ the Demo kit dock and a second, talk-sized one for presentation mode (:attr:`Set
 places it). The race goes through the session like a mode race (:meth:`app.core.session.model.Session.race` with
 :class:`app.core.session.requests.SettingsRaceRequest`): the one compute thread runs
 :func:`app.core.compile_settings.race.settings_race`; its lanes are runs on the latency plot, and after each lane a
-:class:`app.core.session.requests.SettingsRaceLanes` (plain data) redraws the trade-off, whose Pareto front and
+:class:`app.core.compile_settings.progress.SettingsRaceLanes` (plain data) redraws the trade-off, whose Pareto front and
 break-even sentences come from :func:`app.core.compile_settings.figures.plot_points`. With the Demo kit's
 steady-state box on (its budget), paired rounds follow the lanes (:mod:`app.core.compile_settings.paired`): their
 progress, then each setting's verdict against the baseline with its 95 % interval, under the plot

@@ -21,8 +21,9 @@ from app.core.passes import query
 from app.core.passes.compare import compare_pipelines, flags_text
 from app.core.passes.gpu_text import gpu_report, thunks_text
 from app.core.passes.model import kernel_ir_lost
+from app.core.requests import RequestFailed
 from app.core.session.compute.passes import recorded_passes_ready
-from app.core.session.requests import PassesReady, PassesRequest, RequestFailed
+from app.core.session.requests import PassesReady, PassesRequest
 from app.gui.context import WindowContext
 from app.gui.layout import scrolling
 from app.gui.panels.passes import annotate

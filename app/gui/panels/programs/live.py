@@ -19,17 +19,20 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import QPlainTextEdit
 
 from app.core.inspect.views import JAXPR
-from app.core.programs.compute.requests import ProgramCompiled, ProgramCompileRequest
+from app.core.programs.compute.requests import (
+    ProgramCompiled,
+    ProgramCompileRequest,
+    ProgramFailed,
+    ProgramRequest,
+)
 from app.core.programs.live import UNITS, VIEWS, Generations, Snapshot
 from app.core.programs.specs import SpecError
-from app.core.session.requests import ProgramFailed
 from app.core.units import ms
 from widgets.code.ir_changes import ChangeMarks
 from widgets.code.program_panel import LIVE_SHORTCUT, ProgramPanel
 
 if TYPE_CHECKING:
     from app.core.session.model import Session
-    from app.core.session.requests import ProgramRequest
     from app.gui.workspaces import Workspaces
     from widgets.ir.ir_tabs import IRTabs
 

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QTabWidget
 from app.core.programs.arguments import parse_argnums
 from app.core.programs.lanes import split_static_values
 from app.core.programs.specs import SpecError
-from app.core.session.requests import ProgramFailed, ProgramLoaded, ProgramRequest
 from app.gui.context import WindowContext
 from app.gui.panels.programs.draft import (
     DRAFT_DELAY_MS,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from app.gui.workspaces import Workspaces
 import ast
 
+from app.core.programs.compute.requests import ProgramFailed, ProgramLoaded, ProgramRequest
 from app.gui.menus import find_menu
 from widgets.source.source_rows import to_ranges
 

@@ -24,8 +24,8 @@ from app.core.live_recording import LiveRecording, LiveRunInfo, race_keys, reope
 from app.core.recording import RecordedRun, RunRecorder, SessionFile, load_all
 from app.core.recording.perfetto import write_trace
 from app.core.recording.store import SUFFIX
+from app.core.requests import SourceMapReady
 from app.core.session.model import RunState
-from app.core.session.requests import SourceMapReady
 from app.gui.context import WindowContext
 from app.gui.menus import find_menu, insert_before
 from app.gui.panels.sessions.compare import CompareDialog, IRDiffDialog

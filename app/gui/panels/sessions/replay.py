@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, QTimer, Slot
 
 from app.core.recording.timing import replay_schedule
-from app.core.session.requests import SourceMapReady
+from app.core.requests import SourceMapReady
 from app.gui.context import WindowContext
 from app.gui.panels.sessions.naming import replay_label
 
