@@ -20,6 +20,7 @@ from walk_checks import (
     describe,
 )
 from walk_more import MoreActions
+from walk_rules import PLOT_FIT_S
 
 
 def pump(ms: int = 50) -> None:
@@ -99,6 +100,8 @@ class Walk(MoreActions, WalkChecks):
         yield from getattr(self, f"do_{name}")(action)
         yield self.idle
         yield self.after(SETTLE_S)
+        fit_by = time.monotonic() + PLOT_FIT_S
+        yield lambda: self.drawing_fits() or time.monotonic() > fit_by
         t_check = time.monotonic()
         self.check()
         self.check_still(name)

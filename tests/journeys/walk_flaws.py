@@ -23,6 +23,11 @@ KNOWN_FLAWS: list[tuple[str, str, str]] = [
      "height follows the current view's minimum (IRTabs.size_by_current_tab: 134 px empty, 398 px with text) and "
      "whose figures row (FiguresLabel, minimum 0) takes 0–2 lines: the IR tabs move 30 px between the first run "
      "with IR and the one before it (walk seed 2 at 1024x600: stop, stop)"),
+    ("drawing_area", r"tall \(< 180\) in Code at 1280x720 ",
+     "issue 55, flaw 1 at its edge: a replayed race in the Code workspace at 1280x720 gives the legend three rows "
+     "(the older runs' entry and two '▶ replay' lanes) under the key row, and the plot's drawing area is 172 px "
+     "(the suite's walk, seed 197 step 14; tests/gui/programs/test_code_workspace_layout.py covers program runs, no "
+     "replay)"),
     ("still", r"^between \w+ and \w+ in Run \(presenting\) ",
      "issue 55: presentation mode's left column is as wide as its race summary's values (RaceTable.fit_rows: "
      "minimum width = content width, every value uncut): a longer value ('jit-static (stopped)') widens it and "
