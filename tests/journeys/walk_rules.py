@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 MIN_DRAWING_PX = 180
-PLOT_FIT_S = 3.0  # the plot's deferred fits of legend and key, waited for before the checks
+PLOT_FIT_S = 1.5  # the plot's deferred fits of legend and key, waited for before the checks
 BIG_WINDOW = (1280, 720)
 MIN_TRADEOFF_PX = 240
 MAX_MOVE_PX = 4
@@ -83,7 +83,7 @@ class WalkRules:
 
     def drawing_fits(self) -> bool:
         """What the walk waits for (at most ``PLOT_FIT_S``) before the checks: the plot fits its legend and key
-        after its last point, 50 ms timers later (a loaded machine lags: 172 px, then 219)."""
+        after its last point, 50 ms timers later (a loaded machine lags)."""
         height = self.drawing_height()
         return height is None or height >= MIN_DRAWING_PX
 
