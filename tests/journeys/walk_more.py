@@ -99,14 +99,14 @@ class MoreActions:
         if not saved and not (win.sessions.save(path) and path.exists()):
             yield self.after(0.1)
             return  # nothing to save: the status line said why
-        n = len(win.session.runs)
+        last = max((r.run_id for r in win.session.runs), default=0)  # the plot keeps a few units: by number
         if not win.sessions.open_paths([path], background=True):
             return
         yield from self.wait_busy_then_idle()
         yield self.after(SETTLE_S)
         self.shot("overlay")
         recorded = [r.label for f in load_all([path]) for r in f.runs]
-        for run, label in zip(win.session.runs[n:], recorded, strict=False):
+        for run, label in zip([r for r in win.session.runs if r.run_id > last], recorded, strict=False):
             own = re.match(r"run (\d+)\b", label)
             if own and int(own.group(1)) != run.run_id and f"(as run {own.group(1)})" not in run.label:
                 self.fail("overlay_names", f"{path.name}'s {label!r} reopened as {run.label!r} without "
@@ -118,11 +118,11 @@ class MoreActions:
         yield from self.show("Run")
         win.ui.model_picker.set_current_model(moe_model_dir())
         win.ui.form.set_values({"mode": "jit-static", "max_new_tokens": a["tokens"], "stop_at_eos": False})
-        runs = len(win.session.runs)
+        last = max((r.run_id for r in win.session.runs), default=0)  # the plot keeps a few units: by number
         win.ui.prompt.run_button.click()
         yield from self.wait_busy_then_idle(10.0)  # the load first
         yield self.after(SETTLE_S)
-        new = win.session.runs[runs:]
+        new = [r for r in win.session.runs if r.run_id > last]
         if not new or new[-1].finished is None or new[-1].finished.reason in ("stopped", "error"):
             self.fail("moe", f"the MoE run did not run (status: {win.status.text()!r})")
         self.shot("moe")

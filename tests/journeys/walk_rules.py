@@ -60,7 +60,7 @@ class WalkRules:
     #: ((workspace, window size, presenting), the controls' places, the action after which they were read)
     still_base: tuple[tuple, dict, str] | None = None
     errors_before: dict[str, str] = {}
-    runs_before = 0
+    runs_before = 0  # the highest run number before the action
     during_step = -1  # the step whose live_stop failure is recorded (once a step)
     step = 0
 
@@ -176,13 +176,14 @@ class WalkRules:
         return {k: v for k, v in out.items() if v}
 
     def note_errors(self) -> None:
-        """Before an action: the error texts shown, the runs so far."""
-        self.errors_before, self.runs_before = self.error_texts(), len(self.window.session.runs)
+        """Before an action: the error texts shown, the highest run number so far."""
+        self.errors_before = self.error_texts()
+        self.runs_before = max((r.run_id for r in self.window.session.runs), default=0)  # the plot drops old units
 
     def check_errors(self) -> None:
         """``stale_error`` after an action: an error text shown before it, still shown, after a run of its kind
         that worked."""
-        new = [r for r in self.window.session.runs[self.runs_before:] if not r.origin and not r.replay]
+        new = [r for r in self.window.session.runs if r.run_id > self.runs_before and not r.origin and not r.replay]
         kinds = set()
         if any(worked(r) and not r.program for r in new):
             kinds.update(MODEL_ERRORS)
