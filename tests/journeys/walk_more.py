@@ -82,7 +82,7 @@ class MoreActions:
         yield self.after(0.1)
         sr.controls.race_button.click()
         yield from self.wait_busy_then_idle()
-        self.shot("settings_race")  # every new action leaves a screenshot (NN-name.png) to look at
+        self.shot("settings_race-done")  # every new action leaves a screenshot (NN-name.png) to look at
         got = [p.name for p in sr.plot.points]
         if got != names:  # the baseline first, then the other setting
             self.fail("settings_race", f"the trade-off plot's points are {got}, not {names} "
@@ -104,7 +104,7 @@ class MoreActions:
             return
         yield from self.wait_busy_then_idle()
         yield self.after(SETTLE_S)
-        self.shot("overlay")
+        self.shot("overlay-done")
         recorded = [r.label for f in load_all([path]) for r in f.runs]
         for run, label in zip([r for r in win.session.runs if r.run_id > last], recorded, strict=False):
             own = re.match(r"run (\d+)\b", label)
@@ -125,7 +125,7 @@ class MoreActions:
         new = [r for r in win.session.runs if r.run_id > last]
         if not new or new[-1].finished is None or new[-1].finished.reason in ("stopped", "error"):
             self.fail("moe", f"the MoE run did not run (status: {win.status.text()!r})")
-        self.shot("moe")
+        self.shot("moe-run")
         self.check()  # the MoE run's window: every invariant, the Experts-per-token strip shown
         self.check_still("moe run")  # the Experts-per-token strip moves nothing (issue 55: Run/Stop by 143 px)
         win.ui.model_picker.set_current_model(MODEL)
