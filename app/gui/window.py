@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
             self.demo.presentation.hide.append(self.ui.stats.cards[key])
         # the Code workspace: your own program, its files and draft
         self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.compute.stop, self.demo.tabs)
-        self.demo.settings_race.attach_programs(self.programs, self.workspaces)  # its program races too
+        self.demo.settings_race.attach_programs(self.programs, self.workspaces.changed, self.workspaces.current())
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
         self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
         self.passes = PassesWiring(self.context, self.inspect, self.profile)

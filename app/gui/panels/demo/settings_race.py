@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
@@ -52,6 +52,7 @@ from app.gui.panels.demo.parting_view import open_parting
 from app.gui.panels.demo.settings_summary import plot_place, points_of, show_summary, summary_label
 from app.gui.panels.demo.settings_target import (
     PROGRAM,
+    RacedProgram,
     RaceTarget,
     program_race_request,
     program_refusal,
@@ -96,7 +97,7 @@ class SettingsRace(QObject):
         row = QHBoxLayout(self.page)
         row.setContentsMargins(0, 4, 0, 0)
         self.target = RaceTarget(self.session, self)  # the model's decode step or the Code workspace's program
-        self.programs: Any = None  # the Code workspace (attach_programs)
+        self.programs: RacedProgram | None = None  # the Code workspace (attach_programs)
         left = QWidget()
         left.setMaximumWidth(CONTROLS_WIDTH)
         left_column = QVBoxLayout(left)
@@ -147,11 +148,12 @@ class SettingsRace(QObject):
         self.controls.raceRequested.connect(self.start)
         self.controls.stopRequested.connect(self.stop)
 
-    def attach_programs(self, programs: Any, workspaces: Any) -> None:
-        """The window's Code workspace (:class:`app.gui.panels.programs.wiring.ProgramWiring`) and
-        :class:`app.gui.workspaces.Workspaces`: its program can race (made after the Demo kit)."""
+    def attach_programs(self, programs: RacedProgram, workspace_changed: SignalInstance, shown: str) -> None:
+        """The window's Code workspace (:class:`app.gui.panels.programs.wiring.ProgramWiring`) and the workspace
+        shown (``shown``, then :class:`app.gui.workspaces.Workspaces`' ``changed``): its program can race (made after
+        the Demo kit)."""
         self.programs = programs
-        self.target.attach(programs, workspaces)
+        self.target.attach(programs, workspace_changed, shown)
 
     def add_actions(self, menu: Any, action: Any) -> None:
         """The Demo menu's settings-race actions, made by the kit's ``action(menu, text, slot, shortcut,
@@ -215,6 +217,7 @@ class SettingsRace(QObject):
 
     def _start_program(self, names: list[str]) -> bool:
         """Race ``names`` on the Code workspace's entry point (a program run: no model needed)."""
+        assert self.programs is not None, "start() races a program only when the Code workspace is attached"
         try:
             request = program_race_request(self.programs, names)
         except SpecError as exc:

@@ -15,16 +15,17 @@ is sent.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Signal, SignalInstance, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from app.core.backends import CPU
 from app.core.compile_settings.catalog import CATALOG, parse_setting
 from app.core.compile_settings.race import resolve
 from app.core.errors import InvalidSettingsError
-from app.core.programs.compute.requests import ProgramSettingsRaceRequest
+from app.core.programs.compute.requests import ProgramRequest, ProgramSettingsRaceRequest
+from widgets.code.program_panel import ProgramPanel
 from widgets.demo.settings_controls import SettingRow
 
 if TYPE_CHECKING:
@@ -64,7 +65,19 @@ def program_refusal(name: str, platform: str) -> str:
     return ""
 
 
-def program_race_request(programs: Any, names: list[str]) -> ProgramSettingsRaceRequest:
+class RacedProgram(Protocol):
+    """What the settings race reads of the Code workspace (:class:`app.gui.panels.programs.wiring.ProgramWiring`,
+    which is not imported here: it imports the Demo kit): its file's display ``name``, its ``panel`` (the editor,
+    the entry point picked) and the :class:`ProgramRequest` its controls describe (:meth:`request`; raises
+    :class:`app.core.programs.specs.SpecError` for bad static argument indices)."""
+
+    name: str
+    panel: ProgramPanel
+
+    def request(self, trace_only: bool = False) -> ProgramRequest: ...
+
+
+def program_race_request(programs: RacedProgram, names: list[str]) -> ProgramSettingsRaceRequest:
     """The request of ``programs`` (the Code workspace's :class:`app.gui.panels.programs.wiring.ProgramWiring`,
     not imported: it imports the Demo kit) (:meth:`ProgramWiring.request`, in jit mode, no sweep) racing ``names``. Raises
     :class:`app.core.programs.specs.SpecError` for bad static argument indices."""
@@ -83,7 +96,7 @@ class RaceTarget(QObject):
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.programs: Any = None  # app.gui.panels.programs.wiring.ProgramWiring (attach)
+        self.programs: RacedProgram | None = None  # the Code workspace (attach)
         self.row = QWidget()
         self.row.setObjectName("settingsTargetRow")
         self.choice = QComboBox()
@@ -96,19 +109,20 @@ class RaceTarget(QObject):
         layout.addWidget(self.choice, 1)
         self.refresh()
 
-    def attach(self, programs: Any, workspaces: Any) -> None:
+    def attach(self, programs: RacedProgram, workspace_changed: SignalInstance, shown: str) -> None:
         """Follow the Code workspace's program (its file and entry point: ``programs``, the ``ProgramWiring``) and the
-        workspace shown (``workspaces``, :class:`app.gui.workspaces.Workspaces`)."""
+        workspace shown (``shown`` now, then ``workspace_changed(str)``: :class:`app.gui.workspaces.Workspaces`'
+        ``changed``)."""
         self.programs = programs
         programs.panel.entry.currentTextChanged.connect(self.refresh)  # picked by hand (a load sets it silently)
         self.session.events.programLoaded.connect(self.refresh)
-        workspaces.changed.connect(self.follow)
-        self.follow(workspaces.current())
+        workspace_changed.connect(self.follow)
+        self.follow(shown)
 
     def program_label(self) -> str:
         """``file:entry`` of the Code workspace's program (``""``: no program open)."""
         p = self.programs
-        if p is None or not p.editor.code().strip():
+        if p is None or not p.panel.editor.code().strip():
             return ""
         entry = p.panel.values()["entry"] or p.panel.entry.itemText(0)  # "": the file's first entry point
         return f"{p.name}:{entry}" if entry else p.name

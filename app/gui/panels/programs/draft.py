@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtGui import QTextCursor
 
 from app.gui.panels.programs.files import MAX_RECENT, NEW_PROGRAM, UNTITLED, examples
+from app.gui.panels.programs.host import ProgramHost
 from app.gui.user_settings import config_dir
 
 STATE_FILE = "program.json"
@@ -38,8 +39,8 @@ class ProgramDraft(QObject):
     :class:`app.gui.panels.programs.wiring.ProgramWiring`: its ``editor``, ``panel``, ``path``, ``name``, ``example``,
     ``files.recent``, ``set_program`` and ``show_file``)."""
 
-    def __init__(self, programs: Any) -> None:
-        super().__init__(programs)
+    def __init__(self, programs: ProgramHost) -> None:
+        super().__init__(programs.panel)  # lives as long as the program's panel
         self.programs = programs
         self._timer = QTimer(self, singleShot=True, interval=DRAFT_DELAY_MS)
         self._timer.timeout.connect(self.save)
@@ -126,7 +127,7 @@ class ProgramDraft(QObject):
                 p.set_program(Path(found[0].path).read_text(encoding="utf-8"), found[0].path, example=True)
             return
         p.files.recent = [f for f in state.get("recent", []) if isinstance(f, str)][:MAX_RECENT]
-        path = state.get("path") if isinstance(state.get("path"), str) else ""
+        path = str(state["path"]) if isinstance(state.get("path"), str) else ""
         modified = bool(state.get("modified"))
         text = draft
         if path and not modified:  # the saved file as it is now (it may have changed outside the app)

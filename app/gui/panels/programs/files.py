@@ -11,9 +11,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from app.core.programs.gallery import list_examples
+from app.gui.panels.programs.host import ProgramHost
 
 MAX_RECENT = 8
 UNTITLED = "untitled.py"
@@ -41,14 +42,14 @@ class ProgramFiles(QObject):
     ``editor``, ``path``, ``name``, ``example``, ``set_program``, ``show_file`` and ``save_state``) and the
     recent files (``recent``, newest first, at most :data:`MAX_RECENT`)."""
 
-    def __init__(self, programs: Any, file_menu: Any) -> None:
-        super().__init__(programs)
+    def __init__(self, programs: ProgramHost, file_menu: QMenu) -> None:
+        super().__init__(programs.panel)  # lives as long as the program's panel
         self.programs = programs
         self.host, self.status, self.workspaces = programs.ctx.host, programs.ctx.status, programs.workspaces
         self.recent: list[str] = []
         self._menus(file_menu)
 
-    def _menus(self, file_menu: Any) -> None:
+    def _menus(self, file_menu: QMenu) -> None:
         self.new_action = file_menu.addAction("&New program", self.new_program)
         self.new_action.setShortcut(QKeySequence("Ctrl+N"))
         self.new_action.setToolTip("An untitled program in the Code workspace, with a small function to start from")
