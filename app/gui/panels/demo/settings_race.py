@@ -37,6 +37,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.backends import BACKENDS
+from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.progress import PAIRED_INDEX, SettingsRaceLanes
 from app.core.errors import InvalidSettingsError
 from app.core.programs.compute.requests import ProgramSettingsRaceRequest
@@ -45,6 +46,7 @@ from app.core.race import EAGER_TOKENS
 from app.core.requests import RequestFailed
 from app.core.session.compute.settings_race import SettingsParted, SettingsPartingRequest
 from app.core.session.requests import SettingsRaceRequest
+from app.core.session.settings_results import SettingsRaceShown
 from app.core.steady import SteadyPlan
 from app.gui.context import WindowContext
 from app.gui.layout import card, card_title
@@ -129,7 +131,7 @@ class SettingsRace(QObject):
         self.stage_card.setObjectName("tradeoffStageCard")
         self.stage_title = card_title(self.stage_card)
         self.stage_card.setVisible(False)
-        self._shown: Any = None  # the session's race these views show (a new one retitles the stage)
+        self._shown: SettingsRaceShown | None = None  # the session's race these views show (a new one retitles it)
         self.on_stage = False
         self.race_action, self.in_plot_area = None, None  # the Demo menu's (add_actions)
         self._connect()
@@ -256,7 +258,7 @@ class SettingsRace(QObject):
 
     # -- answers from the compute thread ----------------------------------------------------------------
     @property
-    def lanes(self) -> list[Any]:
+    def lanes(self) -> list[SettingLane]:
         """The newest settings race's finished lanes (the session's), [] before any."""
         shown = self.session.settings_race
         return shown.lanes if shown is not None else []
