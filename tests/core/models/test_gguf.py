@@ -311,6 +311,28 @@ def test_conversion_cache_is_a_plain_hf_folder_and_the_second_load_hits_it(tiny,
     torch.testing.assert_close(loaded.model.state_dict(), tiny_engine[0].model.state_dict(), rtol=0, atol=0)
 
 
+def test_shared_parsing_parses_a_files_metadata_once_and_hands_each_caller_its_own_copy(tiny, monkeypatch):
+    """Within ``shared_parsing`` the config's and the tokenizer's ``load_gguf_checkpoint(return_tensors=False)``
+    parse the file once; each gets a copy (transformers pops keys from it); the block restores the original."""
+    from transformers import modeling_gguf_pytorch_utils as hf_gguf
+
+    calls: list[bool] = []
+    original = hf_gguf.load_gguf_checkpoint
+
+    def counting(path, return_tensors=False, *args, **kwargs):
+        calls.append(return_tensors)
+        return original(path, return_tensors, *args, **kwargs)
+
+    monkeypatch.setattr(hf_gguf, "load_gguf_checkpoint", counting)
+    with gguf_lib.shared_parsing():
+        first = hf_gguf.load_gguf_checkpoint(str(tiny[0]), return_tensors=False)
+        first["config"].pop("model_type")
+        second = hf_gguf.load_gguf_checkpoint(tiny[0], return_tensors=False)
+    assert calls == [False]
+    assert second["config"]["model_type"] == "llama" and second["tokenizer"]["tokens"] == first["tokenizer"]["tokens"]
+    assert hf_gguf.load_gguf_checkpoint is counting
+
+
 def test_a_failed_conversion_leaves_no_folder_and_stale_temps_are_removed(tmp_path, monkeypatch):
     import safetensors.torch
 
