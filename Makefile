@@ -54,11 +54,15 @@ run: check-python $(STAMP)
 # while every compile was cold (XLA's compiles kept both cores busy). Since the suite shares one persistent
 # compilation cache (tests/compile_sharing.py), one pytest process kept about one core busy (load average 1.3
 # on 2 cores, 6 Dec), so a second worker takes the other; both read and fill the same cache.
+# A command run after the static checks and before the suite: .ci/run waits there for its 3.13 smoke job, which
+# ran beside the checks (the suite's timing tests then have both cores to themselves).
+WAIT_BEFORE_SUITE ?= true
 test: check-python $(STAMP)
 	$(VENV)/bin/ruff check app widgets tests bench tools torchax_playground setup.py
 	$(VENV)/bin/lint-imports
 	$(PY) tools/size_check.py
 	$(PY) tools/type_check.py
+	$(WAIT_BEFORE_SUITE)
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=30
 
 bench: check-python $(STAMP)
