@@ -1,7 +1,9 @@
 """What ``passes`` (and ``inspect`` / ``program --what passes|fusions|pass-hlo|compile-phases``) prints of a
 recorded or opened pass pipeline: one writer per question the arguments ask (:func:`write_report`), as text or
 JSON lines. What differs between backends (the kernel IR's name and files, the assembler event) is read from the
-pipeline's backend row (:mod:`app.core.backends`)."""
+pipeline's backend row (:mod:`app.core.backends`); what a backend's own dumps add (XLA:GPU's autotuning, thunks)
+is asked of the pipeline's extra compile facts (:class:`app.core.passes.model.BackendCompileFacts`), never of its
+platform."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import TextIO
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
 from app.core.passes import query
-from app.core.passes.gpu_text import autotune_text, gpu_report, thunk_kinds, thunk_line
+from app.core.passes.gpu_text import autotune_text, thunk_line
 from app.core.passes.model import KERNEL_IR_DUMPED, PassPipeline, kernel_ir_lost
 
 
@@ -48,26 +50,10 @@ def compile_phases_json(pipeline: PassPipeline) -> dict:
            "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
                      for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),
            "n_fusion_compiles": b.n_fusion_compiles}
-    if pipeline.gpu is not None or not pipeline.has_capture:
+    if pipeline.extras is not None or not pipeline.has_capture:
         out.update(platform=pipeline.platform, has_capture=pipeline.has_capture,
                    kernel_compile_event=b.kernel_compile_event, ptxas_ms=round(b.ptxas_ms, 3), n_ptxas=b.n_ptxas)
     return out
-
-
-def gpu_json(pipeline: PassPipeline) -> list[dict]:
-    """XLA:GPU's extras as JSON objects: one ``pipeline`` event per top-level pipeline (ms, passes, autotune
-    flag), the ``autotune`` phase, the ``thunks`` summary and ``kernel_ir`` (PTX files dumped or not)."""
-    gpu = pipeline.gpu
-    assert gpu is not None  # called for XLA:GPU's pipelines only
-    rows = [{"event": "pipeline", **r} for r in query.pipeline_rows(pipeline)]
-    rows.append({"event": "autotune", **gpu.autotune.summary()})
-    rows.append({"event": "thunks", "n": len(gpu.thunks), "n_after_passes": len(gpu.thunks_after_passes),
-                 "kinds": thunk_kinds(gpu.thunks_after_passes or gpu.thunks),
-                 "command_buffers": sum(t.kind == "kCommandBuffer" for t in gpu.thunks_after_passes)})
-    rows.append({"event": "kernel_ir", "kind": _row(pipeline).kernel_ir, "files": gpu.kernel_ir_files,
-                 "dumped": gpu.kernel_ir_files > 0, "arch": gpu.arch}
-                | ({"status": pipeline.kernel_ir} if pipeline.kernel_ir else {}))
-    return rows
 
 
 def write_report(pipeline: PassPipeline, args: argparse.Namespace, out: TextIO) -> None:
@@ -124,19 +110,19 @@ def _write_history(pipeline: PassPipeline, name: str, as_json: bool, out: TextIO
 
 
 def _write_fusions(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
-    gpu, kernel_ir = pipeline.gpu is not None, _row(pipeline)
+    extras, kernel_ir = pipeline.extras is not None, _row(pipeline)
     for f in query.fusion_table(pipeline):
         row = {"fusion": f.name, "kind": f.kind, "created_by": f.created_by, "created_in": f.created_in,
                "source": f.source, "absorbed": [list(a) for a in f.absorbed],
                "decisions": [d.summary() for d in f.decisions], "llvm_ir": f.has_llvm_ir}
-        if gpu:
+        if extras:
             row.update(config=f.config, autotuned=f.autotuned, kernel_ir=kernel_ir.kernel_ir)
         lines = sorted({w for _, _, w in f.absorbed if w} | ({f.source} if f.source else set()))
         out.write(json.dumps(row) + "\n" if as_json else
                   f"{f.name:<36} {f.kind:<8} by {f.created_by or '-':<16} {len(f.absorbed):>3} ops  "
                   f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}"
-                  f"{'  [' + f.config + ']' if gpu and f.config else ''}{'  autotuned' if f.autotuned else ''}\n")
-    if gpu and not as_json and not pipeline.fusion_ir:
+                  f"{'  [' + f.config + ']' if f.config else ''}{'  autotuned' if f.autotuned else ''}\n")
+    if extras and not as_json and not pipeline.fusion_ir:
         out.write(f"{kernel_ir.kernel_ir} per fusion: not dumped (no .{kernel_ir.kernel_ir_ext} files in the dump "
                   "folder)\n")
 
@@ -167,35 +153,35 @@ def _write_snapshots(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None
     if as_json:
         for s in pipeline.all_snapshots():
             out.write(json.dumps({"event": "snapshot", **s.summary()}) + "\n")
-        if pipeline.gpu is not None:
-            for row in gpu_json(pipeline):
-                out.write(json.dumps(row) + "\n")
-        elif pipeline.kernel_ir:
+        extra = pipeline.extras.report_json(pipeline) if pipeline.extras is not None else []
+        for row in extra:
+            out.write(json.dumps(row) + "\n")
+        if pipeline.kernel_ir and not any(row.get("event") == "kernel_ir" for row in extra):
             out.write(json.dumps(kernel_ir_json(pipeline)) + "\n")
         out.write(json.dumps(compile_phases_json(pipeline)) + "\n")
         return
     for s in pipeline.all_snapshots():
         out.write(f"{s.index:>5} {s.pipeline[:38]:<38} {s.pass_name[:34]:<34} {s.n_instructions:>6} instr "
                   f"{s.n_fusions:>4} fusions {_kinds(s.fusion_kinds)}\n")
-    if pipeline.gpu is not None:
-        out.write(gpu_report(pipeline))
+    if pipeline.extras is not None:
+        out.write(pipeline.extras.report_text(pipeline))
     _summary(pipeline, out)
 
 
 def _write_autotune(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
-    if pipeline.gpu is None:
+    tuned = pipeline.extras.autotune if pipeline.extras is not None else None
+    if tuned is None:
         out.write(json.dumps({"event": "autotune", "platform": pipeline.platform, "choices": []}) + "\n" if as_json
                   else f"XLA:{pipeline.platform.upper()} does not autotune.\n")
         return
     if as_json:
-        out.write(json.dumps({"event": "autotune", **pipeline.gpu.autotune.summary()}) + "\n")
+        out.write(json.dumps({"event": "autotune", **tuned.summary()}) + "\n")
     else:
-        out.write(autotune_text(pipeline))
+        out.write(autotune_text(tuned))
 
 
 def _write_thunks(pipeline: PassPipeline, as_json: bool, out: TextIO) -> None:
-    gpu = pipeline.gpu
-    thunks = (gpu.thunks_after_passes or gpu.thunks) if gpu is not None else []
+    thunks = pipeline.extras.thunk_sequence if pipeline.extras is not None else []
     if not thunks and not as_json:
         out.write("No thunk sequence in the dump folder (XLA:GPU writes thunk_sequence.txt).\n")
     for t in thunks:

@@ -80,8 +80,9 @@ class BackendFacts:
     kernel_ir_ext: str = "ll"
     #: Substrings of dump file names that only this backend writes (how a dump folder's backend is told).
     dump_markers: tuple[str, ...] = ()
-    #: The module that reads the dump files only this backend writes (``read_extras(…)`` → ``PassPipeline.gpu``,
-    #: ``apply_capture(…)``; :func:`app.core.passes.dumps.build_pipeline`); "": none.
+    #: The module that reads the dump files only this backend writes: ``read_extras(…)`` → ``PassPipeline.extras``
+    #: (a :class:`app.core.passes.model.BackendCompileFacts`: the row's extra compile facts, which the passes report
+    #: and the Passes tab show), ``apply_capture(…)``; :func:`app.core.passes.dumps.build_pipeline`. "": none.
     dump_parser: str = ""
     #: Compile-thread event (prefix) of the whole HLO optimization (``HLO Transforms:<module>``; "": none).
     transforms_event: str = ""

@@ -35,7 +35,8 @@ RECORD_TIP = ("Compile the step again with XLA's per-pass dumps under the profil
 class PassesPage(QWidget):
     """The page's widgets, as attributes: ``button`` (Record), ``step``, ``fusion_log``, ``flags``, ``compare``,
     ``status``, ``find``, ``found``, ``compile_bar``, ``pass_list``, ``chart``, ``snapshot``, ``diff``,
-    ``fusions``, ``detail`` (the tabs), ``gpu_view`` (tab ``gpu_index``, hidden until a GPU pipeline) and
+    ``fusions``, ``detail`` (the tabs), ``extras_view`` (tab ``extras_index``: the backend's extra compile facts,
+    hidden until a recording has them, titled by them: XLA:GPU's) and
     ``split``."""
 
     find: QLineEdit  # the find box: the window reads it by this name, which hides QWidget.find(WId) (unused)
@@ -115,11 +116,12 @@ class PassesPage(QWidget):
         self.detail = named(QTabWidget(), "passesDetail")
         self.detail.addTab(diff_page, "HLO diff")
         self.detail.addTab(self.fusions, "Fusions")
-        # XLA:GPU's pipelines, autotuning and thunk sequence (app.core.passes.gpu_text): shown for a GPU pipeline
-        self.gpu_view = CodeView()
-        self.gpu_view.setObjectName("passesGpuView")
-        self.gpu_index = self.detail.addTab(self.gpu_view, "XLA:GPU")
-        self.detail.setTabVisible(self.gpu_index, False)
+        # the backend's extra compile facts (XLA:GPU's pipelines, autotuning and thunk sequence): shown, and titled,
+        # by the panel for a recording that has them
+        self.extras_view = CodeView()
+        self.extras_view.setObjectName("passesExtrasView")
+        self.extras_index = self.detail.addTab(self.extras_view, "XLA:GPU")
+        self.detail.setTabVisible(self.extras_index, False)
 
         self.split = splitter(Qt.Orientation.Horizontal, left, self.detail, sizes=[570, 690], stretch=[2, 3],
                               name="passesSplit")

@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.backends import CPU, BackendFacts
-from app.core.passes.model import BackendPhase, CompileCapture, PassTime, PipelineTime, Snapshot
+from app.core.passes.model import BackendPhase, CompileFigures, PassTime, PipelineTime, Snapshot
 from app.core.passes.names import norm
 
 _PIPELINE_SPAN = re.compile(r"^(.*) \((.+)\)$")
@@ -22,6 +23,31 @@ _PYTHON_TRACER = "$"
 
 #: One profiler event: ``(name, start_ns, duration_ns)``.
 Event = tuple[str, float, float]
+
+
+@dataclass(kw_only=True)
+class CompileCapture(CompileFigures):
+    """What a profiler capture of one compile says (:func:`read_compile`): ``pass_times``, ``pipelines``,
+    ``backend`` (phases), ``client_ms`` (the client compile event), ``compile_thread`` (the profiler line kind that
+    compiled), the :class:`~app.core.passes.model.CompileFigures`, and the autotuning pipeline's (zero / None /
+    empty where the row names none): ``autotune_ms`` (its spans; None without one), ``autotune_load_ms``,
+    ``candidates`` (``{fusion: [compiles, ms]}``), ``runs`` (``{fusion: [runs, ms]}``), ``n_candidate_compiles`` /
+    ``candidate_compile_ms`` (every candidate compile inside its span, summed), ``device_events`` / ``device_ms``
+    (device plane events inside it, summed)."""
+
+    pass_times: list[PassTime]
+    pipelines: list[PipelineTime]
+    backend: list[BackendPhase]
+    client_ms: float
+    compile_thread: str = ""
+    autotune_ms: float | None = None
+    autotune_load_ms: float = 0.0
+    candidates: dict[str, list] = field(default_factory=dict)
+    runs: dict[str, list] = field(default_factory=dict)
+    n_candidate_compiles: int = 0
+    candidate_compile_ms: float = 0.0
+    device_events: int = 0
+    device_ms: float = 0.0
 
 
 def _thread_kind(line_name: str) -> str:
@@ -74,7 +100,7 @@ def read_compile(source: str | os.PathLike | bytes, module: str, snapshots: list
     sub-compiles whose time is their parent pass's). Events on codegen lines (``codegen_line``) inside the compile
     (inside ``codegen_window_event`` where the row names one) are backend phases of their thread. The row's
     further events give the :class:`~app.core.passes.model.CompileFigures` and the autotuning phase
-    (:class:`~app.core.passes.model.CompileCapture`). Raises ``ValueError`` when no such compile event is in the
+    (:class:`CompileCapture`). Raises ``ValueError`` when no such compile event is in the
     capture."""
     from jax.profiler import ProfileData
 

@@ -65,7 +65,7 @@ def build_pipeline(dump_dir: str | os.PathLike, capture: str | os.PathLike | byt
 
     ``compile_ms``: the wall time of the ``compile()`` call when this process made it; None takes the capture's
     client compile (so the split's "outside XLA" is 0). ``backend_facts``: None tells the row from the file
-    names; its ``dump_parser`` module reads the files only that backend writes (``gpu``). Without a capture
+    names; its ``dump_parser`` module reads the files only that backend writes (``extras``). Without a capture
     (``require_capture=False``) the pipeline has its snapshots and no times
     (``has_capture`` False). Raises ``FileNotFoundError`` (no per-pass dump) or ``ValueError`` (a capture
     without the module's compile event)."""
@@ -73,21 +73,21 @@ def build_pipeline(dump_dir: str | os.PathLike, capture: str | os.PathLike | byt
     facts = backend_facts or dumps_backend(names)
     module, snapshots, before, final, fusion_ir, dump_bytes = read_dumps(dump_dir)
     parser = importlib.import_module(facts.dump_parser) if facts.dump_parser else None
-    gpu = parser.read_extras(dump_dir, module, final, facts, fusion_ir) if parser is not None else None
+    extras = parser.read_extras(dump_dir, module, final, facts, fusion_ir) if parser is not None else None
     if capture is None:
         if require_capture:
             raise FileNotFoundError("No profiler capture (*.xplane.pb) of the compile.")
         return PassPipeline(module, snapshots, before, final, [], [], [], compile_ms or 0.0, None, fusion_ir,
-                            dump_bytes=dump_bytes, platform=facts.platform, gpu=gpu, has_capture=False)
+                            dump_bytes=dump_bytes, platform=facts.platform, extras=extras, has_capture=False)
     if not isinstance(capture, (bytes, bytearray)):
         capture = capture_source(capture)
     c = read_compile(capture, module, snapshots, facts)
     rename_pipelines(snapshots, c.pipelines)
     if parser is not None:
-        parser.apply_capture(gpu, c)
+        parser.apply_capture(extras, c)
     return PassPipeline(module, snapshots, before, final, c.pass_times, c.pipelines, c.backend,
                         c.client_ms if compile_ms is None else compile_ms, c.client_ms, fusion_ir,
-                        dump_bytes=dump_bytes, platform=facts.platform, gpu=gpu)
+                        dump_bytes=dump_bytes, platform=facts.platform, extras=extras)
 
 
 def open_dumps(path: str | os.PathLike) -> PassPipeline:

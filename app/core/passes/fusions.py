@@ -1,6 +1,7 @@
 """The fusions of a recorded :class:`~app.core.passes.model.PassPipeline`'s final module, each with where it came
-from (the pass that first defined it), what it absorbed, the fusion log's decisions and, on XLA:GPU, its
-backend config. Pure Python over the recorded texts."""
+from (the pass that first defined it), what it absorbed, the fusion log's decisions and what the backend's
+extra compile facts say of it (:meth:`~app.core.passes.model.BackendCompileFacts.fusion_facts`: on XLA:GPU its
+backend config). Pure Python over the recorded texts."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ class FusionRow:
     ``created_in`` / ``created_by``: the label and pass of the first snapshot defining it (None if only the
     final module does), ``absorbed``: ``(name, opcode, "file:line")`` of the instructions of its fused
     computation (parameters left out; source from their metadata), ``source``: the fusion instruction's own
-    ``"file:line"`` ("" when XLA left it no metadata, as for some ``fusion-wrapper`` fusions), ``decisions``: the fusion log's
-    entries that went into it or were refused by it, ``has_llvm_ir``: its kernel's IR was dumped (LLVM IR on
-    the CPU, PTX on XLA:GPU). XLA:GPU only: ``config``: its backend config (``"__triton_nested_gemm_fusion: tile
-    64x16, 4 warps, 1 stage, 1 CTA"``, from the optimized module), ``autotuned``: the autotuner set or tried it."""
+    ``"file:line"`` ("" when XLA left it no metadata, as for some ``fusion-wrapper`` fusions), ``decisions``: the
+    fusion log's entries that went into it or were refused by it, ``has_llvm_ir``: its kernel's IR was dumped
+    (LLVM IR on the CPU, PTX on XLA:GPU). From the backend's extra compile facts (XLA:GPU's; "" / False without
+    them): ``config``: its backend config (``"__triton_nested_gemm_fusion: tile 64x16, 4 warps, 1 stage, 1 CTA"``,
+    from the optimized module), ``autotuned``: the autotuner set or tried it."""
 
     name: str
     kind: str
@@ -61,10 +63,7 @@ def fusion_table(pipeline: PassPipeline) -> list[FusionRow]:
         decisions = [d for d in pipeline.fusion_log if ins.name in (d.fusion, d.consumer)]
         row = FusionRow(ins.name, kind, created.label if created else None, by, inside.get(ins.name, []),
                         where(ins), decisions, ins.name in pipeline.fusion_ir)
-        if pipeline.gpu is not None:
-            k, summary = pipeline.gpu.final_configs.get(ins.name, ("", ""))
-            row.config = f"{k}: {summary}" if summary else k
-            row.autotuned = any(c.fusion == ins.name for c in pipeline.gpu.autotune.choices)
-            row.has_llvm_ir = ins.name in pipeline.fusion_ir or ins.name.replace(".", "_") in pipeline.fusion_ir
+        if pipeline.extras is not None:  # the backend's columns (XLA:GPU's tuned configs)
+            row.config, row.autotuned, row.has_llvm_ir = pipeline.extras.fusion_facts(ins.name, pipeline.fusion_ir)
         rows.append(row)
     return rows

@@ -3,8 +3,10 @@ the thunk sequences, ``autotune_results.pbtxt``, the autotuner's choices (``befo
 the optimized module), the tuned backend configs, and the capture's figures put on them. Names of the files come
 from the row (:data:`app.core.backends.GPU`). Pure text parsing.
 
-A parser module gives :func:`read_extras` (the dump folder → ``PassPipeline.gpu``) and :func:`apply_capture` (a
-capture's figures → the extras); :func:`app.core.passes.dumps.build_pipeline` calls them for a row that names it.
+A reader module gives :func:`read_extras` (the dump folder → ``PassPipeline.extras``, a
+:class:`~app.core.passes.model.BackendCompileFacts`: here :class:`~app.core.passes.gpu_text.GpuCompile`) and
+:func:`apply_capture` (a capture's figures → the extras); :func:`app.core.passes.dumps.build_pipeline` calls them
+for a row that names it.
 """
 
 from __future__ import annotations
@@ -16,16 +18,9 @@ from dataclasses import fields
 from pathlib import Path
 
 from app.core.backends import BackendFacts
-from app.core.passes.model import (
-    Autotune,
-    AutotuneChoice,
-    CompileCapture,
-    CompileFigures,
-    FusionIR,
-    GpuCompile,
-    Snapshot,
-    Thunk,
-)
+from app.core.passes.compile_capture import CompileCapture
+from app.core.passes.gpu_text import GpuCompile
+from app.core.passes.model import Autotune, AutotuneChoice, CompileFigures, FusionIR, Snapshot, Thunk
 
 _THUNK_LINE = re.compile(r"^(\s*)(\d+): (\w+) \[[^\]]*\]\s*(.*)$")
 _LAUNCH = re.compile(r"^(\S+) grid: \[([^\]]*)\] threads: \[([^\]]*)\]\s*shared_memory: (\d+) bytes")

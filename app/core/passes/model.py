@@ -22,6 +22,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 from app.core.backends import CPU
 
@@ -259,48 +260,54 @@ class CompileFigures:
     scheduling_ms: float = 0.0
 
 
-@dataclass(kw_only=True)
-class CompileCapture(CompileFigures):
-    """What a profiler capture of one compile says (:func:`app.core.passes.parse.read_compile`): ``pass_times``,
-    ``pipelines``, ``backend`` (phases), ``client_ms`` (the client compile event), ``compile_thread`` (the profiler
-    line kind that compiled), the :class:`CompileFigures`, and the autotuning pipeline's (zero / None / empty where
-    the row names none): ``autotune_ms`` (its spans; None without one), ``autotune_load_ms``, ``candidates``
-    (``{fusion: [compiles, ms]}``), ``runs`` (``{fusion: [runs, ms]}``), ``n_candidate_compiles`` /
-    ``candidate_compile_ms`` (every candidate compile inside its span, summed), ``device_events`` / ``device_ms``
-    (device plane events inside it, summed)."""
+class BackendCompileFacts(Protocol):
+    """The backend-neutral slot :attr:`PassPipeline.extras`: what the files and capture events only one backend
+    writes add to a recording, filled by the reader module its backend row names
+    (:attr:`app.core.backends.BackendFacts.dump_parser`: ``read_extras(…)`` returns one, ``apply_capture(…)``
+    puts a capture's figures on it). Consumers ask it for what it has, never which backend made it: the compile
+    split (``figures``, ``autotune``), the fusion table (``fusion_facts``), ``passes --autotune`` / ``--thunks``,
+    the passes report's text and JSON lines (``report_text``, ``report_json``) and the Passes tab's page
+    (``title``, ``page_text``). XLA:GPU's is :class:`app.core.passes.gpu_text.GpuCompile`."""
 
-    pass_times: list[PassTime]
-    pipelines: list[PipelineTime]
-    backend: list[BackendPhase]
-    client_ms: float
-    compile_thread: str = ""
-    autotune_ms: float | None = None
-    autotune_load_ms: float = 0.0
-    candidates: dict[str, list] = field(default_factory=dict)
-    runs: dict[str, list] = field(default_factory=dict)
-    n_candidate_compiles: int = 0
-    candidate_compile_ms: float = 0.0
-    device_events: int = 0
-    device_ms: float = 0.0
+    @property
+    def title(self) -> str:
+        """The name of its page in the Passes tab (``"XLA:GPU"``)."""
+        ...
 
+    @property
+    def figures(self) -> CompileFigures:
+        """The capture's figures the compile split reads (zero / None where there is no capture)."""
+        ...
 
-@dataclass(kw_only=True)
-class GpuCompile(CompileFigures):
-    """What an XLA:GPU compile adds to :class:`PassPipeline` (from the dump folder, :mod:`app.core.passes.gpu_dumps`,
-    and the capture: the :class:`CompileFigures`).
+    @property
+    def autotune(self) -> Autotune | None:
+        """The autotuning phase; None: this backend does not autotune."""
+        ...
 
-    ``autotune``: :class:`Autotune`. ``thunks`` / ``thunks_after_passes``: the two thunk sequence dumps
-    (:class:`Thunk`; empty when not dumped). ``kernel_ir_files``: how many ``.ptx`` files the folder held (0: PTX
-    was not dumped). ``arch``: the compute capability prefix of the optimized module's file name (``sm_9.0a``)."""
+    @property
+    def thunk_sequence(self) -> list[Thunk]:
+        """The thunk sequence after the thunk passes, else as emitted; empty when none was dumped."""
+        ...
 
-    autotune: Autotune
-    thunks: list[Thunk] = field(default_factory=list)
-    thunks_after_passes: list[Thunk] = field(default_factory=list)
-    kernel_ir_files: int = 0
-    arch: str = ""
-    #: ``{instruction: (kind, config summary)}`` of the optimized module's tuned configs (see
-    #: :func:`app.core.passes.gpu_dumps.config_text`).
-    final_configs: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+    def fusion_facts(self, fusion: str, fusion_ir: dict[str, FusionIR]) -> tuple[str, bool, bool]:
+        """``(config, autotuned, has kernel IR)`` of one fusion of the final module (:class:`FusionRow
+        <app.core.passes.fusions.FusionRow>`'s backend columns): its tuned backend config ("" for none), whether
+        the autotuner set or tried it, whether ``fusion_ir`` holds its kernel's IR."""
+        ...
+
+    def report_text(self, pipeline: PassPipeline) -> str:
+        """Its part of the ``passes`` text report, after the snapshots ("": nothing; else starting with a newline
+        and ending with one)."""
+        ...
+
+    def report_json(self, pipeline: PassPipeline) -> list[dict]:
+        """Its JSON-lines events of the ``passes --json`` report (each with an ``"event"`` key; a ``"kernel_ir"``
+        one stands for the report's own)."""
+        ...
+
+    def page_text(self, pipeline: PassPipeline) -> str:
+        """Its page in the Passes tab, plain text ("": no page)."""
+        ...
 
 
 #: :attr:`PassPipeline.kernel_ir` of a recording whose compile dumped each kernel's IR.
@@ -321,7 +328,7 @@ class PassPipeline:
     that compiled); ``client_compile_ms``: the row's client compile event (XLA's whole compile).
     ``fusion_ir``: per fusion kernel its LLVM IR. ``kernel_ir``: what happened to the kernels' IR, one line:
     :data:`KERNEL_IR_DUMPED`, :data:`KERNEL_IR_NOT_REQUESTED`, "" (not said: opened from a dump folder or a
-    session file, or a backend row without kernel-IR options: XLA:GPU counts its ``.ptx`` files in ``gpu``) or
+    session file, or a backend row without kernel-IR options: XLA:GPU counts its ``.ptx`` files in ``extras``) or
     a note saying why it is not in this recording (the kernel-IR compile's child process died, a step on a
     device mesh; :func:`kernel_ir_lost`). ``fusion_log``: parsed decisions (empty unless recorded with
     ``fusion_log=True``); ``log_lines``: how many log lines were read. ``in_child``: the compile ran in a child
@@ -330,7 +337,8 @@ class PassPipeline:
     file read.
     ``compiler_options``: the extra XLA options the recording compiled with (``--xla-flags``; {} for none).
     ``platform``: the backend row's platform (:mod:`app.core.backends`: ``"cpu"``, ``"gpu"``), told from the dump
-    folder's file names. ``gpu``: XLA:GPU's extras (:class:`GpuCompile`; None on the CPU). ``source``: the folder
+    folder's file names. ``extras``: what the backend's own dumps and capture events add
+    (:class:`BackendCompileFacts`; None when its row names no reader module, as on the CPU). ``source``: the folder
     the pipeline was opened from (``passes --dumps``; "" when recorded in this process), ``has_capture``: a profiler
     capture of the compile was read (without one there are snapshots but no times).
     """
@@ -352,7 +360,7 @@ class PassPipeline:
     dump_bytes: int = 0
     compiler_options: dict = field(default_factory=dict)
     platform: str = CPU.platform
-    gpu: GpuCompile | None = None
+    extras: BackendCompileFacts | None = None
     source: str = ""
     has_capture: bool = True
 

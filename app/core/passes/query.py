@@ -111,7 +111,7 @@ def _backend_parts(pipeline: PassPipeline, row: BackendFacts) -> list[Part]:
     phase = {b.name: b.ms for b in pipeline.backend}
     parts = [Part(label, next((phase[n] for n in names if n in phase), 0.0), "backend", names[0])
              for label, names in row.breakdown_phases]
-    figures = pipeline.gpu or CompileFigures()
+    figures = pipeline.extras.figures if pipeline.extras is not None else CompileFigures()
     if row.scheduling_event:
         parts.append(Part("scheduling", figures.scheduling_ms, "backend", f"{row.scheduling_event} minus its pipelines"))
     if row.codegen_window_event:
@@ -153,7 +153,8 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
     top = [p for p in pipeline.pipelines if p.depth == 0]
     parts = _pipeline_parts(pipeline, [p for p in top if p.pipeline != row.autotune_pipeline])
     if row.autotune_pipeline:
-        autotune = pipeline.gpu.autotune.ms if pipeline.gpu is not None else None
+        tuned = pipeline.extras.autotune if pipeline.extras is not None else None
+        autotune = tuned.ms if tuned is not None else None
         parts.append(Part("autotune", autotune or 0.0, "autotune",
                           f'"{row.autotune_pipeline} ({pipeline.module})" span + {" + ".join(row.autotune_events)}'))
     inside = _backend_parts(pipeline, row)

@@ -40,7 +40,7 @@ def test_backend_told_from_dump_names():
 def test_gpu_dumps_open_with_their_final_module(llama, mlp):
     assert llama.platform == "gpu" and llama.module == "jit_step" and llama.has_capture
     assert llama.final is not None and llama.final.file.endswith(".sm_9.0a_gpu_after_optimizations.txt")
-    assert llama.gpu.arch == "sm_9.0a"
+    assert llama.extras.arch == "sm_9.0a"
     assert llama.final.fusion_kinds == {"kCustom": 8, "kInput": 32, "kLoop": 34}
     assert mlp.module == "jit_entry" and mlp.before is not None
     # snapshots take the profiler's spelling of a pipeline (file names write its spaces as underscores)
@@ -67,7 +67,7 @@ def test_nvptx_pipelines_and_pass_times(llama):
 
 
 def test_autotune_phase_of_the_mlp(mlp):
-    a = mlp.gpu.autotune
+    a = mlp.extras.autotune
     assert a.ms == pytest.approx(417.51, abs=0.01)
     assert a.results_file.endswith("autotune_results.pbtxt") and a.results == []  # "version: 3" only
     tuned = {c.fusion: c for c in a.choices}
@@ -83,12 +83,12 @@ def test_autotune_phase_of_the_mlp(mlp):
 
 
 def test_llama_decode_tuned_nothing(llama):
-    a = llama.gpu.autotune
+    a = llama.extras.autotune
     assert a.ms == pytest.approx(4.96, abs=0.01) and a.choices == [] and a.n_candidate_compiles == 0
 
 
 def test_thunk_sequence(llama):
-    g = llama.gpu
+    g = llama.extras
     assert len(g.thunks) == 74 and all(t.kind == "kCustomKernel" for t in g.thunks)
     assert g.thunks[2].name == "input_reduce_fusion_34" and g.thunks[2].grid == "32,1,1"
     assert g.thunks[2].threads == "256,1,1"
@@ -101,7 +101,7 @@ def test_thunk_sequence(llama):
 
 
 def test_ptx_not_dumped_and_codegen(llama):
-    g = llama.gpu
+    g = llama.extras
     assert g.kernel_ir_files == 0 and llama.fusion_ir == {}
     assert g.n_ptxas == 39 and g.n_kernel_compiles == 39 and g.threads == 16
     assert g.ptxas_ms == pytest.approx(666.71, abs=0.01)
@@ -134,8 +134,8 @@ def test_dumps_without_a_capture_and_bad_folders(tmp_path):
     for f in (FIXTURES / "llama-decode" / "dump").iterdir():
         (tmp_path / f.name).write_bytes(f.read_bytes())
     p = open_dumps(tmp_path)
-    assert not p.has_capture and p.pass_times == [] and p.gpu.autotune.ms is None
-    assert len(p.gpu.thunks) == 74 and query.compile_breakdown(p).parts == []
+    assert not p.has_capture and p.pass_times == [] and p.extras.autotune.ms is None
+    assert len(p.extras.thunks) == 74 and query.compile_breakdown(p).parts == []
     with pytest.raises(DumpsError, match="No XLA dump files"):
         open_dumps(tmp_path / "profile") if (tmp_path / "profile").mkdir() is None else None
     with pytest.raises(DumpsError, match="No folder"):

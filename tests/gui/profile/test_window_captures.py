@@ -40,8 +40,9 @@ def test_open_a_gpu_capture_and_gpu_dumps_without_a_model(qtbot, make_window):
     assert any(p.startswith("nvptx") for p in pipelines), pipelines
     assert any(part["group"] == "autotune" or "autotun" in part["label"] for part in passes.last.breakdown["parts"])
     # the XLA:GPU page: pipelines with their ms, the autotune phase, the thunk sequence
-    assert passes.detail.isTabVisible(passes.gpu_index)
-    gpu_text = passes.gpu_view.toPlainText()
+    assert passes.detail.isTabVisible(passes.extras_index)
+    assert passes.detail.tabText(passes.extras_index) == "XLA:GPU"  # titled by the extras
+    gpu_text = passes.extras_view.toPlainText()
     assert "nvptx post-layout_assignment part 1" in gpu_text and "autotune (config-assigner)" in gpu_text
     assert "kCommandBuffer" in gpu_text and "PTX per fusion: not dumped" in gpu_text
 

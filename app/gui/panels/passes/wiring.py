@@ -19,8 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.core.passes import query
 from app.core.passes.compare import compare_pipelines, flags_text
-from app.core.passes.gpu_text import gpu_report, thunks_text
-from app.core.passes.model import kernel_ir_lost
+from app.core.passes.model import PassPipeline, kernel_ir_lost
 from app.core.requests import RequestFailed
 from app.core.session.compute.passes import recorded_passes_ready
 from app.core.session.requests import PassesReady, PassesRequest
@@ -73,8 +72,8 @@ class PassesWiring(QObject):
             v.button, v.step, v.fusion_log, v.flags, v.compare)
         self.status, self.find, self.found, self.compile_bar, self.pass_list, self.chart = (
             v.status, v.find, v.found, v.compile_bar, v.pass_list, v.chart)
-        self.snapshot, self.diff, self.fusions, self.detail, self.gpu_view, self.gpu_index, self.split = (
-            v.snapshot, v.diff, v.fusions, v.detail, v.gpu_view, v.gpu_index, v.split)
+        self.snapshot, self.diff, self.fusions, self.detail, self.extras_view, self.extras_index, self.split = (
+            v.snapshot, v.diff, v.fusions, v.detail, v.extras_view, v.extras_index, v.split)
         page = v
         self.button.clicked.connect(self.record_or_stop)
         self.compare.clicked.connect(self.show_compare)
@@ -270,7 +269,7 @@ class PassesWiring(QObject):
             self.snapshot.addItem(f"{s['label']} · {s['n_instructions']:,} instr · {s['n_fusions']} fusions",
                                   s["index"])
         self.fusions.set_fusions(ready.fusions, have_log=p.in_child)
-        self._show_gpu(p)
+        self._show_extras(p)
         self._measured_for(self.session.last_profile)
         self.found.setText("")
         first = next((s for s in p.snapshots if s.changed), None)
@@ -278,13 +277,15 @@ class PassesWiring(QObject):
             self.show_snapshot(first.index)
         self.ir_tabs.tabs.setCurrentWidget(self.page)
 
-    def _show_gpu(self, pipeline: Any) -> None:
-        """The XLA:GPU page: pipelines, autotuning and the thunk sequence of a GPU pipeline; hidden otherwise."""
-        report = gpu_report(pipeline)
-        self.detail.setTabVisible(self.gpu_index, bool(report))
-        if report:
-            self.gpu_view.set_code(report.lstrip("\n") + "\nthunk sequence (after the thunk passes):\n"
-                                   + thunks_text(pipeline), highlight=False)
+    def _show_extras(self, pipeline: PassPipeline) -> None:
+        """The page of the backend's extra compile facts (:attr:`PassPipeline.extras`, titled by them: XLA:GPU's
+        pipelines, autotuning and thunk sequence); hidden for a recording without any."""
+        extras = pipeline.extras
+        page = extras.page_text(pipeline) if extras is not None else ""
+        self.detail.setTabVisible(self.extras_index, bool(page))
+        if extras is not None and page:
+            self.detail.setTabText(self.extras_index, extras.title)
+            self.extras_view.set_code(page, highlight=False)
 
     def show_recorded(self, passes: Any, origin: str) -> bool:
         """A pass pipeline read from a session file (:class:`app.core.recording.model.RecordedPasses`):
