@@ -118,7 +118,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _check_calls(args)
         request = program_request(args, path, entry_name)
         # the window's service prepares it (load, arguments) and plans its lanes: one route for both front ends
-        program, prepared, _ = ProgramService().prepare(request, stop.is_set, exact_entry=True)
+        program, prepared, runner = ProgramService().prepare(request, stop.is_set, exact_entry=True)
         label = f"{program.display_name}:{prepared.entry.name}"
         if args.watch:
             return watch(args, path, entry_name, out, stop.is_set)
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not args.json:
             print(f"{label} ({prepared.backend}) args: {prepared.describe_args()}", file=err)
         recorder = autosave_recorder(args, _recorder(request, label, prepared), err)
-        for result in run_lanes(prepared, lanes, stop.is_set):
+        for result in run_lanes(prepared, lanes, stop.is_set, runner=runner):
             _report(result, label, args, out, prepared)
             if recorder is not None:
                 record_result(recorder, result, label)

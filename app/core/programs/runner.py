@@ -36,7 +36,7 @@ from app.core.programs.errors import ProgramError, ProgramStopped, Stage, progra
 from app.core.programs.interrupt import stoppable
 from app.core.programs.loader import PreparedCall
 from app.core.programs.sites import compile_sites
-from app.core.programs.specs import ArraySpec, describe
+from app.core.programs.specs import describe
 
 JIT, NO_JIT, BUCKETED = "jit", "no-jit", "jit, bucketed"
 
@@ -320,8 +320,8 @@ def program_summary(mode: str, records: list[CallRecord], total_ms: float) -> Su
 
 
 class CallLoop:
-    """The one loop over a run's calls, iterated by the CLI (:func:`run_arg_list` and friends) and by the window's
-    program service (:mod:`app.core.programs.compute.service`) alike: yields ``(args, CallOutcome)`` per call of
+    """The one loop over a run's calls — a request's lanes (:class:`app.core.programs.lanes.LaneRun`, for the CLI and
+    the window's program service alike) and a settings race's (:mod:`app.core.programs.compute.race`): yields ``(args, CallOutcome)`` per call of
     ``arg_list`` made with ``runner`` in ``mode``; ``should_stop`` is checked before every call and reaches the
     user's code while it traces or runs. :attr:`stopped`: the loop ended early because of it. An error in the
     program raises its :class:`ProgramError` from the iteration."""
@@ -341,56 +341,3 @@ class CallLoop:
                 self.stopped = True
                 return
             yield args, outcome
-
-
-def _run(runner: ProgramRunner, arg_list: Sequence[tuple], mode: str, should_stop: StopFn,
-         on_record: RecordFn) -> RunResult:
-    records: list[CallRecord] = []
-    stages = None
-    out = None
-    static_values: dict[int, list[Any]] = {}
-    t0 = time.perf_counter()
-    loop = CallLoop(runner, arg_list, mode, should_stop)
-    for args, outcome in loop:
-        records.append(outcome.record)
-        for k in runner.prepared.static_argnums:
-            if k < len(args):
-                static_values.setdefault(k, []).append(args[k])
-        out = outcome.outputs
-        if stages is None and outcome.stages is not None:
-            stages = outcome.stages
-        if on_record is not None:
-            on_record(outcome.record)
-    total = (time.perf_counter() - t0) * 1000
-    return RunResult(runner.prepared.entry.name, mode, records, program_summary(mode, records, total), loop.stopped,
-                     out, stages, static_values=static_values)
-
-
-def run_calls(prepared: PreparedCall, n_calls: int = 10, mode: str = JIT, should_stop: StopFn = None,
-              on_record: RecordFn = None, runner: ProgramRunner | None = None) -> RunResult:
-    """``n_calls`` calls of the entry point with its prepared arguments, ``mode`` :data:`JIT` or
-    :data:`NO_JIT`. ``should_stop`` is checked before every call and on every user line while tracing (or
-    running, in no-jit); ``on_record`` gets each record as it is made. Pass a ``runner`` to reuse its
-    executables. Raises :class:`ProgramError` for an error in the program (records so far are lost: the
-    caller keeps the last good result)."""
-    runner = runner or ProgramRunner(prepared)
-    return _run(runner, [prepared.args] * n_calls, mode, should_stop, on_record)
-
-
-def run_arg_list(prepared: PreparedCall, arg_list: Sequence[tuple], mode: str = JIT, should_stop: StopFn = None,
-                 on_record: RecordFn = None, runner: ProgramRunner | None = None) -> RunResult:
-    """One call per argument tuple of ``arg_list`` (every positional argument, as ``prepared.args``), e.g.
-    from :func:`static_value_args`; otherwise as :func:`run_calls`."""
-    return _run(runner or ProgramRunner(prepared), arg_list, mode, should_stop, on_record)
-
-
-def run_sweep(prepared: PreparedCall, sweep: Sequence[int] | Sequence[ArraySpec], bucket: bool = False,
-              arg: int = 0, should_stop: StopFn = None, on_record: RecordFn = None,
-              runner: ProgramRunner | None = None) -> RunResult:
-    """A shape sweep (jit): one call per size in ``sweep`` (see :func:`sweep_args`). Without ``bucket`` it
-    compiles once per new shape; with ``bucket`` once per power-of-two bucket. ``mode`` of the records:
-    ``"jit"`` or ``"jit, bucketed"``."""
-    arg_list, sizes, padded = sweep_args(prepared, sweep, bucket, arg)
-    result = _run(runner or ProgramRunner(prepared), arg_list, BUCKETED if bucket else JIT, should_stop, on_record)
-    result.sizes, result.padded_sizes = sizes[: len(result.records)], padded[: len(result.records)]
-    return result

@@ -8,8 +8,9 @@ import textwrap
 import pytest
 
 from app.core.programs.gallery import example
+from app.core.programs.lanes import run_calls
 from app.core.programs.loader import load_program
-from app.core.programs.runner import JIT, NO_JIT, run_calls
+from app.core.programs.runner import JIT, NO_JIT
 from app.core.programs.sites import compile_sites, format_site_table
 
 

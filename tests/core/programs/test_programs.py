@@ -12,7 +12,7 @@ import pytest
 from app.core.programs.errors import ProgramError, ProgramStopped
 from app.core.programs.gallery import example, list_examples
 from app.core.programs.ir import entry_ir, ir_from_stages
-from app.core.programs.lanes import compare_jit, compare_sweep
+from app.core.programs.lanes import compare_jit, compare_sweep, run_calls
 from app.core.programs.loader import load_program
 from app.core.programs.runner import (
     JIT,
@@ -20,7 +20,6 @@ from app.core.programs.runner import (
     ProgramRunner,
     bucket_size,
     parse_sweep,
-    run_calls,
 )
 from app.core.programs.specs import ArraySpec, SpecError, parse_spec, random_args
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from app.core.programs.compute.requests import ProgramRequest
+from app.core.programs.lanes import run_arg_list
 from app.core.programs.loader import load_program
 from app.core.programs.runner import (
     ProgramRunner,
     parse_static_values,
-    run_arg_list,
     static_value_args,
 )
 from app.core.programs.specs import SpecError

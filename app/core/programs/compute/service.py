@@ -2,7 +2,8 @@
 event stream as a model run, so the latency plot, the stats strip, the IR tabs, the source map and the compile
 log work unchanged:
 
-``ProgramLoaded`` → per run (lane): ``LaneEvent`` (sent with the run's first record, so a program that fails
+``ProgramLoaded`` → per run (lane, :class:`app.core.programs.lanes.LaneRun`: the CLI's ``program`` runs the same
+lanes): ``LaneEvent`` (sent with the run's first record, so a program that fails
 on its first call starts no run and the views keep the last good result), one ``CallRecord`` per call,
 ``IREvent`` (the entry point's :class:`app.core.inspect.ir.StepIR`, step = the entry point's name) after the
 first compiling call, ``FinishedEvent`` (``"calls"``, ``"stopped"`` or ``"error"``) → after the last run the
@@ -25,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from app.core.events import FinishedEvent, IREvent, LaneEvent
+from app.core.events import IREvent
 from app.core.inspect.ir import exclude_app_drivers
 from app.core.inspect.source_map import build_source_map
 from app.core.profile.step import profile_call
@@ -40,10 +41,10 @@ from app.core.programs.compute.requests import (
 )
 from app.core.programs.errors import ProgramError
 from app.core.programs.ir import entry_ir, ir_from_stages
-from app.core.programs.lanes import plan_lanes
+from app.core.programs.lanes import LaneRun, plan_lanes
 from app.core.programs.live import Snapshot, compare
 from app.core.programs.loader import load_program
-from app.core.programs.runner import NO_JIT, CallLoop, ProgramRunner, program_summary
+from app.core.programs.runner import NO_JIT, ProgramRunner
 from app.core.programs.specs import SpecError
 from app.core.requests import Notice, SourceMapReady
 
@@ -169,15 +170,10 @@ class ProgramService:
         except SpecError as exc:
             raise ProgramError(str(exc), error_type="SpecError", stage="args", entry=entry) from None
         # a cold lane (a sweep, jit vs no-jit, no-jit) gets a fresh runner; a plain jit run reuses the executables
-        lanes = [(lane.mode, ProgramRunner(prepared) if lane.cold else runner, lane.args) for lane in plan]
-        live_ir = None
-        for index, (mode, lane_runner, arg_list) in enumerate(lanes):
-            result: dict[str, Any] = {}
-            yield from self._lane(lane_runner, arg_list, mode, entry, index, len(lanes), should_stop, result)
-            live_ir = live_ir or result.get("ir")
-            if result.get("stopped"):
-                break
-        if live_ir is None and not should_stop() and any(m == NO_JIT for m, _, _ in lanes):
+        run = LaneRun(prepared, plan, runner, should_stop, capture_ir=True)
+        yield from run
+        live_ir = run.ir
+        if live_ir is None and not should_stop() and any(lane.mode == NO_JIT for lane in plan):
             live_ir = yield from self._ir_without_run(prepared, runner, entry, should_stop)
         if live_ir is not None:
             yield from self._source_map(live_ir, entry)
@@ -189,36 +185,6 @@ class ProgramService:
             return
         yield ProgramLoaded(request, program.path, program.display_name, entry_infos(program),
                                request.entry, "", "")
-
-    def _lane(self, runner: ProgramRunner, arg_list: list[tuple], mode: str, entry: str, index: int, n_lanes: int,
-              should_stop: StopFn, out: dict[str, Any]) -> Iterator[Any]:
-        records: list[Any] = []
-        started = False
-        aside = 0.0  # time spent capturing IR between calls: not the run's
-        t0 = time.perf_counter()
-        loop = CallLoop(runner, arg_list, mode, should_stop)
-        try:
-            for args, outcome in loop:
-                if not started:
-                    started = True
-                    yield LaneEvent(mode, index, n_lanes, 0)
-                records.append(outcome.record)
-                yield outcome.record
-                if outcome.stages is not None and "ir" not in out:
-                    t_ir = time.perf_counter()
-                    live = ir_from_stages(outcome.stages, runner, args)
-                    out["ir"] = live
-                    yield IREvent(entry, mode, live.plain())
-                    aside += time.perf_counter() - t_ir
-        except ProgramError:
-            if started:
-                total = (time.perf_counter() - t0 - aside) * 1000
-                yield FinishedEvent("error", program_summary(mode, records, total))
-            raise
-        total = (time.perf_counter() - t0 - aside) * 1000
-        out["stopped"] = loop.stopped
-        if started:
-            yield FinishedEvent("stopped" if loop.stopped else "calls", program_summary(mode, records, total))
 
     def _ir_without_run(self, prepared: PreparedCall, runner: ProgramRunner | None, entry: str, should_stop: StopFn) -> Iterator[Any]:
         """A no-jit run compiles nothing: trace, lower and compile once after it, so the IR views show what jit
