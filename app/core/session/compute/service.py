@@ -95,10 +95,10 @@ class ComputeService:
         #: request type → handler: a model's own here, each other concept's from its module
         self._table: Handlers = {
             rq.LoadRequest: self._load, rq.RunRequest: self._run, rq.RaceRequest: self._race,
-            rq.SettingsRaceRequest: self._race, rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
+            rq.MeshRequest: self._set_mesh, rq.DevicesRequest: self._devices,
             **self._caches.handlers(self._clear_compiled), **recorded.handlers(),
             **profile.handlers(self._engine, self._programs_), **passes.handlers(self._engine, self._programs_),
-            **srs.handlers(self._engine, self._programs_), **program_handlers(self._programs_),
+            **srs.handlers(self._engine, self._programs_, self.ran), **program_handlers(self._programs_),
         }
 
     def handle(
@@ -176,31 +176,26 @@ class ComputeService:
     # -- runs -------------------------------------------------------------------------------------------
     def _run(self, request: rq.RunRequest, should_stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
         engine = self._engine()
-        irs: list[IREvent] = []
-        try:
-            for event in engine.generate(request.prompt, request.settings, should_stop, on_live_phase):
-                if isinstance(event, IREvent):
-                    irs.append(event)
-                yield event
-        finally:
-            yield from self.after_run(irs, on_live_phase, request.source_maps)
+        return self.ran(engine.generate(request.prompt, request.settings, should_stop, on_live_phase), on_live_phase,
+                        request.source_maps)
 
     def _race(self, request: rq.RaceRequest, should_stop: StopFn, on_live_phase: LivePhase) -> Iterator[Any]:
         engine = self._engine()
+        return self.ran(race(engine, request.prompt, list(request.modes), request.settings, should_stop,
+                             cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase,
+                             steady=request.steady), on_live_phase, request.source_maps)
+
+    def ran(self, stream: Iterator[Any], on_live_phase: LivePhase = None, source_maps: bool = True) -> Iterator[Any]:
+        """``stream``'s events (a model run's, a race's), then what :meth:`after_run` adds for the IR they captured —
+        also when the stream fails or is closed."""
         irs: list[IREvent] = []
         try:
-            if isinstance(request, rq.SettingsRaceRequest):  # one lane per compiler setting, the same stream
-                stream = srs.settings_race_events(engine, request, should_stop)
-            else:
-                stream = race(engine, request.prompt, list(request.modes), request.settings, should_stop,
-                              cold=request.cold, eager_tokens=request.eager_tokens, on_live_phase=on_live_phase,
-                              steady=request.steady)
             for event in stream:
                 if isinstance(event, IREvent):
                     irs.append(event)
                 yield event
         finally:
-            yield from self.after_run(irs, on_live_phase, request.source_maps)
+            yield from self.after_run(irs, on_live_phase, source_maps)
 
     def after_run(self, irs: list[IREvent], on_live_phase: Callable[[Any], None] | None = None,
                   source_maps: bool = True) -> Iterator[Any]:

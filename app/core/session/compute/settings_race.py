@@ -68,10 +68,16 @@ class SettingsParted:
     seconds: float
 
 
-def handlers(engine: Callable[[], Engine], programs: Callable[[], ProgramService]) -> Handlers:
-    """The parting's entry in the compute service's table (a model's race itself is a run: the service's own)."""
-    return {SettingsPartingRequest: lambda r, stop, live: parting_events(
-        programs() if r.program is not None else engine(), r, stop, live)}
+def handlers(engine: Callable[[], Engine], programs: Callable[[], ProgramService],
+             ran: Callable[[Iterator[Any], Any, bool], Iterator[Any]]) -> Handlers:
+    """The settings race's entries in the compute service's table: a model's race (its lanes are runs: ``ran``, the
+    service's :meth:`~app.core.session.compute.service.ComputeService.ran`, adds their source maps) and the
+    parting."""
+    return {
+        rq.SettingsRaceRequest: lambda r, stop, live: ran(settings_race_events(engine(), r, stop), live, r.source_maps),
+        SettingsPartingRequest: lambda r, stop, live: parting_events(
+            programs() if r.program is not None else engine(), r, stop, live),
+    }
 
 
 def parting_events(source: Engine | ProgramService, request: SettingsPartingRequest,
