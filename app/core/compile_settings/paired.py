@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +120,21 @@ def paired_rounds(timers: Mapping[str, Timer], baseline: str, plan: SteadyPlan,
         "aa_noise": found.aa_noise, "noisy": found.noisy, "threads": {"xla_cpu": threads},
         "stopped_by": stopped_by, "elapsed_s": time.perf_counter() - t0 if rounds else 0.0,
         "budget_s": plan.budget_s, "min_rounds": plan.min_rounds, "reps": reps})
+
+
+def paired_phase(timers: Mapping[str, Timer], lanes: list[Any], baseline: str, plan: SteadyPlan | None,
+                 should_stop: Callable[[], bool]) -> Generator[SteadyBlockEvent | SettingsVerdicts, None, bool]:
+    """A settings race's closing phase, a model step's and a program entry's alike: :func:`paired_rounds` of
+    ``timers`` (the settings whose lanes ran to their end), the verdicts put on ``lanes`` (every lane yielded:
+    :func:`attach`) before the :class:`SettingsVerdicts` is yielded. Nothing without a ``plan``, when stopped, or
+    unless the baseline and another setting have a timer; returns whether the rounds ran."""
+    if plan is None or should_stop() or baseline not in timers or len(timers) < 2:
+        return False
+    for event in paired_rounds(timers, baseline, plan, should_stop):
+        if isinstance(event, SettingsVerdicts):
+            attach(lanes, event.doc)
+        yield event
+    return True
 
 
 def pair_fields(p: Any) -> dict[str, Any]:

@@ -32,10 +32,9 @@ from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.paired import (
     SettingsVerdicts,
     Timer,
-    attach,
     hlo_fingerprint,
     optimized_hlo,
-    paired_rounds,
+    paired_phase,
 )
 from app.core.compile_settings.split import CompileCapturer
 from app.core.errors import InvalidSettingsError
@@ -156,7 +155,8 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
     :func:`app.core.compile_settings.parting.settings_partings` compiles again.
 
     With ``paired`` (a :class:`app.core.steady.SteadyPlan`): after every lane, the XLA settings' warm steps in
-    paired, interleaved rounds (:func:`_paired_phase`): a :class:`app.core.events.SteadyBlockEvent` per block, then
+    paired, interleaved rounds (:func:`_timers`, :func:`app.core.compile_settings.paired.paired_phase`): a
+    :class:`app.core.events.SteadyBlockEvent` per block, then
     a :class:`app.core.compile_settings.paired.SettingsVerdicts`, whose verdicts are also put on the lanes already
     yielded (``SettingLane.verdict``: the "vs baseline" ratio, its 95 % interval and words). Skipped when stopped,
     or when fewer than two XLA settings (the baseline among them) ran to their end.
@@ -194,11 +194,9 @@ def settings_race(engine: Engine, prompt: str, names: Sequence[str], settings: G
             _keep(engine, setting, lane, (lane_mode, kind, lane_settings.greedy), kept, cache_len)
             done.append(lane)
             yield lane
-        if paired is not None and not should_stop() and lanes[0].name in kept and len(kept) > 1:
-            for event in _paired_phase(engine, prompt, base_settings, kept, lanes[0].name, paired, should_stop):
-                if isinstance(event, SettingsVerdicts):
-                    attach(done, event.doc)
-                yield event
+        timers = _timers(engine, prompt, base_settings, kept, paired, should_stop) if paired is not None else {}
+        if (yield from paired_phase(timers, done, lanes[0].name, paired, should_stop)):
+            engine.restore_steps(kept[next(reversed(kept))][1])  # the last setting's steps, as after its lane
 
 
 def _runs(engine: Engine, prompt: str, settings: GenerationSettings, runs: int, should_stop: Callable[[], bool],
@@ -231,14 +229,13 @@ def _keep(engine: Engine, setting: CompileSetting, lane: SettingLane, step: tupl
         kept[setting.name] = (setting, engine.compiled_steps(step[0]), cache_len)
 
 
-def _paired_phase(engine: Engine, prompt: str, settings: GenerationSettings,
-                  kept: dict[str, tuple[CompileSetting, dict, int | None]], baseline: str, plan: SteadyPlan,
-                  should_stop: Callable[[], bool]) -> Iterator[SteadyBlockEvent | SettingsVerdicts]:
-    """The paired rounds (:func:`app.core.compile_settings.paired.paired_rounds`) of the kept settings: a block is
-    ``plan.tokens`` tokens (one prefill call for a prefill race) generated with the setting's compiled steps put
-    back and its options applied, timed as the mode race times its blocks (:func:`app.core.steady.time_block`:
-    mean ms of the decode calls; for prefill the generation's wall time). The engine keeps the last setting's
-    steps afterwards, as after its lane."""
+def _timers(engine: Engine, prompt: str, settings: GenerationSettings,
+            kept: dict[str, tuple[CompileSetting, dict, int | None]], plan: SteadyPlan,
+            should_stop: Callable[[], bool]) -> dict[str, Timer]:
+    """The kept settings' :class:`Timer` s for the paired rounds (:func:`app.core.compile_settings.paired.
+    paired_phase`): a block is ``plan.tokens`` tokens (one prefill call for a prefill race) generated with the
+    setting's compiled steps put back and its options applied, timed as the mode race times its blocks
+    (:func:`app.core.steady.time_block`: mean ms of the decode calls; for prefill the generation's wall time)."""
     def timer(name: str) -> Timer:
         setting, steps, cache_len = kept[name]
         short = steady_settings(settings, settings.mode, plan.tokens, cache_len)
@@ -259,8 +256,7 @@ def _paired_phase(engine: Engine, prompt: str, settings: GenerationSettings,
 
         return Timer(calibrate, block)
 
-    yield from paired_rounds({name: timer(name) for name in kept}, baseline, plan, should_stop)
-    engine.restore_steps(kept[next(reversed(kept))][1])
+    return {name: timer(name) for name in kept}
 
 
 def _executable(engine: Engine, mode: str, kind: str, greedy: bool) -> Any:

@@ -7,7 +7,14 @@ import json
 import random
 
 from app.core.compile_settings.figures import SettingLane, format_table, plot_points, versus_baseline
-from app.core.compile_settings.paired import SettingsVerdicts, Timer, attach, hlo_fingerprint, paired_rounds
+from app.core.compile_settings.paired import (
+    SettingsVerdicts,
+    Timer,
+    attach,
+    hlo_fingerprint,
+    paired_phase,
+    paired_rounds,
+)
 from app.core.compile_settings.saved import format_race, json_lines, lanes_of, race_document
 from app.core.events import SteadyBlockEvent
 from app.core.steady import SteadyPlan
@@ -59,6 +66,29 @@ def test_ratio_interval_and_words_follow_the_verdict_module():
     assert o3["text"].startswith("O3 is 1.25× faster than default (95 % CI ")
     assert doc["pairs"]["O0"]["text"].startswith("default is 1.25× faster than O0")
     assert doc["aa_noise"] == paired_ratio(seen["default"], seen["default (A/A)"]).half_width_pct
+
+
+def test_the_closing_phase_of_both_races_puts_the_verdicts_on_the_lanes_before_saying_them():
+    """One phase for a model step's race and a program entry's (issue 57, item 2): nothing without a plan, a
+    baseline's timer or a second setting; else the rounds, each lane's verdict set when the verdicts come."""
+    timers, _ = synthetic({"default": 1.0, "O3": 0.8})
+    lanes = [SettingLane("default", "", None, None, None, 1.0, 1), SettingLane("O3", "", None, None, None, 0.8, 1)]
+    never = lambda: False  # noqa: E731
+    for skipped in (paired_phase(timers, lanes, "default", None, never),
+                    paired_phase({"O3": timers["O3"]}, lanes, "default", PLAN, never),
+                    paired_phase(timers, lanes, "default", PLAN, lambda: True)):
+        assert list(skipped) == []
+    seen_verdicts = []
+    phase = paired_phase(timers, lanes, "default", PLAN, never)
+    while True:
+        try:
+            event = next(phase)
+        except StopIteration as done:
+            assert done.value is True
+            break
+        if isinstance(event, SettingsVerdicts):
+            seen_verdicts.append([lane.verdict["short"] for lane in lanes])
+    assert seen_verdicts[0][0] == "baseline" and seen_verdicts[0][1] is not None
 
 
 def test_two_identical_settings_say_no_clear_difference():

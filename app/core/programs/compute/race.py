@@ -24,11 +24,10 @@ from app.core.compile_settings.catalog import CompileSetting
 from app.core.compile_settings.figures import SettingLane
 from app.core.compile_settings.paired import (
     SettingsVerdicts,
-    attach,
     call_timer,
     hlo_fingerprint,
     optimized_hlo,
-    paired_rounds,
+    paired_phase,
 )
 from app.core.compile_settings.progress import lanes_events
 from app.core.compile_settings.race import applied, no_persistent_cache, peak_bytes, resolve
@@ -113,19 +112,7 @@ def program_settings_race(prepared: PreparedCall, names: Sequence[str], platform
             base = lane.outputs if base is None else base
             lane.outputs_equal = same_outputs(lane.outputs, base)
             yield lane
-    yield from _paired(warm, done, lanes[0].name, paired, stop)
-
-
-def _paired(warm: dict[str, Any], done: list[SettingLane], baseline: str, plan: SteadyPlan | None,
-            stop: Callable[[], bool]) -> Iterator[SteadyBlockEvent | SettingsVerdicts]:
-    """The paired rounds of the settings' warm executables (``warm``: name → :class:`Timer`), verdicts put on
-    ``done``; nothing without a plan, when stopped, or unless the baseline and another setting ran to their end."""
-    if plan is None or stop() or baseline not in warm or len(warm) < 2:
-        return
-    for event in paired_rounds(warm, baseline, plan, stop):
-        if isinstance(event, SettingsVerdicts):
-            attach(done, event.doc)
-        yield event
+    yield from paired_phase(warm, done, lanes[0].name, paired, stop)
 
 
 def _warm_call(executable: jax.stages.Compiled, prepared: PreparedCall) -> Any:
