@@ -160,7 +160,9 @@ class FakeEngine:
 
 def test_the_steady_phase_shuffles_rounds_twins_the_baseline_and_states_its_verdicts():
     engine = FakeEngine({"torch": 0.6, "jit-static": 0.2})
-    plan = SteadyPlan(budget_s=0.0, min_rounds=4, tokens=3, block_ms=3.0, seed=1)
+    # budget: on a loaded machine the busy-waiting fake engine loses CPU time and its rounds are dropped as
+    # preempted; a zero budget then ended the phase after 2 × min_rounds with too few kept for an interval
+    plan = SteadyPlan(budget_s=10.0, min_rounds=4, tokens=3, block_ms=3.0, seed=1)
     settings = GenerationSettings(max_new_tokens=8, capture_ir=True)
     events = list(steady_phase(engine, "p", ["torch", "torchax-eager", "jit-static"], settings, plan,  # type: ignore[arg-type]
                                cache_lens={"jit-static": 64}))
