@@ -20,7 +20,7 @@ from app.cli.passes import report_args, write_report
 from app.core.errors import InvalidSettingsError
 from app.core.inspect import source_map_io
 from app.core.inspect.source_map import build_source_map
-from app.core.inspect.views import MODEL_STEPS, cli_names
+from app.core.inspect.views import COLLECTIVES, KIND_PASSES, MODEL_STEPS, PASS_HLO, cli_names, view
 from app.core.mode_catalog import CATALOG, mode_info
 from app.core.parallel.hosts import device_processes
 from app.core.parallel.mesh import collectives, format_collectives
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from app.core.parallel.mesh import Mesh
 
 #: XLA's pass pipeline, recorded by compiling the step once more with per-pass dumps (``passes`` command).
-PASS_WHAT = cli_names(kind="passes")
+PASS_WHAT = cli_names(kind=KIND_PASSES)
 #: Every ``--what``: the IR-view catalog's (:data:`app.core.inspect.views.IR_VIEWS`), in its order.
 WHAT = cli_names()
 
@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     add_model_args(ins)
     ins.add_argument("--step", choices=MODEL_STEPS, default=DECODE)
     ins.add_argument("--what", choices=WHAT, default=None,
-                     help="default: jaxpr (torch-compile: fx-graph)")
+                     help=f"default: {cli_names('xla')[0]} (torch-compile: {cli_names('inductor')[0]})")
     ins.add_argument("-o", "--output", help="write to this file instead of stdout")
     ins.add_argument("--source-map", action="store_true",
                      help="print the source map instead (source line / ATen op → jaxpr equations, StableHLO "
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     what = args.what or allowed[0]
     if what not in allowed and not args.source_map:
         raise InvalidSettingsError(f"{args.mode} ({info.compiler}) has no {what}: choose one of {', '.join(allowed)}.")
-    if what == "pass-hlo" and args.pass_name is None:
+    if what == view(PASS_HLO).cli and args.pass_name is None:
         raise InvalidSettingsError("--what pass-hlo needs --pass NAME_OR_INDEX (a dump index or a pass name).")
     if args.source_map and info.compiler != "xla":
         raise InvalidSettingsError(f"The source map joins jaxpr, StableHLO and HLO: {args.mode} has none.")
@@ -116,7 +116,7 @@ def _passes_text(engine: Engine, what: str, args: argparse.Namespace, err: TextI
 
 
 def _inspect_text(step_ir: StepIR, what: str, mesh: Mesh | None = None) -> str:
-    if what == "collectives":  # on a mesh across processes each says whether it crosses a process boundary
+    if what == view(COLLECTIVES).cli:  # on a mesh across processes each says whether it crosses a process boundary
         return format_collectives(collectives(step_ir.hlo, device_processes(mesh) if mesh is not None else None),
                                   mesh)
     return step_ir_text(step_ir, what)

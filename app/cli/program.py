@@ -28,6 +28,7 @@ from app.cli.common import (
 )
 from app.cli.passes import print_kernel_ir, report_args, write_report
 from app.core.events import FinishedEvent
+from app.core.inspect.views import KIND_PASSES, cli_names
 from app.core.live_recording import program_settings
 from app.core.passes.lowered import lowered_for
 from app.core.passes.record import record_pipeline
@@ -52,9 +53,10 @@ if TYPE_CHECKING:
     from app.core.programs.loader import PreparedCall
     from app.core.programs.runner import RunResult
 
-WHAT = ("jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
+#: ``--what``: the IR-view catalog's views an entry point has (``program``), in its order.
+WHAT = cli_names(program=True)
 #: ``--what`` answered by recording XLA's pass pipeline (as ``passes --program``).
-PASS_WHAT = ("passes", "fusions", "compile-phases")
+PASS_WHAT = cli_names(kind=KIND_PASSES, program=True)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:

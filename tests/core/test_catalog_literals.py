@@ -58,16 +58,16 @@ NAMES: dict[str, frozenset[str]] = {
 #: (``"compile_phases"``, ``"passes"``, ``"fusions"``, ``"memory"`` of ``StepIR.summary()``), a CLI command or
 #: ``--what`` name (``"passes"``, ``"collectives"``, ``program``'s ``WHAT``), a ``Kind`` of the catalog
 #: (``kind="passes"``), JAX's equation parameter ``"jaxpr"`` (``inspect/regions.py``), the comparison document's
-#: sections (``compare/``), and the help entries of ``gui/panels/help.py`` (IR-view help, still written there).
+#: sections (``compare/``). IR-view help, units and figures are fields of the catalog now (issue 57, item 4).
 VIEW_LITERALS: dict[str, int] = {
-    "app/cli/hosts.py": 2, "app/cli/inspect.py": 2, "app/cli/parser.py": 1, "app/cli/passes.py": 1,
-    "app/cli/passes_report.py": 3, "app/cli/program.py": 9, "app/core/compare/report.py": 5,
-    "app/core/compare/runs.py": 1, "app/core/compare/text.py": 2, "app/core/compile_settings/parting.py": 1,
+    "app/cli/hosts.py": 2, "app/cli/parser.py": 1, "app/cli/passes.py": 1,
+    "app/cli/passes_report.py": 3,
+    "app/core/compare/runs.py": 1, "app/core/compile_settings/parting.py": 1,
     "app/core/inspect/hlo_diff.py": 1, "app/core/inspect/ir.py": 1, "app/core/inspect/regions.py": 4,
     "app/core/inspect/source_map_io.py": 2, "app/core/modes/loop.py": 1, "app/core/passes/gpu_dumps.py": 1,
-    "app/core/passes/gpu_text.py": 1, "app/core/passes/query.py": 2, "app/core/programs/live.py": 1,
+    "app/core/passes/gpu_text.py": 1, "app/core/passes/query.py": 2,
     "app/core/programs/runner.py": 1, "app/core/recording/model.py": 3, "app/core/report/columns.py": 4,
-    "app/core/report/export.py": 1, "app/core/session/requests.py": 1, "app/gui/panels/help.py": 1,
+    "app/core/report/export.py": 1, "app/core/session/requests.py": 1,
     "widgets/demo/compile_log.py": 1, "widgets/devices/collectives_table.py": 1,
     "widgets/passes/pass_list.py": 1,
 }

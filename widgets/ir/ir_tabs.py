@@ -18,7 +18,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.inspect.views import COST, JAXPR, JAXPR_SOURCE, MEMORY, MODEL_STEPS, PREFILL, tab_views
+from app.core.inspect.views import (
+    IR_VIEWS,
+    JAXPR,
+    JAXPR_SOURCE,
+    KIND_FIGURES,
+    MODEL_STEPS,
+    PREFILL,
+    tab_views,
+    views,
+)
 from app.core.units import nbytes, si
 from widgets.ir.header_labels import ElidedLabel, FiguresLabel, plain
 from widgets.ir.ir_panel import IRPanel
@@ -28,6 +37,10 @@ STEPS = MODEL_STEPS
 #: The IR-view catalog's views with a tab (``app/core/inspect/views.py``), and those of Inductor's step.
 TAB_VIEWS = tab_views()
 INDUCTOR_VIEWS = tuple(v.key for v in TAB_VIEWS if v.compiler == "inductor")
+#: The summary line's figures (the ``figures`` views' :class:`app.core.inspect.views.Figure` s) and counts (the
+#: views whose elements a :class:`app.core.inspect.ir.StepIR` field counts), in catalog order.
+FIGURE_VIEWS = views(kind=KIND_FIGURES)
+COUNTED_VIEWS = tuple(v for v in IR_VIEWS if v.count)
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -51,18 +64,10 @@ def _pick(d: dict | None, *needles: str) -> float | None:
 
 def summary_text(ir: Any) -> str:
     """One line of figures from a StepIR-like object (attributes or dict keys ``cost``, ``memory``, …)."""
-    cost, memory = _get(ir, COST), _get(ir, MEMORY)
-    parts = [
-        f"FLOPs <b>{si(_pick(cost, 'flops'))}</b>",
-        f"bytes accessed <b>{nbytes(_pick(cost, 'bytes accessed'))}</b>",
-        f"args <b>{nbytes(_pick(memory, 'argument'))}</b>",
-        f"outputs <b>{nbytes(_pick(memory, 'output'))}</b>",
-        f"temp <b>{nbytes(_pick(memory, 'temp'))}</b>",
-    ]
+    parts = [f"{f.label} <b>{(nbytes if f.kind == 'bytes' else si)(_pick(_get(ir, v.key), f.key))}</b>"
+             for v in FIGURE_VIEWS for f in v.figures]
     counts = [
-        ("jaxpr eqns", _get(ir, "n_equations")),
-        ("StableHLO ops", _get(ir, "n_stablehlo_ops")),
-        ("HLO instrs", _get(ir, "n_hlo_instructions")),
+        *((f"{v.short_title} {v.unit_abbr}", _get(ir, v.count)) for v in COUNTED_VIEWS),
         ("XLA fusions", _get(ir, "n_fusions")),
         ("Inductor kernels", _get(ir, "n_kernels")),
     ]
@@ -91,8 +96,8 @@ class IRTabs(QWidget):
         self.panels = {v.key: IRPanel(v.title, v.widget, v.ext) for v in TAB_VIEWS}
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for panel in self.panels.values():
-            self.tabs.addTab(panel, panel.title)
+        for v, panel in zip(TAB_VIEWS, self.panels.values()):
+            self.tabs.setTabToolTip(self.tabs.addTab(panel, panel.title), v.help)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.step_buttons: dict[str, QPushButton] = {}
         group = self._group = QButtonGroup(self)

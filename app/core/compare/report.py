@@ -14,7 +14,8 @@ from typing import Any
 
 from app.core.compare.charts import COLOURS, compile_svg, speedup_svg
 from app.core.compare.text import steady_sentence
-from app.core.inspect.views import HLO, STABLEHLO
+from app.core.inspect.hlo_diff import FUSIONS_FIELD
+from app.core.inspect.views import HLO, PASSES, STABLEHLO, view
 
 #: Changes of one step's diff listed in the report (the rest counted; ``--json`` lists all).
 MAX_ROWS = 200
@@ -88,8 +89,8 @@ def _diffs(title: str, diffs: dict[str, dict[str, Any]], unit: str) -> str:
     out = [f"<h2>{_e(title)}: structural diff</h2>"]
     for step, d in diffs.items():
         out.append(f"<p><b>{_e(step)}</b>: {_e(d['summary'])} ({d['n_a']} vs {d['n_b']} {_e(unit)})</p>")
-        if d["fusions"]:
-            shown, more = d["fusions"][:MAX_FUSIONS], len(d["fusions"]) - MAX_FUSIONS
+        if d[FUSIONS_FIELD]:
+            shown, more = d[FUSIONS_FIELD][:MAX_FUSIONS], len(d[FUSIONS_FIELD]) - MAX_FUSIONS
             out.append(f"<p>fusions: {_e(', '.join('%' + f for f in shown))}"
                        + (f" … and {more} more</p>" if more > 0 else "</p>"))
         if d["changes"]:
@@ -130,9 +131,9 @@ def report_html(doc: dict[str, Any], generated: str = "", plots: bool = True, ve
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
         f"<title>{_e(a['label'])} vs {_e(b['label'])}</title><style>{_STYLE}</style></head><body>",
         f"<h1 id='verdict'>{_e(doc['verdict'])}</h1>" if verdict else "", f"<p class='runs'>{key}</p>",
-        _steady(doc["steady"], plots), _compile(doc, plots), _diffs("Optimized HLO", doc[HLO], "instructions"),
-        _diffs("StableHLO", doc.get(STABLEHLO) or {}, "ops"),
-        f"<h2>XLA passes</h2><p>{_e(doc['passes']['line'])}</p>" if "passes" in doc else "",
+        _steady(doc["steady"], plots), _compile(doc, plots), _diffs("Optimized HLO", doc[HLO], view(HLO).unit),
+        _diffs(view(STABLEHLO).title, doc.get(STABLEHLO) or {}, view(STABLEHLO).unit),
+        f"<h2>XLA passes</h2><p>{_e(doc[PASSES]['line'])}</p>" if PASSES in doc else "",
         _tokens(doc["tokens"]), _differ(doc["differ"]),
         f"<footer>torchax-playground compare{' · ' + _e(generated) if generated else ''}</footer></body></html>\n",
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.inspect.views import HLO, STABLEHLO
+from app.core.inspect.views import HLO, PASSES, STABLEHLO, view
 
 #: Changes of a step's structural diff listed at most (the rest counted).
 MAX_CHANGES = 30
@@ -45,8 +45,9 @@ def _steady_lines(s: dict[str, Any]) -> list[str]:
     return [line]
 
 
-def _hlo_lines(doc: dict[str, Any], key: str = HLO, what: str = "optimized HLO", unit: str = "instructions"
-               ) -> list[str]:
+def _hlo_lines(doc: dict[str, Any], key: str = HLO) -> list[str]:
+    """The structural diff of view ``key`` per step, named and counted as the IR-view catalog says."""
+    what, unit = view(key).title, view(key).unit
     if not doc.get(key):
         return [f"{what}: not recorded by both runs (no structural diff)"]
     lines = []
@@ -79,9 +80,9 @@ def format_comparison(doc: dict[str, Any]) -> str:
     lines = [doc["verdict"], f"A: {doc['a']['label']} · {doc['a']['machine']}",
              f"B: {doc['b']['label']} · {doc['b']['machine']}", ""]
     lines += _compile_lines(doc) + _steady_lines(doc["steady"]) + _hlo_lines(doc)
-    lines += _hlo_lines(doc, STABLEHLO, "StableHLO", "ops")
-    if "passes" in doc:
-        lines.append(doc["passes"]["line"])
+    lines += _hlo_lines(doc, STABLEHLO)
+    if PASSES in doc:
+        lines.append(doc[PASSES]["line"])
     lines += _token_lines(doc["tokens"])
     differ = doc["differ"]
     lines.append("differ: " + ("nothing in versions, machine, flags or settings" if not differ else ""))

@@ -26,6 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.inspect.text_index import HLO_INSTRUCTION, HLO_KIND, hlo_instructions
+from app.core.inspect.views import HLO, view
+
+#: The field of :meth:`HloDiff.to_dict` naming the fusions that changed (``HloDiff.fusions``).
+FUSIONS_FIELD = "fusions"
+#: How a diff names the program and its elements by default: the optimized HLO's, as the IR-view catalog does.
+_HLO = view(HLO)
 
 _COMP = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\) -> .*\{\s*$")
 _META = re.compile(r",?\s*metadata=\{[^}]*\}")
@@ -220,8 +226,8 @@ class HloDiff:
     matched: int = 0
     n_a: int = 0
     n_b: int = 0
-    what: str = "optimized HLO"
-    unit: str = "instructions"
+    what: str = _HLO.title
+    unit: str = _HLO.unit
 
     @property
     def same(self) -> bool:
@@ -242,7 +248,7 @@ class HloDiff:
 
     def to_dict(self) -> dict[str, Any]:
         return {"same": self.same, "summary": self.summary(), **self.counts(), "matched": self.matched,
-                "n_a": self.n_a, "n_b": self.n_b, "fusions": list(self.fusions),
+                "n_a": self.n_a, "n_b": self.n_b, FUSIONS_FIELD: list(self.fusions),
                 "changes": [c.to_dict() for c in self.changes]}
 
 
@@ -347,8 +353,7 @@ class _Differ:
         return None if None in names or not names else (op.opcode, names)
 
 
-def diff_modules(ma: HloModuleText, mb: HloModuleText, what: str = "optimized HLO",
-                 unit: str = "instructions") -> HloDiff:
+def diff_modules(ma: HloModuleText, mb: HloModuleText, what: str = _HLO.title, unit: str = _HLO.unit) -> HloDiff:
     """The structural diff of two parsed modules (HLO's :func:`parse_hlo`, or StableHLO's
     :func:`app.core.inspect.stablehlo_diff.parse_stablehlo`), paired from their entries down."""
     d = _Differ(ma, mb)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from app.core.inspect.hlo_diff import HloComputation, HloDiff, HloModuleText, HloOp, diff_modules
 from app.core.inspect.text_index import stablehlo_ops
+from app.core.inspect.views import STABLEHLO, view
 
 _FUNC = re.compile(r"^func\.func (?:public |private )?@([\w.$\-]+)\((.*)$")
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:, %[\w$.\-]+(?::\d+)?)*) = (.*)$")
@@ -218,4 +219,4 @@ def diff_stablehlo(a: str | HloModuleText, b: str | HloModuleText) -> HloDiff:
     from ``main`` down: :class:`app.core.inspect.hlo_diff.HloDiff` with ``what`` ``"StableHLO"``, in ops."""
     ma = parse_stablehlo(a) if isinstance(a, str) else a
     mb = parse_stablehlo(b) if isinstance(b, str) else b
-    return diff_modules(ma, mb, "StableHLO", "ops")
+    return diff_modules(ma, mb, view(STABLEHLO).title, view(STABLEHLO).unit)

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.inspect.text_index import HLO_INSTRUCTION, STABLEHLO_OP
-from app.core.inspect.views import COST, HLO, JAXPR, MEMORY, STABLEHLO
+from app.core.inspect.views import HLO, JAXPR, KIND_FIGURES, STABLEHLO, view, views
 from app.core.units import nbytes, si
 
-#: The IR views a live compile updates (``StepIR`` fields) and the name of each view's unit.
+#: The IR views a live compile updates (``StepIR`` fields; :func:`unit_keys` finds their elements), and each
+#: one's unit and name in a line of figures, as the IR-view catalog writes them (``unit_abbr``, ``short_title``).
 VIEWS = (JAXPR, STABLEHLO, HLO)
-UNITS = {JAXPR: "eqns", STABLEHLO: "ops", HLO: "instrs"}
-TITLES = {JAXPR: "jaxpr", STABLEHLO: "StableHLO", HLO: "HLO"}
+UNITS = {v: view(v).unit_abbr for v in VIEWS}
+TITLES = {v: view(v).short_title for v in VIEWS}
 
 # a jaxpr equation: its binders (``b:f32[4]``, ``_:f32[]``), "=", its primitive, and the rest of its line
 _EQN = re.compile(r"(?:(?<=\s)|(?<=;))((?:[a-z_]+:[^\s=;]+\s+)+)=\s+([a-z_][\w\-]*)([^;\n]*)")
@@ -203,10 +204,9 @@ def diff_text(view: str, old: str, new: str) -> TextChanges:
                        _counts(_units(view, old), _units(view, new)))
 
 
-#: The cost and memory summary's figures: (name, where, key, kind) — kind ``"count"`` or ``"bytes"``.
-FIGURES = (("FLOPs", COST, "flops", "count"), ("bytes accessed", COST, "bytes accessed", "bytes"),
-           ("args", MEMORY, "argument", "bytes"), ("outputs", MEMORY, "output", "bytes"),
-           ("temp", MEMORY, "temp", "bytes"))
+#: The cost and memory summary's figures: (name, where, key, kind) — kind ``"count"`` or ``"bytes"``; the
+#: ``figures`` views' :class:`app.core.inspect.views.Figure` s.
+FIGURES = tuple((f.label, v.key, f.key, f.kind) for v in views(kind=KIND_FIGURES) for f in v.figures)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMainWindow, QTextBrowser, QVBoxLayout, QWidget
 
+from app.core.inspect.views import IR_VIEWS
 from app.gui.menus import find_menu, insert_before
 
 SHORTCUTS = (
@@ -37,20 +38,15 @@ SHORTCUTS = (
     ("Ctrl+Q", "quit"),
 )
 
-VIEWS = (
+#: The window's panels, each with what it shows; the IR views' entries come from the IR-view catalog
+#: (:data:`app.core.inspect.views.IR_VIEWS`, ``help``), after the latency plot's.
+PANELS = (
     ("Token stream", "the prompt in grey (with a chat template: the formatted prompt), then each generated "
      "token; hover a token to see the call that produced it and its point on the plot."),
     ("Latency per call", "wall time of every model call on a log scale: prefill first, then one decode step "
      "per token. Orange stars are calls that compiled (trace → lower → compile for JAX; Dynamo → AOT "
      "autograd → Inductor for torch-compile), green diamonds compiles served from a disk cache; the dashed "
      "line is the steady decode median. Right-click for export, copy, clear and reset zoom."),
-    ("jaxpr", "the program JAX traced from the PyTorch model through torchax: one equation per primitive, "
-     "inside aten:: name scopes; 'source lines' shows the transformers line of each equation."),
-    ("StableHLO", "the lowered MLIR module handed to XLA (before any optimization)."),
-    ("optimized HLO", "what XLA compiled after its passes: fusions, layouts, and on a device mesh the "
-     "collectives it inserted."),
-    ("FX graph / Inductor code", "torch-compile only: the graph Dynamo captured and the Python/C++ code "
-     "Inductor generated from it."),
     ("Source map", "PyTorch source line ↔ ATen op ↔ jaxpr equations ↔ StableHLO ops ↔ HLO instructions, "
      "with FLOPs; the graph draws the dataflow of a selection; the diff compares prefill and decode."),
     ("Profile", "the compiled jit-static step run under jax.profiler: measured µs per step of each HLO op, "
@@ -68,6 +64,10 @@ VIEWS = (
     ("Demo kit", "races the modes on one prompt, each from cold, and tabulates TTFT, compile time, steady "
      "ms/token and the speed-up over PyTorch; the compile log says why each call compiled."),
 )
+
+
+#: Every "What am I looking at?" entry, in order: the run's panels, each IR view with a ``help``, the others.
+VIEWS = (*PANELS[:2], *((v.title, v.help) for v in IR_VIEWS if v.help), *PANELS[2:])
 
 
 def help_html() -> str:

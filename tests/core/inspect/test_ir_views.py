@@ -74,8 +74,71 @@ def test_every_inspect_what_choice_comes_from_the_catalog():
     assert _choices("inspect", "step") == MODEL_STEPS
     assert cli_inspect.WHAT_BY_COMPILER == {"xla": cli_names("xla"), "inductor": cli_names("inductor")}
     assert cli_inspect.PASS_WHAT == cli_names(kind="passes") == ("passes", "fusions", "pass-hlo", "compile-phases")
-    # ``program --what`` (app/cli/program.py) keeps its own selection, of catalog names only
-    assert set(_choices("program", "what")) <= set(cli_names("xla"))
+    # ``program --what`` (app/cli/program.py): the catalog's ``program`` rows
+    from app.cli import program
+
+    assert _choices("program", "what") == program.WHAT == cli_names(program=True) == (
+        "jaxpr", "jaxpr-source", "stablehlo", "hlo", "cost", "memory", "passes", "fusions", "compile-phases")
+    assert program.PASS_WHAT == ("passes", "fusions", "compile-phases")
+    what = next(a for a in build_inspect_parser()._actions if a.dest == "what")
+    assert what.help == "default: jaxpr (torch-compile: fx-graph)"
+
+
+def build_inspect_parser() -> argparse.ArgumentParser:
+    from app.cli.parser import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices["inspect"]
+
+
+# -- help and units: written in the catalog only ------------------------------------------------------------
+def test_the_help_panel_and_the_tabs_tooltips_read_each_views_help(qtbot):
+    from app.gui.panels.help import HelpDialog
+    from widgets.ir.ir_tabs import IRTabs
+
+    dialog = HelpDialog()
+    qtbot.addWidget(dialog)
+    text = dialog.text()
+    helped = [v for v in IR_VIEWS if v.help]
+    assert [v.key for v in helped] == ["jaxpr", "stablehlo", "hlo", "fx_graph", "inductor_code"]
+    for v in helped:
+        assert f"{v.title} — {v.help}" in text, v.key
+    order = [text.index(name) for name in ("Latency per call —", "jaxpr —", "Inductor code —", "Source map —")]
+    assert order == sorted(order)
+    tabs = IRTabs()
+    qtbot.addWidget(tabs)
+    assert [tabs.tabs.tabToolTip(i) for i in range(tabs.tabs.count())] == [v.help for v in catalog.tab_views()]
+
+
+def test_no_views_help_is_written_outside_the_catalog():
+    for v in IR_VIEWS:
+        if v.help:
+            words = v.help[:40]
+            found = [p.relative_to(ROOT).as_posix() for p in [*ROOT.glob("app/**/*.py"), *ROOT.glob("widgets/**/*.py")]
+                     if words in p.read_text("utf-8") and p.name != "views.py"]
+            assert not found, f"{v.key}'s help is written again in {found}: read IRView.help"
+
+
+def test_units_and_figures_of_the_live_diff_the_ir_tabs_and_the_comparison_come_from_the_catalog():
+    from app.core.compare.text import _hlo_lines
+    from app.core.inspect.hlo_diff import HloDiff
+    from app.core.programs import live
+    from widgets.ir.ir_tabs import summary_text
+
+    assert live.UNITS == {"jaxpr": "eqns", "stablehlo": "ops", "hlo": "instrs"}
+    assert live.TITLES == {"jaxpr": "jaxpr", "stablehlo": "StableHLO", "hlo": "HLO"}
+    assert [f[:2] for f in live.FIGURES] == [("FLOPs", "cost"), ("bytes accessed", "cost"), ("args", "memory"),
+                                              ("outputs", "memory"), ("temp", "memory")]
+    ir = StepIR(cost={"flops": 2e9, "bytes accessed": 2048.0}, memory={"argument": 1024, "output": 0, "temp": 0},
+                n_equations=3, n_stablehlo_ops=4, n_hlo_instructions=5)
+    text = summary_text(ir).replace("&nbsp;", " ")
+    for part in ("FLOPs <b>2", "bytes accessed <b>2", "args <b>1", "jaxpr eqns <b>3", "StableHLO ops <b>4",
+                 "HLO instrs <b>5"):
+        assert part in text, (part, text)
+    assert (HloDiff().what, HloDiff().unit) == (catalog.view("hlo").title, catalog.view("hlo").unit)
+    doc = {"stablehlo": {"decode": {"summary": "s", "n_a": 1, "n_b": 2, "changes": []}}}
+    assert _hlo_lines(doc, "stablehlo") == ["StableHLO of decode: s (1 vs 2 ops)"]
+    assert _hlo_lines({}) == ["optimized HLO: not recorded by both runs (no structural diff)"]
 
 
 def test_show_session_and_the_session_comparison_read_the_catalog():
