@@ -8,7 +8,7 @@ import argparse
 from typing import Any, TextIO
 
 from app.core.errors import InvalidSettingsError
-from app.core.inspect.views import cli_names
+from app.core.inspect.views import KIND_PASSES, cli_names
 from app.core.parallel.hosts import MODES_ACROSS_PROCESSES, check_modes_across_processes
 from app.core.parallel.join import DEFAULT_TIMEOUT_S, check_join, join
 from app.core.parallel.mesh import parse_mesh
@@ -51,7 +51,8 @@ def check_across_processes(args: argparse.Namespace) -> None:
     processes = args.num_processes if args.num_processes is not None else 2  # detected by JAX: assume several
     if processes <= 1:
         return
-    if args.command == "passes" or (args.command == "inspect" and getattr(args, "what", None) in cli_names(kind="passes")):
+    if getattr(args, "records_passes", False) or (
+            args.command == "inspect" and getattr(args, "what", None) in cli_names(kind=KIND_PASSES)):
         raise InvalidSettingsError(f"{args.command} records XLA's pass pipeline by compiling again in a child process "
                                    "on this host: run it without --distributed (on one host, --devices N simulates "
                                    "a mesh).")

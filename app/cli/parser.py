@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 #: The subcommands, in ``--help`` order: each module's ``add_parser`` and ``run``.
 COMMANDS = {"generate": generate, "inspect": inspect, "race": race, "tradeoff": tradeoff, "profile": profile,
-            "program": program, "passes": passes, "show-session": show_session,
+            "program": program, passes.COMMAND: passes, "show-session": show_session,
             "compare": compare, "report": report, "install-desktop": desktop}
 
 

@@ -33,8 +33,13 @@ if TYPE_CHECKING:
     from app.core.engine.engine import Engine
 
 
+#: The command's name (it equals the pass-pipeline view's key; the command, not the view, owns it here).
+COMMAND = "passes"
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    p = sub.add_parser("passes", help="XLA's pass pipeline of a step: per-pass snapshots, diffs, times, fusions")
+    p = sub.add_parser(COMMAND, help="XLA's pass pipeline of a step: per-pass snapshots, diffs, times, fusions")
+    p.set_defaults(records_passes=True)  # refused across processes (app.cli.hosts.check_across_processes)
     add_model_args(p)
     p.add_argument("--step", choices=STEP_CHOICES, default=DEFAULT_STEP)
     p.add_argument("--list", action="store_true",

@@ -12,6 +12,7 @@ import json
 from typing import TextIO
 
 from app.core.backends import BACKENDS, CPU, BackendFacts
+from app.core.inspect.views import COMPILE_PHASES, FUSIONS, PASS_HLO, PASSES, view
 from app.core.passes import query
 from app.core.passes.gpu_text import autotune_text, thunk_line
 from app.core.passes.model import KERNEL_IR_DUMPED, PassPipeline, kernel_ir_lost
@@ -29,9 +30,14 @@ def report_args(what: str, as_json: bool = False, pass_name: str | None = None) 
     """The :func:`write_report` arguments for one ``inspect --what`` / ``program --what`` view of a
     pipeline: ``passes`` (every pass run), ``fusions``, ``pass-hlo`` (snapshot ``pass_name``) or
     ``compile-phases``."""
-    return argparse.Namespace(json=as_json, pass_hlo=pass_name if what == "pass-hlo" else None, diff=None,
-                              context=3, search=None, history=None, fusions=what == "fusions",
-                              list=what == "passes", fusion_log=False, compile_phases=what == "compile-phases")
+    return argparse.Namespace(json=as_json, pass_hlo=pass_name if what == view(PASS_HLO).cli else None, diff=None,
+                              context=3, search=None, history=None, fusions=what == view(FUSIONS).cli,
+                              list=what == view(PASSES).cli, fusion_log=False,
+                              compile_phases=what == view(COMPILE_PHASES).cli)
+
+
+#: The ``event`` of the compile split's JSON line (``passes --compile-phases --json``).
+COMPILE_PHASES_EVENT = "compile_phases"
 
 
 def kernel_ir_json(pipeline: PassPipeline) -> dict:
@@ -45,7 +51,7 @@ def kernel_ir_json(pipeline: PassPipeline) -> dict:
 def compile_phases_json(pipeline: PassPipeline) -> dict:
     """The compile split as one JSON object (``event: compile_phases``, ``total_ms``, ``parts``, groups)."""
     b = query.compile_breakdown(pipeline)
-    out = {"event": "compile_phases", "total_ms": round(b.total_ms, 3),
+    out = {"event": COMPILE_PHASES_EVENT, "total_ms": round(b.total_ms, 3),
            "groups": {g: round(ms, 3) for g, ms in b.by_group().items()},
            "parts": [{"label": p.label, "ms": round(p.ms, 3), "group": p.group, "source": p.source}
                      for p in b.parts], "fusion_compile_ms": round(b.fusion_compile_ms, 3),

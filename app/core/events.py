@@ -17,6 +17,8 @@ Phase = Literal["loading", "converting", "tracing", "lowering", "compiling", "ru
                 "opening capture", "recording passes", "source map"]
 #: :attr:`CallRecord.timing` of a token of an on-device loop (jit-loop): the host-side interval between callbacks.
 CALLBACK_INTERVAL = "callback interval"
+#: The key of :attr:`CallRecord.compile_phases` in a record's dict (session files, the report's rows).
+COMPILE_PHASES_FIELD = "compile_phases"
 #: ``end_of_turn``: a chat answer ended at the template's end-of-turn token (SmolLM2: ``<|im_end|>``).
 #: ``calls``: a program run (``app.core.programs``) made all the calls it was asked for; ``error``: a program
 #: run ended by its program's error after the calls it made.

@@ -20,14 +20,23 @@ names. What is not a literal of a catalog's name, and so not reported:
 
 Where a literal is the outside world's word (``jax.devices("cpu")``'s platform, a torch device), it goes through
 the catalog's named constant, not through an exemption. The catalog modules themselves are where the names are
-written (:data:`CATALOGS`). IR-view keys are scanned too, but today's are held by a count per module that may
-only fall (:data:`VIEW_LITERALS`); see its comment for why they remain.
+written (:data:`CATALOGS`).
+
+IR-view keys are also the everyday names of other things: a session file's field (``"passes"``), a ``CallRecord``
+field (``"compile_phases"``), JAX's equation parameter (``"jaxpr"``), a JSON event, a column header
+(``"fusions"``). Where code means the view it reads the catalog (``views.HLO``, ``view(PASSES).cli``); the other
+thing gets a named constant in the module that owns it, and that definition is not reported: a module-level
+``NAME = "passes"`` (one UPPER_CASE name, the whole value the string), whose name is not the catalog's own
+(``PASSES = "passes"`` outside the catalog is a second catalog, and is reported). Each such constant is defined
+in one module only (:func:`test_each_other_name_of_a_view_key_has_one_home`). The exemption is the views' only:
+mode, step and platform names have no other meaning in the tree.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 from app.core.backends import BACKENDS, TORCH_CUDA
@@ -52,25 +61,8 @@ NAMES: dict[str, frozenset[str]] = {
     "platform": frozenset({*BACKENDS, "rocm", TORCH_CUDA,
                            *(row.torch_device.split(":")[0] for row in BACKENDS.values() if row.torch_device)}),
 }
-#: IR-view keys written outside the view catalog, per module: may only fall (a module not listed is held at 0;
-#: a fall must be written down). Where code means a view it reads ``views.HLO``, ``views.JAXPR``, …; what is left
-#: is mostly another thing's name that equals a key: a ``CallRecord`` / session-file / JSON field
-#: (``"compile_phases"``, ``"passes"``, ``"fusions"``, ``"memory"`` of ``StepIR.summary()``), a CLI command or
-#: ``--what`` name (``"passes"``, ``"collectives"``, ``program``'s ``WHAT``), a ``Kind`` of the catalog
-#: (``kind="passes"``), JAX's equation parameter ``"jaxpr"`` (``inspect/regions.py``), the comparison document's
-#: sections (``compare/``). IR-view help, units and figures are fields of the catalog now (issue 57, item 4).
-VIEW_LITERALS: dict[str, int] = {
-    "app/cli/hosts.py": 2, "app/cli/parser.py": 1, "app/cli/passes.py": 1,
-    "app/cli/passes_report.py": 3,
-    "app/core/compare/runs.py": 1, "app/core/compile_settings/parting.py": 1,
-    "app/core/inspect/hlo_diff.py": 1, "app/core/inspect/ir.py": 1, "app/core/inspect/regions.py": 4,
-    "app/core/inspect/source_map_io.py": 2, "app/core/modes/loop.py": 1, "app/core/passes/gpu_dumps.py": 1,
-    "app/core/passes/gpu_text.py": 1, "app/core/passes/query.py": 2,
-    "app/core/programs/runner.py": 1, "app/core/recording/model.py": 3, "app/core/report/columns.py": 4,
-    "app/core/report/export.py": 1, "app/core/session/requests.py": 1,
-    "widgets/demo/compile_log.py": 1, "widgets/devices/collectives_table.py": 1,
-    "widgets/passes/pass_list.py": 1,
-}
+#: The name of a named constant (:func:`_named_constants`): UPPER_CASE, maybe private.
+_CONSTANT_NAME = re.compile(r"_?[A-Z][A-Z0-9_]*")
 #: Calls whose argument is an attribute's name, and calls whose first argument is a Python package's name.
 _ATTRIBUTE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _PACKAGE_CALLS = frozenset({"get", "import_module", "find_spec", "version", "distribution"})
@@ -111,17 +103,34 @@ def _exempt(tree: ast.AST) -> set[int]:
     return skip
 
 
+def _named_constants(tree: ast.Module) -> dict[int, str]:
+    """``{id(value): name}`` of the module-level ``NAME = "text"`` / ``NAME: T = "text"`` of ``tree`` whose
+    name is UPPER_CASE and not the text's own upper case (``PASSES_FIELD = "passes"``, not ``PASSES = "passes"``):
+    another thing's name that equals an IR-view key, written once where that thing is owned."""
+    found = {}
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, ast.AnnAssign) else []
+        value = getattr(stmt, "value", None)
+        if (len(targets) == 1 and isinstance(name := targets[0], ast.Name) and _CONSTANT_NAME.fullmatch(name.id)
+                and isinstance(value, ast.Constant) and isinstance(value.value, str)
+                and name.id.lstrip("_") != value.value.upper()):
+            found[id(value)] = name.id
+    return found
+
+
 def catalog_literals(source: str, path: str = "<source>") -> list[str]:
     """``"path:line: kind 'name'"`` for each ``str`` constant of ``source`` equal to a mode, step, IR-view or
     platform name (:data:`NAMES`), but in that kind's catalog module (``path`` = :data:`CATALOGS`' value) and
-    the constants :func:`_exempt` leaves out; sorted by line."""
+    the constants :func:`_exempt` leaves out, and for IR views the named constants of other things
+    (:func:`_named_constants`); sorted by line."""
     tree = ast.parse(source)
-    skip = _exempt(tree)
+    skip, named = _exempt(tree), _named_constants(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
             for kind, names in NAMES.items():
-                if node.value in names and CATALOGS[kind] != path:
+                if node.value in names and CATALOGS[kind] != path and not (kind == "view" and id(node) in named):
                     found.append((node.lineno, f"{path}:{node.lineno}: {kind} {node.value!r}"))
     return [text for _, text in sorted(found)]
 
@@ -132,23 +141,34 @@ def _tree_literals() -> list[str]:
     return [hit for p in paths for hit in catalog_literals(p.read_text("utf-8"), p.relative_to(ROOT).as_posix())]
 
 
-def test_no_mode_step_or_platform_literal_outside_its_catalog():
-    found = [hit for hit in _tree_literals() if ": view " not in hit]
-    assert not found, ("read the catalog instead (a ModeInfo capability, app.core.steps' PREFILL / DECODE, a "
-                       "backend row's field):\n" + "\n".join(found))
+def test_no_mode_step_view_or_platform_literal_outside_its_catalog():
+    found = _tree_literals()
+    assert not found, ("read the catalog instead (a ModeInfo capability, app.core.steps' PREFILL / DECODE, a view's "
+                       "key or field of app.core.inspect.views, a backend row's field), or give another thing's "
+                       "name its own named constant where that thing is owned:\n" + "\n".join(found))
 
 
-def test_ir_view_literals_only_fall():
-    counts: dict[str, int] = {}
-    for hit in _tree_literals():
-        if ": view " in hit:
-            path = hit.split(":", 1)[0]
-            counts[path] = counts.get(path, 0) + 1
-    grown = {p: n for p, n in counts.items() if n > VIEW_LITERALS.get(p, 0)}
-    fell = {p: n for p, n in counts.items() if n < VIEW_LITERALS.get(p, 0)}
-    gone = sorted(set(VIEW_LITERALS) - set(counts))
-    assert not grown, f"IR-view keys written again outside app/core/inspect/views.py (read the catalog): {grown}"
-    assert not fell and not gone, f"fewer IR-view literals: write the new counts in VIEW_LITERALS: {fell} {gone}"
+def _other_names(source: str) -> dict[str, str]:
+    """``{name: text}`` of ``source``'s named constants (:func:`_named_constants`) whose text is an IR-view key."""
+    tree = ast.parse(source)
+    values = {id(n): n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+    return {name: values[i] for i, name in _named_constants(tree).items() if values[i] in NAMES["view"]}
+
+
+def defined_twice(sources: dict[str, str]) -> dict[str, list[str]]:
+    """``{"NAME = 'text'": [paths]}`` of the named constants equal to an IR-view key (:func:`_other_names`) that
+    more than one of ``sources`` (path → source) defines."""
+    homes: dict[tuple[str, str], list[str]] = {}
+    for path, source in sources.items():
+        for name, text in _other_names(source).items():
+            homes.setdefault((name, text), []).append(path)
+    return {f"{name} = {text!r}": paths for (name, text), paths in homes.items() if len(paths) > 1}
+
+
+def test_each_other_name_of_a_view_key_has_one_home():
+    paths = sorted([*(ROOT / "app").rglob("*.py"), *(ROOT / "widgets").rglob("*.py")])
+    twice = defined_twice({p.relative_to(ROOT).as_posix(): p.read_text("utf-8") for p in paths})
+    assert not twice, f"one home each: import the constant from its owner instead of defining it again: {twice}"
 
 
 def test_the_scan_finds_a_seeded_literal():
@@ -164,9 +184,18 @@ def test_the_scan_finds_a_seeded_literal():
            'torch = sys.modules.get("torch")\n'
            'VERSIONED = ("jax", "torch")\n'
            'where = torch_device.startswith("cuda")\n'
-           'shown = "hlo"\n')
+           'shown = "hlo"\n'
+           'HLO_FIELD = "hlo"\n'
+           'HLO = "hlo"\n'
+           'def f():\n'
+           '    PASSES_FIELD = "passes"\n'
+           'JIT_LOOP_MODE = "jit-loop"\n')
     assert catalog_literals(src, "app/x.py") == [
         "app/x.py:3: mode 'jit-loop'", "app/x.py:4: step 'prefill'", "app/x.py:5: platform 'cpu'",
-        "app/x.py:10: platform 'cuda'", "app/x.py:11: view 'hlo'"]
+        "app/x.py:10: platform 'cuda'", "app/x.py:11: view 'hlo'", "app/x.py:13: view 'hlo'",
+        "app/x.py:15: view 'passes'", "app/x.py:16: mode 'jit-loop'"]
     in_catalog = catalog_literals(src, CATALOGS["mode"])
-    assert len(in_catalog) == 4 and not any(": mode " in hit for hit in in_catalog)
+    assert len(in_catalog) == 6 and not any(": mode " in hit for hit in in_catalog)
+    assert _other_names(src) == {"HLO_FIELD": "hlo"}
+    assert defined_twice({"app/x.py": src, "app/y.py": 'HLO_FIELD = "hlo"\nOTHER = "hlo"\n'}) == {
+        "HLO_FIELD = 'hlo'": ["app/x.py", "app/y.py"]}

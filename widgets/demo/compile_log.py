@@ -54,8 +54,8 @@ class CompileLog(QTableWidget):
             self.setItem(r, col, item)
         self.scrollToBottom()
 
-    def annotate(self, where: dict[str, Any], note: str, tooltip: str = "", key: str = "compile_phases") -> bool:
-        """Add ``note`` to column ``key``'s cell of the newest row whose cells show ``where``'s values (the
+    def annotate(self, where: dict[str, Any], note: str, tooltip: str = "", *, key: str) -> bool:
+        """Add ``note`` to column ``key``'s cell (the app: the compile's phases, ``CallRecord.compile_phases``) of the newest row whose cells show ``where``'s values (the
         columns named by its keys, formatted as in :meth:`add_row`), and ``tooltip`` on every cell of that
         row — e.g. a recorded compile's split (HLO passes / backend / other) on the step's compiling call.
         A second note on the same row replaces the first. Returns False when no row matches."""

@@ -31,8 +31,8 @@ def summary(rows: list[Any]) -> str:
     """``"7 collectives: 4 all-reduce, 2 all-gather, 1 reduce-scatter"`` (most frequent kind first)."""
     counts = Counter(r.kind for r in rows)
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.most_common())
-    noun = "collective" if len(rows) == 1 else "collectives"
-    return f"{len(rows)} {noun}: {kinds}" if rows else "no collectives"
+    plural = "" if len(rows) == 1 else "s"
+    return f"{len(rows)} collective{plural}: {kinds}" if rows else "no collectives"
 
 
 class CollectivesTable(QWidget):

@@ -29,6 +29,8 @@ from widgets.common.tables import SortCell, cell, read_only
 from widgets.common.typed_qt import named
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+#: The title of the column counting the module's fusions.
+FUSIONS_TITLE = "fusions"
 #: (key, title, numeric, tooltip)
 COLUMNS: tuple[tuple[str, str, bool, str], ...] = (
     ("order", "#", True, "order of the pass's first run"),
@@ -38,7 +40,7 @@ COLUMNS: tuple[tuple[str, str, bool, str], ...] = (
     ("runs", "runs", True, "how many times the pass ran (fixpoint pipelines rerun passes)"),
     ("changed", "Δ", True, "snapshots the pass wrote: how many times it changed the module (blank: never)"),
     ("n_instructions", "instr.", True, "instructions in the module after the pass's last change"),
-    ("n_fusions", "fusions", True, "fusions in the module after the pass's last change"),
+    ("n_fusions", FUSIONS_TITLE, True, "fusions in the module after the pass's last change"),
 )
 
 UNCHANGED_COLOR = QColor("#9e9e9e")

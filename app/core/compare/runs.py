@@ -12,7 +12,7 @@ from typing import Any
 
 from app.core.compare.programs import first_pass, stablehlo_diffs
 from app.core.inspect.hlo_diff import diff_hlo
-from app.core.inspect.views import HLO, STABLEHLO
+from app.core.inspect.views import HLO, PASSES, STABLEHLO
 from app.core.recording.model import RecordedRun, is_program_run
 
 #: Compile stages of a call record, in order (ms).
@@ -116,7 +116,7 @@ def differences(a: RecordedRun, b: RecordedRun) -> dict[str, list[Any]]:
 
 def compare_runs(a: RecordedRun, b: RecordedRun, verdicts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Every figure of A against B as JSON-ready data: ``a`` / ``b`` (label, machine), ``compile`` (stage → [A ms,
-    B ms]), ``steady`` (:func:`steady`), ``hlo`` (:func:`hlo_diffs`), ``stablehlo``
+    B ms]), ``steady`` (:func:`steady`); the views' sections under their IR-view keys: ``hlo`` (:func:`hlo_diffs`), ``stablehlo``
     (:func:`app.core.compare.programs.stablehlo_diffs`), ``passes`` (:func:`app.core.compare.programs.first_pass`),
     ``tokens`` (:func:`token_parity`), ``differ`` (:func:`differences`) and ``verdict`` (the line
     :func:`app.core.compare.text.format_comparison` prints first).
@@ -127,7 +127,7 @@ def compare_runs(a: RecordedRun, b: RecordedRun, verdicts: list[dict[str, Any]] 
         "b": {"label": b.label, "mode": b.mode, "machine": b.machine},
         "compile": {k: [ca.get(k), cb.get(k)] for k in dict.fromkeys([*ca, *cb])},
         "steady": steady(a, b, verdicts or []), HLO: hlo_diffs(a, b), STABLEHLO: stablehlo_diffs(a, b),
-        "passes": first_pass(a, b), "tokens": token_parity(a, b), "differ": differences(a, b),
+        PASSES: first_pass(a, b), "tokens": token_parity(a, b), "differ": differences(a, b),
     }
     doc["verdict"] = verdict_line(doc)
     return doc

@@ -32,6 +32,9 @@ from app.core.passes.diff import SnapshotDiff, diff_snapshots
 from app.core.passes.model import PassPipeline, Snapshot
 from app.core.passes.record import record_pipeline
 
+#: The field of :meth:`Parting.to_json` with each side's fusions counted by kind.
+FUSION_COUNTS_FIELD = "fusions"
+
 #: An instruction line of a fusion: ``  %fusion.3 = f32[8]{0} fusion(…), kind=kLoop, …`` (its name in group 1).
 _FUSION = re.compile(r"^\s+(?:ROOT )?%?([\w.\-]+) = .*?\bfusion\(")
 #: The pass named for a row of the module before XLA's passes (both sides lowered alike unless a ``jax.config``
@@ -130,7 +133,7 @@ class Parting:
                 "side": row.side if row else None,
                 "snapshots": [s.label if s else None for s in (row.a, row.b)] if row else None,
                 "added": self.diff.added if self.diff else 0, "removed": self.diff.removed if self.diff else 0,
-                "fusions": list(self.fusion_counts()), "only": [only_a, only_b], "text": self.sentence()}
+                FUSION_COUNTS_FIELD: list(self.fusion_counts()), "only": [only_a, only_b], "text": self.sentence()}
 
 
 def _keys(snapshots: list[Snapshot]) -> list[tuple[str, str, int]]:

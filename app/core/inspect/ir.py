@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from app.core.inspect.text_index import count_hlo, count_stablehlo_ops
+from app.core.inspect.views import MEMORY
 from app.core.jax_private import exclude_from_tracebacks, jaxprs_in_params, open_jaxpr
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class StepIR:
         return {
             "flops": cost.get("flops"),
             "bytes_accessed": cost.get("bytes accessed"),
-            "memory": self.memory,
+            MEMORY: self.memory,
             "n_equations": self.n_equations,
             "n_stablehlo_ops": self.n_stablehlo_ops,
             "n_hlo_instructions": self.n_hlo_instructions,

@@ -14,13 +14,15 @@ from app.core.jax_private import is_user_filename, open_jaxpr
 if TYPE_CHECKING:
     from jax.extend.core import Jaxpr, JaxprEqn
 
+#: JAX's equation parameter holding the body of a ``scan``, a nested ``jit`` and a ``checkpoint``.
+JAXPR_PARAM = "jaxpr"
 #: Control-flow primitives whose regions the map walks into: primitive → ``(parameter, region)`` in lowering
 #: order (StableHLO prints a ``while``'s ``cond`` region before its ``body``); a tuple parameter (``cond``'s
 #: ``branches``) is one region per jaxpr in it, ``branch0``, ``branch1``, …
 REGIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "while": (("cond_jaxpr", "cond"), ("body_jaxpr", "body")), "scan": (("jaxpr", "body"),),
-    "cond": (("branches", "branch"),), "jit": (("jaxpr", "body"),), "pjit": (("jaxpr", "body"),),
-    "custom_jvp_call": (("call_jaxpr", "body"),), "checkpoint": (("jaxpr", "body"),),
+    "while": (("cond_jaxpr", "cond"), ("body_jaxpr", "body")), "scan": ((JAXPR_PARAM, "body"),),
+    "cond": (("branches", "branch"),), "jit": ((JAXPR_PARAM, "body"),), "pjit": ((JAXPR_PARAM, "body"),),
+    "custom_jvp_call": (("call_jaxpr", "body"),), "checkpoint": ((JAXPR_PARAM, "body"),),
 }
 #: The StableHLO op that holds a control-flow primitive's regions (scan lowers to a ``while``, cond to a ``case``).
 REGION_OPS = {"while": ("while", "scan"), "case": ("cond",)}

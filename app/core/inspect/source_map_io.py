@@ -17,12 +17,15 @@ from typing import Any
 from app.core.inspect.source_map import EquationInfo, OpGroup, SourceMap
 from app.core.units import csv_text
 
+#: The CSV column of :attr:`OpGroup.fusions`.
+FUSIONS_COLUMN = "fusions"
 CSV_COLUMNS = (
     "module", "file", "line", "function", "scope", "n_equations", "primitives", "out_shapes", "flops",
-    "repeats", "stablehlo_lines", "hlo_lines", "hlo_instructions", "fusions", "equations",
+    "repeats", "stablehlo_lines", "hlo_lines", "hlo_instructions", FUSIONS_COLUMN, "equations",
 )
-_INT_LISTS = ("stablehlo_lines", "hlo_lines", "equations")
-_STR_LISTS = ("out_shapes", "hlo_instructions", "fusions")
+#: The list fields of :class:`OpGroup`, space-separated in a CSV cell.
+_INT_LISTS = tuple(f.name for f in fields(OpGroup) if f.type == "list[int]")
+_STR_LISTS = tuple(f.name for f in fields(OpGroup) if f.type == "list[str]")
 
 
 def to_dict(sm: SourceMap) -> dict:

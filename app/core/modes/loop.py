@@ -44,7 +44,7 @@ import jax  # noqa: TID253 - a heavy module: its users import it inside function
 import jax.numpy as jnp  # noqa: TID253 - a heavy module: its users import it inside functions
 import numpy as np  # noqa: TID253 - a heavy module: its users import it inside functions
 
-from app.core.events import CALLBACK_INTERVAL, HOST_PARTS, CallRecord
+from app.core.events import CALLBACK_INTERVAL, COMPILE_PHASES_FIELD, HOST_PARTS, CallRecord
 from app.core.inspect import ir
 from app.core.mode_catalog import decode_loop_mode
 from app.core.modes.base import StepGen, StepResult, forward
@@ -279,7 +279,7 @@ class JitLoopMode(JitStaticMode):
                       "max_steps": [self._loop.stats.limit]}
             meter.mark("token")
             wall_ms, host_ms, leaves = meter.wall_ms, meter.parts, meter.leaves
-            execute_ms = wall_ms - sum(record_fields.get("compile_phases", {}).values())
+            execute_ms = wall_ms - sum(record_fields.get(COMPILE_PHASES_FIELD, {}).values())
         else:
             shapes = {"input_ids": [1, 1]}
             wall_ms = execute_ms = interval_ms

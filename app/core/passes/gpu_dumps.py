@@ -24,6 +24,8 @@ from app.core.passes.model import Autotune, AutotuneChoice, CompileFigures, Fusi
 
 _THUNK_LINE = re.compile(r"^(\s*)(\d+): (\w+) \[[^\]]*\]\s*(.*)$")
 _LAUNCH = re.compile(r"^(\S+) grid: \[([^\]]*)\] threads: \[([^\]]*)\]\s*shared_memory: (\d+) bytes")
+#: The field of an ``AutotuneResults`` entry holding its HLO (XLA's proto name; :func:`parse_autotune_results`).
+AUTOTUNE_HLO_FIELD = "hlo"
 _BACKEND_CONFIG = re.compile(r"^\s+(?:ROOT )?%?([\w.\-#]+) = .*?\bbackend_config=\{")
 
 
@@ -127,7 +129,7 @@ def parse_autotune_results(text: str) -> list[dict]:
         if depth <= 0:
             body = " ".join(current)
             entry: dict = {}
-            for key in ("device", "hlo"):
+            for key in ("device", AUTOTUNE_HLO_FIELD):
                 if m := re.search(rf'\b{key}: "((?:[^"\\]|\\.)*)"', body):
                     entry[key] = m.group(1)
             m = re.search(r"\bresult \{(.*)\}\s*$", body)

@@ -111,7 +111,7 @@ def gpu_report(pipeline: PassPipeline, gpu: GpuCompile) -> str:
         out.append(f"\npipelines (XLA:GPU{' ' + gpu.arch if gpu.arch else ''}, ms of the compiling thread):")
         for r in query.pipeline_rows(pipeline):
             mark = "  ← autotune" if r["autotune"] else ("  (backend)" if r["in_backend"] else "")
-            out.append(f"  {r['pipeline'][:52]:<52} {r['ms']:>9.2f} ms {r['passes']:>4} passes{mark}")
+            out.append(f"  {r['pipeline'][:52]:<52} {r['ms']:>9.2f} ms {r[query.PASS_COUNT_FIELD]:>4} passes{mark}")
     out.append(autotune_text(gpu.autotune).rstrip("\n"))
     kinds = ", ".join(f"{k} {n}" for k, n in thunk_kinds(gpu.thunk_sequence).items())
     out.append(f"thunk sequence: {len(gpu.thunks)} thunks; after the thunk passes {len(gpu.thunks_after_passes)}"

@@ -174,6 +174,10 @@ def compile_breakdown(pipeline: PassPipeline) -> CompileBreakdown:
                             row.assembler_event)
 
 
+#: The field of a :func:`pipeline_rows` row counting the passes timed in the pipeline.
+PASS_COUNT_FIELD = "passes"
+
+
 def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
     """One row per top-level pipeline run, in order: ``pipeline``, ``ms`` (its span), ``runs`` (spans of that
     name merged), ``passes`` (pass names timed in it, nested pipelines' included), ``in_backend`` and
@@ -182,7 +186,7 @@ def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
     tops = [p for p in pipeline.pipelines if p.depth == 0]
     tuner = BACKENDS.get(pipeline.platform, CPU).autotune_pipeline
     for p in tops:
-        row = rows.setdefault(p.pipeline, {"pipeline": p.pipeline, "ms": 0.0, "runs": 0, "passes": 0,
+        row = rows.setdefault(p.pipeline, {"pipeline": p.pipeline, "ms": 0.0, "runs": 0, PASS_COUNT_FIELD: 0,
                                            "in_backend": p.in_backend, "autotune": p.pipeline == tuner})
         row["ms"] += p.ms
         row["runs"] += 1
@@ -195,7 +199,7 @@ def pipeline_rows(pipeline: PassPipeline) -> list[dict]:
     for t in pipeline.pass_times:
         name = t.pipeline if t.pipeline in rows else nested.get(t.pipeline)
         if name in rows:
-            rows[name]["passes"] += 1
+            rows[name][PASS_COUNT_FIELD] += 1
     for row in rows.values():
         row["ms"] = round(row["ms"], 4)
     return list(rows.values())

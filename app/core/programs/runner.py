@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core import compile_options  # a race's options and compile profiler
-from app.core.events import CallRecord, Summary
+from app.core.events import COMPILE_PHASES_FIELD, CallRecord, Summary
 from app.core.programs.arguments import (  # noqa: F401  (re-exported: their home before they moved)
     bucket_size,
     parse_static_values,
@@ -251,7 +251,7 @@ class ProgramRunner:
         t0 = time.perf_counter()
         out = self._guard("execute", lambda: jax.block_until_ready(executable(*dynamic)), None)
         execute_ms = (time.perf_counter() - t0) * 1000
-        compile_ms = sum(timing.get("compile_phases", {}).values())
+        compile_ms = sum(timing.get(COMPILE_PHASES_FIELD, {}).values())
         record = CallRecord(index=index, step=p.entry.name, mode=mode, input_shapes=shapes,
                             wall_ms=compile_ms + execute_ms, execute_ms=execute_ms, timestamp=time.time(), **timing)
         return CallOutcome(out, record, stages)

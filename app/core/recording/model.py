@@ -27,6 +27,8 @@ from app.core.recording.environment import machine_label, recorded_label
 FORMAT_VERSION = 1
 #: Value of the top-level ``format`` key: what tells a session file from any other zip of JSON.
 FORMAT_NAME = "torchax-playground-session"
+#: A run's key of its recorded pass pipeline (:class:`RecordedPasses`), as version 1 files have it.
+PASSES_FIELD = "passes"
 
 
 def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +244,7 @@ class RecordedRun:
             "ir": {step: _ir_to_dict(ir) for step, ir in self.ir.items()},
             "source_maps": {step: source_map_io.to_dict(sm) for step, sm in self.source_maps.items()},
             "profile": _profile_to_dict(self.profile) if self.profile is not None else None,
-            "passes": self.passes.to_dict() if self.passes is not None else None,
+            PASSES_FIELD: self.passes.to_dict() if self.passes is not None else None,
             "environment": self.environment, "recorded_at": self.recorded_at, "started_at": self.started_at,
         }
 
@@ -270,7 +272,7 @@ class RecordedRun:
             ir={step: StepIR(**_known(StepIR, ir)) for step, ir in (d.get("ir") or {}).items()},
             source_maps={s: source_map_io.from_dict(m) for s, m in (d.get("source_maps") or {}).items()},
             profile=profile_from_dict(d["profile"]) if d.get("profile") else None,
-            passes=RecordedPasses.from_dict(d["passes"]) if d.get("passes") else None,
+            passes=RecordedPasses.from_dict(d[PASSES_FIELD]) if d.get(PASSES_FIELD) else None,
             environment=dict(d.get("environment") or {}), recorded_at=str(d.get("recorded_at", "")),
             started_at=d.get("started_at"),
         )

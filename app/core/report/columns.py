@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core import units
+from app.core.events import COMPILE_PHASES_FIELD
 
 if TYPE_CHECKING:
     from app.core.events import CallRecord
@@ -111,7 +112,7 @@ def _disk(value: bool | None) -> str:
 #: Every field of a call record as exported (CSV / JSON): :func:`app.core.report.export.record_rows`.
 RECORD_FIELDS = (
     "run", "index", "step", "mode", "input_ids_shape", "wall_ms", "execute_ms", "compiled", "trace_ms",
-    "lower_ms", "compile_ms", "compile_phases", "persistent_cache_hit", "compile_reason", "timestamp", "mesh",
+    "lower_ms", "compile_ms", COMPILE_PHASES_FIELD, "persistent_cache_hit", "compile_reason", "timestamp", "mesh",
 )
 
 #: One model call (rows from :func:`call_row`): the CLI's call table and the plot's call tool tip. Timing
@@ -150,7 +151,7 @@ COMPILE_COLUMNS: tuple[Column, ...] = (
     Column("step", "step", format=_plain, align="left"),
     Column("reason", "why it compiled", format=lambda v: v or "–", align="left"),
     Column("compile_total_ms", "compile", "ms", units.ms),
-    Column("compile_phases", "phases", format=_phases, align="left"),
+    Column(COMPILE_PHASES_FIELD, "phases", format=_phases, align="left"),
     Column("disk_cache", "disk cache", format=_disk),
 )
 
@@ -160,7 +161,7 @@ def compile_row(run: str, record: CallRecord) -> dict[str, Any]:
     return {
         "run": run, "call": record.index, "step": record.step, "reason": record.compile_reason,
         "compile_total_ms": record.compile_total_ms,
-        "compile_phases": record.compile_phases,
+        COMPILE_PHASES_FIELD: record.compile_phases,
         "disk_cache": record.persistent_cache_hit,
         "input_shapes": record.input_shapes,
     }
@@ -176,7 +177,7 @@ def call_compile_rows(run: str, record: CallRecord) -> list[dict[str, Any]]:
         where = f" ({c['compile_site']})" if c.get("compile_site") else ""
         rows.append({"run": run, "call": record.index, "step": record.step,
                      "reason": f"{c.get('function') or 'jit'}{where}: {c.get('compile_reason') or 'compiled'}",
-                     "compile_total_ms": sum(phases.values()), "compile_phases": phases,
+                     "compile_total_ms": sum(phases.values()), COMPILE_PHASES_FIELD: phases,
                      "disk_cache": c.get("persistent_cache_hit"), "input_shapes": {}})
     return rows
 

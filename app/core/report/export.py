@@ -11,6 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from app.core.events import COMPILE_PHASES_FIELD
 from app.core.report.columns import RACE_COLUMNS, RECORD_FIELDS, render_markdown
 from app.core.units import csv_text
 from app.core.verdict.words import format_verdicts
@@ -23,7 +24,7 @@ def record_rows(records: Iterable[Any], run: str = "") -> list[dict[str, Any]]:
         d = asdict(r)
         d["run"] = run
         d["input_ids_shape"] = "x".join(map(str, r.input_shapes.get("input_ids", [])))
-        d["compile_phases"] = json.dumps(r.compile_phases) if r.compile_phases else ""
+        d[COMPILE_PHASES_FIELD] = json.dumps(r.compile_phases) if r.compile_phases else ""
         rows.append({k: d.get(k) for k in RECORD_FIELDS})
     return rows
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.inspect.views import PASSES
 from app.core.race import EAGER_TOKENS, SteadyPlan
 from app.core.requests import Request
 from app.core.settings import GenerationSettings
@@ -151,7 +152,7 @@ class PassesRequest(Request):
     xla_flags: str = ""
     #: the user's program (a :class:`ProgramRequest`): record its entry point's passes instead of a model step
     program: Any = None
-    label = "passes"
+    label = PASSES  # named after the view it records
 
 
 @dataclass(frozen=True)

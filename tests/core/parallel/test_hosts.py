@@ -93,6 +93,7 @@ def test_impossible_joins_are_refused_before_anything_starts():
     (["race", "--modes", "jit-static", "torch-compile", "--mesh", "tp=2"], "error: Mode 'torch-compile' cannot run across"),
     (["generate"], "error: Across 2 processes give --mesh tp=N spanning every device of them"),
     (["inspect", "--what", "passes", "--mesh", "tp=2"], "error: inspect records XLA's pass pipeline"),
+    (["passes", "--mesh", "tp=2"], "error: passes records XLA's pass pipeline"),
     (["generate", "--mesh", "tp=2", "--distributed-timeout", "-1"], "error: --distributed-timeout must be positive"),
 ])
 def test_the_cli_refuses_what_cannot_run_across_processes_before_joining(argv, message):

@@ -8,6 +8,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from app.core.events import COMPILE_PHASES_FIELD  # noqa: E402
 from app.core.report.columns import COMPILE_COLUMNS  # noqa: E402
 from widgets.demo.compile_log import CompileLog  # noqa: E402
 
@@ -35,10 +36,13 @@ def test_compile_log_annotate_the_steps_row(qtbot):
         log.add_row({"run": "1 · jit-static", "call": call, "step": step, "reason": "first call",
                      "compile_total_ms": 730.0, "compile_phases": phases, "disk_cache": False})
     where = {"run": "1 · jit-static", "call": 1, "step": "decode"}
-    assert log.annotate(where, "XLA: HLO passes 70 ms · backend 500 ms", "Recorded compile\n  LLVM: 400 ms")
+    assert log.annotate(where, "XLA: HLO passes 70 ms · backend 500 ms", "Recorded compile\n  LLVM: 400 ms",
+                        key=COMPILE_PHASES_FIELD)
     rows = log.rows()
     assert rows[1]["phases"].endswith("‖ XLA: HLO passes 70 ms · backend 500 ms") and "‖" not in rows[0]["phases"]
     assert "LLVM" in log.item(1, 0).toolTip()
-    assert log.annotate(where, "XLA: HLO passes 80 ms", "again")  # a second note replaces the first
+    # a second note replaces the first
+    assert log.annotate(where, "XLA: HLO passes 80 ms", "again", key=COMPILE_PHASES_FIELD)
     assert log.rows()[1]["phases"].count("‖") == 1 and log.rows()[1]["phases"].endswith("80 ms")
-    assert not log.annotate({"run": "2 · jit-static", "call": 1, "step": "decode"}, "x", "y")
+    assert not log.annotate({"run": "2 · jit-static", "call": 1, "step": "decode"}, "x", "y",
+                            key=COMPILE_PHASES_FIELD)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.core import units
+from app.core.events import COMPILE_PHASES_FIELD
 from app.core.session.model import RunState
 from app.core.session.requests import PassesReady
 from widgets.demo.compile_log import CompileLog
@@ -49,7 +50,7 @@ def compile_log_row(log: CompileLog | None, found: tuple[str, Any], b: dict) -> 
     note = "XLA: " + " · ".join(f"{g} {units.ms(ms)}" for g, ms in groups.items())
     tip = "\n".join([f"Recorded compile (dumps on) {units.ms(b['total_ms'])}:"]
                     + [f"  {p['label']}: {units.ms(p['ms'])}" for p in b["parts"] if p["ms"] > 0])
-    log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip)
+    log.annotate({"run": label, "call": record.index, "step": record.step}, note, tip, key=COMPILE_PHASES_FIELD)
 
 
 def measured_ms(runs: Sequence[RunState], ready: PassesReady) -> float | None:
