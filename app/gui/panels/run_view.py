@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 
+from app.core.compile_settings.catalog import BASELINE
 from app.core.events import steady_host_ms, steady_synchronous
 from app.core.inspect.views import HLO
-from app.core.programs.compute.requests import ProgramRequest
+from app.core.programs.compute.requests import ProgramRequest, ProgramSettingsRaceRequest
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
-from app.core.session.requests import RaceRequest, RunRequest
+from app.core.session.requests import RaceRequest, RunRequest, SettingsRaceRequest
 from app.core.steps import PREFILL
 from app.gui.context import WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
@@ -161,6 +162,8 @@ class RunView(QObject):
         self.inspect.ir_arrived(event.step)
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
+        if (lane := self._settings_lane(run)) is not None:  # a settings race's lane: its setting, not "jit-static"
+            origin = f"run {lane.run_id} · {lane.mode}"
         if isinstance(self.session.active, ProgramRequest) and self.session.active.trace_only:
             origin = "live: compiled as you type, not run"  # no run: the editor's text, compiled
         if isinstance(self.session.active, ProgramRequest) and self.session.active.name:
@@ -168,6 +171,18 @@ class RunView(QObject):
         if run is not None and run.origin:
             origin = self.recorded.live.ir_origin(run)
         self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
+
+    def _settings_lane(self, run: RunState | None) -> RunState | None:
+        """The settings-race lane whose compile the IR arriving now shows, None outside a settings race: a model
+        race's lane captures its IR while it runs (``run``, named by its setting); a program race compiles its entry
+        point once more after the lanes under XLA's defaults — the baseline lane's compile (issue 55: an O1 lane's
+        header said "run 9 · jit")."""
+        active = self.session.active
+        if run is None or run.race is None or not isinstance(active, (SettingsRaceRequest, ProgramSettingsRaceRequest)):
+            return None
+        if isinstance(active, ProgramSettingsRaceRequest):
+            return next((r for r in self.session.runs if r.race == run.race and r.mode == BASELINE), None)
+        return run
 
     def _on_run_finished(self, run: RunState) -> None:
         self.ui.tokens.flush()

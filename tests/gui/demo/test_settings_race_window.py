@@ -60,6 +60,9 @@ def test_two_settings_give_two_points_lane_by_lane_and_exports_name_them(qtbot, 
     assert 0 in seen and 1 in seen and seen[-1] == 2, seen  # lane 1 drawn before lane 2 ran
     assert sr.controls.progress_text().startswith("2/2 lanes done · ")
     assert [run.mode for run in window.session.runs[-2:]] == ["default", "O0"]  # each lane a run, named for it
+    o0 = window.session.runs[-1]  # the IR header names the lane's setting, not its jit-static mode (issue 55)
+    step = window.ui.ir_tabs.current_step()
+    assert window.ui.ir_tabs.origin_text() == f"run {o0.run_id} · O0 · {step}", window.ui.ir_tabs.origin_text()
     assert window.demo.results.currentIndex() == 1  # the Demo kit shows the trade-off
     assert not window.findChild(QPushButton, "settingsStopButton").isEnabled()
     # exports: the plot (PNG / SVG / PDF) and its points (CSV / JSON), each naming every setting
