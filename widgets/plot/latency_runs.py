@@ -10,6 +10,7 @@ from typing import Any
 import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.inspect.views import DECODE, PREFILL
+from app.core.mode_catalog import MODE_NAMES
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 
 
@@ -124,13 +125,22 @@ def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
     return entries
 
 
+def lane_name(run: PlotRun) -> str:
+    """What a race's lane ran with, as its label starts: a mode (``"jit-static"``) or a compiler setting (``"O3"``)."""
+    return run.label.split(" · ")[0].replace(" ▶ replay", "").strip()
+
+
 def race_entry_name(lanes: list[PlotRun]) -> str:
     """An entry of several runs: an older race's (``"runs 1–6 · race of 6 modes"``, ``▶ replay`` when it
-    replayed), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on each curve names
-    its run)."""
+    replayed; a settings race's lanes by their settings, as its race table names them: ``"runs 7–8 · default,
+    O1"``, issue 55), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on each
+    curve names its run)."""
     span = f"runs {lanes[0].run_id}–{lanes[-1].run_id}"
     groups = {lane.group for lane in lanes}
     if len(groups) == 1 and None not in groups:
         replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
-        return f"{span} · race of {len(lanes)} modes{replay}"
+        names = list(dict.fromkeys(lane_name(lane) for lane in lanes))  # each once (a race of several rounds)
+        if all(name in MODE_NAMES for name in names):
+            return f"{span} · race of {len(lanes)} modes{replay}"
+        return f"{span} · {', '.join(names)}{replay}"  # short: the legend's column is a single run's width
     return f"{span} · {len(lanes)} earlier runs"

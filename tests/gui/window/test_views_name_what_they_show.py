@@ -53,3 +53,54 @@ def test_a_program_race_names_the_setting_its_ir_was_compiled_under(qtbot, make_
         assert " jit " not in f" {header} ".replace("·", " ")
     finally:
         win.close()
+
+
+
+def _draw(plot, run_id: int, name: str, group: int | None) -> None:
+    from qt_helpers import call_record
+
+    plot.start_run(f"{name} · 1 device · pydoc-llama", fade=group is None, run_id=run_id, group=group)
+    for i in range(6):
+        plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 9.0 + run_id,
+                                    compiled=i < 2))
+    plot.redraw()
+
+
+def _legend(qtbot, plot) -> list[str]:
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        QApplication.processEvents()
+    qtbot.wait(20)
+    return [label.text for _, label in plot.legend.items]
+
+
+def test_an_older_settings_race_is_named_by_its_settings_in_the_legend(qtbot, make_window, gui_model):
+    """A settings race of two lanes, then runs until the legend names the race once: at 1280x720 that entry names
+    the settings its lanes ran with, as the race table does ("runs 1–2 · default, O1"), not "race of 2 modes" (a
+    mode race keeps "race of 6 modes": tests/gui/plot/test_plot_budget.py); four settings are cut at the right,
+    the first ones named."""
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    try:
+        plot = win.ui.plot
+        for run_id, name in enumerate(("default", "O1"), start=1):
+            _draw(plot, run_id, name, 1)
+        run_id = 2
+        while not _legend(qtbot, plot)[0].startswith("runs 1–2") and run_id < 20:
+            run_id += 1
+            _draw(plot, run_id, "jit-static", None)
+        names = _legend(qtbot, plot)
+        assert names[0] == "runs 1–2 · default, O1", names
+    finally:
+        win.close()
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    try:
+        plot = win.ui.plot
+        for run_id, name in enumerate(("default", "O1", "O3", "O0"), start=1):
+            _draw(plot, run_id, name, 1)
+        for run_id in range(5, 10):
+            _draw(plot, run_id, "jit-static", None)
+        names = _legend(qtbot, plot)
+        assert names[0].startswith("runs 1–4 · default, O") and "modes" not in names[0], names
+    finally:
+        win.close()
