@@ -307,6 +307,7 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, event: ModelLoaded) -> None:
         if event.seconds:  # a new model: the previous model's text, figures and IR are stale
             self.ui.tokens.start("")
+            self.ui.router.clear()  # its Experts-per-token strip too (issue 55: it stayed after a dense model loaded)
             self.ui.stats.reset()
             self.inspect.forget()
         dtype = "" if event.label.endswith(event.request.dtype) else f" · {event.request.dtype}"  # "Q4_1 → float32"

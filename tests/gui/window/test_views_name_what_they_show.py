@@ -104,3 +104,46 @@ def test_an_older_settings_race_is_named_by_its_settings_in_the_legend(qtbot, ma
         assert names[0].startswith("runs 1–4 · default, O") and "modes" not in names[0], names
     finally:
         win.close()
+
+
+def test_a_new_model_without_experts_hides_the_experts_strip_and_moves_nothing(qtbot, make_window, gui_model):
+    """A mixture-of-experts run's Experts-per-token strip (synthetic routing, as its run draws it), then a dense
+    model loads (pydoc-llama): the strip goes with the previous model's tokens, and Run/Stop, the prompt and the plot stay
+    within 4 px of where they were before the strip came (tests/journeys/walk_rules.py)."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication
+
+    def geometry() -> dict[str, tuple[int, ...]]:
+        widgets = {"run": win.findChild(QPushButton, "runButton"), "stop": win.findChild(QPushButton, "stopButton"),
+                   "plot": win.ui.plot, "prompt": win.ui.prompt}
+        out = {}
+        for name, w in widgets.items():
+            at = w.mapTo(win, QPoint(0, 0))
+            out[name] = (at.x(), at.y(), w.width(), w.height())
+        return out
+
+    def settle() -> None:
+        for _ in range(3):
+            QApplication.processEvents()
+        qtbot.wait(20)
+
+    win = make_window(gui_model, autoload=False, size=(1280, 720))  # the MoE model's run, as its strip shows it
+    try:
+        settle()
+        before = geometry()
+        router = win.ui.router
+        router.add_call(0, "prefill", [[[0, 1], [2, 3]], [[1, 2], [3, 0]]], None)  # 2 layers, 2 tokens, top-2
+        router.add_token(1, "tok")
+        router.add_call(2, "decode", [[[1, 3]], [[0, 2]]], None)
+        settle()
+        assert router.isVisible() and router.num_experts == 4
+        win.request_load(gui_model)
+        qtbot.waitUntil(lambda: win.loaded is not None and not win.is_busy(), timeout=120_000)
+        settle()
+        assert not router.isVisible() and router.columns == [], router.caption.text()
+        after = geometry()
+        for name in before:
+            moved = max(abs(a - b) for a, b in zip(before[name], after[name]))
+            assert moved <= 4, (name, before[name], after[name])
+    finally:
+        win.close()
