@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -82,7 +82,12 @@ class IRTabs(QWidget):
     The views are named as the IR-view catalog's rows say (``widget``): ``jaxprView``, ``stablehloView``,
     ``hloView`` (XLA), ``fxGraphView`` and ``inductorCodeView`` (Inductor). IR of both compilers for one step
     is kept side by side (a race of jit-static and torch-compile fills all five tabs).
+
+    ``stepShown(step)`` (GUI thread): :meth:`show_step` switched the views to ``step`` (a view beside them, the
+    Profile tab, follows what the header names).
     """
+
+    stepShown = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -229,6 +234,7 @@ class IRTabs(QWidget):
         self._step = step
         self.step_buttons[step].setChecked(True)
         self._sync_step_buttons()
+        self.stepShown.emit(step)
         ir = self._irs.get(step)
         if ir is None:
             return

@@ -147,3 +147,39 @@ def test_a_new_model_without_experts_hides_the_experts_strip_and_moves_nothing(q
             assert moved <= 4, (name, before[name], after[name])
     finally:
         win.close()
+
+
+def test_the_code_workspaces_profile_tab_shows_the_programs_profile_or_none(qtbot, make_window, gui_model):
+    """The model's decode profile (an H200 capture, opened: no compile), then a program runs in the Code workspace:
+    under the program's IR header the Profile tab says its entry point has no profile yet, its rows and timeline
+    hidden and its export off — never the model's decode rows, whatever "by" shows; the capture opened again is
+    shown whole again under its own header."""
+    from pathlib import Path
+
+    capture = Path(__file__).resolve().parents[2] / "fixtures" / "gpu" / "h200-pydoc-llama-decode-profile.xplane.pb.gz"
+    win = make_window(gui_model, autoload=False, size=(1280, 720))
+    profile = win.profile
+
+    def shown(p) -> bool:  # its rows and timeline
+        return p.table.isVisibleTo(p.page) and p.timeline.isVisibleTo(p.page)
+
+    try:
+        assert profile.open_capture(str(capture))
+        qtbot.waitUntil(lambda: profile.last is not None and not win.is_busy(), timeout=60_000)
+        assert profile.table.rows() and shown(profile) and profile.export_button.isEnabled()
+        _open_program(qtbot, win)
+        assert win.programs.run()
+        qtbot.waitUntil(lambda: not win.is_busy() and not win.ui.ir_tabs.pending(), timeout=RUN_TIMEOUT_MS)
+        assert win.ui.ir_tabs.current_step() == ENTRY and ENTRY in win.ui.ir_tabs.origin_text()
+        win.ui.ir_tabs.tabs.setCurrentWidget(profile.page)
+        assert not shown(profile) and not profile.export_button.isEnabled()
+        assert profile.summary.text().startswith(f"No profile of {ENTRY} yet"), profile.summary.text()
+        profile.by.setCurrentIndex((profile.by.currentIndex() + 1) % profile.by.count())  # another "by": still none
+        profile.table.top_only.toggle()
+        assert not shown(profile) and profile.summary.text().startswith(f"No profile of {ENTRY} yet")
+        assert profile.open_capture(str(capture))  # the decode profile again: its step, rows and timeline
+        qtbot.waitUntil(lambda: not win.is_busy() and win.ui.ir_tabs.current_step() == "decode", timeout=60_000)
+        assert shown(profile) and profile.export_button.isEnabled() and profile.table.rows()
+        assert "decode" in profile.summary.text() and "No profile" not in profile.summary.text()
+    finally:
+        win.close()

@@ -78,6 +78,7 @@ class ProfileWiring(QObject):
         self.page = self._page()
         self.ir_tabs.tabs.addTab(self.page, "Profile")
         self.session.events.profile.connect(self.on_profile)
+        self.ir_tabs.stepShown.connect(self._show_rows)  # the profile of the step the IR header names, or none
         self.session.events.busyChanged.connect(self._on_busy)
         self.table.rowActivated.connect(self.on_row)
         self.table.rowSelected.connect(self.on_row_selected)
@@ -108,7 +109,7 @@ class ProfileWiring(QObject):
         for w in (self.button, self.step, self.steps, QLabel("by"), self.by, self.export_button):
             bar.addWidget(w)
         self.bar = bar  # ProfileLinks adds its "Top 10 lines" button
-        split = splitter(Qt.Orientation.Vertical, self.table, self.timeline, sizes=[300, 200], collapsible=True,
+        split = self.split = splitter(Qt.Orientation.Vertical, self.table, self.timeline, sizes=[300, 200], collapsible=True,
                          name="profileSplit")
         body = QWidget()  # the buttons, the summary, the table and the timeline, each at least its minimum height
         column = QVBoxLayout(body)
@@ -221,7 +222,6 @@ class ProfileWiring(QObject):
                                         for p in busy_arithmetic(profile).split("\n\n")))
         self._show_rows()
         self.timeline.set_timeline(ready.timeline, timeline_ops_running(profile))  # the header's figure
-        self.export_button.setEnabled(True)
         if profile.hlo_text and self.ir_tabs.text_of(profile.step, HLO) != profile.hlo_text:
             self._show_profiled_ir(ready)
         if self.ir_tabs.current_step() != profile.step and self.ir_tabs.text_of(profile.step, HLO):
@@ -240,7 +240,7 @@ class ProfileWiring(QObject):
     def _refresh_summary(self) -> None:
         """The profile's figures, then the note on the rows above 100 % of the read bandwidth — counted over
         the rows the table shows (its aggregation, its top-10 filter), as its row count is."""
-        if self.last is None:
+        if self.last is None or not self.shows_profile_of(self.ir_tabs.current_step()):
             return
         profile = self.last.profile
         note = bandwidth_note(self.table.rows(), profile.bandwidth_gbs)
@@ -264,12 +264,31 @@ class ProfileWiring(QObject):
             self.ir_tabs.set_ir(profile.step, {HLO: profile.hlo_text},
                                 f"profiled · {profile.mode or profiling_mode()}")
 
+    def shows_profile_of(self, step: str) -> bool:
+        """Whether the session's profile is one the IR header's ``step`` may show beside it: a program's entry point
+        only its own profile, a model's step (prefill or decode: the summary names which) only a model's."""
+        if self.last is None:
+            return False
+        profile = self.last.profile
+        return profile.step == step if not is_model_step(step) else not is_program(profile)
+
     @Slot()
     def _show_rows(self) -> None:
-        if self.last is not None:
-            by = self.by.currentData()
-            self.table.set_rows(self.last.rows[by], by)
-            self._refresh_summary()
+        """The profile's rows and timeline, when the IR views show its step (:meth:`shows_profile_of`); else the tab
+        says there is none yet (issue 55: the model's decode profile under a program's IR header in Code)."""
+        if self.last is None:
+            return
+        step = self.ir_tabs.current_step()
+        shown = self.shows_profile_of(step)
+        self.split.setVisible(shown)
+        self.export_button.setEnabled(shown)
+        if not shown:
+            what = "its calls" if not is_model_step(step) else "the model's step"
+            self._say(f"No profile of {step} yet: Profile measures {what} (Ctrl+Shift+M).")
+            return
+        by = self.by.currentData()
+        self.table.set_rows(self.last.rows[by], by)
+        self._refresh_summary()
 
     @Slot(dict)
     def on_row(self, row: dict) -> None:
