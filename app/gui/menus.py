@@ -17,6 +17,13 @@ MODE_COLOURS = {info.name: info.colour for info in CATALOG}
 MODE_SYMBOLS = {info.name: info.marker for info in CATALOG}
 
 
+def lane_name(mode: str) -> str:
+    """What the latency plot's legend names a race's lane by when it names an older race once (``start_run``'s
+    ``lane``): a settings race's setting (``"O3"``) or a program's ``jit`` / ``no-jit``, as the race table does;
+    ``""`` for a mode of the catalog (the entry then says ``"race of 6 modes"``)."""
+    return "" if mode in MODE_COLOURS else mode
+
+
 def find_menu(host: QMainWindow, title: str) -> QMenu:
     """``host``'s menu bar menu titled ``title`` (ampersands ignored), created if missing."""
     bar = host.menuBar()

@@ -109,13 +109,15 @@ class LatencyPlot(LatencyKey, PlotFitting):
     # -- feeding ----------------------------------------------------------------------------------
     def start_run(
         self, label: str, colour: str | None = None, fade: bool = True, symbol: str | None = None,
-        run_id: int | None = None, group: int | None = None,
+        run_id: int | None = None, group: int | None = None, lane: str = "",
     ) -> int:
         """Begin a new overlaid run named ``label`` in the legend; returns its id (``run_id``, the session's
         run number, or the next number). ``colour`` and ``symbol`` (a pyqtgraph marker for its decode calls)
         override the next run colour and marker. Earlier runs fade, except, with ``fade=False``, the runs
         of the same ``group`` (the lanes of a mode race, drawn together), whose first compile each gets a
-        one-line note in the lane's colour (the compile log tells their split)."""
+        one-line note in the lane's colour (the compile log tells their split). ``lane``: what a race's lane ran
+        with when it is not a mode (a compiler setting, a program's jit / no-jit): an older race's one legend entry
+        names its lanes by it (``"runs 1–2 · default, O1"``), else it counts modes."""
         self.redraw()
         for old in self._runs:
             if fade or old.group is None or old.group != group:
@@ -134,7 +136,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
             plot_item(self).addItem(item)
             item.setZValue(0 if kind in ("compiled", "disk") else 2)
         run = PlotRun(run_id, label, colour, line, dots, annotate=fade or group is not None, key=key, symbol=symbol,
-                      group=group)
+                      group=group, lane=lane)
         self.legend.addItem(key, run.legend_name())
         self._runs.append(run)
         self._next_id = run_id + 1

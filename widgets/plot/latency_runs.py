@@ -10,7 +10,6 @@ from typing import Any
 import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
 
 from app.core.inspect.views import DECODE, PREFILL
-from app.core.mode_catalog import MODE_NAMES
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
 
 
@@ -54,6 +53,7 @@ class PlotRun:
     group: int | None = None  # runs drawn together (a race's lanes) share a group
     steady_ms: float | None = None  # a race lane's steady decode median, drawn as its own dashed line
     steady_line: pg.InfiniteLine | None = None
+    lane: str = ""  # what a race's lane ran with when it is not a mode (a setting, jit / no-jit): its race's entry names it
 
     def legend_name(self) -> str:
         return f"run {self.run_id} · {self.label}"
@@ -125,22 +125,17 @@ def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
     return entries
 
 
-def lane_name(run: PlotRun) -> str:
-    """What a race's lane ran with, as its label starts: a mode (``"jit-static"``) or a compiler setting (``"O3"``)."""
-    return run.label.split(" · ")[0].replace(" ▶ replay", "").strip()
-
-
 def race_entry_name(lanes: list[PlotRun]) -> str:
     """An entry of several runs: an older race's (``"runs 1–6 · race of 6 modes"``, ``▶ replay`` when it
-    replayed; a settings race's lanes by their settings, as its race table names them: ``"runs 7–8 · default,
+    replayed; a settings race's lanes by their settings (:attr:`PlotRun.lane`), as its race table names them: ``"runs 7–8 · default,
     O1"``, issue 55), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on each
     curve names its run)."""
     span = f"runs {lanes[0].run_id}–{lanes[-1].run_id}"
     groups = {lane.group for lane in lanes}
     if len(groups) == 1 and None not in groups:
         replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
-        names = list(dict.fromkeys(lane_name(lane) for lane in lanes))  # each once (a race of several rounds)
-        if all(name in MODE_NAMES for name in names):
+        if not all(lane.lane for lane in lanes):
             return f"{span} · race of {len(lanes)} modes{replay}"
+        names = dict.fromkeys(lane.lane for lane in lanes)  # each once (a race of several rounds)
         return f"{span} · {', '.join(names)}{replay}"  # short: the legend's column is a single run's width
     return f"{span} · {len(lanes)} earlier runs"

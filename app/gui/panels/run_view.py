@@ -22,7 +22,7 @@ from app.core.session.model import LiveFigures, RunState, program_line
 from app.core.session.requests import RaceRequest, RunRequest, SettingsRaceRequest
 from app.core.steps import PREFILL
 from app.gui.context import WindowContext
-from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
+from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS, lane_name
 from widgets.run.token_view import CallInfo
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ class RunView(QObject):
                 symbol=MODE_SYMBOLS.get(run.mode),
                 run_id=run.run_id,
                 group=run.race,
+                lane=lane_name(run.mode),  # a setting's lane by its setting (issue 55: "race of 2 modes")
             )
         self.inspect.new_run(session, run)
         ui.ir_tabs.hold_hidden(True)  # megabyte IR texts of hidden tabs load after the run

@@ -59,7 +59,10 @@ def test_a_program_race_names_the_setting_its_ir_was_compiled_under(qtbot, make_
 def _draw(plot, run_id: int, name: str, group: int | None) -> None:
     from qt_helpers import call_record
 
-    plot.start_run(f"{name} · 1 device · pydoc-llama", fade=group is None, run_id=run_id, group=group)
+    from app.gui.menus import lane_name
+
+    plot.start_run(f"{name} · 1 device · pydoc-llama", fade=group is None, run_id=run_id, group=group,
+                   lane=lane_name(name) if group is not None else "")  # as the window draws a race's lane
     for i in range(6):
         plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 9.0 + run_id,
                                     compiled=i < 2))

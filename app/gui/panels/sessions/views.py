@@ -15,7 +15,7 @@ from app.core.recording import RecordedRun
 from app.core.recording.environment import machine_name
 from app.core.session.model import RunState
 from app.core.session.requests import ProfileReady
-from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS
+from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS, lane_name
 
 if TYPE_CHECKING:
     from app.gui.panels.inspect import InspectWiring
@@ -99,6 +99,7 @@ def start_plot_run(plot: Any, state: RunState, run: RecordedRun | None, colours:
     label = plot_label(state, run)
     if state.race is not None:
         plot.start_run(label, colour=colour or MODE_COLOURS.get(state.mode), fade=False,
-                       symbol=MODE_SYMBOLS.get(state.mode), run_id=state.run_id, group=state.race)
+                       symbol=MODE_SYMBOLS.get(state.mode), run_id=state.run_id, group=state.race,
+                       lane=lane_name(state.mode))
     else:
         plot.start_run(label, colour=colour, run_id=state.run_id)
