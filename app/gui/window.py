@@ -89,7 +89,8 @@ class MainWindow(QMainWindow):
         self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
         self.demo = DemoKit(self.context)  # mode race, compile log, caches, phases, presentation, export
         self.plot_actions = PlotActions(  # the plot's context menu: export, copy, clear, reset zoom
-            self.context, [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…", "Plot as PDF…")])
+            self.context, self.ui.plot,
+            [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…", "Plot as PDF…")])
         self.mesh.message.connect(self.status.show)
         self.workspaces = Workspaces(self.context, self.demo)  # Run | Inspect | Code (Ctrl+1 / 2 / 3)
         self.demo.presenting.connect(self._on_presenting)
@@ -100,7 +101,7 @@ class MainWindow(QMainWindow):
         self.demo.settings_race.attach_programs(self.programs, self.workspaces.changed, self.workspaces.current())
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
         self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
-        self.passes = PassesWiring(self.context, self.inspect, self.profile)
+        self.passes = PassesWiring(self.context, self.inspect, self.profile, self.ui.ir_tabs, self.ui.plot)
         self.passes.compile_log = self.demo.log
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default
         self.screen_fit = ScreenFit(self)  # the window's minimum size: the layout's, never more than the screen

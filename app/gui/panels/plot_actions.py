@@ -3,7 +3,7 @@ many runs the plot keeps."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QPoint, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
@@ -12,6 +12,9 @@ from PySide6.QtWidgets import QMenu
 from app.gui.context import WindowContext
 from widgets.plot.plot_export import PNG_SCALE, render_image
 
+if TYPE_CHECKING:
+    from widgets.plot.latency_plot import LatencyPlot
+
 RUN_CAPS = (1, 2, 3, 5, 8)  # choices of "Runs on the plot"
 
 
@@ -19,11 +22,12 @@ class PlotActions(QObject):
     """Right-click on the plot opens :meth:`menu`; "Clear plot" also forgets the session's runs, so the
     exports and the race table never list a run the plot no longer shows. GUI thread only."""
 
-    def __init__(self, ctx: WindowContext, exports: list[QAction]) -> None:
-        """``exports``: the plot's export actions shown first in its menu (the demo kit's PNG and SVG)."""
+    def __init__(self, ctx: WindowContext, plot: LatencyPlot, exports: list[QAction]) -> None:
+        """``plot``: the latency plot whose menu this is; ``exports``: the plot's export actions shown first in its
+        menu (the demo kit's PNG and SVG)."""
         super().__init__(ctx.host)
         self.host = ctx.host
-        self.plot = ctx.ui.plot
+        self.plot = plot
         self.session = ctx.session
         self.exports = exports
         self.copy_action = self._action("&Copy plot", self.copy, "Ctrl+Shift+C")

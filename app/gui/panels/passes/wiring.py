@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from app.gui.panels.inspect import InspectWiring
     from app.gui.panels.profile.wiring import ProfileWiring
     from widgets.demo.compile_log import CompileLog
+    from widgets.ir.ir_tabs import IRTabs
+    from widgets.plot.latency_plot import LatencyPlot
 
 
 
@@ -40,13 +42,14 @@ class PassesWiring(QObject):
     """Adds the Passes tab to the IR tabs and answers it. The recording shown is the session's
     (:attr:`Session.last_passes`), Compare… compares its last two (:attr:`Session.passes_history`)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring) -> None:
-        """``inspect``: the Source map tab (a fusion's source line); ``profile``: the Profile tab (the program
-        it would measure, recorded the same way)."""
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring, ir_tabs: IRTabs,
+                 plot: LatencyPlot) -> None:
+        """``inspect``: the Source map tab (a fusion's source line); ``profile``: the Profile tab (the program it
+        would measure, recorded the same way); ``ir_tabs``: the Passes tab's; ``plot``: a spike's pass split's."""
         super().__init__(ctx.host)
         self.ctx, self.host, self.inspect, self.profile = ctx, ctx.host, inspect, profile
         self.session = ctx.session
-        self.ir_tabs = ctx.ui.ir_tabs
+        self.ir_tabs, self.plot = ir_tabs, plot
         #: the compile log, whose row of a compiling call gains the recorded split (set by the window)
         self.compile_log: CompileLog | None = None
         self.compare_dialog: QDialog | None = None
@@ -260,7 +263,7 @@ class PassesWiring(QObject):
                      {"label": "lower", "ms": record.lower_ms or 0.0, "group": "lower",
                       "source": "the step's first call: lowering to StableHLO (CallRecord.lower_ms)"}]
             annotate.compile_log_row(self.compile_log, found, b)
-            annotate.compile_spike(self.session.runs, self.ctx.ui.plot, found[1], b)
+            annotate.compile_spike(self.session.runs, self.plot, found[1], b)
         self.compile_bar.set_parts(b["total_ms"] + sum(p["ms"] for p in front), front + b["parts"])
         self.pass_list.set_rows(ready.rows)
         self.chart.set_snapshots(ready.snapshots)
