@@ -97,10 +97,12 @@ class MainWindow(QMainWindow):
         for key in ("host", "bound"):  # on stage: the big numbers only
             self.demo.presentation.hide.append(self.ui.stats.cards[key])
         # the Code workspace: your own program, its files and draft
-        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.compute.stop, self.demo.tabs)
+        self.programs = ProgramWiring(self.context, self.inspect, self.workspaces, self.ui.ir_tabs, self.ui.busy,
+                                      self.compute.stop, self.demo.tabs)
         self.demo.settings_race.attach_programs(self.programs, self.workspaces.changed, self.workspaces.current())
         # the Profile tab (measured time per op, line, module) and the Passes tab (XLA's pass pipeline)
-        self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs)
+        self.profile = ProfileWiring(self.context, self.inspect, self.workspaces, self.programs, self.ui.ir_tabs,
+                                     self.ui.ir_dock, self.ui.prompt)
         self.passes = PassesWiring(self.context, self.inspect, self.profile, self.ui.ir_tabs, self.ui.plot)
         self.passes.compile_log = self.demo.log
         self.dock_layout = DockLayout(self, self.ui)  # every dock exists now: remember the default

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.core.session.requests import ProfileReady
     from app.gui.panels.inspect import InspectWiring
     from widgets.common.flow_layout import FlowLayout
+    from widgets.ir.ir_tabs import IRTabs
 
 
 class ProfileTab(Protocol):
@@ -74,13 +75,13 @@ class StatusPart:
 class ProfileLinks(QObject):
     """Owns the measured columns, the HLO tints, the two "Top 10 lines" buttons and the Source map tab's
     Profile button. ``profile_wiring``: the :class:`app.gui.panels.profile.wiring.ProfileWiring` (its ``last`` profile,
-    its ``request()``)."""
+    its ``request()``); ``ir_tabs``: the IR views (the HLO view's tints, the Source map tab)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile_wiring: ProfileTab) -> None:
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile_wiring: ProfileTab, ir_tabs: IRTabs) -> None:
         super().__init__(ctx.host)
         self.wiring = profile_wiring
         self.inspect = inspect
-        self.ir_tabs = ctx.ui.ir_tabs
+        self.ir_tabs = ir_tabs
         self.hlo_panel = self.ir_tabs.panels[HLO]
         self.tints = LineTints(self.hlo_panel.view)
         self.legend = named(QLabel(""), "hloTintLegend")

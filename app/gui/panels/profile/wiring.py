@@ -46,10 +46,14 @@ from widgets.profile.profile_table import ProfileTable
 from widgets.profile.timeline import StepTimeline
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QDockWidget
+
     from app.core.profile.model import StepProfile
     from app.gui.panels.inspect import InspectWiring
     from app.gui.panels.programs.wiring import ProgramWiring
     from app.gui.workspaces import Workspaces
+    from widgets.ir.ir_tabs import IRTabs
+    from widgets.run.prompt_editor import PromptEditor
 
 
 def is_program(profile: StepProfile) -> bool:
@@ -62,15 +66,15 @@ class ProfileWiring(QObject):
     (:attr:`Session.last_profile`: measured here, opened from a capture or from a session file)."""
 
     def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces,
-                 programs: ProgramWiring) -> None:
+                 programs: ProgramWiring, ir_tabs: IRTabs, ir_dock: QDockWidget, prompt: PromptEditor) -> None:
         """``programs``: the Code workspace (Profile measures its program while it shows, or while the IR views
-        show one of its entry points)."""
+        show one of its entry points); ``ir_tabs``: where the Profile tab goes, in ``ir_dock`` (raised for a
+        capture); ``prompt``: the prompt a profile of the model runs."""
         super().__init__(ctx.host)
         self.host, self.status = ctx.host, ctx.status
         self.session = ctx.session
         self.inspect, self.workspaces, self.programs = inspect, workspaces, programs
-        self.ir_tabs, self.ir_dock = ctx.ui.ir_tabs, ctx.ui.ir_dock
-        self.prompt = ctx.ui.prompt
+        self.ir_tabs, self.ir_dock, self.prompt = ir_tabs, ir_dock, prompt
         self.recorded_origin = ""  # where the shown profile was recorded (a session file's), "" when live
         self._header = ""  # the summary's first line (the profile's figures); the note follows the rows shown
         self.table = ProfileTable(PROFILE_COLUMNS, BY_TITLES)
@@ -84,7 +88,7 @@ class ProfileWiring(QObject):
         self.table.rowSelected.connect(self.on_row_selected)
         self.table.top_only.toggled.connect(self._refresh_summary)  # after the table refilled its rows
         self.timeline.opClicked.connect(self.on_op)
-        self.links = ProfileLinks(ctx, inspect, self)  # measured columns, HLO tints, top 10, links to source
+        self.links = ProfileLinks(ctx, inspect, self, ir_tabs)  # measured columns, HLO tints, top 10, links to source
         self._capture_menu()
 
     def _page(self) -> QWidget:

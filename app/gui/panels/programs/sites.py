@@ -23,6 +23,7 @@ from widgets.code.program_panel import ProgramPanel
 
 if TYPE_CHECKING:
     from app.gui.workspaces import Workspaces
+    from widgets.ir.ir_tabs import IRTabs
 
 #: The title of the tab beside the compile log's.
 TAB_TITLE = "Per call site"
@@ -38,7 +39,7 @@ class CompileSitesFeed(QObject):
     card's while ``workspaces`` shows Inspect, in :attr:`drawer` under ``panel``'s editor while it shows Code) and
     refreshes it from the session's ``runStarted`` and ``records`` signals (GUI thread)."""
 
-    def __init__(self, ctx: WindowContext, workspaces: Workspaces | None = None,
+    def __init__(self, ctx: WindowContext, ir_tabs: IRTabs, workspaces: Workspaces | None = None,
                  panel: ProgramPanel | None = None, why_tabs: QTabWidget | None = None) -> None:
         super().__init__(ctx.host)
         self.drawer = SitesDrawer()  # the Code workspace's place, under the editor
@@ -47,7 +48,7 @@ class CompileSitesFeed(QObject):
         self.table = CompileSitesTable()
         self._policy = self.table.sizePolicy()  # the IR card sizes its tabs by the current one's (Ignored others)
         self._why = why_tabs  # the compile log dock's tabs (app.gui.panels.demo.kit.DemoKit.tabs), when there are
-        self._ir = ctx.ui.ir_tabs.tabs
+        self._ir = ir_tabs.tabs  # the IR card's tabs (Inspect's place)
         if self._why is not None:
             self._put(self._why, TAB_TITLE)
         self._run: RunState | None = None

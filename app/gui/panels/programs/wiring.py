@@ -34,6 +34,8 @@ from widgets.code.program_panel import ProgramPanel
 if TYPE_CHECKING:
     from app.gui.panels.inspect import InspectWiring
     from app.gui.workspaces import Workspaces
+    from widgets.common.busy_indicator import BusyIndicator
+    from widgets.ir.ir_tabs import IRTabs
 import ast
 
 from app.core.programs.compute.requests import ProgramFailed, ProgramLoaded, ProgramRequest
@@ -74,14 +76,16 @@ class ProgramWiring(QObject):
     :class:`~app.gui.panels.programs.files.ProgramFiles`) and its draft (:attr:`draft`, a
     :class:`~app.gui.panels.programs.draft.ProgramDraft`)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces,
-                 stop_compute: Callable[[], None] | None = None, why_tabs: QTabWidget | None = None) -> None:
+    def __init__(self, ctx: WindowContext, inspect: InspectWiring, workspaces: Workspaces, ir_tabs: IRTabs,
+                 busy: BusyIndicator, stop_compute: Callable[[], None] | None = None,
+                 why_tabs: QTabWidget | None = None) -> None:
         """``inspect``: the IR views' links (the program's lines light up there); ``workspaces``: the Code
-        workspace the panel sits in; ``stop_compute``: sets the compute thread's stop flag (a live compile
+        workspace the panel sits in; ``ir_tabs``: the IR views a program's IR goes to; ``busy``: the busy
+        indicator (a program's load, trace and first call); ``stop_compute``: sets the compute thread's stop flag (a live compile
         superseded by a newer edit stops tracing); ``why_tabs``: the compile log's tabs, where the Run workspace
         shows the compiles per call site."""
         super().__init__(ctx.host)
-        self.ctx, self.session, self.ui = ctx, ctx.session, ctx.ui
+        self.ctx, self.session, self.ir_tabs, self.busy = ctx, ctx.session, ir_tabs, busy
         self.inspect, self.workspaces = inspect, workspaces
         self.panel = ProgramPanel()
         self.editor = self.panel.editor
@@ -91,7 +95,7 @@ class ProgramWiring(QObject):
         self.example = False  # the text is a gallery example: Save goes to Save as
         self.compiled_path = ""  # the path the program was compiled from (its jaxpr's source lines name it)
         # live compiles of each edit (issue 41)
-        self.live = LiveMode(self, self.session, self.panel, self.ui.ir_tabs, workspaces,
+        self.live = LiveMode(self, self.session, self.panel, self.ir_tabs, workspaces,
                              lambda: self.request(trace_only=True), stop_compute)
         # the entry list follows the text as it is typed (issue 29 flaw 13: it went stale after new functions)
         self._entries_timer = QTimer(self, singleShot=True, interval=ENTRIES_DELAY_MS)
@@ -101,7 +105,7 @@ class ProgramWiring(QObject):
         self.new_action, self.open_action, self.save_action, self.save_as_action = (
             f.new_action, f.open_action, f.save_action, f.save_as_action)
         self.draft = ProgramDraft(self)
-        self.sites = CompileSitesFeed(ctx, workspaces, self.panel, why_tabs)  # compiles per call site, in every workspace
+        self.sites = CompileSitesFeed(ctx, ir_tabs, workspaces, self.panel, why_tabs)  # compiles per call site, in every workspace
         self._connect()
         self.draft.restore()
 
@@ -156,7 +160,7 @@ class ProgramWiring(QObject):
         started = self.session.run_program(request)
         if started:  # loading and the first call's trace (Stop reaches a stuck loop at its next line)
             self.live.ran()
-            self.ui.busy.start("running", f"{self.name}: load, trace, first call")
+            self.busy.start("running", f"{self.name}: load, trace, first call")
         return started
 
     def tracing(self) -> bool:
@@ -220,7 +224,7 @@ class ProgramWiring(QObject):
 
     @Slot(str)
     def _on_workspace(self, name: str) -> None:
-        self.ui.ir_tabs.set_empty_hint(program=name == "Code")
+        self.ir_tabs.set_empty_hint(program=name == "Code")
         self.live.shown(name == "Code")
         if name == "Code":
             self.editor.setFocus()
@@ -228,13 +232,13 @@ class ProgramWiring(QObject):
     @Slot(str, object)
     def _on_source_map(self, step: str, _map: Any) -> None:
         """The program's map arrived after a run: link the line the cursor is on (its equations light up)."""
-        if step == self.ui.ir_tabs.current_step() and self.compiled_path:
+        if step == self.ir_tabs.current_step() and self.compiled_path:
             QTimer.singleShot(0, lambda: self.link_line(self.editor.current_line()))
 
     # -- links with the IR views ------------------------------------------------------------------
     def source_map(self) -> Any:
         inspect = self.inspect
-        return inspect.maps.get(self.ui.ir_tabs.current_step())
+        return inspect.maps.get(self.ir_tabs.current_step())
 
     def lines_for(self, line: int) -> dict[str, list[tuple[int, int]]]:
         """View → line ranges of the IR linked to 1-based ``line`` of the program (empty when none)."""
