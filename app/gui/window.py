@@ -24,7 +24,7 @@ from app.core.requests import RequestFailed
 from app.core.session.model import Session
 from app.core.session.requests import LoadRequest, ModelLoaded
 from app.core.settings import GenerationSettings
-from app.gui.context import WindowContext
+from app.gui.context import RunViews, SessionViews, WindowContext
 from app.gui.first_paint import HoldUntilPainted
 from app.gui.layout import DockLayout, ScreenFit, WindowParts
 from app.gui.lazy_compute import DeferUntilModel
@@ -111,12 +111,12 @@ class MainWindow(QMainWindow):
         self.dock_layout.capture_default()
         self._layout_restored = self.dock_layout.restore(self.settings.splitters)
         # File ▸ Open / Save session, Perfetto export; Demo ▸ Replay session
-        self.sessions = SessionFiles(self.context, self.inspect, self.profile, self.passes)
+        self.sessions = SessionFiles(self.context, SessionViews.of(self.ui), self.inspect, self.profile, self.passes)
         self.sessions.settings_race = self.demo.settings_race.document  # a saved session keeps the newest race
         self.sessions.show_settings_race = self.demo.settings_race.show_saved
         self.compare_runs = CompareRuns(self.sessions)  # File ▸ Compare two runs… (issue 58)
         plot = self.plot_actions  # File ▸ Quit, View ▸ docks, Reset layout, plot actions; Help (F1)
-        self.run_view = RunView(self.context, self.inspect, self.demo, self.sessions, self.programs)
+        self.run_view = RunView(self.context, RunViews.of(self.ui), self.inspect, self.demo, self.sessions, self.programs)
         self.compute.worker.live.connect(self.run_view.on_phase)  # a phase as it starts, before its events
         self.menus = WindowMenus(self, list(self.workspaces.actions.values()),
                                  [plot.copy_action, plot.clear_action, plot.reset_action], self.reset_layout,

@@ -21,7 +21,7 @@ from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
 from app.core.session.requests import RaceRequest, RunRequest, SettingsRaceRequest
 from app.core.steps import PREFILL
-from app.gui.context import WindowContext
+from app.gui.context import RunViews, WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS, lane_name
 from widgets.run.token_view import CallInfo
 
@@ -38,10 +38,10 @@ class RunView(QObject):
     token view and the plot (hovering one highlights the other's call). ``recorded``: the session files
     (a recorded run's prompt, curve and IR origin); ``programs``: the Code workspace (a program run's file)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, demo: DemoKit, recorded: SessionFiles,
-                 programs: ProgramWiring) -> None:
+    def __init__(self, ctx: WindowContext, views: RunViews, inspect: InspectWiring, demo: DemoKit,
+                 recorded: SessionFiles, programs: ProgramWiring) -> None:
         super().__init__(ctx.host)
-        self.session, self.ui, self.status = ctx.session, ctx.ui, ctx.status
+        self.session, self.ui, self.status = ctx.session, views, ctx.status  # ui: the views it feeds, no others
         self.inspect, self.demo, self.recorded, self.programs = inspect, demo, recorded, programs
         self._prompt_tokens = 0
         ev = self.session.events

@@ -26,7 +26,7 @@ from app.core.recording.perfetto import write_trace
 from app.core.recording.store import SUFFIX
 from app.core.requests import SourceMapReady
 from app.core.session.model import RunState
-from app.gui.context import WindowContext
+from app.gui.context import SessionViews, WindowContext
 from app.gui.menus import find_menu, insert_before
 from app.gui.panels.sessions.compare import CompareDialog, IRDiffDialog
 from app.gui.panels.sessions.dialogs import ReplayDialog, SaveRunsDialog
@@ -48,12 +48,12 @@ class SessionFiles(QObject):
     ``recorded`` maps the session's run ids to their :class:`RecordedRun`; ``last_open_ms`` is ``(read,
     shown)`` of the last open (ms)."""
 
-    def __init__(self, ctx: WindowContext, inspect: InspectWiring, profile: ProfileWiring, passes: PassesWiring) -> None:
-        """``inspect``, ``profile``, ``passes``: the views a recorded run's IR, profile and pass pipeline go to."""
+    def __init__(self, ctx: WindowContext, views: SessionViews, inspect: InspectWiring, profile: ProfileWiring,
+                 passes: PassesWiring) -> None:
+        """``views``: its widgets; ``inspect``, ``profile``, ``passes``: where a recorded run's IR, profile, passes go."""
         super().__init__(ctx.host)
-        self.ctx, self.host, self.status, self.ui = ctx, ctx.host, ctx.status, ctx.ui
-        self.inspect, self.profile, self.passes = inspect, profile, passes
-        self.session = ctx.session
+        self.ctx, self.host, self.status, self.session = ctx, ctx.host, ctx.status, ctx.session
+        self.views, self.inspect, self.profile, self.passes = views, inspect, profile, passes
         self.live = LiveRecording(self.session, self._run_info, on_error=self.status.error)
         self._machines: dict[str, str] = {}  # machine label -> colour (runs of several machines)
         self._dir = Path.home()
@@ -73,7 +73,7 @@ class SessionFiles(QObject):
             settings = self.ctx.actions.generation_settings()
         except Exception:  # noqa: BLE001 — the run was validated; the form may have changed since
             settings = None
-        return LiveRunInfo(self.ui.prompt.prompt(), settings)
+        return LiveRunInfo(self.views.prompt.prompt(), settings)
 
     @property
     def recorder(self) -> RunRecorder:
@@ -273,7 +273,7 @@ class SessionFiles(QObject):
     def _on_sessions_read(self, event: Any) -> None:
         """Session files read on the compute thread (GUI thread): show them, or say why not."""
         if event.error:
-            self.ui.busy.stop()
+            self.views.busy.stop()
             self.status.error(f"Could not open the session: {event.error}", event.error)
             return
         self._show_files(event.files, list(event.request.paths), event.read_ms)
@@ -283,7 +283,7 @@ class SessionFiles(QObject):
         runs = named_lanes([(i, run) for i, f in enumerate(files) for run in f.runs], files)  # lanes: settings
         races = [(race, Path(p).name) for f, p in zip(files, paths, strict=False) for race in f.settings_races]
         if not runs:
-            self.ui.busy.stop()
+            self.views.busy.stop()
             if not races:
                 self.status.error(f"{paths[0]}: holds no runs.")
                 return False
@@ -293,8 +293,8 @@ class SessionFiles(QObject):
         self.show_runs(runs, [f.verdicts for f in files])
         for race, origin in races[-1:]:  # the newest file's last race on the Demo kit's trade-off, after its runs
             self.show_settings_race(race, origin)
-        self.ui.plot.redraw()
-        self.ui.busy.stop()  # shown at once: no phase is running
+        self.views.plot.redraw()
+        self.views.busy.stop()  # shown at once: no phase is running
         self.last_open_ms = (read_ms, (time.perf_counter() - t_read) * 1000)
         self.opened = files
         self._remember([str(p) for p in paths])
@@ -319,7 +319,7 @@ class SessionFiles(QObject):
             self.session.show_verdicts(race, doc)
         with_ir = [run for _, run in runs if run.ir]
         if with_ir and not runs[-1][1].ir:  # the last run compiled nothing (torch, a race): show the newest IR
-            show_ir(self.inspect, self.ui.ir_tabs, with_ir[-1], self.live.shown_as(with_ir[-1]))
+            show_ir(self.inspect, self.views.ir_tabs, with_ir[-1], self.live.shown_as(with_ir[-1]))
         profiled = [run for _, run in runs if run.profile is not None]
         if profiled:
             show_profile(self.profile, self.status, profiled[-1])
@@ -349,7 +349,7 @@ class SessionFiles(QObject):
 
     def start_plot_run(self, state: RunState) -> None:
         """The plot's curve of a recorded run (the window's runStarted; :func:`app.gui.panels.sessions.views.start_plot_run`)."""
-        start_plot_run(self.ui.plot, state, self.live.recorded_of(state), self._machines)
+        start_plot_run(self.views.plot, state, self.live.recorded_of(state), self._machines)
 
     # -- replay -----------------------------------------------------------------------------------
     def stop_replay(self) -> bool:
