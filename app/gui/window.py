@@ -24,7 +24,7 @@ from app.core.requests import RequestFailed
 from app.core.session.model import Session
 from app.core.session.requests import LoadRequest, ModelLoaded
 from app.core.settings import GenerationSettings
-from app.gui.context import RunViews, SessionViews, WindowContext
+from app.gui.context import DemoParts, RunViews, SessionViews, WindowContext
 from app.gui.first_paint import HoldUntilPainted
 from app.gui.layout import DockLayout, ScreenFit, WindowParts
 from app.gui.lazy_compute import DeferUntilModel
@@ -87,7 +87,7 @@ class MainWindow(QMainWindow):
         if autoload:
             self.request_load(self.ui.model_picker.current_model())
         self.mesh = MeshWiring(self.ui.device_panel, self.session, self)  # lists devices after the load
-        self.demo = DemoKit(self.context)  # mode race, compile log, caches, phases, presentation, export
+        self.demo = DemoKit(self.context, DemoParts.of(self.ui))  # mode race, compile log, caches, phases, presentation, export
         self.plot_actions = PlotActions(  # the plot's context menu: export, copy, clear, reset zoom
             self.context, self.ui.plot,
             [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…", "Plot as PDF…")])

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
 
     from app.core.session.model import RunState, Session
-    from app.gui.context import WindowContext
+    from app.gui.context import DemoParts, WindowContext
     from app.gui.panels.demo.settings_race import SettingsRace
 
 
@@ -27,6 +27,7 @@ class ExportActions:
     """A base of :class:`app.gui.panels.demo.kit.DemoKit` (which sets the fields declared here); GUI thread."""
 
     ctx: WindowContext
+    parts: DemoParts
     host: QMainWindow
     session: Session
     settings_race: SettingsRace
@@ -60,7 +61,7 @@ class ExportActions:
     def export_plot(self, path: Path) -> str:
         """Write the latency plot as PNG, SVG or PDF (by suffix; its verdict line included); returns a status
         line."""
-        return f"Exported the plot to {export_plot(self.ctx.ui.plot, path)}"
+        return f"Exported the plot to {export_plot(self.parts.plot, path)}"
 
     def plot_verdicts(self) -> list[dict[str, Any]]:
         """The steady-state verdicts of the races on the plot, oldest first (their JSON form)."""
@@ -72,7 +73,7 @@ class ExportActions:
         loaded = self.session.loaded
         model = f"{loaded.label} ({loaded.request.model})" if loaded else ""
         dtype = loaded.request.dtype if loaded else ""
-        generation = self.ctx.ui.form.values()
+        generation = self.parts.form.values()
         verdicts = self.plot_verdicts()
         meta = exports.run_metadata(self.runs, model, dtype, self.session.mesh, generation, verdicts)
         n = exports.save_records(path, self.runs, meta)
@@ -86,6 +87,6 @@ class ExportActions:
     def export_report(self, path: Path) -> str:
         """Write the Markdown run report (its races' verdicts included) and the plot PNG next to it."""
         model = self.host.windowTitle().split("—")[-1].strip()
-        png = exports.save_report(path, self.runs, self.ctx.ui.plot, model, self.ctx.ui.prompt.prompt(),
+        png = exports.save_report(path, self.runs, self.parts.plot, model, self.parts.prompt.prompt(),
                                   self.plot_verdicts())
         return f"Exported the run report to {path} (plot: {png.name})"

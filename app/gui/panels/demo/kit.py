@@ -23,7 +23,7 @@ from app.core.race import EAGER_TOKENS
 from app.core.report.columns import COMPILE_COLUMNS, RACE_COLUMNS, call_compile_rows
 from app.core.session.model import RunState
 from app.core.session.requests import CacheInfo
-from app.gui.context import WindowContext
+from app.gui.context import DemoParts, WindowContext
 from app.gui.layout import card, card_title, dock_widget, keep_page_in_sight, pinned_above
 from app.gui.menus import MODE_COLOURS, find_menu
 from app.gui.panels.demo import exports
@@ -63,9 +63,10 @@ class DemoKit(QObject, ExportActions):
     #: workspace first (presenting is the plot and the stream). GUI thread.
     presenting = Signal(bool)
 
-    def __init__(self, ctx: WindowContext) -> None:
+    def __init__(self, ctx: WindowContext, parts: DemoParts) -> None:
+        """``parts``: the window's widgets the kit drives (the plot, the main area's splitters, the run's inputs…)."""
         super().__init__(ctx.host)
-        ui = ctx.ui
+        ui = self.parts = parts
         self.ctx, self.host = ctx, ctx.host
         self.session = ctx.session
         self.controls = RaceControls(MODE_NAMES, MODE_HELP, MODE_COLOURS, CAPPED_MODE, EAGER_TOKENS)
@@ -75,8 +76,8 @@ class DemoKit(QObject, ExportActions):
         self.cache = CachePanel(str(default_cache_dir()))
         self.log = CompileLog(COMPILE_COLUMNS)
         self.phases = PhaseBars()
-        self.settings_race = SettingsRace(ctx)  # compiler settings: the trade-off plot, its stage in presentation
-        self.verdicts = SteadyVerdicts(ctx, self.controls)  # the steady-state phase: setting, progress, verdicts
+        self.settings_race = SettingsRace(ctx, parts)  # compiler settings: the trade-off plot, its stage in presentation
+        self.verdicts = SteadyVerdicts(ctx, self.controls, parts.busy, parts.plot)  # the steady-state phase: setting, progress, verdicts
         self.settings_race.steady_plan = self.verdicts.plan  # a settings race's paired rounds: the same setting
         self.last_cache_message = ""  # result of the last cache request (e.g. bytes freed)
         self._export_dir = Path.home()
@@ -162,7 +163,7 @@ class DemoKit(QObject, ExportActions):
         self.tabs.addTab(self.log, "Why it compiled")
         self.tabs.addTab(self.phases, "Phase breakdown")
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-        win, ir_dock = self.host, self.ctx.ui.ir_dock
+        win, ir_dock = self.host, self.parts.ir_dock
         self.demo_dock = dock_widget(win, "Demo kit", "demoDock", panel, bottom)
         self.why_dock = dock_widget(win, "Compile log", "whyDock", card(self.tabs, stretch_last=True), bottom)
         keep_page_in_sight(self.results)  # a narrow dock scrolls sideways to the tab just chosen
@@ -194,7 +195,7 @@ class DemoKit(QObject, ExportActions):
             view, "&Full screen", self.set_full_screen, "F11", checkable=True
         )
         view.addSeparator()
-        ui = self.ctx.ui
+        ui = self.parts
         #: the docks' View actions (app.gui.workspaces sends a dock's key pressed in Inspect or Code to Run)
         self.dock_actions: list[ShowDockAction] = []
         for dock, keys in (
@@ -269,12 +270,12 @@ class DemoKit(QObject, ExportActions):
         if on:
             self.presenting.emit(True)  # the window shows the Run workspace first
         else:
-            self.ctx.ui.plot_card.setVisible(True)  # before the splitters get their sizes back
+            self.parts.plot_card.setVisible(True)  # before the splitters get their sizes back
         self.presentation.set_on(on)
         if not on:
             self.presenting.emit(False)
         self._show_stage()
-        tokens = self.ctx.ui.tokens  # the answer, not the (chat-formatted) prompt, after the font change
+        tokens = self.parts.tokens  # the answer, not the (chat-formatted) prompt, after the font change
         tokens.verticalScrollBar().setValue(tokens.verticalScrollBar().maximum())
         self.fullscreen_action.setChecked(self.host.isFullScreen())
 
@@ -284,7 +285,7 @@ class DemoKit(QObject, ExportActions):
         trade = sr.on_stage and (presenting or sr.plot_area())  # the trade-off in the plot's place
         show = presenting and self.stage_table.columnCount() > 0 and not trade
         self.stage_table.fit_rows(show)  # the whole summary, never behind a scroll bar, while presenting
-        top, plot_card = self.ctx.ui.top_split, self.ctx.ui.plot_card
+        top, plot_card = self.parts.top_split, self.parts.plot_card
         before = top.sizes()
         want = {self.stage_card: show, sr.stage_card: trade, plot_card: not trade}
         if top.indexOf(plot_card) < 0:  # the Code workspace has the plot: it stays shown there (issue 55)

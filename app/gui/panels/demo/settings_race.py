@@ -48,7 +48,7 @@ from app.core.session.compute.settings_race import SettingsParted, SettingsParti
 from app.core.session.requests import SettingsRaceRequest
 from app.core.session.settings_results import SettingsRaceShown
 from app.core.steady import SteadyPlan
-from app.gui.context import WindowContext
+from app.gui.context import DemoParts, WindowContext
 from app.gui.layout import card, card_title
 from app.gui.panels.demo.parting_view import open_parting
 from app.gui.panels.demo.settings_summary import plot_place, points_of, show_summary, summary_label
@@ -89,9 +89,11 @@ class SettingsRace(QObject):
     in_plot_area: Any
     _parted: SettingsParted | None
 
-    def __init__(self, ctx: WindowContext, checked: tuple[str, ...] = DEFAULT_SETTINGS) -> None:
+    def __init__(self, ctx: WindowContext, parts: DemoParts, checked: tuple[str, ...] = DEFAULT_SETTINGS) -> None:
+        """``parts``: the demo kit's widgets; a race reads the run's inputs (prompt, model, dtype) there, says its
+        progress on the busy line and takes the latency plot's place when that is empty."""
         super().__init__(ctx.host)
-        self.ctx, self.session = ctx, ctx.session
+        self.ctx, self.session, self.parts = ctx, ctx.session, parts
         self.controls = SettingsRaceControls(rows(self.session.device or self.session.platform), checked)
         self.plot = TradeoffPlot(compact=True, title=False)  # the Demo kit's tab says what it is
         self.page = QWidget()  # the Demo kit's "Settings race" tab: what to race beside what it found
@@ -191,11 +193,11 @@ class SettingsRace(QObject):
         except InvalidSettingsError as exc:
             self.controls.set_message(str(exc))
             return False
-        prompt = self.ctx.ui.prompt.prompt()
+        prompt = self.parts.prompt.prompt()
         if not prompt.strip():
             self.controls.set_message("The prompt is empty: type a few words (or pick an example) and race again.")
             return False
-        model, dtype = self.ctx.ui.model_picker.current_model(), self.ctx.ui.form.values()["dtype"]
+        model, dtype = self.parts.model_picker.current_model(), self.parts.form.values()["dtype"]
         loaded = self.session.loaded
         if loaded is None or (loaded.request.model, loaded.request.dtype) != (model, dtype):
             settings = dataclasses.replace(settings, chat=None)  # the engine decides, as for a run (window.run)
@@ -268,7 +270,7 @@ class SettingsRace(QObject):
         announces only the active race's, after keeping its lanes)."""
         if event.index == PAIRED_INDEX:  # the paired rounds after the lanes: where they are
             self.verdict_line.setText(event.running)
-            self.ctx.ui.busy.set_detail(event.running)
+            self.parts.busy.set_detail(event.running)
             return
         shown = self.session.settings_race
         if shown is not None and shown is not self._shown:  # a new race: the stage and the tab name what it races
@@ -314,7 +316,7 @@ class SettingsRace(QObject):
         self._name_points(f"{shown.title or 'a race'}, reopened from {origin}")
         self.controls.set_progress(len(self.lanes), len(self.lanes), "")
         show_summary(self.verdict_line, self.stage_plot, self.lanes)
-        if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.ctx.ui.plot.run_ids():
+        if self.in_plot_area is not None and not self.in_plot_area.isChecked() and not self.parts.plot.run_ids():
             self.in_plot_area.setChecked(True)  # nothing on the latency plot: the trade-off takes its place
         self.on_stage = True
         self.stageChanged.emit(True)  # the Demo kit shows it (raised), as after a live race

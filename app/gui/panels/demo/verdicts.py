@@ -6,7 +6,7 @@ RaceVerdicts`: measured here or read from a session file); the widgets get their
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
@@ -19,6 +19,10 @@ from app.gui.context import WindowContext
 from widgets.common.splitters import splitter
 from widgets.demo.race_controls import RaceControls
 from widgets.demo.verdict_view import VerdictView
+
+if TYPE_CHECKING:
+    from widgets.common.busy_indicator import BusyIndicator
+    from widgets.plot.latency_plot import LatencyPlot
 
 
 def verdict_parts(doc: dict[str, Any]) -> tuple[str, list[tuple[str, bool]], list[str]]:
@@ -38,9 +42,10 @@ class SteadyVerdicts(QObject):
     ``steadyProgress``, ``verdicts``, ``runStarted`` and ``runsDropped`` signals; :meth:`plan` is the phase a
     race from the window asks for (the controls' steady-state box and budget). GUI thread."""
 
-    def __init__(self, ctx: WindowContext, controls: RaceControls) -> None:
+    def __init__(self, ctx: WindowContext, controls: RaceControls, busy: BusyIndicator, plot: LatencyPlot) -> None:
+        """``busy``: the busy line (the phase's round and mode); ``plot``: the latency plot (its verdict line)."""
         super().__init__(ctx.host)
-        self.ctx, self.session, self.controls = ctx, ctx.session, controls
+        self.ctx, self.session, self.controls, self.busy, self.plot = ctx, ctx.session, controls, busy, plot
         self.view = VerdictView()
         self.scroll = QScrollArea()  # under the race table: never cut in a short dock, it scrolls
         self.scroll.setObjectName("verdictScroll")
@@ -84,7 +89,7 @@ class SteadyVerdicts(QObject):
         self.scroll.setVisible(True)
         what = f"warming {event.label}" if event.round < 0 else (
             f"round {event.round + 1} (≥ {event.min_rounds}) · {event.label}")
-        self.ctx.ui.busy.set_detail(f"steady-state {what}")
+        self.busy.set_detail(f"steady-state {what}")
 
     @Slot(int, dict)
     def _on_verdicts(self, _race: int, _doc: dict) -> None:
@@ -102,8 +107,8 @@ class SteadyVerdicts(QObject):
         self.scroll.setVisible(doc is not None)
         if doc is None:
             self.view.clear_verdicts()
-            self.ctx.ui.plot.set_verdict([])
+            self.plot.set_verdict([])
             return
         head, pairs, notes = verdict_parts(doc)
         self.view.set_verdicts(head, pairs, notes, bool(doc.get("noisy")), [p["text"] for p in doc["pairs"]])
-        self.ctx.ui.plot.set_verdict(headline(doc))
+        self.plot.set_verdict(headline(doc))
