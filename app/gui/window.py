@@ -24,7 +24,7 @@ from app.core.requests import RequestFailed
 from app.core.session.model import Session
 from app.core.session.requests import LoadRequest, ModelLoaded
 from app.core.settings import GenerationSettings
-from app.gui.context import DemoParts, RunViews, SessionViews, WindowContext
+from app.gui.context import DemoParts, RunViews, SessionViews, WindowContext, WorkspaceParts
 from app.gui.first_paint import HoldUntilPainted
 from app.gui.layout import DockLayout, ScreenFit, WindowParts
 from app.gui.lazy_compute import DeferUntilModel
@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
             self.context, self.ui.plot,
             [self.demo.export_actions[k] for k in ("Plot as PNG…", "Plot as SVG…", "Plot as PDF…")])
         self.mesh.message.connect(self.status.show)
-        self.workspaces = Workspaces(self.context, self.demo)  # Run | Inspect | Code (Ctrl+1 / 2 / 3)
+        self.workspaces = Workspaces(self.context, self.demo, WorkspaceParts.of(self.ui))  # Run | Inspect | Code (Ctrl+1 / 2 / 3)
         self.demo.presenting.connect(self._on_presenting)
         for key in ("host", "bound"):  # on stage: the big numbers only
             self.demo.presentation.hide.append(self.ui.stats.cards[key])

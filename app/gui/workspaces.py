@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.context import WindowContext
+from app.gui.context import WindowContext, WorkspaceParts
 from app.gui.layout import layout_of
 from app.gui.presentation import DockState, dock_state, restore_docks
 from widgets.common.splitters import splitter
@@ -62,12 +62,13 @@ class Workspaces(QObject):
 
     changed = Signal(str)
 
-    def __init__(self, ctx: WindowContext, demo: DemoKit) -> None:
-        """``demo``: the demo kit, whose presentation mode hides the tab bar and is left for Inspect and Code."""
+    def __init__(self, ctx: WindowContext, demo: DemoKit, parts: WorkspaceParts) -> None:
+        """``demo``: the demo kit, whose presentation mode hides the tab bar and is left for Inspect and Code;
+        ``parts``: what the workspaces move (the IR card, its dock and tabs, the plot's card, the main area)."""
         super().__init__(ctx.host)
         window = ctx.host
-        self.host, self.ui, self.demo = ctx.host, ctx.ui, demo
-        ui = ctx.ui
+        self.host, self.parts, self.demo = ctx.host, parts, demo
+        ui = parts
         self.tab_bar = named(QTabBar(), "workspaceTabs")
         self.tab_bar.setDrawBase(False)
         self.tab_bar.setExpanding(False)
@@ -189,7 +190,7 @@ class Workspaces(QObject):
 
     def _borrow(self, name: str) -> None:
         """Move the IR card (and for Code the plot) onto workspace ``name``'s page."""
-        ui = self.ui
+        ui = self.parts
         card = self._ir_scroll.takeWidget()
         assert card is not None, "the IR card is in its dock's scroll area while Run shows"
         self._card_margins = layout_of(card).contentsMargins()
@@ -212,7 +213,7 @@ class Workspaces(QObject):
     def _size_code(self) -> None:
         """The Code workspace's first sizes: editor 45 % of the width; the IR views and the plot half the height
         each (the plot needs room for its keys, its points and its legend)."""
-        self.ui.ir_tabs.size_by_current_tab()  # tabs added after the IR tabs were built count too
+        self.parts.ir_tabs.size_by_current_tab()  # tabs added after the IR tabs were built count too
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])
@@ -229,7 +230,7 @@ class Workspaces(QObject):
         narrower card only when the window is too narrow for both. Run on the first sizing, on later visits and
         when the Code page is resized; a handle the user drags stays where it is left."""
         sizes = self.code_split.sizes()
-        bar = self.ui.ir_tabs.tabs.tabBar()
+        bar = self.parts.ir_tabs.tabs.tabBar()
         if self._shown != CODE or len(sizes) < 2 or not bar.isVisible():
             return
         total = sum(sizes)
@@ -255,7 +256,7 @@ class Workspaces(QObject):
         self._keep_tab_room()
 
     def _give_back(self, name: str) -> None:
-        ui = self.ui
+        ui = self.parts
         card = ui.ir_card
         if name == INSPECT:
             self._inspect_layout.removeWidget(card)
