@@ -65,7 +65,6 @@ class WindowContext:
 
     host: QMainWindow
     session: Session
-    ui: WindowParts  # going: no panel reads it (issue 57, item 3)
     status: StatusLine
     settings: UserSettings
     actions: RunActions

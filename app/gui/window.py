@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         #: (:func:`app.gui.main.end_process`) with everything the user made already saved.
         self.quit_wait_ms: int | None = None
         #: what the panels may use of the window (app.gui.context): typed parts, never the window itself
-        self.context = WindowContext(self, self.session, self.ui, self.status, self.settings, self)
+        self.context = WindowContext(self, self.session, self.status, self.settings, self)
         self._connect()
         self._restore()
         if autoload:
