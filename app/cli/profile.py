@@ -19,7 +19,7 @@ from app.core.backends import BACKENDS
 from app.core.errors import InvalidSettingsError
 from app.core.inspect.views import DEFAULT_STEP, STEP_CHOICES
 from app.core.mode_catalog import CATALOG, profiling_mode
-from app.core.profile.columns import BY_TITLES, bandwidth_note, profile_columns, profile_summary
+from app.core.profile.columns import BY_LINE, BY_TITLES, bandwidth_note, profile_columns, profile_summary
 from app.core.profile.offline import find_hlo_beside, profile_capture
 from app.core.profile.step import (
     LOOP_NOTE,
@@ -50,7 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--steps", type=int, default=20, metavar="N", help="profiled calls (default 20); jit-loop's decode: "
                                                                  "tokens of the one profiled loop call")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="untraced calls first (default 3)")
-    p.add_argument("--by", choices=BY_CHOICES, default="line",
+    p.add_argument("--by", choices=BY_CHOICES, default=BY_LINE,
                    help="rows per source line (default), ATen op, HLO fusion/instruction or module path")
     p.add_argument("--fold-layers", action="store_true", help="merge repeated layers (model.layers.*.mlp)")
     p.add_argument("--top", type=int, default=15, metavar="N", help="rows in the text table (default 15)")

@@ -17,11 +17,12 @@ from typing import Any
 from app.core.inspect.module_paths import fold_path
 from app.core.profile.attrib import Attribution, Part, Source, common_module
 from app.core.profile.capture import Capture, OpEvent, StepWindow, gaps, merge, wall_shares
+from app.core.profile.columns import BY_FUSION, BY_LINE, BY_MODULE, BY_OP, BY_TITLES
 from app.core.profile.hlo import CONTAINERS, HloModuleInfo, HloOp
 from app.core.profile.model import ProfileRow, StepProfile, Timeline, TimelineBar
 from app.core.steps import DECODE
 
-BY = ("line", "op", "fusion", "module")
+BY = tuple(BY_TITLES)  # every aggregation, in the order the window's and the CLI's choices show them
 
 
 def _part_dict(p: Part) -> dict[str, Any]:
@@ -207,7 +208,7 @@ def _timeline(capture: Capture, figures: list[dict], parts: dict[str, list[Part]
     return Timeline(win.index, win.duration_ns / 1e3, bars, holes, threads)
 
 
-def aggregate(profile: StepProfile, by: str = "line", fold_layers: bool = False) -> list[ProfileRow]:
+def aggregate(profile: StepProfile, by: str = BY_LINE, fold_layers: bool = False) -> list[ProfileRow]:
     """Rows of ``profile`` summed per ``by``: ``"line"`` (source ``file:line``), ``"op"`` (ATen op),
     ``"fusion"`` (HLO instruction: the profile's own rows) or ``"module"`` (module path; ``fold_layers``
     merges repeated layers into ``model.layers.*``). An instruction standing for several parts is split
@@ -216,7 +217,7 @@ def aggregate(profile: StepProfile, by: str = "line", fold_layers: bool = False)
     ``by``."""
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}, got {by!r}.")
-    if by == "fusion":
+    if by == BY_FUSION:
         return list(profile.rows)
     acc: dict[str, ProfileRow] = {}
     best: dict[str, float] = {}
@@ -225,11 +226,11 @@ def aggregate(profile: StepProfile, by: str = "line", fold_layers: bool = False)
     for row in profile.rows:
         for p in profile.parts.get(row.key, []):
             module = fold_path(p["module"]) if fold_layers else p["module"]
-            key = {"line": p["source"], "op": p["aten"], "module": module or _no_module(p)}[by]
+            key = {BY_LINE: p["source"], BY_OP: p["aten"], BY_MODULE: module or _no_module(p)}[by]
             _add(acc.setdefault(key, ProfileRow(key, aten=p["aten"])), row, p, module, best, key)
             modules.setdefault(key, []).append(module)
     for key, agg in acc.items():
-        if by != "module":
+        if by != BY_MODULE:
             agg.module = common_module(modules[key])
         agg.finish(step_us, profile.bandwidth_gbs)
     return sorted(acc.values(), key=lambda r: -r.wall_us_per_step)

@@ -20,12 +20,17 @@ def _text(value: object) -> str:
     return str(value) if value else "–"
 
 
+#: The aggregations of a profile (``by``): per source line (``file:line``), per ATen op, per HLO instruction (the
+#: profile's own rows) and per module path. The CLI's ``--by`` choices, the session's and the window's row sets
+#: and :func:`app.core.profile.build.aggregate` read these names.
+BY_LINE, BY_OP, BY_FUSION, BY_MODULE = "line", "op", "fusion", "module"
 #: Aggregation key → the title of the rows' first column.
-BY_TITLES: dict[str, str] = {"line": "source line", "op": "ATen op", "fusion": "HLO instruction", "module": "module"}
+BY_TITLES: dict[str, str] = {BY_LINE: "source line", BY_OP: "ATen op", BY_FUSION: "HLO instruction",
+                             BY_MODULE: "module"}
 
 #: Every column of the profile table, left to right (``key``'s title follows ``by``: :data:`BY_TITLES`).
 PROFILE_COLUMNS: tuple[Column, ...] = (
-    Column("key", BY_TITLES["line"], format=str, align="left"),
+    Column("key", BY_TITLES[BY_LINE], format=str, align="left"),
     Column("us_per_step", "µs/step", "µs", fixed(1)),
     Column("share", "% of step", "%", percent, help="Share of the step's wall time during which this row's ops run"),
     Column("gbs", "GB/s", "GB/s", fixed(1)),
@@ -54,7 +59,7 @@ def profile_columns(by: str) -> tuple[Column, ...]:
     """Columns of the CLI's text table for rows aggregated ``by``: the figures, then the key, then where it is
     (the module of a source line; the source line of anything else)."""
     figures = tuple(c for c in PROFILE_COLUMNS if c.key not in ("key", "source", "module"))
-    where = next(c for c in PROFILE_COLUMNS if c.key == ("module" if by == "line" else "source"))
+    where = next(c for c in PROFILE_COLUMNS if c.key == ("module" if by == BY_LINE else "source"))
     return (*figures, key_column(by), where)
 
 

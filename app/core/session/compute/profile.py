@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.events import PhaseEvent
 from app.core.mode_catalog import profiling_mode
-from app.core.profile.build import aggregate
+from app.core.profile.build import BY, aggregate
+from app.core.profile.columns import BY_MODULE
 from app.core.profile.step import profile_step
 from app.core.requests import Handlers
 from app.core.session import requests as rq
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
 
 def profile_rows(profile: StepProfile) -> dict[str, list[dict[str, Any]]]:
     """A profile's rows aggregated four ways, as dicts (:attr:`app.core.session.requests.ProfileReady.rows`)."""
-    return {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))]
-            for by in ("line", "op", "fusion", "module")}
+    return {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == BY_MODULE))]
+            for by in BY}
 
 
 def handlers(engine: Callable[[], Engine], programs: Callable[[], ProgramService]) -> Handlers:

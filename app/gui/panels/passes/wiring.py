@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from app.core.passes import query
 from app.core.passes.compare import compare_pipelines, flags_text
 from app.core.passes.model import PassPipeline, kernel_ir_lost
+from app.core.profile.columns import BY_FUSION
 from app.core.requests import RequestFailed
 from app.core.session.compute.passes import recorded_passes_ready
 from app.core.session.requests import PassesReady, PassesRequest
@@ -129,12 +130,11 @@ class PassesWiring(QObject):
         return dlg
 
     def _measured_for(self, profile_ready: Any) -> None:
-        """A profile of a step: its measured µs per step per HLO instruction, beside the fusions of the same
-        step (names match: the profiled executable and the recording compile the same module)."""
+        """A profile of a step: its µs per step per HLO instruction beside the same step's fusions (one module)."""
         if profile_ready is None or self.last is None or profile_ready.profile.step != self.last.step:
             self.fusions.set_measured({})
             return
-        rows = profile_ready.rows.get("fusion", [])
+        rows = profile_ready.rows.get(BY_FUSION, [])
         self.fusions.set_measured({r["key"]: float(r.get("us_per_step") or 0.0) for r in rows if r.get("key")})
 
     # -- recording ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QToolButton
 
 from app.core.inspect.views import HLO, is_model_step
-from app.core.profile.columns import ops_running
+from app.core.profile.columns import BY_LINE, ops_running
 from app.core.profile.source import groups_for_instruction, hlo_line_shares, measure_source_map, top_lines
 from app.core.units import counted, ms
 from app.gui.context import WindowContext
@@ -183,7 +183,7 @@ class ProfileLinks(QObject):
     # -- top 10 -----------------------------------------------------------------------------------
     def top_rows(self) -> list[dict[str, Any]]:
         last = self.wiring.last
-        return top_lines(last.rows.get("line", []), TOP_N) if last is not None else []
+        return top_lines(last.rows.get(BY_LINE, []), TOP_N) if last is not None else []
 
     @Slot()
     def _fill_top_menu(self) -> None:

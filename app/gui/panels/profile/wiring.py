@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 from app.core.inspect.views import HLO, MODEL_STEPS, STEP_CHOICES, is_model_step
 from app.core.mode_catalog import profiling_mode
 from app.core.profile.columns import (
+    BY_FUSION,
+    BY_LINE,
     BY_TITLES,
     PROFILE_COLUMNS,
     bandwidth_note,
@@ -325,7 +327,7 @@ class ProfileWiring(QObject):
         if self.last is None:
             return
         name, line = self._instruction_of(row)
-        if by == "line" and self.links.show_location(row.get("key", "")):
+        if by == BY_LINE and self.links.show_location(row.get("key", "")):
             if line:
                 self.inspect.show_hlo_line(line, show=False)
             return
@@ -337,15 +339,15 @@ class ProfileWiring(QObject):
     def _hlo_line(self, name: str) -> int:
         if self.last is None:
             return 0
-        return next((r.get("hlo_line") or 0 for r in self.last.rows["fusion"] if r.get("key") == name), 0)
+        return next((r.get("hlo_line") or 0 for r in self.last.rows[BY_FUSION] if r.get("key") == name), 0)
 
     @Slot(str)
     def on_op(self, name: str) -> None:
         """A timeline bar: its instruction's HLO line."""
-        rows = self.last.rows["fusion"] if self.last is not None else []
+        rows = self.last.rows[BY_FUSION] if self.last is not None else []
         row = next((r for r in rows if r.get("key") == name or name in (r.get("instructions") or [])), None)
         if row is not None:
-            self._activate(row, "fusion")
+            self._activate(row, BY_FUSION)
 
     @Slot()
     def export(self) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.live_recording import short_origin
 from app.core.profile.build import BY, aggregate
+from app.core.profile.columns import BY_MODULE
 from app.core.recording import RecordedRun
 from app.core.recording.environment import machine_name
 from app.core.session.model import RunState
@@ -47,7 +48,7 @@ def show_profile(profile_tab: ProfileWiring, status: StatusLine, run: RecordedRu
         return False
     try:
         profile = replace(run.profile, source_map=run.source_maps.get(run.profile.step))
-        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == "module"))] for by in BY}
+        rows = {by: [r.to_dict() for r in aggregate(profile, by, fold_layers=(by == BY_MODULE))] for by in BY}
         ready = ProfileReady(profile, rows, profile.timeline.to_dict(), run.ir.get(profile.step))
         profile_tab.show_recorded(ready, run.recorded_label)
     except Exception as exc:  # noqa: BLE001 — a malformed recorded profile must not stop the open
