@@ -37,10 +37,6 @@ KNOWN_FLAWS: list[tuple[str, str, str]] = [
      "(the older runs' entry and two '▶ replay' lanes) under the key row, and the plot's drawing area is 172 px "
      "(the suite's walk, seed 197 step 14; tests/gui/programs/test_code_workspace_layout.py covers program runs, no "
      "replay)"),
-    ("still", r"^between \w+ and \w+ in Run \(presenting\) ",
-     "issue 55: presentation mode's left column is as wide as its race summary's values (RaceTable.fit_rows: "
-     "minimum width = content width, every value uncut): a longer value ('jit-static (stopped)') widens it and "
-     "Run, Stop and the plot move 5–9 px between two runs (the suite's walk, seed 197 step 6)"),
     # none today. Fixed in issue 37: run names cut in a crowded legend (entries keep run, mode and model whole,
     # the oldest runs named together: tests/widgets/plot/test_legend_names.py); a legend wider than a narrow
     # plot and the plot squeezed in small windows (the key never widens the plot, the plot has a minimum size

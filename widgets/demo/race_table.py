@@ -2,7 +2,8 @@
 
 Plain data in: the metrics are column objects (``key``, ``short`` or ``title``, ``format(value)`` or, when
 they have it, ``spoken_text(value)`` with the unit in the value, ``best``
-of ``"low"``/``"high"``/None — the app passes ``app.core.report.columns.RACE_COLUMNS``), and :meth:`set_rows`
+of ``"low"``/``"high"``/None and, when they have it, ``widest``, the widest text a value is expected to take —
+the app passes ``app.core.report.columns.RACE_COLUMNS``), and :meth:`set_rows`
 takes one dict per mode keyed by those keys plus ``mode`` and ``reason``.
 """
 
@@ -19,6 +20,7 @@ from widgets.common.tables import read_only
 
 BEST_BRUSH = QBrush(QColor("#dcfce7"))
 BEST_TEXT = QBrush(QColor("#14532d"))
+STOPPED = " (stopped)"  # after a stopped lane's mode, in its header
 
 
 class RaceTable(QTableWidget):
@@ -50,7 +52,7 @@ class RaceTable(QTableWidget):
         bold = QFont(self.font())
         bold.setBold(True)
         for col, row in enumerate(rows):
-            title = row["mode"] + (" (stopped)" if row.get("reason") == "stopped" else "")  # one line
+            title = row["mode"] + (STOPPED if row.get("reason") == "stopped" else "")  # one line
             header = QTableWidgetItem(title)
             header.setForeground(QBrush(QColor(colours.get(row["mode"], "#111827"))))
             header.setFont(bold)
@@ -84,24 +86,35 @@ class RaceTable(QTableWidget):
 
     def content_width(self) -> int:
         """Width that shows the row titles and every column's header and values uncut, on one line (px)."""
+        return self._width([[item.text() for r in range(self.rowCount()) if (item := self.item(r, col))]
+                            for col in range(self.columnCount())],
+                           [h.text() if (h := self.horizontalHeaderItem(col)) else "" for col in range(self.columnCount())])
+
+    def reserved_width(self) -> int:
+        """Width that shows the row titles and, for each column, its mode stopped ("jit-static (stopped)") and the
+        widest value each metric is expected to show (its ``widest`` text, when it has one), on one line (px):
+        it depends on the modes shown, not on their values (issue 55: a longer value widened presentation mode's
+        left column, and Run, Stop and the plot moved 5–9 px between two runs)."""
+        widest = [w for m in self.metrics if (w := getattr(m, "widest", ""))]
+        return self._width([widest] * len(self._rows), [f"{row['mode']}{STOPPED}" for row in self._rows])
+
+    def _width(self, columns: list[list[str]], headers: list[str]) -> int:
+        """Width of the row titles and of ``columns`` (each column's texts, its bold header ``headers[i]``)."""
         bold = QFont(self.font())
         bold.setBold(True)
-        wide = QFontMetrics(bold)
+        wide, plain = QFontMetrics(bold), self.fontMetrics()
         width = self.verticalHeader().sizeHint().width() + 2 * self.frameWidth() + 4
-        for col in range(self.columnCount()):
-            header = self.horizontalHeaderItem(col)
-            texts = [item.text() for r in range(self.rowCount()) if (item := self.item(r, col))]
-            plain = self.fontMetrics()
-            width += max([wide.horizontalAdvance(header.text() if header else "")]
-                         + [plain.horizontalAdvance(t) for t in texts]) + 12
+        for texts, header in zip(columns, headers, strict=True):
+            width += max([wide.horizontalAdvance(header)] + [plain.horizontalAdvance(t) for t in texts]) + 12
         return width
 
     def fit_rows(self, on: bool) -> None:
         """Always show every row and every value uncut (no scroll bar, no "…": the presentation's race
-        summary), or not."""
+        summary), in a width reserved for the modes shown (:meth:`reserved_width`, or the content's when a value
+        is wider than expected), or not."""
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setMinimumHeight(self.content_height() if on else 0)
-        self.setMinimumWidth(self.content_width() if on else 0)
+        self.setMinimumWidth(max(self.content_width(), self.reserved_width()) if on else 0)
         mode = QHeaderView.ResizeMode.ResizeToContents if on else QHeaderView.ResizeMode.Stretch
         self.horizontalHeader().setSectionResizeMode(mode)  # each column as wide as its longest value
 

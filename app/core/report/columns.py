@@ -35,6 +35,9 @@ class Column:
     spoken: Callable[[Any], str] | None = None
     #: What the column means, for a header's tool tip ("" = the title says it all).
     help: str = ""
+    #: The widest cell text the column is expected to show (a layout reserves its width, so the table keeps its
+    #: width whatever the values are); "" = none reserved.
+    widest: str = ""
 
     def spoken_text(self, value: object) -> str:
         return (self.spoken or self.format)(value)
@@ -75,19 +78,19 @@ def _rate(value: float | None) -> str:
 #: Race summary, one row per mode (rows from :func:`app.core.race.summary_rows`).
 RACE_COLUMNS: tuple[Column, ...] = (
     Column("mode", "mode", format=_plain, align="left"),
-    Column("ttft_ms", "TTFT", "ms", _fixed(1), "low", short="TTFT", spoken=units.ms),
-    Column("compile_ms", "compile", "ms", _fixed(1), short="compile", spoken=units.ms),
+    Column("ttft_ms", "TTFT", "ms", _fixed(1), "low", short="TTFT", spoken=units.ms, widest="888.88 s"),
+    Column("compile_ms", "compile", "ms", _fixed(1), short="compile", spoken=units.ms, widest="888.88 s"),
     Column("n_compiles", "compiles", format=_plain, short="compiles"),
     Column("steady_ms_per_token", "steady ms/token", "ms", _fixed(2), "low", short="steady decode",
-           spoken=_per_token),
+           spoken=_per_token, widest="888.8 ms/token"),
     Column("decode_tokens_per_s", "decode tokens/s", "tokens/s", _fixed(1), "high", short="decode rate",
-           spoken=_rate),
-    Column("total_ms", "total", "ms", _fixed(1), "low", short="total", spoken=units.ms),
+           spoken=_rate, widest="8,888.8 tok/s"),
+    Column("total_ms", "total", "ms", _fixed(1), "low", short="total", spoken=units.ms, widest="888.88 s"),
     Column("n_tokens", "tokens", format=_plain, short="tokens"),
-    Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch",
+    Column("speedup_vs_torch", "× torch", format=units.times, best="high", short="× torch", widest="88.88×",
            help="steady decode against PyTorch eager: from the race's paired steady-state rounds when it ran them "
                 "(95 % CI beside it), else one pass of each lane (no interval: not a verdict)"),
-    Column("speedup_ci", "95 % CI", format=_interval, short="95 % CI",
+    Column("speedup_ci", "95 % CI", format=_interval, short="95 % CI", widest="88.88–88.88",
            help="the × torch ratio's 95 % confidence interval over the paired steady-state rounds (app/core/verdict)"),
     Column("x_bound", "× bound", format=units.times, best="low", short="× bound"),
     Column("cache_len", "KV cache", "positions", _count, short="KV cache", spoken=_count,

@@ -1,0 +1,38 @@
+"""The presentation's race summary (:class:`widgets.demo.race_table.RaceTable` with ``fit_rows(True)``) keeps its
+width whatever its values are (issue 55: a longer value, "jit-static (stopped)", widened presentation mode's left
+column and Run, Stop and the plot moved 5–9 px between two runs), and still shows every value uncut."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from app.core.report.columns import RACE_COLUMNS  # noqa: E402
+from widgets.demo.race_table import RaceTable  # noqa: E402
+
+STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch", "speedup_ci")
+
+
+def row(mode: str, reason: str = "done", **values: object) -> dict:
+    return {"mode": mode, "reason": reason, **{k: values.get(k) for k in STAGE_KEYS}}
+
+
+def test_the_fitted_summary_keeps_its_width_whatever_the_values(qtbot):
+    table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])
+    qtbot.addWidget(table)
+    widths = []
+    for rows in ([row("jit-static", ttft_ms=69.2, compile_ms=0.0)],
+                 [row("jit-static", "stopped", ttft_ms=69.2, compile_ms=0.0)],
+                 [row("jit-static", ttft_ms=12345.6, compile_ms=123456.7, steady_ms_per_token=123.4,
+                      speedup_vs_torch=12.34, speedup_ci=(11.11, 13.57))]):
+        table.set_rows(rows)
+        table.fit_rows(True)
+        assert table.minimumWidth() >= table.content_width()  # every value uncut
+        widths.append(table.minimumWidth())
+    assert len(set(widths)) == 1, f"the summary's width followed its values: {widths} px"
+    table.set_rows([row("jit-static", ttft_ms=1.0), row("torch", ttft_ms=2.0)])
+    table.fit_rows(True)
+    assert table.minimumWidth() > widths[0]  # a column more: wider
+    table.fit_rows(False)
+    assert table.minimumWidth() == 0
