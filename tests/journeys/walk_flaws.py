@@ -14,10 +14,6 @@ KNOWN_FLAWS: list[tuple[str, str, str]] = [
      "column is 8 px narrower than after the next run (the latency plot back): Run and Stop move 8 px (walk seed "
      "203). Cause not found yet: the swap itself (DemoKit._show_stage) keeps the split's sizes in an offscreen "
      "probe with points on the plot; the move comes with a real race"),
-    ("still", r"^between \w+ and \w+ in Code at \S+ moved \(before, after\): \{'IR tabs': [^}]*\}$",
-     "issue 55: the IR header's figures row (widgets/ir/header_labels.FiguresLabel: size policy Maximum, minimum "
-     "height 0) gives up a line when the current IR tab asks for more height in the Code workspace's short IR card: "
-     "the IR tabs move 14 px between two runs (the suite's walk, seed 197 step 13: a mode race after a program run)"),
     ("still", r"^between \w+ and \w+ in Run at \S+ moved \(before, after\): \{'IR tabs': [^}]*\}$",
      "issue 55: in a short window (1024x600) the Run workspace's What JAX sees dock scrolls its IR card, whose "
      "height follows the current view's minimum (IRTabs.size_by_current_tab: 134 px empty, 398 px with text) and "

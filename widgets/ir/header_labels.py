@@ -3,15 +3,15 @@ four lines and its run name widened the IR card, moving the Code workspace's edi
 
 :class:`ElidedLabel` draws its (rich) text as one plain line cut with "…" to its width and asks for no width of its
 own; its full text stays :meth:`QLabel.text` and its tool tip. :class:`FiguresLabel` wraps its figures onto at most
-:data:`FIGURE_LINES` lines, that height wherever there is room (the rest hidden; all of them in the tool tip), asking
-for no height of its own in a short dock."""
+:data:`FIGURE_LINES` lines (the rest hidden; all of them in the tool tip) and is always that tall: a short dock
+scrolls the IR card rather than squeeze it."""
 
 from __future__ import annotations
 
 import re
 from html import unescape
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
@@ -55,20 +55,32 @@ class ElidedLabel(QLabel):
 
 
 class FiguresLabel(QLabel):
-    """Rich text wrapped onto at most :data:`FIGURE_LINES` lines of a fixed height, the rest hidden."""
+    """Rich text wrapped onto :data:`FIGURE_LINES` lines of a fixed height, the rest hidden: the same height
+    whatever its text (none, one line or more) and however tall the view under it wants to be, so what is under
+    it never moves (issue 55: it took 0–2 lines — its height followed its text's lines, and a short IR card
+    squeezed it when the current tab asked for more — and the IR tabs moved 14–30 px between two runs)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
-        self.setMaximumHeight(self._lines_height())
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(self._lines_height())
 
     def _lines_height(self) -> int:
         return FIGURE_LINES * self.fontMetrics().lineSpacing() + 4
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override): its lines wherever there is room
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt override): its lines' height, not its text's
+        return False
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(super().sizeHint().width(), self._lines_height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override): a dock too short for it shows fewer figures
-        return QSize(0, 0)
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override): no width of its own
+        return QSize(0, self._lines_height())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
+        """A font change (presentation mode) keeps :data:`FIGURE_LINES` lines of the new font."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and self.maximumHeight() != self._lines_height():
+            self.setFixedHeight(self._lines_height())

@@ -1,0 +1,42 @@
+"""The IR header's figures row (:class:`widgets.ir.header_labels.FiguresLabel`) keeps its height whatever its
+figures and however tall the current tab wants to be (issue 55: it took 0–2 lines, so the IR tabs under it moved 14
+px between two runs in the Code workspace's short IR card — the suite's walk, seed 197 step 13 — and 30 px in a
+short window's "What JAX sees" dock)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+JAXPR = "{ lambda ; a:f32[]. let b = sin a in (b,) }"
+FIGURES = {"jaxpr": JAXPR, "cost": {"flops": 1.5e9, "bytes accessed": 3e6}, "memory": {"argument": 2e6, "output": 1e3,
+           "temp": 5e5}, "n_equations": 1234, "n_stablehlo_ops": 2345, "n_hlo_instructions": 3456, "n_fusions": 45}
+
+
+def test_the_ir_views_stay_put_whatever_the_figures_row_shows(qtbot):
+    from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+
+    from widgets.ir.ir_tabs import IRTabs
+
+    card = QWidget()  # a short IR card: the Code workspace's, or a short dock's
+    box = QVBoxLayout(card)
+    tabs = IRTabs()
+    box.addWidget(tabs)
+    qtbot.addWidget(card)
+    card.resize(520, 240)
+    card.show()
+    qtbot.waitExposed(card)
+
+    def top() -> tuple[int, int]:
+        QApplication.processEvents()
+        return tabs.tabs.y(), tabs.summary.height()
+
+    empty = top()
+    tabs.set_ir("decode", {"jaxpr": JAXPR}, "run 1 · jit")  # no figures: an empty row
+    assert top() == empty
+    tabs.set_ir("decode", FIGURES, "run 2 · jit")  # figures on two lines in 520 px
+    assert top() == empty
+    tabs.set_ir("decode", {**FIGURES, "n_fusions": None}, "run 3 · jit")
+    tabs.tabs.currentWidget().setMinimumHeight(230)  # the current tab asks for more than the card has
+    assert top() == empty
