@@ -25,14 +25,6 @@ KNOWN_FLAWS: list[tuple[str, str, str]] = [
      "side sits at its minimum width, which follows what the plot shows): after a race, a settings race, even "
      "between two stopped runs (walk seed 203: run, race; settings race, run; seed 2: stop, stop). Cause not "
      "pinned down yet"),
-    ("drawing_area", r"tall \(< 180\) in Run at 1\d{3}x7[0-4]\d ",
-     "issue 55, flaw 1 in the Run workspace: a window about 720 px tall (1324x723) with 7 runs (two races, their "
-     "replays) leaves the plot 173 px of drawing area (walk seed 7 at 1920x1080, step 16)"),
-    ("drawing_area", r"tall \(< 180\) in Code at 1280x720 ",
-     "issue 55, flaw 1 at its edge: a replayed race in the Code workspace at 1280x720 gives the legend three rows "
-     "(the older runs' entry and two '▶ replay' lanes) under the key row, and the plot's drawing area is 172 px "
-     "(the suite's walk, seed 197 step 14; tests/gui/programs/test_code_workspace_layout.py covers program runs, no "
-     "replay)"),
     # none today. Fixed in issue 37: run names cut in a crowded legend (entries keep run, mode and model whole,
     # the oldest runs named together: tests/widgets/plot/test_legend_names.py); a legend wider than a narrow
     # plot and the plot squeezed in small windows (the key never widens the plot, the plot has a minimum size

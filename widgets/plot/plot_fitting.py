@@ -250,14 +250,19 @@ class PlotFitting(pg.PlotWidget):
         metrics = self._legend_metrics()
         shared = shared_parts([run.label for run in self._runs])
         room = self._legend_room()
-        # the least an entry may be cut to: its run number, mode and model or file:entry (what every run
-        # shares apart); an entry of several runs keeps its "runs 1–6"
-        need = max((metrics.horizontalAdvance(least_name(self._entry_name(run, tuple(shared)))) for run in self._runs),
-                   default=0.0) + 12  # the label's text margins: drawn 96.5 px where 90.9 measured
-        need /= share  # drawn wider than measured (place_legend): fewer columns, never names cut below need
-        lines = 2 if need > room else 1  # an entry wider than the plot takes two lines (_shorten)
-        need = self._legend_need = min(need, room)
-        entries = legend_entries(self._runs, self._legend_rows() // lines * self._legend_columns(room, need))
+        # the least an entry may be cut to: its run number, mode and model or file:entry (what every run shares
+        # apart) and a lane's steady value, left out where the entries would take more rows than the budget (issue
+        # 55: a replayed race beside older runs took 3 rows, 172 px of drawing area left): its dashed line stays
+        for least in (least_name, essential):
+            need = max((metrics.horizontalAdvance(least(self._entry_name(run, tuple(shared)))) for run in self._runs),
+                       default=0.0) + 12  # the label's text margins: drawn 96.5 px where 90.9 measured
+            need /= share  # drawn wider than measured (place_legend): fewer columns, never names cut below need
+            lines = 2 if need > room else 1  # an entry wider than the plot takes two lines (_shorten)
+            need = self._legend_need = min(need, room)
+            capacity = self._legend_rows() // lines * self._legend_columns(room, need)
+            entries = legend_entries(self._runs, capacity)
+            if len(entries) <= capacity:
+                break
         _columns, room = self._legend_layout(len(entries), need)
 
         def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:

@@ -193,3 +193,35 @@ def test_a_runs_kv_cache_size_goes_before_where_it_was_recorded_and_is_dropped_f
     recorded = with_cache_len("jit-loop · 1 device · m · recorded on CPU × 4 · KV 256", 8192)
     assert recorded == "jit-loop · 1 device · m · KV 8,192 · recorded on CPU × 4"
     assert essential(f"run 3 · {recorded}") == "run 3 · jit-loop · m"
+
+
+def test_a_replayed_race_beside_older_runs_keeps_the_legend_in_its_rows(qtbot):
+    """Issue 55, the plot's drawing area at its edge: a replayed race's two lanes beside the older runs took three
+    legend rows in one column (names with their steady values too wide for two), over a short plot's two-row
+    budget — 172 px of drawing area in the Code workspace at 1280×720 (the suite's walk, seed 197 step 14) and
+    173 px in the Run workspace at 1324×723 (walk seed 7). The steady values give way to a second column."""
+    older = [("jit · 1 device · 05_loops.py:python_loop", None)] * 3 + [
+        ("torch · 1 device · pydoc-llama", 5), ("torchax-eager · 1 device · pydoc-llama", 5)]
+    replayed = [("torch ▶ replay · 1 device · pydoc-llama", 6), ("torchax-eager ▶ replay · 1 device · pydoc-llama", 6)]
+    raced = [("torchax-eager · 1 device · pydoc-llama", 6), ("jit-static · 1 device · pydoc-llama · KV 64", 6)]
+    # the Code workspace's plot at 1280×720 after a replay; the Run workspace's at 1324×723 after a race
+    for size, runs in (((690, 330), older + replayed), ((565, 356), older + raced)):
+        plot = LatencyPlot()
+        qtbot.addWidget(plot)
+        plot.resize(*size)
+        plot.show()
+        for run_id, (label, group) in enumerate(runs, start=1):
+            plot.start_run(label, run_id=run_id, group=group, fade=group is None)
+            for i in range(6):
+                plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 20.0 + run_id,
+                                            compiled=i < 2))
+            plot.redraw()
+            if group:
+                plot.set_run_steady(run_id, 21.4)
+        settle(qtbot)
+        names = [label.text for _, label in plot.legend.items]
+        rows = -(-len(names) // plot.legend.columnCount)
+        assert rows <= plot._legend_rows(), (size, names)
+        assert not readable(plot, [(label, "pydoc-llama" if group else "") for label, group in runs]), names
+        assert plot.plotItem.getViewBox().sceneBoundingRect().height() >= 180, (size, names)
+        plot.close()
