@@ -19,12 +19,6 @@ KNOWN_FLAWS: list[tuple[str, str, str]] = [
      "height follows the current view's minimum (IRTabs.size_by_current_tab: 134 px empty, 398 px with text) and "
      "whose figures row (FiguresLabel, minimum 0) takes 0–2 lines: the IR tabs move 30 px between the first run "
      "with IR and the one before it (walk seed 2 at 1024x600: stop, stop)"),
-    ("still", r"^between \w+ and \w+ in Run at \d+x\d+ moved \(before, after\): "
-              r"\{'Run': \(\(5[67]\d, 138, 70, 24\), \(5[67]\d, 138, 70, 24\)\)",
-     "issue 55: at 1280x720 (and 1044x540) the Run workspace's main split moves 7–8 px between runs (Run at x 564 or 572; the plot "
-     "side sits at its minimum width, which follows what the plot shows): after a race, a settings race, even "
-     "between two stopped runs (walk seed 203: run, race; settings race, run; seed 2: stop, stop). Cause not "
-     "pinned down yet"),
     # none today. Fixed in issue 37: run names cut in a crowded legend (entries keep run, mode and model whole,
     # the oldest runs named together: tests/widgets/plot/test_legend_names.py); a legend wider than a narrow
     # plot and the plot squeezed in small windows (the key never widens the plot, the plot has a minimum size

@@ -26,9 +26,13 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("host", "host share"),
     ("bound", "of mem BW"),
 )
-#: The widest figure each card shows in a sensible run ("648 ms", "1173" tokens/s, "134 %"): its room is kept
-WIDEST = {"ttft": "999 ms", "tps": "8888", "tokens": "8888", "compiles": "88", "steady": "88.8", "host": "<0.1 %",
-          "bound": "188 %"}
+#: The widest figure each card shows in a sensible run ("52.2 ms" — :func:`app.core.units.ms` gives a decimal
+#: below 100 ms, so "999 ms" was narrower — "1173" tokens/s, a program's steady call "21.4 ms" in the tokens/s
+#: card, "2402.7" ms/token of an eager lane, "134 %"): its room is kept, so the strip's minimum width, which sets
+#: the token column's, does not follow the figures (issue 55: TTFT "52.2 ms" then "118 ms" moved Run, Stop and
+#: the plot 7–8 px between two runs at 1280×720)
+WIDEST = {"ttft": "88.8 ms", "tps": "88.8 ms", "tokens": "8888", "compiles": "88", "steady": "8888.8",
+          "host": "<0.1 %", "bound": "188 %"}
 #: The host card's tool tip while it shows "–": why there is no figure.
 NO_HOST_SHARE = ("host share: no steady decode call measured part by part yet — the jitted modes (jit-static, "
                  "jit-dynamic, jit-loop) time each call's host work; the eager and torch modes are not split")
@@ -81,8 +85,9 @@ class StatsStrip(QFrame):
 
     def minimumSizeHint(self) -> QSize:
         """As narrow as the cards in :data:`MIN_COLUMNS` columns (issue 37: seven cards in one row set the
-        token column's minimum width and moved Run, Stop and the plot)."""
-        keys = self._shown()
+        token column's minimum width and moved Run, Stop and the plot); a program run's keeps the room of the
+        cards it hides (a model run's and a program's strip are as wide)."""
+        keys = [k for k, card in self.cards.items() if not card.isHidden() or (self._program and k not in PROGRAM_FIELDS)]
         height = super().minimumSizeHint().height()
         return QSize(self._row_width(keys, min(MIN_COLUMNS, max(1, len(keys)))), height)
 

@@ -144,3 +144,25 @@ def test_the_bandwidth_gauge_says_why_a_step_beats_the_memory_bound(qtbot):
     assert "read from the CPU's caches" in strip.cards["bound"].toolTip()
     strip.set_bound(0.71, "538 MB of weights ÷ 30.5 GB/s = 17.6 ms per token")
     assert "caches" not in strip.cards["bound"].toolTip()
+
+
+def test_stats_strip_keeps_its_width_whatever_the_figures(qtbot, app_look):
+    """Issue 55 (walk seed 2 at 1280×720: two stopped runs): TTFT "52.2 ms" then "118 ms" changed the strip's
+    minimum width, which is the token column's, and Run, Stop and the plot moved 7 px between the two runs (the
+    app's look: big bold figures over small captions)."""
+    strip = StatsStrip()
+    qtbot.addWidget(strip)
+    strip.show()
+    widths = set()
+    for figures in ((52.2, 264.0, 204, 0, 3.8), (118.0, 283.0, 32, 0, 3.5), (12345.0, 0.4, 3, 2, 2402.7),
+                    (0.012, 1173.04, 1000, 12, 88.8)):
+        strip.set_stats(*figures)
+        strip.set_host({"dispatch": 0.2, "wait": 0.7})
+        strip.set_bound(1.26, "")
+        qtbot.wait(1)
+        widths.add(strip.minimumSizeHint().width())
+    assert len(widths) == 1, widths
+    strip.set_program(True)
+    strip.set_calls(428.0, 21.4, 5, 1)
+    qtbot.wait(1)
+    assert strip.minimumSizeHint().width() in widths  # a program's figures in the same room
