@@ -6,11 +6,10 @@ The seed is chosen to reach every kind of action (race, stop, example, sweep, pa
 export, resize, presentation, workspaces, reset layout) in 25 actions. It walks the suite's actions
 (``walk.py --basic``): the settings race, overlay and mixture-of-experts actions of issue 55 (10–40 s each: a MoE
 load, two compiles per setting) are the long walks' only; issue 55's rules (:mod:`walk_rules`) are checked here
-too. Failures the walk finds that are flaws of
-today's app, listed in :data:`walk_flaws.KNOWN_FLAWS` (each precisely: invariant and detail), make the test
-xfail and say which; any other failure fails it, with the walk shrunk (for at most ``SHRINK_S``) to the
-shortest list of actions that still fails. Remove an entry once its flaw is fixed (the test then passes, or
-says which known flaw still shows). Replay the walk with
+too. The test is strict: any failure fails it — one the walk does not know with the walk shrunk (for at most
+``SHRINK_S``) to the shortest list of actions that still fails, one listed in :data:`walk_flaws.KNOWN_FLAWS` (not
+shrunk; the long walks report those and go on) with the known flaw named. Until issue 55's flaws were fixed it
+xfailed on the known ones. Replay the walk with
 ``python tests/journeys/walk.py --seed 197 --actions 25 --size 1280x720``; screenshots and results in
 ``tests/artifacts/walk-test-1280x720/``.
 """
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import walk  # noqa: E402 - the walk's module, beside this file
 from walk_checks import describe  # noqa: E402
-from walk_flaws import KNOWN_FLAWS, known  # noqa: E402, F401 - KNOWN_FLAWS: the list this test xfails on
+from walk_flaws import known  # noqa: E402
 from walk_machine import plan  # noqa: E402
 
 SEED, ACTIONS, SIZE = 197, 25, (1280, 720)
@@ -48,5 +47,4 @@ def test_a_short_walk_at_1280x720():
     assert results.get("done"), f"the walk ended early:\n{text}\n{results.get('log', '')[-2000:]}"
     assert len(results["steps"]) == ACTIONS, text
     flaws = sorted({known(f) for f in results["failures"]})
-    if flaws:
-        pytest.xfail("known flaws of the app: " + "; ".join(flaws))
+    assert not flaws, "known flaws of the app (tests/journeys/walk_flaws.py) showed:\n" + "\n".join(flaws) + f"\n{text}"
