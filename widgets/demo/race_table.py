@@ -86,27 +86,34 @@ class RaceTable(QTableWidget):
 
     def content_width(self) -> int:
         """Width that shows the row titles and every column's header and values uncut, on one line (px)."""
-        return self._width([[item.text() for r in range(self.rowCount()) if (item := self.item(r, col))]
-                            for col in range(self.columnCount())],
-                           [h.text() if (h := self.horizontalHeaderItem(col)) else "" for col in range(self.columnCount())])
+        return self._frame() + sum(self._columns(
+            [[item.text() for r in range(self.rowCount()) if (item := self.item(r, col))]
+             for col in range(self.columnCount())],
+            [h.text() if (h := self.horizontalHeaderItem(col)) else "" for col in range(self.columnCount())]))
 
     def reserved_width(self) -> int:
-        """Width that shows the row titles and, for each column, its mode stopped ("jit-static (stopped)") and the
-        widest value each metric is expected to show (its ``widest`` text, when it has one), on one line (px):
-        it depends on the modes shown, not on their values (issue 55: a longer value widened presentation mode's
-        left column, and Run, Stop and the plot moved 5–9 px between two runs)."""
+        """Width that shows the row titles and, for each column, its mode and the widest value each metric is
+        expected to show (its ``widest`` text, when it has one), and one lane stopped ("jit-static (stopped)":
+        Stop ends a race, so one lane at most), on one line (px): it depends on the modes shown, not on their
+        values (issue 55: a longer value widened presentation mode's left column, and Run, Stop and the plot moved
+        5–9 px between two runs)."""
         widest = [w for m in self.metrics if (w := getattr(m, "widest", ""))]
-        return self._width([widest] * len(self._rows), [f"{row['mode']}{STOPPED}" for row in self._rows])
+        modes = [row["mode"] for row in self._rows]
+        columns = self._columns([widest] * len(modes), modes)
+        stopped = self._columns([widest] * len(modes), [f"{mode}{STOPPED}" for mode in modes])
+        return self._frame() + sum(columns) + max([b - a for a, b in zip(columns, stopped, strict=True)], default=0)
 
-    def _width(self, columns: list[list[str]], headers: list[str]) -> int:
-        """Width of the row titles and of ``columns`` (each column's texts, its bold header ``headers[i]``)."""
+    def _frame(self) -> int:
+        """Width of the row titles and the frame (px)."""
+        return self.verticalHeader().sizeHint().width() + 2 * self.frameWidth() + 4
+
+    def _columns(self, columns: list[list[str]], headers: list[str]) -> list[int]:
+        """Widths of ``columns`` (each column's texts, its bold header ``headers[i]``), px."""
         bold = QFont(self.font())
         bold.setBold(True)
         wide, plain = QFontMetrics(bold), self.fontMetrics()
-        width = self.verticalHeader().sizeHint().width() + 2 * self.frameWidth() + 4
-        for texts, header in zip(columns, headers, strict=True):
-            width += max([wide.horizontalAdvance(header)] + [plain.horizontalAdvance(t) for t in texts]) + 12
-        return width
+        return [max([wide.horizontalAdvance(header)] + [plain.horizontalAdvance(t) for t in texts]) + 12
+                for texts, header in zip(columns, headers, strict=True)]
 
     def fit_rows(self, on: bool) -> None:
         """Always show every row and every value uncut (no scroll bar, no "…": the presentation's race

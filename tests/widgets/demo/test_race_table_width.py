@@ -31,8 +31,17 @@ def test_the_fitted_summary_keeps_its_width_whatever_the_values(qtbot):
         assert table.minimumWidth() >= table.content_width()  # every value uncut
         widths.append(table.minimumWidth())
     assert len(set(widths)) == 1, f"the summary's width followed its values: {widths} px"
-    table.set_rows([row("jit-static", ttft_ms=1.0), row("torch", ttft_ms=2.0)])
+    race = [row("torch", ttft_ms=35.3, steady_ms_per_token=7.81), row("torchax-eager", ttft_ms=2270.0),
+            row("jit-static", ttft_ms=3390.0, steady_ms_per_token=3.52)]
+    table.set_rows(race)
     table.fit_rows(True)
-    assert table.minimumWidth() > widths[0]  # a column more: wider
+    assert table.minimumWidth() > widths[0]  # columns more: wider
+    # Stop ends a race: one lane at most is stopped, and the room of one "(stopped)" is kept, not one a lane (a
+    # six-lane race in presentation at 1920x1080 left the plot a strip)
+    raced = table.minimumWidth()
+    table.set_rows([*race[:2], {**race[2], "reason": "stopped"}])
+    table.fit_rows(True)
+    assert table.minimumWidth() == raced
+    assert raced - table.content_width() < table.fontMetrics().horizontalAdvance(" (stopped)") * 2
     table.fit_rows(False)
     assert table.minimumWidth() == 0
