@@ -8,6 +8,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from PySide6.QtGui import QFont, QFontMetrics  # noqa: E402
+
 from app.core.report.columns import RACE_COLUMNS  # noqa: E402
 from widgets.demo.race_table import RaceTable  # noqa: E402
 
@@ -42,6 +44,12 @@ def test_the_fitted_summary_keeps_its_width_whatever_the_values(qtbot):
     table.set_rows([*race[:2], {**race[2], "reason": "stopped"}])
     table.fit_rows(True)
     assert table.minimumWidth() == raced
-    assert raced - table.content_width() < table.fontMetrics().horizontalAdvance(" (stopped)") * 2
+    six = [row(mode, ttft_ms=35.3, steady_ms_per_token=7.81)
+           for mode in ("torch", "torchax-eager", "jit-dynamic", "jit-static", "jit-loop", "torch-compile")]
+    table.set_rows(six)
+    table.fit_rows(True)
+    bold = QFont(table.font())
+    bold.setBold(True)
+    assert table.minimumWidth() - table.content_width() < 2 * QFontMetrics(bold).horizontalAdvance(" (stopped)")
     table.fit_rows(False)
     assert table.minimumWidth() == 0
