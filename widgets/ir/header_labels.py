@@ -3,8 +3,8 @@ four lines and its run name widened the IR card, moving the Code workspace's edi
 
 :class:`ElidedLabel` draws its (rich) text as one plain line cut with "…" to its width and asks for no width of its
 own; its full text stays :meth:`QLabel.text` and its tool tip. :class:`FiguresLabel` wraps its figures onto at most
-:data:`FIGURE_LINES` lines (the rest hidden; all of them in the tool tip) and is always that tall: a short dock
-scrolls the IR card rather than squeeze it."""
+:data:`FIGURE_LINES` lines (the rest hidden; all of them in the tool tip), that height wherever there is room
+whatever its text, asking for no height of its own in a short dock."""
 
 from __future__ import annotations
 
@@ -55,17 +55,17 @@ class ElidedLabel(QLabel):
 
 
 class FiguresLabel(QLabel):
-    """Rich text wrapped onto :data:`FIGURE_LINES` lines of a fixed height, the rest hidden: the same height
-    whatever its text (none, one line or more) and however tall the view under it wants to be, so what is under
-    it never moves (issue 55: it took 0–2 lines — its height followed its text's lines, and a short IR card
-    squeezed it when the current tab asked for more — and the IR tabs moved 14–30 px between two runs)."""
+    """Rich text wrapped onto :data:`FIGURE_LINES` lines, the rest hidden: that height wherever there is room,
+    whatever its text (none, one line or more), so what is under it does not move between two runs (issue 55: its
+    height followed its text's lines, 0–2, and the IR tabs moved 14 px in the Code workspace and 30 px in a short
+    window's dock); no height of its own in a dock too short for it (the Run workspace's at 1280×720 would scroll)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.setFixedHeight(self._lines_height())
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
+        self.setMaximumHeight(self._lines_height())
 
     def _lines_height(self) -> int:
         return FIGURE_LINES * self.fontMetrics().lineSpacing() + 4
@@ -73,14 +73,15 @@ class FiguresLabel(QLabel):
     def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt override): its lines' height, not its text's
         return False
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override): its lines wherever there is room
         return QSize(super().sizeHint().width(), self._lines_height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override): no width of its own
-        return QSize(0, self._lines_height())
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override): a dock too short for it shows fewer figures
+        return QSize(0, 0)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
-        """A font change (presentation mode) keeps :data:`FIGURE_LINES` lines of the new font."""
+        """A font change (presentation mode) keeps room for :data:`FIGURE_LINES` lines of the new font."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and self.maximumHeight() != self._lines_height():
-            self.setFixedHeight(self._lines_height())
+            self.setMaximumHeight(self._lines_height())
+            self.updateGeometry()
