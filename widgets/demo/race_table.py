@@ -115,13 +115,14 @@ class RaceTable(QTableWidget):
         return [max([wide.horizontalAdvance(header)] + [plain.horizontalAdvance(t) for t in texts]) + 12
                 for texts, header in zip(columns, headers, strict=True)]
 
-    def fit_rows(self, on: bool) -> None:
+    def fit_rows(self, on: bool, most: int | None = None) -> None:
         """Always show every row and every value uncut (no scroll bar, no "…": the presentation's race
-        summary), in a width reserved for the modes shown (:meth:`reserved_width`, or the content's when a value
-        is wider than expected), or not."""
+        summary), in a width reserved for the modes shown (:meth:`reserved_width`, at most ``most`` px: the
+        content's when a value is wider than expected), or not."""
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setMinimumHeight(self.content_height() if on else 0)
-        self.setMinimumWidth(max(self.content_width(), self.reserved_width()) if on else 0)
+        reserved = self.reserved_width() if most is None else min(self.reserved_width(), most)
+        self.setMinimumWidth(max(self.content_width(), reserved) if on else 0)
         mode = QHeaderView.ResizeMode.ResizeToContents if on else QHeaderView.ResizeMode.Stretch
         self.horizontalHeader().setSectionResizeMode(mode)  # each column as wide as its longest value
 

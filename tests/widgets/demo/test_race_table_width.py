@@ -53,3 +53,17 @@ def test_the_fitted_summary_keeps_its_width_whatever_the_values(qtbot):
     assert table.minimumWidth() - table.content_width() < 2 * QFontMetrics(bold).horizontalAdvance(" (stopped)")
     table.fit_rows(False)
     assert table.minimumWidth() == 0
+
+
+def test_the_reserve_gives_way_to_the_room_it_is_given(qtbot):
+    """The presentation's column gives the summary at most ``most`` px for values it may show (the plot keeps the
+    rest: a two-lane race at 1280x720 left the plot under half the window); the content's width always fits."""
+    table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])
+    qtbot.addWidget(table)
+    table.set_rows([row("torch", ttft_ms=35.3), row("jit-static", ttft_ms=3390.0)])
+    content, reserved = table.content_width(), table.reserved_width()
+    assert reserved > content
+    table.fit_rows(True, content + 1)
+    assert table.minimumWidth() == content + 1
+    table.fit_rows(True, content - 50)
+    assert table.minimumWidth() == content

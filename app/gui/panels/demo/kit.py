@@ -42,6 +42,8 @@ from widgets.demo.race_table import RaceTable
 MODE_HELP = {info.name: info.help for info in CATALOG}
 CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)
 #: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
+#: The most of the window's width the presentation's race summary keeps for values it may show (issue 55)
+SUMMARY_SHARE = 0.38
 STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch", "speedup_ci")
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
@@ -284,7 +286,9 @@ class DemoKit(QObject, ExportActions):
         sr, presenting = self.settings_race, self.presentation.is_on()
         trade = sr.on_stage and (presenting or sr.plot_area())  # the trade-off in the plot's place
         show = presenting and self.stage_table.columnCount() > 0 and not trade
-        self.stage_table.fit_rows(show)  # the whole summary, never behind a scroll bar, while presenting
+        # the whole summary, never behind a scroll bar, while presenting; room kept for its values within
+        # SUMMARY_SHARE of the window (the plot keeps the rest)
+        self.stage_table.fit_rows(show, int(SUMMARY_SHARE * self.host.width()) - 24)
         top, plot_card = self.parts.top_split, self.parts.plot_card
         before = top.sizes()
         want = {self.stage_card: show, sr.stage_card: trade, plot_card: not trade}
