@@ -12,11 +12,17 @@ import re
 from html import unescape
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: The IR figures' lines (FLOPs, bytes, args, … fusions): the rest are in the tool tip.
 FIGURE_LINES = 2
+#: A model step's figures at their widest (each number's digits as wide as they get): where the row is wide enough
+#: for them on one line (the Inspect workspace, a wide window), the row is one line tall, else
+#: :data:`FIGURE_LINES` — a height that follows the row's width and font, never its text.
+WIDEST_FIGURES = (("FLOPs", "888 M"), ("bytes accessed", "88.8 MiB"), ("args", "88.8 MiB"), ("outputs", "888 KiB"),
+                  ("temp", "888 KiB"), ("jaxpr eqns", "8,888"), ("StableHLO ops", "8,888"), ("HLO instrs", "8,888"),
+                  ("XLA fusions", "888"))
 
 
 def plain(html: str) -> str:
@@ -55,10 +61,12 @@ class ElidedLabel(QLabel):
 
 
 class FiguresLabel(QLabel):
-    """Rich text wrapped onto :data:`FIGURE_LINES` lines, the rest hidden: that height wherever there is room,
-    whatever its text (none, one line or more), so what is under it does not move between two runs (issue 55: its
-    height followed its text's lines, 0–2, and the IR tabs moved 14 px in the Code workspace and 30 px in a short
-    window's dock); no height of its own in a dock too short for it (the Run workspace's at 1280×720 would scroll)."""
+    """Rich text wrapped onto :data:`FIGURE_LINES` lines (one where :data:`WIDEST_FIGURES` fit on one line), the
+    rest hidden: that height wherever there is room, whatever its text (none, one line or more), so what is under it
+    does not move between two runs (issue 55: its height followed its text's lines, 0–2, and the IR tabs moved 14 px
+    in the Code workspace and 30 px in a short window's dock; two lines everywhere took the Inspect workspace's
+    jaxpr view under 30 lines at 1280×720); no height of its own in a dock too short for it (the Run workspace's at
+    1280×720 would scroll)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
@@ -67,8 +75,27 @@ class FiguresLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         self.setMaximumHeight(self._lines_height())
 
+    def _lines(self) -> int:
+        """1 where :data:`WIDEST_FIGURES` (numbers in bold, as the header writes them) fit the row's width, else
+        :data:`FIGURE_LINES`."""
+        bold = QFont(self.font())
+        bold.setBold(True)
+        plain_fm, bold_fm = self.fontMetrics(), QFontMetrics(bold)
+        widest = sum(plain_fm.horizontalAdvance(f"{label} ") + bold_fm.horizontalAdvance(value)
+                     for label, value in WIDEST_FIGURES)
+        widest += plain_fm.horizontalAdvance(" · ") * (len(WIDEST_FIGURES) - 1)
+        return 1 if widest <= self.contentsRect().width() else FIGURE_LINES
+
     def _lines_height(self) -> int:
-        return FIGURE_LINES * self.fontMetrics().lineSpacing() + 4
+        return self._lines() * self.fontMetrics().lineSpacing() + 4
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """A new width may hold the figures on one line, or no longer: the row's height follows (its width does
+        not depend on its height, so this settles at once)."""
+        super().resizeEvent(event)
+        if self.maximumHeight() != self._lines_height():
+            self.setMaximumHeight(self._lines_height())
+            self.updateGeometry()
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt override): its lines' height, not its text's
         return False
@@ -80,7 +107,7 @@ class FiguresLabel(QLabel):
         return QSize(0, 0)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
-        """A font change (presentation mode) keeps room for :data:`FIGURE_LINES` lines of the new font."""
+        """A font change (presentation mode) keeps room for the row's lines in the new font."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and self.maximumHeight() != self._lines_height():
             self.setMaximumHeight(self._lines_height())

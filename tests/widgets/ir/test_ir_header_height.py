@@ -39,3 +39,25 @@ def test_the_ir_views_stay_put_whatever_the_figures_row_shows(qtbot):
     assert top() == empty
     tabs.set_ir("decode", {**FIGURES, "n_fusions": None, "cost": None, "memory": None}, "run 3 · jit")  # one line
     assert top() == empty
+
+
+def test_the_figures_row_is_one_line_where_the_widest_figures_fit_and_two_where_they_do_not(qtbot):
+    """Its height follows its width, never its text: one line in a wide IR view (the Inspect workspace at 1280×720,
+    whose jaxpr view needs the line: tests/journeys journey's ≥ 30 lines), two in a narrow card."""
+    from PySide6.QtWidgets import QApplication
+
+    from widgets.ir.ir_tabs import IRTabs
+
+    tabs = IRTabs()
+    qtbot.addWidget(tabs)
+    line = tabs.summary.fontMetrics().lineSpacing()
+    heights = {}
+    for width in (1260, 520):
+        tabs.resize(width, 600)
+        tabs.show()
+        qtbot.waitExposed(tabs)
+        for run, figures in enumerate(({"jaxpr": JAXPR}, FIGURES)):
+            tabs.set_ir("decode", figures, f"run {run + 1} · jit")
+            QApplication.processEvents()
+            heights.setdefault(width, set()).add(tabs.summary.height())
+    assert heights[1260] == {line + 4} and heights[520] == {2 * line + 4}, heights
