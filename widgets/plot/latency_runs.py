@@ -125,17 +125,31 @@ def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
     return entries
 
 
-def race_entry_name(lanes: list[PlotRun]) -> str:
+def race_entry_name(lanes: list[PlotRun], width: Callable[[str], float] | None = None, room: float = 0.0) -> str:
     """An entry of several runs: an older race's (``"runs 1–6 · race of 6 modes"``, ``▶ replay`` when it
-    replayed; a settings race's lanes by their settings (:attr:`PlotRun.lane`), as its race table names them: ``"runs 7–8 · default,
-    O1"``, issue 55), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on each
-    curve names its run)."""
+    replayed; a settings race's lanes by their settings (:attr:`PlotRun.lane`), as its race table names them:
+    ``"runs 7–8 · default, O1"``, issue 55 — counted where that list's ``width`` exceeds the entry's ``room`` (px),
+    ``"runs 1–4 · 4 settings"``, never cut to ``"default, O…"``: the entry's tool tip names each,
+    :func:`entry_tip`), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on
+    each curve names its run)."""
     span = f"runs {lanes[0].run_id}–{lanes[-1].run_id}"
     groups = {lane.group for lane in lanes}
     if len(groups) == 1 and None not in groups:
         replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
         if not all(lane.lane for lane in lanes):
             return f"{span} · race of {len(lanes)} modes{replay}"
-        names = dict.fromkeys(lane.lane for lane in lanes)  # each once (a race of several rounds)
-        return f"{span} · {', '.join(names)}{replay}"  # short: the legend's column is a single run's width
+        names = list(dict.fromkeys(lane.lane for lane in lanes))  # each once (a race of several rounds)
+        listed = f"{span} · {', '.join(names)}{replay}"  # short: the legend's column is a single run's width
+        if width is None or width(listed) <= room:
+            return listed
+        what = "lanes" if set(names) <= {"jit", "no-jit"} else "settings"  # a program's jit / no-jit: not settings
+        return f"{span} · {len(names)} {what}{replay}"
     return f"{span} · {len(lanes)} earlier runs"
+
+
+def entry_tip(runs: list[PlotRun]) -> str:
+    """The tool tip of a legend entry naming ``runs``: a run's whole name (``"run 5 · jit-static · 1 device ·
+    pydoc-llama"``, which the entry may cut); an entry of several runs' whole name (:func:`race_entry_name`, which
+    the entry may only count: ``"runs 1–4 · default, O1, O3, O0"``), then each run's name on a line of its own."""
+    names = [run.legend_name() for run in runs]
+    return "\n".join(names if len(runs) == 1 else [race_entry_name(runs), *names])

@@ -18,7 +18,7 @@ from widgets.common.geometry import Shapes
 from widgets.common.typed_qt import plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR
 from widgets.plot.latency_key import SHORT_PLOT
-from widgets.plot.latency_runs import CompileNote, PlotRun, legend_entries, race_entry_name
+from widgets.plot.latency_runs import CompileNote, PlotRun, entry_tip, legend_entries, race_entry_name
 from widgets.plot.legend_row import LEGEND_INSET, fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
@@ -50,7 +50,7 @@ class PlotFitting(pg.PlotWidget):
     _base_pt: float = 9.0  # the application's font size (presentation mode scales from it)
     _shared: str = ""
     _legend_need: float = 160.0  # px: the least a legend entry is cut to (set by _fit_legend_names)
-    _axis_text: tuple[str, float] = ("", 0.0)  # the x axis' title last set, and its size  # what every run's label ends with, named once under the x axis (see _fit_legend_names)
+    _axis_text: tuple[str, float] = ("", 0.0)  # the x axis' title last set, and its size
     lanes_in_legend: Callable[[], bool]  # LatencyKey's: race lanes' steady values go in their legend entries
 
     def _grow_y_range(self) -> None:
@@ -156,8 +156,7 @@ class PlotFitting(pg.PlotWidget):
             return
         self.legend.setVisible(bool(self._runs))
         vb = plot_item(self).getViewBox()
-        room = self._legend_room()
-        share = 1.0
+        room, share = self._legend_room(), 1.0
         for _ in range(6):  # labels are drawn wider than measured in some fonts: cut the names until it fits
             self._fit_legend_names(share)
             self._fit_legend()
@@ -242,14 +241,11 @@ class PlotFitting(pg.PlotWidget):
         item.setLabel("left", "wall time per call", units="ms", **css)
 
     def _fit_legend_names(self, share: float = 1.0) -> None:
-        """Name each run in its legend column's width: whole when every name fits; else what every run's label
-        ends with (model, devices) is named once under the x axis and the entries keep what tells runs apart
-        (issue 37: six long names took five rows and squeezed the plot); a name still too wide is cut
-        (:func:`_shorten`). Entries are re-added, as pyqtgraph sizes a row only when it is added."""
+        """Name each run in its legend column's width: whole when every name fits; else what every label ends with
+        (model, devices) is named once under the x axis (issue 37: six long names took five rows); a name still too
+        wide is cut (:func:`_shorten`), a race's settings counted. Re-added: pyqtgraph sizes a row when added."""
         vb = plot_item(self).getViewBox()
-        metrics = self._legend_metrics()
-        shared = shared_parts([run.label for run in self._runs])
-        room = self._legend_room()
+        metrics, shared, room = self._legend_metrics(), shared_parts([r.label for r in self._runs]), self._legend_room()
         # the least an entry may be cut to: its run number, mode and model or file:entry (what every run shares
         # apart) and a lane's steady value, left out where the entries would take more rows than the budget (issue
         # 55: a replayed race beside older runs took 3 rows, 172 px of drawing area left): its dashed line stays
@@ -265,8 +261,10 @@ class PlotFitting(pg.PlotWidget):
                 break
         _columns, room = self._legend_layout(len(entries), need)
 
-        def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:
-            return self._entry_name(runs[0], drop) if len(runs) == 1 else race_entry_name(runs)
+        def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:  # a race's settings counted if too wide
+            if len(runs) == 1:
+                return self._entry_name(runs[0], drop)
+            return race_entry_name(runs, metrics.horizontalAdvance, room * share)
 
         names = [name(runs) for runs in entries]
         if shared and any(metrics.horizontalAdvance(n) > room * share for n in names):
@@ -282,6 +280,7 @@ class PlotFitting(pg.PlotWidget):
             self.legend.removeItem(run.key)
         for runs, text in zip(entries, names):
             self.legend.addItem(runs[0].key, text)
+            self.legend.items[-1][1].setToolTip(entry_tip(runs))  # whole where the entry is cut or counts its runs
 
     def legend_rect(self) -> QRectF:
         """The run legend's rectangle in view coordinates (x: call index, y: log10 ms)."""

@@ -81,8 +81,9 @@ def _legend(qtbot, plot) -> list[str]:
 def test_an_older_settings_race_is_named_by_its_settings_in_the_legend(qtbot, make_window, gui_model):
     """A settings race of two lanes, then runs until the legend names the race once: at 1280x720 that entry names
     the settings its lanes ran with, as the race table does ("runs 1–2 · default, O1"), not "race of 2 modes" (a
-    mode race keeps "race of 6 modes": tests/gui/plot/test_plot_budget.py); four settings are cut at the right,
-    the first ones named."""
+    mode race keeps "race of 6 modes": tests/gui/plot/test_plot_budget.py); four settings, too wide for the entry's
+    column at 1280x720, are counted ("runs 1–4 · 4 settings", never cut to "runs 1–4 · default, O…"), the entry's
+    tool tip naming each of them."""
     win = make_window(gui_model, autoload=False, size=(1280, 720))
     try:
         plot = win.ui.plot
@@ -104,7 +105,10 @@ def test_an_older_settings_race_is_named_by_its_settings_in_the_legend(qtbot, ma
         for run_id in range(5, 10):
             _draw(plot, run_id, "jit-static", None)
         names = _legend(qtbot, plot)
-        assert names[0].startswith("runs 1–4 · default, O") and "modes" not in names[0], names
+        assert names[0] == "runs 1–4 · 4 settings", names
+        tip = plot.legend.items[0][1].toolTip()
+        assert "default, O1, O3, O0" in tip, tip
+        assert all("…" not in name for name in names), names
     finally:
         win.close()
 
