@@ -115,14 +115,21 @@ class RaceTable(QTableWidget):
         return [max([wide.horizontalAdvance(header)] + [plain.horizontalAdvance(t) for t in texts]) + 12
                 for texts, header in zip(columns, headers, strict=True)]
 
-    def fit_rows(self, on: bool, most: int | None = None) -> None:
-        """Always show every row and every value uncut (no scroll bar, no "…": the presentation's race
+    def fit_rows(self, on: bool, most: int | None = None, limit: int | None = None) -> None:
+        """Always show every row and every value uncut (no vertical scroll bar, no "…": the presentation's race
         summary), in a width reserved for the modes shown (:meth:`reserved_width`, at most ``most`` px: the
-        content's when a value is wider than expected), or not."""
+        content's when a value is wider than expected), never wider than ``limit`` px: where the values need more
+        (five or six lanes in a talk's font), the table keeps ``limit`` and scrolls sideways, so the plot beside
+        it keeps its share (issue 55: a six-lane race at 1280×720 took 76 % of the window's width, the plot 19 %
+        of its area); or not (``on`` False: the table's ordinary size and scroll bars)."""
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.setMinimumHeight(self.content_height() if on else 0)
         reserved = self.reserved_width() if most is None else min(self.reserved_width(), most)
-        self.setMinimumWidth(max(self.content_width(), reserved) if on else 0)
+        width = max(self.content_width(), reserved)
+        width = width if limit is None else min(width, limit)
+        sideways = on and self.content_width() > width  # its horizontal scroll bar shows: every row kept above it
+        bar = self.horizontalScrollBar().sizeHint().height() if sideways else 0
+        self.setMinimumHeight(self.content_height() + bar if on else 0)
+        self.setMinimumWidth(width if on else 0)
         mode = QHeaderView.ResizeMode.ResizeToContents if on else QHeaderView.ResizeMode.Stretch
         self.horizontalHeader().setSectionResizeMode(mode)  # each column as wide as its longest value
 

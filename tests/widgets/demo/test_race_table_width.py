@@ -67,3 +67,20 @@ def test_the_reserve_gives_way_to_the_room_it_is_given(qtbot):
     assert table.minimumWidth() == content + 1
     table.fit_rows(True, content - 50)
     assert table.minimumWidth() == content
+
+
+def test_more_lanes_than_the_limit_holds_scroll_sideways_under_every_row(qtbot):
+    """Six lanes wider than ``limit``: the table takes ``limit`` px (the plot beside it keeps its share, issue 55)
+    and its height keeps every row above the horizontal scroll bar; within the limit, the content's width."""
+    table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])
+    qtbot.addWidget(table)
+    two = [row(mode, ttft_ms=35.3, steady_ms_per_token=7.81) for mode in ("torch", "jit-static")]
+    table.set_rows(two)
+    table.fit_rows(True, 10_000, table.content_width() + 10)
+    assert table.minimumWidth() == table.content_width() + 10
+    assert table.minimumHeight() == table.content_height()
+    table.set_rows(two * 3)
+    limit = table.content_width() // 2
+    table.fit_rows(True, 10_000, limit)
+    assert table.minimumWidth() == limit
+    assert table.minimumHeight() == table.content_height() + table.horizontalScrollBar().sizeHint().height()

@@ -41,9 +41,11 @@ from widgets.demo.race_table import RaceTable
 
 MODE_HELP = {info.name: info.help for info in CATALOG}
 CAPPED_MODE = next((info.name for info in CATALOG if info.token_cap is not None), None)
-#: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
-#: The most of the window's width the presentation's race summary keeps for values it may show (issue 55)
+#: The most of the window's width the presentation's race summary keeps for values it may show (issue 55), and the
+#: most it takes for the values it shows: five or six lanes scroll sideways, the plot keeping half the window
 SUMMARY_SHARE = 0.38
+SUMMARY_LIMIT = 0.4
+#: The race-summary rows the presentation shows beside the plot (the story of a race in four numbers).
 STAGE_KEYS = ("ttft_ms", "compile_ms", "steady_ms_per_token", "speedup_vs_torch", "speedup_ci")
 EXPORTS = (  # (action text, dialog filter, default file name, DemoKit method)
     ("Plot as PNG…", "PNG image (*.png)", "latency.png", "export_plot"),
@@ -286,9 +288,11 @@ class DemoKit(QObject, ExportActions):
         sr, presenting = self.settings_race, self.presentation.is_on()
         trade = sr.on_stage and (presenting or sr.plot_area())  # the trade-off in the plot's place
         show = presenting and self.stage_table.columnCount() > 0 and not trade
-        # the whole summary, never behind a scroll bar, while presenting; room kept for its values within
-        # SUMMARY_SHARE of the window (the plot keeps the rest)
-        self.stage_table.fit_rows(show, int(SUMMARY_SHARE * self.host.width()) - 24)
+        # the whole summary, never behind a vertical scroll bar, while presenting; room kept for its values within
+        # SUMMARY_SHARE of the window, its width within SUMMARY_LIMIT (more lanes scroll sideways: the plot keeps
+        # the rest)
+        width = self.host.width()
+        self.stage_table.fit_rows(show, int(SUMMARY_SHARE * width) - 24, int(SUMMARY_LIMIT * width) - 24)
         top, plot_card = self.parts.top_split, self.parts.plot_card
         before = top.sizes()
         want = {self.stage_card: show, sr.stage_card: trade, plot_card: not trade}
