@@ -111,7 +111,7 @@ class WalkRules:
         step = tabs.current_step()
         if tabs.text_of(step, "jaxpr") is None and tabs.text_of(step, "hlo") is None:
             return  # nothing shown yet for this step (a placeholder)
-        header = tabs.origin_text()
+        header = re.sub(r" \(compiled in (run \d+|an earlier run)\)$", "", tabs.origin_text())  # a warm run's
         if not re.match(r"run \d+\b|live: ", header) or not header.endswith(f" · {step}"):  # live: not a run
             self.fail("ir_names", f"the IR header says {header!r} for step {step!r} (not 'run N · … · {step}')",
                       "header")

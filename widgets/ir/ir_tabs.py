@@ -95,6 +95,7 @@ class IRTabs(QWidget):
         #: per step, per compiler ("xla" | "inductor"): that compiler's fields and where they came from
         self._figures: dict[str, dict[str, dict[str, Any]]] = {}
         self._origins: dict[str, dict[str, str]] = {}
+        self._compiled: dict[str, dict[str, str]] = {}  # per step, per compiler: the earlier run that compiled it
         self._notes: dict[str, str] = {}  # per step: HTML after its XLA figures (a live compile's delta)
         self._hold_hidden = False
         self._step = PREFILL
@@ -151,6 +152,7 @@ class IRTabs(QWidget):
         self._irs.clear()
         self._figures.clear()
         self._origins.clear()
+        self._compiled.clear()
         self._notes.clear()
         self.origin.setText("")
         for step in [s for s in self.step_buttons if s not in STEPS]:  # a program's entry point: gone with its IR
@@ -206,25 +208,27 @@ class IRTabs(QWidget):
         for name in STEPS:
             self.step_buttons[name].setVisible(not programs or name in self._irs or name == self._step)
 
-    def set_ir(self, step: str, ir: Any, origin: str = "", replace: bool = False) -> None:
+    def set_ir(self, step: str, ir: Any, origin: str = "", replace: bool = False, compiled_in: str = "") -> None:
         """Store the StepIR-like ``ir`` of ``step`` (its texts replace only the views it has: the other
         compiler's IR of the step stays — or, with ``replace``, nothing else of the step stays: an opened
         capture's HLO must not sit beside the local model's jaxpr); shows it if it is the first one or the
         current step.
 
         ``origin`` names the run and mode it came from (``"run 3 · jit-static"``): the header shows it, with
-        the step, for the compiler of the current tab, and the figures beside it are that compiler's only."""
+        the step, for the compiler of the current tab, and the figures beside it are that compiler's only;
+        ``compiled_in`` the earlier run whose compile a warm run reused (:meth:`name_origin`)."""
         fields = ir if isinstance(ir, dict) else vars(ir)
         fields = {k: v for k, v in fields.items() if v is not None}
         compiler = fields.get("compiler") or ("inductor" if any(k in fields for k in INDUCTOR_VIEWS) else "xla")
         if replace:
-            for table in (self._irs, self._figures, self._origins):
+            for table in (self._irs, self._figures, self._origins, self._compiled):
                 table.pop(step, None)
         self._irs[step] = {**self._irs.get(step, {}), **fields}
         per = self._figures.setdefault(step, {})
         per[compiler] = {**per.get(compiler, {}), **fields}
         if origin:
             self._origins.setdefault(step, {})[compiler] = origin
+            self._compiled.setdefault(step, {})[compiler] = compiled_in
         self.ensure_step(step)[0].setEnabled(True)
         if len(self._irs) == 1 or step == self._step:
             self.show_step(step)
@@ -259,10 +263,24 @@ class IRTabs(QWidget):
         key = next((k for k, p in self.panels.items() if p is self.tabs.currentWidget()), JAXPR)
         return "inductor" if key in INDUCTOR_VIEWS else "xla"
 
+    def name_origin(self, step: str, origin: str, compiled_in: str, compiler: str = "xla") -> None:
+        """The IR shown for ``step`` (``compiler``'s) is now the one a warm run ran: the header names that run,
+        ``origin`` (``"run 3 · jit-static"``), and the earlier run whose compile it reused, ``compiled_in``
+        (``"run 1"``), its texts and figures unchanged (issue 55: after runs 1–3 of jit-static the header said "run 1
+        · jit-static · decode" beside run 3's calls)."""
+        if step not in self._origins:
+            return
+        self._origins[step][compiler] = origin
+        self._compiled.setdefault(step, {})[compiler] = compiled_in
+        if step == self._step:
+            self._show_header()
+
     def origin_text(self) -> str:
-        """What the header names for the current tab: ``"run 3 · jit-static · decode"`` (or just the step)."""
+        """What the header names for the current tab: ``"run 3 · jit-static · decode"``, ``"run 3 · jit-static ·
+        decode (compiled in run 1)"`` when a warm run reused an earlier run's compile (or ``""``)."""
         origin = self._origins.get(self._step, {}).get(self.current_compiler(), "")
-        return f"{origin} · {self._step}" if origin else ""
+        compiled = self._compiled.get(self._step, {}).get(self.current_compiler(), "")
+        return f"{origin} · {self._step}" + (f" (compiled in {compiled})" if compiled else "") if origin else ""
 
     def _show_header(self) -> None:
         """The origin and figures of the current tab's compiler for the current step."""

@@ -95,3 +95,12 @@ def stopped_finish(run: RunState) -> FinishedEvent:
     summary = Summary.from_records(run.mode, run.records, len(tokens),
                                    tokens[0].elapsed_ms if tokens else None, total_ms)
     return FinishedEvent("stopped", summary, [t.token_id for t in tokens], "".join(t.text for t in tokens))
+
+
+def compiled_by(runs: list[RunState], run: RunState, mode: str, step: str) -> RunState | None:
+    """The run whose compile of ``step`` in ``mode`` a warm ``run`` reuses (its IR came from that compile:
+    :attr:`app.core.events.IREvent.reused`): the latest run of ``runs`` before ``run``, of this window (not opened
+    from a file), with a compiling call of ``step`` in ``mode``; None when none is kept (dropped by the cap)."""
+    earlier = runs[: runs.index(run)] if run in runs else runs
+    return next((r for r in reversed(earlier) if not r.origin and any(
+        c.compiled and c.step == step and (c.mode or r.mode) == mode for c in r.records)), None)

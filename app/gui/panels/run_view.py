@@ -20,6 +20,7 @@ from app.core.programs.compute.requests import ProgramRequest, ProgramSettingsRa
 from app.core.report.text import summary_line
 from app.core.session.model import LiveFigures, RunState, program_line
 from app.core.session.requests import RaceRequest, RunRequest, SettingsRaceRequest
+from app.core.session.runs import compiled_by
 from app.core.steps import PREFILL
 from app.gui.context import RunViews, WindowContext
 from app.gui.menus import MODE_COLOURS, MODE_SYMBOLS, lane_name
@@ -158,9 +159,6 @@ class RunView(QObject):
             self.ui.plot.set_steady_ms(f.steady_ms)
 
     def _on_ir(self, event: Any) -> None:
-        if event.reused and self.ui.ir_tabs.text_of(event.step, HLO) == getattr(event.ir, "hlo", None):
-            return  # a warm run's step: the views already show what runs, with its source map
-        self.inspect.ir_arrived(event.step)
         run = self.session.current
         origin = f"run {run.run_id} · {event.mode}" if run is not None and run.run_id else event.mode
         if (lane := self._settings_lane(run)) is not None:  # a settings race's lane: its setting, not "jit-static"
@@ -171,7 +169,16 @@ class RunView(QObject):
             origin += f" · {self.session.active.name}"  # the program's file too (issue 55: run, file and step)
         if run is not None and run.origin:
             origin = self.recorded.live.ir_origin(run)
-        self.ui.ir_tabs.set_ir(event.step, event.ir, origin)
+        compiled = ""  # a warm run's step: the header names the run and the earlier one whose compile it reused
+        if event.reused and run is not None and not run.origin:
+            by = compiled_by(self.session.runs, run, event.mode, event.step)
+            compiled = f"run {by.run_id}" if by is not None else "an earlier run"
+        if event.reused and self.ui.ir_tabs.text_of(event.step, HLO) == getattr(event.ir, "hlo", None):
+            # the views already show what runs, with its source map: only the header's names change
+            self.ui.ir_tabs.name_origin(event.step, origin, compiled, getattr(event.ir, "compiler", "xla"))
+            return
+        self.inspect.ir_arrived(event.step)
+        self.ui.ir_tabs.set_ir(event.step, event.ir, origin, compiled_in=compiled)
 
     def _settings_lane(self, run: RunState | None) -> RunState | None:
         """The settings-race lane whose compile the IR arriving now shows, None outside a settings race: a model

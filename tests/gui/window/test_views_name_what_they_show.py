@@ -56,6 +56,29 @@ def test_a_program_race_names_the_setting_its_ir_was_compiled_under(qtbot, make_
 
 
 
+def test_a_warm_run_names_itself_and_the_run_whose_compile_it_reuses(qtbot, make_window, gui_model):
+    """Two runs of the model in one mode: the second compiles nothing and shows the first's IR. The IR header names
+    the second run, whose calls ran that IR, and the first, whose compile made it ("run 2 · jit-static · decode
+    (compiled in run 1)"), not "run 1 · jit-static · decode" beside run 2's calls (issue 55)."""
+    from conftest import run_and_wait
+
+    win = make_window(gui_model, tokens=2, size=(1280, 720))
+    try:
+        tabs = win.ui.ir_tabs
+        run_and_wait(qtbot, win)
+        first = win.session.runs[-1]
+        assert first.n_compiles > 0
+        run_and_wait(qtbot, win)
+        second = win.session.runs[-1]
+        assert second.n_compiles == 0 and second.mode == first.mode
+        for step in ("prefill", "decode"):
+            tabs.show_step(step)
+            expected = f"run {second.run_id} · {second.mode} · {step} (compiled in run {first.run_id})"
+            assert tabs.origin_text() == expected, tabs.origin_text()
+    finally:
+        win.close()
+
+
 def _draw(plot, run_id: int, name: str, group: int | None) -> None:
     from qt_helpers import call_record
 

@@ -50,3 +50,19 @@ def test_only_steps_with_ir_are_offered(qtbot):
     offered = {name for name, b in tabs.step_buttons.items() if b.isVisible() and b.isEnabled()}
     assert {"decode", "selu"} <= offered  # both can be gone back to
     assert _shown_step_buttons(tabs) == ["selu"]
+
+
+def test_a_warm_run_is_named_with_the_run_that_compiled_its_ir(qtbot):
+    """Runs 1–3 of jit-static: run 3 reuses run 1's compile of decode. The header names run 3, whose calls the IR
+    ran, and run 1, whose compile made it ("run 3 · jit-static · decode (compiled in run 1)"); a new compile names
+    its own run alone again (issue 55: the header said "run 1 · jit-static · decode" after run 3)."""
+    tabs = _tabs(qtbot)
+    tabs.set_ir("decode", {"jaxpr": JAXPR, "hlo": "HloModule d"}, "run 1 · jit-static")
+    tabs.show_step("decode")
+    tabs.name_origin("decode", "run 3 · jit-static", "run 1")
+    assert tabs.origin_text() == "run 3 · jit-static · decode (compiled in run 1)"
+    assert "compiled in run 1" in tabs.origin.toolTip()
+    tabs.set_ir("decode", {"jaxpr": JAXPR, "hlo": "HloModule e"}, "run 4 · jit-static")
+    assert tabs.origin_text() == "run 4 · jit-static · decode"
+    tabs.name_origin("prefill", "run 4 · jit-static", "run 1")  # no IR of prefill: nothing to name
+    assert tabs.origin_text() == "run 4 · jit-static · decode"
