@@ -183,7 +183,8 @@ def test_the_code_workspaces_profile_tab_shows_the_programs_profile_or_none(qtbo
     """The model's decode profile (an H200 capture, opened: no compile), then a program runs in the Code workspace:
     under the program's IR header the Profile tab says its entry point has no profile yet, its rows and timeline
     hidden and its export off — never the model's decode rows, whatever "by" shows; the capture opened again is
-    shown whole again under its own header."""
+    shown whole again under its own header. The step box names the program's entry point (not "decode"); the Run
+    workspace gives the model's steps back."""
     from pathlib import Path
 
     capture = Path(__file__).resolve().parents[2] / "fixtures" / "gpu" / "h200-pydoc-llama-decode-profile.xplane.pb.gz"
@@ -204,6 +205,8 @@ def test_the_code_workspaces_profile_tab_shows_the_programs_profile_or_none(qtbo
         win.ui.ir_tabs.tabs.setCurrentWidget(profile.page)
         assert not shown(profile) and not profile.export_button.isEnabled()
         assert profile.summary.text().startswith(f"No profile of {ENTRY} yet"), profile.summary.text()
+        steps = [profile.step.itemText(i) for i in range(profile.step.count())]  # what Profile measures: the entry
+        assert steps == [ENTRY] and not profile.step.isEnabled(), steps
         profile.by.setCurrentIndex((profile.by.currentIndex() + 1) % profile.by.count())  # another "by": still none
         profile.table.top_only.toggle()
         assert not shown(profile) and profile.summary.text().startswith(f"No profile of {ENTRY} yet")
@@ -211,5 +214,8 @@ def test_the_code_workspaces_profile_tab_shows_the_programs_profile_or_none(qtbo
         qtbot.waitUntil(lambda: not win.is_busy() and win.ui.ir_tabs.current_step() == "decode", timeout=60_000)
         assert shown(profile) and profile.export_button.isEnabled() and profile.table.rows()
         assert "decode" in profile.summary.text() and "No profile" not in profile.summary.text()
+        win.workspaces.show("Run")  # the model's steps to choose again, the one chosen before
+        assert profile.step.isEnabled() and profile.step.currentText() == "decode"
+        assert [profile.step.itemText(i) for i in range(profile.step.count())] == ["decode", "prefill"]
     finally:
         win.close()

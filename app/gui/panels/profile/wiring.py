@@ -85,6 +85,8 @@ class ProfileWiring(QObject):
         self.ir_tabs.tabs.addTab(self.page, "Profile")
         self.session.events.profile.connect(self.on_profile)
         self.ir_tabs.stepShown.connect(self._show_rows)  # the profile of the step the IR header names, or none
+        for changed in (self.ir_tabs.stepShown, workspaces.changed, programs.panel.entry.currentTextChanged):
+            changed.connect(self._sync_step_box)  # the step box names what Profile measures
         self.session.events.busyChanged.connect(self._on_busy)
         self.table.rowActivated.connect(self.on_row)
         self.table.rowSelected.connect(self.on_row_selected)
@@ -98,6 +100,7 @@ class ProfileWiring(QObject):
         self.button.setToolTip("Run the jit-static step under jax.profiler and measure each HLO op (Ctrl+Shift+M)")
         self.step = named(QComboBox(), "profileStep")
         self.step.addItems(list(STEP_CHOICES))
+        self._model_step = self.step.currentText()  # the model's step chosen, kept while the box names a program's
         self.steps = named(QSpinBox(), "profileSteps")
         self.steps.setRange(1, 500)
         self.steps.setValue(20)
@@ -147,6 +150,23 @@ class ProfileWiring(QObject):
         if not self.session.profile(self.prompt.prompt() or " ", step, self.steps.value()):
             self._say("Load a model and wait for the run to end before profiling.")
 
+    @Slot()
+    def _sync_step_box(self) -> None:
+        """The step box names what Profile measures: a model's step, to choose, or — where Profile is about the
+        user's program (:meth:`program_request`) — the program's entry point, not a choice (issue 55: it read
+        "decode" under a program's IR header in the Code workspace)."""
+        code = self._about_program()
+        items = [self.programs.panel.entry.currentText().strip() or "program"] if code else list(STEP_CHOICES)
+        if [self.step.itemText(i) for i in range(self.step.count())] != items:
+            if self.step.isEnabled():  # leaving the model's steps: its choice is kept
+                self._model_step = self.step.currentText()
+            self.step.clear()
+            self.step.addItems(items)
+            self.step.setCurrentText(self._model_step)
+        self.step.setEnabled(not code)
+        self.step.setToolTip(f"Profile measures the program's entry point, {items[0]}" if code
+                             else "The model's step Profile measures")
+
     def _say(self, text: str) -> None:
         """A message in place of the profile's figures (and no tool tip about them)."""
         self.summary.setText(text)
@@ -155,10 +175,13 @@ class ProfileWiring(QObject):
     def program_request(self) -> Any:
         """The user's program when Profile is about it (the Code workspace shows, or the IR views show a
         program's entry point): its :class:`ProgramRequest`; else None (the model's step)."""
-        programs = self.programs
-        in_code = self.workspaces.current() == "Code"
-        on_entry = bool(programs.compiled_path) and self.ir_tabs.current_step() not in ("", *MODEL_STEPS)
-        return programs.request() if in_code or on_entry else None
+        return self.programs.request() if self._about_program() else None
+
+    def _about_program(self) -> bool:
+        """Whether Profile is about the user's program: the Code workspace shows, or the IR views show one of the
+        program's entry points."""
+        on_entry = bool(self.programs.compiled_path) and self.ir_tabs.current_step() not in ("", *MODEL_STEPS)
+        return self.workspaces.current() == "Code" or on_entry
 
     # -- captures recorded elsewhere ------------------------------------------------------------------------
     def _capture_menu(self) -> None:
