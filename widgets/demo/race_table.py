@@ -21,6 +21,9 @@ from widgets.common.tables import read_only
 BEST_BRUSH = QBrush(QColor("#dcfce7"))
 BEST_TEXT = QBrush(QColor("#14532d"))
 STOPPED = " (stopped)"  # after a stopped lane's mode, in its header
+#: The least share of the window's font the fitted summary's font shrinks to (:meth:`RaceTable.fit_rows`): 9 pt
+#: of a talk's 14.4 pt at 1280×720, the window's own size outside a talk.
+SMALLEST_FONT = 0.625
 
 
 class RaceTable(QTableWidget):
@@ -119,10 +122,12 @@ class RaceTable(QTableWidget):
         """Always show every row and every value uncut (no vertical scroll bar, no "…": the presentation's race
         summary), in a width reserved for the modes shown (:meth:`reserved_width`, at most ``most`` px: the
         content's when a value is wider than expected), never wider than ``limit`` px: where the values need more
-        (five or six lanes in a talk's font), the table keeps ``limit`` and scrolls sideways, so the plot beside
-        it keeps its share (issue 55: a six-lane race at 1280×720 took 76 % of the window's width, the plot 19 %
-        of its area); or not (``on`` False: the table's ordinary size and scroll bars)."""
+        (three or four lanes in a talk's font), their font shrinks, down to :data:`SMALLEST_FONT` of it; beyond
+        that (five or six lanes) the table keeps ``limit`` and scrolls sideways, so the plot beside it keeps its
+        share (issue 55: a six-lane race at 1280×720 took 76 % of the window's width, the plot 19 % of its area);
+        or not (``on`` False: the table's ordinary font, size and scroll bars)."""
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self._fit_font(limit if on else None)
         reserved = self.reserved_width() if most is None else min(self.reserved_width(), most)
         width = max(self.content_width(), reserved)
         width = width if limit is None else min(width, limit)
@@ -132,6 +137,20 @@ class RaceTable(QTableWidget):
         self.setMinimumWidth(width if on else 0)
         mode = QHeaderView.ResizeMode.ResizeToContents if on else QHeaderView.ResizeMode.Stretch
         self.horizontalHeader().setSectionResizeMode(mode)  # each column as wide as its longest value
+
+    def _fit_font(self, limit: int | None) -> None:
+        """The font the window gives the table (a talk's), or a smaller one, by half points down to
+        :data:`SMALLEST_FONT` of it, in which every value fits ``limit`` px (None: the window's font)."""
+        self._set_font_css("")
+        full = pt = self.font().pointSizeF()
+        while limit is not None and full > 0 and self.content_width() > limit and pt > full * SMALLEST_FONT:
+            pt = max(full * SMALLEST_FONT, pt - 0.5)
+            self._set_font_css(f"QTableWidget, QHeaderView {{ font-size: {pt:.2f}pt; }}")
+
+    def _set_font_css(self, css: str) -> None:
+        """The table's own style sheet (it wins over the window's: presentation mode's font size)."""
+        if self.styleSheet() != css:
+            self.setStyleSheet(css)
 
     def clear_rows(self) -> None:
         self.set_rows([])

@@ -69,18 +69,29 @@ def test_the_reserve_gives_way_to_the_room_it_is_given(qtbot):
     assert table.minimumWidth() == content
 
 
-def test_more_lanes_than_the_limit_holds_scroll_sideways_under_every_row(qtbot):
-    """Six lanes wider than ``limit``: the table takes ``limit`` px (the plot beside it keeps its share, issue 55)
-    and its height keeps every row above the horizontal scroll bar; within the limit, the content's width."""
+def test_more_lanes_than_the_limit_holds_shrink_then_scroll_sideways_under_every_row(qtbot):
+    """Lanes a little wider than ``limit``: their font shrinks until every value fits (issue 55: the plot beside
+    it keeps its share); far wider (six lanes in half their width): the font stops at SMALLEST_FONT of the
+    window's, the table takes ``limit`` px and its height keeps every row above the horizontal scroll bar; off,
+    the window's font again."""
+    from widgets.demo.race_table import SMALLEST_FONT
+
     table = RaceTable([c for c in RACE_COLUMNS if c.key in STAGE_KEYS])
     qtbot.addWidget(table)
+    full = table.font().pointSizeF()
     two = [row(mode, ttft_ms=35.3, steady_ms_per_token=7.81) for mode in ("torch", "jit-static")]
     table.set_rows(two)
     table.fit_rows(True, 10_000, table.content_width() + 10)
-    assert table.minimumWidth() == table.content_width() + 10
+    assert table.minimumWidth() == table.content_width() + 10 and table.font().pointSizeF() == full
     assert table.minimumHeight() == table.content_height()
+    limit = int(table.content_width() * 0.85)
+    table.fit_rows(True, 10_000, limit)
+    assert table.font().pointSizeF() < full and table.content_width() <= limit == table.minimumWidth()
+    assert table.minimumHeight() == table.content_height()  # no scroll bar
     table.set_rows(two * 3)
     limit = table.content_width() // 2
     table.fit_rows(True, 10_000, limit)
-    assert table.minimumWidth() == limit
+    assert table.minimumWidth() == limit and table.font().pointSizeF() >= SMALLEST_FONT * full - 0.01
     assert table.minimumHeight() == table.content_height() + table.horizontalScrollBar().sizeHint().height()
+    table.fit_rows(False)
+    assert table.font().pointSizeF() == full and table.minimumWidth() == 0
