@@ -17,12 +17,6 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: The IR figures' lines (FLOPs, bytes, args, … fusions): the rest are in the tool tip.
 FIGURE_LINES = 2
-#: A model step's figures at their widest (each number's digits as wide as they get): where the row is wide enough
-#: for them on one line (the Inspect workspace, a wide window), the row is one line tall, else
-#: :data:`FIGURE_LINES` — a height that follows the row's width and font, never its text.
-WIDEST_FIGURES = (("FLOPs", "888 M"), ("bytes accessed", "88.8 MiB"), ("args", "88.8 MiB"), ("outputs", "888 KiB"),
-                  ("temp", "888 KiB"), ("jaxpr eqns", "8,888"), ("StableHLO ops", "8,888"), ("HLO instrs", "8,888"),
-                  ("XLA fusions", "888"))
 
 
 def plain(html: str) -> str:
@@ -61,7 +55,7 @@ class ElidedLabel(QLabel):
 
 
 class FiguresLabel(QLabel):
-    """Rich text wrapped onto :data:`FIGURE_LINES` lines (one where :data:`WIDEST_FIGURES` fit on one line), the
+    """Rich text wrapped onto :data:`FIGURE_LINES` lines (one where its :meth:`set_template` fits on one line), the
     rest hidden: that height wherever there is room, whatever its text (none, one line or more), so what is under it
     does not move between two runs (issue 55: its height followed its text's lines, 0–2, and the IR tabs moved 14 px
     in the Code workspace and 30 px in a short window's dock; two lines everywhere took the Inspect workspace's
@@ -73,18 +67,29 @@ class FiguresLabel(QLabel):
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
+        self.template = ""
         self.setMaximumHeight(self._lines_height())
 
+    def set_template(self, html: str) -> None:
+        """The row's figures at their widest, as its text writes them (``"FLOPs&nbsp;<b>888 M</b> · …"``: each
+        number's digits as wide as they get; :func:`widgets.ir.ir_tabs.widest_figures`): where they fit on one
+        line (the Inspect workspace, a wide window) the row is one line tall, else :data:`FIGURE_LINES` — a
+        height that follows the row's width and font, never its text (without a template: always two)."""
+        self.template = html
+        self.setMaximumHeight(self._lines_height())
+        self.updateGeometry()
+
     def _lines(self) -> int:
-        """1 where :data:`WIDEST_FIGURES` (numbers in bold, as the header writes them) fit the row's width, else
+        """1 where the template (numbers in bold, as the header writes them) fits the row's width, else
         :data:`FIGURE_LINES`."""
         bold = QFont(self.font())
         bold.setBold(True)
         plain_fm, bold_fm = self.fontMetrics(), QFontMetrics(bold)
-        widest = sum(plain_fm.horizontalAdvance(f"{label} ") + bold_fm.horizontalAdvance(value)
-                     for label, value in WIDEST_FIGURES)
-        widest += plain_fm.horizontalAdvance(" · ") * (len(WIDEST_FIGURES) - 1)
-        return 1 if widest <= self.contentsRect().width() else FIGURE_LINES
+        parts = [m for part in self.template.split(" · ") if (m := re.fullmatch(r"(.*?)<b>(.*?)</b>", part))]
+        widest = sum(plain_fm.horizontalAdvance(plain(m.group(1))) + bold_fm.horizontalAdvance(plain(m.group(2)))
+                     for m in parts)
+        widest += plain_fm.horizontalAdvance(" · ") * (len(parts) - 1)
+        return 1 if parts and widest <= self.contentsRect().width() else FIGURE_LINES
 
     def _lines_height(self) -> int:
         return self._lines() * self.fontMetrics().lineSpacing() + 4

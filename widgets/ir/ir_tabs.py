@@ -76,6 +76,16 @@ def summary_text(ir: Any) -> str:
     return " · ".join(part.replace(" ", "&nbsp;") for part in parts)
 
 
+def widest_figures() -> str:
+    """:func:`summary_text` of a model step whose every number is as wide as it gets (``"FLOPs <b>888 M</b> ·
+    bytes accessed <b>888 MiB</b> · … · XLA fusions <b>888</b>"``): the figures row's template
+    (:meth:`FiguresLabel.set_template`). Not Inductor's kernels: an XLA step has none, and the Inspect
+    workspace's row at 1280×720 would take two lines (its jaxpr view under 30: tests/journeys)."""
+    widest = {"count": 888e6, "bytes": 888 * 2**20}
+    ir: dict[str, Any] = {v.key: {f.key: widest[f.kind] for f in v.figures} for v in FIGURE_VIEWS}
+    return summary_text({**ir, **{v.count: 8888 for v in COUNTED_VIEWS if v.count}, "n_fusions": 888})
+
+
 class IRTabs(QWidget):
     """Shows the IR captured for each step; call :meth:`set_ir` from a GUI-thread slot.
 
@@ -130,6 +140,7 @@ class IRTabs(QWidget):
         self._step_end = header.count()  # a program's entry point gets its step button here (ensure_step)
         header.addStretch(1)
         self.summary = FiguresLabel()  # a row of its own, at most two lines: the header's height never changes
+        self.summary.set_template(widest_figures())  # one line where a step's widest figures fit
         self.summary.setObjectName("irSummary")
         self.summary.setContentsMargins(6, 0, 6, 2)
         self.source_check = QCheckBox("source lines")

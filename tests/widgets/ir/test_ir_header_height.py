@@ -61,3 +61,23 @@ def test_the_figures_row_is_one_line_where_the_widest_figures_fit_and_two_where_
             QApplication.processEvents()
             heights.setdefault(width, set()).add(tabs.summary.height())
     assert heights[1260] == {line + 4} and heights[520] == {2 * line + 4}, heights
+
+
+def test_the_rows_template_names_the_figures_an_xla_step_shows_and_no_inductor_kernels(qtbot):
+    """The template the row's height follows is made by the header's own summary from the IR-view catalog (no
+    hand-written twin of its figure names): every figure a full XLA step shows, in that order, and not Inductor's
+    kernels (two lines in the Inspect workspace at 1280×720 otherwise: its jaxpr view needs 30 lines)."""
+    import re
+
+    from widgets.ir.header_labels import plain
+    from widgets.ir.ir_tabs import IRTabs, summary_text, widest_figures
+
+    def names(html: str) -> list[str]:
+        return [re.sub(r"\s*<b>.*", "", part).replace("&nbsp;", " ") for part in html.split(" · ")]
+
+    template = widest_figures()
+    assert names(template) == names(summary_text(FIGURES))
+    assert "Inductor" not in plain(template) and "888" in plain(template)
+    tabs = IRTabs()
+    qtbot.addWidget(tabs)
+    assert tabs.summary.template == template
