@@ -128,23 +128,21 @@ def legend_entries(runs: list[PlotRun], capacity: int) -> list[list[PlotRun]]:
 def race_entry_name(lanes: list[PlotRun], width: Callable[[str], float] | None = None, room: float = 0.0) -> str:
     """An entry of several runs: an older race's (``"runs 1–6 · race of 6 modes"``, ``▶ replay`` when it
     replayed; a settings race's lanes by their settings (:attr:`PlotRun.lane`), as its race table names them:
-    ``"runs 7–8 · default, O1"``, issue 55 — counted where that list's ``width`` exceeds the entry's ``room`` (px),
-    ``"runs 1–4 · 4 settings"``, never cut to ``"default, O…"``: the entry's tool tip names each,
-    :func:`entry_tip`), else older runs named together (``"runs 1–9 · 9 earlier runs"``; a tool tip on
-    each curve names its run)."""
+    ``"runs 7–8 · default, O1"``, issue 55), else older runs named together (``"runs 1–9 · 9 earlier runs"``).
+    Where that name's ``width`` exceeds the entry's ``room`` (px), a shorter one that is whole: the settings
+    counted (``"runs 1–4 · 4 settings"``), else the runs' span alone (``"runs 1–6"``) — never cut to
+    ``"default, O…"`` or ``"6 earlier …"`` (the entry's tool tip names each run, :func:`entry_tip`)."""
     span = f"runs {lanes[0].run_id}–{lanes[-1].run_id}"
     groups = {lane.group for lane in lanes}
+    names = [f"{span} · {len(lanes)} earlier runs", span]
     if len(groups) == 1 and None not in groups:
         replay = " ▶ replay" if all("▶ replay" in lane.label for lane in lanes) else ""
-        if not all(lane.lane for lane in lanes):
-            return f"{span} · race of {len(lanes)} modes{replay}"
-        names = list(dict.fromkeys(lane.lane for lane in lanes))  # each once (a race of several rounds)
-        listed = f"{span} · {', '.join(names)}{replay}"  # short: the legend's column is a single run's width
-        if width is None or width(listed) <= room:
-            return listed
-        what = "lanes" if set(names) <= {"jit", "no-jit"} else "settings"  # a program's jit / no-jit: not settings
-        return f"{span} · {len(names)} {what}{replay}"
-    return f"{span} · {len(lanes)} earlier runs"
+        settings = list(dict.fromkeys(lane.lane for lane in lanes))  # each once (a race of several rounds)
+        what = "lanes" if set(settings) <= {"jit", "no-jit"} else "settings"  # a program's jit / no-jit: not settings
+        names = ([f"{span} · race of {len(lanes)} modes{replay}"] if not all(settings) else
+                 [f"{span} · {', '.join(settings)}{replay}", f"{span} · {len(settings)} {what}{replay}"])
+        names.append(f"{span}{replay}")
+    return next((name for name in names if width is None or width(name) <= room), names[-1])
 
 
 def entry_tip(runs: list[PlotRun]) -> str:

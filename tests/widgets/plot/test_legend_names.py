@@ -225,3 +225,31 @@ def test_a_replayed_race_beside_older_runs_keeps_the_legend_in_its_rows(qtbot):
         assert not readable(plot, [(label, "pydoc-llama" if group else "") for label, group in runs]), names
         assert plot.plotItem.getViewBox().sceneBoundingRect().height() >= 180, (size, names)
         plot.close()
+
+
+def test_an_entry_of_several_runs_is_named_whole_in_its_room():
+    """An entry of several runs too wide for its room takes a shorter name that is whole, never one cut with "…"
+    (issue 55, in a real window at 1280×720: "runs 1–4 · default, O…", "runs 1–6 · 6 earlier …"): a settings
+    race's settings counted, else the runs' span alone; its tool tip names each run."""
+    from widgets.plot.latency_runs import PlotRun, entry_tip, race_entry_name
+
+    def runs(lanes: list[str], group: int | None) -> list[PlotRun]:
+        return [PlotRun(i, f"{lane or 'jit-static'} · 1 device", "#000", None, {}, None, group=group, lane=lane)
+                for i, lane in enumerate(lanes, start=1)]
+
+    def width(text: str) -> float:
+        return 7.0 * len(text)  # px
+
+    race, older = runs(["default", "O1", "O3", "O0"], 1), runs(["", "", "", "", "", ""], None)
+    assert race_entry_name(race) == "runs 1–4 · default, O1, O3, O0"
+    assert race_entry_name(race, width, width("runs 1–4 · default, O1, O3, O0")) == "runs 1–4 · default, O1, O3, O0"
+    assert race_entry_name(race, width, width("runs 1–4 · 4 settings")) == "runs 1–4 · 4 settings"
+    assert race_entry_name(race, width, width("runs 1–4 · 4 settings") - 1) == "runs 1–4"
+    assert race_entry_name(older, width, 1000) == "runs 1–6 · 6 earlier runs"
+    assert race_entry_name(older, width, width("runs 1–6 · 6 earlier runs") - 1) == "runs 1–6"
+    assert race_entry_name(runs(["jit", "no-jit"], 2), width, width("runs 1–2 · 2 lanes")) == "runs 1–2 · 2 lanes"
+    modes = runs(["", "", ""], 3)
+    assert race_entry_name(modes, width, width("runs 1–3 · race of 3 modes") - 1) == "runs 1–3"
+    tip = entry_tip(race).splitlines()
+    assert tip == ["runs 1–4 · default, O1, O3, O0", *(f"run {i} · {s} · 1 device" for i, s in
+                                                       enumerate(["default", "O1", "O3", "O0"], start=1))]
