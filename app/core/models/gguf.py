@@ -23,13 +23,13 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models.gguf_header import GgufInfo, check_supported, file_display_name, read_info
+from app.core.models.gguf_parsing import shared_parsing
 from app.core.paths import cache_dir
 
 if TYPE_CHECKING:
@@ -198,47 +198,6 @@ def _remove_stale_temps(root: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         except OSError:  # alive, owned by someone else
             pass
-
-
-@contextmanager
-def shared_parsing() -> Iterator[None]:
-    """Within this block, gguf-py parses a file once for transformers instead of repeatedly. Profiled on
-    SmolLM2 here, a cold load went from 31 s to 17 s:
-
-    - ``gguf.GGUFReader(path)`` runs three times (``AutoConfig``, ``AutoTokenizer``'s config, the tensors in
-      ``load_gguf_checkpoint``), 3-5 s each: one read-only reader per path is shared;
-    - ``gguf.get_tensor_name_map(arch, n_blocks)`` runs once per submodule in ``get_gguf_hf_weights_map``
-      (transformers/modeling_gguf_pytorch_utils.py; 397 calls × 25 ms): memoized (its result is only read).
-    - ``load_gguf_checkpoint(path, return_tensors=False)`` — every metadata field turned into Python values, the
-      vocabulary and merges included (~1 s here) — runs for ``AutoConfig`` and again for ``AutoTokenizer``'s
-      config: parsed once per path, each caller handed its own deep copy (callers pop and edit the dict).
-    transformers looks each up on its module at call time (``gguf``; ``transformers.modeling_gguf_pytorch_utils``,
-    imported inside ``configuration_utils`` and ``tokenization_auto``), so they are swapped there for the block."""
-    import gguf
-    from transformers import modeling_gguf_pytorch_utils as hf_gguf
-
-    original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
-    original_checkpoint = hf_gguf.load_gguf_checkpoint
-    shared_reader = lru_cache(maxsize=None)(lambda path: original_reader(path))
-    shared_metadata = lru_cache(maxsize=None)(lambda path: original_checkpoint(path, return_tensors=False))
-
-    def reader(path: str | os.PathLike[str], mode: Literal["r", "r+", "c"] = "r", *args: object, **kwargs: object) -> Any:
-        if mode != "r" or args or kwargs:
-            return original_reader(path, mode, *args, **kwargs)
-        return shared_reader(str(Path(path).resolve()))
-
-    def checkpoint(path: str | os.PathLike[str], return_tensors: bool = False, *args: object, **kwargs: object) -> Any:
-        if return_tensors or args or any(v is not None for v in kwargs.values()):
-            return original_checkpoint(path, return_tensors, *args, **kwargs)
-        return copy.deepcopy(shared_metadata(str(Path(path).resolve())))
-
-    gguf.GGUFReader, gguf.get_tensor_name_map = reader, lru_cache(maxsize=None)(original_map)
-    hf_gguf.load_gguf_checkpoint = checkpoint
-    try:
-        yield
-    finally:
-        gguf.GGUFReader, gguf.get_tensor_name_map = original_reader, original_map
-        hf_gguf.load_gguf_checkpoint = original_checkpoint
 
 
 def _dequantize(info: GgufInfo, config: PretrainedConfig | None, report: Callable[[str], None], t0: float) -> tuple[Any, Any]:

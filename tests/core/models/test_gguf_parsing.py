@@ -1,0 +1,94 @@
+"""``shared_parsing`` (app/core/models/gguf_parsing.py): one parse of a GGUF for every transformers reader of a
+load, with the library's own result. The file is the tiny random Llama of test_gguf.py (written by gguf-py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from test_gguf import write_tiny_gguf
+
+from app.core.models import gguf_parsing
+
+
+@pytest.fixture(scope="module")
+def tiny_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("parsing") / "tiny-llama.Q8_0.gguf"
+    write_tiny_gguf(path, tmp_path_factory.mktemp("tok"))
+    return str(path)
+
+
+def _weights_checkpoint(path: str):
+    """transformers' ``load_gguf_checkpoint(return_tensors=True)`` as ``from_pretrained`` calls it for the
+    weights (``GgufHfQuantizer.get_state_dict``), into an empty model of the file's config."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import modeling_gguf_pytorch_utils as hf_gguf
+
+    config = AutoConfig.from_pretrained(path.rsplit("/", 1)[0], gguf_file=path.rsplit("/", 1)[1])
+    model = AutoModelForCausalLM.from_config(config)
+    return hf_gguf.load_gguf_checkpoint(path, return_tensors=True, model_to_load=model, torch_dtype=torch.float32)
+
+
+def test_the_plain_array_reader_reads_what_gguf_py_reads(tiny_file):
+    """Every field (name, types, data indices, the bytes of every part) and tensor (name, type, shape, bytes)
+    of the shared reader equals gguf-py's own reader's; only the array kind differs (no memmap)."""
+    import gguf
+
+    library = gguf.GGUFReader(tiny_file)
+    with gguf_parsing.shared_parsing():
+        shared = gguf.GGUFReader(tiny_file)
+        assert gguf.GGUFReader(tiny_file) is shared
+    assert type(library.data) is np.memmap and type(shared.data) is np.ndarray
+    assert list(shared.fields) == list(library.fields)
+    for name, field in library.fields.items():
+        mine = shared.fields[name]
+        assert (mine.offset, mine.types, mine.data) == (field.offset, field.types, field.data), name
+        assert [(p.dtype, p.tobytes()) for p in mine.parts] == [(p.dtype, p.tobytes()) for p in field.parts], name
+    assert shared.data_offset == library.data_offset and len(shared.tensors) == len(library.tensors) == 21
+    for mine, theirs in zip(shared.tensors, library.tensors, strict=True):
+        assert (mine.name, mine.tensor_type, mine.shape.tolist(), mine.n_bytes) == (
+            theirs.name, theirs.tensor_type, theirs.shape.tolist(), theirs.n_bytes)
+        assert type(mine.data) is np.ndarray and mine.data.tobytes() == theirs.data.tobytes()
+
+
+def test_the_weights_call_reuses_the_values_parsed_for_the_config(tiny_file, monkeypatch):
+    """Within the block the weights' ``load_gguf_checkpoint(return_tensors=True)`` parses no metadata value the
+    config's call already parsed (the vocabulary and merges are most of a real file's values), and returns
+    exactly what transformers returns outside the block: config, tokenizer and every tensor."""
+    from transformers import modeling_gguf_pytorch_utils as hf_gguf
+
+    expected = _weights_checkpoint(tiny_file)
+    parsed: list[object] = []
+    original = hf_gguf._gguf_parse_value
+
+    def counting(value, data_type):
+        parsed.append(value)
+        return original(value, data_type)
+
+    monkeypatch.setattr(hf_gguf, "_gguf_parse_value", counting)
+    with gguf_parsing.shared_parsing():
+        hf_gguf.load_gguf_checkpoint(tiny_file)
+        after_config = len(parsed)
+        got = _weights_checkpoint(tiny_file)
+    assert after_config > 600  # 320 tokens, their types, the merges
+    assert len(parsed) == after_config
+    assert hf_gguf._gguf_parse_value is counting
+    assert got["config"] == expected["config"] and got["tokenizer"] == expected["tokenizer"]
+    assert got["tensors"].keys() == expected["tensors"].keys()
+    for name, tensor in expected["tensors"].items():
+        torch.testing.assert_close(got["tensors"][name], tensor, rtol=0, atol=0)
+
+
+def test_parsed_once_tells_apart_parts_that_are_equal_but_not_the_same():
+    """The memo is keyed by the objects themselves: an equal array parsed later is parsed again, and a part
+    parsed under other types is too."""
+    calls: list[tuple[int, str]] = []
+
+    def parse(value, data_type):
+        calls.append((int(value[0]), data_type))
+        return int(value[0]) * 10
+
+    parse_once = gguf_parsing.parsed_once(parse)
+    a, b, types = np.array([1]), np.array([1]), ["u8"]
+    assert [parse_once(a, types), parse_once(a, types), parse_once(b, types), parse_once(a, ["u16"])] == [10] * 4
+    assert calls == [(1, ["u8"]), (1, ["u8"]), (1, ["u16"])]
