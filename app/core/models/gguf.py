@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ModelNotFoundError, UnsupportedModelError
 from app.core.models.gguf_header import GgufInfo, check_supported, file_display_name, read_info
-from app.core.models.gguf_parsing import shared_parsing
+from app.core.models.gguf_parsing import dequantize_ahead, shared_parsing
 from app.core.paths import cache_dir
 
 if TYPE_CHECKING:
@@ -209,6 +209,7 @@ def _dequantize(info: GgufInfo, config: PretrainedConfig | None, report: Callabl
     try:
         if config is None:
             config = transformers.AutoConfig.from_pretrained(folder, gguf_file=name)
+        dequantize_ahead(info.path)  # the tensors, on the other core, while the tokenizer and the model are built
         report(f"reading the GGUF tokenizer · {time.perf_counter() - t0:.1f} s")
         tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
         _fix_pre_tokenizer(tokenizer, info)

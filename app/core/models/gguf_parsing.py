@@ -11,13 +11,41 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Iterator
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["shared_parsing", "plain_array_reader", "parsed_once"]
+__all__ = ["shared_parsing", "dequantize_ahead", "DequantizeAhead", "plain_array_reader", "parsed_once"]
+
+#: Float32 bytes the background thread may dequantize ahead of the loading thread (:class:`DequantizeAhead`).
+AHEAD_BYTES = 256 * 2**20
+#: The :class:`_Shared` state of each :func:`shared_parsing` block now open, innermost last.
+_OPEN: list[_Shared] = []
+
+
+class _Shared:
+    """One :func:`shared_parsing` block's readers (resolved path → reader) and its dequantizer."""
+
+    def __init__(self, ahead: DequantizeAhead) -> None:
+        self.readers: dict[str, Any] = {}
+        self.ahead = ahead
+
+
+def dequantize_ahead(path: str | os.PathLike[str]) -> bool:
+    """Within :func:`shared_parsing`, start dequantizing the tensors of ``path``'s shared reader (one that a
+    config read already made) on a background thread, for transformers' tensor loop to pick up. Call it once
+    the model is known to fit in memory (:func:`app.core.models.size.check_memory`): the thread keeps at most
+    :data:`AHEAD_BYTES` of results that the loop has not taken. Returns False (and does nothing) outside a
+    block or before the file has a reader."""
+    if not _OPEN or (reader := _OPEN[-1].readers.get(str(Path(path).resolve()))) is None:
+        return False
+    _OPEN[-1].ahead.start(reader.tensors)
+    return True
 
 
 @contextmanager
@@ -42,13 +70,17 @@ def shared_parsing() -> Iterator[None]:
 
     original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
     original_checkpoint, original_parse = hf_gguf.load_gguf_checkpoint, hf_gguf._gguf_parse_value
-    shared_reader = lru_cache(maxsize=None)(plain_array_reader(original_reader))
+    original_dequantize, plain_reader = gguf.dequantize, plain_array_reader(original_reader)
+    shared = _Shared(DequantizeAhead(original_dequantize))
     shared_metadata = lru_cache(maxsize=None)(lambda path: original_checkpoint(path, return_tensors=False))
 
     def reader(path: str | os.PathLike[str], mode: Literal["r", "r+", "c"] = "r", *args: object, **kwargs: object) -> Any:
         if mode != "r" or args or kwargs:
             return original_reader(path, mode, *args, **kwargs)
-        return shared_reader(str(Path(path).resolve()))
+        resolved = str(Path(path).resolve())
+        if resolved not in shared.readers:
+            shared.readers[resolved] = plain_reader(resolved)
+        return shared.readers[resolved]
 
     def checkpoint(path: str | os.PathLike[str], return_tensors: bool = False, *args: object, **kwargs: object) -> Any:
         if return_tensors or args or any(v is not None for v in kwargs.values()):
@@ -57,11 +89,16 @@ def shared_parsing() -> Iterator[None]:
 
     gguf.GGUFReader, gguf.get_tensor_name_map = reader, lru_cache(maxsize=None)(original_map)
     hf_gguf.load_gguf_checkpoint, hf_gguf._gguf_parse_value = checkpoint, parsed_once(original_parse)
+    gguf.dequantize = shared.ahead.dequantize
+    _OPEN.append(shared)
     try:
         yield
     finally:
+        _OPEN.remove(shared)
+        shared.ahead.close()
         gguf.GGUFReader, gguf.get_tensor_name_map = original_reader, original_map
         hf_gguf.load_gguf_checkpoint, hf_gguf._gguf_parse_value = original_checkpoint, original_parse
+        gguf.dequantize = original_dequantize
 
 
 def plain_array_reader(reader_class: type) -> type:
@@ -103,3 +140,63 @@ def parsed_once(parse: Callable[[object, object], object]) -> Callable[[object, 
         return result
 
     return parse_once
+
+
+class DequantizeAhead:
+    """gguf-py's ``dequantize(data, qtype)``, run ahead on one background thread while the loading thread does
+    other work (the tokenizer, building the model), and shared with that thread once it reaches the tensors.
+
+    :meth:`start` queues a reader's tensors; :meth:`dequantize` (the block's ``gguf.dequantize``) hands back a
+    queued tensor's result — waiting if the thread is on it, computing it here if the thread has not begun
+    it — and dequantizes anything else directly. Results are the library's own (same function, same input).
+    numpy releases the GIL inside its array loops, so on two cores the two threads overlap. At most
+    ``window_bytes`` of float32 results wait untaken (transformers copies each one it takes), so a large
+    model does not hold a second copy. :meth:`close` cancels what has not begun and waits for the rest."""
+
+    def __init__(self, dequantize: Callable[[object, object], Any], window_bytes: int = AHEAD_BYTES) -> None:
+        self._dequantize, self._window = dequantize, window_bytes
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="gguf-dequantize")
+        self._lock = threading.Lock()
+        self._queue: deque[Any] = deque()
+        self._jobs: dict[int, tuple[object, object, int, Future[Any]]] = {}  # id(data) → (data, qtype, bytes, job)
+        self._ahead = 0  # float32 bytes queued on the thread and not yet taken
+
+    def start(self, tensors: Iterable[Any]) -> None:
+        """Queue gguf-py ``ReaderTensor``s (``data``, ``tensor_type``, ``n_elements``), in the loop's order."""
+        with self._lock:
+            self._queue.extend(tensors)
+            self._fill()
+
+    def dequantize(self, data: object, qtype: object) -> Any:
+        """``gguf.dequantize(data, qtype)``: a float32 ndarray (gguf-py's result, computed once)."""
+        with self._lock:
+            job = self._jobs.get(id(data))
+            if job is not None and job[0] is data and job[1] == qtype:
+                del self._jobs[id(data)]
+            else:
+                job = None
+        if job is None:
+            return self._dequantize(data, qtype)
+        try:
+            return self._dequantize(data, qtype) if job[3].cancel() else job[3].result()
+        finally:
+            with self._lock:
+                self._ahead -= job[2]
+                self._fill()
+
+    def close(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            jobs, self._jobs = list(self._jobs.values()), {}
+        for job in jobs:
+            job[3].cancel()
+        self._pool.shutdown(wait=True)
+
+    def _fill(self) -> None:
+        """Queue tensors on the thread while the untaken results fit the window (always at least one)."""
+        while self._queue and (self._ahead == 0 or self._ahead + 4 * int(self._queue[0].n_elements) <= self._window):
+            tensor = self._queue.popleft()
+            size = 4 * int(tensor.n_elements)
+            job = self._pool.submit(self._dequantize, tensor.data, tensor.tensor_type)
+            self._jobs[id(tensor.data)] = (tensor.data, tensor.tensor_type, size, job)
+            self._ahead += size

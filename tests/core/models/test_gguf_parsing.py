@@ -3,6 +3,8 @@ load, with the library's own result. The file is the tiny random Llama of test_g
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -92,3 +94,72 @@ def test_parsed_once_tells_apart_parts_that_are_equal_but_not_the_same():
     a, b, types = np.array([1]), np.array([1]), ["u8"]
     assert [parse_once(a, types), parse_once(a, types), parse_once(b, types), parse_once(a, ["u16"])] == [10] * 4
     assert calls == [(1, ["u8"]), (1, ["u8"]), (1, ["u16"])]
+
+
+def test_the_tensors_are_dequantized_ahead_on_a_background_thread_once_each(tiny_file, monkeypatch):
+    """``dequantize_ahead`` (called by the conversion once the config is read) dequantizes the shared reader's
+    tensors on the ``gguf-dequantize`` thread; transformers' tensor loop takes those results (gguf-py is called
+    once per tensor, never on the loading thread here) and returns exactly the tensors it returns alone."""
+    import threading
+    import time
+
+    import gguf
+
+    expected = _weights_checkpoint(tiny_file)
+    threads: list[str] = []
+    original = gguf.dequantize
+
+    def recording(data, qtype):
+        threads.append(threading.current_thread().name)
+        return original(data, qtype)
+
+    monkeypatch.setattr(gguf, "dequantize", recording)
+    assert not gguf_parsing.dequantize_ahead(tiny_file)  # outside a block: nothing to do
+    with gguf_parsing.shared_parsing():
+        assert not gguf_parsing.dequantize_ahead(tiny_file)  # no reader yet
+        n_tensors = len(gguf.GGUFReader(tiny_file).tensors)
+        assert gguf_parsing.dequantize_ahead(tiny_file)
+        deadline = time.monotonic() + 60
+        while len(threads) < n_tensors and time.monotonic() < deadline:  # a wait, not a timing assertion
+            time.sleep(0.01)
+        got = _weights_checkpoint(tiny_file)
+    assert gguf.dequantize is recording
+    assert len(threads) == n_tensors == 21 and all(name.startswith("gguf-dequantize") for name in threads), threads
+    for name, tensor in expected["tensors"].items():
+        torch.testing.assert_close(got["tensors"][name], tensor, rtol=0, atol=0)
+
+
+def _fake_tensors(sizes: list[int]) -> list[SimpleNamespace]:
+    return [SimpleNamespace(data=np.full(n, i, np.uint8), tensor_type="Q", n_elements=n) for i, n in enumerate(sizes)]
+
+
+def test_dequantize_ahead_keeps_within_its_window_and_lets_the_loading_thread_take_over():
+    """At most ``window_bytes`` of float32 results wait untaken (one tensor at least), and a tensor the thread has
+    not begun is computed by the caller instead of waited for; each once, each the function's own result."""
+    import threading
+
+    gate, calls = threading.Event(), []
+
+    def slow_first(data, qtype):
+        calls.append((int(data[0]), threading.current_thread().name))
+        if data[0] == 0:
+            gate.wait(30)
+        return data.astype(np.float32) * 2
+
+    tensors = _fake_tensors([100, 10, 10, 10])  # 400 + 40 + 40 + 40 float32 bytes
+    ahead = gguf_parsing.DequantizeAhead(slow_first, window_bytes=450)
+    try:
+        ahead.start(tensors)
+        assert ahead._ahead == 440  # the first two fit the window, the third waits
+        second = ahead.dequantize(tensors[1].data, "Q")  # queued behind the blocked first: computed here
+        assert calls[-1] == (1, threading.current_thread().name)
+        gate.set()
+        results = [ahead.dequantize(t.data, "Q") for t in (tensors[0], tensors[2], tensors[3])]
+        other = ahead.dequantize(np.full(3, 7, np.uint8), "Q")  # never queued: computed directly
+    finally:
+        ahead.close()
+    assert sorted(i for i, _ in calls) == [0, 1, 2, 3, 7]  # each once
+    for got, tensor in zip([results[0], second, *results[1:]], tensors, strict=True):
+        np.testing.assert_array_equal(got, tensor.data.astype(np.float32) * 2)
+    np.testing.assert_array_equal(other, np.full(3, 14, np.float32))
+    assert calls[0][1].startswith("gguf-dequantize") and ahead._ahead == 0
