@@ -20,7 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["shared_parsing", "dequantize_ahead", "DequantizeAhead", "plain_array_reader", "parsed_once"]
+__all__ = ["shared_parsing", "dequantize_ahead", "DequantizeAhead", "plain_array_reader", "parsed_once",
+           "strings_decoded"]
 
 #: Float32 bytes the background thread may dequantize ahead of the loading thread (:class:`DequantizeAhead`).
 AHEAD_BYTES = 256 * 2**20
@@ -62,7 +63,10 @@ def shared_parsing() -> Iterator[None]:
       vocabulary and merges included (~1 s here) — runs for ``AutoConfig`` and again for ``AutoTokenizer``'s
       config: parsed once per path, each caller handed its own deep copy (callers pop and edit the dict).
     - ``load_gguf_checkpoint(path, return_tensors=True)`` (the weights) parses every field once more before
-      it dequantizes: ``_gguf_parse_value`` remembers each value of the shared reader (:func:`parsed_once`).
+      it dequantizes: ``_gguf_parse_value`` remembers each value of the shared reader (:func:`parsed_once`),
+      and decodes a string part without a Python int per byte (:func:`strings_decoded`: ~1 → 0.1 CPU s);
+    - the tensors are dequantized on a second thread while the tokenizer and the model are built
+      (:func:`dequantize_ahead`, :class:`DequantizeAhead`).
     transformers looks each up on its module at call time (``gguf``; ``transformers.modeling_gguf_pytorch_utils``,
     imported inside ``configuration_utils`` and ``tokenization_auto``), so they are swapped there for the block."""
     import gguf
@@ -88,7 +92,8 @@ def shared_parsing() -> Iterator[None]:
         return copy.deepcopy(shared_metadata(str(Path(path).resolve())))
 
     gguf.GGUFReader, gguf.get_tensor_name_map = reader, lru_cache(maxsize=None)(original_map)
-    hf_gguf.load_gguf_checkpoint, hf_gguf._gguf_parse_value = checkpoint, parsed_once(original_parse)
+    hf_gguf.load_gguf_checkpoint = checkpoint
+    hf_gguf._gguf_parse_value = parsed_once(strings_decoded(original_parse))
     gguf.dequantize = shared.ahead.dequantize
     _OPEN.append(shared)
     try:
@@ -121,6 +126,23 @@ def plain_array_reader(reader_class: type) -> type:
 
     PlainArrayReader.__name__ = PlainArrayReader.__qualname__ = f"PlainArray{reader_class.__name__}"
     return PlainArrayReader
+
+
+def strings_decoded(parse: Callable[[object, object], object]) -> Callable[[object, object], object]:
+    """``parse`` (transformers' ``_gguf_parse_value(part, types)``) with a string part (``types`` ``[8]``, or
+    ``[9, 8]`` for an element of an array of strings; the part a ``uint8`` array of UTF-8 bytes) decoded as
+    ``bytes(part).decode()``: the same str as transformers' ``array("B", list(part)).tobytes().decode()``,
+    without building a Python int per byte (0.5 → 0.05 CPU s for SmolLM2's 49,152 tokens). Anything else goes
+    to ``parse``."""
+    import numpy as np
+
+    def parse_strings(value: object, data_type: object) -> object:
+        types = data_type if isinstance(data_type, list) else [data_type]
+        if types in ([8], [9, 8]) and isinstance(value, np.ndarray) and value.dtype == np.uint8 and value.ndim == 1:
+            return bytes(value).decode()
+        return parse(value, data_type)
+
+    return parse_strings
 
 
 def parsed_once(parse: Callable[[object, object], object]) -> Callable[[object, object], object]:

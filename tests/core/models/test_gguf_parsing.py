@@ -72,13 +72,41 @@ def test_the_weights_call_reuses_the_values_parsed_for_the_config(tiny_file, mon
         hf_gguf.load_gguf_checkpoint(tiny_file)
         after_config = len(parsed)
         got = _weights_checkpoint(tiny_file)
-    assert after_config > 600  # 320 tokens, their types, the merges
+    assert after_config > 320  # the 320 token types and the scalars (strings: strings_decoded, without it)
     assert len(parsed) == after_config
     assert hf_gguf._gguf_parse_value is counting
     assert got["config"] == expected["config"] and got["tokenizer"] == expected["tokenizer"]
     assert got["tensors"].keys() == expected["tensors"].keys()
     for name, tensor in expected["tensors"].items():
         torch.testing.assert_close(got["tensors"][name], tensor, rtol=0, atol=0)
+
+
+def test_strings_decoded_gives_the_librarys_value_for_every_part_of_the_file(tiny_file):
+    """Every part of every field (the byte-level vocabulary's non-ASCII tokens, the merges, the chat template,
+    the numbers) parses to what transformers' ``_gguf_parse_value`` gives; string parts without calling it."""
+    import gguf
+    from transformers.integrations.ggml import _gguf_parse_value
+
+    passed_on: list[object] = []
+
+    def library(value, data_type):
+        passed_on.append(data_type)
+        return _gguf_parse_value(value, data_type)
+
+    parse = gguf_parsing.strings_decoded(library)
+    reader = gguf.GGUFReader(tiny_file)
+    n_strings = 0
+    for field in reader.fields.values():
+        for i in field.data:
+            assert parse(field.parts[i], field.types) == _gguf_parse_value(field.parts[i], field.types), field.name
+            n_strings += field.types[-1] == gguf.GGUFValueType.STRING
+    assert n_strings > 320 and any("Ġ" in t for t in parse_all(reader, "tokenizer.ggml.tokens", parse))
+    assert gguf.GGUFValueType.STRING not in [t for types in passed_on for t in types]
+
+
+def parse_all(reader, key: str, parse) -> list:
+    field = reader.fields[key]
+    return [parse(field.parts[i], field.types) for i in field.data]
 
 
 def test_parsed_once_tells_apart_parts_that_are_equal_but_not_the_same():
