@@ -52,7 +52,8 @@ def dequantize_ahead(path: str | os.PathLike[str]) -> bool:
 @contextmanager
 def shared_parsing() -> Iterator[None]:
     """Within this block, gguf-py parses a file once for transformers instead of repeatedly. Profiled on
-    SmolLM2 here, a cold load went from 31 s to 17 s, then 15.3 → 11.2 CPU s (docs/benchmarks.md):
+    SmolLM2 here, a cold load went from 31 s to 17 s; then (issue 55) its loading thread's CPU time from 14 s to
+    8.5 s (docs/benchmarks.md):
 
     - ``gguf.GGUFReader(path)`` runs three times (``AutoConfig``, ``AutoTokenizer``'s config, the tensors in
       ``load_gguf_checkpoint``), 3-5 s each: one read-only reader per path is shared, and it slices a plain
@@ -73,7 +74,9 @@ def shared_parsing() -> Iterator[None]:
     from transformers import modeling_gguf_pytorch_utils as hf_gguf
 
     original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
-    original_checkpoint, original_parse = hf_gguf.load_gguf_checkpoint, hf_gguf._gguf_parse_value
+    # _gguf_parse_value: a global of that module (imported there from transformers.integrations), looked up per call
+    original_parse = hf_gguf._gguf_parse_value  # pyright: ignore[reportPrivateImportUsage]
+    original_checkpoint = hf_gguf.load_gguf_checkpoint
     original_dequantize, plain_reader = gguf.dequantize, plain_array_reader(original_reader)
     shared = _Shared(DequantizeAhead(original_dequantize))
     shared_metadata = lru_cache(maxsize=None)(lambda path: original_checkpoint(path, return_tensors=False))
@@ -93,7 +96,7 @@ def shared_parsing() -> Iterator[None]:
 
     gguf.GGUFReader, gguf.get_tensor_name_map = reader, lru_cache(maxsize=None)(original_map)
     hf_gguf.load_gguf_checkpoint = checkpoint
-    hf_gguf._gguf_parse_value = parsed_once(strings_decoded(original_parse))
+    hf_gguf._gguf_parse_value = parsed_once(strings_decoded(original_parse))  # pyright: ignore[reportPrivateImportUsage]
     gguf.dequantize = shared.ahead.dequantize
     _OPEN.append(shared)
     try:
@@ -102,7 +105,8 @@ def shared_parsing() -> Iterator[None]:
         _OPEN.remove(shared)
         shared.ahead.close()
         gguf.GGUFReader, gguf.get_tensor_name_map = original_reader, original_map
-        hf_gguf.load_gguf_checkpoint, hf_gguf._gguf_parse_value = original_checkpoint, original_parse
+        hf_gguf.load_gguf_checkpoint = original_checkpoint
+        hf_gguf._gguf_parse_value = original_parse  # pyright: ignore[reportPrivateImportUsage]
         gguf.dequantize = original_dequantize
 
 
@@ -175,7 +179,7 @@ class DequantizeAhead:
     ``window_bytes`` of float32 results wait untaken (transformers copies each one it takes), so a large
     model does not hold a second copy. :meth:`close` cancels what has not begun and waits for the rest."""
 
-    def __init__(self, dequantize: Callable[[object, object], Any], window_bytes: int = AHEAD_BYTES) -> None:
+    def __init__(self, dequantize: Callable[..., Any], window_bytes: int = AHEAD_BYTES) -> None:
         self._dequantize, self._window = dequantize, window_bytes
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="gguf-dequantize")
         self._lock = threading.Lock()
