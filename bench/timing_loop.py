@@ -25,11 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The tests that assert a time: Stop (a jit-loop run, any run, before a compile, by Esc), Quit in every state,
-#: the first paint of a real X11 window.
+#: The tests that assert a time: Stop (a jit-loop run, any run, before a compile, by Esc, a settings race), Quit in
+#: every state, the first paint of a real X11 window.
 TIMING_TESTS = ("tests/gui/lifecycle/test_stop_quit.py", "tests/gui/lifecycle/test_quit_states.py",
                 "tests/gui/lifecycle/test_jit_loop_stop.py", "tests/gui/lifecycle/test_escape_stops.py",
-                "tests/gui/lifecycle/test_stop_before_compile.py", "tests/journeys/test_first_paint.py")
+                "tests/gui/lifecycle/test_stop_before_compile.py", "tests/journeys/test_first_paint.py",
+                "tests/gui/demo/test_settings_race_window.py::test_stop_ends_the_settings_race_within_two_seconds")
 _DURATION = re.compile(r"^\s*([\d.]+)s (call|setup|teardown)\s+(\S+)")
 _FAILED = re.compile(r"^(FAILED|ERROR) (\S+)")
 
