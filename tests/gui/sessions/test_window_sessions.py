@@ -27,6 +27,9 @@ from app.core.recording.timing import replay_schedule  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 WINDOW_TOKENS = 6
+#: How late a replayed event may come and still count as on time: a timer tick (Qt's coarse timers fire within
+#: 5 % of their interval, its precise ones within a millisecond; the event loop checks them between events).
+TICK_MS = 16.0
 HLO = "HloModule decode\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n  ROOT %add.1 = f32[4] add(%p, %p)\n}\n"
 
 
@@ -186,7 +189,7 @@ def test_replay_at_10x_streams_every_token_at_the_recorded_intervals(qtbot, make
         late = [a - p for a, p in zip(actual, planned)]
         free = [[b for b in beats_ms if b >= p][1:2] or [math.inf] for p in planned]  # the 2nd beat after it
         print(f"replay at 10x: latest event {max(late):.0f} ms late, longest GUI-thread stall "
-              f"{max(b - a for a, b in zip(beats_ms, beats_ms[1:])):.0f} ms")
+              f"{max((b - a for a, b in zip(beats_ms, beats_ms[1:])), default=0.0):.0f} ms")
         assert all(p - 1 <= a <= f[0] + 10 for a, p, f in zip(actual, planned, free)), (late, beats_ms[:80])
         total = planned[-1]
         assert actual[-1] >= 0.9 * total  # ~200 ms of recorded time took about a tenth of it, not zero
@@ -301,14 +304,32 @@ def test_replay_token_intervals_match_the_recording_within_10_percent(qtbot, mak
     try:
         assert win.sessions.open_paths([path])
         replay = win.sessions.replay
+        beats: list[float] = []  # when the GUI thread was free to run a 1 ms timer (perf_counter s)
+        monitor = QTimer()
+        monitor.setTimerType(Qt.TimerType.PreciseTimer)
+        monitor.timeout.connect(lambda: beats.append(time.perf_counter()))
+        monitor.start(1)
         assert replay.start(2.0)
         qtbot.waitUntil(lambda: not replay.running, timeout=20_000)
+        monitor.stop()
         times = [t for t, e in replay.emitted if isinstance(e, TokenEvent)]
+        planned = [t for t, e in replay_schedule(recorded, 2.0) if isinstance(e, TokenEvent)]
         recorded_ms = [t.elapsed_ms for t in recorded.tokens]
-        assert len(times) == len(recorded_ms)
-        pairs = [(b - a, (rb - ra) / 2.0) for a, b, ra, rb in zip(times, times[1:], recorded_ms, recorded_ms[1:])]
-        long_gaps = [(got, want) for got, want in pairs if want >= 100]
+        assert len(times) == len(recorded_ms) == len(planned)
+        # Every token on its schedule (kept from the replay's start): never early, late only while the GUI thread
+        # was busy (by the second beat of the 1 ms monitor after its time, plus a timer's slack) — a loaded machine
+        # stalls the GUI thread, and a stalled token's gaps to its neighbours move by its lateness (6 Dec: 367 ms
+        # for 505 under a load average of 9).
+        beats_ms = [(b - replay._t0) * 1000 for b in beats]
+        free = [[b for b in beats_ms if b >= p][1:2] or [math.inf] for p in planned]
+        assert all(p - 1 <= a <= f[0] + 10 for a, p, f in zip(times, planned, free)), (times, planned)
+        # The recorded pace, halved: each long gap (the compiling calls) within 10 % where both of its tokens came
+        # within a timer tick of their time
+        on_time = [abs(a - p) <= TICK_MS for a, p in zip(times, planned)]
+        pairs = [(b - a, (rb - ra) / 2.0, on_time[i] and on_time[i + 1])
+                 for i, (a, b, ra, rb) in enumerate(zip(times, times[1:], recorded_ms, recorded_ms[1:]))]
+        long_gaps = [(got, want) for got, want, _ in pairs if want >= 100]
         assert long_gaps, pairs  # the compiling calls
-        assert all(abs(got - want) <= 0.1 * want for got, want in long_gaps), long_gaps
+        assert all(abs(got - want) <= 0.1 * want for got, want, steady in pairs if want >= 100 and steady), pairs
     finally:
         win.close()
