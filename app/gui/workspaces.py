@@ -213,7 +213,6 @@ class Workspaces(QObject):
     def _size_code(self) -> None:
         """The Code workspace's first sizes: editor 45 % of the width; the IR views and the plot half the height
         each (the plot needs room for its keys, its points and its legend)."""
-        self.parts.ir_tabs.size_by_current_tab()  # tabs added after the IR tabs were built count too
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         width, height = max(1, self.code_split.width()), max(1, self.code_right.height())
         self.code_split.setSizes([int(width * 0.45), int(width * 0.55)])

@@ -86,6 +86,22 @@ def widest_figures() -> str:
     return summary_text({**ir, **{v.count: 8888 for v in COUNTED_VIEWS if v.count}, "n_fusions": 888})
 
 
+class IRTabWidget(QTabWidget):
+    """The IR card's tab widget, sized by its IR views alone: a page of another kind (Source map, Profile,
+    Passes, the call sites) gets an Ignored size policy as it is added, so it asks for no room of its own
+    (``qSmartMinSize`` counts it as 0) and is shown in the IR views' room. Which tab is current never changes the
+    card's minimum, nor what the figures row above the tabs gets (issue 55, the walk's seed 7: with the current
+    tab's minimum alone counting, a Profile visit moved the Run workspace's IR tabs 26 px down at 1280×720 and
+    shrank them 28 px at 1024×600; with every page's counting, the Passes tab's set the IR views' height in a short
+    Code workspace)."""
+
+    def tabInserted(self, index: int) -> None:  # noqa: N802 (Qt override)
+        super().tabInserted(index)
+        page = self.widget(index)
+        if page is not None and not isinstance(page, IRPanel):
+            page.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+
+
 class IRTabs(QWidget):
     """Shows the IR captured for each step; call :meth:`set_ir` from a GUI-thread slot.
 
@@ -110,7 +126,7 @@ class IRTabs(QWidget):
         self._hold_hidden = False
         self._step = PREFILL
         self.panels = {v.key: IRPanel(v.title, v.widget, v.ext) for v in TAB_VIEWS}
-        self.tabs = QTabWidget()
+        self.tabs = IRTabWidget()
         self.tabs.setDocumentMode(True)
         for v, panel in zip(TAB_VIEWS, self.panels.values()):
             self.tabs.setTabToolTip(self.tabs.addTab(panel, panel.title), v.help)
@@ -335,21 +351,8 @@ class IRTabs(QWidget):
         if self._step in self._irs:
             self.show_step(self._step)
 
-    def size_by_current_tab(self) -> None:
-        """Only the current tab's minimum size counts (a stacked widget otherwise takes the largest of every
-        tab's: the Passes tab's would set the IR views' height in a short Code workspace)."""
-        current = self.tabs.currentWidget()
-        for i in range(self.tabs.count()):
-            page = self.tabs.widget(i)
-            assert page is not None, "i < count(): a tab"
-            policy = QSizePolicy.Policy.Preferred if page is current else QSizePolicy.Policy.Ignored
-            if page.sizePolicy().verticalPolicy() != policy:
-                page.setSizePolicy(policy, policy)
-        self.tabs.updateGeometry()
-
     @Slot(int)
     def _on_tab_changed(self, _index: int) -> None:
-        self.size_by_current_tab()
         panel = self.tabs.currentWidget()
         if isinstance(panel, IRPanel) and panel.has_pending():
             panel.apply_pending()

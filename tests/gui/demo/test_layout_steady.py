@@ -1,6 +1,7 @@
 """No control moves more than 4 px between two runs of the same workspace (issue 55): a mixture-of-experts run's
-Experts-per-token strip appears under the token stream without moving Run/Stop or narrowing the latency plot.
-Synthetic routing on a window without a model (no compile)."""
+Experts-per-token strip appears under the token stream without moving Run/Stop or narrowing the latency plot
+(synthetic routing on a window without a model: no compile); the IR card's tabs and figures row stay where they
+are whichever IR tab is current."""
 
 from __future__ import annotations
 
@@ -57,3 +58,36 @@ def test_the_experts_strip_moves_nothing(qtbot, make_window, gui_model, size):
     win.ui.router.clear()  # the next (dense) run: the strip goes, nothing moves back either
     QApplication.processEvents()
     assert max(abs(a - b) for a, b in zip(before["run"], _geometry(win)["run"])) <= TOLERANCE_PX
+
+
+def _ir_card(win) -> dict[str, tuple[int, int, int, int]]:
+    ir = win.ui.ir_tabs
+    out = {}
+    for name, w in {"IR tabs": ir.tabs, "figures row": ir.summary, "IR card": ir}.items():
+        at = w.mapTo(win, QPoint(0, 0))
+        out[name] = (at.x(), at.y(), w.width(), w.height())
+    return out
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 600)])
+def test_the_ir_tabs_stay_put_whichever_tab_is_current(qtbot, app_look, make_window, gui_model, size):
+    """The walk, seed 7 (issue 55): after a Profile visit the Run workspace's IR tabs sat 26 px lower at 1280×720
+    (the figures row above them took the room the Profile page's smaller minimum left) and 28 px shorter at
+    1024×600 (the dock's card shrank to it), because only the current tab's minimum counted."""
+    win = make_window(gui_model, autoload=False, size=size)
+    qtbot.waitExposed(win)
+    win.menus.reset_layout_action.trigger()
+    tabs = win.ui.ir_tabs.tabs
+    titles = [tabs.tabText(i) for i in range(tabs.count())]
+    assert {"jaxpr", "Source map", "Profile", "Passes"} <= set(titles), titles
+    for _ in range(3):
+        QApplication.processEvents()
+    before = _ir_card(win)
+    for title in [*titles, "jaxpr"]:
+        tabs.setCurrentIndex(titles.index(title))
+        for _ in range(3):
+            QApplication.processEvents()
+        after = _ir_card(win)
+        for name, rect in before.items():
+            moved = max(abs(a - b) for a, b in zip(rect, after[name], strict=True))
+            assert moved <= TOLERANCE_PX, (title, name, rect, after[name])

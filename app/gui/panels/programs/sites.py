@@ -46,7 +46,7 @@ class CompileSitesFeed(QObject):
         if panel is not None:
             panel.add_under_editor(self.drawer)
         self.table = CompileSitesTable()
-        self._policy = self.table.sizePolicy()  # the IR card sizes its tabs by the current one's (Ignored others)
+        self._policy = self.table.sizePolicy()  # the IR card's tabs ignore it (IRTabWidget)
         self._why = why_tabs  # the compile log dock's tabs (app.gui.panels.demo.kit.DemoKit.tabs), when there are
         self._ir = ir_tabs.tabs  # the IR card's tabs (Inspect's place)
         if self._why is not None:
