@@ -12,7 +12,7 @@ import re
 from html import unescape
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QRegion, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: The IR figures' lines (FLOPs, bytes, args, … fusions): the rest are in the tool tip.
@@ -60,7 +60,8 @@ class FiguresLabel(QLabel):
     does not move between two runs (issue 55: its height followed its text's lines, 0–2, and the IR tabs moved 14 px
     in the Code workspace and 30 px in a short window's dock; two lines everywhere took the Inspect workspace's
     jaxpr view under 30 lines at 1280×720); no height of its own in a dock too short for it (the Run workspace's at
-    1280×720 would scroll)."""
+    1280×720 would scroll), where it shows the whole lines that fit, none in a row under one line tall (the walk,
+    seed 7: the top 6 px of a cut line of figures over the IR tabs)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
@@ -94,13 +95,27 @@ class FiguresLabel(QLabel):
     def _lines_height(self) -> int:
         return self._lines() * self.fontMetrics().lineSpacing() + 4
 
+    def _whole_lines(self) -> int:
+        """How many of its lines fit whole in the row's height as laid out."""
+        return max(0, self.contentsRect().height()) // self.fontMetrics().lineSpacing()
+
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
         """A new width may hold the figures on one line, or no longer: the row's height follows (its width does
-        not depend on its height, so this settles at once)."""
+        not depend on its height, so this settles at once). A row squeezed under its lines shows the whole ones
+        (a mask below them)."""
         super().resizeEvent(event)
+        whole = self._whole_lines()
+        if 0 < whole < self._lines():
+            self.setMask(QRegion(0, 0, self.width(), self.contentsRect().top() + whole * self.fontMetrics().lineSpacing()))
+        else:
+            self.clearMask()
         if self.maximumHeight() != self._lines_height():
             self.setMaximumHeight(self._lines_height())
             self.updateGeometry()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        if self._whole_lines() > 0:  # no cut line in a row under one line tall
+            super().paintEvent(event)
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt override): its lines' height, not its text's
         return False

@@ -81,3 +81,35 @@ def test_the_rows_template_names_the_figures_an_xla_step_shows_and_no_inductor_k
     tabs = IRTabs()
     qtbot.addWidget(tabs)
     assert tabs.summary.template == template
+
+
+def test_a_squeezed_figures_row_shows_whole_lines_only(qtbot):
+    """In a dock too short for it (the Run workspace's "What JAX sees" at 1280×720: 6 px) the row shows the lines
+    that fit whole, none under one line: the walk, seed 7, showed the top 6 px of a cut line over the IR tabs."""
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from widgets.ir.header_labels import FiguresLabel
+    from widgets.ir.ir_tabs import summary_text
+
+    card = QWidget()  # a child's mask is Qt's to honour (a window's is the platform's: offscreen has none)
+    qtbot.addWidget(card)
+    card.resize(520, 60)
+    label = FiguresLabel(card)
+    label.setContentsMargins(6, 0, 6, 2)  # as the IR header has it
+    label.setText(summary_text(FIGURES))
+    line = label.fontMetrics().lineSpacing()
+
+    def inked_rows(height: int) -> list[int]:
+        """The rows of the row's picture at ``height`` px with any pixel unlike its top-left corner's."""
+        label.resize(520, height)
+        card.show()
+        qtbot.waitExposed(card)
+        QApplication.processEvents()
+        image = card.grab(label.geometry()).toImage()
+        ground = image.pixel(0, 0)
+        return [y for y in range(image.height()) if any(image.pixel(x, y) != ground for x in range(image.width()))]
+
+    assert inked_rows(2 * line + 4), "two lines drawn at full height"
+    assert inked_rows(6) == []  # under one line: nothing, not the top of a cut line
+    one = inked_rows(line + line // 2)
+    assert one and max(one) < line, (one, line)  # one and a half lines: the first whole, nothing of the second
