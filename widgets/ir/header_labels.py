@@ -99,16 +99,20 @@ class FiguresLabel(QLabel):
         """How many of its lines fit whole in the row's height as laid out."""
         return max(0, self.contentsRect().height()) // self.fontMetrics().lineSpacing()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
-        """A new width may hold the figures on one line, or no longer: the row's height follows (its width does
-        not depend on its height, so this settles at once). A row squeezed under its lines shows the whole ones
-        (a mask below them)."""
-        super().resizeEvent(event)
+    def _mask_cut_line(self) -> None:
+        """Below its whole lines where the row is squeezed under its lines (but not under one: see paintEvent)."""
         whole = self._whole_lines()
         if 0 < whole < self._lines():
             self.setMask(QRegion(0, 0, self.width(), self.contentsRect().top() + whole * self.fontMetrics().lineSpacing()))
         else:
             self.clearMask()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """A new width may hold the figures on one line, or no longer: the row's height follows (its width does
+        not depend on its height, so this settles at once). A row squeezed under its lines shows the whole ones
+        (a mask below them)."""
+        super().resizeEvent(event)
+        self._mask_cut_line()
         if self.maximumHeight() != self._lines_height():
             self.setMaximumHeight(self._lines_height())
             self.updateGeometry()
@@ -127,8 +131,12 @@ class FiguresLabel(QLabel):
         return QSize(0, 0)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
-        """A font change (presentation mode) keeps room for the row's lines in the new font."""
+        """A font change (presentation mode) keeps room for the row's lines in the new font, and shows its whole
+        lines in that font."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange and self.maximumHeight() != self._lines_height():
+        if event.type() != QEvent.Type.FontChange:
+            return
+        self._mask_cut_line()
+        if self.maximumHeight() != self._lines_height():
             self.setMaximumHeight(self._lines_height())
             self.updateGeometry()
