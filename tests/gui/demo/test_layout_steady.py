@@ -91,3 +91,26 @@ def test_the_ir_tabs_stay_put_whichever_tab_is_current(qtbot, app_look, make_win
         for name, rect in before.items():
             moved = max(abs(a - b) for a, b in zip(rect, after[name], strict=True))
             assert moved <= TOLERANCE_PX, (title, name, rect, after[name])
+
+
+def test_the_tradeoff_in_the_plots_place_moves_nothing_in_a_narrow_window(qtbot, app_look, make_window, gui_model):
+    """The walk, seed 1 at 1024×600 (issue 55): a settings race's trade-off taking the latency plot's place moved
+    Run/Stop 30 px right — the window is too narrow for the prompt column's and the plot card's least widths, and
+    the trade-off card asked for 41 px less than the plot card, so the prompt column took it back."""
+    win = make_window(gui_model, autoload=False, size=(1024, 537))
+    qtbot.waitExposed(win)
+    sr = win.demo.settings_race
+    for _ in range(3):
+        QApplication.processEvents()
+    before = _geometry(win)
+    sr.in_plot_area.setChecked(True)
+    for on in (True, False):  # a race puts the trade-off on stage; the next run brings the plot back
+        sr.on_stage = on
+        sr.stageChanged.emit(on)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert sr.stage_card.isVisible() == on and win.ui.plot_card.isVisible() != on
+        after = _geometry(win)
+        for name in ("run", "stop", "prompt", "tokens"):
+            moved = max(abs(a - b) for a, b in zip(before[name], after[name], strict=True))
+            assert moved <= TOLERANCE_PX, (on, name, before[name], after[name])
