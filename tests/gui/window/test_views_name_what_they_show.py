@@ -51,6 +51,10 @@ def test_a_program_race_names_the_setting_its_ir_was_compiled_under(qtbot, make_
         header = win.ui.ir_tabs.origin_text()
         assert header == f"run {base.run_id} · default · {FILE} · {ENTRY}", header
         assert " jit " not in f" {header} ".replace("·", " ")
+        # the race compiled the editor's text: no live compile of it follows (its retry timer fired after the race
+        # on a loaded machine, and the header turned to "live: compiled as you type")
+        assert win.programs.live.compile() is False
+        assert win.ui.ir_tabs.origin_text() == header
     finally:
         win.close()
 

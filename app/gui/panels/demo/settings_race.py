@@ -228,7 +228,10 @@ class SettingsRace(QObject):
             self.controls.set_message(str(exc))
             return False
         self.controls.set_message("")
-        return self.session.run_program(dataclasses.replace(request, steady=self.steady_plan()))
+        started = self.session.run_program(dataclasses.replace(request, steady=self.steady_plan()))
+        if started:
+            self.programs.raced()
+        return started
 
     @Slot()
     def race_checked(self) -> None:

@@ -76,6 +76,11 @@ class RacedProgram(Protocol):
 
     def request(self, trace_only: bool = False) -> ProgramRequest: ...
 
+    def raced(self) -> None:
+        """A race of the editor's text was sent: its lanes' compiles show the IR, so no live compile of the same
+        text follows it (issue 55: one came after the race and renamed the IR header "live: compiled as you
+        type")."""
+
 
 def program_race_request(programs: RacedProgram, names: list[str]) -> ProgramSettingsRaceRequest:
     """The request of ``programs`` (the Code workspace's :class:`app.gui.panels.programs.wiring.ProgramWiring`,

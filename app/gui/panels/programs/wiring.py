@@ -163,6 +163,11 @@ class ProgramWiring(QObject):
             self.busy.start("running", f"{self.name}: load, trace, first call")
         return started
 
+    def raced(self) -> None:
+        """A settings race of the editor's text was sent (:class:`app.gui.panels.demo.settings_target.RacedProgram`):
+        no live compile of the same text follows it, as after a Run."""
+        self.live.ran()
+
     def tracing(self) -> bool:
         """A live compile is on the compute thread."""
         return self.live.in_flight()
