@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +34,9 @@ TIMING_TESTS = ("tests/gui/lifecycle/test_stop_quit.py", "tests/gui/lifecycle/te
                 "tests/gui/demo/test_settings_race_window.py::test_stop_ends_the_settings_race_within_two_seconds")
 _DURATION = re.compile(r"^\s*([\d.]+)s (call|setup|teardown)\s+(\S+)")
 _FAILED = re.compile(r"^(FAILED|ERROR) (\S+)")
+_GATE = "SLOW TEST GATE:"
+_PASSED = re.compile(r"^\d+ passed(, [\d]+ (skipped|warnings?|xfailed|deselected))*.* in [\d.]+s", re.M)
+HISTORY = Path(tempfile.gettempdir()) / "timing-loop-file-durations.json"
 
 
 def _spin() -> None:  # pragma: no cover - a busy loop until terminated
@@ -43,17 +47,24 @@ def _spin() -> None:  # pragma: no cover - a busy loop until terminated
 def one_run(tests: list[str]) -> dict:
     """One pytest process over ``tests``: ``passed`` (exit status 0), ``failed`` (node ids), ``calls`` (node id →
     call seconds), ``wall_s``, ``load`` (1-minute load average at its end)."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1"}
+    # the loaded machine's times stay out of the file-time history that orders the suite's files (tests/suite_budget.py)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1",
+           "TORCHAX_PLAYGROUND_TEST_HISTORY": str(HISTORY)}
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=0",
                            *tests], cwd=ROOT, env=env, capture_output=True, text=True)
-    calls, failed = {}, []
+    calls, failed, gate = {}, [], []
     for line in proc.stdout.splitlines():
         if (m := _DURATION.match(line)) and m.group(2) == "call":
             calls[m.group(3)] = float(m.group(1))
         if m := _FAILED.match(line):
             failed.append(m.group(2))
-    return {"passed": proc.returncode == 0, "failed": failed, "calls": calls,
+        if line.startswith(_GATE):
+            gate.append(line.removeprefix(_GATE).strip())
+    # the suite's slow-test gate (an unlisted test over 45 s) is about the suite's budget on a quiet machine, not
+    # about a threshold a test asserts: said, not counted as a failure here
+    passed = proc.returncode == 0 or (not failed and bool(gate) and _PASSED.search(proc.stdout) is not None)
+    return {"passed": passed, "failed": failed, "gate": gate, "calls": calls,
             "wall_s": round(time.monotonic() - start, 1), "load": os.getloadavg()[0],
             "tail": "" if proc.returncode == 0 else proc.stdout[-3000:]}
 
@@ -75,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(r)
             word = "passed" if r["passed"] else "FAILED " + ", ".join(r["failed"])
             print(f"run {i + 1}/{args.runs}: {word} in {r['wall_s']:.0f} s (load {r['load']:.1f})", flush=True)
+            for line in r["gate"]:
+                print(f"  slow-test gate (not a failure here): {line}", flush=True)
             if not r["passed"]:
                 print(r["tail"], flush=True)
             if args.json:
