@@ -45,28 +45,35 @@ def _spin() -> None:  # pragma: no cover - a busy loop until terminated
 
 
 def one_run(tests: list[str]) -> dict:
-    """One pytest process over ``tests``: ``passed`` (exit status 0), ``failed`` (node ids), ``calls`` (node id →
-    call seconds), ``wall_s``, ``load`` (1-minute load average at its end)."""
+    """One pytest process over ``tests``: :func:`read_run` of its output, with ``wall_s`` and ``load`` (the 1-minute
+    load average at its end)."""
     # the loaded machine's times stay out of the file-time history that orders the suite's files (tests/suite_budget.py)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1",
            "TORCHAX_PLAYGROUND_TEST_HISTORY": str(HISTORY)}
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=0",
                            *tests], cwd=ROOT, env=env, capture_output=True, text=True)
+    return {**read_run(proc.stdout, proc.returncode), "wall_s": round(time.monotonic() - start, 1),
+            "load": os.getloadavg()[0]}
+
+
+def read_run(stdout: str, returncode: int) -> dict:
+    """What one pytest run's ``stdout`` (``-q --durations=0``) and exit status say: ``passed``, ``failed`` (node ids
+    of FAILED / ERROR lines), ``gate`` (the suite's slow-test gate lines), ``calls`` (node id → call seconds),
+    ``tail`` (the output's end when it did not pass). The slow-test gate (an unlisted test over 45 s) is about the
+    suite's budget on a quiet machine, not about a threshold a test asserts: a run whose every test passed and whose
+    exit status comes from the gate alone passed."""
     calls, failed, gate = {}, [], []
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if (m := _DURATION.match(line)) and m.group(2) == "call":
             calls[m.group(3)] = float(m.group(1))
         if m := _FAILED.match(line):
             failed.append(m.group(2))
         if line.startswith(_GATE):
             gate.append(line.removeprefix(_GATE).strip())
-    # the suite's slow-test gate (an unlisted test over 45 s) is about the suite's budget on a quiet machine, not
-    # about a threshold a test asserts: said, not counted as a failure here
-    passed = proc.returncode == 0 or (not failed and bool(gate) and _PASSED.search(proc.stdout) is not None)
+    passed = returncode == 0 or (not failed and bool(gate) and _PASSED.search(stdout) is not None)
     return {"passed": passed, "failed": failed, "gate": gate, "calls": calls,
-            "wall_s": round(time.monotonic() - start, 1), "load": os.getloadavg()[0],
-            "tail": "" if proc.returncode == 0 else proc.stdout[-3000:]}
+            "tail": "" if passed else stdout[-3000:]}
 
 
 def main(argv: list[str] | None = None) -> int:
