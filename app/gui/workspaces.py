@@ -93,6 +93,7 @@ class Workspaces(QObject):
         self._code_sized = False
         self._top_state: QByteArray | None = None  # the main area's splitter while Code borrows the plot
         self._plot_hidden = False  # the plot was hidden in Run when Code borrowed it (the trade-off in its place)
+        self._plot_policy = QSizePolicy()  # the plot card's size policy (its stretch) in Run, while Code borrows it
         self.actions: dict[str, QAction] = {}
         for i, (name, keys, tip) in enumerate(WORKSPACES):
             self.tab_bar.addTab(name)
@@ -199,8 +200,13 @@ class Workspaces(QObject):
             self._inspect_layout.addWidget(card)
         else:
             self._top_state, self._plot_hidden = ui.top_split.saveState(), ui.plot_card.isHidden()
+            self._plot_policy = QSizePolicy(ui.plot_card.sizePolicy())  # its stretch in Run's main area
             self.code_right.insertWidget(0, card)
             self.code_right.insertWidget(1, ui.plot_card)
+            # a resize keeps both parts' shares (issue 55: the walk, seed 5 at 1920x1080: the plot kept Run's
+            # stretch factor 3 against the IR card's 0 and took a 241 px shrink alone, 56 % → 44 % of the column)
+            for index in range(2):
+                self.code_right.setStretchFactor(index, 0)
             ui.plot_card.show()
             if not self._code_sized:  # first time, once laid out: editor 45 %, the jaxpr above the plot
                 self._code_sized = True
@@ -261,6 +267,7 @@ class Workspaces(QObject):
             self._inspect_layout.removeWidget(card)
         else:
             ui.top_split.insertWidget(1, ui.plot_card)
+            ui.plot_card.setSizePolicy(self._plot_policy)  # Run's stretch again: it shares a resize as before
             # back as Run had it: hidden where a settings race's trade-off took its place (issue 55: the walk,
             # seed 1 at 1024x600: the plot and the trade-off side by side, Run and Stop squeezed, after Code)
             ui.plot_card.setHidden(self._plot_hidden)
