@@ -59,20 +59,21 @@ def one_run(tests: list[str]) -> dict:
 
 def read_run(stdout: str, returncode: int) -> dict:
     """What one pytest run's ``stdout`` (``-q --durations=0``) and exit status say: ``passed``, ``failed`` (node ids
-    of FAILED / ERROR lines), ``gate`` (the suite's slow-test gate lines), ``calls`` (node id → call seconds),
+    of FAILED / ERROR lines), ``why`` (those lines whole: pytest's short summary says why), ``gate`` (the suite's slow-test gate lines), ``calls`` (node id → call seconds),
     ``tail`` (the output's end when it did not pass). The slow-test gate (an unlisted test over 45 s) is about the
     suite's budget on a quiet machine, not about a threshold a test asserts: a run whose every test passed and whose
     exit status comes from the gate alone passed."""
-    calls, failed, gate = {}, [], []
+    calls, failed, gate, said = {}, [], [], []
     for line in stdout.splitlines():
         if (m := _DURATION.match(line)) and m.group(2) == "call":
             calls[m.group(3)] = float(m.group(1))
         if m := _FAILED.match(line):
             failed.append(m.group(2))
+            said.append(line)  # "FAILED node - AssertionError: …": why, in pytest's short summary
         if line.startswith(_GATE):
             gate.append(line.removeprefix(_GATE).strip())
     passed = returncode == 0 or (not failed and bool(gate) and _PASSED.search(stdout) is not None)
-    return {"passed": passed, "failed": failed, "gate": gate, "calls": calls,
+    return {"passed": passed, "failed": failed, "gate": gate, "calls": calls, "why": said,
             "tail": "" if passed else stdout[-3000:]}
 
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             for line in r["gate"]:
                 print(f"  slow-test gate (not a failure here): {line}", flush=True)
             if not r["passed"]:
-                print(r["tail"], flush=True)
+                print("\n".join(r["why"]) or r["tail"], flush=True)
             if args.json:
                 args.json.write_text(json.dumps({"busy": args.busy, "tests": args.tests, "runs": runs}, indent=1))
     finally:

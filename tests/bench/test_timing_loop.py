@@ -30,5 +30,6 @@ def test_a_failed_or_erroring_test_fails_the_run_whatever_the_gate_says() -> Non
            "1 failed, 18 passed, 1 error in 500.00s\n")
     run = read_run(out, 1)
     assert not run["passed"] and run["failed"] == [QUIT, STOP] and "1 failed" in run["tail"]
+    assert run["why"] == [f"FAILED {QUIT} - AssertionError: ('idle', 1.62)", f"ERROR {STOP} - TimeoutError"]
     assert not read_run(f"{DURATIONS}20 passed in 500.00s\n", 2)["passed"]  # interrupted: no gate line says why
     assert read_run(f"{DURATIONS}20 passed in 500.00s\n", 0)["passed"]
