@@ -39,7 +39,10 @@ def test_model_decode_step_under_effort_levels_and_flags_as_json():
     assert paired["baseline"] == "default" and (paired["rounds"] >= 3 or paired["rounds"] + paired["dropped"] >= 6)
     assert paired["stopped_by"] in ("precise", "budget")
     assert settings[0]["ratio"] == 1.0 and settings[0]["ci_low"] is None
-    assert settings[0]["versus_baseline"].startswith("baseline (A/A ±")
+    if paired["aa_noise"] is not None:
+        assert settings[0]["versus_baseline"].startswith("baseline (A/A ±")
+    else:  # too few rounds kept on a busy machine for an A/A floor (clean-clone CI, 7 Dec): none claimed
+        assert settings[0]["versus_baseline"].split(" · ")[0] == "baseline"
     for s in settings[1:]:
         assert s["rounds"] == 1 and s["paired_rounds"] == paired["rounds"] and s["dropped"] == paired["dropped"]
         assert s["aa_noise"] == paired["aa_noise"]
