@@ -16,15 +16,20 @@ def _share(win) -> float:
     return sizes[1] / max(1, sizes[0] + sizes[1])
 
 
+def _shrink_keeps_the_run_share(qtbot, win) -> None:
+    """Resize ``win`` (in Run, at its large size) to 1280×720: the plot's share of the main area's width holds."""
+    qtbot.wait(100)
+    large = _share(win)
+    win.resize(1280, 720)
+    qtbot.waitUntil(lambda: win.width() == 1280, timeout=2000)
+    qtbot.wait(100)
+    assert abs(_share(win) - large) < 0.03, (large, _share(win), win.ui.top_split.sizes())
+
+
 def test_the_run_plot_keeps_its_share_when_the_window_shrinks(qtbot, make_window, gui_model):
     win = make_window(gui_model, autoload=False, size=(1600, 972))
     try:
-        qtbot.wait(100)
-        large = _share(win)
-        win.resize(1280, 720)
-        qtbot.waitUntil(lambda: win.width() == 1280, timeout=2000)
-        qtbot.wait(100)
-        assert abs(_share(win) - large) < 0.03, (large, _share(win), win.ui.top_split.sizes())
+        _shrink_keeps_the_run_share(qtbot, win)
         assert win.ui.plot.plotItem.getViewBox().sceneBoundingRect().height() >= MIN_DRAWING_PX
     finally:
         win.close()
@@ -54,11 +59,6 @@ def test_the_code_plot_keeps_its_share_when_the_window_shrinks(qtbot, make_windo
         win.workspaces.show("Run")
         win.resize(1600, 972)
         qtbot.waitUntil(lambda: win.width() == 1600, timeout=2000)
-        qtbot.wait(100)
-        large = _share(win)
-        win.resize(1280, 720)
-        qtbot.waitUntil(lambda: win.width() == 1280, timeout=2000)
-        qtbot.wait(100)
-        assert abs(_share(win) - large) < 0.03, (large, _share(win), win.ui.top_split.sizes())
+        _shrink_keeps_the_run_share(qtbot, win)
     finally:
         win.close()
