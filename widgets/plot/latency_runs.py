@@ -3,14 +3,21 @@ note."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 
 from app.core.inspect.views import DECODE, PREFILL
 from widgets.plot.call_tooltip import COMPILE_COLOUR, DISK_COLOUR
+
+#: A label part that does not tell runs apart, left out of a legend entry before its mode or model is cut: the
+#: devices (``"1 device"``, ``"tp=2"``, ``"dp=2,tp=2"``: ``Engine.mesh_label``), the machine of a recorded run.
+SECONDARY = re.compile(r"^(\d+ devices?|recorded on .*|KV [\d,]+|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")
 
 
 @dataclass
@@ -151,3 +158,61 @@ def entry_tip(runs: list[PlotRun]) -> str:
     the entry may only count: ``"runs 1–4 · default, O1, O3, O0"``), then each run's name on a line of its own."""
     names = [run.legend_name() for run in runs]
     return "\n".join(names if len(runs) == 1 else [race_entry_name(runs), *names])
+
+
+def shared_parts(labels: list[str]) -> list[str]:
+    """The " · "-separated parts after the first (the mode) that every label of ``labels`` has, in the first
+    label's order (``[]`` for fewer than two labels): ``["jit-static · 1 device · M", "torch · 1 device · M ·
+    recorded on CPU × 4"]`` → ``["1 device", "M"]``."""
+    if len(labels) < 2:
+        return []
+    split = [label.split(" · ") for label in labels]
+    common = set(split[0][1:]).intersection(*(parts[1:] for parts in split[1:]))
+    return [part for part in split[0][1:] if part in common]
+
+
+def shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
+    """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
+    longest: whole if it fits; else without its devices and machine (:func:`essential`), so the run number,
+    the mode and the model or program stay readable; else on two lines ("run 4 · jit ·<br>02_static_shapes.py:
+    normalize": the random walk found it cut in a 300-px plot) (the random-walk journeys found "run 5 · …" and
+    "run 29 · jit · 1 …"); else cut at the right with "…". A race lane's steady value (" ┄ 9.5 ms") is kept
+    while the run number, mode and model fit beside it, else left out (its dashed line stays drawn)."""
+    if metrics.horizontalAdvance(name) <= room:
+        return name
+    if " ┄ " in name:  # a lane's steady value stays whole while the run number and mode stay readable
+        head, value = name.rsplit(" ┄ ", 1)
+        value = f" ┄ {value}"
+        least = essential(head)  # "run 5 · jit-static · pydoc-llama"
+        if metrics.horizontalAdvance(least + value) <= room:
+            return shorten(head, metrics, room - metrics.horizontalAdvance(value)) + value
+        return shorten(head, metrics, room)  # no room for both: mode and model win (the dashed line stays drawn)
+    parts = name.split(" · ")  # run N · mode · mesh · model or file:entry (whose own label may hold " · ")
+    short = essential(name)
+    if short != name:
+        if metrics.horizontalAdvance(short) <= room:
+            return short
+        name = short
+    head = " · ".join(parts[:2])  # "run 4 · jit"
+    rest = name[len(head) + 3:]
+    if rest and metrics.horizontalAdvance(head) <= room:  # on two lines: the model or file:entry whole below
+        return f"{head} ·<br>{metrics.elidedText(rest, Qt.TextElideMode.ElideRight, room)}"
+    cut = metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
+    return cut if cut.startswith(parts[0]) else f"{parts[0]} …"  # the run number always: names stay unique
+
+
+def least_name(name: str) -> str:
+    """What a legend entry keeps when its column is narrow: :func:`essential`, then a lane's steady value."""
+    value = f" ┄ {name.rsplit(' ┄ ', 1)[1]}" if " ┄ " in name else ""
+    return essential(name) + value
+
+
+def essential(name: str) -> str:
+    """A legend entry's name without what does not tell runs apart (:data:`SECONDARY`: devices, the machine)
+    and without a lane's steady value: ``"run 2 · jit-static · 1 device · pydoc-llama · recorded on CPU × 4"``
+    → ``"run 2 · jit-static · pydoc-llama"``. By the parts' meaning, not their place: with the devices named
+    once under the x axis the model is the third part (the random walk found "run 2 · jit-static ·
+    recorded o…")."""
+    head = name.rsplit(" ┄ ", 1)[0]
+    parts = head.split(" · ")
+    return " · ".join(parts[:2] + [p for p in parts[2:] if not SECONDARY.match(p)])

@@ -6,7 +6,6 @@ hides nothing, compile notes placed beside their points, run names elided to the
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 import pyqtgraph as pg  # noqa: TID253 - a heavy module: its users import it inside functions
@@ -18,19 +17,30 @@ from widgets.common.geometry import Shapes
 from widgets.common.typed_qt import plot_item
 from widgets.plot.call_tooltip import COMPILE_COLOUR
 from widgets.plot.latency_key import SHORT_PLOT
-from widgets.plot.latency_runs import CompileNote, PlotRun, entry_tip, legend_entries, race_entry_name
+from widgets.plot.latency_runs import (
+    SECONDARY,
+    CompileNote,
+    PlotRun,
+    entry_tip,
+    essential,
+    least_name,
+    legend_entries,
+    race_entry_name,
+    shared_parts,
+    shorten,
+)
 from widgets.plot.legend_row import LEGEND_INSET, fit_legend_row
 
 MAX_ANNOTATIONS = 3  # compile notes per run
 MAX_HEADROOM_DECADES = 1.0  # the y axis ends at most one decade above the largest point
 LEGEND_SHARE = 0.2  # the run legend's rows take at most this share of the plot's height (its budget)
 SHORT_LEGEND_ROWS = 2  # at most this many in a plot shorter than SHORT_PLOT px (issue 55: 3–4 rows at 1280×720)
+#: px: the drawing area (the view box) the legend's rows leave at least, where the plot has that much to give (issue
+#: 55: three rows left 173 px in a 1324×723 window, walk seed 7 at 1920×1080; the walk's rule is 180 px)
+LEGEND_LEAVES_PX = 190
 X_STEP = 32  # the x range grows in steps, so the axis is not re-rendered at every redraw
 X_MIN_RIGHT = 8  # while points stream the right edge doubles from here (8, 16, 32, …, then steps of X_STEP)
 UNREADABLE = 40  # a compile note's placement cost when cut at the plot's edge or over another note
-#: A label part that does not tell runs apart, left out of a legend entry before its mode or model is cut: the
-#: devices (``"1 device"``, ``"tp=2"``, ``"dp=2,tp=2"``: ``Engine.mesh_label``), the machine of a recorded run.
-SECONDARY = re.compile(r"^(\d+ devices?|recorded on .*|KV [\d,]+|[a-z]+=\d+(,\s*[a-z]+=\d+)*)$")
 NOTE_ANCHORS = ((-0.02, 1.15), (-0.02, -0.15), (1.02, 1.15), (1.02, -0.15), (-0.08, 0.5), (1.08, 0.5),
                 (0.5, 1.15), (0.5, -0.15), (-0.08, 1.6), (-0.08, -0.6))
 
@@ -49,6 +59,8 @@ class PlotFitting(pg.PlotWidget):
     _font_scale: float
     _base_pt: float = 9.0  # the application's font size (presentation mode scales from it)
     _shared: str = ""
+    _named: str = "every run"  # the runs what the x axis names after them is shared by
+    _earlier: str = ""  # "runs 5–9 earlier": the earlier runs named under the x axis when the legend has no row for them
     _legend_need: float = 160.0  # px: the least a legend entry is cut to (set by _fit_legend_names)
     _axis_text: tuple[str, float] = ("", 0.0)  # the x axis' title last set, and its size
     lanes_in_legend: Callable[[], bool]  # LatencyKey's: race lanes' steady values go in their legend entries
@@ -188,6 +200,21 @@ class PlotFitting(pg.PlotWidget):
         rows = max(1, int(LEGEND_SHARE * max(self.height(), 1) // row_px))
         return min(rows, SHORT_LEGEND_ROWS) if 0 < self.height() < SHORT_PLOT else rows
 
+    def _leaves_too_little(self, rows: int) -> bool:
+        """Whether ``rows`` legend rows would leave the drawing area under :data:`LEGEND_LEAVES_PX` (the view box
+        and the legend's row share what the axes, the key and the title leave, in one layout pass)."""
+        shared = plot_item(self).getViewBox().height() + self._legend_row.size().height()
+        return shared - rows * (self._legend_metrics().lineSpacing() + 8) - 6 < LEGEND_LEAVES_PX
+
+    def _title_room(self) -> tuple[QFontMetricsF, float]:
+        """The x axis' title's metrics and its room in px."""
+        item = plot_item(self)
+        font = QFont(item.getAxis("bottom").label.font())  # the family the title is drawn in
+        font.setPointSizeF(round(self._base_pt * 1.1 * self._font_scale))
+        width = item.getViewBox().width()
+        # 0.85: rich text is drawn wider than these metrics measure it (as the key's: LatencyKey._set_title)
+        return QFontMetricsF(font), 0.85 * (width if width > 0 else self.width() - 80) - 16
+
     def _legend_columns(self, room: float, need: float) -> int:
         """The most columns of ``need`` px names in ``room`` px."""
         return max(1, int(room // (need + 45)))  # each column: its name and 45 px of sample and gaps
@@ -222,15 +249,14 @@ class PlotFitting(pg.PlotWidget):
         size = self._base_pt * 1.1 * self._font_scale
         css = {"font-size": f"{size:.0f}pt"}
         text = "call index"
-        if self._shared:
-            font = QFont(item.getAxis("bottom").label.font())  # the family the title is drawn in
-            font.setPointSizeF(round(size))
-            metrics = QFontMetricsF(font)
-            width = item.getViewBox().width()
-            # 0.85: rich text is drawn wider than these metrics measure it (as the key's: LatencyKey._set_title)
-            room = 0.85 * (width if width > 0 else self.width() - 80) - 16 \
-                - metrics.horizontalAdvance(f"{text}   ·   every run: ")
-            text += f"   ·   every run: {metrics.elidedText(self._shared, Qt.TextElideMode.ElideRight, max(room, 40))}"
+        if self._shared or self._earlier:
+            metrics, room = self._title_room()
+            shared = f"   ·   {self._named}: {self._shared}" if self._shared else ""
+            earlier = f"   ·   {self._earlier}" if self._earlier else ""  # whole or not at all: the model first
+            if metrics.horizontalAdvance(text + shared + earlier) > room:
+                earlier = ""
+            room -= metrics.horizontalAdvance(text + earlier)
+            text += metrics.elidedText(shared, Qt.TextElideMode.ElideRight, max(room, 40)) + earlier
         if (text, size) == self._axis_text:
             return
         self._axis_text = (text, size)
@@ -249,16 +275,34 @@ class PlotFitting(pg.PlotWidget):
         # the least an entry may be cut to: its run number, mode and model or file:entry (what every run shares
         # apart) and a lane's steady value, left out where the entries would take more rows than the budget (issue
         # 55: a replayed race beside older runs took 3 rows, 172 px of drawing area left): its dashed line stays
-        for least in (least_name, essential):
-            need = max((metrics.horizontalAdvance(least(self._entry_name(run, tuple(shared)))) for run in self._runs),
+        def least_need(runs: list[PlotRun], least: Callable[[str], str]) -> tuple[float, int]:
+            """(px per name, lines per entry) of ``runs`` named at least as ``least`` names them."""
+            need = max((metrics.horizontalAdvance(least(self._entry_name(run, tuple(shared)))) for run in runs),
                        default=0.0) + 12  # the label's text margins: drawn 96.5 px where 90.9 measured
             need /= share  # drawn wider than measured (place_legend): fewer columns, never names cut below need
-            lines = 2 if need > room else 1  # an entry wider than the plot takes two lines (_shorten)
-            need = self._legend_need = min(need, room)
+            return min(need, room), 2 if need > room else 1  # an entry wider than the plot takes two lines (shorten)
+
+        for least in (least_name, essential):
+            need, lines = least_need(self._runs, least)
             capacity = self._legend_rows() // lines * self._legend_columns(room, need)
             entries = legend_entries(self._runs, capacity)
             if len(entries) <= capacity:
                 break
+        earlier: list[PlotRun] = []
+        title_metrics, title_room = self._title_room()
+        if (len(entries) > capacity and len(entries[0]) > 1
+                and self._leaves_too_little(-(-len(entries) // self._legend_columns(room, need)))
+                and title_metrics.horizontalAdvance(f"call index   ·   runs {entries[0][0].run_id}–{entries[0][-1].run_id}"
+                                                    " earlier") <= title_room):
+            # not even the newest run or race fits beside the earlier runs' entry (issue 55, walk seed 7 at
+            # 1920×1080: three rows left 173 px of drawing area): the earlier runs are named under the x axis
+            earlier, entries = entries[0], entries[1:]
+            named = [run for entry in entries for run in entry]
+            shared = [p for p in shared_parts([r.label for r in named]) if not SECONDARY.match(p)]  # the model
+            need, _lines = least_need(named, essential)
+        self._legend_need = need
+        self._earlier = f"runs {earlier[0].run_id}–{earlier[-1].run_id} earlier" if earlier else ""
+        self._named = f"runs {entries[0][0].run_id}–{entries[-1][-1].run_id}" if earlier else "every run"
         _columns, room = self._legend_layout(len(entries), need)
 
         def name(runs: list[PlotRun], drop: tuple[str, ...] = ()) -> str:  # a race's settings counted if too wide
@@ -272,7 +316,7 @@ class PlotFitting(pg.PlotWidget):
         else:
             shared = []
         self._set_shared(" · ".join(sorted(shared, key=lambda p: bool(SECONDARY.match(p)))))  # the model first
-        names = [_shorten(n, metrics, room * share) for n in names]
+        names = [shorten(n, metrics, room * share) for n in names]
         shown = [label.text for _sample, label in self.legend.items]
         if vb.width() <= 0 or shown == names:
             return
@@ -338,62 +382,4 @@ class PlotFitting(pg.PlotWidget):
                 note.setFont(font)
             plot_item(self).addItem(note, ignoreBounds=True)
             run.notes.append(note)
-
-
-def shared_parts(labels: list[str]) -> list[str]:
-    """The " · "-separated parts after the first (the mode) that every label of ``labels`` has, in the first
-    label's order (``[]`` for fewer than two labels): ``["jit-static · 1 device · M", "torch · 1 device · M ·
-    recorded on CPU × 4"]`` → ``["1 device", "M"]``."""
-    if len(labels) < 2:
-        return []
-    split = [label.split(" · ") for label in labels]
-    common = set(split[0][1:]).intersection(*(parts[1:] for parts in split[1:]))
-    return [part for part in split[0][1:] if part in common]
-
-
-def _shorten(name: str, metrics: QFontMetricsF, room: float) -> str:
-    """``name`` (``"run 5 · jit-static · 1 device · pydoc-llama"``) in ``room`` px, keeping what tells runs apart
-    longest: whole if it fits; else without its devices and machine (:func:`essential`), so the run number,
-    the mode and the model or program stay readable; else on two lines ("run 4 · jit ·<br>02_static_shapes.py:
-    normalize": the random walk found it cut in a 300-px plot) (the random-walk journeys found "run 5 · …" and
-    "run 29 · jit · 1 …"); else cut at the right with "…". A race lane's steady value (" ┄ 9.5 ms") is kept
-    while the run number, mode and model fit beside it, else left out (its dashed line stays drawn)."""
-    if metrics.horizontalAdvance(name) <= room:
-        return name
-    if " ┄ " in name:  # a lane's steady value stays whole while the run number and mode stay readable
-        head, value = name.rsplit(" ┄ ", 1)
-        value = f" ┄ {value}"
-        least = essential(head)  # "run 5 · jit-static · pydoc-llama"
-        if metrics.horizontalAdvance(least + value) <= room:
-            return _shorten(head, metrics, room - metrics.horizontalAdvance(value)) + value
-        return _shorten(head, metrics, room)  # no room for both: mode and model win (the dashed line stays drawn)
-    parts = name.split(" · ")  # run N · mode · mesh · model or file:entry (whose own label may hold " · ")
-    short = essential(name)
-    if short != name:
-        if metrics.horizontalAdvance(short) <= room:
-            return short
-        name = short
-    head = " · ".join(parts[:2])  # "run 4 · jit"
-    rest = name[len(head) + 3:]
-    if rest and metrics.horizontalAdvance(head) <= room:  # on two lines: the model or file:entry whole below
-        return f"{head} ·<br>{metrics.elidedText(rest, Qt.TextElideMode.ElideRight, room)}"
-    cut = metrics.elidedText(name, Qt.TextElideMode.ElideRight, room)
-    return cut if cut.startswith(parts[0]) else f"{parts[0]} …"  # the run number always: names stay unique
-
-
-def least_name(name: str) -> str:
-    """What a legend entry keeps when its column is narrow: :func:`essential`, then a lane's steady value."""
-    value = f" ┄ {name.rsplit(' ┄ ', 1)[1]}" if " ┄ " in name else ""
-    return essential(name) + value
-
-
-def essential(name: str) -> str:
-    """A legend entry's name without what does not tell runs apart (:data:`SECONDARY`: devices, the machine)
-    and without a lane's steady value: ``"run 2 · jit-static · 1 device · pydoc-llama · recorded on CPU × 4"``
-    → ``"run 2 · jit-static · pydoc-llama"``. By the parts' meaning, not their place: with the devices named
-    once under the x axis the model is the third part (the random walk found "run 2 · jit-static ·
-    recorded o…")."""
-    head = name.rsplit(" ┄ ", 1)[0]
-    parts = head.split(" · ")
-    return " · ".join(parts[:2] + [p for p in parts[2:] if not SECONDARY.match(p)])
 

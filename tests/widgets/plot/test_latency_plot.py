@@ -248,7 +248,7 @@ def test_the_call_axis_never_takes_an_si_prefix(qtbot):
 def test_the_parts_every_run_shares_are_named_once():
     """Live and recorded runs share their devices and model, not their ends (the random walk's legend cut
     'run 4 · torch · pydo…' when a session's recorded runs joined live ones)."""
-    from widgets.plot.plot_fitting import shared_parts
+    from widgets.plot.latency_runs import shared_parts
 
     live, recorded = "torch · 1 device · pydoc-llama", "torch · 1 device · pydoc-llama · recorded on CPU × 4"
     assert shared_parts([live, recorded, "jit-static ▶ replay · 1 device · pydoc-llama"]) == ["1 device",

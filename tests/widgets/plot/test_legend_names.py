@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from qt_helpers import call_record  # noqa: E402
 
 from widgets.plot.latency_plot import LatencyPlot  # noqa: E402
-from widgets.plot.plot_fitting import essential  # noqa: E402
+from widgets.plot.latency_runs import essential  # noqa: E402
+from widgets.plot.plot_fitting import LEGEND_LEAVES_PX  # noqa: E402
 
 REC = " · recorded on CPU × 4"
 #: (label, what the entry must name): the walk's failing mix (seed 197, step 8)
@@ -187,7 +188,7 @@ def test_ten_runs_in_a_narrow_plot_keep_the_newest_name_whole(qtbot):
 
 def test_a_runs_kv_cache_size_goes_before_where_it_was_recorded_and_is_dropped_first():
     from app.gui.panels.run_view import with_cache_len
-    from widgets.plot.plot_fitting import essential
+    from widgets.plot.latency_runs import essential
 
     assert with_cache_len("jit-static · 1 device · m", 256) == "jit-static · 1 device · m · KV 256"
     recorded = with_cache_len("jit-loop · 1 device · m · recorded on CPU × 4 · KV 256", 8192)
@@ -253,3 +254,42 @@ def test_an_entry_of_several_runs_is_named_whole_in_its_room():
     tip = entry_tip(race).splitlines()
     assert tip == ["runs 1–4 · default, O1, O3, O0", *(f"run {i} · {s} · 1 device" for i, s in
                                                        enumerate(["default", "O1", "O3", "O0"], start=1))]
+
+
+def test_earlier_runs_go_under_the_x_axis_when_the_newest_race_fills_the_legends_rows(qtbot):
+    """Issue 55, walk seed 7 at 1920×1080 (step 16, the window shrunk to 1324×723): five earlier runs of two models
+    and the newest race's two lanes (never merged: a race is one unit) took three legend rows in a 420-px-wide plot —
+    one entry for the earlier runs, one per lane — and the drawing area fell to 173 px. Where the rows would leave the
+    drawing area under :data:`LEGEND_LEAVES_PX`, the earlier runs are named under the x axis ("runs 5–9 earlier",
+    whole) and the lanes keep the legend's rows, each naming its mode and model; a plot with the room keeps them."""
+    older = [("jit-static · 1 device · pydoc-llama · KV 64", None)] * 3 + [
+        ("jit-static · 1 device · random:mixtral-tiny", None), ("torch · 1 device · pydoc-llama · recorded on CPU × 4", None)]
+    raced = [("torchax-eager · 1 device · pydoc-llama", 6), ("jit-static · 1 device · pydoc-llama · KV 64", 6)]
+    for size in ((420, 300), (420, 330), (500, 300), (430, 380)):
+        plot = LatencyPlot()
+        qtbot.addWidget(plot)
+        plot.resize(*size)
+        plot.show()
+        for run_id, (label, group) in enumerate(older + raced, start=5):
+            plot.start_run(label, run_id=run_id, group=group, fade=group is None)
+            for i in range(6):
+                plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 20.0 + run_id,
+                                            compiled=i < 2))
+            plot.redraw()
+            if group:
+                plot.set_run_steady(run_id, 21.4)
+        settle(qtbot)
+        names = [label.text for _, label in plot.legend.items]
+        title = plot.plotItem.getAxis("bottom").labelText
+        drawing = plot.plotItem.getViewBox().sceneBoundingRect().height()
+        assert "…" not in title, title  # each part whole or left out
+        if size == (430, 380):  # the room for three rows
+            assert names[0] == "runs 5–9 · 5 earlier runs" and drawing >= LEGEND_LEAVES_PX, (names, drawing)
+            plot.close()
+            continue
+        rows = -(-len(names) // plot.legend.columnCount)
+        assert rows <= plot._legend_rows(), (size, names)
+        assert [n.split(" · ")[:2] for n in names] == [["run 10", "torchax-eager"], ["run 11", "jit-static"]], names
+        assert all("pydoc-llama" in n for n in names) or "runs 10–11: pydoc-llama" in title, (names, title)
+        assert "runs 5–9 earlier" in title, title
+        plot.close()

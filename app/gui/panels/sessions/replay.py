@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
 
 from app.core.recording.timing import replay_schedule
 from app.core.requests import SourceMapReady
@@ -52,6 +52,9 @@ class Replay(QObject):
         self.session = ctx.session
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
+        # precise: Qt's default coarse timer may fire 5 % of its interval late (25 ms of a 505 ms gap: the replay's
+        # pace is its claim, and a late token shortened the next gap; the clean-clone CI run of 7 Dec)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._tick)
         self._queue: list[Any] = []
         self._run: Any = None
