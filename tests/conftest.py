@@ -27,7 +27,7 @@ os.environ["TORCHAX_PLAYGROUND_TEST_SCRATCH"] = RUN_SCRATCH
 # tests/compile_sharing.py cache_root) and the file-time history that orders the files (tests/suite_budget.py
 # history_file: beside the user's cache home) are resolved here, before XDG_CACHE_HOME points at the scratch
 # root, and passed on to xdist workers and children.
-from tests import compile_sharing, suite_budget  # noqa: E402
+from tests import compile_sharing, suite_budget, suite_gc  # noqa: E402
 
 os.environ[compile_sharing.CACHE_ENV] = str(compile_sharing.cache_root(RUN_SCRATCH))
 os.environ[suite_budget.HISTORY_ENV] = str(suite_budget.history_file())
@@ -59,6 +59,7 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 def pytest_configure(config):  # noqa: ANN001
     compile_sharing.install()
+    suite_gc.install()  # a cheaper settle of the garbage collector after each model load (tests/suite_gc.py)
 
 
 @pytest.fixture(autouse=True)
