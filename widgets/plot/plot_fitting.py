@@ -206,6 +206,18 @@ class PlotFitting(pg.PlotWidget):
         shared = plot_item(self).getViewBox().height() + self._legend_row.size().height()
         return shared - rows * (self._legend_metrics().lineSpacing() + 8) - 6 < LEGEND_LEAVES_PX
 
+    def _earlier_to_title(self, entries: list[list[PlotRun]], capacity: int, columns: int) -> bool:
+        """Whether the earlier runs' one entry (``entries[0]``) goes under the x axis: not even the newest run or
+        race fits beside it in the budget (issue 55, walk seed 7 at 1920×1080: three rows left 173 px of drawing
+        area), one row more leaves too little drawing area, and "runs a–b earlier" fits the title whole."""
+        if len(entries) <= capacity or len(entries[0]) < 2 or not self._leaves_too_little(-(-len(entries) // columns)):
+            return False
+        return self._title_fits(f"call index   ·   runs {entries[0][0].run_id}–{entries[0][-1].run_id} earlier")
+
+    def _title_fits(self, text: str) -> bool:
+        metrics, room = self._title_room()
+        return metrics.horizontalAdvance(text) <= room
+
     def _title_room(self) -> tuple[QFontMetricsF, float]:
         """The x axis' title's metrics and its room in px."""
         item = plot_item(self)
@@ -252,9 +264,9 @@ class PlotFitting(pg.PlotWidget):
         if self._shared or self._earlier:
             metrics, room = self._title_room()
             shared = f"   ·   {self._named}: {self._shared}" if self._shared else ""
-            earlier = f"   ·   {self._earlier}" if self._earlier else ""  # whole or not at all: the model first
-            if metrics.horizontalAdvance(text + shared + earlier) > room:
-                earlier = ""
+            earlier = f"   ·   {self._earlier}" if self._earlier else ""  # whole (the legend names those runs nowhere else)
+            if metrics.horizontalAdvance(text + earlier) > room:
+                earlier = ""  # only while the plot is being refitted (place_legend moves them back to the legend)
             room -= metrics.horizontalAdvance(text + earlier)
             text += metrics.elidedText(shared, Qt.TextElideMode.ElideRight, max(room, 40)) + earlier
         if (text, size) == self._axis_text:
@@ -269,12 +281,13 @@ class PlotFitting(pg.PlotWidget):
     def _fit_legend_names(self, share: float = 1.0) -> None:
         """Name each run in its legend column's width: whole when every name fits; else what every label ends with
         (model, devices) is named once under the x axis (issue 37: six long names took five rows); a name still too
-        wide is cut (:func:`_shorten`), a race's settings counted. Re-added: pyqtgraph sizes a row when added."""
+        wide is cut (:func:`shorten`), a race's settings counted; earlier runs may go under the x axis (issue 55).
+        Re-added: pyqtgraph sizes a row when added. The least an entry may be cut to: its run number, mode and model
+        or file:entry (what every run shares apart) and a lane's steady value, left out where the entries would take
+        more rows than the budget (issue 55: a replayed race beside older runs took 3 rows, 172 px of drawing area
+        left): its dashed line stays."""
         vb = plot_item(self).getViewBox()
         metrics, shared, room = self._legend_metrics(), shared_parts([r.label for r in self._runs]), self._legend_room()
-        # the least an entry may be cut to: its run number, mode and model or file:entry (what every run shares
-        # apart) and a lane's steady value, left out where the entries would take more rows than the budget (issue
-        # 55: a replayed race beside older runs took 3 rows, 172 px of drawing area left): its dashed line stays
         def least_need(runs: list[PlotRun], least: Callable[[str], str]) -> tuple[float, int]:
             """(px per name, lines per entry) of ``runs`` named at least as ``least`` names them."""
             need = max((metrics.horizontalAdvance(least(self._entry_name(run, tuple(shared)))) for run in runs),
@@ -289,13 +302,7 @@ class PlotFitting(pg.PlotWidget):
             if len(entries) <= capacity:
                 break
         earlier: list[PlotRun] = []
-        title_metrics, title_room = self._title_room()
-        if (len(entries) > capacity and len(entries[0]) > 1
-                and self._leaves_too_little(-(-len(entries) // self._legend_columns(room, need)))
-                and title_metrics.horizontalAdvance(f"call index   ·   runs {entries[0][0].run_id}–{entries[0][-1].run_id}"
-                                                    " earlier") <= title_room):
-            # not even the newest run or race fits beside the earlier runs' entry (issue 55, walk seed 7 at
-            # 1920×1080: three rows left 173 px of drawing area): the earlier runs are named under the x axis
+        if self._earlier_to_title(entries, capacity, self._legend_columns(room, need)):
             earlier, entries = entries[0], entries[1:]
             named = [run for entry in entries for run in entry]
             shared = [p for p in shared_parts([r.label for r in named]) if not SECONDARY.match(p)]  # the model
@@ -311,7 +318,9 @@ class PlotFitting(pg.PlotWidget):
             return race_entry_name(runs, metrics.horizontalAdvance, room * share)
 
         names = [name(runs) for runs in entries]
-        if shared and any(metrics.horizontalAdvance(n) > room * share for n in names):
+        whole = f"call index   ·   {self._named}: {' · '.join(shared)}   ·   {self._earlier}"  # as the title draws it
+        if shared and any(metrics.horizontalAdvance(n) > room * share for n in names) and (
+                not earlier or self._title_fits(whole)):  # the model said whole, once
             names = [name(runs, tuple(shared)) for runs in entries]
         else:
             shared = []

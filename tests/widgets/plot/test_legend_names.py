@@ -292,4 +292,10 @@ def test_earlier_runs_go_under_the_x_axis_when_the_newest_race_fills_the_legends
         assert [n.split(" · ")[:2] for n in names] == [["run 10", "torchax-eager"], ["run 11", "jit-static"]], names
         assert all("pydoc-llama" in n for n in names) or "runs 10–11: pydoc-llama" in title, (names, title)
         assert "runs 5–9 earlier" in title, title
+        for scale in (1.6, 1.0):  # presentation's larger fonts and back (walk seed 4 at 1280×720, step 52): the
+            plot.set_font_scale(scale)  # earlier runs are named in the legend or under the x axis, never nowhere
+            settle(qtbot)
+            names = [label.text for _, label in plot.legend.items]
+            title = plot.plotItem.getAxis("bottom").labelText
+            assert names[0].startswith("runs 5–9") or "runs 5–9 earlier" in title, (scale, names, title)
         plot.close()
