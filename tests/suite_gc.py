@@ -8,9 +8,9 @@ pytest worker that has built a hundred windows it scans 600,000+ objects each ti
 
 In the suite a settle collects only what is not frozen yet (what the new window and model made) and freezes
 it, and every :data:`FULL_EVERY` settles it does the app's whole settle, so the closed windows' frozen garbage is
-freed at that pace and the workers' memory stays bounded. No test asserts the collector's state; a test that does
-calls :func:`app.core.session.compute.service.settle_garbage_collector` itself (it is not replaced, only the
-names the window's worker and the compute service call).
+freed at that pace and the workers' memory stays bounded. No test asserts the collector's state; one that would
+calls the app's own settle, kept as :data:`APP_SETTLE` (the module's name now points here, in the test process
+only: the processes a test starts settle as the app does).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import gc
 #: One settle in this many is the app's whole settle (unfreeze, full collection, freeze).
 FULL_EVERY = 8
 _count = [0]
+#: The app's own settle (``app.core.session.compute.service.settle_garbage_collector``), set by :func:`install`.
+APP_SETTLE = None
 
 
 def settle_in_the_suite() -> None:
@@ -38,6 +40,8 @@ def install() -> None:
 
     from app.core.session.compute import service
 
+    global APP_SETTLE
+    APP_SETTLE = APP_SETTLE or service.settle_garbage_collector
     service.settle_garbage_collector = settle_in_the_suite
     if "app.gui.worker" in sys.modules:
         sys.modules["app.gui.worker"].settle_garbage_collector = settle_in_the_suite  # type: ignore[attr-defined]
