@@ -44,6 +44,19 @@ def draw(plot: LatencyPlot, runs: list[tuple[str, str]]) -> None:
         plot.redraw()
 
 
+def draw_lanes(plot: LatencyPlot, runs: list[tuple[str, int | None]], first: int = 1) -> None:
+    """Draw ``runs`` (label, race group or None) as runs ``first``, ``first`` + 1, …: runs outside a race faded, a
+    race's lanes with a steady value of 21.4 ms."""
+    for run_id, (label, group) in enumerate(runs, start=first):
+        plot.start_run(label, run_id=run_id, group=group, fade=group is None)
+        for i in range(6):
+            plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 20.0 + run_id,
+                                        compiled=i < 2))
+        plot.redraw()
+        if group:
+            plot.set_run_steady(run_id, 21.4)
+
+
 def readable(plot: LatencyPlot, runs: list[tuple[str, str]]) -> list[str]:
     """The runs whose legend entry does not name their mode and model whole (nor a "runs a–b" entry them)."""
     names = [label.text for _, label in plot.legend.items]
@@ -211,14 +224,7 @@ def test_a_replayed_race_beside_older_runs_keeps_the_legend_in_its_rows(qtbot):
         qtbot.addWidget(plot)
         plot.resize(*size)
         plot.show()
-        for run_id, (label, group) in enumerate(runs, start=1):
-            plot.start_run(label, run_id=run_id, group=group, fade=group is None)
-            for i in range(6):
-                plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 20.0 + run_id,
-                                            compiled=i < 2))
-            plot.redraw()
-            if group:
-                plot.set_run_steady(run_id, 21.4)
+        draw_lanes(plot, runs)
         settle(qtbot)
         names = [label.text for _, label in plot.legend.items]
         rows = -(-len(names) // plot.legend.columnCount)
@@ -270,14 +276,7 @@ def test_earlier_runs_go_under_the_x_axis_when_the_newest_race_fills_the_legends
         qtbot.addWidget(plot)
         plot.resize(*size)
         plot.show()
-        for run_id, (label, group) in enumerate(older + raced, start=5):
-            plot.start_run(label, run_id=run_id, group=group, fade=group is None)
-            for i in range(6):
-                plot.add_record(call_record(i, "prefill" if i == 0 else "decode", 900.0 if i < 2 else 20.0 + run_id,
-                                            compiled=i < 2))
-            plot.redraw()
-            if group:
-                plot.set_run_steady(run_id, 21.4)
+        draw_lanes(plot, older + raced, first=5)
         settle(qtbot)
         names = [label.text for _, label in plot.legend.items]
         title = plot.plotItem.getAxis("bottom").labelText
