@@ -34,10 +34,18 @@ class HoldUntilPainted(QObject):
         self.painted_s: float | None = None
         self.released_s: float | None = None
         self._t0 = time.perf_counter()
-        app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
+        self._watching_app = False
+        if window.isVisible():
+            self._watch_app()
+        else:
+            window.installEventFilter(self)  # its Show event starts the application-wide watch
         QTimer.singleShot(0, self, self._arm_fallback)  # runs on the event loop's first turn
+
+    def _watch_app(self) -> None:
+        app = QApplication.instance()
+        if app is not None and not self._watching_app:
+            app.installEventFilter(self)
+            self._watching_app = True
 
     def _arm_fallback(self) -> None:
         if not self.open:
@@ -50,6 +58,8 @@ class HoldUntilPainted(QObject):
             self.held.append(request)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if not self._watching_app and watched is self._window and event.type() == QEvent.Type.Show:
+            self._watch_app()
         if (not self.open and event.type() == QEvent.Type.Paint and isinstance(watched, QWidget)
                 and watched.window() is self._window):
             if self.painted_s is None:
@@ -66,6 +76,7 @@ class HoldUntilPainted(QObject):
         app = QApplication.instance()
         if app is not None:
             app.removeEventFilter(self)
+        self._window.removeEventFilter(self)
         held, self.held = self.held, []
         for request in held:
             self._submit(request)

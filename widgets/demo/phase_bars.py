@@ -57,10 +57,9 @@ class PhaseBars(pg.PlotWidget):
     """Stacked bars, first call on top, a total label at the end of each bar, a legend of the phases."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", enableMenu=False)
         self.setObjectName("phaseBars")
         item = plot_item(self)
-        item.setMenuEnabled(False)
         item.hideButtons()
         item.getViewBox().setMouseEnabled(x=False, y=False)
         item.getViewBox().invertY(True)

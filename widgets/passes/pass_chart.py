@@ -27,10 +27,9 @@ class PassChart(pg.PlotWidget):
     snapshotClicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", enableMenu=False)
         self.setObjectName("passChart")
         item = plot_item(self)
-        item.setMenuEnabled(False)
         item.hideButtons()
         item.getViewBox().setMouseEnabled(x=False, y=False)
         item.showGrid(x=False, y=True, alpha=0.15)
@@ -43,7 +42,7 @@ class PassChart(pg.PlotWidget):
         item.getAxis("right").setWidth(34)
         self.setTitle(f"<span style='font-size:8pt'><span style='color:{INSTR_COLOR}'>━ instructions</span>"
                       f" &nbsp; <span style='color:{FUSION_COLOR}'>━ fusions</span></span>")
-        self._fusion_box = pg.ViewBox()
+        self._fusion_box = pg.ViewBox(enableMenu=False)
         self._fusion_box.setMouseEnabled(x=False, y=False)
         item.scene().addItem(self._fusion_box)
         item.getAxis("right").linkToView(self._fusion_box)

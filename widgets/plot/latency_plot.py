@@ -53,7 +53,7 @@ class LatencyPlot(LatencyKey, PlotFitting):
     pointHovered = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")})
+        super().__init__(parent, background="w", axisItems={"left": LogMsAxis("left")}, enableMenu=False)
         self.setObjectName("latencyPlot")
         self.setMinimumSize(*MIN_SIZE)
         #: Titles of the call-record timing fields for the hover tool tip (plain data from the app's one
@@ -68,7 +68,6 @@ class LatencyPlot(LatencyKey, PlotFitting):
         item.getAxis("bottom").setSIPrefixEnableRanges(())
         for name in ("left", "bottom"):  # their grid lines span the view: any new point repainted them
             item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        item.setMenuEnabled(False)
         item.hideButtons()  # pyqtgraph's "A" (auto-range) corner button: the plot's menu has Reset zoom
         item.getViewBox().setDefaultPadding(0.15)
         item.getViewBox().setXRange(-1, X_STEP, padding=0.02)

@@ -68,7 +68,7 @@ class StepTimeline(QWidget):
         self.summary.setWordWrap(True)  # one line is ~770 px wide: a narrow pane wraps it, never cuts it
         self.hover = named(QLabel(""), "timelineHover")
         self.hover.setStyleSheet("color: #374151")
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = pg.PlotWidget(background="w", enableMenu=False)  # no menus built (pyqtgraph builds them eagerly)
         self.plot.setObjectName("timelinePlot")  # PlotWidget(objectName=…) would go to its PlotItem
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
@@ -90,7 +90,6 @@ class StepTimeline(QWidget):
 
     def _setup_plot(self) -> None:
         item = plot_item(self.plot)
-        item.setMenuEnabled(False)
         item.hideButtons()
         item.showGrid(x=True, y=False, alpha=0.15)
         item.setLabel("bottom", "time from the step's start", units="µs")

@@ -20,14 +20,13 @@ class PrimitiveChart(pg.PlotWidget):
     summed into ``(other)``."""
 
     def __init__(self, parent: QWidget | None = None, top: int = 20) -> None:
-        super().__init__(parent)
+        super().__init__(parent, enableMenu=False)  # no ViewBox menu built (pyqtgraph builds one per box)
         self.setObjectName("primitiveChart")  # PlotWidget.__init__ forwards **kargs to its PlotItem (pyqtgraph/widgets/PlotWidget.py)
         self.top = top
         self.setBackground("w")
         item = plot_item(self)
         item.showGrid(x=True, y=False, alpha=0.3)
         item.getViewBox().setMouseEnabled(x=False, y=False)
-        item.setMenuEnabled(False)
         item.setLabel("bottom", "equations")
         self.bars: list[pg.BarGraphItem] = []
         self.categories: list[str] = []

@@ -44,3 +44,27 @@ def test_the_fallback_counts_from_the_event_loop_not_from_construction(qtbot, mo
     assert sent == []  # the fallback did not fire on the loop's first turn
     qtbot.waitUntil(lambda: sent == ["load model"], timeout=2000)  # a never-shown window releases anyway
     assert gate.painted_s is None and gate.released_s >= 0.5 + 0.25  # a coarse timer may fire 5% early
+
+
+def test_the_widgets_a_window_builds_before_it_is_shown_do_not_pass_through_the_gate(qtbot):
+    """The gate watches the application's events only from the window's Show event on (a window's construction
+    sent ~40,000 events through it, none of them a paint); the first paint after the show still releases."""
+    seen: list[object] = []  # the objects whose events reached the gate
+
+    class Counting(HoldUntilPainted):
+        def eventFilter(self, watched, event):  # noqa: N802, ANN001, ANN201
+            seen.append(watched)
+            return super().eventFilter(watched, event)
+
+    window = _window(qtbot)
+    sent: list[str] = []
+    gate = Counting(window, sent.append)
+    gate.submit("load model")
+    for i in range(200):  # a panel's worth of widgets built after the gate, before the show
+        window.layout().addWidget(QLabel(f"label {i}"))
+    qtbot.wait(20)
+    before_show = len(seen)
+    assert all(w is window for w in seen)  # the window's own events only (a child added), none of its children's
+    window.show()
+    qtbot.waitUntil(lambda: sent == ["load model"], timeout=2000)
+    assert gate.painted_s is not None and any(w is not window for w in seen[before_show:])
