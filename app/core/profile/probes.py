@@ -15,6 +15,8 @@ from typing import Any
 from app.core.backends import CPU
 
 _bandwidth_cache: dict[tuple[int, int], float] = {}
+#: Columns of the read-bandwidth probe's matrix: a 16 KiB row, a decode step's matrix-vector shape.
+MATVEC_COLS = 4096
 
 
 def best_seconds(work: Callable[[], object], repeats: int) -> float:
@@ -29,48 +31,61 @@ def best_seconds(work: Callable[[], object], repeats: int) -> float:
 
 
 def read_bandwidth_gbs(n_bytes: int = 1 << 30, repeats: int = 3, cached: bool = True) -> float:
-    """Sustained memory read bandwidth in GB/s (1e9 bytes/s): the faster of two reads of ``n_bytes`` of float32
-    (1 GiB by default: larger than this machine's 300 MiB L3, whose hits would read faster than memory), each the
-    best of ``repeats`` runs: NumPy sums split across one thread per core (NumPy releases the GIL in large
+    """Sustained memory read bandwidth in GB/s (1e9 bytes/s): the faster of two reads of one ``n_bytes`` buffer of
+    float32 (1 GiB by default: larger than this machine's 300 MiB L3, whose hits would read faster than memory), each
+    the best of ``repeats`` runs: NumPy sums split across one thread per core (NumPy releases the GIL in large
     reductions), and an XLA matrix-vector product of a ``(n_bytes / 16 KiB, 4096)`` matrix (the kernel a decode
     step spends its time in, on XLA's own threads). Two kernels, since either can be bound by the CPU rather than
-    the memory: on a slow day here NumPy's sum read 13 GB/s while the product read 30 (27 Nov). Memoised per
-    process unless ``cached`` is False (this machine's figure moves from minute to minute; compare within one
-    run)."""
+    the memory: on a slow day here NumPy's sum read 13 GB/s while the product read 30 (27 Nov). Both read the same
+    buffer — XLA's matrix, which NumPy views without a copy on the CPU — so a probe touches 1 GiB of fresh memory,
+    not 2: a process's first probe took 0.8 s instead of 2.5 s (7 Dec; most of it was the page faults of filling
+    new memory, on the model load's path to ready). Memoised per process unless ``cached`` is False (this machine's
+    figure moves from minute to minute; compare within one run)."""
     key = (n_bytes, repeats)
     if cached and key in _bandwidth_cache:
         return _bandwidth_cache[key]
-    best = _numpy_sum_seconds(n_bytes, repeats, os.cpu_count() or 1)
-    best = min(best, _matvec_seconds(n_bytes, repeats))
+    matrix = _probe_matrix(n_bytes)
+    try:
+        best = _numpy_sum_seconds(matrix, repeats, os.cpu_count() or 1)
+        best = min(best, _matvec_seconds(matrix, repeats))
+    finally:
+        matrix.delete()
     _bandwidth_cache[key] = n_bytes / best / 1e9
     return _bandwidth_cache[key]
 
 
-def _numpy_sum_seconds(n_bytes: int, repeats: int, workers: int) -> float:
-    """The best of ``repeats`` NumPy sums of ``n_bytes`` of float32 split into ``workers`` chunks summed at once."""
+def _probe_matrix(n_bytes: int) -> Any:
+    """A ``(n_bytes / 16 KiB, 4096)`` float32 ``jax.Array`` of ones on JAX's CPU device (``n_bytes`` rounded down
+    to whole rows, at least one): the buffer both probes read."""
+    import jax
+    import jax.numpy as jnp
+
+    with jax.default_device(jax.devices(CPU.platform)[0]):
+        return jnp.ones((max(1, n_bytes // 4 // MATVEC_COLS), MATVEC_COLS), dtype=jnp.float32).block_until_ready()
+
+
+
+def _numpy_sum_seconds(matrix: Any, repeats: int, workers: int) -> float:
+    """The best of ``repeats`` NumPy sums of ``matrix`` (viewed in place: ``np.asarray`` of a CPU ``jax.Array``)
+    split into ``workers`` chunks summed at once."""
     import numpy as np
 
-    chunks = np.array_split(np.ones(n_bytes // 4, dtype=np.float32), workers)
+    chunks = np.array_split(np.asarray(matrix).reshape(-1), workers)
     with ThreadPoolExecutor(workers) as pool:
         return best_seconds(lambda: list(pool.map(np.sum, chunks)), repeats)
 
 
-def _matvec_seconds(n_bytes: int, repeats: int) -> float:
-    """The best of ``repeats`` jitted ``matrix @ vector`` over ``n_bytes`` of float32 on JAX's CPU device, after
-    one warm-up run (the compile); its bytes read are the matrix's (the vector is 16 KiB)."""
+def _matvec_seconds(matrix: Any, repeats: int) -> float:
+    """The best of ``repeats`` jitted ``matrix @ vector`` on JAX's CPU device, after one warm-up run (the
+    compile); its bytes read are the matrix's (the vector is 16 KiB)."""
     import jax
     import jax.numpy as jnp
 
-    cols = 4096
     with jax.default_device(jax.devices(CPU.platform)[0]):
-        matrix = jnp.ones((max(1, n_bytes // 4 // cols), cols), dtype=jnp.float32)
-        vector = jnp.ones((cols,), dtype=jnp.float32)
+        vector = jnp.ones((matrix.shape[1],), dtype=jnp.float32)
     matvec = jax.jit(jnp.matmul)
     matvec(matrix, vector).block_until_ready()
-    try:
-        return best_seconds(lambda: matvec(matrix, vector).block_until_ready(), repeats)
-    finally:
-        matrix.delete()
+    return best_seconds(lambda: matvec(matrix, vector).block_until_ready(), repeats)
 
 
 _device_bandwidth_cache: dict[tuple[str, int, int], float] = {}
