@@ -10,9 +10,12 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.backends import CPU
+
+if TYPE_CHECKING:
+    import jax
 
 _bandwidth_cache: dict[tuple[int, int], float] = {}
 #: Columns of the read-bandwidth probe's matrix: a 16 KiB row, a decode step's matrix-vector shape.
@@ -54,7 +57,7 @@ def read_bandwidth_gbs(n_bytes: int = 1 << 30, repeats: int = 3, cached: bool = 
     return _bandwidth_cache[key]
 
 
-def _probe_matrix(n_bytes: int) -> Any:
+def _probe_matrix(n_bytes: int) -> jax.Array:
     """A ``(n_bytes / 16 KiB, 4096)`` float32 ``jax.Array`` of ones on JAX's CPU device (``n_bytes`` rounded down
     to whole rows, at least one): the buffer both probes read."""
     import jax
@@ -65,7 +68,7 @@ def _probe_matrix(n_bytes: int) -> Any:
 
 
 
-def _numpy_sum_seconds(matrix: Any, repeats: int, workers: int) -> float:
+def _numpy_sum_seconds(matrix: jax.Array, repeats: int, workers: int) -> float:
     """The best of ``repeats`` NumPy sums of ``matrix`` (viewed in place: ``np.asarray`` of a CPU ``jax.Array``)
     split into ``workers`` chunks summed at once."""
     import numpy as np
@@ -75,7 +78,7 @@ def _numpy_sum_seconds(matrix: Any, repeats: int, workers: int) -> float:
         return best_seconds(lambda: list(pool.map(np.sum, chunks)), repeats)
 
 
-def _matvec_seconds(matrix: Any, repeats: int) -> float:
+def _matvec_seconds(matrix: jax.Array, repeats: int) -> float:
     """The best of ``repeats`` jitted ``matrix @ vector`` on JAX's CPU device, after one warm-up run (the
     compile); its bytes read are the matrix's (the vector is 16 KiB)."""
     import jax
