@@ -67,7 +67,6 @@ def _probe_matrix(n_bytes: int) -> jax.Array:
         return jnp.ones((max(1, n_bytes // 4 // MATVEC_COLS), MATVEC_COLS), dtype=jnp.float32).block_until_ready()
 
 
-
 def _numpy_sum_seconds(matrix: jax.Array, repeats: int, workers: int) -> float:
     """The best of ``repeats`` NumPy sums of ``matrix`` (viewed in place: ``np.asarray`` of a CPU ``jax.Array``)
     split into ``workers`` chunks summed at once."""
